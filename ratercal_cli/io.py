@@ -1,0 +1,112 @@
+"""Files: atomic writes, CSV with line-numbered errors, content hashes.
+
+Every output is written to a temporary name beside its target and renamed into
+place, so an interrupted run never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import InputError
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="w", newline=""):
+    """Open a temporary file beside ``path``; rename it over ``path`` on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        kwargs = {} if "b" in mode else {"newline": newline, "encoding": "utf-8"}
+        with os.fdopen(fd, mode, **kwargs) as fh:
+            yield fh
+            fh.flush()
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path, text: str) -> None:
+    with atomic_write(path) as fh:
+        fh.write(text)
+
+
+def write_csv(path, header, rows) -> None:
+    """Write a CSV atomically; ``rows`` are sequences already formatted or numbers."""
+    with atomic_write(path) as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def csv_text(header, rows) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def write_json(path, obj) -> None:
+    write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def read_csv(path, required=(), delimiter=None):
+    """Read a CSV/TSV into (header, rows-with-line-numbers).
+
+    Returns ``header`` (list of names) and a list of ``(line_number, dict)``.
+    Raises :class:`InputError` naming the file (and line) for an empty file, a
+    missing column or a short row.  ``delimiter=None`` sniffs tab vs comma.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", path) from None
+    lines = text.splitlines()
+    if not any(line.strip() for line in lines):
+        raise InputError("empty file", path)
+    if delimiter is None:
+        first = next(line for line in lines if line.strip())
+        delimiter = "\t" if first.count("\t") > first.count(",") else ","
+    reader = csv.reader(lines, delimiter=delimiter)
+    header = None
+    rows = []
+    for lineno, row in enumerate(reader, start=1):
+        if not row or not any(c.strip() for c in row):
+            continue
+        if header is None:
+            header = [c.strip() for c in row]
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(header)})",
+                                 path, lineno)
+            continue
+        if len(row) != len(header):
+            raise InputError(f"expected {len(header)} fields, found {len(row)}", path, lineno)
+        rows.append((lineno, dict(zip(header, (c.strip() for c in row)))))
+    return header, rows
+
+
+def sha256_file(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

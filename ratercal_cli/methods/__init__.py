@@ -1,0 +1,60 @@
+"""The adjustment methods, by their 1990 codes.
+
+=====  ===========================================  ==========================
+code   method                                       class
+=====  ===========================================  ==========================
+NO     no equating (mean of raw scores)             none.NoEquating
+MN     mean equating                                mean.MeanEquating
+TMN    truncated mean equating                      mean.MeanEquating(truncate=True)
+LI     linear equating                              linear.LinearEquating
+TLI    truncated linear equating                    linear.LinearEquating(truncate=True)
+EQP    equipercentile equating                      equipercentile.EquipercentileEquating
+OLS    ordinary least squares (de Gruijter 1984)    pairwise.PairwiseLeastSquares
+TLS    truncated least squares                      pairwise.PairwiseLeastSquares(truncate=True)
+RAS    Rasch extension (de Gruijter 1984)           pairwise.RaschExtension
+PCM    partial credit model (PAIR, Wright-Masters)  pcm.PartialCreditModel
+=====  ===========================================  ==========================
+"""
+
+from __future__ import annotations
+
+import importlib
+
+#: The ten methods of the study, in the tables' order.
+STUDY_METHODS = ("NO", "MN", "TMN", "LI", "TLI", "EQP", "OLS", "TLS", "RAS", "PCM")
+#: The methods the study ran on one-rater sets.
+ONE_RATER_METHODS = ("NO", "MN", "TMN", "LI", "TLI", "EQP")
+
+# code -> (module, class, fixed keyword arguments)
+_REGISTRY = {
+    "NO": ("none", "NoEquating", {}),
+    "MN": ("mean", "MeanEquating", {"truncate": False}),
+    "TMN": ("mean", "MeanEquating", {"truncate": True}),
+    "LI": ("linear", "LinearEquating", {"truncate": False}),
+    "TLI": ("linear", "LinearEquating", {"truncate": True}),
+    "EQP": ("equipercentile", "EquipercentileEquating", {}),
+    "OLS": ("pairwise", "PairwiseLeastSquares", {"truncate": False}),
+    "TLS": ("pairwise", "PairwiseLeastSquares", {"truncate": True}),
+    "RAS": ("pairwise", "RaschExtension", {}),
+    "PCM": ("pcm", "PartialCreditModel", {}),
+}
+
+
+def register(code, module, cls, **fixed):
+    """Add a method (used by the modules of methods beyond 1990)."""
+    _REGISTRY[code] = (module, cls, fixed)
+
+
+def method_codes():
+    """Every registered method code, the study's ten first."""
+    return tuple(STUDY_METHODS) + tuple(c for c in _REGISTRY if c not in STUDY_METHODS)
+
+
+def make_method(code: str, variant: str = "faithful", **params):
+    """A fresh estimator for ``code`` (case-insensitive) and ``variant``."""
+    key = code.upper()
+    if key not in _REGISTRY:
+        raise KeyError(f"unknown method {code!r}; known: {', '.join(method_codes())}")
+    module, cls, fixed = _REGISTRY[key]
+    klass = getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+    return klass(variant=variant, **fixed, **params)

@@ -1,0 +1,81 @@
+"""Estimator base class shared by every adjustment method.
+
+In the scikit-learn manner: parameters in ``__init__``, ``fit(ratings)`` learns
+rater parameters into attributes ending in ``_`` and returns ``self``,
+``transform(ratings)`` returns :class:`~ratercal_cli.ratings.Adjusted`.
+
+``variant="faithful"`` computes what the 1990 QuickBASIC listing computes (bugs
+included); ``variant="corrected"`` does what the method should.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import MethodError
+from ..ratings import Adjusted, Ratings
+
+VARIANTS = ("faithful", "corrected")
+
+
+class RaterAdjuster:
+    """Base class: subclasses implement ``_fit`` and ``_adjust_ratings``.
+
+    Class attributes
+    ----------------
+    code : the method's short name (``"MN"``); truncating variants set
+        ``truncate=True`` and the registry names them ``"TMN"`` etc.
+    needs_multiple_raters : refuse data with one rating per paper (the study did:
+        OLS.BAS chains straight to MORE.BAS when MJ = 1).
+    """
+
+    code = "?"
+    needs_multiple_raters = False
+
+    def __init__(self, variant: str = "faithful"):
+        self.variant = variant
+
+    # -- public API ----------------------------------------------------------------
+    def fit(self, ratings: Ratings):
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, not {self.variant!r}")
+        if self.needs_multiple_raters and ratings.max_raters_per_paper() < 2:
+            raise MethodError(
+                f"{self.code} needs papers scored by at least two raters; these data have one rater per paper"
+            )
+        self._fit(ratings)
+        self.n_raters_ = ratings.n_raters
+        self.max_score_ = ratings.max_score
+        return self
+
+    def transform(self, ratings: Ratings) -> Adjusted:
+        if not hasattr(self, "n_raters_"):
+            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit first")
+        rating = np.asarray(self._adjust_ratings(ratings), dtype=np.float64)
+        return Adjusted(rating=rating, paper=self._paper_scores(ratings, rating))
+
+    def fit_transform(self, ratings: Ratings) -> Adjusted:
+        return self.fit(ratings).transform(ratings)
+
+    def get_params(self) -> dict:
+        return {k: v for k, v in vars(self).items() if not k.endswith("_")}
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- for subclasses ------------------------------------------------------------
+    def _fit(self, ratings: Ratings) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _paper_scores(self, ratings: Ratings, adjusted: np.ndarray) -> np.ndarray:
+        """Default paper score: the mean of the paper's adjusted ratings (EZEQ.BAS `adj / mj`)."""
+        return ratings.paper_mean(adjusted)
+
+
+def clip_to_scale(x, max_score):
+    """Truncation of TMN/TLI/TLS: ``IF tsc > mp THEN tsc = mp ELSE IF tsc < 0 THEN tsc = 0``."""
+    return np.clip(x, 0, max_score)
