@@ -1,0 +1,99 @@
+"""Cells of the factorial, set codes, and the nine raters of Table 3.
+
+A set code is the BASIC programs' ``F$``: four digits ``w x y z`` —
+w raters per paper (0 means "2+": two raters, a third when they differ by more
+than one point), x hundreds of papers, y the scale maximum M (scores 0..M),
+z the paper-quality shape (1 normal, 2 positive skew, 3 negative skew).
+The tables write the same set ``2+551`` where the programs write ``0551``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+QUALITY_SHAPES = {1: "normal", 2: "positive", 3: "negative"}
+QUALITY_CODES = {v: k for k, v in QUALITY_SHAPES.items()}
+RATER_TYPES = {  # Tables 9 and 10: rater L = 3I + J + 5
+    "severity": {"lenient": (1, 2, 3), "average": (4, 5, 6), "stringent": (7, 8, 9)},
+    "spread": {"wide": (1, 4, 7), "medium": (2, 5, 8), "narrow": (3, 6, 9)},
+}
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    """One simulated data set of the factorial.
+
+    raters_per_paper: "1", "2", "3" or "2+".
+    """
+
+    raters_per_paper: str
+    papers: int
+    max_score: int
+    quality: str
+
+    @property
+    def code(self) -> str:
+        """The programs' name, e.g. ``0551``."""
+        w = "0" if self.raters_per_paper == "2+" else self.raters_per_paper
+        if self.papers % 100 or not 0 < self.papers < 1000 or not 0 < self.max_score < 10:
+            return f"{w}-{self.papers}-{self.max_score}-{QUALITY_CODES[self.quality]}"
+        return f"{w}{self.papers // 100}{self.max_score}{QUALITY_CODES[self.quality]}"
+
+    @property
+    def label(self) -> str:
+        """The tables' name, e.g. ``2+551``."""
+        code = self.code
+        return "2+" + code[1:] if self.raters_per_paper == "2+" else code
+
+    @property
+    def n_kept(self) -> int:
+        """Ratings kept per paper (the 2+ design keeps two)."""
+        return 2 if self.raters_per_paper == "2+" else int(self.raters_per_paper)
+
+    @property
+    def basic_mj(self) -> int:
+        """MJ of the BASIC programs: 0 for 2+."""
+        return 0 if self.raters_per_paper == "2+" else int(self.raters_per_paper)
+
+
+_CODE = re.compile(r"^(?:2\+|[0-3])(\d)(\d)([1-3])$")
+
+
+def parse_code(code: str) -> Cell:
+    """``"0551"`` or ``"2+551"`` -> Cell("2+", 500, 5, "normal")."""
+    code = str(code).strip()
+    m = _CODE.match(code)
+    if not m:
+        raise ValueError(f"not a set code: {code!r} (expected e.g. 0551, 2+551, 3193)")
+    w = code[:2] if code.startswith("2+") else code[0]
+    rpp = "2+" if w in ("0", "2+") else w
+    return Cell(rpp, int(m.group(1)) * 100, int(m.group(2)), QUALITY_SHAPES[int(m.group(3))])
+
+
+def table_label(code: str) -> str:
+    return parse_code(code).label
+
+
+def table3_steps(max_score: int, dtype=np.float64) -> np.ndarray:
+    """Step parameters of the nine raters (Table 3; TRUEGEN.BAS).
+
+    ``FOR I = -1 TO 1: FOR J = -1 TO 1: FOR k = 1 TO mp: L = 3*I + J + 5:
+    J(L, k) = ((-6 + (k - 1) * 12 / (mp - 1)) * 2 ^ J + 2 * I) / 1.5``
+
+    I shifts the rater (-1 lenient .. +1 stringent); J scales the spacing of the
+    steps (J = -1: steps close together, so the rater's scores spread wide;
+    J = +1: steps far apart, scores bunched in the middle: a narrow rater).
+    Returns shape (9, M); row L-1 is rater L, column k-1 is step k.
+    """
+    m = int(max_score)
+    out = np.empty((9, m), dtype=dtype)
+    k = np.arange(1, m + 1, dtype=dtype)
+    for i in (-1, 0, 1):
+        for j in (-1, 0, 1):
+            lr = 3 * i + j + 5
+            val = ((dtype(-6) + (k - 1) * dtype(12) / dtype(m - 1)) * dtype(2.0 ** j) + dtype(2 * i)) / dtype(1.5)
+            out[lr - 1] = val.astype(dtype)
+    return out
