@@ -1,0 +1,65 @@
+"""Single-precision helpers shared by the faithful classical methods (EZEQ.BAS, EQPEQ.BAS).
+
+QuickBASIC variables without a type suffix are singles.  The faithful variants
+round every arithmetic step to float32, as the BASIC stores each intermediate;
+these helpers do the per-rater sums and the per-paper ``adj / mj`` that way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import MethodError
+
+F32 = np.float32
+
+
+def rater_sums(ratings, dtype=np.float64):
+    """Per-rater ``n(j), s(j), ss(j)`` and the totals (EZEQ.BAS's loading loop).
+
+    Scores are integers, so the sums are exact in float64; callers round them to
+    float32 (exact up to 2**24, far beyond any data set here).
+    """
+    x = ratings.score.astype(np.float64)
+    n = np.bincount(ratings.rater, minlength=ratings.n_raters).astype(np.float64)
+    s = np.bincount(ratings.rater, weights=x, minlength=ratings.n_raters)
+    ss = np.bincount(ratings.rater, weights=x * x, minlength=ratings.n_raters)
+    return (n.astype(dtype), s.astype(dtype), ss.astype(dtype),
+            dtype(x.size), dtype(x.sum()), dtype((x * x).sum()))
+
+
+def paper_mean_single(ratings, values) -> np.ndarray:
+    """EZEQ/EQPEQ paper score: ``adj = adj + sc`` over the paper's ratings in file
+    order, each sum rounded to single, then ``adj / mj`` in single.
+
+    ``mj`` is taken as the paper's number of ratings (the BASIC's ``mj`` equals it:
+    2+ sets keep two ratings per paper).  Papers without ratings get 0, like
+    :meth:`Ratings.paper_mean` (the base class's double-precision mean).
+    """
+    values = np.asarray(values, dtype=F32)
+    paper = ratings.paper
+    counts = np.bincount(paper, minlength=ratings.n_papers)
+    acc = np.zeros(ratings.n_papers, dtype=F32)
+    if values.size:
+        order = np.argsort(paper, kind="stable")
+        p_sorted = paper[order]
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        pos = np.arange(order.size) - starts[p_sorted]
+        for k in range(int(counts.max())):
+            sel = pos == k
+            idx = p_sorted[sel]
+            acc[idx] = (acc[idx] + values[order[sel]]).astype(F32)
+    out = (acc / np.maximum(counts, 1).astype(F32)).astype(F32)
+    return out.astype(np.float64)
+
+
+def check_known_raters(ratings, n_fitted, name):
+    """Refuse to transform ratings by raters the fit never saw (no parameters)."""
+    used = np.bincount(ratings.rater, minlength=ratings.n_raters) > 0
+    known = np.zeros(used.size, dtype=bool)
+    fitted = np.asarray(n_fitted, dtype=bool)[: used.size]
+    known[: fitted.size] = fitted
+    unknown = np.flatnonzero(used & ~known)
+    if unknown.size:
+        ids = [ratings.rater_ids[i] for i in unknown[:5]]
+        raise MethodError(f"{name}: rater(s) {ids} have no ratings in the data the method was fitted on")

@@ -1,0 +1,166 @@
+"""LI and TLI: linear equating (EZEQ.BAS, third block).
+
+``sd(j) = SQR((ss(j) - s(j) ^ 2 / n(j)) / n(j))`` (the SD divides by n) and
+``sc = (x%(i, j) - mn(aj)) / sd(aj) * sd(0) + mn(0)``: a rating keeps its z-score
+within its rater's ratings, re-expressed on the overall mean and SD (Denny 1990,
+p. 11).  TLI clips to ``[0, M]``.  The paper's score is the mean of its adjusted
+ratings.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import MethodError
+from ._single import F32, check_known_raters, paper_mean_single, rater_sums
+from .base import RaterAdjuster, clip_to_scale
+
+#: What to do with a rater whose SD is 0 (all ratings equal).
+ZERO_SD_RULES = ("mean", "shift", "raw", "error")
+
+
+class LinearEquating(RaterAdjuster):
+    """Linear equating: ``adj = (x - mean_j) / sd_j * sd + mean``.
+
+    Parameters
+    ----------
+    variant : ``"faithful"`` follows EZEQ.BAS step by step in single precision
+        (SDs dividing by n); ``"corrected"`` computes in double with ``ddof``.
+    truncate : clip adjusted ratings to ``[0, M]`` (TLI).
+    ddof : SD divisor ``n - ddof``.  Default 0 (the BASIC) for faithful, 1 (the
+        sample SD) for corrected; applied to the rater SDs and the overall SD.
+    zero_sd : a rater whose ratings are all equal has SD 0 and the BASIC divides
+        by zero (set 1151, rater 1).  ``"mean"``: take the z-score as 0, so every
+        rating of that rater becomes the overall mean (what a 0/0 read as 0
+        gives; the faithful default); ``"shift"``: mean-equate that rater,
+        ``x - mean_j + mean`` (the corrected default: with no spread there is
+        no slope to estimate, only a level); ``"raw"``: leave the ratings
+        unadjusted; ``"error"``: raise :class:`MethodError`; a number: every
+        rating of that rater becomes that number (to try guesses at what the
+        BASIC printed after 0/0).  On the data fitted, ``"mean"`` and
+        ``"shift"`` agree (all the rater's ratings equal the rater's mean); they
+        differ only when transforming other ratings.
+    min_ratings : raters with fewer ratings than this are left unadjusted.
+        Default 1 for faithful, 2 for corrected (a single rating has no SD; with
+        ``min_ratings=1`` such a rater falls under ``zero_sd``).
+
+    Fitted attributes
+    -----------------
+    n_, mean_, sd_ : per rater (nan without ratings); ``grand_mean_``,
+    ``grand_sd_`` : over all ratings; ``slope_``, ``intercept_`` : the per-rater
+    line ``adj = intercept_ + slope_ * x`` (corrected arithmetic; the faithful
+    transform recomputes the BASIC expression in single precision);
+    ``zero_sd_`` : raters handled by the ``zero_sd`` rule.
+    """
+
+    @property
+    def code(self):
+        return "TLI" if self.truncate else "LI"
+
+    def __init__(self, variant: str = "faithful", truncate: bool = False, ddof=None,
+                 zero_sd=None, min_ratings=None):
+        super().__init__(variant=variant)
+        self.truncate = truncate
+        self.ddof = ddof
+        self.zero_sd = zero_sd
+        self.min_ratings = min_ratings
+
+    # -- resolved defaults -----------------------------------------------------------
+    def _ddof(self):
+        return (0 if self.variant == "faithful" else 1) if self.ddof is None else self.ddof
+
+    def _zero_sd(self):
+        rule = self.zero_sd or ("mean" if self.variant == "faithful" else "shift")
+        if isinstance(rule, (int, float, np.number)) and not isinstance(rule, bool):
+            return float(rule)
+        if rule not in ZERO_SD_RULES:
+            raise ValueError(f"zero_sd must be one of {ZERO_SD_RULES}, not {rule!r}")
+        return rule
+
+    def _min_ratings(self):
+        if self.min_ratings is not None:
+            return max(int(self.min_ratings), 1)
+        return 1 if self.variant == "faithful" else 2
+
+    # -- fit -----------------------------------------------------------------------
+    def _fit(self, ratings):
+        rule = self._zero_sd()
+        ddof = self._ddof()
+        if self.variant == "faithful":
+            n, s, ss, n0, s0, ss0 = rater_sums(ratings, F32)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = (s / n).astype(F32)
+                grand_mean = F32(s0 / n0)
+
+                def sd_single(n, s, ss):
+                    # SQR((ss - s ^ 2 / n) / (n - ddof)), every step rounded to single
+                    q = ((s * s).astype(F32) / n).astype(F32)
+                    v = ((ss - q).astype(F32) / (n - F32(ddof))).astype(F32)
+                    return np.sqrt(np.maximum(v, F32(0))).astype(F32)
+
+                sd = sd_single(n, s, ss)
+                grand_sd = F32(sd_single(np.atleast_1d(n0), np.atleast_1d(s0), np.atleast_1d(ss0))[0])
+            dtype = F32
+        else:
+            x = ratings.score.astype(np.float64)
+            n, s, _, n0, s0, _ = rater_sums(ratings, np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = s / n
+                dev2 = np.bincount(ratings.rater, weights=(x - mean[ratings.rater]) ** 2,
+                                   minlength=ratings.n_raters)
+                sd = np.sqrt(dev2 / (n - ddof))
+                grand_mean = s0 / n0
+                grand_sd = np.sqrt(((x - grand_mean) ** 2).sum() / (n0 - ddof))
+            dtype = np.float64
+        n_int = n.astype(np.int64)
+        sd = np.where(n_int > ddof, sd, 0).astype(dtype)
+        mean[n_int == 0] = np.nan
+        sd[n_int == 0] = np.nan
+        self.n_, self.mean_, self.sd_ = n_int, mean, sd
+        self.grand_mean_, self.grand_sd_ = dtype(grand_mean), dtype(grand_sd)
+
+        used = n_int >= self._min_ratings()
+        self.zero_sd_ = np.flatnonzero(used & (sd == 0))
+        if rule == "error" and self.zero_sd_.size:
+            ids = [ratings.rater_ids[i] for i in self.zero_sd_]
+            raise MethodError(f"{self.code}: rater(s) {ids} have SD 0; linear equating divides by it")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            slope = np.float64(self.grand_sd_) / sd.astype(np.float64)
+        slope = np.where(used, slope, 1.0)
+        zero = used & (sd == 0)
+        slope[zero] = {"mean": 0.0, "shift": 1.0, "raw": 1.0}.get(rule, 0.0)
+        intercept = np.float64(self.grand_mean_) - slope * mean.astype(np.float64)
+        intercept[~used] = 0.0
+        if rule == "raw":
+            intercept[zero] = 0.0
+        elif isinstance(rule, float):
+            intercept[zero] = rule
+        intercept[n_int == 0] = np.nan
+        slope[n_int == 0] = np.nan
+        self.slope_, self.intercept_ = slope, intercept
+
+    # -- transform -----------------------------------------------------------------
+    def _adjust_ratings(self, ratings):
+        check_known_raters(ratings, self.n_ > 0, self.code)
+        r = ratings.rater
+        if self.variant == "faithful":
+            x = ratings.score.astype(F32)
+            sd = self.sd_[r]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                z = ((x - self.mean_[r]).astype(F32) / sd).astype(F32)
+            adj = ((z * self.grand_sd_).astype(F32) + self.grand_mean_).astype(F32)
+            # raters under the zero-SD rule or below min_ratings: the fitted line
+            special = (sd == 0) | (self.n_[r] < self._min_ratings())
+            if special.any():
+                line = (self.intercept_[r] + self.slope_[r] * ratings.score).astype(F32)
+                adj = np.where(special, line, adj)
+        else:
+            adj = self.intercept_[r] + self.slope_[r] * ratings.score
+        if self.truncate:
+            adj = clip_to_scale(adj, ratings.max_score)
+        return adj
+
+    def _paper_scores(self, ratings, adjusted):
+        if self.variant == "faithful":
+            return paper_mean_single(ratings, adjusted)
+        return super()._paper_scores(ratings, adjusted)
