@@ -1,0 +1,302 @@
+"""De Gruijter's (1984) pairwise methods: OLS, TLS (truncated OLS) and RAS (Rasch extension).
+
+Both fit rater parameters from *teams*: the pairs of raters who scored the same
+papers (OLS.BAS, RASCHEXT.BAS, dissertation Appendix A pp. 118-125).  Per team
+(lower rater number ``l`` first, higher ``h``) with ``N`` shared papers:
+
+* OLS: ``d = mean(s_l - s_h)``, the additive model ``s = a_paper + theta_rater + e``
+  gives ``d = theta_l - theta_h`` (theta = leniency).
+* RAS: ``d = ln(sum s_h (M - s_l) / sum s_l (M - s_h))`` (0 when either sum is 0).
+  Under the Rasch extension ``E s = M exp(beta - b) / (1 + exp(beta - b))``
+  (Choppin 1982; dissertation p. 15) each paper's ratio
+  ``E s_h (M - s_l) / E s_l (M - s_h)`` equals ``exp(b_l - b_h)``, so ``d = b_l - b_h``
+  (b = stringency).
+
+The parameters solve the weighted least squares ``(A'NA) theta = A'N d`` with
+``N = diag(team sizes)`` and a sum-to-zero constraint.
+
+variant="faithful" (what the listings compute)
+    The design row puts **+1 for both raters** of a team; the last rater (BASIC
+    rater 9, index ``n_raters - 1``) is eliminated through ``theta_9 = -sum theta_1..8``
+    by adding -1 to every column.  ``A'NA`` is inverted by the listing's Gauss-Jordan
+    routine, all in single precision.  OLS ``adj = s + theta_r`` (``adj = s + Theta(r, 1)``),
+    TLS clips it to [0, M], RAS ``adj = e^b s / (1 - s/M (1 - e^b))``.
+variant="corrected"
+    Rows +1 / -1 (``theta_l - theta_h = d``), sum-to-zero over the raters that have
+    ratings, any number of raters; raters not linked to the others raise
+    :class:`MethodError`.  OLS ``adj = s - theta_r`` (clipped for TLS).  RAS keeps the
+    listed adjustment, which with +1/-1 rows maps a score of rater r to the expected
+    score of an average rater (b = 0) for the same paper: ``b`` is then the
+    stringency, so the formula's ``+b`` has the right sign.  RAS teams whose ratio
+    is 0/x or x/0 carry no finite estimate and are left out of the corrected fit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import MethodError
+from ..network import rating_pairs, require_connected
+from ..ratings import Ratings
+from .base import RaterAdjuster, clip_to_scale
+
+F32 = np.float32
+
+
+# -- single-precision pieces of OLS.BAS / RASCHEXT.BAS ------------------------------
+
+def _single(x):
+    """Round (a float64 computation) to a single, as a BASIC assignment does."""
+    return np.asarray(x, dtype=np.float64).astype(F32)
+
+
+def faithful_design(low, high, n_raters):
+    """The listings' design matrix ``a(K, nj - 1)`` (OLS.BAS, "FOR i = 1 TO K").
+
+    ``IF t(i) < nj THEN a(i, t(i)) = a(i, t(i)) + 1 ELSE FOR j = 1 TO nj1: a(i, j) = a(i, j) - 1``
+    for both ``t1`` and ``t2``: +1 for each rater of the team, -1 in every column for
+    the last rater.  ``low``, ``high`` are 0-based rater indices.
+    """
+    k, njl = low.size, n_raters - 1
+    a = np.zeros((k, njl), dtype=np.float64)
+    rows = np.arange(k)
+    for t in (low, high):
+        own = t < njl
+        np.add.at(a, (rows[own], t[own]), 1.0)
+        a[~own] -= 1.0
+    return a
+
+
+def gauss_jordan_inverse_single(x):
+    """SUB inverse of OLS.BAS: Gauss-Jordan in singles, swapping rows only on a zero pivot.
+
+    Raises :class:`MethodError` where the BASIC prints "no inverse exists".
+    """
+    a = _single(x)
+    n = a.shape[0]
+    b = np.eye(n, dtype=F32)
+    for row in range(n):
+        if a[row, row] == 0:
+            below = np.flatnonzero(a[row + 1:, row] != 0)
+            if below.size == 0:
+                raise MethodError("no inverse exists")
+            row2 = row + 1 + below[0]
+            a[[row, row2]] = a[[row2, row]]
+            b[[row, row2]] = b[[row2, row]]
+        d = a[row, row]
+        a[row] = a[row] / d
+        b[row] = b[row] / d
+        m = a[:, row].astype(np.float64)
+        m[row] = 0.0
+        a[:] = _single(a - m[:, None] * a[row].astype(np.float64))
+        b[:] = _single(b - m[:, None] * b[row].astype(np.float64))
+    return b
+
+
+def _matvec_single(mat, vec):
+    """SUB matmult for a vector: ``C(i) = C(i) + a(i, K) * b(K)``, K in order, stored as single."""
+    acc = np.zeros(mat.shape[0], dtype=F32)
+    vec = vec.astype(np.float64)
+    for k in range(mat.shape[1]):
+        acc = _single(acc + mat[:, k].astype(np.float64) * vec[k])
+    return acc
+
+
+def _paper_mean_single(ratings, values):
+    """``sc = sc + adj`` over a paper's ratings in file order (single), then ``sc / mj``."""
+    values = np.asarray(values, dtype=F32)
+    counts = np.bincount(ratings.paper, minlength=ratings.n_papers)
+    acc = np.zeros(ratings.n_papers, dtype=F32)
+    if values.size:
+        order = np.argsort(ratings.paper, kind="stable")
+        p_sorted = ratings.paper[order]
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        pos = np.arange(order.size) - starts[p_sorted]
+        for k in range(int(counts.max())):
+            sel = pos == k
+            acc[p_sorted[sel]] = acc[p_sorted[sel]] + values[order[sel]]
+    return (acc / np.maximum(counts, 1).astype(F32)).astype(np.float64)
+
+
+# -- the estimators ------------------------------------------------------------------
+
+class _PairwiseDesign(RaterAdjuster):
+    """Shared fit: teams, team statistics ``d``, weights ``N``, and the solve.
+
+    Fitted attributes
+    -----------------
+    teams_ : (K, 2) int, rater indices (lower first) of each team, in order of first appearance.
+    team_n_ : (K,) int, papers per team (the weights N).
+    team_d_ : (K,) float, the team statistic d.
+    params_ : (n_raters,) float, the rater parameters (``theta_`` / ``b_`` alias them).
+    fitted_ : (n_raters,) bool, raters that have a parameter.
+    """
+
+    needs_multiple_raters = True
+
+    def _team_statistic(self, s_low, s_high, team, n_teams, max_score):
+        """Return ``(d, usable)`` per team; ``usable`` marks teams the corrected fit keeps."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _fit(self, ratings: Ratings) -> None:
+        first, second = rating_pairs(ratings)
+        low, high = ratings.rater[first], ratings.rater[second]
+        if self.variant == "corrected":  # a rater paired with themself says nothing
+            keep = low != high
+            first, second, low, high = first[keep], second[keep], low[keep], high[keep]
+        if first.size == 0:
+            raise MethodError(f"{self.code}: no paper is scored by two different raters")
+        nr = ratings.n_raters
+        keys, first_at, inverse = np.unique(low * nr + high, return_index=True, return_inverse=True)
+        rank = np.empty(keys.size, dtype=np.int64)
+        rank[np.argsort(first_at, kind="stable")] = np.arange(keys.size)
+        team = rank[inverse.ravel()]
+        key = np.empty(keys.size, dtype=np.int64)
+        key[rank] = keys
+        t_low, t_high = key // nr, key % nr
+        n = np.bincount(team, minlength=keys.size)
+        d, usable = self._team_statistic(
+            ratings.score[first], ratings.score[second], team, keys.size, ratings.max_score)
+        self.teams_ = np.column_stack([t_low, t_high])
+        self.team_n_ = n
+        self.team_d_ = np.asarray(d, dtype=np.float64)
+        if self.variant == "faithful":
+            params = self._solve_faithful(t_low, t_high, n, d, ratings)
+            fitted = np.ones(nr, dtype=bool)
+        else:
+            params, fitted = self._solve_corrected(t_low, t_high, n, d, usable, ratings)
+        self.params_ = params
+        self.fitted_ = fitted
+
+    def _solve_faithful(self, low, high, n, d, ratings):
+        """``Theta = (A'NA)^-1 A'N d`` as OLS.BAS computes it; ``Theta(nj) = -sum Theta(1..nj-1)``."""
+        nj = ratings.n_raters
+        if nj < 2:
+            raise MethodError(f"{self.code} (faithful) needs at least two raters")
+        a = faithful_design(low, high, nj)
+        ata = a.T @ (n[:, None] * a)  # small integers: exact
+        if np.linalg.matrix_rank(ata) < nj - 1:
+            empty = np.flatnonzero(~a.any(axis=0))
+            why = (f" (no usable row for raters {', '.join(str(ratings.rater_ids[i]) for i in empty)})"
+                   if empty.size else "")
+            raise MethodError(
+                f"{self.code} (faithful): the listing's design matrix (+1 for both raters of a pair) "
+                f"is singular for these data{why}; use variant='corrected'")
+        nd = _single(n * np.asarray(d, dtype=F32).astype(np.float64))
+        atnd = np.cumsum(a * nd[:, None], axis=0, dtype=F32)[-1]  # A'Nd, summed in order, singles
+        try:
+            inv = gauss_jordan_inverse_single(ata)
+        except MethodError:
+            raise MethodError(f"{self.code} (faithful): no inverse exists for A'NA; "
+                              "use variant='corrected'") from None
+        theta = _matvec_single(inv, atnd)
+        last = np.cumsum(-theta, dtype=F32)[-1] if theta.size else F32(0)
+        return np.append(theta, last).astype(np.float64)
+
+    def _solve_corrected(self, low, high, n, d, usable, ratings):
+        """Minimise ``sum N (d - (theta_l - theta_h))^2`` with ``sum theta = 0`` over raters with ratings."""
+        nr = ratings.n_raters
+        low, high = low[usable], high[usable]
+        w = n[usable].astype(np.float64)
+        wd = w * np.asarray(d, dtype=np.float64)[usable]
+        dropped = int((~usable).sum())
+        note = (f" ({dropped} rater pair(s) whose every score was 0 or {ratings.max_score} were left out)"
+                if dropped else "")
+        require_connected(ratings, self.code, links=(low, high), note=note)
+        active = np.bincount(ratings.rater, minlength=nr) > 0
+        lap = (np.bincount(low * nr + low, w, nr * nr) + np.bincount(high * nr + high, w, nr * nr)
+               - np.bincount(low * nr + high, w, nr * nr) - np.bincount(high * nr + low, w, nr * nr))
+        lap = lap.reshape(nr, nr)
+        rhs = np.bincount(low, wd, nr) - np.bincount(high, wd, nr)
+        idx = np.flatnonzero(active)
+        # (L + 11') theta = A'Nd: since 1'A'Nd = 0 its solution has sum 0 and solves L theta = A'Nd
+        params = np.zeros(nr)
+        params[idx] = np.linalg.solve(lap[np.ix_(idx, idx)] + 1.0, rhs[idx])
+        return params, active
+
+    def _fitted_params(self, ratings):
+        if ratings.n_raters != self.params_.size:
+            raise MethodError(f"{self.code}: fitted on {self.params_.size} raters, "
+                              f"these data have {ratings.n_raters}")
+        unknown = np.unique(ratings.rater[~self.fitted_[ratings.rater]])
+        if unknown.size:
+            raise MethodError(f"{self.code}: no parameter for rater(s) "
+                              f"{', '.join(str(ratings.rater_ids[i]) for i in unknown)} (no ratings when fitted)")
+        return self.params_[ratings.rater]
+
+    def _paper_scores(self, ratings, adjusted):
+        if self.variant == "faithful":
+            return _paper_mean_single(ratings, adjusted)
+        return super()._paper_scores(ratings, adjusted)
+
+
+class PairwiseLeastSquares(_PairwiseDesign):
+    """OLS / TLS (OLS.BAS): additive rater effects from pairwise mean differences.
+
+    ``d = mean(s_low - s_high)``; faithful ``adj = s + theta_r``, corrected
+    ``adj = s - theta_r``; ``truncate=True`` (TLS) clips to [0, M].
+    ``theta_`` is the rater effect (corrected: leniency, sum zero over raters).
+    """
+
+    def __init__(self, variant: str = "faithful", truncate: bool = False):
+        super().__init__(variant)
+        self.truncate = truncate
+
+    @property
+    def code(self):
+        return "TLS" if self.truncate else "OLS"
+
+    @property
+    def theta_(self):
+        return self.params_
+
+    def _team_statistic(self, s_low, s_high, team, n_teams, max_score):
+        diff = np.bincount(team, weights=(s_low - s_high).astype(np.float64), minlength=n_teams)
+        n = np.bincount(team, minlength=n_teams)
+        if self.variant == "faithful":  # d(i, 1) = d(i, 1) / N(i, i), singles
+            return _single(diff) / n.astype(F32), np.ones(n_teams, dtype=bool)
+        return diff / n, np.ones(n_teams, dtype=bool)
+
+    def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
+        theta = self._fitted_params(ratings)
+        if self.variant == "faithful":  # adj = s + Theta(r, 1)
+            adj = (ratings.score.astype(F32) + theta.astype(F32)).astype(np.float64)
+        else:
+            adj = ratings.score - theta
+        return clip_to_scale(adj, ratings.max_score) if self.truncate else adj
+
+
+class RaschExtension(_PairwiseDesign):
+    """RAS (RASCHEXT.BAS): Rasch-extension rater parameters from pairwise log ratios.
+
+    ``d = ln(sum s_high (M - s_low) / sum s_low (M - s_high))`` (0 when a sum is 0);
+    ``adj = e^b s / (1 - s/M (1 - e^b))``.  ``b_`` is the rater parameter (corrected:
+    stringency, sum zero over raters).
+    """
+
+    code = "RAS"
+
+    @property
+    def b_(self):
+        return self.params_
+
+    def _team_statistic(self, s_low, s_high, team, n_teams, max_score):
+        m = max_score
+        num = np.bincount(team, weights=(s_high * (m - s_low)).astype(np.float64), minlength=n_teams)
+        den = np.bincount(team, weights=(s_low * (m - s_high)).astype(np.float64), minlength=n_teams)
+        usable = (num > 0) & (den > 0)
+        d = np.zeros(n_teams)
+        d[usable] = np.log(num[usable] / den[usable])
+        if self.variant == "faithful":  # d(i, 1) = LOG(num(i) / den(i)), a single
+            d = _single(d)
+        return d, usable
+
+    def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
+        b = self._fitted_params(ratings)
+        s = ratings.score.astype(np.float64)
+        m = float(ratings.max_score)
+        if self.variant == "faithful":
+            e = _single(np.exp(b.astype(F32).astype(np.float64))).astype(np.float64)
+            return _single(e * s / (1 - s / m * (1 - e))).astype(np.float64)
+        e = np.exp(b)
+        return e * s / (1 - s / m * (1 - e))

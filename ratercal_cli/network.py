@@ -1,0 +1,145 @@
+"""Which raters are linked through shared papers.
+
+Two raters are linked when they scored the same paper; raters are connected when a
+chain of such links joins them.  Methods that put every rater on one scale from
+within-paper comparisons (OLS/TLS/RAS, the PCM) can only do so inside one connected
+group: a rater in another group has an undetermined offset.
+
+Functions
+---------
+rating_pairs(ratings)            every pair of ratings on the same paper (BASIC loop order)
+shared_papers(ratings)           (n_raters, n_raters) number of papers two raters share
+rater_components(ratings, ...)   connected-component label per rater (-1: no ratings)
+disconnected_raters(ratings,...) raters cut off from the largest component
+require_connected(ratings, ...)  raise MethodError naming those raters
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from .errors import MethodError
+from .ratings import Ratings
+
+
+def rating_pairs(ratings: Ratings):
+    """Index pairs ``(first, second)`` of ratings that share a paper.
+
+    Follows the loading loop of OLS.BAS / RASCHEXT.BAS: papers in the order of
+    their first rating, each paper's ratings sorted by rater number (stable for a
+    rater who appears twice), then ``FOR j1 = 1 TO mj-1: FOR j2 = j1+1 TO mj``.
+    So ``rater[first] <= rater[second]`` and a paper with m ratings gives
+    m(m-1)/2 pairs.  Returns two int64 arrays of rating indices.
+    """
+    n = ratings.n_ratings
+    empty = np.zeros(0, dtype=np.int64)
+    if n < 2:
+        return empty, empty
+    paper, rater = ratings.paper, ratings.rater
+    uniq, first_seen = np.unique(paper, return_index=True)
+    paper_rank = np.empty(ratings.n_papers, dtype=np.int64)
+    paper_rank[uniq] = first_seen
+    order = np.lexsort((np.arange(n), rater, paper_rank[paper]))
+    p_sorted = paper[order]
+    max_per_paper = int(np.bincount(paper).max())
+    firsts, seconds, keys1, keys2 = [], [], [], []
+    for k in range(1, max_per_paper):
+        pos = np.flatnonzero(p_sorted[:-k] == p_sorted[k:])
+        firsts.append(order[pos])
+        seconds.append(order[pos + k])
+        keys1.append(pos)
+        keys2.append(pos + k)
+    if not firsts:
+        return empty, empty
+    first = np.concatenate(firsts)
+    second = np.concatenate(seconds)
+    loop_order = np.lexsort((np.concatenate(keys2), np.concatenate(keys1)))
+    return first[loop_order], second[loop_order]
+
+
+def _edges(ratings: Ratings):
+    """Distinct-rater links (low, high, paper) from :func:`rating_pairs`."""
+    first, second = rating_pairs(ratings)
+    r1, r2 = ratings.rater[first], ratings.rater[second]
+    keep = r1 != r2
+    return r1[keep], r2[keep], ratings.paper[first][keep]
+
+
+def shared_papers(ratings: Ratings) -> np.ndarray:
+    """Symmetric int matrix: ``out[a, b]`` = number of papers raters a and b both scored.
+
+    The diagonal holds each rater's number of papers.
+    """
+    nr = ratings.n_raters
+    low, high, paper = _edges(ratings)
+    key = np.unique((paper * nr + low) * nr + high)  # one count per paper and rater pair
+    low, high = (key // nr) % nr, key % nr
+    out = np.bincount(low * nr + high, minlength=nr * nr).reshape(nr, nr)
+    out = out + out.T
+    per_rater = np.unique(ratings.paper * nr + ratings.rater) % nr
+    out[np.diag_indices(nr)] = np.bincount(per_rater, minlength=nr)
+    return out
+
+
+def rater_components(ratings: Ratings, links=None):
+    """Connected-component label of each rater; -1 for raters with no ratings.
+
+    ``links``: optional ``(low, high)`` rater index arrays to use instead of the
+    links implied by shared papers (e.g. only the pairs a method could use).
+    Labels are numbered 0, 1, ... in order of each component's lowest rater.
+    """
+    nr = ratings.n_raters
+    if links is None:
+        low, high, _ = _edges(ratings)
+    else:
+        low, high = (np.asarray(x, dtype=np.int64) for x in links)
+    graph = coo_matrix((np.ones(low.size), (low, high)), shape=(nr, nr))
+    _, labels = connected_components(graph, directed=False)
+    active = np.bincount(ratings.rater, minlength=nr) > 0
+    # renumber by lowest active rater, raters without ratings -> -1
+    out = np.full(nr, -1, dtype=np.int64)
+    seen = {}
+    for r in np.flatnonzero(active):
+        out[r] = seen.setdefault(labels[r], len(seen))
+    return out
+
+
+def disconnected_raters(ratings: Ratings, links=None) -> np.ndarray:
+    """Indices of raters with ratings outside the largest connected component.
+
+    The largest component has the most raters; ties go to the one with more
+    ratings, then to the one holding the lowest rater index.
+    """
+    labels = rater_components(ratings, links)
+    active = labels >= 0
+    if not active.any():
+        return np.zeros(0, dtype=np.int64)
+    n_comp = labels.max() + 1
+    size = np.bincount(labels[active], minlength=n_comp)
+    per_rater = np.bincount(ratings.rater, minlength=ratings.n_raters)
+    weight = np.bincount(labels[active], weights=per_rater[active], minlength=n_comp)
+    # labels are numbered by lowest rater: the last key picks the lowest-numbered group
+    best = np.lexsort((np.arange(n_comp), -weight, -size))[0]
+    return np.flatnonzero(active & (labels != best))
+
+
+def require_connected(ratings: Ratings, method: str = "", links=None, note: str = "") -> None:
+    """Raise :class:`MethodError` naming raters not linked to the largest group.
+
+    ``method`` prefixes the message (e.g. ``"OLS"``); ``links`` as in
+    :func:`rater_components`; ``note`` is appended to the message.
+    """
+    cut = disconnected_raters(ratings, links)
+    if cut.size == 0:
+        return
+    labels = rater_components(ratings, links)
+    main = np.flatnonzero((labels >= 0) & ~np.isin(np.arange(labels.size), cut))
+    name = lambda idx: ", ".join(str(ratings.rater_ids[i]) for i in idx)  # noqa: E731
+    prefix = f"{method}: " if method else ""
+    word = "rater" if cut.size == 1 else "raters"
+    raise MethodError(
+        f"{prefix}{word} {name(cut)} not linked through shared papers to raters {name(main)}; "
+        "their scores cannot be put on the same scale (drop them or add papers they share)" + note
+    )
