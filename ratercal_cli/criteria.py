@@ -1,0 +1,169 @@
+"""Criteria comparing adjusted scores with true scores (Denny 1990, ch. 3-4).
+
+Pure functions on arrays.  Paper-level criteria take one adjusted score and one
+true score per paper (``Adjusted.paper`` and the true-score file); per-rater RMSE
+takes the per-rating adjusted scores.  The published tables (7, 12, 14) print
+values rounded half-up to two decimals from values already rounded to three:
+:func:`table_round`.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from typing import NamedTuple
+
+import numpy as np
+
+#: Table 5's cut: the district passes an average rating of 3.5, and "because of
+#: rounding, any student with an average adjusted score of 3.25 or greater is
+#: considered to have passed" (p. 71-72).  Scores compared with ``>= cut``.
+PASS_CUT = 3.25
+
+
+def _pair(a, b):
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"arrays differ in shape: {a.shape} and {b.shape}")
+    return a, b
+
+
+def rmse(adjusted, true) -> float:
+    """Root mean squared difference ``sqrt(mean((adjusted - true)**2))`` (Tables 7, 14)."""
+    a, t = _pair(adjusted, true)
+    return float(np.sqrt(np.mean((a - t) ** 2))) if a.size else float("nan")
+
+
+def max_abs_diff(adjusted, true) -> float:
+    """Largest ``|adjusted - true|`` over papers (Table 12)."""
+    a, t = _pair(adjusted, true)
+    return float(np.max(np.abs(a - t))) if a.size else float("nan")
+
+
+def pearson_r(x, y) -> float:
+    """Pearson correlation of two arrays; nan when either is constant."""
+    a, b = _pair(x, y)
+    if a.size < 2:
+        return float("nan")
+    da, db = a - a.mean(), b - b.mean()
+    denom = np.sqrt((da @ da) * (db @ db))
+    if denom == 0:
+        return float("nan")
+    return float(np.clip((da @ db) / denom, -1.0, 1.0))
+
+
+def rater_rmse(ratings, adjusted_rating_scores, true_paper_scores) -> np.ndarray:
+    """Per-rater RMSE: each rater's adjusted ratings against the rated papers'
+    true scores, ``sqrt(mean over rater j's ratings of (adj - true[paper])**2)``;
+    nan for raters without ratings (Tables 9, 10 average these by rater type).
+    """
+    adj = np.asarray(adjusted_rating_scores, dtype=np.float64)
+    true = np.asarray(true_paper_scores, dtype=np.float64)
+    if adj.shape != ratings.score.shape:
+        raise ValueError("one adjusted score per rating is needed")
+    if true.shape != (ratings.n_papers,):
+        raise ValueError("one true score per paper is needed")
+    sq = (adj - true[ratings.paper]) ** 2
+    n = np.bincount(ratings.rater, minlength=ratings.n_raters)
+    s = np.bincount(ratings.rater, weights=sq, minlength=ratings.n_raters)
+    out = np.full(ratings.n_raters, np.nan)
+    np.sqrt(s / np.maximum(n, 1), out=out, where=n > 0)
+    return out
+
+
+def fisher_z_mean(rs, weights=None) -> float:
+    """Average correlations through Fisher's z: ``tanh(sum w atanh(r) / sum w)``
+    (Table 11).  nan correlations (and their weights) are left out; ``r = 1``
+    gives ``z = inf`` and so a mean of 1.
+    """
+    r = np.asarray(rs, dtype=np.float64).ravel()
+    w = np.ones_like(r) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
+    if w.shape != r.shape:
+        raise ValueError("weights must match rs")
+    keep = ~np.isnan(r)
+    if not keep.any() or w[keep].sum() == 0:
+        return float("nan")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.arctanh(r[keep])
+        zbar = np.sum(w[keep] * z) / np.sum(w[keep])
+    return float(np.tanh(zbar))
+
+
+# -- rounding ----------------------------------------------------------------------
+
+def _decimal(v) -> Decimal | None:
+    v = float(v)
+    if not np.isfinite(v):
+        return None
+    # repr gives the shortest decimal that reads back as the same double, so
+    # 2.675 (stored as 2.67499999...) is treated as the 2.675 it was meant to be
+    return Decimal(repr(v))
+
+
+def _quantize(d: Decimal, digits: int) -> Decimal:
+    return d.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+
+
+def _apply(x, fn):
+    arr = np.asarray(x, dtype=np.float64)
+    out = np.array([fn(v) for v in arr.ravel()], dtype=np.float64).reshape(arr.shape)
+    return float(out) if out.ndim == 0 else out
+
+
+def round_half_up(x, digits: int = 2):
+    """Round half away from zero to ``digits`` decimals, in decimal arithmetic
+    (``round_half_up(2.675, 2) == 2.68``, where ``round`` gives 2.67).
+    Scalars give a float, arrays an array; nan and inf pass through."""
+    def one(v):
+        d = _decimal(v)
+        return float(v) if d is None else float(_quantize(d, digits))
+    return _apply(x, one)
+
+
+def table_round(x):
+    """The tables' rounding: half-up to 3 decimals, then half-up to 2
+    (2.3846 -> 2.385 -> 2.39, where a single rounding gives 2.38)."""
+    def one(v):
+        d = _decimal(v)
+        return float(v) if d is None else float(_quantize(_quantize(d, 3), 2))
+    return _apply(x, one)
+
+
+# -- pass/fail decisions (Table 5) -------------------------------------------------
+
+def passes(scores, cut: float = PASS_CUT) -> np.ndarray:
+    """Pass/fail of each paper: ``score >= cut``.  With the default 3.25 this is
+    the district rule "an average of 3.5 passes" applied after rounding averages
+    to the nearest half point (3.25 rounds up to 3.5)."""
+    return np.asarray(scores, dtype=np.float64) >= cut
+
+
+def decision_agreement(adjusted, true, cut: float = PASS_CUT) -> float:
+    """Share of papers whose pass/fail on the adjusted score (``>= cut``) is the
+    same as on the true score."""
+    a, t = _pair(adjusted, true)
+    return float(np.mean(passes(a, cut) == passes(t, cut))) if a.size else float("nan")
+
+
+class PassFail(NamedTuple):
+    """Table 5's columns for one method: papers passing and failing on the
+    adjusted scores; ``helped``: pass adjusted but fail on the baseline;
+    ``hurt``: fail adjusted but pass on the baseline."""
+
+    passing: int
+    failing: int
+    helped: int
+    hurt: int
+
+
+def pass_fail_changes(adjusted, baseline, cut: float = PASS_CUT) -> PassFail:
+    """Counts of Table 5 for ``adjusted`` relative to ``baseline`` (usually NO)."""
+    a, b = _pair(adjusted, baseline)
+    pa, pb = passes(a, cut), passes(b, cut)
+    return PassFail(int(pa.sum()), int((~pa).sum()), int((pa & ~pb).sum()), int((~pa & pb).sum()))
+
+
+def paper_criteria(adjusted, true) -> dict:
+    """RMSE, maximum |difference| and r of one method's paper scores on one data set."""
+    return {"rmse": rmse(adjusted, true), "max_abs_diff": max_abs_diff(adjusted, true),
+            "r": pearson_r(adjusted, true)}
