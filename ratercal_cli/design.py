@@ -38,7 +38,8 @@ class Cell:
     def code(self) -> str:
         """The programs' name, e.g. ``0551``."""
         w = "0" if self.raters_per_paper == "2+" else self.raters_per_paper
-        if self.papers % 100 or not 0 < self.papers < 1000 or not 0 < self.max_score < 10:
+        if (self.raters_per_paper not in ("1", "2", "3", "2+") or self.papers % 100
+                or not 0 < self.papers < 1000 or not 0 < self.max_score < 10):
             return f"{w}-{self.papers}-{self.max_score}-{QUALITY_CODES[self.quality]}"
         return f"{w}{self.papers // 100}{self.max_score}{QUALITY_CODES[self.quality]}"
 
@@ -46,7 +47,7 @@ class Cell:
     def label(self) -> str:
         """The tables' name, e.g. ``2+551``."""
         code = self.code
-        return "2+" + code[1:] if self.raters_per_paper == "2+" else code
+        return "2+" + code[1:] if self.raters_per_paper == "2+" and len(code) == 4 else code
 
     @property
     def n_kept(self) -> int:

@@ -14,27 +14,42 @@ from __future__ import annotations
 import numpy as np
 
 
+def _log_numerators_cm(theta, delta):
+    """Category-major log numerators, shape ``(M+1,) + broadcast``: a loop over the
+    few categories beats ``cumsum`` along a short last axis."""
+    theta = np.asarray(theta, dtype=np.float64)
+    delta = np.asarray(delta, dtype=np.float64)
+    shape = np.broadcast_shapes(theta.shape, delta.shape[:-1])
+    m = delta.shape[-1]
+    out = np.zeros((m + 1,) + shape)
+    for k in range(m):
+        np.add(out[k], theta - delta[..., k], out=out[k + 1])
+    return out
+
+
+def _probabilities_cm(theta, delta):
+    p = _log_numerators_cm(theta, delta)
+    if p.size and np.abs(p).max() > 600:  # rescale only where exp could overflow
+        p -= p.max(axis=0, keepdims=True)
+    np.exp(p, out=p)
+    p /= p.sum(axis=0)
+    return p
+
+
 def category_log_numerators(theta, delta):
     """log of P(x)'s numerator, shape ``broadcast(theta, delta[..., 0]) + (M+1,)``."""
-    theta = np.asarray(theta, dtype=np.float64)[..., None]
-    delta = np.asarray(delta, dtype=np.float64)
-    steps = theta - delta
-    zero = np.zeros(steps.shape[:-1] + (1,))
-    return np.concatenate([zero, np.cumsum(steps, axis=-1)], axis=-1)
+    return np.moveaxis(_log_numerators_cm(theta, delta), 0, -1)
 
 
 def category_probabilities(theta, delta):
     """P(x), x = 0..M, for every theta and rater (broadcasting), last axis = category."""
-    logn = category_log_numerators(theta, delta)
-    logn -= logn.max(axis=-1, keepdims=True)
-    p = np.exp(logn)
-    return p / p.sum(axis=-1, keepdims=True)
+    return np.moveaxis(_probabilities_cm(theta, delta), 0, -1)
 
 
 def expected_score(theta, delta):
     """E[X | theta] = sum_x x P(x)."""
-    p = category_probabilities(theta, delta)
-    return p @ np.arange(p.shape[-1], dtype=np.float64)
+    p = _probabilities_cm(theta, delta)
+    return np.tensordot(np.arange(p.shape[0], dtype=np.float64), p, axes=1)
 
 
 def score_variance(theta, delta):
@@ -47,7 +62,11 @@ def score_variance(theta, delta):
 
 def sample_scores(rng, theta, delta):
     """Draw a score per (theta, delta) pair from the PCM by inverting the CDF."""
-    p = category_probabilities(theta, delta)
-    cdf = np.cumsum(p, axis=-1)
-    u = rng.random(cdf.shape[:-1] + (1,))
-    return np.minimum((u > cdf).sum(axis=-1), p.shape[-1] - 1)
+    p = _probabilities_cm(theta, delta)
+    u = rng.random(p.shape[1:])
+    cdf = np.zeros_like(u)
+    score = np.zeros(u.shape, dtype=np.int64)
+    for k in range(p.shape[0] - 1):
+        cdf += p[k]
+        score += u > cdf
+    return score

@@ -1,0 +1,351 @@
+"""The study config: YAML schema, validation, typed objects.
+
+Every error is one line naming the file, line and key, e.g.
+``configs/x.yaml:12: cells[0].raters_per_paper: 3 raters per paper, but only 2 raters``.
+
+Schema (all keys optional except ``cells``)::
+
+    name: denny1990
+    generator: basic1990     # basic1990 | pcm | sequential | linear
+    variant: faithful        # the methods' variant: faithful | corrected
+    methods: [NO, MN, ...]   # default: the study's ten
+    raters:
+      steps: table3          # or {5: [[d11..d15], ...], 9: [...]} or one list for every scale
+      count: 9               # implied by steps
+    cells:                   # a list of factorial blocks; every combination is one data set
+      - raters_per_paper: [1, 2, 3, "2+"]
+        papers: [100]
+        max_score: [5, 9]
+        quality: [normal, positive, negative]
+    chains:                  # basic1990: run order and each interpreter session's start
+      - {start: fresh, sets: ["1152", "1153"]}
+      - {start: 68, sets: ["0152"]}      # start: fresh, or the RND state's low byte
+    seed: 20261202           # modern generators: root of the SeedSequence
+    replications: 1
+    linear: {true_mean: 3.5, true_sd: 1.0, effects: [.5, .5, .5, 0, 0, 0, -.5, -.5, -.5],
+             error_sd: [1.0, .7, .4, 1.0, .7, .4, 1.0, .7, .4]}
+    quality: basic           # modern: paper qualities from the BASIC shapes of a standard normal
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from .design import QUALITY_CODES, Cell, parse_code, table3_steps
+from .errors import InputError
+from .methods import STUDY_METHODS, method_codes
+
+GENERATORS = ("basic1990", "pcm", "sequential", "linear")
+VARIANTS = ("faithful", "corrected")
+TOP_KEYS = ("name", "generator", "variant", "methods", "raters", "cells", "chains", "seed",
+            "replications", "linear", "quality", "description")
+
+
+@dataclass(frozen=True)
+class Chain:
+    """One QuickBASIC session: its start state and the sets it ran, in order."""
+
+    sets: tuple
+    low_byte: int | None = None  # None: a fresh interpreter (seed &H50000)
+
+
+@dataclass
+class StudyConfig:
+    name: str
+    generator: str
+    variant: str
+    methods: tuple
+    cells: list
+    steps: dict  # max_score -> (n_raters, M) float array
+    n_raters: int
+    chains: list = field(default_factory=list)
+    seed: int = 0
+    replications: int = 1
+    linear: dict = field(default_factory=dict)
+    source: str = "<config>"
+    raw: dict = field(default_factory=dict)
+
+    @property
+    def faithful_generator(self) -> bool:
+        return self.generator == "basic1990"
+
+    def cell(self, code: str) -> Cell:
+        for c in self.cells:
+            if c.code == code or c.label == code:
+                return c
+        raise InputError(f"no set {code!r} in this config (sets: {', '.join(c.code for c in self.cells)})",
+                         self.source)
+
+    def digest(self) -> str:
+        """Hash of the normalised config: a stage reruns when it changes."""
+        return hashlib.sha256(json.dumps(self.raw, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 booleans: only true/false, so that the method
+    code ``NO`` (and ``yes``/``on``/``off``) stay strings."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                              list("tTfF"))
+
+
+class _Where:
+    """Maps key paths to YAML line numbers for error messages."""
+
+    def __init__(self, source, node):
+        self.source = source
+        self.lines = {}
+        if node is not None:
+            self._walk(node, ())
+
+    def _walk(self, node, path):
+        self.lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                key = path + (k.value,)
+                self.lines[key] = k.start_mark.line + 1
+                self._walk(v, key)
+                self.lines[key] = k.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                self._walk(v, path + (i,))
+
+    def error(self, path, message):
+        line = None
+        p = tuple(path)
+        while p and p not in self.lines:
+            p = p[:-1]
+        line = self.lines.get(p)
+        name = "".join(f"[{k}]" if isinstance(k, int) else (f".{k}" if i else str(k))
+                       for i, k in enumerate(path)) or None
+        return InputError(message, self.source, line, name)
+
+
+def load_config(path) -> StudyConfig:
+    """Read and validate a YAML config file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such config file", path) from None
+    return parse_config(text, source=str(path))
+
+
+def parse_config(text: str, source: str = "<config>") -> StudyConfig:
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        msg = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"not valid YAML: {msg}", source, line) from None
+    where = _Where(source, node)
+    if not isinstance(data, dict):
+        raise where.error((), "the config must be a mapping of keys (name, generator, cells, ...)")
+    return _validate(data, where)
+
+
+# -- validation helpers -------------------------------------------------------------
+
+def _check_keys(where, path, mapping, known):
+    for k in mapping:
+        if k not in known:
+            raise where.error(path + (k,), f"unknown key (known: {', '.join(known)})")
+
+
+def _choice(where, path, value, choices):
+    if value not in choices:
+        raise where.error(path, f"must be one of {', '.join(map(str, choices))}, not {value!r}")
+    return value
+
+
+def _int(where, path, value, lo=None, hi=None):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise where.error(path, f"expected an integer, got {value!r}")
+    if lo is not None and value < lo or hi is not None and value > hi:
+        rng = f">= {lo}" if hi is None else f"between {lo} and {hi}"
+        raise where.error(path, f"must be {rng}, got {value}")
+    return value
+
+
+def _number(where, path, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise where.error(path, f"expected a number, got {value!r}")
+    return float(value)
+
+
+def _list(where, path, value):
+    if not isinstance(value, list):
+        value = [value]
+    if not value:
+        raise where.error(path, "must not be empty")
+    return value
+
+
+def _validate(data: dict, where: _Where) -> StudyConfig:
+    _check_keys(where, (), data, TOP_KEYS)
+    name = str(data.get("name", Path(where.source).stem))
+    generator = _choice(where, ("generator",), data.get("generator", "basic1990"), GENERATORS)
+    variant = _choice(where, ("variant",), data.get("variant", "faithful"), VARIANTS)
+    known = method_codes()
+    methods = []
+    for i, m in enumerate(_list(where, ("methods",), data.get("methods", list(STUDY_METHODS)))):
+        code = str(m).upper()
+        if code not in known:
+            raise where.error(("methods", i), f"unknown method {m!r} (known: {', '.join(known)})")
+        methods.append(code)
+
+    # cells
+    if "cells" not in data:
+        raise where.error(("cells",), "missing: the list of data sets to simulate")
+    cells, blocks = [], []
+    for b, block in enumerate(_list(where, ("cells",), data["cells"])):
+        bp = ("cells", b)
+        if not isinstance(block, dict):
+            raise where.error(bp, "expected a mapping with raters_per_paper, papers, max_score, quality")
+        _check_keys(where, bp, block, ("raters_per_paper", "papers", "max_score", "quality"))
+        for k in ("raters_per_paper", "papers", "max_score"):
+            if k not in block:
+                raise where.error(bp, f"missing key {k}")
+        rpps = []
+        for i, v in enumerate(_list(where, bp + ("raters_per_paper",), block["raters_per_paper"])):
+            s = str(v).strip()
+            if s != "2+" and not (s.isdigit() and int(s) >= 1):
+                raise where.error(bp + ("raters_per_paper", i), f"expected a count >= 1 or \"2+\", got {v!r}")
+            rpps.append(s)
+        papers = [_int(where, bp + ("papers", i), v, 1)
+                  for i, v in enumerate(_list(where, bp + ("papers",), block["papers"]))]
+        scales = [_int(where, bp + ("max_score", i), v, 1, 99)
+                  for i, v in enumerate(_list(where, bp + ("max_score",), block["max_score"]))]
+        quals = [_choice(where, bp + ("quality", i), v, tuple(QUALITY_CODES))
+                 for i, v in enumerate(_list(where, bp + ("quality",), block.get("quality", "normal")))]
+        for r in rpps:
+            for p in papers:
+                for m in scales:
+                    for q in quals:
+                        cells.append(Cell(r, p, m, q))
+                        blocks.append(b)
+    codes = [c.code for c in cells]
+    dup = sorted({c for c in codes if codes.count(c) > 1})
+    if dup:
+        raise where.error(("cells",), f"set(s) listed twice: {', '.join(dup)}")
+
+    # raters
+    raters = data.get("raters", {}) or {}
+    if not isinstance(raters, dict):
+        raise where.error(("raters",), "expected a mapping with steps (and count)")
+    _check_keys(where, ("raters",), raters, ("steps", "count"))
+    scales = sorted({c.max_score for c in cells})
+    steps = {}
+    linear = {}
+    if generator == "linear":
+        lin = data.get("linear", {}) or {}
+        _check_keys(where, ("linear",), lin, ("true_mean", "true_sd", "effects", "error_sd"))
+        eff = [_number(where, ("linear", "effects", i), v) for i, v in
+               enumerate(_list(where, ("linear", "effects"), lin.get("effects", [.5] * 3 + [0] * 3 + [-.5] * 3)))]
+        esd = [_number(where, ("linear", "error_sd", i), v) for i, v in
+               enumerate(_list(where, ("linear", "error_sd"), lin.get("error_sd", [1.0, .7, .4] * 3)))]
+        if len(eff) != len(esd):
+            raise where.error(("linear", "error_sd"), f"{len(esd)} error SDs for {len(eff)} rater effects")
+        linear = {"true_mean": _number(where, ("linear", "true_mean"), lin.get("true_mean", 3.5)),
+                  "true_sd": _number(where, ("linear", "true_sd"), lin.get("true_sd", 1.0)),
+                  "effects": eff, "error_sd": esd}
+        n_raters = len(eff)
+    else:
+        spec = raters.get("steps", "table3")
+        if spec == "table3":
+            for m in scales:
+                if m < 2:
+                    raise where.error(("raters", "steps"), "the Table 3 formula needs a scale maximum of 2 or more")
+                steps[m] = table3_steps(m)
+        else:
+            per_scale = spec if isinstance(spec, dict) else {m: spec for m in scales}
+            for m in scales:
+                if m not in per_scale:
+                    raise where.error(("raters", "steps"), f"no step parameters for the 0-{m} scale")
+                rows = per_scale[m]
+                p = ("raters", "steps") + ((m,) if isinstance(spec, dict) else ())
+                if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
+                    raise where.error(p, "expected a list of raters, each a list of step parameters")
+                for i, r in enumerate(rows):
+                    if len(r) != m:
+                        raise where.error(p + (i,), f"rater {i + 1} has {len(r)} steps; the 0-{m} scale needs {m}")
+                steps[m] = np.array([[_number(where, p + (i, k), v) for k, v in enumerate(r)]
+                                     for i, r in enumerate(rows)])
+        counts = {s.shape[0] for s in steps.values()}
+        if len(counts) > 1:
+            raise where.error(("raters", "steps"), "every scale must have the same number of raters")
+        n_raters = counts.pop()
+    if "count" in raters and _int(where, ("raters", "count"), raters["count"], 1) != n_raters:
+        raise where.error(("raters", "count"), f"count is {raters['count']} but the steps give {n_raters} raters")
+    for b, c in zip(blocks, cells):
+        need = 3 if c.raters_per_paper == "2+" else int(c.raters_per_paper)
+        if need > n_raters:
+            raise where.error(("cells", b, "raters_per_paper"), f"set {c.code}: {c.raters_per_paper} raters per paper, but only "
+                                          f"{n_raters} raters")
+    if generator == "basic1990":
+        for b, c in zip(blocks, cells):
+            if c.raters_per_paper not in ("1", "2", "3", "2+") or c.papers % 100 or c.papers > 900 or c.max_score > 9:
+                raise where.error(("cells", b), f"set {c.code}: the basic1990 generator only makes the programs' "
+                                              "designs (1, 2, 3 or 2+ raters; 100..900 papers; scale maximum <= 9)")
+
+    # chains
+    chains = []
+    if generator == "basic1990":
+        raw_chains = data.get("chains")
+        if raw_chains is None:
+            raw_chains = [{"start": "fresh", "sets": [c.code for c in cells]}]
+        seen = {}
+        for i, ch in enumerate(_list(where, ("chains",), raw_chains)):
+            cp = ("chains", i)
+            if not isinstance(ch, dict):
+                raise where.error(cp, "expected a mapping with start and sets")
+            _check_keys(where, cp, ch, ("start", "sets"))
+            start = ch.get("start", "fresh")
+            if start == "fresh":
+                low = None
+            else:
+                low = _int(where, cp + ("start",), start, 0, 255)
+            sets = []
+            for j, s in enumerate(_list(where, cp + ("sets",), ch.get("sets", []))):
+                try:
+                    code = parse_code(str(s)).code
+                except ValueError as exc:
+                    raise where.error(cp + ("sets", j), str(exc)) from None
+                if code not in codes:
+                    raise where.error(cp + ("sets", j), f"set {code} is not among the cells")
+                if code in seen:
+                    raise where.error(cp + ("sets", j), f"set {code} is already in chain {seen[code] + 1}")
+                seen[code] = i
+                sets.append(code)
+            chains.append(Chain(tuple(sets), low))
+        missing = [c for c in codes if c not in seen]
+        if missing:
+            raise where.error(("chains",), f"set(s) in no chain: {', '.join(missing)}")
+    elif "chains" in data:
+        raise where.error(("chains",), "chains apply only to the basic1990 generator")
+
+    seed = _int(where, ("seed",), data.get("seed", 0), 0)
+    reps = _int(where, ("replications",), data.get("replications", 1), 1)
+    if "quality" in data and data["quality"] != "basic":
+        raise where.error(("quality",), "only 'basic' (the programs' shapes of a standard normal) is supported")
+
+    raw = {"name": name, "generator": generator, "variant": variant, "methods": methods,
+           "cells": codes, "steps": {m: s.tolist() for m, s in steps.items()}, "linear": linear,
+           "chains": [[list(c.sets), c.low_byte] for c in chains], "seed": seed, "replications": reps}
+    return StudyConfig(name=name, generator=generator, variant=variant, methods=tuple(methods), cells=cells,
+                       steps=steps, n_raters=n_raters, chains=chains, seed=seed, replications=reps,
+                       linear=linear, source=where.source, raw=raw)

@@ -1,0 +1,1 @@
+"""Data generators: the 1990 BASIC chain (faithful) and numpy-seeded models (modern)."""

@@ -1,0 +1,129 @@
+"""A small make: stages that declare what they read and write, run only when stale.
+
+Every stage of every data set writes its files under ``RUN/<code>/<stage>/`` (the
+study-wide stages under ``RUN/<stage>/``) and a ``manifest.json`` recording the
+ratercal version, the stage's parameters (the part of the config it uses, its
+seeds), and the SHA-256 of every file it read and wrote.  A stage is redone only
+when one of those changed or an output is missing; outputs are written under a
+temporary name and renamed, and the manifest is written last, so a run killed at
+any moment resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import __version__
+from .io import sha256_file, write_json
+
+MANIFEST = "manifest.json"
+
+
+class Stage:
+    """One step for one data set (``cell`` is None for study-wide stages)."""
+
+    name = "?"
+
+    def __init__(self, run, cell=None):
+        self.run = run
+        self.cell = cell
+
+    # -- declared by subclasses --------------------------------------------------
+    def deps(self) -> list:
+        """Stages whose outputs this one reads."""
+        return []
+
+    def params(self) -> dict:
+        """The config values (and seeds) this stage's outputs depend on."""
+        return {}
+
+    def execute(self) -> list:
+        """Do the work, write the outputs; return their paths."""
+        raise NotImplementedError
+
+    # -- machinery ---------------------------------------------------------------
+    @property
+    def key(self):
+        return (self.name, self.cell.code if self.cell is not None else None)
+
+    @property
+    def folder(self) -> Path:
+        base = self.run.root if self.cell is None else self.run.root / self.cell.code
+        return base / self.name
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.folder / MANIFEST
+
+    def input_hashes(self) -> dict:
+        """Outputs of the dependencies, as their manifests recorded them."""
+        out = {}
+        for dep in self.deps():
+            out.update(dep.recorded_outputs())
+        return dict(sorted(out.items()))
+
+    def recorded_outputs(self) -> dict:
+        try:
+            return json.loads(self.manifest_path.read_text())["outputs"]
+        except (FileNotFoundError, KeyError, ValueError):
+            return {}
+
+    def _rel(self, path) -> str:
+        return Path(path).resolve().relative_to(self.run.root.resolve()).as_posix()
+
+    def is_fresh(self) -> bool:
+        try:
+            man = json.loads(self.manifest_path.read_text())
+        except (FileNotFoundError, ValueError):
+            return False
+        if man.get("version") != __version__ or man.get("params") != _jsonable(self.params()):
+            return False
+        if man.get("inputs") != self.input_hashes():
+            return False
+        for rel, digest in man.get("outputs", {}).items():
+            p = self.run.root / rel
+            if not p.exists() or sha256_file(p) != digest:
+                return False
+        return True
+
+    def write_manifest(self, outputs) -> None:
+        man = {
+            "stage": self.name,
+            "set": self.cell.code if self.cell is not None else None,
+            "version": __version__,
+            "params": _jsonable(self.params()),
+            "inputs": self.input_hashes(),
+            "outputs": {self._rel(p): sha256_file(p) for p in sorted(map(str, outputs))},
+        }
+        write_json(self.manifest_path, man)
+
+
+def _jsonable(obj):
+    return json.loads(json.dumps(obj, sort_keys=True, default=str))
+
+
+class Runner:
+    """Brings stages up to date, dependencies first, each at most once."""
+
+    def __init__(self, force: bool = False):
+        self.force = force
+        self.done = {}
+        self.ran = []
+
+    def ensure(self, stage: Stage) -> bool:
+        """Make ``stage`` fresh; return True if it (re)ran."""
+        if stage.key in self.done:
+            return self.done[stage.key]
+        for dep in stage.deps():
+            self.ensure(dep)
+        ran = False
+        if self.force or not stage.is_fresh():
+            if stage.manifest_path.exists():
+                stage.manifest_path.unlink()
+            outputs = stage.execute()
+            stage.write_manifest(outputs)
+            ran = True
+            self.ran.append(stage.key)
+        self.done[stage.key] = ran
+        return ran

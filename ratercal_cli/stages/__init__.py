@@ -1,0 +1,8 @@
+"""The pipeline's stages, mirroring the BASIC chain.
+
+``rater`` (design) -> ``pargen`` (paper qualities) -> ``truegen`` (rater steps,
+true scores) -> ``obsgen`` (observed ratings) -> ``equate`` (the methods) ->
+``score`` (criteria).  Each module holds one stage class and its file reader.
+"""
+
+from .run import Run  # noqa: F401

@@ -1,0 +1,60 @@
+"""Readers and writers of the stage files (CSV that people, pandas and R read)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ..io import atomic_write, read_csv
+from ..ratings import Ratings
+
+
+def fmt(x) -> str:
+    """A float as the shortest text that reads back to the same double."""
+    return repr(float(x))
+
+
+def write_columns(path, header, columns, formats) -> Path:
+    """Write equal-length columns; ``formats`` one callable (or None for int) per column."""
+    cols = []
+    for col, f in zip(columns, formats):
+        col = np.asarray(col)
+        cols.append([str(int(v)) for v in col.tolist()] if f is None else [f(v) for v in col.tolist()])
+    with atomic_write(path) as fh:
+        fh.write(",".join(header) + "\n")
+        fh.write("".join(",".join(row) + "\n" for row in zip(*cols)))
+    return Path(path)
+
+
+def read_columns(path, names, types):
+    """Read the named columns of a stage CSV as numpy arrays (errors name file:line)."""
+    _, rows = read_csv(path, required=names)
+    out = []
+    for name, t in zip(names, types):
+        vals = []
+        for line, row in rows:
+            try:
+                vals.append(t(row[name]))
+            except ValueError:
+                raise InputError(f"not a number: {row[name]!r}", path, line, name) from None
+        out.append(np.array(vals, dtype=np.float64 if t is float else np.int64))
+    return out
+
+
+def read_papers(path):
+    (quality,) = read_columns(path, ["quality"], [float])
+    return quality
+
+
+def read_true_scores(path):
+    (true,) = read_columns(path, ["true_score"], [float])
+    return true
+
+
+def read_stage_ratings(path, max_score, n_papers, n_raters, kept_only=True) -> Ratings:
+    """obsgen's ratings.csv -> Ratings (1-based paper and rater numbers in the file)."""
+    paper, rater, score, kept = read_columns(path, ["paper", "rater", "score", "kept"], [int] * 4)
+    sel = kept.astype(bool) if kept_only else np.ones(len(score), bool)
+    return Ratings(paper[sel] - 1, rater[sel] - 1, score[sel], max_score, n_papers, n_raters)

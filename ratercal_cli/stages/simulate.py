@@ -1,0 +1,33 @@
+"""Run the generation stages for every set of a run, in chain order."""
+
+from __future__ import annotations
+
+from ..pipeline import Runner
+from ..progress import progress
+from .obsgen import ObsgenStage
+from .pargen import PargenStage
+from .rater import RaterStage
+from .truegen import TruegenStage
+
+STAGES = {"rater": RaterStage, "pargen": PargenStage, "truegen": TruegenStage, "obsgen": ObsgenStage}
+
+
+def ordered_cells(run, codes=None):
+    """Sets in the order their random numbers were made (the chains), else config order."""
+    cells = run.cells(codes)
+    if run.config.faithful_generator:
+        order = {code: i for i, code in enumerate(c for ch in run.config.chains for c in ch.sets)}
+        cells.sort(key=lambda c: order[c.code])
+    return cells
+
+
+def run_stage(run, stage_name, codes=None, force=False, quiet=False, runner=None):
+    """Bring ``stage_name`` up to date for the given sets (all by default)."""
+    runner = runner or Runner(force=force)
+    if stage_name == "rater":
+        runner.ensure(RaterStage(run))
+        return runner
+    cls = STAGES[stage_name]
+    for cell in progress(ordered_cells(run, codes), desc=stage_name, quiet=quiet, unit="set"):
+        runner.ensure(cls(run, cell))
+    return runner
