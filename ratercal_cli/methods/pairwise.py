@@ -177,7 +177,7 @@ class _PairwiseDesign(RaterAdjuster):
         ata = a.T @ (n[:, None] * a)  # small integers: exact
         if np.linalg.matrix_rank(ata) < nj - 1:
             empty = np.flatnonzero(~a.any(axis=0))
-            why = (f" (no usable row for raters {', '.join(str(ratings.rater_ids[i]) for i in empty)})"
+            why = (f" (its column for rater(s) {', '.join(str(ratings.rater_ids[i]) for i in empty)} is all 0)"
                    if empty.size else "")
             raise MethodError(
                 f"{self.code} (faithful): the listing's design matrix (+1 for both raters of a pair) "

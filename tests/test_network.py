@@ -1,0 +1,112 @@
+"""Rater network: pairs of ratings on a paper, shared papers, connected components."""
+
+import numpy as np
+import pytest
+
+from ratercal_cli.errors import MethodError
+from ratercal_cli.network import (disconnected_raters, rater_components, rating_pairs,
+                                  require_connected, shared_papers)
+from ratercal_cli.ratings import Ratings
+
+
+def _ratings(paper, rater, n_raters, n_papers=None, max_score=4, rater_ids=()):
+    paper = np.asarray(paper)
+    return Ratings(paper, np.asarray(rater), np.zeros(paper.size, dtype=int), max_score,
+                   int(paper.max()) + 1 if n_papers is None else n_papers, n_raters,
+                   rater_ids=rater_ids)
+
+
+def test_rating_pairs_follow_basic_loop_order():
+    # Papers appear in the file as 2, 0, 1 (indices); paper 2 has raters 5, 1, 3.
+    r = _ratings(paper=[2, 2, 2, 0, 0, 1], rater=[5, 1, 3, 4, 2, 0], n_raters=6)
+    first, second = rating_pairs(r)
+    # paper 2 sorted by rater: ratings 1 (r1), 2 (r3), 0 (r5) -> (1,2), (1,0), (2,0)
+    # then paper 0: ratings 4 (r2), 3 (r4) -> (4,3); paper 1 has one rating.
+    assert first.tolist() == [1, 1, 2, 4]
+    assert second.tolist() == [2, 0, 0, 3]
+    assert (r.rater[first] <= r.rater[second]).all()
+
+
+def test_rating_pairs_count_is_m_choose_2_per_paper():
+    rng = np.random.default_rng(3)
+    counts = rng.integers(1, 6, size=40)
+    paper = rng.permutation(np.repeat(np.arange(40), counts))
+    rater = rng.integers(0, 7, size=paper.size)
+    first, second = rating_pairs(_ratings(paper, rater, 7))
+    assert first.size == int((counts * (counts - 1) // 2).sum())
+    assert (paper[first] == paper[second]).all()
+    # every unordered pair of ratings on a paper appears exactly once
+    pairs = {tuple(sorted(p)) for p in zip(first.tolist(), second.tolist())}
+    assert len(pairs) == first.size
+
+
+def test_shared_papers_by_hand():
+    # paper 0: raters 0,1,2; paper 1: raters 0,1; paper 2: rater 2 alone; rater 3 unused
+    r = _ratings(paper=[0, 0, 0, 1, 1, 2], rater=[0, 1, 2, 1, 0, 2], n_raters=4)
+    expected = np.array([[2, 2, 1, 0],
+                         [2, 2, 1, 0],
+                         [1, 1, 2, 0],
+                         [0, 0, 0, 0]])
+    np.testing.assert_array_equal(shared_papers(r), expected)
+
+
+def test_components_and_cut_off_raters():
+    # {0,1,2} linked by papers 0-1, {3,4} by paper 2, rater 5 only alone, rater 6 unused
+    r = _ratings(paper=[0, 0, 1, 1, 2, 2, 3], rater=[0, 1, 1, 2, 3, 4, 5], n_raters=7)
+    labels = rater_components(r)
+    assert labels.tolist() == [0, 0, 0, 1, 1, 2, -1]
+    assert disconnected_raters(r).tolist() == [3, 4, 5]
+
+
+def test_largest_component_tie_goes_to_more_ratings():
+    # two groups of two raters; the second has more ratings, so the first is cut off
+    r = _ratings(paper=[0, 0, 1, 1, 2, 2], rater=[0, 1, 2, 3, 3, 2], n_raters=4)
+    assert disconnected_raters(r).tolist() == [0, 1]
+
+
+def test_links_override_shared_papers():
+    r = _ratings(paper=[0, 0, 1, 1], rater=[0, 1, 1, 2], n_raters=3)
+    assert disconnected_raters(r).size == 0
+    cut = disconnected_raters(r, links=(np.array([0]), np.array([1])))
+    assert cut.tolist() == [2]
+
+
+def test_require_connected_names_raters_by_label():
+    r = _ratings(paper=[0, 0, 1, 1, 2, 2, 3], rater=[0, 1, 1, 2, 3, 4, 2], n_raters=5,
+                 rater_ids=("ann", "bob", "cy", "dee", "eve"))
+    with pytest.raises(MethodError, match=r"OLS: raters dee, eve not linked .* raters ann, bob, cy"):
+        require_connected(r, "OLS")
+    connected = _ratings(paper=[0, 0, 1, 1], rater=[0, 1, 1, 2], n_raters=3)
+    assert require_connected(connected, "OLS") is None
+
+
+def _union_find_components(n, edges):
+    parent = list(range(n))
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in edges:
+        parent[find(a)] = find(b)
+    return [find(i) for i in range(n)]
+
+
+def test_components_match_union_find_on_random_sparse_designs():
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        nr, npap = 12, 8
+        k = rng.integers(1, 3, size=npap)
+        paper = np.repeat(np.arange(npap), k)
+        rater = np.concatenate([rng.choice(nr, size=m, replace=False) for m in k])
+        r = _ratings(paper, rater, nr, n_papers=npap)
+        edges = [(a, b) for p in range(npap) for a in rater[paper == p] for b in rater[paper == p]]
+        roots = _union_find_components(nr, edges)
+        labels = rater_components(r)
+        active = np.bincount(rater, minlength=nr) > 0
+        assert ((labels >= 0) == active).all()
+        for i in np.flatnonzero(active):
+            for j in np.flatnonzero(active):
+                assert (labels[i] == labels[j]) == (roots[i] == roots[j])
