@@ -1,0 +1,223 @@
+"""How much do the methods disagree on these data?  Denny's Tables 4 and 5 and Figures 7-10.
+
+Table 4: between every pair of methods, over the papers' adjusted scores, the root
+mean squared difference, the maximum absolute difference and the correlation.
+Table 5: papers passing and failing at a cut score (Denny used 3.25, an average of
+3.5 after rounding), and the papers each method "helped" (pass adjusted, fail
+unadjusted) and "hurt" (the reverse) relative to no equating.  Figures 7-10 map
+the methods by their RMSDs; Denny used ALSCAL, here classical (Torgerson) MDS.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import MethodError, RatercalError
+from .io import atomic_write
+from .methods import make_method
+from .ratings import Adjusted, Ratings
+
+#: Tolerance on the cut: a paper scoring ``cut - 1e-9`` passes (3.25 from floating sums).
+CUT_TOLERANCE = 1e-9
+
+
+# -- running the methods -------------------------------------------------------------
+def apply_methods(ratings: Ratings, methods, variant="faithful", strict=True):
+    """Fit and transform each method; returns ``({code: Adjusted}, [warnings])``.
+
+    ``strict``: a method that fails raises :class:`RatercalError` with a one-line
+    message; otherwise it is skipped with a warning (``--method all``).
+    """
+    results, notes = {}, []
+    for code in methods:
+        try:
+            with np.errstate(all="ignore"):
+                adj = make_method(code, variant).fit_transform(ratings)
+        except MethodError as exc:
+            if strict:
+                raise
+            notes.append(f"{code} skipped: {exc}")
+            continue
+        except (RatercalError, KeyError):
+            raise
+        except Exception as exc:  # a method's own failure: one line, never a traceback
+            msg = f"{code} failed: {type(exc).__name__}: {exc}".splitlines()[0]
+            if strict:
+                raise MethodError(msg) from exc
+            notes.append(msg + "; skipped")
+            continue
+        bad = int((~np.isfinite(adj.rating)).sum() + (~np.isfinite(adj.paper)).sum())
+        if bad:
+            notes.append(f"{code}: {bad} adjusted score(s) are not finite (e.g. a rater whose scores "
+                         "do not vary) and are left blank")
+        results[code] = adj
+    return results, notes
+
+
+# -- Table 4 -------------------------------------------------------------------------
+@dataclass
+class MethodComparison:
+    """K x K matrices over the papers every method scored."""
+
+    methods: list
+    rmsd: np.ndarray
+    maxdiff: np.ndarray
+    corr: np.ndarray
+    n_papers: int
+
+    def to_dict(self):
+        return {"methods": list(self.methods), "n_papers": self.n_papers,
+                **{k: _nan_to_none(getattr(self, k)) for k in ("rmsd", "maxdiff", "corr")}}
+
+
+def method_differences(paper_scores) -> MethodComparison:
+    """RMSD, max |difference| and Pearson r between every pair of methods' paper scores.
+
+    ``paper_scores``: ``{code: array over papers}``; papers where any method has a
+    non-finite score are left out of every pair.
+    """
+    methods = list(paper_scores)
+    X = np.vstack([np.asarray(paper_scores[m], dtype=np.float64) for m in methods])
+    X = X[:, np.isfinite(X).all(axis=0)]
+    n = X.shape[1]
+    if n == 0:
+        nan = np.full((len(methods),) * 2, np.nan)
+        return MethodComparison(methods, nan, nan.copy(), nan.copy(), 0)
+    D = X[:, None, :] - X[None, :, :]
+    rmsd = np.sqrt((D * D).mean(axis=2))
+    maxdiff = np.abs(D).max(axis=2)
+    Xc = X - X.mean(axis=1, keepdims=True)
+    ss = np.sqrt((Xc * Xc).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = (Xc @ Xc.T) / np.outer(ss, ss)
+    corr = np.clip(corr, -1.0, 1.0)
+    np.fill_diagonal(corr, np.where(ss > 0, 1.0, np.nan))
+    return MethodComparison(methods, rmsd, maxdiff, corr, n)
+
+
+# -- Table 5 -------------------------------------------------------------------------
+def pass_fail(paper_scores, cut: float, reference: str = "NO"):
+    """Per method: passing (score >= cut), failing, helped and hurt relative to ``reference``.
+
+    Papers with a non-finite score in a method count for neither; helped/hurt are
+    ``None`` when ``reference`` is not among the methods.
+    """
+    ref = paper_scores.get(reference)
+    ref_pass = None if ref is None else np.asarray(ref) >= cut - CUT_TOLERANCE
+    ref_ok = None if ref is None else np.isfinite(ref)
+    rows = []
+    for m, s in paper_scores.items():
+        s = np.asarray(s, dtype=np.float64)
+        ok = np.isfinite(s)
+        passed = ok & (s >= cut - CUT_TOLERANCE)
+        row = {"method": m, "passing": int(passed.sum()), "failing": int((ok & ~passed).sum())}
+        if ref_pass is not None:
+            both = ok & ref_ok
+            row["helped"] = int((both & passed & ~ref_pass).sum())
+            row["hurt"] = int((both & ~passed & ref_pass).sum())
+        else:
+            row["helped"] = row["hurt"] = None
+        rows.append(row)
+    return rows
+
+
+# -- Figures 7-10 --------------------------------------------------------------------
+def classical_mds(D, k: int = 2):
+    """Torgerson's classical scaling of a distance matrix.
+
+    ``B = -1/2 J D**2 J`` (``J`` centring); coordinates ``V_k sqrt(lambda_k)`` of the
+    ``k`` largest eigenvalues (negative ones give 0 columns).  Each axis is signed so
+    its largest-magnitude coordinate is positive.  Returns ``(coords (n, k),
+    eigenvalues (n,), descending)``.
+    """
+    D = np.asarray(D, dtype=np.float64)
+    n = D.shape[0]
+    J = np.eye(n) - 1.0 / n
+    B = -0.5 * J @ (D * D) @ J
+    w, V = np.linalg.eigh((B + B.T) / 2)
+    order = np.argsort(w)[::-1]
+    w, V = w[order], V[:, order]
+    k = min(k, n)
+    coords = V[:, :k] * np.sqrt(np.maximum(w[:k], 0.0))
+    if n:
+        idx = np.abs(coords).argmax(axis=0)
+        sign = np.sign(coords[idx, np.arange(k)])
+        coords = coords * np.where(sign == 0, 1.0, sign)
+    return coords, w
+
+
+def plot_mds(coords, labels, path, title="Methods mapped by their RMSDs (classical MDS)") -> None:
+    """Write a PNG map of the methods (Agg canvas, no pyplot state), atomically."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    coords = np.asarray(coords, dtype=np.float64)
+    if coords.shape[1] < 2:
+        coords = np.column_stack([coords, np.zeros(len(coords))])
+    fig = Figure(figsize=(5.5, 5))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    span = max(np.ptp(coords[:, 0]), np.ptp(coords[:, 1]), 1e-6)
+    ax.scatter(coords[:, 0], coords[:, 1], s=18, color="tab:blue")
+    for members in _coincident(coords[:, :2], 0.03 * span):
+        x, y = coords[members[0], :2]
+        ax.annotate("/".join(str(labels[i]) for i in members), (x, y), textcoords="offset points",
+                    xytext=(4, 4), fontsize=9)
+    ax.axhline(0, color="0.85", lw=0.8, zorder=0)
+    ax.axvline(0, color="0.85", lw=0.8, zorder=0)
+    half = 0.5 * span * 1.25
+    cx = (coords[:, 0].min() + coords[:, 0].max()) / 2
+    cy = (coords[:, 1].min() + coords[:, 1].max()) / 2
+    ax.set_xlim(cx - half, cx + half)
+    ax.set_ylim(cy - half, cy + half)
+    ax.set_aspect("equal")
+    ax.set_xlabel("dimension 1")
+    ax.set_ylabel("dimension 2")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    with atomic_write(path, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=120)
+
+
+def _coincident(xy, tol):
+    """Groups of point indices closer than ``tol`` (greedy, in order): one label per group."""
+    groups, taken = [], np.zeros(len(xy), dtype=bool)
+    for i in range(len(xy)):
+        if taken[i]:
+            continue
+        near = np.flatnonzero(~taken & (np.hypot(*(xy - xy[i]).T) < tol))
+        taken[near] = True
+        groups.append(list(near))
+    return groups
+
+
+# -- text ----------------------------------------------------------------------------
+def format_matrix(methods, M, nd=4) -> str:
+    w = max(nd + 3, max(len(m) for m in methods))
+    lines = [" " * w + "".join(m.rjust(w + 1) for m in methods)]
+    for m, row in zip(methods, M):
+        lines.append(m.ljust(w) + "".join(("-" if not np.isfinite(v) else f"{v:.{nd}f}").rjust(w + 1)
+                                          for v in row))
+    return "\n".join(lines)
+
+
+def format_comparison(cmp: MethodComparison, pf_rows, cut) -> str:
+    out = [f"Between methods, over {cmp.n_papers} papers' adjusted scores (Denny's Table 4)", "",
+           "root mean squared difference", format_matrix(cmp.methods, cmp.rmsd), "",
+           "maximum difference", format_matrix(cmp.methods, cmp.maxdiff), "",
+           "correlation", format_matrix(cmp.methods, cmp.corr), ""]
+    if pf_rows:
+        out.append(f"Pass/fail at cut {cut:g} (score >= cut passes) relative to NO (Denny's Table 5)")
+        out.append(f"{'method':<8}{'passing':>9}{'failing':>9}{'helped':>8}{'hurt':>6}")
+        for r in pf_rows:
+            h = "-" if r["helped"] is None else r["helped"]
+            u = "-" if r["hurt"] is None else r["hurt"]
+            out.append(f"{r['method']:<8}{r['passing']:>9}{r['failing']:>9}{h:>8}{u:>6}")
+    return "\n".join(out)
+
+
+def _nan_to_none(a):
+    return [[None if not math.isfinite(v) else float(v) for v in row] for row in np.asarray(a)]

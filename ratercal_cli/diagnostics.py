@@ -1,0 +1,383 @@
+"""Is adjustment warranted?  The tests of Denny (1990, pp. 7-8) and Chapter 5's rule.
+
+Denny's "When adjustment is not recommended": (1) when rater differences are not
+statistically significant -- "an F-test in an analysis of variance" for the means,
+"a homogeneity of variance test" for the spreads, "a chi-square test ... at any
+point on the rating scale", "a Kolmogorov-Smirnov test does the same but with
+slightly more power"; (2) when papers are not randomly assigned to raters; (3) when
+all raters score all papers.  Chapter 5 (p. 103): "With fewer than 8 papers per
+rater or with non-random assignment of papers to raters, no equating ... With 8 to
+20 papers per rater and random assignment ..., truncated mean equating ... With
+more than 20 papers per rater, truncated linear equating".
+
+Whether the raters are linked (every rater reachable from every other through
+papers they share) decides whether the pairwise and PCM methods can put all
+raters on one scale; it is computed as the connected components of the
+paper-rater graph.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy import sparse, stats
+from scipy.sparse.csgraph import connected_components
+
+from .ratings import Ratings
+
+ALPHA = 0.05
+FEW_PAPERS = 8      # fewer than this per rater: no equating
+MANY_PAPERS = 20    # more than this per rater: TLI; 8..20: TMN
+
+
+# -- small pieces --------------------------------------------------------------------
+def score_table(ratings: Ratings) -> np.ndarray:
+    """Counts ``[rater, score]``, shape ``(n_raters, M + 1)``."""
+    k = ratings.max_score + 1
+    return np.bincount(ratings.rater * k + ratings.score,
+                       minlength=ratings.n_raters * k).reshape(ratings.n_raters, k)
+
+
+def rater_summary(ratings: Ratings):
+    """Per rater: number of ratings (= papers), mean and SD (n - 1 divisor) of the scores."""
+    n = ratings.ratings_per_rater()
+    s = ratings.score.astype(np.float64)
+    sums = np.bincount(ratings.rater, weights=s, minlength=ratings.n_raters)
+    sq = np.bincount(ratings.rater, weights=s * s, minlength=ratings.n_raters)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = sums / n
+        var = (sq - n * mean * mean) / (n - 1)
+    sd = np.sqrt(np.where(n > 1, np.maximum(var, 0.0), np.nan))
+    return n, mean, sd
+
+
+def holm(p) -> np.ndarray:
+    """Holm's step-down adjusted p-values (NaNs kept, not counted)."""
+    p = np.asarray(p, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = ok.size
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def _groups(ratings: Ratings, min_size=1):
+    order = np.argsort(ratings.rater, kind="stable")
+    counts = ratings.ratings_per_rater()
+    parts = np.split(ratings.score[order].astype(np.float64), np.cumsum(counts)[:-1])
+    return [g for g in parts if g.size >= min_size]
+
+
+def _quiet(fn, *args, **kw):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args, **kw)
+        except ValueError:
+            return None
+
+
+@dataclass
+class TestResult:
+    """A test's statistic, degrees of freedom and p-value (NaN when undefined)."""
+
+    test: str
+    statistic: float
+    df: tuple
+    p_value: float
+    note: str = ""
+
+    def significant(self, alpha=ALPHA) -> bool:
+        return bool(np.isfinite(self.p_value) and self.p_value < alpha)
+
+
+def _nan_result(test, note):
+    return TestResult(test, math.nan, (), math.nan, note)
+
+
+# -- the tests -----------------------------------------------------------------------
+def anova_means(ratings: Ratings) -> TestResult:
+    """One-way ANOVA F of the rater means (scipy ``f_oneway``), raters with ratings."""
+    groups = _groups(ratings)
+    n = sum(g.size for g in groups)
+    if len(groups) < 2 or n <= len(groups):
+        return _nan_result("ANOVA F, rater means", "needs two raters and more ratings than raters")
+    res = _quiet(stats.f_oneway, *groups)
+    df = (len(groups) - 1, n - len(groups))
+    if res is None or not np.isfinite(res.statistic):
+        return TestResult("ANOVA F, rater means", math.nan, df, math.nan, "no variation within raters")
+    return TestResult("ANOVA F, rater means", float(res.statistic), df, float(res.pvalue))
+
+
+def variance_tests(ratings: Ratings):
+    """Homogeneity of the raters' spreads: Levene (mean-centred, as SPSS ONEWAY), Brown-Forsythe
+    (median-centred Levene) and Bartlett; raters with two or more ratings."""
+    groups = _groups(ratings, min_size=2)
+    n = sum(g.size for g in groups)
+    out = []
+    for name, fn, kw in (("Levene, rater spreads", stats.levene, {"center": "mean"}),
+                         ("Brown-Forsythe, rater spreads", stats.levene, {"center": "median"}),
+                         ("Bartlett, rater spreads", stats.bartlett, {})):
+        if len(groups) < 2:
+            out.append(_nan_result(name, "needs two raters with two or more ratings"))
+            continue
+        res = _quiet(fn, *groups, **kw)
+        df = (len(groups) - 1,) if fn is stats.bartlett else (len(groups) - 1, n - len(groups))
+        if res is None or not np.isfinite(res.statistic):
+            note = "a rater gave one score only" if fn is stats.bartlett else "no variation"
+            out.append(TestResult(name, math.nan, df, math.nan, note))
+        else:
+            out.append(TestResult(name, float(res.statistic), df, float(res.pvalue)))
+    return out
+
+
+def _chi2(table):
+    table = table[:, table.sum(axis=0) > 0]
+    table = table[table.sum(axis=1) > 0]
+    if table.shape[0] < 2 or table.shape[1] < 2:
+        return None
+    res = _quiet(stats.chi2_contingency, table, correction=False)
+    if res is None:
+        return None
+    small = float((res.expected_freq < 5).mean())
+    return float(res.statistic), int(res.dof), float(res.pvalue), small
+
+
+def chi_square_raters(ratings: Ratings) -> TestResult:
+    """Pearson chi-square of the rater x score table (independence of score and rater)."""
+    got = _chi2(score_table(ratings))
+    if got is None:
+        return _nan_result("chi-square, rater x score", "needs two raters and two scores")
+    stat, dof, p, small = got
+    note = f"{small:.0%} of expected counts < 5" if small > 0.2 else ""
+    return TestResult("chi-square, rater x score", stat, (dof,), p, note)
+
+
+def per_rater_tests(ratings: Ratings):
+    """Each rater against the pooled others: chi-square of the 2 x (M+1) table and
+    two-sample Kolmogorov-Smirnov (scipy ``ks_2samp``); p-values Holm-adjusted over raters.
+
+    Returns a dict of arrays (NaN for a rater without ratings): ``chi2, chi2_df, chi2_p,
+    chi2_p_holm, ks_d, ks_p, ks_p_holm``.
+    """
+    table = score_table(ratings)
+    total = table.sum(axis=0)
+    r = ratings.n_raters
+    out = {k: np.full(r, np.nan) for k in ("chi2", "chi2_df", "chi2_p", "ks_d", "ks_p")}
+    groups = np.split(ratings.score[np.argsort(ratings.rater, kind="stable")],
+                      np.cumsum(ratings.ratings_per_rater())[:-1])
+    for j in range(r):
+        if table[j].sum() == 0 or table[j].sum() == total.sum():
+            continue
+        got = _chi2(np.vstack([table[j], total - table[j]]))
+        if got is not None:
+            out["chi2"][j], out["chi2_df"][j], out["chi2_p"][j], _ = got
+        others = ratings.score[ratings.rater != j]
+        res = _quiet(stats.ks_2samp, groups[j], others)
+        if res is not None:
+            out["ks_d"][j], out["ks_p"][j] = res.statistic, res.pvalue
+    out["chi2_p_holm"] = holm(out["chi2_p"])
+    out["ks_p_holm"] = holm(out["ks_p"])
+    return out
+
+
+def rater_components(ratings: Ratings):
+    """Connected components of raters linked by shared papers.
+
+    Returns a list of lists of rater indices (raters without ratings left out),
+    largest component first.
+    """
+    p, r = ratings.n_papers, ratings.n_raters
+    graph = sparse.coo_matrix((np.ones(ratings.n_ratings), (ratings.paper, p + ratings.rater)),
+                              shape=(p + r, p + r))
+    _, label = connected_components(graph, directed=False)
+    active = np.flatnonzero(ratings.ratings_per_rater() > 0)
+    comps = {}
+    for j in active:
+        comps.setdefault(label[p + j], []).append(int(j))
+    return sorted(comps.values(), key=lambda c: (-len(c), c[0]))
+
+
+# -- Chapter 5's rule ----------------------------------------------------------------
+def recommend(min_papers: int, assignment: str = "random", warranted: bool | None = True,
+              all_scored_all: bool = False):
+    """(method, reason) by Denny's Chapter 5 rule and pp. 7-8.
+
+    ``assignment``: "random" or "nonrandom"; ``min_papers``: the fewest papers any
+    rater scored; ``warranted``: whether any test found raters differing (None:
+    not known).
+    """
+    if all_scored_all:
+        return "NO", "every rater scored every paper, so rater effects touch all papers alike"
+    if assignment == "nonrandom":
+        return "NO", "papers were not randomly assigned to raters (Chapter 5: no equating)"
+    if min_papers < FEW_PAPERS:
+        return "NO", (f"a rater scored only {min_papers} paper(s), fewer than {FEW_PAPERS}: rater means "
+                      "are unstable (Chapter 5: no equating)")
+    if warranted is False:
+        return "NO", "no test found the raters differing significantly: no adjustment is necessary"
+    if min_papers <= MANY_PAPERS:
+        return "TMN", (f"the fewest papers a rater scored is {min_papers}, within {FEW_PAPERS} to "
+                       f"{MANY_PAPERS}: truncated mean equating (rater spreads are unstable)")
+    return "TLI", (f"every rater scored more than {MANY_PAPERS} papers (fewest {min_papers}): "
+                   "truncated linear equating")
+
+
+# -- the report ----------------------------------------------------------------------
+@dataclass
+class CheckReport:
+    """Everything ``ratercal check`` prints for one group of ratings."""
+
+    group: str | None
+    scale_low: int
+    scale_high: int
+    n_ratings: int
+    n_papers: int
+    ratings_per_paper: dict
+    raters: list                   # per rater dicts: rater, papers, mean, sd, counts, tests
+    tests: list                    # TestResult
+    components: list               # lists of rater labels
+    min_papers: int
+    assignment: str
+    alpha: float
+    warranted: bool
+    warranted_by: list
+    recommendation: str
+    reason: str
+    notes: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        def clean(x):
+            if isinstance(x, float):
+                return x if math.isfinite(x) else None
+            if isinstance(x, (np.floating, np.integer)):
+                return clean(x.item())
+            if isinstance(x, dict):
+                return {str(k): clean(v) for k, v in x.items()}
+            if isinstance(x, (list, tuple)):
+                return [clean(v) for v in x]
+            return x
+        d = asdict(self)
+        d["linked"] = len(self.components) <= 1
+        return clean(d)
+
+    def format_text(self, title="", group_label=None) -> str:
+        """The tables a person reads at a glance; ``group_label`` defaults to ``[group]``."""
+        L = []
+        if group_label is None and self.group is not None:
+            group_label = f"[{self.group}]"
+        head = title + (f"  {group_label}" if group_label else "")
+        L.append(f"{head}  scale {self.scale_low}-{self.scale_high}: {self.n_ratings} ratings, "
+                 f"{self.n_papers} papers, {len(self.raters)} raters".strip())
+        rpp = ", ".join(f"{k} rating(s): {v}" for k, v in self.ratings_per_paper.items())
+        L.append(f"papers with {rpp}")
+        linked = ("yes (one linked group)" if len(self.components) <= 1 else
+                  f"NO: {len(self.components)} separate groups: "
+                  + " | ".join(" ".join(map(str, c)) for c in self.components))
+        L.append(f"raters linked through shared papers: {linked}")
+        L.append("")
+        scores = list(range(self.scale_low, self.scale_high + 1))
+        hdr = (["rater", "papers", "mean", "sd"] + [str(s) for s in scores]
+               + ["chi2 p*", "KS D", "KS p*"])
+        rows = []
+        for r in self.raters:
+            rows.append([str(r["rater"]), str(r["papers"]), _f(r["mean"], 2), _f(r["sd"], 2)]
+                        + [str(c) for c in r["counts"]]
+                        + [_p(r["chi2_p_holm"]), _f(r["ks_d"], 3), _p(r["ks_p_holm"])])
+        L += _table(hdr, rows)
+        L.append("  * Holm-adjusted over raters; each rater against the pooled others")
+        L.append("")
+        trows = [[t.test, _f(t.statistic, 3), ", ".join(str(d) for d in t.df) or "-", _p(t.p_value),
+                  ("*" if t.significant(self.alpha) else "") + (f" {t.note}" if t.note else "")]
+                 for t in self.tests]
+        L += _table(["test", "statistic", "df", "p", ""], trows)
+        L.append("")
+        if self.warranted:
+            L.append(f"rater differences significant at {self.alpha:g}: yes ({'; '.join(self.warranted_by)})")
+        else:
+            L.append(f"rater differences significant at {self.alpha:g}: no")
+        L.append(f"papers per rater: fewest {self.min_papers}; assignment of papers to raters: "
+                 f"{self.assignment}{' (assumed; say --assignment nonrandom if not)' if self.assignment == 'random' else ''}")
+        L.append(f"RECOMMENDATION: {self.recommendation} -- {self.reason}")
+        L += [f"note: {n}" for n in self.notes]
+        return "\n".join(L)
+
+
+def _f(x, nd):
+    return "-" if x is None or not np.isfinite(x) else f"{x:.{nd}f}"
+
+
+def _p(p):
+    if p is None or not np.isfinite(p):
+        return "-"
+    return "<.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _table(header, rows):
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)] if rows else [len(h) for h in header]
+    fmt = lambda r: "  ".join(str(x).rjust(w) if i else str(x).ljust(w)  # noqa: E731
+                              for i, (x, w) in enumerate(zip(r, widths))).rstrip()
+    return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+
+
+def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "random",
+                  alpha: float = ALPHA) -> CheckReport:
+    """Run every test and the rule on one group's ratings (scores ``0..M`` + ``scale_low``)."""
+    if assignment not in ("random", "nonrandom"):
+        raise ValueError("assignment must be 'random' or 'nonrandom'")
+    n, mean, sd = rater_summary(ratings)
+    table = score_table(ratings)
+    per = per_rater_tests(ratings)
+    active = np.flatnonzero(n > 0)
+    raters = []
+    for j in active:
+        raters.append({"rater": ratings.rater_ids[j], "papers": int(n[j]),
+                       "mean": float(mean[j]) + scale_low, "sd": float(sd[j]),
+                       "counts": [int(c) for c in table[j]],
+                       **{k: float(v[j]) for k, v in per.items()}})
+    anova = anova_means(ratings)
+    var = variance_tests(ratings)
+    chi = chi_square_raters(ratings)
+    ks_min = np.nanmin(per["ks_p_holm"]) if np.isfinite(per["ks_p_holm"]).any() else math.nan
+    ks = TestResult("KS, each rater vs others (smallest Holm p)",
+                    float(np.nanmax(per["ks_d"])) if np.isfinite(per["ks_d"]).any() else math.nan,
+                    (), float(ks_min))
+    tests = [anova] + var + [chi, ks]
+    # Levene (mean) is the homogeneity test the text describes; the others are shown for reference.
+    deciding = [anova, var[0], chi, ks]
+    warranted_by = [f"{t.test}, p {'< .001' if t.p_value < 0.001 else f'= {t.p_value:.3f}'}"
+                    for t in deciding if t.significant(alpha)]
+    rpp = np.bincount(ratings.ratings_per_paper())
+    ratings_per_paper = {int(k): int(v) for k, v in enumerate(rpp) if v and k}
+    comps = rater_components(ratings)
+    min_papers = int(n[active].min()) if active.size else 0
+    used_papers = ratings.ratings_per_paper() > 0
+    all_scored_all = bool(active.size > 1 and (ratings.ratings_per_paper()[used_papers] == active.size).all())
+    warranted = bool(warranted_by)
+    rec, reason = recommend(min_papers, assignment, warranted, all_scored_all)
+    notes = []
+    if len(comps) > 1:
+        notes.append("the raters fall into separate groups with no paper in common: OLS, TLS, RAS and "
+                     "PCM cannot put them on one scale")
+    if ratings.max_raters_per_paper() < 2:
+        notes.append("one rating per paper: only NO, MN, TMN, LI, TLI and EQP apply")
+    few = [str(r["rater"]) for r in raters if r["papers"] < FEW_PAPERS]
+    if few:
+        notes.append(f"rater(s) with fewer than {FEW_PAPERS} papers: {', '.join(few)}")
+    if ratings.max_raters_per_paper() > 1:
+        notes.append("the F, chi-square and KS tests treat ratings as independent; with several "
+                     "raters per paper they are approximate")
+    return CheckReport(group=group, scale_low=scale_low, scale_high=scale_low + ratings.max_score,
+                       n_ratings=ratings.n_ratings, n_papers=int(used_papers.sum()),
+                       ratings_per_paper=ratings_per_paper, raters=raters, tests=tests,
+                       components=[[ratings.rater_ids[j] for j in c] for c in comps],
+                       min_papers=min_papers, assignment=assignment, alpha=alpha,
+                       warranted=warranted, warranted_by=warranted_by, recommendation=rec,
+                       reason=reason, notes=notes)

@@ -1,0 +1,404 @@
+"""A practitioner's ratings file: read, validate, resolve discrepancies, write adjusted.
+
+Input: CSV or TSV (sniffed), one rating per line, with columns for the paper, the
+rater and the score (names configurable), optionally a grouping column (e.g. grade)
+whose groups are analysed separately, as Denny analysed each grade.  Other columns
+are carried through to the output untouched.
+
+Scores are whole numbers on a scale ``low..high`` (``--scale 0-5``); internally a
+group's :class:`~ratercal_cli.ratings.Ratings` holds ``score - low`` on ``0..M``
+with ``M = high - low``, and adjusted scores are shifted back on output.
+
+A blank score (or ``NA``, ``N/A``, ``.``, ``NaN``) is a missing rating: skipped with
+a warning.  Anything else that is not a whole number on the scale, a duplicate
+(paper, rater) pair in a group, a blank paper or rater, a missing column or an
+empty file is an :class:`~ratercal_cli.errors.InputError` naming file, line and
+field.
+
+Output (:func:`write_adjusted`): the input columns, then ``flag`` and, per method
+``X``, ``X`` (the rating's adjusted score) and ``X_paper`` (its paper's adjusted
+score).  ``flag`` is blank for an ordinary rating, ``resolved`` for a rating kept on
+a paper whose discrepancy was resolved, ``dropped`` for the rating the resolution
+removed (no adjusted score), ``unresolved`` for a rating on a paper with a third
+rating that was not resolved (``--resolve-discrepancies`` not given), ``missing``
+for a rating without a usable score.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError
+from .io import atomic_write, read_csv
+from .ratings import Adjusted, Ratings
+
+MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
+
+#: Per-row flags written to the ``flag`` column.
+FLAG_OK, FLAG_RESOLVED, FLAG_DROPPED, FLAG_UNRESOLVED, FLAG_MISSING = (
+    "", "resolved", "dropped", "unresolved", "missing")
+
+
+# -- the scale -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Scale:
+    """The rating scale ``low..high`` (whole numbers)."""
+
+    low: int
+    high: int
+
+    @property
+    def max_score(self) -> int:
+        """M of the methods: scores run ``0..M`` after subtracting ``low``."""
+        return self.high - self.low
+
+    def __str__(self):
+        return f"{self.low}-{self.high}"
+
+
+_SCALE_RE = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|:|to)\s*(-?\d+)\s*$")
+
+
+def parse_scale(text) -> Scale:
+    """``"0-5"``, ``"1..6"``, ``"0:5"`` or ``"5"`` (meaning ``0-5``) -> :class:`Scale`."""
+    if isinstance(text, Scale):
+        return text
+    s = str(text).strip()
+    m = _SCALE_RE.match(s)
+    if m:
+        low, high = int(m.group(1)), int(m.group(2))
+    elif re.fullmatch(r"\d+", s):
+        low, high = 0, int(s)
+    else:
+        raise InputError(f"expected LOW-HIGH such as 0-5, not {text!r}", field="--scale")
+    if high <= low:
+        raise InputError(f"the top of the scale must exceed the bottom, not {text!r}", field="--scale")
+    return Scale(low, high)
+
+
+# -- what a file holds ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Columns:
+    """Names of the columns that matter (``group=None``: one group)."""
+
+    paper: str = "paper"
+    rater: str = "rater"
+    score: str = "score"
+    group: str | None = None
+
+
+@dataclass
+class RatingsGroup:
+    """One group's ratings and where they came from.
+
+    ``rows[i]`` is the index (into :attr:`RatingsTable.rows`) of rating ``i`` of
+    ``ratings``.
+    """
+
+    name: str | None
+    ratings: Ratings
+    rows: np.ndarray
+
+    def label(self, column=None) -> str:
+        if self.name is None:
+            return "all ratings"
+        return f"{column}={self.name}" if column else str(self.name)
+
+
+@dataclass
+class RatingsTable:
+    """A read ratings file: the raw rows, the validated groups, flags and warnings."""
+
+    path: Path
+    header: list
+    rows: list                       # dicts, as read
+    lines: list                      # file line number of each row
+    columns: Columns
+    scale: Scale
+    groups: list = field(default_factory=list)
+    flags: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+    delimiter: str = ","
+    scale_inferred: bool = False
+
+    @property
+    def n_resolved(self) -> int:
+        return sum(f == FLAG_DROPPED for f in self.flags)
+
+
+def _natural_key(label):
+    try:
+        return (0, float(label), "")
+    except ValueError:
+        return (1, 0.0, label)
+
+
+def _sniff_delimiter(path) -> str:
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            for line in fh:
+                if line.strip():
+                    return "\t" if line.count("\t") > line.count(",") else ","
+    except (OSError, UnicodeDecodeError):
+        pass
+    return ","
+
+
+def _parse_score(text, path, line, column):
+    """Whole number or None (missing); InputError otherwise."""
+    if text.strip().lower() in MISSING_TOKENS:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{text!r} is not a number", path, line, column) from None
+    if not np.isfinite(value) or value != int(value):
+        raise InputError(f"{text!r} is not a whole number", path, line, column)
+    return int(value)
+
+
+# -- discrepancy resolution ----------------------------------------------------------
+def resolve_discrepancies(paper, score, threshold: int = 1):
+    """Keep mask and per-rating flags for the district's third-reader rule.
+
+    ``paper`` and ``score`` are per-rating arrays in the order the ratings were
+    given.  On a paper with exactly three ratings whose first two differ by more
+    than ``threshold``, the third is kept with whichever of the first two is nearer
+    to it; on a tie (third midway) the lower of the two is dropped -- OBSGEN.BAS's
+    rule and the district's (Denny 1990, p. 50: "the most discrepant rating was
+    omitted, or if the third rating was midway between the other two then the lower
+    rating was omitted").
+
+    Returns ``(keep, resolved)``: ``keep`` false for the dropped rating,
+    ``resolved`` true for every rating of a resolved paper.
+    """
+    paper = np.asarray(paper, dtype=np.int64)
+    score = np.asarray(score, dtype=np.int64)
+    keep = np.ones(paper.size, dtype=bool)
+    resolved = np.zeros(paper.size, dtype=bool)
+    if paper.size == 0:
+        return keep, resolved
+    order = np.argsort(paper, kind="stable")          # file order within a paper
+    counts = np.bincount(paper)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    three = np.flatnonzero(counts == 3)
+    i1, i2, i3 = (order[starts[three] + k] for k in range(3))
+    s1, s2, s3 = score[i1], score[i2], score[i3]
+    disc = np.abs(s1 - s2) > threshold
+    i1, i2, i3, s1, s2, s3 = (a[disc] for a in (i1, i2, i3, s1, s2, s3))
+    d1, d2 = np.abs(s3 - s1), np.abs(s3 - s2)
+    drop_first = (d1 > d2) | ((d1 == d2) & (s1 < s2))
+    dropped = np.where(drop_first, i1, i2)
+    keep[dropped] = False
+    resolved[np.concatenate([i1, i2, i3])] = True
+    return keep, resolved
+
+
+def third_ratings(paper, score, threshold: int = 1):
+    """Papers (indices) with exactly three ratings whose first two differ by more than ``threshold``."""
+    keep, resolved = resolve_discrepancies(paper, score, threshold)
+    return np.unique(np.asarray(paper)[resolved])
+
+
+# -- reading -------------------------------------------------------------------------
+def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=None,
+                      resolve: bool = False, threshold: int = 1) -> RatingsTable:
+    """Read and validate a ratings CSV/TSV into one :class:`Ratings` per group.
+
+    ``scale``: a :class:`Scale`, a string for :func:`parse_scale`, or None to infer
+    ``0..max`` from the data (with a warning).  ``resolve``: apply
+    :func:`resolve_discrepancies` within each group.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a directory, not a ratings file", path)
+    required = [columns.paper, columns.rater, columns.score] + ([columns.group] if columns.group else [])
+    if delimiter is None:
+        delimiter = _sniff_delimiter(path)
+    header, rows_with_lines = read_csv(path, required=required, delimiter=delimiter)
+    if not rows_with_lines:
+        raise InputError("no ratings below the header line", path, 2)
+    lines = [ln for ln, _ in rows_with_lines]
+    rows = [r for _, r in rows_with_lines]
+    warnings = []
+
+    # -- field by field ---------------------------------------------------------------
+    scores = []
+    for ln, r in zip(lines, rows):
+        for col in (columns.paper, columns.rater) + ((columns.group,) if columns.group else ()):
+            if r[col] == "":
+                raise InputError("blank", path, ln, col)
+        scores.append(_parse_score(r[columns.score], path, ln, columns.score))
+
+    scale_inferred = scale is None
+    if scale is None:
+        present = [s for s in scores if s is not None]
+        if not present:
+            raise InputError("no usable score in the file", path, None, columns.score)
+        low = min(0, min(present))
+        scale = Scale(low, max(max(present), low + 1))
+        warnings.append(f"{path}: no --scale given; assuming {scale} from the scores found")
+    else:
+        scale = parse_scale(scale)
+        for ln, s in zip(lines, scores):
+            if s is not None and not scale.low <= s <= scale.high:
+                raise InputError(f"{s} is outside the scale {scale}", path, ln,
+                                 columns.score)
+
+    flags = [FLAG_MISSING if s is None else FLAG_OK for s in scores]
+    n_missing = sum(s is None for s in scores)
+    if n_missing:
+        first = next(ln for ln, s in zip(lines, scores) if s is None)
+        warnings.append(f"{path}:{first}: {columns.score}: {n_missing} rating(s) without a usable "
+                        "score (blank or NA) skipped")
+
+    # -- groups -----------------------------------------------------------------------
+    if columns.group:
+        group_names = list(dict.fromkeys(r[columns.group] for r in rows))
+        group_names.sort(key=_natural_key)
+        group_of = [r[columns.group] for r in rows]
+    else:
+        group_names = [None]
+        group_of = [None] * len(rows)
+
+    table = RatingsTable(path=path, header=list(header), rows=rows, lines=lines, columns=columns,
+                         scale=scale, flags=flags, warnings=warnings, delimiter=delimiter,
+                         scale_inferred=scale_inferred)
+    for g in group_names:
+        idx = [i for i, gi in enumerate(group_of) if gi == g]
+        group = _build_group(table, g, idx, scores, resolve, threshold)
+        if group is not None:
+            table.groups.append(group)
+    if not table.groups:
+        raise InputError("no usable rating in the file", path, None, columns.score)
+    return table
+
+
+def _build_group(table, name, idx, scores, resolve, threshold):
+    path, cols, lines, rows = table.path, table.columns, table.lines, table.rows
+    where = "" if name is None else f" ({cols.group} {name})"
+
+    seen = {}
+    for i in idx:
+        key = (rows[i][cols.paper], rows[i][cols.rater])
+        if key in seen:
+            raise InputError(f"duplicate rating of paper {key[0]} by rater {key[1]}{where} "
+                             f"(first at line {lines[seen[key]]})", path, lines[i], cols.rater)
+        seen[key] = i
+
+    all_papers = list(dict.fromkeys(rows[i][cols.paper] for i in idx))
+    usable = np.array([i for i in idx if scores[i] is not None], dtype=np.int64)
+    if usable.size == 0:
+        table.warnings.append(f"{path}: group{where or ' '}: no usable score; skipped")
+        return None
+    papers = [rows[i][cols.paper] for i in usable]
+    raters = [rows[i][cols.rater] for i in usable]
+    paper_ids = tuple(dict.fromkeys(papers))
+    pidx = {p: k for k, p in enumerate(paper_ids)}
+    p_arr = np.array([pidx[p] for p in papers], dtype=np.int64)
+    s_arr = np.array([scores[i] for i in usable], dtype=np.int64) - table.scale.low
+
+    keep, resolved = resolve_discrepancies(p_arr, s_arr, threshold)
+    for i in usable[resolved]:
+        table.flags[i] = FLAG_RESOLVED if resolve else FLAG_UNRESOLVED
+    n_res = int(np.unique(p_arr[resolved]).size)
+    if resolve:
+        for i in usable[~keep]:
+            table.flags[i] = FLAG_DROPPED
+        if n_res:
+            table.warnings.append(f"{path}: {n_res} discrepant paper(s){where} resolved: the third "
+                                  "rating kept with the nearer of the first two (flag column)")
+    else:
+        keep = np.ones_like(keep)
+        if n_res:
+            table.warnings.append(
+                f"{path}: {n_res} paper(s){where} have a third rating after two more than "
+                f"{threshold} point(s) apart; all three used (give --resolve-discrepancies to keep "
+                "the two nearest)")
+
+    no_usable = [p for p in all_papers if p not in pidx]
+    if no_usable:
+        first = next(lines[i] for i in idx if rows[i][cols.paper] == no_usable[0])
+        table.warnings.append(f"{path}:{first}: {cols.score}: {len(no_usable)} paper(s){where} with "
+                              f"no usable rating (e.g. paper {no_usable[0]}) get no adjusted score")
+
+    used = usable[keep]
+    p_used = p_arr[keep]
+    rater_ids = tuple(sorted(set(raters), key=_natural_key))
+    ridx = {r: k for k, r in enumerate(rater_ids)}
+    r_used = np.array([ridx[rows[i][cols.rater]] for i in used], dtype=np.int64)
+    rater_ids_used = rater_ids
+    counts = np.bincount(r_used, minlength=len(rater_ids))
+    if (counts == 0).any():   # a rater whose every rating was dropped: leave them out
+        present = np.flatnonzero(counts)
+        remap = -np.ones(len(rater_ids), dtype=np.int64)
+        remap[present] = np.arange(present.size)
+        r_used = remap[r_used]
+        rater_ids_used = tuple(rater_ids[k] for k in present)
+        counts = counts[present]
+    for k in np.flatnonzero(counts == 1):
+        i = used[np.flatnonzero(r_used == k)[0]]
+        table.warnings.append(f"{path}:{lines[i]}: {cols.rater}: rater {rater_ids_used[k]}{where} has "
+                              "only one rating; its spread cannot be estimated (linear and "
+                              "equipercentile equating of it are unreliable)")
+    ratings = Ratings(paper=p_used, rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
+                      n_papers=len(paper_ids), n_raters=len(rater_ids_used),
+                      paper_ids=paper_ids, rater_ids=rater_ids_used)
+    return RatingsGroup(name=name, ratings=ratings, rows=used)
+
+
+# -- writing -------------------------------------------------------------------------
+def adjusted_columns(table: RatingsTable, methods) -> list:
+    """Output header: the input's, then ``flag``, then ``X``, ``X_paper`` per method."""
+    extra = ["flag"] + [c for m in methods for c in (m, f"{m}_paper")]
+    clash = [c for c in extra if c in table.header]
+    if clash:
+        raise InputError(f"input already has column(s) {', '.join(clash)} that the output adds; "
+                         "rename them", table.path, 1, clash[0])
+    return table.header + extra
+
+
+def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4f}") -> None:
+    """Write the input rows with adjusted scores, atomically.
+
+    ``results``: ``{group name: {method code: Adjusted}}`` (a method missing for a
+    group leaves its cells blank).  Non-finite values are written blank.
+    Delimiter: tab if ``path`` ends in ``.tsv``/``.tab``, else comma.
+    """
+    import csv
+
+    methods = list(methods)
+    header = adjusted_columns(table, methods)
+    n = len(table.rows)
+    cells = {m: [""] * n for m in methods}
+    pcells = {m: [""] * n for m in methods}
+    low = table.scale.low
+    for group in table.groups:
+        got = results.get(group.name, {})
+        pid = {p: j for j, p in enumerate(group.ratings.paper_ids)}
+        group_rows = [i for i, r in enumerate(table.rows)
+                      if (group.name is None or r[table.columns.group] == group.name)
+                      and r[table.columns.paper] in pid]
+        for m in methods:
+            adj: Adjusted | None = got.get(m)
+            if adj is None:
+                continue
+            for k, i in enumerate(group.rows):
+                v = adj.rating[k]
+                if np.isfinite(v):
+                    cells[m][i] = fmt.format(v + low)
+            for i in group_rows:
+                v = adj.paper[pid[table.rows[i][table.columns.paper]]]
+                if np.isfinite(v):
+                    pcells[m][i] = fmt.format(v + low)
+    delim = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
+    with atomic_write(path) as fh:
+        w = csv.writer(fh, delimiter=delim, lineterminator="\n")
+        w.writerow(header)
+        for i, r in enumerate(table.rows):
+            w.writerow([r[c] for c in table.header] + [table.flags[i]]
+                       + [x for m in methods for x in (cells[m][i], pcells[m][i])])
