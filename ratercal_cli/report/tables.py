@@ -1,0 +1,371 @@
+"""The dissertation's tables (7-14) from a run's score files, and published-vs-regenerated comparison.
+
+Inputs are ``score/scores.csv`` (``set,method,variant,rmse,r,maxdiff``) and
+``score/rater_rmse.csv`` (``set,method,variant,rater,n,rmse``).  Per-set criteria are averaged
+by facet as Chapter 4 does (README "Criteria and rounding"):
+
+- Tables 8, 13: arithmetic mean of the per-set RMSE / maximum difference over the multi-rater
+  sets of each facet level; Table 14 the same over the one-rater sets.
+- Tables 9, 10: per set and method, the mean of the RMSEs of the three raters of a type
+  (``design.RATER_TYPES``); then the arithmetic mean over the sets of the facet level.
+- Table 11: correlations averaged through Fisher's z, ``tanh(mean(atanh(r)))``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..design import RATER_TYPES, parse_code
+from ..errors import InputError
+from ..io import read_csv
+from ..methods import ONE_RATER_METHODS, STUDY_METHODS
+
+FACETS = ("all", "raters", "papers", "scale", "quality")
+_QUALITY_LEVEL = {"normal": "normal", "positive": "skew+", "negative": "skew-"}
+_RPP_ORDER = {"1": 0, "2": 1, "2+": 2, "3": 3}
+FACET_TITLES = {"all": "All", "raters": "Raters per paper", "papers": "Papers",
+                "scale": "Scale", "quality": "Paper quality"}
+
+
+# ----------------------------------------------------------------------------- containers
+
+@dataclass
+class Table:
+    """A table: rows ``index`` (tuples named by ``index_names``) x ``columns``; NaN = empty."""
+
+    name: str
+    title: str
+    index_names: tuple
+    columns: tuple
+    index: list
+    values: np.ndarray
+    decimals: int = 2
+    note: str = ""
+
+    def get(self, key, column):
+        return self.values[self.index.index(tuple(key)), self.columns.index(column)]
+
+    def rounded(self):
+        """Values as printed: :func:`table_round` for 2 decimals, half-up otherwise."""
+        return round_table(self.values, self.decimals)
+
+
+@dataclass
+class Comparison:
+    """A published table beside the regenerated one, aligned on the published rows/columns."""
+
+    name: str
+    published: Table
+    regenerated: Table  # same index/columns as ``published``; NaN where not regenerated
+    reproduced: np.ndarray  # bool, True where rounded regenerated == published
+    present: np.ndarray  # bool, True where a published value exists
+    extra: list = field(default_factory=list)
+
+    @property
+    def n_published(self) -> int:
+        return int(self.present.sum())
+
+    @property
+    def n_reproduced(self) -> int:
+        return int((self.reproduced & self.present).sum())
+
+    def summary(self) -> str:
+        return f"{self.n_reproduced} of {self.n_published} published values reproduced"
+
+
+# ----------------------------------------------------------------------------- rounding
+
+def _criteria():
+    from .. import criteria  # lazily: written by another helper
+
+    return criteria
+
+
+def round_table(values, decimals=2):
+    """Round as the tables print: ``criteria.table_round`` (half-up to 3 then 2) for 2 decimals;
+    ``criteria.round_half_up`` at ``decimals`` otherwise (Table 14 prints three)."""
+    crit = _criteria()
+    values = np.asarray(values, dtype=np.float64)
+    out = np.full(values.shape, np.nan)
+    ok = np.isfinite(values)
+    fn = crit.table_round if decimals == 2 else (lambda v: crit.round_half_up(v, decimals))
+    out[ok] = [float(fn(float(v))) for v in values[ok]]
+    return out
+
+
+# ----------------------------------------------------------------------------- reading
+
+@dataclass
+class ScoreData:
+    """Criteria of one variant: ``crit[(set, method)] = {"rmse":, "r":, "maxdiff":}``,
+    ``rater[(set, method)] = {rater: (n, rmse)}``."""
+
+    variant: str
+    sets: list
+    methods: list
+    crit: dict
+    rater: dict
+
+
+def order_methods(methods):
+    known = [m for m in STUDY_METHODS if m in methods]
+    return known + sorted(m for m in methods if m not in STUDY_METHODS)
+
+
+def set_sort_key(code):
+    c = parse_code(code)
+    return (_RPP_ORDER[c.raters_per_paper], c.papers, c.max_score, _QUALITY_LEVEL[c.quality])
+
+
+def _float(v, path, lineno, name):
+    try:
+        return float(v) if v not in ("", "nan", "NaN") else float("nan")
+    except ValueError:
+        raise InputError(f"not a number: {v!r}", path, lineno, name) from None
+
+
+def read_scores(run_dir):
+    """Read ``RUN/score/scores.csv`` (and ``rater_rmse.csv`` if present) into ``{variant: ScoreData}``."""
+    run_dir = Path(run_dir)
+    path = run_dir / "score" / "scores.csv"
+    _, rows = read_csv(path, required=("set", "method", "variant", "rmse", "r", "maxdiff"))
+    by_var = {}
+    for lineno, row in rows:
+        code = row["set"]
+        try:
+            parse_code(code)
+        except ValueError as exc:
+            raise InputError(str(exc), path, lineno, "set") from None
+        d = by_var.setdefault(row["variant"], ScoreData(row["variant"], [], [], {}, {}))
+        d.crit[(code, row["method"])] = {k: _float(row[k], path, lineno, k) for k in ("rmse", "r", "maxdiff")}
+        if code not in d.sets:
+            d.sets.append(code)
+        if row["method"] not in d.methods:
+            d.methods.append(row["method"])
+    rpath = run_dir / "score" / "rater_rmse.csv"
+    if rpath.exists():
+        _, rrows = read_csv(rpath, required=("set", "method", "variant", "rater", "n", "rmse"))
+        for lineno, row in rrows:
+            d = by_var.get(row["variant"])
+            if d is None:
+                continue
+            n = _float(row["n"], rpath, lineno, "n")
+            d.rater.setdefault((row["set"], row["method"]), {})[int(row["rater"])] = (
+                n, _float(row["rmse"], rpath, lineno, "rmse"))
+    for d in by_var.values():
+        d.sets.sort(key=set_sort_key)
+        d.methods = order_methods(d.methods)
+    return dict(sorted(by_var.items()))
+
+
+# ----------------------------------------------------------------------------- facets
+
+def facet_levels(code):
+    """``[(facet, level), ...]`` a set belongs to, e.g. 0551 -> all, raters 2+, papers 500, ..."""
+    c = parse_code(code)
+    return [("all", "all"), ("raters", c.raters_per_paper), ("papers", str(c.papers)),
+            ("scale", f"0-{c.max_score}"), ("quality", _QUALITY_LEVEL[c.quality])]
+
+
+def _level_key(facet, level):
+    if facet == "raters":
+        return _RPP_ORDER.get(level, 9)
+    if facet in ("papers",):
+        return int(level)
+    if facet == "scale":
+        return int(level.split("-")[1])
+    if facet == "quality":
+        return ("normal", "skew+", "skew-").index(level)
+    return 0
+
+
+def facet_rows(sets, facets=FACETS):
+    """The (facet, level) rows the sets cover, in the tables' order."""
+    seen = {fl for s in sets for fl in facet_levels(s) if fl[0] in facets}
+    return sorted(seen, key=lambda fl: (FACETS.index(fl[0]), _level_key(*fl)))
+
+
+def facet_average(per_set, sets, columns, rows=None, mean="arithmetic"):
+    """Average ``per_set[(set, column)]`` over the sets of each facet level.
+
+    ``mean="arithmetic"`` (NaNs skipped) or ``"fisher"`` (correlations through Fisher's z, via
+    ``criteria.fisher_z_mean``).  Returns ``(rows, values)``.
+    """
+    rows = facet_rows(sets) if rows is None else list(rows)
+    groups = defaultdict(list)
+    for s in sets:
+        for fl in facet_levels(s):
+            groups[fl].append(s)
+    values = np.full((len(rows), len(columns)), np.nan)
+    for i, fl in enumerate(rows):
+        for j, col in enumerate(columns):
+            x = np.array([per_set.get((s, col), np.nan) for s in groups.get(fl, [])], dtype=np.float64)
+            x = x[np.isfinite(x)]
+            if x.size == 0:
+                continue
+            if mean == "fisher":
+                values[i, j] = float(_criteria().fisher_z_mean(x))
+            else:
+                values[i, j] = float(x.mean())
+    return rows, values
+
+
+# ----------------------------------------------------------------------------- the tables
+
+_PER_SET = {"rmse": ("table07_rmse", "Table 7. Overall RMSE of the paper scores, by data set and method"),
+            "maxdiff": ("table12_maxdiff", "Table 12. Maximum |adjusted - true| paper score, by data set and method"),
+            "r": ("table_correlation_by_set", "Correlations of adjusted with true paper scores, by data set")}
+
+
+def per_set_table(d: ScoreData, criterion="rmse"):
+    """Tables 7 and 12: one row per data set (program code), one column per method."""
+    name, title = _PER_SET[criterion]
+    vals = np.array([[d.crit.get((s, m), {}).get(criterion, np.nan) for m in d.methods] for s in d.sets],
+                    dtype=np.float64).reshape(len(d.sets), len(d.methods))
+    return Table(name, title, ("set",), tuple(d.methods), [(s,) for s in d.sets], vals)
+
+
+def _multi(d):
+    return [s for s in d.sets if parse_code(s).raters_per_paper != "1"]
+
+
+def _one(d):
+    return [s for s in d.sets if parse_code(s).raters_per_paper == "1"]
+
+
+def facet_table(d: ScoreData, criterion="rmse"):
+    """Table 8 (RMSE) or 13 (maximum difference): multi-rater sets averaged by facet."""
+    sets = _multi(d)
+    per_set = {(s, m): d.crit[(s, m)][criterion] for (s, m) in d.crit}
+    rows, vals = facet_average(per_set, sets, d.methods)
+    name, title = {
+        "rmse": ("table08_rmse_by_facet", "Table 8. Overall RMSE averaged by facet (one-rater sets omitted)"),
+        "maxdiff": ("table13_maxdiff_by_facet", "Table 13. Maximum difference averaged by facet (one-rater sets omitted)"),
+    }[criterion]
+    return Table(name, title, ("facet", "level"), tuple(d.methods), rows, vals,
+                 note=f"Means over {len(sets)} multi-rater data sets.")
+
+
+def one_rater_table(d: ScoreData):
+    """Table 14: one-rater sets, RMSE averaged by facet, three decimals."""
+    sets = _one(d)
+    cols = tuple(m for m in d.methods if m in ONE_RATER_METHODS)
+    per_set = {(s, m): d.crit[(s, m)]["rmse"] for (s, m) in d.crit}
+    rows, vals = facet_average(per_set, sets, cols, rows=facet_rows(sets, ("all", "papers", "scale", "quality")))
+    return Table("table14_one_rater_rmse", "Table 14. RMSE of the one-rater data sets averaged by facet",
+                 ("facet", "level"), cols, rows, vals, decimals=3,
+                 note=f"Means over {len(sets)} one-rater data sets.")
+
+
+def rater_type_means(d: ScoreData, kind="severity"):
+    """``{(type, set, method): mean over the type's raters of the rater's RMSE}`` (raters with n > 0)."""
+    out = {}
+    for (s, m), by_rater in d.rater.items():
+        for tname, raters in RATER_TYPES[kind].items():
+            x = [rm for r, (n, rm) in by_rater.items() if r in raters and n > 0 and np.isfinite(rm)]
+            if x:
+                out[(tname, s, m)] = float(np.mean(x))
+    return out
+
+
+def rater_type_table(d: ScoreData, kind="severity"):
+    """Table 9 (``kind="severity"``: lenient 1-3 / average 4-6 / stringent 7-9) or Table 10
+    (``"spread"``: wide 1,4,7 / medium 2,5,8 / narrow 3,6,9), overall and by facet."""
+    sets = _multi(d)
+    tm = rater_type_means(d, kind)
+    index, blocks = [], []
+    for tname in RATER_TYPES[kind]:
+        per_set = {(s, m): v for (t, s, m), v in tm.items() if t == tname}
+        rows, vals = facet_average(per_set, sets, d.methods)
+        index += [(tname, *r) for r in rows]
+        blocks.append(vals)
+    vals = np.vstack(blocks) if blocks else np.empty((0, len(d.methods)))
+    if kind == "severity":
+        name, title = "table09_rater_level", "Table 9. Per-rater RMSE by rater level (lenient 1-3, average 4-6, stringent 7-9)"
+    else:
+        name, title = "table10_rater_spread", "Table 10. Per-rater RMSE by rater spread (wide 1,4,7, medium 2,5,8, narrow 3,6,9)"
+    return Table(name, title, ("type", "facet", "level"), tuple(d.methods), index, vals,
+                 note="Per set: mean of the three raters' RMSEs (adjusted rating against the paper's true "
+                      f"score); then the mean over the {len(sets)} multi-rater sets of the facet level.")
+
+
+def correlation_tables(d: ScoreData):
+    """Table 11: correlations averaged through Fisher's z, and the mean z values."""
+    sets = _multi(d)
+    per_set = {(s, m): d.crit[(s, m)]["r"] for (s, m) in d.crit}
+    rows, r = facet_average(per_set, sets, d.methods, mean="fisher")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.arctanh(r)
+    return (Table("table11_correlation", "Table 11. Correlation with true scores, averaged through Fisher's z",
+                  ("facet", "level"), tuple(d.methods), rows, r),
+            Table("table11_fisher_z", "Table 11 (z). Mean Fisher z = atanh(r) by facet",
+                  ("facet", "level"), tuple(d.methods), rows, z))
+
+
+def all_tables(d: ScoreData):
+    """Every table of the report for one variant, in the dissertation's order."""
+    tables = [per_set_table(d, "rmse")]
+    multi, one = _multi(d), _one(d)
+    if multi:
+        tables.append(facet_table(d, "rmse"))
+        if d.rater:
+            tables += [rater_type_table(d, "severity"), rater_type_table(d, "spread")]
+        tables += list(correlation_tables(d))
+    tables.append(per_set_table(d, "maxdiff"))
+    if multi:
+        tables.append(facet_table(d, "maxdiff"))
+    if one:
+        tables.append(one_rater_table(d))
+    return tables
+
+
+# ----------------------------------------------------------------------------- comparison
+
+def published_table(name):
+    from .published import published_tables
+
+    index_names, columns, rows = published_tables()[name]
+    k = len(index_names)
+    vals = np.array([[np.nan if v is None else v for v in row[k:]] for row in rows], dtype=np.float64)
+    return Table(name, "", tuple(index_names), tuple(columns), [tuple(r[:k]) for r in rows], vals,
+                 decimals=3 if name.startswith("table14") else 2)
+
+
+def compare(regenerated: Table, published: Table) -> Comparison:
+    """Align ``regenerated`` on the published rows and columns; a value is reproduced when the
+    regenerated value, rounded as the tables print, equals the published one."""
+    vals = np.full(published.values.shape, np.nan)
+    for i, key in enumerate(published.index):
+        if key not in regenerated.index:
+            continue
+        ri = regenerated.index.index(key)
+        for j, col in enumerate(published.columns):
+            if col in regenerated.columns:
+                vals[i, j] = regenerated.values[ri, regenerated.columns.index(col)]
+    regen = Table(regenerated.name, regenerated.title, published.index_names, published.columns,
+                  list(published.index), vals, published.decimals, regenerated.note)
+    present = np.isfinite(published.values)
+    rounded = regen.rounded()
+    reproduced = present & np.isfinite(rounded) & (np.abs(rounded - np.nan_to_num(published.values)) < 1e-9)
+    extra = [k for k in regenerated.index if k not in published.index]
+    return Comparison(regenerated.name, published, regen, reproduced, present, extra)
+
+
+def comparisons(tables):
+    """Compare every regenerated table that has a published counterpart."""
+    from .published import published_tables
+
+    names = published_tables()
+    return [compare(t, published_table(t.name)) for t in tables if t.name in names]
+
+
+def is_denny_run(d: ScoreData) -> bool:
+    """A faithful run covering at least half the published data sets (so the comparison means something)."""
+    if d.variant != "faithful":
+        return False
+    pub = {row[0] for row in published_table("table07_rmse").index}
+    return 2 * len(pub.intersection(d.sets)) >= len(pub)
