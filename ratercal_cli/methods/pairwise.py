@@ -27,8 +27,9 @@ variant="corrected"
     :class:`MethodError`.  OLS ``adj = s - theta_r`` (clipped for TLS).  RAS keeps the
     listed adjustment, which with +1/-1 rows maps a score of rater r to the expected
     score of an average rater (b = 0) for the same paper: ``b`` is then the
-    stringency, so the formula's ``+b`` has the right sign.  RAS teams whose ratio
-    is 0/x or x/0 carry no finite estimate and are left out of the corrected fit.
+    stringency, so the formula's ``+b`` has the right sign.  A RAS team with a zero
+    sum (ratio 0/x or x/0, no finite estimate) gets 1/2 added to both sums
+    (Haldane-Anscombe) instead of the listing's ``d = 0``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from ..ratings import Ratings
 from .base import RaterAdjuster, clip_to_scale
 
 F32 = np.float32
+#: Corrected RAS: added to both sums of a team when either is 0 (Haldane-Anscombe).
+ZERO_CORRECTION = 0.5
 
 
 # -- single-precision pieces of OLS.BAS / RASCHEXT.BAS ------------------------------
@@ -135,7 +138,7 @@ class _PairwiseDesign(RaterAdjuster):
     needs_multiple_raters = True
 
     def _team_statistic(self, s_low, s_high, team, n_teams, max_score):
-        """Return ``(d, usable)`` per team; ``usable`` marks teams the corrected fit keeps."""
+        """Return the team statistic ``d`` (one value per team)."""
         raise NotImplementedError  # pragma: no cover
 
     def _fit(self, ratings: Ratings) -> None:
@@ -155,7 +158,7 @@ class _PairwiseDesign(RaterAdjuster):
         key[rank] = keys
         t_low, t_high = key // nr, key % nr
         n = np.bincount(team, minlength=keys.size)
-        d, usable = self._team_statistic(
+        d = self._team_statistic(
             ratings.score[first], ratings.score[second], team, keys.size, ratings.max_score)
         self.teams_ = np.column_stack([t_low, t_high])
         self.team_n_ = n
@@ -164,7 +167,7 @@ class _PairwiseDesign(RaterAdjuster):
             params = self._solve_faithful(t_low, t_high, n, d, ratings)
             fitted = np.ones(nr, dtype=bool)
         else:
-            params, fitted = self._solve_corrected(t_low, t_high, n, d, usable, ratings)
+            params, fitted = self._solve_corrected(t_low, t_high, n, d, ratings)
         self.params_ = params
         self.fitted_ = fitted
 
@@ -193,16 +196,12 @@ class _PairwiseDesign(RaterAdjuster):
         last = np.cumsum(-theta, dtype=F32)[-1] if theta.size else F32(0)
         return np.append(theta, last).astype(np.float64)
 
-    def _solve_corrected(self, low, high, n, d, usable, ratings):
+    def _solve_corrected(self, low, high, n, d, ratings):
         """Minimise ``sum N (d - (theta_l - theta_h))^2`` with ``sum theta = 0`` over raters with ratings."""
         nr = ratings.n_raters
-        low, high = low[usable], high[usable]
-        w = n[usable].astype(np.float64)
-        wd = w * np.asarray(d, dtype=np.float64)[usable]
-        dropped = int((~usable).sum())
-        note = (f" ({dropped} rater pair(s) whose every score was 0 or {ratings.max_score} were left out)"
-                if dropped else "")
-        require_connected(ratings, self.code, links=(low, high), note=note)
+        require_connected(ratings, self.code, links=(low, high))
+        w = n.astype(np.float64)
+        wd = w * np.asarray(d, dtype=np.float64)
         active = np.bincount(ratings.rater, minlength=nr) > 0
         lap = (np.bincount(low * nr + low, w, nr * nr) + np.bincount(high * nr + high, w, nr * nr)
                - np.bincount(low * nr + high, w, nr * nr) - np.bincount(high * nr + low, w, nr * nr))
@@ -254,8 +253,8 @@ class PairwiseLeastSquares(_PairwiseDesign):
         diff = np.bincount(team, weights=(s_low - s_high).astype(np.float64), minlength=n_teams)
         n = np.bincount(team, minlength=n_teams)
         if self.variant == "faithful":  # d(i, 1) = d(i, 1) / N(i, i), singles
-            return _single(diff) / n.astype(F32), np.ones(n_teams, dtype=bool)
-        return diff / n, np.ones(n_teams, dtype=bool)
+            return _single(diff) / n.astype(F32)
+        return diff / n
 
     def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
         theta = self._fitted_params(ratings)
@@ -284,12 +283,16 @@ class RaschExtension(_PairwiseDesign):
         m = max_score
         num = np.bincount(team, weights=(s_high * (m - s_low)).astype(np.float64), minlength=n_teams)
         den = np.bincount(team, weights=(s_low * (m - s_high)).astype(np.float64), minlength=n_teams)
-        usable = (num > 0) & (den > 0)
-        d = np.zeros(n_teams)
-        d[usable] = np.log(num[usable] / den[usable])
-        if self.variant == "faithful":  # d(i, 1) = LOG(num(i) / den(i)), a single
-            d = _single(d)
-        return d, usable
+        finite = (num > 0) & (den > 0)
+        if self.variant == "faithful":  # IF num(i) = 0 OR den(i) = 0 THEN d(i, 1) = 0 ELSE LOG(num / den)
+            d = np.zeros(n_teams)
+            d[finite] = np.log(num[finite] / den[finite])
+            return _single(d)
+        # corrected: a zero sum makes the ratio 0 or infinite; add 1/2 to both sums of
+        # such a team (Haldane-Anscombe), keeping its direction and the team's links
+        num = np.where(finite, num, num + ZERO_CORRECTION)
+        den = np.where(finite, den, den + ZERO_CORRECTION)
+        return np.log(num / den)
 
     def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
         b = self._fitted_params(ratings)

@@ -1,8 +1,12 @@
 """OLS / TLS / RAS (de Gruijter 1984): faithful listings and corrected least squares."""
 
+import csv
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from ratercal_cli.criteria import table_round
 from ratercal_cli.errors import MethodError
 from ratercal_cli.methods import make_method
 from ratercal_cli.methods.pairwise import (PairwiseLeastSquares, RaschExtension,
@@ -10,6 +14,8 @@ from ratercal_cli.methods.pairwise import (PairwiseLeastSquares, RaschExtension,
 from ratercal_cli.ratings import Ratings
 
 LN9 = np.log(9.0)
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+TABLES = Path(__file__).resolve().parents[2] / "ratercal_cli" / "data" / "denny1990"
 
 
 @pytest.fixture
@@ -149,6 +155,62 @@ def test_gauss_jordan_single():
         gauss_jordan_inverse_single([[0, 1], [0, 1]])
 
 
+def _denny_set(code):
+    """A simulated set from tests/results (made by make_pairwise_fixtures.py) and its true scores."""
+    obs = np.loadtxt(RESULTS / "pairwise_sets.csv", delimiter=",", skiprows=1, dtype=str)
+    obs = obs[obs[:, 0] == code, 1:].astype(int)
+    true = np.loadtxt(RESULTS / "pairwise_true.csv", delimiter=",", skiprows=1, dtype=str)
+    true = true[true[:, 0] == code, 2].astype(float)
+    r = Ratings.from_labels(obs[:, 0], obs[:, 1], obs[:, 2], max_score=int(code[2]), rater_ids=range(1, 10))
+    return r, true
+
+
+def _published(table, code):
+    with open(TABLES / table, newline="") as fh:
+        row = next(row for row in csv.DictReader(fh) if row["code"] == code)
+    return {m: float(row[m]) for m in ("OLS", "TLS", "RAS")}
+
+
+@pytest.mark.parametrize("code", ["0551", "2191", "3151"])
+def test_faithful_reproduces_tables_7_and_12(code):
+    # 0551 = 2+551 (two raters, a third on disagreement), 2191 (M = 9), 3151 (three raters).
+    r, true = _denny_set(code)
+    rmse, maxdiff = _published("table7_rmse.csv", code), _published("table12_maxdiff.csv", code)
+    for name, est in (("OLS", PairwiseLeastSquares()), ("TLS", PairwiseLeastSquares(truncate=True)),
+                      ("RAS", RaschExtension())):
+        paper = est.fit_transform(r).paper
+        assert table_round(np.sqrt(np.mean((paper - true) ** 2))) == rmse[name], name
+        assert table_round(np.abs(paper - true).max()) == maxdiff[name], name
+
+
+def test_corrected_beats_no_equating_on_2plus551():
+    # The regeneration's finding (shared/denny1990 README): with +1/-1 rows OLS, TLS, RAS
+    # give RMSE 0.68, 0.67, 0.69 on 2+551, against 0.74 for no equating.
+    r, true = _denny_set("0551")
+    got = [table_round(np.sqrt(np.mean((make_method(c, "corrected").fit_transform(r).paper - true) ** 2)))
+           for c in ("OLS", "TLS", "RAS")]
+    assert got == [0.68, 0.67, 0.69]
+    assert table_round(np.sqrt(np.mean((r.paper_mean() - true) ** 2))) == 0.74
+
+
+def test_corrected_ras_handles_zero_sums_on_2191():
+    # M = 9: six teams have a zero sum, e.g. raters (1,2) share one paper scored 9 and 6:
+    # num = 6 * (9 - 9) = 0, den = 9 * (9 - 6) = 27.  Faithful sets d = 0; corrected adds
+    # 1/2 to both sums, d = ln(0.5 / 27.5), and keeps every team.
+    r, _ = _denny_set("2191")
+    faithful = RaschExtension("faithful").fit(r)
+    est = RaschExtension("corrected").fit(r)
+    assert est.teams_.tolist() == faithful.teams_.tolist()
+    t12 = est.teams_.tolist().index([0, 1])
+    assert est.team_n_[t12] == 1 and faithful.team_d_[t12] == 0
+    np.testing.assert_allclose(est.team_d_[t12], np.log(0.5 / 27.5), rtol=1e-12)
+    assert int((faithful.team_d_ == 0).sum()) >= 6
+    assert np.isfinite(est.b_).all() and abs(est.b_.sum()) < 1e-12
+    # Table 3: raters 1-3 lenient, 7-9 stringent
+    assert est.b_[:3].mean() < est.b_[3:6].mean() < est.b_[6:].mean()
+    assert np.isfinite(est.transform(r).rating).all()
+
+
 # -- corrected ------------------------------------------------------------------------
 
 def test_corrected_ols_hand_example(tiny):
@@ -221,10 +283,14 @@ def test_tls_stays_on_scale(variant):
 
 
 def test_corrected_ras_hand_example(tiny):
-    # team (1,3) has num = 0: no finite estimate, left out.  Remaining teams fit exactly:
-    # b1 - b2 = -ln9, b2 - b3 = 0, sum 0 -> b = ln9 [-2/3, 1/3, 1/3].
+    # team (1,3) has num = 0: Haldane-Anscombe, d = ln(0.5 / 20.5) = -ln 41.  Same Laplacian as
+    # the OLS example, right side [-ln9 - 2 ln41, ln9, 2 ln41]; with sum 0:
+    # b2 = ln9/3, b1 = -(4/15) ln9 - (2/5) ln41, b3 = -(1/15) ln9 + (2/5) ln41.
     est = RaschExtension("corrected").fit(tiny)
-    np.testing.assert_allclose(est.b_, LN9 * np.array([-2, 1, 1]) / 3, atol=1e-12)
+    ln41 = np.log(41.0)
+    np.testing.assert_allclose(est.team_d_, [-LN9, 0, -ln41], atol=1e-12)
+    b = [-4 / 15 * LN9 - 0.4 * ln41, LN9 / 3, -LN9 / 15 + 0.4 * ln41]
+    np.testing.assert_allclose(est.b_, b, atol=1e-12)
 
 
 def _expected_score(quality, b, m):
