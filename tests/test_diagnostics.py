@@ -1,0 +1,146 @@
+"""diagnostics: the check statistics against hand formulas, linkage, Chapter 5's rule."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ratercal_cli.diagnostics import (anova_means, check_ratings, chi_square_raters, holm,
+                                      per_rater_tests, rater_components, rater_summary,
+                                      recommend, score_table, variance_tests)
+from ratercal_cli.ratings import Ratings
+
+# three raters, scale 0..4; rater 0: 1 2 2 3, rater 1: 3 4 4 4 3, rater 2: 0 1 2
+RATER = [0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2]
+SCORE = [1, 2, 2, 3, 3, 4, 4, 4, 3, 0, 1, 2]
+
+
+def small():
+    paper = np.arange(12) % 6                       # two ratings per paper, raters (0,1)x3 (0,2) (1,2)x2
+    return Ratings(paper, RATER, SCORE, 4, 6, 3)
+
+
+def groups():
+    return [np.array([s for r, s in zip(RATER, SCORE) if r == j], float) for j in range(3)]
+
+
+def test_score_table_and_summary():
+    t = score_table(small())
+    np.testing.assert_array_equal(t, [[0, 1, 2, 1, 0], [0, 0, 0, 2, 3], [1, 1, 1, 0, 0]])
+    n, mean, sd = rater_summary(small())
+    np.testing.assert_array_equal(n, [4, 5, 3])
+    np.testing.assert_allclose(mean, [2.0, 3.6, 1.0])
+    np.testing.assert_allclose(sd, [np.sqrt(2 / 3), np.sqrt(1.2 / 4), 1.0])
+
+
+def test_anova_f_by_hand():
+    g = groups()
+    allx = np.concatenate(g)
+    ssb = sum(x.size * (x.mean() - allx.mean()) ** 2 for x in g)
+    ssw = sum(((x - x.mean()) ** 2).sum() for x in g)
+    f = (ssb / 2) / (ssw / 9)
+    res = anova_means(small())
+    assert res.df == (2, 9)
+    assert res.statistic == pytest.approx(f, rel=1e-12)
+    assert res.p_value == pytest.approx(stats.f.sf(f, 2, 9), rel=1e-10)
+    assert res.significant(0.05)
+
+
+def test_levene_is_anova_of_absolute_deviations():
+    g = groups()
+    dev = [np.abs(x - x.mean()) for x in g]
+    alld = np.concatenate(dev)
+    ssb = sum(d.size * (d.mean() - alld.mean()) ** 2 for d in dev)
+    ssw = sum(((d - d.mean()) ** 2).sum() for d in dev)
+    w = (ssb / 2) / (ssw / 9)
+    levene, bf, bartlett = variance_tests(small())
+    assert levene.statistic == pytest.approx(w, rel=1e-12)
+    assert levene.df == (2, 9)
+    # Bartlett by its textbook formula
+    n = np.array([x.size for x in g])
+    v = np.array([x.var(ddof=1) for x in g])
+    sp = ((n - 1) * v).sum() / (n.sum() - 3)
+    num = (n.sum() - 3) * np.log(sp) - ((n - 1) * np.log(v)).sum()
+    c = 1 + (np.sum(1 / (n - 1)) - 1 / (n.sum() - 3)) / (3 * 2)
+    assert bartlett.statistic == pytest.approx(num / c, rel=1e-10)
+    assert np.isfinite(bf.p_value)
+
+
+def test_chi_square_by_hand():
+    t = np.array([[0, 1, 2, 1, 0], [0, 0, 0, 2, 3], [1, 1, 1, 0, 0]], float)
+    e = t.sum(1, keepdims=True) * t.sum(0, keepdims=True) / t.sum()
+    x2 = ((t - e) ** 2 / e).sum()
+    res = chi_square_raters(small())
+    assert res.statistic == pytest.approx(x2, rel=1e-12)
+    assert res.df == (8,)
+    assert res.p_value == pytest.approx(stats.chi2.sf(x2, 8), rel=1e-10)
+    assert "expected counts < 5" in res.note
+
+
+def test_per_rater_against_others_by_hand():
+    out = per_rater_tests(small())
+    g = groups()
+    # rater 1 vs the pooled others: KS D is the largest gap between the two ECDFs
+    mine, others = g[1], np.concatenate([g[0], g[2]])
+    grid = np.arange(5)
+    d = np.max(np.abs((mine[:, None] <= grid).mean(0) - (others[:, None] <= grid).mean(0)))
+    assert out["ks_d"][1] == pytest.approx(d)
+    assert d == pytest.approx(6 / 7)        # at 2: none of rater 1's 3 4 4 4 3, six of the others' seven
+    # 2 x K chi-square for rater 0 vs the others (columns with no scores dropped)
+    t = np.array([[0, 1, 2, 1, 0], [1, 1, 1, 2, 3]], float)
+    e = t.sum(1, keepdims=True) * t.sum(0, keepdims=True) / t.sum()
+    assert out["chi2"][0] == pytest.approx(((t - e) ** 2 / e).sum())
+    assert out["chi2_df"][0] == 4
+    np.testing.assert_allclose(out["ks_p_holm"], holm(out["ks_p"]))
+
+
+def test_holm_by_hand():
+    np.testing.assert_allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+    np.testing.assert_allclose(holm([0.5, np.nan, 0.2]), [0.5, np.nan, 0.4])
+    np.testing.assert_allclose(holm([0.9, 0.8]), [1.0, 1.0])
+
+
+def test_components():
+    # raters 0-1 share paper 0; 2-3 share paper 1; rater 4 rated nothing
+    r = Ratings([0, 0, 1, 1, 2], [0, 1, 2, 3, 3], [1, 2, 3, 4, 1], 4, 3, 5)
+    assert rater_components(r) == [[0, 1], [2, 3]]
+    r2 = Ratings([0, 0, 1, 1, 2, 2], [0, 1, 2, 3, 3, 0], [1] * 6, 4, 3, 4)
+    assert rater_components(r2) == [[0, 1, 2, 3]]
+
+
+@pytest.mark.parametrize("n, assignment, warranted, allall, code", [
+    (7, "random", True, False, "NO"),
+    (8, "random", True, False, "TMN"),
+    (20, "random", True, False, "TMN"),
+    (21, "random", True, False, "TLI"),
+    (100, "nonrandom", True, False, "NO"),
+    (100, "random", False, False, "NO"),
+    (100, "random", True, True, "NO"),
+])
+def test_chapter5_rule(n, assignment, warranted, allall, code):
+    assert recommend(n, assignment, warranted, allall)[0] == code
+
+
+def test_check_report_end_to_end():
+    rep = check_ratings(small(), group="5", scale_low=1)
+    assert rep.min_papers == 3 and rep.recommendation == "NO"       # rater 2 scored only 3
+    assert [r["rater"] for r in rep.raters] == [1, 2, 3]
+    assert rep.raters[1]["mean"] == pytest.approx(4.6)               # 3.6 + scale low
+    assert rep.warranted and any("ANOVA" in w for w in rep.warranted_by)
+    d = rep.to_dict()
+    json.dumps(d, allow_nan=False)
+    assert d["linked"] is True and d["components"] == [[1, 2, 3]]
+    assert d["ratings_per_paper"] == {"2": 6}
+    text = rep.format_text("f.csv")
+    assert "RECOMMENDATION: NO" in text and "[5]" in text and "ANOVA F" in text
+
+
+def test_all_raters_all_papers_needs_no_adjustment():
+    rng = np.random.default_rng(0)
+    paper = np.repeat(np.arange(30), 3)
+    rater = np.tile(np.arange(3), 30)
+    score = np.clip(rng.integers(0, 5, 90) + rater, 0, 5)
+    rep = check_ratings(Ratings(paper, rater, score, 5, 30, 3))
+    assert rep.recommendation == "NO" and "every rater scored every paper" in rep.reason
+    assert rep.components == [[1, 2, 3]]
