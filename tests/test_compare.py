@@ -57,7 +57,7 @@ def test_classical_mds_rectangle():
 
 def test_classical_mds_against_independent_eigen():
     # a non-Euclidean 4 x 4 "distance" matrix; B by the double-centring formula written out
-    D = np.array([[0, 3, 4, 5], [3, 0, 5, 4], [4, 5, 0, 3], [5, 4, 3, 0]], float)
+    D = np.array([[0, 3, 4, 5], [3, 0, 6, 4], [4, 6, 0, 2], [5, 4, 2, 0]], float)  # one negative eigenvalue
     D2 = D ** 2
     B = -0.5 * (D2 - D2.mean(0, keepdims=True) - D2.mean(1, keepdims=True) + D2.mean())
     lam, vec = np.linalg.eig(B)
