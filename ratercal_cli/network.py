@@ -17,8 +17,6 @@ require_connected(ratings, ...)  raise MethodError naming those raters
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from .errors import MethodError
 from .ratings import Ratings
@@ -83,6 +81,25 @@ def shared_papers(ratings: Ratings) -> np.ndarray:
     return out
 
 
+def _min_label_components(n, low, high):
+    """Connected components by min-label propagation with pointer jumping.
+
+    Each node ends with the smallest node index of its component.  Faster than
+    scipy.sparse.csgraph for the few raters and links of a rating design.
+    """
+    labels = np.arange(n)
+    if low.size == 0:
+        return labels
+    while True:
+        before = labels.copy()
+        m = np.minimum(labels[low], labels[high])
+        np.minimum.at(labels, low, m)
+        np.minimum.at(labels, high, m)
+        labels = labels[labels]
+        if np.array_equal(labels, before):
+            return labels
+
+
 def rater_components(ratings: Ratings, links=None):
     """Connected-component label of each rater; -1 for raters with no ratings.
 
@@ -95,14 +112,15 @@ def rater_components(ratings: Ratings, links=None):
         low, high, _ = _edges(ratings)
     else:
         low, high = (np.asarray(x, dtype=np.int64) for x in links)
-    graph = coo_matrix((np.ones(low.size), (low, high)), shape=(nr, nr))
-    _, labels = connected_components(graph, directed=False)
+    labels = _min_label_components(nr, low, high)
     active = np.bincount(ratings.rater, minlength=nr) > 0
     # renumber by lowest active rater, raters without ratings -> -1
     out = np.full(nr, -1, dtype=np.int64)
-    seen = {}
-    for r in np.flatnonzero(active):
-        out[r] = seen.setdefault(labels[r], len(seen))
+    if active.any():
+        uniq, first, inverse = np.unique(labels[active], return_index=True, return_inverse=True)
+        rank = np.empty(uniq.size, dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(uniq.size)
+        out[active] = rank[inverse.ravel()]
     return out
 
 
