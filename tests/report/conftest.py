@@ -45,13 +45,13 @@ def make_run(root: Path, seed=0, sets=SETS, variant="faithful"):
             continue
         true = rng.uniform(0, 5, 6)
         _write(root / s / "truegen" / "true_scores.csv", ["paper", "true_score"],
-               [[p + 1, repr(t)] for p, t in enumerate(true)])
+               [[p + 1, repr(float(t))] for p, t in enumerate(true)])
         for m in METHODS:
             adj = true + rng.normal(0, 0.5, 6)
             rows = []
             for p in range(6):
                 for r in (1 + p % 9, 1 + (p + 4) % 9):
-                    rows.append([p + 1, r, 3, repr(adj[p] + 0.1), repr(adj[p])])
+                    rows.append([p + 1, r, 3, repr(float(adj[p]) + 0.1), repr(float(adj[p]))])
             _write(root / s / "equate" / f"{m}.csv", ["paper", "rater", "score", "adjusted", "paper_adjusted"], rows)
     return crit, rater
 

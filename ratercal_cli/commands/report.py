@@ -1,0 +1,28 @@
+"""``ratercal report RUN [--out DIR]``: tables and figures of a scored run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("report")
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default: RUN/report).")
+@click.option("--quiet", is_flag=True, help="No progress messages.")
+def report(run, out, quiet):
+    """Turn RUN/score/*.csv into the dissertation's tables (Markdown, CSV, LaTeX) and figures (PNG).
+
+    A faithful run of the Denny (1990) design also gets each published table beside the
+    regenerated one, differences marked, with "N of M published values reproduced".
+    """
+    from ..report import build_report
+
+    out = out if out is not None else run / "report"
+    summary = build_report(run, out, quiet=quiet)
+    for variant, s in summary.items():
+        for name, (n, m) in s["comparisons"].items():
+            click.echo(f"{variant} {name}: {n} of {m} published values reproduced")
+    click.echo(f"report written to {out}")

@@ -1,0 +1,172 @@
+"""``ratercal report RUN``: the study's tables and figures, published beside regenerated.
+
+:func:`build_report` reads ``RUN/score/scores.csv``, ``RUN/score/rater_rmse.csv`` and (for the
+map of distances between methods) ``RUN/<code>/equate/<METHOD>.csv`` with
+``RUN/<code>/truegen/true_scores.csv``, and writes to ``out_dir``::
+
+    report.md                      every table and figure, the reproduction counts first
+    tables/<name>.{md,csv,tex}     Tables 7-14 regenerated (CSV: unrounded values, 6 decimals)
+    comparison/<name>.{md,csv,tex} published beside regenerated, differences marked
+    figures/*.png                  Figures 3, 4, 5, RMSE by facet, MDS map of methods
+
+A run with several variants gets one such tree per variant under ``out_dir/<variant>/``.
+Nothing written depends on the time or the machine's paths, so re-running gives identical files.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..design import parse_code
+from ..errors import InputError
+from ..io import write_text
+from . import figures, render
+from .mds import classical_mds, rmsd_matrix
+from .tables import Table, all_tables, comparisons, facet_table, is_denny_run, read_scores
+
+__all__ = ["build_report", "method_distances"]
+
+
+def _read_paper_scores(path, column):
+    """``{paper: value}`` of the first row of each paper in a CSV with columns ``paper`` and ``column``."""
+    from ..io import read_csv
+
+    _, rows = read_csv(path, required=("paper", column))
+    out = {}
+    for lineno, row in rows:
+        if row["paper"] not in out:
+            try:
+                out[row["paper"]] = float(row[column])
+            except ValueError:
+                raise InputError(f"not a number: {row[column]!r}", path, lineno, column) from None
+    return out
+
+
+def method_distances(run_dir, sets, methods, variant=None):
+    """Mean over ``sets`` of the RMSDs between the methods' paper scores and the true scores.
+
+    Per set: the paper scores of every method (``paper_adjusted`` of ``equate/<METHOD>.csv``)
+    and ``TRUE`` (``truegen/true_scores.csv``) on the papers they share; the RMSD of each pair;
+    then the arithmetic mean over the sets that have every method.  Returns
+    ``(labels, matrix, n_sets)`` or ``None`` when no set has the files.
+    """
+    run_dir = Path(run_dir)
+    labels = [*methods, "TRUE"]
+    total, n = np.zeros((len(labels), len(labels))), 0
+    for code in sets:
+        base = run_dir / code
+        paths = [base / "equate" / f"{m}.csv" for m in methods]
+        if variant is not None and not all(p.exists() for p in paths):
+            paths = [base / "equate" / variant / f"{m}.csv" for m in methods]
+        tpath = base / "truegen" / "true_scores.csv"
+        if not tpath.exists() or not all(p.exists() for p in paths):
+            continue
+        cols = [_read_paper_scores(p, "paper_adjusted") for p in paths]
+        cols.append(_read_paper_scores(tpath, "true_score"))
+        papers = sorted(set.intersection(*(set(c) for c in cols)))
+        if not papers:
+            continue
+        x = np.array([[c[p] for p in papers] for c in cols])
+        total += rmsd_matrix(x)
+        n += 1
+    if n == 0:
+        return None
+    return labels, total / n, n
+
+
+def _say(quiet, msg):
+    if not quiet:
+        print(msg, file=sys.stderr)
+
+
+def _build_variant(run_dir, out, d, quiet, draw=True):
+    tables = all_tables(d)
+    comps = comparisons(tables) if is_denny_run(d) else []
+    md_tables = []
+    for t in tables:
+        md_tables.append(render.write_table(out / "tables", t))
+    md_comps = [render.write_table(out / "comparison", c.regenerated, c) for c in comps]
+    _say(quiet, f"report: {len(tables)} tables, {len(comps)} comparisons -> {out}")
+
+    figs = []
+    if not draw:
+        return _write_index(out, d, tables, comps, md_tables, md_comps, "", figs)
+    scales = sorted({parse_code(s).max_score for s in d.sets}) or [5, 9]
+    fdir = out / "figures"
+    figs.append(("Figure 3. Rasch extension expected-score curves",
+                 figures.rasch_extension_figure(fdir / "fig03_rasch_extension.png")))
+    for m in scales:
+        figs.append((f"Figure 4. PCM category probabilities of the nine raters, scores 0-{m}",
+                     figures.pcm_probability_figure(fdir / f"fig04_pcm_probabilities_M{m}.png", m)))
+    figs.append(("Figure 5. Expected-score functions of the nine raters (PCM and sequential)",
+                 figures.expected_score_figure(fdir / "fig05_expected_scores.png", tuple(scales))))
+    multi = [s for s in d.sets if parse_code(s).raters_per_paper != "1"]
+    if multi:
+        for crit, label in (("rmse", "RMSE"), ("maxdiff", "maximum difference")):
+            t = facet_table(d, crit)
+            figs.append((f"{label} by facet and method",
+                         figures.facet_figure(fdir / f"{crit}_by_facet.png", t,
+                                              f"{t.title.split('. ', 1)[1]}")))
+    mds_md = ""
+    dist = method_distances(run_dir, multi, d.methods, d.variant) if multi else None
+    if dist is not None:
+        labels, mat, n = dist
+        t = Table("rmsd_between_methods", f"Mean RMSD between the methods' paper scores ({n} multi-rater sets)",
+                  ("method",), tuple(labels), [(lab,) for lab in labels], mat)
+        mds_md = render.write_table(out / "tables", t)
+        coords, lam = classical_mds(mat)
+        figs.append(("Map of the methods: classical MDS of the mean RMSDs (as Figures 7-10)",
+                     figures.mds_figure(fdir / "mds_methods.png", labels, coords,
+                                        f"Classical MDS of mean RMSDs between methods ({n} sets)", lam)))
+    if comps:
+        figs.append(("Published against regenerated values",
+                     figures.published_vs_regenerated_figure(fdir / "published_vs_regenerated.png", comps)))
+    return _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs)
+
+
+def _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs):
+    by_name = {c.name: c for c in comps}
+    lines = [f"# ratercal report: variant `{d.variant}`", "",
+             f"{len(d.sets)} data sets, methods {', '.join(d.methods)}.", ""]
+    if comps:
+        n_rep = sum(c.n_reproduced for c in comps)
+        n_pub = sum(c.n_published for c in comps)
+        lines += ["## Reproduction of the published tables", "",
+                  "| table | reproduced |", "|---|---|"]
+        lines += [f"| {c.regenerated.title.split('.')[0]} (`{c.name}`) | {c.summary()} |" for c in comps]
+        lines += ["", f"**All compared tables: {n_rep} of {n_pub} published values reproduced.**", ""]
+        key = ("table07_rmse", "table12_maxdiff", "table14_one_rater_rmse")
+        n_k = sum(by_name[k].n_reproduced for k in key if k in by_name)
+        m_k = sum(by_name[k].n_published for k in key if k in by_name)
+        lines += [f"Tables 7, 12 and 14 (typed from the data folder): {n_k} of {m_k} published values "
+                  "reproduced.", ""]
+        lines += ["## Published beside regenerated", ""] + md_comps
+    lines += ["## Regenerated tables", ""] + md_tables
+    if mds_md:
+        lines += [mds_md]
+    lines += ["## Figures", ""]
+    for caption, path in figs:
+        lines += [f"### {caption}", "", f"![{caption}]({path.relative_to(out).as_posix()})", ""]
+    write_text(out / "report.md", "\n".join(lines).rstrip() + "\n")
+    return {"tables": [t.name for t in tables], "comparisons": {c.name: (c.n_reproduced, c.n_published)
+                                                               for c in comps},
+            "figures": [p.relative_to(out).as_posix() for _, p in figs]}
+
+
+def build_report(run_dir, out_dir, quiet=False, draw=True):
+    """Write the report of ``run_dir`` into ``out_dir`` (``draw=False``: tables only); return a
+    summary per variant:
+    ``{variant: {"tables": [...], "comparisons": {name: (reproduced, published)}, "figures": [...]}}``.
+    """
+    run_dir, out_dir = Path(run_dir), Path(out_dir)
+    data = read_scores(run_dir)
+    if not data:
+        raise InputError("no rows", run_dir / "score" / "scores.csv")
+    summary = {}
+    for variant, d in data.items():
+        out = out_dir if len(data) == 1 else out_dir / variant
+        summary[variant] = _build_variant(run_dir, out, d, quiet, draw)
+    return summary

@@ -1,0 +1,216 @@
+"""The report's figures, as deterministic PNGs.
+
+Figures are drawn on ``matplotlib.figure.Figure`` with the Agg canvas (no pyplot state), under
+fixed rcParams (matplotlib's defaults, DejaVu Sans, 100 dpi) and saved without the "Software"
+metadata, so the same inputs and matplotlib give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+
+from ..design import table3_steps
+from ..io import atomic_write
+from ..models import pcm, sequential
+
+DPI = 100
+METHOD_KEY = {"NO": "1", "MN": "2", "TMN": "3", "LI": "4", "TLI": "5", "EQP": "6", "OLS": "7",
+              "TLS": "8", "RAS": "9", "PCM": "0"}  # the digits of Figures 7-10
+
+
+def _rc():
+    import matplotlib
+
+    rc = dict(matplotlib.rcParamsDefault)
+    rc.update({"font.family": "DejaVu Sans", "font.size": 9, "figure.dpi": DPI, "savefig.dpi": DPI,
+               "axes.grid": True, "grid.alpha": 0.3, "svg.hashsalt": "ratercal",
+               "axes.prop_cycle": matplotlib.cycler(color=[
+                   "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                   "#7f7f7f", "#bcbd22", "#17becf"])})
+    rc.pop("backend", None)
+    return rc
+
+
+def _figure(w, h):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(w, h), dpi=DPI)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def save_png(fig, path):
+    """Render to bytes, then write atomically; returns the path."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    with atomic_write(path, mode="wb") as fh:
+        fh.write(buf.getvalue())
+    return Path(path)
+
+
+def _draw(path, w, h, painter):
+    import matplotlib
+
+    with matplotlib.rc_context(_rc()):
+        fig = _figure(w, h)
+        painter(fig)
+        return save_png(fig, path)
+
+
+RATER_NAMES = {1: "lenient wide", 2: "lenient medium", 3: "lenient narrow", 4: "average wide",
+               5: "average medium", 6: "average narrow", 7: "stringent wide", 8: "stringent medium",
+               9: "stringent narrow"}
+
+
+# ----------------------------------------------------------------------------- model figures
+
+def rasch_extension_figure(path, max_score=5, deltas=(-1.0, 0.0, 1.0)):
+    """Figure 3: ``R = M exp(b - d) / (1 + exp(b - d))`` for raters of stringency ``d``."""
+    beta = np.linspace(-3, 3, 241)
+
+    def paint(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        for k, d in enumerate(deltas, start=1):
+            r = max_score / (1.0 + np.exp(d - beta))
+            ax.plot(beta, r, label=f"rater {k}: stringency {d:+.1f}")
+        ax.set_xlabel("paper quality")
+        ax.set_ylabel("expected score")
+        ax.set_ylim(0, max_score)
+        ax.set_title(f"Figure 3. Rasch extension expected scores (M = {max_score})")
+        ax.legend(loc="upper left")
+        fig.tight_layout()
+
+    return _draw(path, 6, 4, paint)
+
+
+def pcm_probability_figure(path, max_score=5):
+    """Figure 4 for the nine raters of Table 3: PCM category probabilities against quality."""
+    delta = table3_steps(max_score)
+    theta = np.linspace(-9, 9, 361)
+
+    def paint(fig):
+        axes = fig.subplots(3, 3, sharex=True, sharey=True)
+        for rater in range(1, 10):
+            ax = axes[(rater - 1) // 3, (rater - 1) % 3]
+            p = pcm.category_probabilities(theta[:, None], delta[rater - 1][None, :])[:, 0, :]
+            for x in range(max_score + 1):
+                ax.plot(theta, p[:, x], lw=1, label=str(x))
+            ax.set_title(f"rater {rater} ({RATER_NAMES[rater]})", fontsize=8)
+            ax.set_ylim(0, 1)
+        for ax in axes[-1]:
+            ax.set_xlabel("paper quality")
+        for ax in axes[:, 0]:
+            ax.set_ylabel("probability")
+        axes[0, 2].legend(title="score", fontsize=6, title_fontsize=6, ncol=2, loc="center right")
+        fig.suptitle(f"Figure 4. PCM category probabilities, the nine raters of Table 3 (scores 0-{max_score})")
+        fig.tight_layout()
+
+    return _draw(path, 9, 7, paint)
+
+
+def expected_score_figure(path, max_scores=(5, 9)):
+    """Figure 5 for the nine raters: PCM expected score (solid, what TRUEGEN averages into the true
+    score) and the sequential process OBSGEN samples from (dashed)."""
+    theta = np.linspace(-9, 9, 361)
+
+    def paint(fig):
+        axes = fig.subplots(1, len(max_scores), squeeze=False)[0]
+        for ax, m in zip(axes, max_scores):
+            delta = table3_steps(m)
+            for rater in range(1, 10):
+                e_pcm = pcm.expected_score(theta[:, None], delta[rater - 1][None, :])[:, 0]
+                e_seq = sequential.expected_score(theta[:, None], delta[rater - 1][None, :])[:, 0]
+                line, = ax.plot(theta, e_pcm, lw=1.2, label=f"{rater}")
+                ax.plot(theta, e_seq, lw=1, ls="--", color=line.get_color())
+            ax.set_xlabel("paper quality")
+            ax.set_ylabel("expected score")
+            ax.set_ylim(0, m)
+            ax.set_title(f"scores 0-{m}")
+        axes[0].legend(title="rater", fontsize=7, ncol=3, loc="upper left")
+        fig.suptitle("Figure 5. Expected scores of the nine raters: PCM (solid), sequential process "
+                     "OBSGEN samples (dashed)")
+        fig.tight_layout()
+
+    return _draw(path, 10, 4.2, paint)
+
+
+# ----------------------------------------------------------------------------- result figures
+
+def facet_figure(path, table, title):
+    """One panel per facet: the facet-averaged criterion (``table`` as from ``facet_table``) by
+    method, one line per level."""
+    facets = [f for f in ("raters", "papers", "scale", "quality") if any(k[0] == f for k in table.index)]
+    methods = list(table.columns)
+    x = np.arange(len(methods))
+
+    def paint(fig):
+        axes = fig.subplots(1, max(1, len(facets)), sharey=True, squeeze=False)[0]
+        all_row = table.index.index(("all", "all")) if ("all", "all") in table.index else None
+        for ax, f in zip(axes, facets):
+            for i, key in enumerate(table.index):
+                if key[0] == f:
+                    ax.plot(x, table.values[i], marker="o", ms=3, lw=1, label=key[1])
+            if all_row is not None:
+                ax.plot(x, table.values[all_row], color="black", lw=1, ls=":", label="all")
+            ax.set_xticks(x)
+            ax.set_xticklabels(methods, rotation=90, fontsize=7)
+            ax.set_title({"raters": "raters per paper", "papers": "papers", "scale": "scale",
+                          "quality": "paper quality"}[f])
+            ax.legend(fontsize=7)
+        axes[0].set_ylabel(title.split(" averaged")[0])
+        fig.suptitle(title)
+        fig.tight_layout()
+
+    return _draw(path, 3 * max(1, len(facets)), 3.8, paint)
+
+
+def mds_figure(path, labels, coords, title, eigenvalues=None):
+    """A two-dimensional map of the methods (classical MDS of RMSDs), as Figures 7-10."""
+
+    def paint(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        ax.scatter(coords[:, 0], coords[:, 1], s=18, color="#1f77b4", zorder=3)
+        for (cx, cy), lab in zip(coords, labels):
+            key = METHOD_KEY.get(lab)
+            ax.annotate(f"{lab}" + (f" ({key})" if key else ""), (cx, cy), xytext=(4, 3),
+                        textcoords="offset points", fontsize=8)
+        ax.axhline(0, color="grey", lw=0.5)
+        ax.axvline(0, color="grey", lw=0.5)
+        ax.set_aspect("equal", adjustable="datalim")
+        if eigenvalues is not None:
+            pos = np.clip(eigenvalues, 0, None)
+            share = pos[:2] / pos.sum() if pos.sum() > 0 else np.zeros(2)
+            ax.set_xlabel(f"dimension 1 ({100 * share[0]:.0f}% of the centred squared distances)")
+            ax.set_ylabel(f"dimension 2 ({100 * share[1]:.0f}%)")
+        ax.set_title(title, fontsize=9)
+        fig.tight_layout()
+
+    return _draw(path, 6.5, 5.5, paint)
+
+
+def published_vs_regenerated_figure(path, comparisons):
+    """Scatter of every published value against the regenerated one (Tables 7, 12, ...)."""
+
+    def paint(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        lo, hi = np.inf, -np.inf
+        for c in comparisons:
+            m = c.present & np.isfinite(c.regenerated.values)
+            if not m.any():
+                continue
+            p, r = c.published.values[m], c.regenerated.values[m]
+            ax.scatter(p, r, s=8, label=f"{c.name}: {c.n_reproduced}/{c.n_published}", alpha=0.8)
+            lo, hi = min(lo, p.min(), r.min()), max(hi, p.max(), r.max())
+        if np.isfinite(lo):
+            ax.plot([lo, hi], [lo, hi], color="black", lw=0.6)
+        ax.set_xlabel("published")
+        ax.set_ylabel("regenerated")
+        ax.set_title("Published against regenerated values (reproduced / published)")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+
+    return _draw(path, 6, 5.5, paint)
