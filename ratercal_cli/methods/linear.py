@@ -70,7 +70,7 @@ class LinearEquating(RaterAdjuster):
         return (0 if self.variant == "faithful" else 1) if self.ddof is None else self.ddof
 
     def _zero_sd(self):
-        rule = self.zero_sd or ("mean" if self.variant == "faithful" else "shift")
+        rule = self.zero_sd if self.zero_sd is not None else ("mean" if self.variant == "faithful" else "shift")
         if isinstance(rule, (int, float, np.number)) and not isinstance(rule, bool):
             return float(rule)
         if rule not in ZERO_SD_RULES:

@@ -111,6 +111,7 @@ def test_zero_sd_rules():
     assert LinearEquating("faithful").fit_transform(r).rating[:2].tolist() == [2.5, 2.5]
     assert LinearEquating("faithful", zero_sd="raw").fit_transform(r).rating[:2].tolist() == [4, 4]
     assert LinearEquating("faithful", zero_sd=-1.0).fit_transform(r).rating[:2].tolist() == [-1, -1]
+    assert LinearEquating("faithful", zero_sd=0).fit_transform(r).rating[:2].tolist() == [0, 0]
     assert LinearEquating("faithful", zero_sd=-1.0, truncate=True).fit_transform(r).rating[:2].tolist() == [0, 0]
     with pytest.raises(MethodError, match="SD 0"):
         LinearEquating("faithful", zero_sd="error").fit(r)
