@@ -1,0 +1,1 @@
+"""Click commands, one module per subcommand (added to the group in ``cli.py``)."""
