@@ -23,7 +23,7 @@ def _log_numerators_cm(theta, delta):
     m = delta.shape[-1]
     out = np.zeros((m + 1,) + shape)
     for k in range(m):
-        np.add(out[k], theta - delta[..., k], out=out[k + 1])
+        out[k + 1] = out[k] + (theta - delta[..., k])
     return out
 
 

@@ -1,0 +1,39 @@
+# ratercal: `make reproduce` regenerates the 1990 study into results/; `make test` runs the tests.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+RUN    := runs/denny1990
+
+.PHONY: setup reproduce simulate adjust score report test bench clean
+
+$(BIN)/ratercal: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+setup: $(BIN)/ratercal
+
+simulate: setup
+	$(BIN)/ratercal simulate configs/denny1990.yaml --out $(RUN)
+
+adjust: simulate
+	$(BIN)/ratercal adjust $(RUN)
+
+score: adjust
+	$(BIN)/ratercal score $(RUN)
+
+report: score
+	$(BIN)/ratercal report $(RUN) --out results/denny1990
+
+## The whole faithful study, from nothing, into results/denny1990/.
+reproduce: report
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf runs .pytest_cache

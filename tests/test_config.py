@@ -1,0 +1,63 @@
+import pytest
+
+from ratercal_cli.config import load_config, parse_config
+from ratercal_cli.errors import InputError
+
+from support import CONFIG
+
+BASE = """
+cells:
+  - raters_per_paper: [2]
+    papers: [100]
+    max_score: [5]
+"""
+
+
+def test_the_study_config_has_32_sets_in_9_chains():
+    cfg = load_config(CONFIG)
+    assert len(cfg.cells) == 32 and cfg.n_raters == 9 and len(cfg.chains) == 9
+    assert sum(len(c.sets) for c in cfg.chains) == 32
+    assert {c.low_byte for c in cfg.chains} == {None, 68, 137}
+    # 500-paper sets are normal only
+    assert all(c.quality == "normal" for c in cfg.cells if c.papers == 500)
+    # YAML 1.1 would read the method code NO as false
+    assert cfg.methods[0] == "NO"
+
+
+def test_unknown_key_names_file_line_and_key():
+    with pytest.raises(InputError, match=r"^x\.yaml:3: cells\[0\]\.paperz: unknown key"):
+        parse_config("cells:\n  - raters_per_paper: [2]\n    paperz: [100]\n", source="x.yaml")
+
+
+def test_wrong_type_names_the_key():
+    with pytest.raises(InputError, match=r"x\.yaml:4: cells\[0\]\.papers\[0\]: expected an integer, got 'many'"):
+        parse_config(BASE.replace("[100]", "[many]"), source="x.yaml")
+
+
+def test_impossible_design_is_refused():
+    text = BASE.replace("[2]", "[3]") + "generator: pcm\nraters:\n  steps: [[-1, 0, 1, 2, 3], [0, 1, 2, 3, 4]]\n"
+    with pytest.raises(InputError, match="3 raters per paper, but only 2 raters"):
+        parse_config(text, source="x.yaml")
+
+
+def test_steps_must_match_the_scale():
+    text = BASE + "generator: pcm\nraters:\n  steps: [[-1, 0, 1], [0, 1, 2], [1, 2, 3]]\n"
+    with pytest.raises(InputError, match=r"raters\.steps\[0\]: rater 1 has 3 steps; the 0-5 scale needs 5"):
+        parse_config(text, source="x.yaml")
+
+
+def test_chains_must_cover_every_set():
+    text = BASE.replace("[2]", "[2, 3]") + "chains:\n  - {start: fresh, sets: ['2151']}\n"
+    with pytest.raises(InputError, match="set\\(s\\) in no chain: 3151"):
+        parse_config(text, source="x.yaml")
+
+
+def test_linear_generator_takes_rater_effects():
+    cfg = parse_config(BASE + "generator: linear\n", source="x.yaml")
+    assert cfg.n_raters == 9 and cfg.linear["effects"][0] == 0.5 and cfg.linear["error_sd"][2] == 0.4
+
+
+def test_changing_config_changes_digest():
+    a = parse_config(BASE + "seed: 1\ngenerator: pcm\n")
+    b = parse_config(BASE + "seed: 2\ngenerator: pcm\n")
+    assert a.digest() != b.digest()
