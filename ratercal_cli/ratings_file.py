@@ -311,7 +311,7 @@ def _build_group(table, name, idx, scores, resolve, threshold):
             table.flags[i] = FLAG_DROPPED
         if n_res:
             table.warnings.append(f"{path}: {n_res} discrepant paper(s){where} resolved: the third "
-                                  "rating kept with the nearer of the first two (flag column)")
+                                  "rating kept with the nearer of the first two")
     else:
         keep = np.ones_like(keep)
         if n_res:
@@ -343,8 +343,8 @@ def _build_group(table, name, idx, scores, resolve, threshold):
     for k in np.flatnonzero(counts == 1):
         i = used[np.flatnonzero(r_used == k)[0]]
         table.warnings.append(f"{path}:{lines[i]}: {cols.rater}: rater {rater_ids_used[k]}{where} has "
-                              "only one rating; its spread cannot be estimated (linear and "
-                              "equipercentile equating of it are unreliable)")
+                              "only one rating; its level and spread cannot be estimated from it "
+                              "(corrected MN/TMN/LI/TLI leave it unadjusted)")
     ratings = Ratings(paper=p_used, rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
                       n_papers=len(paper_ids), n_raters=len(rater_ids_used),
                       paper_ids=paper_ids, rater_ids=rater_ids_used)

@@ -1,0 +1,270 @@
+"""End to end: ``ratercal check | adjust | compare`` on an example file and on bad input."""
+
+import csv
+import json
+import sys
+import types
+
+import click
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from ratercal_cli.commands.practice import adjust, check, compare
+from ratercal_cli.models.pcm import sample_scores
+
+CLI = click.Group("ratercal", commands={"check": check, "adjust": adjust, "compare": compare})
+
+
+def run(*args):
+    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+
+
+def write_example(path, seed=11, grades=(5, 8), n_papers=60, n_raters=10, M=5):
+    """Like Denny's writing data: two raters per paper, a third when they differ by more than 1."""
+    rng = np.random.default_rng(seed)
+    delta = np.linspace(-4, 3, M)[None, :] + np.linspace(-1, 1, n_raters)[:, None]
+    rows = []
+    for g in grades:
+        theta = rng.normal(0.5, 1.5, n_papers)
+        for p in range(n_papers):
+            rs = rng.choice(n_raters, 3, replace=False)
+            s = sample_scores(rng, np.full(3, theta[p]), delta[rs])
+            k = 3 if abs(int(s[0]) - int(s[1])) > 1 else 2
+            rows += [(g, f"G{g}-{p + 1:03d}", f"R{rs[i] + 1}", int(s[i])) for i in range(k)]
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["grade", "paper", "rater", "score"])
+        w.writerows(rows)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ex") / "ratings.csv"
+    rows = write_example(path)
+    return path, rows
+
+
+def kept_rows(rows):
+    """Independent resolution: per (grade, paper) in file order, keep r3 with the nearer of r1, r2."""
+    by = {}
+    for r in rows:
+        by.setdefault((r[0], r[1]), []).append(r)
+    out = []
+    for rs in by.values():
+        if len(rs) == 3 and abs(rs[0][3] - rs[1][3]) > 1:
+            a, b, c = rs
+            da, db = abs(c[3] - a[3]), abs(c[3] - b[3])
+            drop = a if da > db else b if db > da else (a if a[3] < b[3] else b)
+            rs = [r for r in rs if r is not drop]
+        out += rs
+    return out
+
+
+# -- the example file ----------------------------------------------------------------
+def test_check_text_and_json(example):
+    path, rows = example
+    res = run("check", path, "--scale", "0-5", "--group-col", "grade", "--resolve-discrepancies")
+    assert res.exit_code == 0, res.output
+    assert res.output.count("RECOMMENDATION:") == 2 and "grade=8" in res.output
+    res = run("check", path, "--scale", "0-5", "--group-col", "grade", "--resolve-discrepancies", "--json")
+    assert res.exit_code == 0
+    data = json.loads(res.stdout)
+    assert [g["group"] for g in data["groups"]] == ["5", "8"]
+    g5 = data["groups"][0]
+    # the ANOVA F against scipy on the kept grade-5 ratings, read here with csv alone
+    kept = [r for r in kept_rows(rows) if r[0] == 5]
+    by_rater = {}
+    for r in kept:
+        by_rater.setdefault(r[2], []).append(r[3])
+    f = stats.f_oneway(*by_rater.values())
+    anova = next(t for t in g5["tests"] if t["test"].startswith("ANOVA"))
+    assert anova["statistic"] == pytest.approx(f.statistic, rel=1e-10)
+    assert anova["p_value"] == pytest.approx(f.pvalue, rel=1e-8)
+    assert g5["min_papers"] == min(len(v) for v in by_rater.values())
+    assert g5["n_ratings"] == len(kept) == 2 * 60
+    assert g5["linked"] is True
+    expected = "NO" if g5["min_papers"] < 8 else "TMN" if g5["min_papers"] <= 20 else "TLI"
+    assert g5["recommendation"] == expected or (g5["recommendation"] == "NO" and not g5["warranted"])
+
+
+def test_check_nonrandom(example):
+    path, _ = example
+    res = run("check", path, "--group-col", "grade", "--assignment", "nonrandom", "--json", "-q")
+    assert {g["recommendation"] for g in json.loads(res.stdout)["groups"]} == {"NO"}
+
+
+def test_adjust_tli_values(example, tmp_path):
+    path, rows = example
+    out = tmp_path / "adj.csv"
+    res = run("adjust", path, "--scale", "0-5", "--group-col", "grade", "--resolve-discrepancies",
+              "--method", "TLI,NO", "-o", out)
+    assert res.exit_code == 0, res.output
+    got = list(csv.DictReader(out.open()))
+    assert len(got) == len(rows)
+    assert list(got[0]) == ["grade", "paper", "rater", "score", "flag", "TLI", "TLI_paper", "NO", "NO_paper"]
+    kept = kept_rows(rows)
+    assert sum(r["flag"] == "dropped" for r in got) == len(rows) - len(kept)
+    for g in (5, 8):
+        k = [r for r in kept if r[0] == g]
+        x = np.array([r[3] for r in k], float)
+        m, s = x.mean(), x.std(ddof=1)
+        raters = {r[2] for r in k}
+        mj = {j: np.mean([r[3] for r in k if r[2] == j]) for j in raters}
+        sj = {j: np.std([r[3] for r in k if r[2] == j], ddof=1) for j in raters}
+        want = {(r[1], r[2]): np.clip((r[3] - mj[r[2]]) / sj[r[2]] * s + m, 0, 5) for r in k}
+        for r in got:
+            if r["grade"] == str(g) and r["flag"] != "dropped":
+                assert float(r["TLI"]) == pytest.approx(want[(r["paper"], r["rater"])], abs=6e-5)
+        # paper scores: NO is the mean of the kept raw scores
+        papers = {}
+        for r in k:
+            papers.setdefault(r[1], []).append(r[3])
+        for r in got:
+            if r["grade"] == str(g):
+                assert float(r["NO_paper"]) == pytest.approx(np.mean(papers[r["paper"]]), abs=6e-5)
+
+
+def test_adjust_all_and_compare(example, tmp_path):
+    path, _ = example
+    out = tmp_path / "all.tsv"
+    res = run("adjust", path, "--group-col", "grade", "--resolve-discrepancies", "-m", "all", "-o", out, "-q")
+    assert res.exit_code == 0, res.output
+    header = out.read_text().splitlines()[0].split("\t")
+    assert header[5::2] == ["NO", "MN", "TMN", "LI", "TLI", "EQP", "OLS", "TLS", "RAS", "PCM"]
+
+    png = tmp_path / "mds.png"
+    res = run("compare", path, "--group-col", "grade", "--resolve-discrepancies", "--cut", "3.25",
+              "--png", png, "--json", "-q")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    for g in data["groups"]:
+        c = g["comparison"]
+        rmsd = np.array(c["rmsd"], float)
+        assert c["methods"][0] == "NO" and len(c["methods"]) == 10
+        np.testing.assert_allclose(rmsd, rmsd.T)
+        assert np.all(np.diag(rmsd) == 0) and np.all(rmsd[~np.eye(10, dtype=bool)] >= 0)
+        pf = {r["method"]: r for r in g["pass_fail"]}
+        assert pf["NO"]["helped"] == pf["NO"]["hurt"] == 0
+        for r in pf.values():
+            assert r["passing"] + r["failing"] == c["n_papers"] == 60
+            # helped - hurt is the change in the number passing
+            assert r["helped"] - r["hurt"] == r["passing"] - pf["NO"]["passing"]
+        assert (tmp_path / f"mds_{g['group']}.png").read_bytes()[:4] == b"\x89PNG"
+    res = run("compare", path, "--group-col", "grade", "-m", "NO,MN,TLI", "--cut", "3.25", "-q")
+    assert res.exit_code == 0 and "root mean squared difference" in res.output and "helped" in res.output
+
+
+def test_one_rater_data(tmp_path):
+    p = tmp_path / "one.csv"
+    p.write_text("paper,rater,score\n" + "".join(f"{i},{'AB'[i % 2]},{i % 5}\n" for i in range(20)))
+    res = run("adjust", p, "--scale", "0-5", "-m", "OLS", "-o", tmp_path / "o.csv")
+    assert res.exit_code == 2 and "two raters" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o.csv").exists()
+    res = run("adjust", p, "-m", "all", "-o", tmp_path / "o.csv")
+    assert res.exit_code == 0 and "warning:" in res.stderr and "OLS skipped" in res.stderr
+    assert (tmp_path / "o.csv").read_text().splitlines()[0].endswith("EQP,EQP_paper")
+
+
+# -- bad input -----------------------------------------------------------------------
+BAD = {
+    "non-numeric": ("paper,rater,score\n1,A,3\n1,B,three\n", 3, "score"),
+    "off-scale": ("paper,rater,score\n1,A,3\n1,B,6\n", 3, "score"),
+    "duplicate": ("paper,rater,score\n1,A,3\n2,A,4\n1,A,2\n", 4, "rater"),
+    "missing-column": ("paper,reader,score\n1,A,3\n", 1, "rater"),
+    "short-row": ("paper,rater,score\n1,A,3\n1,B\n", 3, "expected 3 fields"),
+    "blank-rater": ("paper,rater,score\n1,,3\n", 2, "rater"),
+    "header-only": ("paper,rater,score\n", 2, "no ratings"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD))
+@pytest.mark.parametrize("command", ["check", "adjust", "compare"])
+def test_bad_input_exit_2(tmp_path, kind, command):
+    text, line, field = BAD[kind]
+    p = tmp_path / "bad.csv"
+    p.write_text(text)
+    out = tmp_path / "out.csv"
+    extra = {"check": [], "adjust": ["-o", out], "compare": ["--png", tmp_path / "m.png"]}[command]
+    res = run(command, p, "--scale", "0-5", *extra)
+    assert res.exit_code == 2
+    err = res.stderr.strip()
+    assert len(err.splitlines()) == 1 and err.startswith(f"error: {p}:{line}: ")
+    assert field in err and "Traceback" not in res.output
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["bad.csv"]      # nothing half-written
+
+
+def test_empty_and_missing_file(tmp_path):
+    p = tmp_path / "empty.csv"
+    p.write_text("")
+    for cmd in ("check", "adjust", "compare"):
+        res = run(cmd, p)
+        assert res.exit_code == 2 and res.stderr.strip() == f"error: {p}: empty file"
+    res = run("check", tmp_path / "nope.csv")
+    assert res.exit_code == 2 and "no such file" in res.stderr
+    res = run("adjust", tmp_path / "nope.csv", "-m", "XYZ")
+    assert res.exit_code == 2
+
+
+def test_unknown_method_and_bad_scale(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text("paper,rater,score\n1,A,3\n1,B,4\n")
+    res = run("adjust", p, "-m", "XYZ")
+    assert res.exit_code == 2 and res.stderr.strip().startswith("error: --method: unknown method XYZ")
+    res = run("check", p, "--scale", "5-0")
+    assert res.exit_code == 2 and "--scale" in res.stderr
+
+
+def test_warnings_let_the_method_go_on(tmp_path):
+    # rater C has one rating; paper 3's only rating is blank
+    p = tmp_path / "w.csv"
+    p.write_text("paper,rater,score\n1,A,3\n1,B,4\n2,A,2\n2,B,2\n3,A,\n4,C,5\n4,B,3\n5,A,1\n5,B,3\n")
+    out = tmp_path / "o.csv"
+    res = run("adjust", p, "--scale", "0-5", "-m", "TMN", "-o", out)
+    assert res.exit_code == 0, res.output
+    assert f"{p}:7: rater: rater C has only one rating" in res.stderr
+    assert f"{p}:6: score: 1 paper(s) with no usable rating (e.g. paper 3)" in res.stderr
+    got = list(csv.DictReader(out.open()))
+    assert got[4]["flag"] == "missing" and got[4]["TMN"] == got[4]["TMN_paper"] == ""
+    # TMN by hand: means A 2, B 3, C 5, overall 23/8; clipped to 0..5.  The corrected
+    # variant leaves a one-rating rater (C) unadjusted; the faithful one maps it to the mean.
+    m = 23 / 8
+    want = [3 - 2 + m, 4 - 3 + m, 2 - 2 + m, 2 - 3 + m, None, 5, 3 - 3 + m, 1 - 2 + m, 3 - 3 + m]
+    for r, w in zip(got, want):
+        if w is not None:
+            assert float(r["TMN"]) == pytest.approx(min(max(w, 0), 5), abs=6e-5)
+    res = run("adjust", p, "--scale", "0-5", "-m", "TMN", "--variant", "faithful", "-o", out, "-q")
+    assert res.exit_code == 0 and res.stderr == ""
+    got = list(csv.DictReader(out.open()))
+    assert float(got[5]["TMN"]) == pytest.approx(m, abs=6e-5)
+    assert float(got[5]["TMN_paper"]) == pytest.approx((m + m) / 2, abs=6e-5)
+
+
+def test_adjust_run_folder_calls_equate(tmp_path, monkeypatch):
+    calls = []
+    fake = types.ModuleType("ratercal_cli.stages.equate")
+    fake.run_equate = lambda run_dir, methods=None, variant="faithful", quiet=False: calls.append(
+        (run_dir, methods, variant, quiet))
+    monkeypatch.setitem(sys.modules, "ratercal_cli.stages.equate", fake)
+    import ratercal_cli.stages as stages
+    monkeypatch.setattr(stages, "equate", fake, raising=False)
+    res = run("adjust", tmp_path, "-m", "TLI,MN", "-q")
+    assert res.exit_code == 0, res.output
+    assert calls == [(tmp_path, ["TLI", "MN"], "faithful", True)]
+    run("adjust", tmp_path, "--variant", "corrected")
+    assert calls[-1] == (tmp_path, None, "corrected", False)
+
+
+def test_tsv_with_custom_columns(tmp_path):
+    p = tmp_path / "r.tsv"
+    p.write_text("essay\treader\tmark\n1\tA\t4\n1\tB\t5\n2\tA\t2\n2\tB\t4\n3\tA\t3\n3\tB\t3\n")
+    out = tmp_path / "o.tsv"
+    res = run("adjust", p, "--scale", "1-5", "--paper-col", "essay", "--rater-col", "reader",
+              "--score-col", "mark", "-m", "MN", "-o", out)
+    assert res.exit_code == 0, res.output
+    lines = [ln.split("\t") for ln in out.read_text().splitlines()]
+    assert lines[0] == ["essay", "reader", "mark", "flag", "MN", "MN_paper"]
+    # means A 3, B 4, overall 3.5: A +0.5, B -0.5, on the 1-5 scale as given
+    assert [float(ln[4]) for ln in lines[1:]] == pytest.approx([4.5, 4.5, 2.5, 3.5, 3.5, 2.5])
