@@ -7,7 +7,9 @@ Schema (all keys optional except ``cells``)::
 
     name: denny1990
     generator: basic1990     # basic1990 | pcm | sequential | linear
-    variant: faithful        # the methods' variant: faithful | corrected
+    variant: faithful        # the methods' variant: faithful | corrected, or a list of both
+    true_score: model        # model: the generator's expected score; pcm: TRUEGEN's (1990 mismatch)
+    cut: 3.25                # pass/fail cut for decision accuracy
     methods: [NO, MN, ...]   # default: the study's ten
     raters:
       steps: table3          # or {5: [[d11..d15], ...], 9: [...]} or one list for every scale
@@ -45,7 +47,8 @@ from .methods import STUDY_METHODS, method_codes
 GENERATORS = ("basic1990", "pcm", "sequential", "linear")
 VARIANTS = ("faithful", "corrected")
 TOP_KEYS = ("name", "generator", "variant", "methods", "raters", "cells", "chains", "seed",
-            "replications", "linear", "quality", "description")
+            "replications", "linear", "quality", "true_score", "cut", "description")
+TRUE_SCORES = ("model", "pcm")
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class Chain:
 class StudyConfig:
     name: str
     generator: str
-    variant: str
+    variant: str          # the first of ``variants``: the file pipeline's
     methods: tuple
     cells: list
     steps: dict  # max_score -> (n_raters, M) float array
@@ -69,6 +72,9 @@ class StudyConfig:
     seed: int = 0
     replications: int = 1
     linear: dict = field(default_factory=dict)
+    variants: tuple = ("faithful",)
+    true_score: str = "model"
+    cut: float = 3.25
     source: str = "<config>"
     raw: dict = field(default_factory=dict)
 
@@ -199,7 +205,10 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     _check_keys(where, (), data, TOP_KEYS)
     name = str(data.get("name", Path(where.source).stem))
     generator = _choice(where, ("generator",), data.get("generator", "basic1990"), GENERATORS)
-    variant = _choice(where, ("variant",), data.get("variant", "faithful"), VARIANTS)
+    variants = tuple(_choice(where, ("variant", i) if isinstance(data.get("variant"), list) else ("variant",), v,
+                             VARIANTS)
+                     for i, v in enumerate(_list(where, ("variant",), data.get("variant", "faithful"))))
+    variant = variants[0]
     known = method_codes()
     methods = []
     for i, m in enumerate(_list(where, ("methods",), data.get("methods", list(STUDY_METHODS)))):
@@ -338,14 +347,20 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     elif "chains" in data:
         raise where.error(("chains",), "chains apply only to the basic1990 generator")
 
+    true_score = _choice(where, ("true_score",), data.get("true_score", "model"), TRUE_SCORES)
+    if true_score == "pcm" and generator == "linear":
+        raise where.error(("true_score",), "the linear model's true score is its own; 'pcm' needs step parameters")
+    cut = _number(where, ("cut",), data.get("cut", 3.25))
     seed = _int(where, ("seed",), data.get("seed", 0), 0)
     reps = _int(where, ("replications",), data.get("replications", 1), 1)
     if "quality" in data and data["quality"] != "basic":
         raise where.error(("quality",), "only 'basic' (the programs' shapes of a standard normal) is supported")
 
-    raw = {"name": name, "generator": generator, "variant": variant, "methods": methods,
+    raw = {"name": name, "generator": generator, "variant": list(variants), "methods": methods,
+           "true_score": true_score, "cut": cut,
            "cells": codes, "steps": {m: s.tolist() for m, s in steps.items()}, "linear": linear,
            "chains": [[list(c.sets), c.low_byte] for c in chains], "seed": seed, "replications": reps}
     return StudyConfig(name=name, generator=generator, variant=variant, methods=tuple(methods), cells=cells,
                        steps=steps, n_raters=n_raters, chains=chains, seed=seed, replications=reps,
-                       linear=linear, source=where.source, raw=raw)
+                       linear=linear, variants=variants, true_score=true_score, cut=cut,
+                       source=where.source, raw=raw)

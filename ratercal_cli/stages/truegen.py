@@ -34,7 +34,8 @@ class TruegenStage(Stage):
     def params(self):
         cfg = self.run.config
         return {"cell": self.cell.code, "generator": cfg.generator,
-                "steps": cfg.raw["steps"].get(self.cell.max_score), "linear": cfg.linear}
+                "steps": cfg.raw["steps"].get(self.cell.max_score), "linear": cfg.linear,
+                "true_score": cfg.true_score}
 
     def execute(self):
         cfg = self.run.config
@@ -60,7 +61,7 @@ class TruegenStage(Stage):
                 true, per_rater = basic1990.truegen(quality.astype(np.float32), steps)
                 true_txt = print_singles(true)
             else:
-                true, per_rater = modern.true_scores(quality, cfg.generator, steps)
+                true, per_rater = modern.true_scores(quality, cfg.generator, steps, true_score=cfg.true_score)
                 true_txt = [fmt(v) for v in true]
         tpath = write_columns(f / "true_scores.csv", ["paper", "true_score"], [ids, true_txt], [None, str])
         n, nr = per_rater.shape
