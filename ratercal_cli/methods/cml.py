@@ -1,0 +1,539 @@
+"""Conditional maximum likelihood (CML) for the partial credit and rating scale models.
+
+Raters are the "items" and papers the "persons" of Rasch measurement.  Rater ``j`` gives
+a paper of quality ``theta`` the score ``x`` with probability
+
+    P(x) = exp(x theta - tau[j, x]) / sum_h exp(h theta - tau[j, h]),
+    tau[j, x] = sum_{k <= x} delta[j, k]                       (tau[j, 0] = 0)
+
+PCM (Masters 1982): every ``delta[j, k]`` free.  RSM (Andrich 1978):
+``delta[j, k] = beta[j] + kappa[k]``, one threshold structure for every rater.
+
+Given the paper's raters ``S`` and its total ``r``, theta drops out (Andersen 1973):
+
+    P(x | r, S) = prod_{j in S} eps[j, x_j] / gamma_r(S),   eps[j, x] = exp(-tau[j, x]),
+
+``gamma_r(S)`` the elementary symmetric function (ESF) of order r: the coefficient of
+``t**r`` in ``prod_{j in S} sum_x eps[j, x] t**x``.  Papers are grouped by their rater set
+so that each set's ESFs (and the leave-one-out and leave-two-out ESFs that the gradient
+and Hessian need) are computed once and shared; groups of equal size are vectorised
+together.  The conditional log-likelihood is maximised by Newton's method with the
+analytic gradient and Hessian (the conditional covariance of the category indicators).
+
+What cannot be estimated is reported as such (``nan`` in ``steps_``), not as a large
+number:
+
+* a category a rater never used: ``eps = 0`` (tau = +inf), so the two steps into and out
+  of it are not estimable (their sum is);
+* a category used only on *extreme* papers (total at the minimum or maximum the paper's
+  raters could give): such papers carry no conditional information, so it is treated as
+  unused; this is repeated until stable (dropping a top category can make more papers
+  extreme);
+* a rater left with fewer than two categories has no estimable step.
+
+Identification: the conditional likelihood is unchanged by ``tau[j, x] += c x`` (a shift
+of the quality scale) and, in the RSM, by ``beta -= d, kappa += d``.  Estimates are
+reported centred: the mean of all estimable steps ``delta[j, k]`` is 0 (RSM: ``sum beta =
+0`` and ``sum kappa = 0``, which also centres the steps).  psychotools' ``pcmodel`` fixes
+``tau[1, 1] = 0`` instead; compare after centring both on the common steps.
+
+Rater sets whose papers do not link all raters (a disconnected design) are refused: the
+raters of different components cannot be put on one scale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+from ..errors import MethodError
+from ..ratings import Ratings
+from .base import RaterAdjuster
+
+__all__ = ["CMLFit", "fit_cml", "conditional_loglik", "ConditionalPCM", "estimable_categories"]
+
+
+# ---------------------------------------------------------------------------------------
+# polynomial (ESF) helpers, batched over the leading axes
+# ---------------------------------------------------------------------------------------
+def _polymul(a, b):
+    """Batched polynomial product over the last axis: (..., na) x (..., nb) -> (..., na+nb-1)."""
+    na, nb = a.shape[-1], b.shape[-1]
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + (na + nb - 1,)
+    out = np.zeros(shape)
+    if nb <= na:
+        for i in range(nb):
+            out[..., i:i + na] += a * b[..., i:i + 1]
+    else:
+        for i in range(na):
+            out[..., i:i + nb] += b * a[..., i:i + 1]
+    return out
+
+
+def _esf_products(E):
+    """ESFs of a batch of rater sets.
+
+    E : (G, s, K) polynomial coefficients ``eps[j, x]`` of the s raters of each of G sets.
+    Returns ``full`` (G, s(K-1)+1), ``loo`` (G, s, (s-1)(K-1)+1) leaving rater i out, and
+    ``lto`` (G, s, s, (s-2)(K-1)+1) leaving raters i and k out (zero on the diagonal),
+    from prefix, middle and suffix products (no polynomial division, so no cancellation).
+    """
+    G, s, K = E.shape
+    one = np.ones((G, 1))
+    prefix = [one]
+    for i in range(s):
+        prefix.append(_polymul(prefix[-1], E[:, i]))
+    suffix = [one]
+    for i in range(s - 1, -1, -1):
+        suffix.append(_polymul(suffix[-1], E[:, i]))
+    suffix = suffix[::-1]  # suffix[i] = prod_{k >= i}
+    full = prefix[s]
+    loo = np.stack([_polymul(prefix[i], suffix[i + 1]) for i in range(s)], axis=1)
+    lto = None
+    if s >= 2:
+        L = (s - 2) * (K - 1) + 1
+        lto = np.zeros((G, s, s, L))
+        for i in range(s):
+            mid = one
+            for k in range(i + 1, s):
+                p = _polymul(_polymul(prefix[i], mid), suffix[k + 1])
+                lto[:, i, k] = p
+                lto[:, k, i] = p
+                mid = _polymul(mid, E[:, k])
+    return full, loo, lto
+
+
+def _shifted(poly, r, K):
+    """``out[..., u, x] = poly[..., r_u - x]`` (0 outside the polynomial), poly (G?, L)."""
+    L = poly.shape[-1]
+    idx = r[:, None] - np.arange(K)[None, :]
+    ok = (idx >= 0) & (idx < L)
+    return np.where(ok, np.take_along_axis(poly, np.clip(idx, 0, L - 1), axis=-1), 0.0)
+
+
+# ---------------------------------------------------------------------------------------
+# data preparation
+# ---------------------------------------------------------------------------------------
+def estimable_categories(ratings: Ratings, model: str = "pcm"):
+    """Which categories each rater has, and which papers inform the conditional likelihood.
+
+    Returns ``(cats, informative)``: ``cats`` (J, M+1) bool, category x of rater j can be
+    estimated (for the RSM a category is kept for every rater when any rater used it on
+    an informative paper); ``informative`` (n_papers,) bool, the paper has two or more
+    raters with categories, all its scores are within its raters' ranges, and its total
+    is strictly between the least and the most those raters could give.  Iterated to a
+    fixed point (a category seen only on extreme papers is dropped).
+    """
+    J, K = ratings.n_raters, ratings.max_score + 1
+    paper, rater, score = ratings.paper, ratings.rater, ratings.score
+    keep = np.ones(ratings.n_ratings, dtype=bool)
+    while True:
+        counts = np.zeros((J, K))
+        np.add.at(counts, (rater[keep], score[keep]), 1.0)
+        cats = counts > 0
+        if model == "rsm":
+            cats = np.broadcast_to(cats.any(axis=0), (J, K)).copy()
+            cats[counts.sum(axis=1) == 0] = False
+        ncat = cats.sum(axis=1)
+        cats[ncat < 2] = False
+        has = cats.any(axis=1)
+        lo = np.where(has, np.argmax(cats, axis=1), 0)
+        hi = np.where(has, K - 1 - np.argmax(cats[:, ::-1], axis=1), 0)
+        rated = has[rater]
+        inside = (score >= lo[rater]) & (score <= hi[rater])
+        npap = ratings.n_papers
+        n_in = np.bincount(paper, weights=rated, minlength=npap)
+        bad = np.bincount(paper, weights=rated & ~inside, minlength=npap) > 0
+        tot = np.bincount(paper, weights=np.where(rated, score, 0), minlength=npap)
+        tlo = np.bincount(paper, weights=np.where(rated, lo[rater], 0), minlength=npap)
+        thi = np.bincount(paper, weights=np.where(rated, hi[rater], 0), minlength=npap)
+        informative = (n_in >= 2) & ~bad & (tot > tlo) & (tot < thi)
+        new_keep = informative[paper] & rated
+        if np.array_equal(new_keep, keep):
+            return cats, informative
+        keep = new_keep
+
+
+@dataclass
+class _Groups:
+    """Informative papers grouped by rater set, then by (set, total) 'units'."""
+
+    sizes: list  # per set size s: dict(items (G,s), unit_group (U,), unit_r (U,), unit_w (U,))
+    counts: np.ndarray  # (J, K) category counts over informative ratings
+    n_papers: int
+
+
+def _group(ratings: Ratings, cats, informative) -> _Groups:
+    J, K = cats.shape
+    has = cats.any(axis=1)
+    m = informative[ratings.paper] & has[ratings.rater]
+    paper, rater, score = ratings.paper[m], ratings.rater[m], ratings.score[m]
+    order = np.lexsort((rater, paper))
+    paper, rater, score = paper[order], rater[order], score[order]
+    counts = np.zeros((J, K))
+    np.add.at(counts, (rater, score), 1.0)
+    # papers' rater sets as rows of a (P, smax) table
+    upap, start, size = np.unique(paper, return_index=True, return_counts=True)
+    total = np.add.reduceat(score, start) if upap.size else np.zeros(0, dtype=np.int64)
+    out = []
+    for s in np.unique(size):
+        sel = size == s
+        rows = start[sel][:, None] + np.arange(s)[None, :]
+        sets = rater[rows]  # (P_s, s), sorted within row
+        items, gidx = np.unique(sets, axis=0, return_inverse=True)
+        gidx = gidx.ravel()
+        r = total[sel]
+        key = gidx * (s * (K - 1) + 1) + r
+        ukey, w = np.unique(key, return_counts=True)
+        ug = ukey // (s * (K - 1) + 1)
+        gstart = np.flatnonzero(np.r_[True, ug[1:] != ug[:-1]])  # units are sorted by group
+        flat = (items[:, :, None] * K + np.arange(K)[None, None, :]).reshape(len(items), s * K)
+        hidx = (flat[:, :, None] * (J * K) + flat[:, None, :]).ravel()
+        out.append(dict(items=items, unit_group=ug, unit_r=ukey % (s * (K - 1) + 1),
+                        unit_w=w.astype(float), gstart=gstart, gflat=flat.ravel(), hidx=hidx))
+    return _Groups(out, counts, int(upap.size))
+
+
+def _check_connected(groups: _Groups, has):
+    J = has.size
+    parent = np.arange(J)
+
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for g in groups.sizes:
+        items = g["items"]
+        for c in range(1, items.shape[1]):
+            for a, b in zip(items[:, 0], items[:, c]):
+                ra, rb = find(a), find(b)
+                if ra != rb:
+                    parent[rb] = ra
+    roots = {find(j) for j in np.flatnonzero(has)}
+    if len(roots) > 1:
+        comps = {}
+        for j in np.flatnonzero(has):
+            comps.setdefault(find(j), []).append(int(j) + 1)
+        desc = "; ".join("raters " + ",".join(map(str, v)) for v in comps.values())
+        raise MethodError(f"CML: the raters fall into {len(roots)} groups that share no informative papers ({desc}); "
+                          "they cannot be calibrated on one scale")
+
+
+# ---------------------------------------------------------------------------------------
+# likelihood, gradient and Hessian in tau
+# ---------------------------------------------------------------------------------------
+def _eps(tau, cats):
+    """eps = exp(-tau) on estimable categories, 0 elsewhere; each rater scaled to max 1.
+
+    The per-rater factor cancels in P(x | r, S).  Returns eps and the log of the factors.
+    """
+    t = np.where(cats, tau, np.inf)
+    tmin = np.min(np.where(cats, t, np.inf), axis=1, keepdims=True)
+    tmin = np.where(np.isfinite(tmin), tmin, 0.0)
+    return np.exp(-(t - tmin)), tmin[:, 0]
+
+
+def _loglik_grad_hess(tau, cats, groups: _Groups, order=2):
+    """Conditional log-likelihood, its gradient (J, K) and information (J*K, J*K) in tau.
+
+    d logL / d tau[j, x] = -n[j, x] + sum_v P_v(X_j = x | r_v)
+    -d2 logL / d tau d tau' = sum_v Cov_v(I[X_j = x], I[X_k = h] | r_v)
+
+    Sums over papers run over units (rater set, total) weighted by their paper counts and
+    are reduced per rater set before being scattered into the rater-level arrays.
+    """
+    J, K = cats.shape
+    eps, shift = _eps(tau, cats)
+    counts = groups.counts
+    ll = -np.sum(np.where(counts > 0, counts * (tau - shift[:, None]), 0.0))
+    grad = -counts.ravel()
+    hess = np.zeros((J * K) ** 2) if order >= 2 else None
+    kk = np.arange(K)
+    for g in groups.sizes:
+        items, ug, ur, w, gstart = g["items"], g["unit_group"], g["unit_r"], g["unit_w"], g["gstart"]
+        E = eps[items]  # (G, s, K)
+        G, s = items.shape
+        full, loo, lto = _esf_products(E)
+        gam = full[ug, ur]  # (U,)
+        if not np.all(gam > 0) or not np.all(np.isfinite(gam)):
+            raise MethodError("CML: elementary symmetric functions under- or overflowed")
+        ll -= np.dot(w, np.log(gam))
+        # P(X_i = x | r) = eps[i, x] * gamma_{r-x}(S \ i) / gamma_r(S)     (U, s, K)
+        Eu = E[ug]
+        loo_u = loo[ug]
+        L1 = loo.shape[-1]
+        idx1 = ur[:, None] - kk[None, :]
+        ok1 = (idx1 >= 0) & (idx1 < L1)
+        idx1 = np.clip(idx1, 0, L1 - 1)
+        shifted = np.take_along_axis(loo_u, np.broadcast_to(idx1[:, None, :], (ur.size, s, K)), axis=2)
+        P1 = np.where(ok1[:, None, :], shifted, 0.0) * Eu / gam[:, None, None]
+        wP1 = w[:, None, None] * P1
+        grad += np.bincount(g["gflat"], weights=np.add.reduceat(wP1, gstart, axis=0).ravel(), minlength=J * K)
+        if order < 2:
+            continue
+        # joint P(X_i = x, X_k = h | r) = eps_ix eps_kh gamma_{r-x-h}(S \ {i,k}) / gamma_r
+        U = ur.size
+        cov = np.zeros((U, s, K, s, K))
+        ii = np.arange(K)
+        for i in range(s):
+            cov[:, i, ii, i, ii] = wP1[:, i, :]
+            for k in range(i + 1, s):
+                poly = lto[ug, i, k]  # (U, L)
+                L2 = poly.shape[-1]
+                idx = ur[:, None, None] - kk[None, :, None] - kk[None, None, :]
+                ok = (idx >= 0) & (idx < L2)
+                vals = np.take_along_axis(poly, np.clip(idx, 0, L2 - 1).reshape(U, -1), axis=1).reshape(U, K, K)
+                P2 = np.where(ok, vals, 0.0) * (Eu[:, i, :, None] * Eu[:, k, None, :]) * (w / gam)[:, None, None]
+                cov[:, i, :, k, :] = P2
+                cov[:, k, :, i, :] = P2.transpose(0, 2, 1)
+        cov -= wP1[:, :, :, None, None] * P1[:, None, None, :, :]
+        block = np.add.reduceat(cov.reshape(U, -1), gstart, axis=0)  # (G, (sK)^2)
+        hess += np.bincount(g["hidx"], weights=block.ravel(), minlength=(J * K) ** 2)
+    grad = grad.reshape(J, K)
+    if hess is not None:
+        hess = hess.reshape(J * K, J * K)
+    return ll, grad, hess
+
+
+def conditional_loglik(ratings: Ratings, tau, model: str = "pcm") -> float:
+    """The conditional log-likelihood of ``ratings`` at cumulative parameters ``tau`` (J, M+1).
+
+    Only informative papers and estimable categories enter (see :func:`estimable_categories`);
+    ``tau[j, 0]`` need not be 0 (a constant per rater cancels).
+    """
+    cats, informative = estimable_categories(ratings, model)
+    groups = _group(ratings, cats, informative)
+    tau = np.where(cats, np.asarray(tau, dtype=float), 0.0)
+    return float(_loglik_grad_hess(tau, cats, groups, order=1)[0])
+
+
+# ---------------------------------------------------------------------------------------
+# the fit
+# ---------------------------------------------------------------------------------------
+@dataclass
+class CMLFit:
+    """Result of :func:`fit_cml` (J raters, scale 0..M).
+
+    steps : (J, M) centred step parameters ``delta[j, k]`` (k = 1..M in column k-1), nan
+        where not estimable.
+    steps_se : (J, M) their standard errors (inverse of the observed information), nan
+        where not estimable.
+    tau : (J, M+1) cumulative parameters on the centred scale, ``tau[j, lo_j] = 0`` at the
+        rater's lowest estimable category; +inf for categories that cannot be estimated.
+    categories : (J, M+1) bool, estimable categories.
+    beta, kappa : RSM rater locations (sum 0) and thresholds (sum 0); nan for the PCM.
+    loglik : conditional log-likelihood at the estimate.
+    informative : (n_papers,) bool, papers that entered the conditional likelihood.
+    n_iter, converged : Newton iterations and whether the gradient vanished.
+    diverged : (J, M) bool, steps whose estimate runs off to infinity (reported as nan).
+    notes : one line per rater with steps that cannot be estimated, and why.
+    """
+
+    steps: np.ndarray
+    steps_se: np.ndarray
+    tau: np.ndarray
+    categories: np.ndarray
+    beta: np.ndarray
+    kappa: np.ndarray
+    loglik: float
+    informative: np.ndarray
+    n_iter: int
+    converged: bool
+    diverged: np.ndarray = None
+    notes: list = field(default_factory=list)
+
+
+def _design(cats, model):
+    """Linear map phi -> tau (J*K, P) and, per parameter, a label.
+
+    PCM: phi = tau[j, x] for estimable x above the rater's lowest category.
+    RSM: phi = (beta_j for raters with categories, K_x = cumulative kappa for estimable x above
+    the lowest used category c0); tau[j, x] = (x - c0) beta_j + K_x.
+    """
+    J, K = cats.shape
+    has = cats.any(axis=1)
+    lo = np.where(has, np.argmax(cats, axis=1), 0)
+    cols = []
+    if model == "pcm":
+        for j in range(J):
+            for x in range(K):
+                if cats[j, x] and x > lo[j]:
+                    c = np.zeros(J * K)
+                    c[j * K + x] = 1.0
+                    cols.append(c)
+    else:
+        anycat = cats.any(axis=0)
+        c0 = int(np.argmax(anycat)) if anycat.any() else 0
+        for j in np.flatnonzero(has):
+            c = np.zeros((J, K))
+            c[j] = np.arange(K) - c0
+            cols.append((c * cats).ravel())
+        for x in range(c0 + 1, K):
+            if anycat[x]:
+                c = np.zeros((J, K))
+                c[:, x] = 1.0
+                cols.append((c * cats).ravel())
+    A = np.array(cols).T if cols else np.zeros((J * K, 0))
+    return A
+
+
+def _centre(tau, cats, model, exclude=None):
+    """Centre: steps of estimable adjacent categories have mean 0; tau[j, lo_j] = 0.
+
+    Steps in ``exclude`` (diverging estimates) are left out of the mean."""
+    J, K = cats.shape
+    t = np.where(cats, tau, np.nan)
+    has = cats.any(axis=1)
+    lo = np.where(has, np.argmax(cats, axis=1), 0)
+    t = t - np.where(has, t[np.arange(J), lo], 0.0)[:, None]
+    steps = np.diff(t, axis=1)  # nan where either category is not estimable
+    finite = np.isfinite(steps)
+    if exclude is not None:
+        finite &= ~exclude
+    c = steps[finite].mean() if finite.any() else 0.0
+    steps = steps - c
+    t = t - c * (np.arange(K)[None, :] - lo[:, None])
+    return steps, t
+
+
+def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: int = 100,
+            start=None, max_se: float = 10.0) -> CMLFit:
+    """Maximise the conditional likelihood of the PCM (``model="pcm"``) or RSM (``"rsm"``).
+
+    Newton's method on the free parameters phi (tau = A phi), gradient ``A' g`` and Hessian
+    ``A' H A`` from :func:`_loglik_grad_hess`, the null directions of the identification
+    handled by an eigen-decomposition pseudo-inverse; step halving if the likelihood falls.
+    Stops when the largest |gradient| is below ``tol`` times the number of informative
+    papers (or after ``max_iter`` iterations; ``converged`` says which).
+
+    A step moved by a direction whose information is below ``1 / max_se**2`` is an
+    estimate running off to infinity (the conditional MLE does not exist for it): it is reported as nan, left out
+    of the centring, and named in ``notes``; the fitted ``tau`` keeps the limiting values.
+    """
+    if model not in ("pcm", "rsm"):
+        raise ValueError(f"model must be 'pcm' or 'rsm', not {model!r}")
+    J, K = ratings.n_raters, ratings.max_score + 1
+    cats, informative = estimable_categories(ratings, model)
+    if not informative.any():
+        raise MethodError("CML: no paper has two or more raters with a non-extreme total; nothing to estimate")
+    groups = _group(ratings, cats, informative)
+    has = cats.any(axis=1)
+    _check_connected(groups, has)
+    A = _design(cats, model)
+    P = A.shape[1]
+    if start is not None:
+        phi = np.linalg.lstsq(A, np.where(cats, start, 0.0).ravel(), rcond=None)[0]
+    else:
+        # start: adjacent-category log odds of each rater's counts (pcmodel's start, PCM only)
+        phi = np.zeros(P)
+        if model == "pcm":
+            n = groups.counts + 0.5 * cats
+            t0 = np.zeros((J, K))
+            for j in np.flatnonzero(has):
+                cj = np.flatnonzero(cats[j])
+                t0[j, cj] = -(np.log(n[j, cj]) - np.log(n[j, cj[0]]))
+            phi = A.T @ t0.ravel()
+    scale = max(groups.n_papers, 1)
+    sel = None  # PCM: A selects columns of tau; index instead of multiplying
+    if model == "pcm":
+        sel = np.argmax(A, axis=0)
+
+    def reduce(g, H):
+        if sel is not None:
+            return g.ravel()[sel], H[np.ix_(sel, sel)]
+        return A.T @ g.ravel(), A.T @ H @ A
+
+    tau = (A @ phi).reshape(J, K)
+    ll, g, H = _loglik_grad_hess(tau, cats, groups)
+    gphi, Hphi = reduce(g, H)
+    # the identification's null directions of the information, found once
+    w, V = np.linalg.eigh(Hphi)
+    null = V[:, w <= w.max() * 1e-10]
+    converged = False
+    it = 0
+    while it < max_iter:
+        if np.max(np.abs(gphi), initial=0.0) < tol * scale:
+            converged = True
+            break
+        it += 1
+        try:
+            pen = Hphi + null @ null.T * np.mean(np.diag(Hphi))
+            d = cho_solve(cho_factor(pen), gphi)  # Hphi is -d2 logL: this is an ascent step
+        except np.linalg.LinAlgError:
+            w, V = np.linalg.eigh(Hphi)
+            keep = w > w.max() * 1e-11
+            d = V[:, keep] @ ((V[:, keep].T @ gphi) / w[keep])
+        step = 1.0
+        while True:
+            phi_new = phi + step * d
+            tau = (A @ phi_new).reshape(J, K)
+            ll_new, g_new, H_new = _loglik_grad_hess(tau, cats, groups)
+            if ll_new >= ll - 1e-12 * abs(ll) or step < 1e-4:
+                break
+            step /= 2  # the Newton step went too far: halve it
+        phi, ll, g, H = phi_new, ll_new, g_new, H_new
+        gphi, Hphi = reduce(g, H)
+    tau = (A @ phi).reshape(J, K)
+    # covariance of phi: pseudo-inverse of the information (null directions excluded)
+    w, V = np.linalg.eigh(Hphi)
+    keep = w > w.max() * 1e-11
+    cov_phi = (V[:, keep] / w[keep]) @ V[:, keep].T
+    D = np.zeros((J, K - 1, J, K))  # raw step = tau[j, k] - tau[j, k-1]
+    jj, kk = np.meshgrid(np.arange(J), np.arange(1, K), indexing="ij")
+    D[jj, kk - 1, jj, kk] = 1.0
+    D[jj, kk - 1, jj, kk - 1] = -1.0
+    D = D.reshape(J * (K - 1), J * K)
+    DA = D @ A
+    steps, tau_c = _centre(tau, cats, model)
+    # An estimate running off to infinity (e.g. a category given only where the other rater's
+    # score left no alternative) shows as a direction of almost no information (eigenvalue of
+    # the information below 1 / max_se**2; the identification's directions have 0) that moves
+    # some steps against the rest.  Flag those steps; leave them out of the centring.
+    # (Estimable directions, even a category used once, have information of order 0.1-1.)
+    weakdir = V[:, w < 1.0 / max_se ** 2]
+    diverged = np.zeros(J * (K - 1), dtype=bool)
+    finflat = np.isfinite(steps).ravel()
+    if weakdir.shape[1] and finflat.any():
+        delta = DA[finflat] @ weakdir
+        delta -= np.median(delta, axis=0, keepdims=True)  # a shift of all steps is no change
+        size = np.abs(delta).max(axis=0)
+        moved = (np.abs(delta) > 0.1 * size) & (size > 1e-6)
+        diverged[np.flatnonzero(finflat)] = moved.any(axis=1)
+    diverged = diverged.reshape(J, K - 1)
+    steps, tau_c = _centre(tau, cats, model, exclude=diverged)
+    finite = np.isfinite(steps) & ~diverged
+    fin = finite.ravel()
+    Cc = np.zeros_like(D)
+    Cc[fin] = D[fin] - D[fin].mean(axis=0, keepdims=True)
+    C = Cc @ A
+    se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, cov_phi, C), 0.0)).reshape(J, K - 1)
+    se[~finite] = np.nan
+    steps = np.where(finite, steps, np.nan)
+    tau_c = np.where(cats, tau_c, np.inf)
+    beta = np.full(J, np.nan)
+    kappa = np.full(K - 1, np.nan)
+    if model == "rsm":
+        # steps = beta_j + kappa_k: rater means and step means of the centred steps
+        beta[has] = np.nanmean(steps[has], axis=1)
+        beta[has] -= beta[has].mean()
+        kappa = np.nanmean(steps[has] - beta[has, None], axis=0)
+    notes = []
+    for j in range(J):
+        if ratings.ratings_per_rater()[j] and not has[j]:
+            notes.append(f"rater {ratings.rater_ids[j]}: fewer than two categories on informative papers; no steps")
+        elif has[j] and not finite[j].all():
+            unused = [str(k + 1) for k in np.flatnonzero(~finite[j] & ~diverged[j])]
+            div = [str(k + 1) for k in np.flatnonzero(diverged[j])]
+            if unused:
+                notes.append(f"rater {ratings.rater_ids[j]}: steps {','.join(unused)} not estimable "
+                             "(category unused, or used only on extreme papers)")
+            if div:
+                notes.append(f"rater {ratings.rater_ids[j]}: steps {','.join(div)} not estimable "
+                             "(the estimate diverges)")
+    return CMLFit(steps=steps, steps_se=se, tau=tau_c, categories=cats, diverged=diverged,
+                  beta=beta, kappa=kappa, loglik=float(ll), informative=informative,
+                  n_iter=it, converged=converged, notes=notes)
