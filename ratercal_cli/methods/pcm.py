@@ -1,0 +1,597 @@
+"""PCM: partial credit model adjustment (PCM.BAS; Wright & Masters 1982, PAIR).
+
+Each rater ``i`` is an "item" with PCM step difficulties ``d[i, 1..M]``; a paper's
+quality ``theta`` is estimated from its ratings, and the adjusted scores are PCM
+expected scores at that quality: a rating's adjusted score is its rater's expected
+score, the paper's is the mean of the expected scores of *all* raters of the design
+(PCM.BAS: ``ave / nj`` with ``nj = 9``), i.e. the TRUEGEN definition of a true score.
+
+PAIR (pairwise conditional estimation)
+--------------------------------------
+For two ratings of the same paper, by raters ``i`` and ``j``, with scores summing to
+``x - 1 + z``, theta cancels:
+
+    P(i scores x, j scores z-1 | i=x-1, j=z  or  i=x, j=z-1) = 1 / (1 + exp(d[i,x] - d[j,z])) = pi
+
+``n[i,a,j,b]`` counts ordered pairs of ratings (rater ``i`` gave ``a``, rater ``j``
+gave ``b``) on the same paper; with ``n1 = n[i,x-1,j,z]``, ``n2 = n[i,x,j,z-1]`` the
+pairwise log likelihood has gradient ``F = sum_{j,z} (n1 + n2) pi - n2`` in
+``d[i,x]`` and curvature ``-sum (n1 + n2) pi (1 - pi)`` (a Bradley-Terry model whose
+"objects" are the steps ``(i, x)``; ``n2`` counts the wins of ``(i, x)`` over ``(j, z)``).
+
+``variant="faithful"`` (PCM.BAS as listed)
+    * counts over all ordered pairs *including each rating paired with itself*;
+    * Jacobi sweeps ``d[i,x] += F / (.01 + sum bign pi (1-pi))`` over j = 1..9, z = 1..M,
+      all from the previous sweep's values, clipped to +-15; stop when the largest
+      change is below .002 or after 50 sweeps; no centring;
+    * paper quality by a bracket search (CEN = 0, del = 5, compare the likelihoods at
+      CEN - del, CEN, CEN + del; exit when |CEN| > 14 or del < .001);
+    * everything in single precision (float32), sums accumulated in the BASIC's order.
+
+``variant="corrected"``
+    * PAIR without self-pairs, solved by full Newton steps on the pairwise likelihood,
+      identified by centring: the mean of the estimable step difficulties is 0;
+    * unestimable steps reported (``estimable_``, ``pair_steps_``) and imputed for scoring;
+    * paper quality by bounded maximum likelihood (or Warm's WLE), see ``estimator``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+from ..ratings import Ratings
+from .base import RaterAdjuster
+
+F32 = np.float32
+
+#: PCM.BAS constants: ``eps = .002: MaxIt = 50: big = EXP(20)``.
+FAITHFUL_EPS = F32(0.002)
+FAITHFUL_MAX_IT = 50
+FAITHFUL_BIG = F32(np.exp(20.0))
+
+
+# ---------------------------------------------------------------------------------
+# shared: ratings padded per paper, pair counts
+# ---------------------------------------------------------------------------------
+def padded_by_paper(ratings: Ratings):
+    """Per-paper (rater, score, rating index) arrays, padded with -1, in input order.
+
+    Returns ``(rater_pad, score_pad, index_pad)``, each ``(n_papers, k_max)`` int64,
+    where ``k_max`` is the largest number of ratings of a paper.  Within a paper the
+    ratings keep the order they have in ``ratings`` (the .OBS order of PCM.BAS).
+    """
+    order = np.argsort(ratings.paper, kind="stable")
+    counts = ratings.ratings_per_paper()
+    k_max = int(counts.max()) if counts.size else 0
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    pos = np.arange(order.size) - np.repeat(starts, counts)
+    paper_sorted = ratings.paper[order]
+    shape = (ratings.n_papers, k_max)
+    rater_pad = np.full(shape, -1, dtype=np.int64)
+    score_pad = np.full(shape, -1, dtype=np.int64)
+    index_pad = np.full(shape, -1, dtype=np.int64)
+    rater_pad[paper_sorted, pos] = ratings.rater[order]
+    score_pad[paper_sorted, pos] = ratings.score[order]
+    index_pad[paper_sorted, pos] = order
+    return rater_pad, score_pad, index_pad
+
+
+def pair_counts(ratings: Ratings, self_pairs: bool) -> np.ndarray:
+    """``n[i, a, j, b]``: ordered pairs of ratings of one paper, rater i gave a, j gave b.
+
+    PCM.BAS (``FOR j1 = 1 TO mj: FOR j2 = 1 TO mj: nk%(r1, s1, r2, s2) += 1``) pairs
+    each rating with itself too (``self_pairs=True``); the corrected count does not.
+    Shape ``(n_raters, M+1, n_raters, M+1)``, int64.
+    """
+    r_pad, s_pad, _ = padded_by_paper(ratings)
+    nr, m1 = ratings.n_raters, ratings.max_score + 1
+    size = nr * m1 * nr * m1
+    flat = np.zeros(size, dtype=np.int64)
+    k = r_pad.shape[1]
+    for p in range(k):
+        for q in range(k):
+            if p == q and not self_pairs:
+                continue
+            ok = (r_pad[:, p] >= 0) & (r_pad[:, q] >= 0)
+            idx = ((r_pad[ok, p] * m1 + s_pad[ok, p]) * nr + r_pad[ok, q]) * m1 + s_pad[ok, q]
+            flat += np.bincount(idx, minlength=size)
+    return flat.reshape(nr, m1, nr, m1)
+
+
+def _step_pair_matrices(counts):
+    """``(N1, N2)`` of shape ``(nr*M, nr*M)``: rows step (i, x), columns step (j, z),
+    both in the BASIC's loop order (rater outer, step inner);
+    ``N1 = n[i, x-1, j, z]``, ``N2 = n[i, x, j, z-1]`` (``N2`` = wins of row over column)."""
+    nr, m1 = counts.shape[0], counts.shape[1]
+    m = m1 - 1
+    n1 = counts[:, 0:m, :, 1:m1].reshape(nr * m, nr * m)
+    n2 = counts[:, 1:m1, :, 0:m].reshape(nr * m, nr * m)
+    return n1, n2
+
+
+# ---------------------------------------------------------------------------------
+# faithful: PCM.BAS in float32
+# ---------------------------------------------------------------------------------
+def faithful_pair(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
+    """PCM.BAS's PAIR sweeps on ``counts`` (from ``pair_counts(..., self_pairs=True)``).
+
+    Per sweep, for every ``(i, x)`` from the previous sweep's ``d``::
+
+        F = 0: f1 = .01
+        FOR j = 1 TO nj: FOR z = 1 TO mp
+            n1 = nk%(i, x-1, j, z): n2 = nk%(i, x, j, z-1): bign = n1 + n2
+            pi = 1 / (1 + EXP(d(i, x) - d(j, z)))
+            F = F + bign * pi - n2: f1 = f1 + bign * pi * (1 - pi)
+        a = d(i, x) + F / f1: dt(i, x) = a clipped to [-15, 15]
+
+    then ``d = dt`` and stop when ``max |dt - d| < eps`` or after ``max_it`` sweeps.
+    Singles throughout; the sums run in the BASIC's order (a float32 cumulative sum
+    over the interleaved terms ``bign*pi, -n2``), so the result matches a literal loop.
+    Returns ``(d, sweeps, max_change)`` with ``d`` float32 ``(n_raters, M)``.
+    """
+    nr, m = counts.shape[0], counts.shape[1] - 1
+    n1, n2 = _step_pair_matrices(counts)
+    bign = (n1 + n2).astype(F32)
+    neg_n2 = (-n2).astype(F32)
+    k = nr * m
+    d = np.zeros(k, dtype=F32)
+    seq_f = np.empty((k, 2 * k), dtype=F32)
+    seq_f1 = np.empty((k, k + 1), dtype=F32)
+    seq_f1[:, 0] = F32(0.01)
+    one = F32(1.0)
+    sweeps, dmax = 0, F32(np.inf)
+    while True:
+        pi = one / (one + np.exp(d[:, None] - d[None, :]))
+        t = bign * pi
+        seq_f[:, 0::2] = t
+        seq_f[:, 1::2] = neg_n2
+        f = np.cumsum(seq_f, axis=1, dtype=F32)[:, -1]
+        seq_f1[:, 1:] = t * (one - pi)
+        f1 = np.cumsum(seq_f1, axis=1, dtype=F32)[:, -1]
+        a = d + f / f1
+        dt = np.where(a < F32(-15), F32(-15), np.where(a > F32(15), F32(15), a)).astype(F32)
+        dmax = np.abs(dt - d).max() if k else F32(0)
+        d = dt
+        sweeps += 1
+        if dmax < eps or sweeps >= max_it:
+            break
+    return d.reshape(nr, m), sweeps, float(dmax)
+
+
+def _faithful_numerators(u, drow):
+    """PCM.BAS's ``e(0..mp)`` for quality(ies) ``u`` and rows of steps ``drow``::
+
+        e(0) = 1: FOR j = 1 TO mp: e(j) = e(j-1) * EXP(u - d(r, j))
+            IF e(j) > big THEN FOR L = 0 TO j: e(L) = e(L) / big: NEXT L
+
+    ``u`` shape ``S``, ``drow`` shape ``(M,) + S`` (category-major), float32; returns
+    ``e`` of shape ``(M+1,) + S`` and ``T`` (``FOR L = 0 TO mp: T = T + e(L)``).
+    """
+    m = drow.shape[0]
+    ex = np.exp(u[None] - drow)
+    e = np.empty((m + 1,) + u.shape, dtype=F32)
+    e[0] = F32(1.0)
+    for j in range(1, m + 1):
+        np.multiply(e[j - 1], ex[j - 1], out=e[j])
+        big = e[j] > FAITHFUL_BIG
+        if big.any():  # dividing by 1 is exact: only the flagged columns change
+            e[: j + 1] /= np.where(big, FAITHFUL_BIG, F32(1))
+    t = e[0].copy()
+    for j in range(1, m + 1):
+        t += e[j]
+    return e, t
+
+
+def faithful_quality(d, rater_pad, score_pad, eps=FAITHFUL_EPS):
+    """PCM.BAS's bracket search for every paper at once (one loop over iterations)::
+
+        CEN = 0: del = 5
+        DO
+          FOR i = 1 TO 3: u(i) = CEN + (i - 2) * del: p(i) = 1
+            FOR m = 1 TO mj: p(i) = p(i) * e(s%(xi, m)) / T      (e, T at u(i), rater m)
+          IF ABS(CEN) > 14 THEN EXIT DO
+          IF p(1) < p(2) AND p(2) < p(3) THEN CEN = u(3)
+          ELSEIF p(1) > p(2) AND p(2) > p(3) THEN CEN = u(1)
+          ELSE del = del / 2
+        LOOP UNTIL del < eps / 2
+
+    ``d`` float32 ``(n_raters, M)``; ``rater_pad``/``score_pad`` from
+    :func:`padded_by_paper`.  Returns ``(cen, iterations)``, ``cen`` float32 per paper.
+    """
+    d = np.asarray(d, dtype=F32)
+    n_papers, k = rater_pad.shape
+    m_steps = d.shape[1]
+    cen = np.zeros(n_papers, dtype=F32)
+    dl = np.full(n_papers, F32(5.0), dtype=F32)
+    active = np.arange(n_papers)
+    half_eps = eps / F32(2)
+
+    def likelihood(rows, u):
+        """p(i) for trial qualities ``u`` (A, n) of papers ``rows``."""
+        r, sc = rater_pad[rows], score_pad[rows]
+        ok = r >= 0
+        shape = ok.shape + (u.shape[1],)  # (A, k, n); e is (M+1, A, k, n)
+        drow = np.moveaxis(d[np.where(ok, r, 0)], -1, 0)[..., None]
+        e, t = _faithful_numerators(np.broadcast_to(u[:, None, :], shape),
+                                    np.broadcast_to(drow, (m_steps,) + shape))
+        idx = np.broadcast_to(np.where(ok, sc, 0)[None, :, :, None], (1,) + shape)
+        es = np.take_along_axis(e, idx, axis=0)[0]
+        p = np.ones(u.shape, dtype=F32)
+        for m in range(k):  # p(i) = p(i) * e(s) / T, left to right
+            p = np.where(ok[:, m, None], (p * es[:, m]) / t[:, m], p)
+        return p
+
+    # The middle likelihood of an iteration is always one the previous iteration
+    # computed at the same u (u(3) after a move up, u(1) after a move down, u(2)
+    # after halving), so only the two ends are new.
+    pmid = likelihood(active, cen[:, None])[:, 0]
+    it = 0
+    while active.size:
+        it += 1
+        c, dd = cen[active], dl[active]
+        u = np.stack([c - dd, c + dd], axis=1)
+        ends = likelihood(active, u)
+        p1, p2, p3 = ends[:, 0], pmid[active], ends[:, 1]
+        stop = np.abs(c) > F32(14)
+        up = (p1 < p2) & (p2 < p3)
+        down = ~up & (p1 > p2) & (p2 > p3)
+        move = ~stop
+        new_c = np.where(up, u[:, 1], np.where(down, u[:, 0], c))
+        new_d = np.where(up | down, dd, dd / F32(2)).astype(F32)
+        pmid[active] = np.where(up, p3, np.where(down, p1, p2))
+        cen[active] = np.where(move, new_c, c)
+        dl[active] = np.where(move, new_d, dd)
+        done = stop | (move & (new_d < half_eps))
+        active = active[~done]
+    return cen, it
+
+
+def faithful_expected(d, cen):
+    """PCM.BAS's expected score of every rater at each paper's CEN (float32)::
+
+        sc(i) = 0: FOR L = 1 TO mp: sc(i) = sc(i) + e(L) / T * L
+        ave = ave + sc(i)     ... PRINT #2, ave / nj
+
+    Returns ``(sc, paper)``: ``sc`` ``(n_papers, n_raters)``, ``paper = ave / nj``.
+    """
+    d = np.asarray(d, dtype=F32)
+    nr, m = d.shape
+    cen = np.asarray(cen, dtype=F32)
+    u = np.broadcast_to(cen[:, None], (cen.size, nr))
+    e, t = _faithful_numerators(u, np.broadcast_to(d.T[:, None, :], (m, cen.size, nr)))
+    sc = np.zeros(u.shape, dtype=F32)
+    for j in range(1, m + 1):
+        sc += (e[j] / t) * F32(j)
+    ave = np.zeros(cen.size, dtype=F32)
+    for i in range(nr):
+        ave += sc[:, i]
+    return sc, (ave / F32(nr)).astype(F32)
+
+
+# ---------------------------------------------------------------------------------
+# corrected: PAIR by Newton with centring, bounded ML / WLE quality
+# ---------------------------------------------------------------------------------
+def estimable_steps(wins):
+    """Which steps PAIR can estimate, from the win matrix ``W = N2`` (steps x steps).
+
+    Returns ``(status, main)``: ``status`` float per step, ``0`` where estimable,
+    ``+inf`` where the MLE diverges upwards (the step was never crossed, or only
+    crossed against steps that are themselves infinite: no wins left), ``-inf`` where it
+    diverges downwards (never failed), ``nan`` where there is no information (no
+    comparisons, or a comparison component separate from the main one); ``main`` is
+    the boolean mask of the estimable steps: the largest strongly connected component
+    of the win digraph after removing the infinite ones (Ford 1957: the
+    Bradley-Terry MLE is finite iff the win digraph is strongly connected).
+    """
+    k = wins.shape[0]
+    status = np.zeros(k)
+    comp = wins + wins.T
+    alive = comp.sum(axis=1) > 0
+    status[~alive] = np.nan
+    while True:
+        sub = wins[np.ix_(alive, alive)]
+        w = np.zeros(k)
+        lo = np.zeros(k)
+        w[alive] = sub.sum(axis=1)
+        lo[alive] = sub.sum(axis=0)
+        nowin = alive & (w == 0)
+        noloss = alive & (lo == 0)
+        if not (nowin | noloss).any():
+            break
+        status[nowin & noloss] = np.nan
+        status[nowin & ~noloss] = np.inf
+        status[noloss & ~nowin] = -np.inf
+        alive &= ~(nowin | noloss)
+    main = np.zeros(k, dtype=bool)
+    if alive.any():
+        idx = np.flatnonzero(alive)
+        graph = csr_matrix(wins[np.ix_(idx, idx)] > 0)
+        n_comp, labels = connected_components(graph, directed=True, connection="strong")
+        sizes = np.bincount(labels, minlength=n_comp)
+        main[idx[labels == np.argmax(sizes)]] = True
+        status[alive & ~main] = np.nan
+    return status, main
+
+
+def pair_newton(wins, tol=1e-9, max_iter=100):
+    """Maximise the pairwise (Bradley-Terry) log likelihood of strongly connected steps.
+
+    ``L(d) = sum_ab W[a,b] log pi_ab``, ``pi_ab = 1/(1+exp(d_a - d_b))``; gradient
+    ``F_a = sum_b N_ab pi_ab - W_ab`` (``N = W + W'``), Hessian ``-Lap`` with
+    ``Lap`` the Laplacian of weights ``N pi (1-pi)``.  Newton steps
+    ``d += (Lap + 11'/K)^-1 F`` keep ``sum d = 0`` (the centring), halved while the
+    likelihood falls.  Returns ``(d, iterations, converged)``.
+    """
+    k = wins.shape[0]
+    n = wins + wins.T
+    d = np.zeros(k)
+    if k < 2:
+        return d, 0, True
+    w = wins.astype(np.float64)
+
+    def loglik(x):
+        return -(w * np.logaddexp(0.0, x[:, None] - x[None, :])).sum()
+
+    ll = loglik(d)
+    ones = np.full((k, k), 1.0 / k)
+    for it in range(1, max_iter + 1):
+        pi = 1.0 / (1.0 + np.exp(d[:, None] - d[None, :]))
+        grad = (n * pi).sum(axis=1) - w.sum(axis=1)
+        q = n * pi * (1.0 - pi)
+        lap = np.diag(q.sum(axis=1)) - q
+        step = np.linalg.solve(lap + ones, grad)
+        t = 1.0
+        while True:
+            new = d + t * step
+            new_ll = loglik(new)
+            if new_ll >= ll - 1e-12 * abs(ll) or t < 1e-4:
+                break
+            t /= 2
+        d, ll = new - new.mean(), new_ll
+        if np.abs(t * step).max() < tol:
+            return d, it, True
+    return d, max_iter, False
+
+
+def _range_log_weights(theta, delta, lo, hi):
+    """PCM log numerators with categories outside ``lo..hi`` removed (weight 0).
+
+    Steps outside the range may be infinite; they are replaced by 0, which adds the
+    same constant to every category inside the range.  ``theta`` ``S``, ``delta``
+    ``S + (M,)``; returns ``S + (M+1,)``.
+    """
+    delta = np.where(np.isfinite(delta), delta, 0.0)
+    steps = np.asarray(theta, dtype=np.float64)[..., None] - delta
+    m = delta.shape[-1]
+    logn = np.concatenate([np.zeros(steps.shape[:-1] + (1,)), np.cumsum(steps, axis=-1)], axis=-1)
+    cat = np.arange(m + 1)
+    outside = (cat < lo) | (cat > hi)
+    if outside.any():
+        logn = np.where(outside, -np.inf, logn)
+    return logn
+
+
+def range_moments(theta, delta, lo, hi):
+    """Mean, variance and third central moment of the PCM score (categories lo..hi)."""
+    logn = _range_log_weights(theta, delta, lo, hi)
+    logn = logn - logn.max(axis=-1, keepdims=True)
+    p = np.exp(logn)
+    p /= p.sum(axis=-1, keepdims=True)
+    x = np.arange(p.shape[-1], dtype=np.float64)
+    mean = p @ x
+    dev = x - mean[..., None]
+    var = (p * dev * dev).sum(axis=-1)
+    third = (p * dev * dev * dev).sum(axis=-1)
+    return mean, var, third
+
+
+def ml_quality(ratings: Ratings, delta, lo=0, hi=None, bound=15.0, estimator="ml",
+               tol=1e-10, max_iter=100):
+    """Bounded ML (or Warm's WLE) paper quality, solving per paper
+
+        ml:  g(theta) = sum_j (x_j - E_j(theta)) = 0
+        wle: g(theta) + sum_j kappa3_j(theta) / (2 sum_j Var_j(theta)) = 0
+
+    (Warm 1989; kappa3 is the third central moment) on ``[-bound, bound]``, by Newton
+    steps with slope ``-sum_j Var_j`` safeguarded by bisection of a sign bracket.
+    A paper whose equation has no root inside (ML: all its scores extreme) gets the
+    bound on the side the likelihood rises; a paper with no ratings gets 0.
+    Returns ``(theta, iterations)``.
+    """
+    if hi is None:
+        hi = ratings.max_score
+    paper, x = ratings.paper, ratings.score.astype(np.float64)
+    drow = np.asarray(delta, dtype=np.float64)[ratings.rater]
+    n_papers = ratings.n_papers
+    has = ratings.ratings_per_paper() > 0
+
+    def eq(theta):
+        mean, var, third = range_moments(theta[paper], drow, lo, hi)
+        g = np.bincount(paper, weights=x - mean, minlength=n_papers)
+        info = np.bincount(paper, weights=var, minlength=n_papers)
+        if estimator == "wle":
+            k3 = np.bincount(paper, weights=third, minlength=n_papers)
+            g = g + k3 / (2.0 * np.maximum(info, 1e-300))
+        return g, info
+
+    lo_t = np.full(n_papers, -float(bound))
+    hi_t = np.full(n_papers, float(bound))
+    g_lo, _ = eq(lo_t)
+    g_hi, _ = eq(hi_t)
+    theta = np.zeros(n_papers)
+    fixed = ~has
+    top = has & (g_hi >= 0)
+    bottom = has & ~top & (g_lo <= 0)
+    theta[top], theta[bottom] = bound, -bound
+    fixed |= top | bottom
+    it = 0
+    while not fixed.all() and it < max_iter:
+        it += 1
+        g, info = eq(theta)
+        root = np.abs(g) < tol
+        lo_t = np.where((g > 0) & ~fixed, theta, lo_t)
+        hi_t = np.where((g < 0) & ~fixed, theta, hi_t)
+        new = theta + g / np.maximum(info, 1e-12)
+        bad = ~np.isfinite(new) | (new < lo_t) | (new > hi_t)
+        new = np.where(bad, 0.5 * (lo_t + hi_t), new)
+        new = np.where(root, theta, new)
+        conv = root | (np.abs(new - theta) < tol)
+        theta = np.where(fixed, theta, new)
+        fixed |= conv
+    return theta, it
+
+
+# ---------------------------------------------------------------------------------
+# the estimator
+# ---------------------------------------------------------------------------------
+class PartialCreditModel(RaterAdjuster):
+    """PCM adjustment: PAIR rater steps, per-paper quality, expected scores.
+
+    Parameters
+    ----------
+    variant : ``"faithful"`` (PCM.BAS) or ``"corrected"``.
+    estimator : corrected only: ``"ml"`` (bounded maximum likelihood) or ``"wle"``
+        (Warm's weighted likelihood, finite for all-extreme papers).
+    theta_bound : corrected only: quality is searched in ``[-theta_bound, theta_bound]``.
+    tol, max_iter : corrected only: convergence of the PAIR Newton iterations.
+
+    Attributes (after ``fit``)
+    --------------------------
+    steps_ : ``(n_raters, M)`` step difficulties used for scoring. Faithful: PCM.BAS's
+        ``d``. Corrected: PAIR estimates where estimable, centred (mean 0 over the
+        estimable steps); elsewhere imputed as the step's mean over raters plus the
+        rater's mean offset on its estimable steps (interpolated across steps where no
+        rater has an estimate); +-inf only outside the categories anyone used.
+    pair_steps_ : corrected: the PAIR estimates, ``+inf`` (never crossed), ``-inf``
+        (never failed) or ``nan`` (no information) where not estimable.
+    estimable_ : ``(n_raters, M)`` bool (faithful: all True; PCM.BAS never asks).
+    category_range_ : ``(lo, hi)`` categories that can be scored (corrected: the range
+        of scores used in the fitted data; faithful: ``(0, M)``).
+    quality_ : quality estimate of each paper of the fitted data (CEN for faithful).
+    n_iter_, converged_ : PAIR sweeps / Newton iterations and whether they converged.
+    """
+
+    code = "PCM"
+    needs_multiple_raters = True
+
+    def __init__(self, variant: str = "faithful", estimator: str = "ml", theta_bound: float = 15.0,
+                 tol: float = 1e-9, max_iter: int = 100):
+        super().__init__(variant=variant)
+        self.estimator = estimator
+        self.theta_bound = theta_bound
+        self.tol = tol
+        self.max_iter = max_iter
+
+    # -- fit -------------------------------------------------------------------------
+    def _fit(self, ratings: Ratings) -> None:
+        if self.estimator not in ("ml", "wle"):
+            raise ValueError(f"estimator must be 'ml' or 'wle', not {self.estimator!r}")
+        self._cache_ = None
+        if self.variant == "faithful":
+            self._fit_faithful(ratings)
+        else:
+            self._fit_corrected(ratings)
+        self.quality_ = self.quality(ratings)
+
+    def _fit_faithful(self, ratings):
+        counts = pair_counts(ratings, self_pairs=True)
+        d, sweeps, dmax = faithful_pair(counts)
+        self._d32_ = d
+        self.steps_ = d.astype(np.float64)
+        self.estimable_ = np.ones(d.shape, dtype=bool)
+        self.category_range_ = (0, ratings.max_score)
+        self.n_iter_ = sweeps
+        self.converged_ = bool(dmax < FAITHFUL_EPS)
+        self.max_change_ = dmax
+
+    def _fit_corrected(self, ratings):
+        nr, m = ratings.n_raters, ratings.max_score
+        counts = pair_counts(ratings, self_pairs=False)
+        _, wins = _step_pair_matrices(counts)
+        status, main = estimable_steps(wins)
+        est, n_iter, conv = pair_newton(wins[np.ix_(main, main)], tol=self.tol, max_iter=self.max_iter)
+        pair = status.copy()
+        pair[main] = est
+        pair = pair.reshape(nr, m)
+        main = main.reshape(nr, m)
+        used = np.flatnonzero(np.bincount(ratings.score, minlength=m + 1) > 0)
+        lo, hi = (int(used[0]), int(used[-1])) if used.size else (0, m)
+        self.pair_steps_ = pair
+        self.estimable_ = main
+        self.category_range_ = (lo, hi)
+        self.steps_ = _impute_steps(pair, main, lo, hi)
+        self.n_iter_ = n_iter
+        self.converged_ = conv
+
+    # -- quality and expected scores --------------------------------------------------
+    def quality(self, ratings: Ratings) -> np.ndarray:
+        """Per-paper quality estimate (faithful: PCM.BAS's CEN; corrected: ML/WLE)."""
+        cache = getattr(self, "_cache_", None)
+        if cache is not None and cache[0] is ratings:
+            return cache[1]
+        if self.variant == "faithful":
+            r_pad, s_pad, _ = padded_by_paper(ratings)
+            theta, _ = faithful_quality(self._d32_, r_pad, s_pad)
+        else:
+            lo, hi = self.category_range_
+            theta, _ = ml_quality(ratings, self.steps_, lo, hi, bound=self.theta_bound,
+                                  estimator=self.estimator)
+        self._cache_ = (ratings, theta, None)
+        return theta
+
+    def expected_scores(self, ratings: Ratings) -> np.ndarray:
+        """``(n_papers, n_raters)``: every rater's expected score at each paper's quality."""
+        theta = self.quality(ratings)
+        if self._cache_[2] is not None:
+            return self._cache_[2]
+        if self.variant == "faithful":
+            sc, _ = faithful_expected(self._d32_, theta)
+        else:
+            lo, hi = self.category_range_
+            nr = self.steps_.shape[0]
+            sc, _, _ = range_moments(np.broadcast_to(theta[:, None], (theta.size, nr)),
+                                     np.broadcast_to(self.steps_, (theta.size,) + self.steps_.shape), lo, hi)
+        self._cache_ = (ratings, theta, sc)
+        return sc
+
+    def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
+        """A rating's adjusted score: its rater's expected score at the paper's quality
+        (PCM.BAS ``PRINT #2, r; sc(r);``)."""
+        return self.expected_scores(ratings)[ratings.paper, ratings.rater].astype(np.float64)
+
+    def _paper_scores(self, ratings: Ratings, adjusted: np.ndarray) -> np.ndarray:
+        """The paper's score: mean over all ``n_raters`` raters of the expected score
+        (PCM.BAS ``PRINT #2, ave / nj``, in single precision for the faithful variant)."""
+        sc = self.expected_scores(ratings)
+        if self.variant == "faithful":
+            ave = np.cumsum(sc.astype(F32), axis=1, dtype=F32)[:, -1]
+            return (ave / F32(sc.shape[1])).astype(np.float64)
+        return sc.mean(axis=1)
+
+
+def _impute_steps(pair, main, lo, hi):
+    """Steps for scoring: estimates where estimable, else step mean + rater offset.
+
+    ``pooled[x]`` = mean over raters of the estimable ``d[., x]`` (linear
+    interpolation over ``x`` where no rater has one); a rater's offset = mean of
+    ``d[i, x] - pooled[x]`` over its estimable steps (0 if none).  Steps ``x <= lo``
+    are ``-inf`` and ``x > hi`` are ``+inf``: categories nobody used are never scored.
+    """
+    nr, m = pair.shape
+    vals = np.where(main, pair, 0.0)
+    n_est = main.sum(axis=0)
+    steps_x = np.arange(1, m + 1)
+    pooled = np.zeros(m)
+    have = n_est > 0
+    pooled[have] = vals[:, have].sum(axis=0) / n_est[have]
+    if have.any():
+        pooled[~have] = np.interp(steps_x[~have], steps_x[have], pooled[have])
+    dev = np.where(main, pair - pooled, 0.0)
+    n_i = main.sum(axis=1)
+    offset = np.where(n_i > 0, dev.sum(axis=1) / np.maximum(n_i, 1), 0.0)
+    out = np.where(main, pair, pooled[None, :] + offset[:, None])
+    out[:, steps_x <= lo] = -np.inf
+    out[:, steps_x > hi] = np.inf
+    return out
