@@ -29,6 +29,8 @@ from scipy.sparse.csgraph import connected_components
 from .ratings import Ratings
 
 ALPHA = 0.05
+#: Cochran's rule: a chi-square with over 20% of expected counts below 5 is not trusted.
+SPARSE_NOTE = "approximate, not counted"
 FEW_PAPERS = 8      # fewer than this per rater: no equating
 MANY_PAPERS = 20    # more than this per rater: TLI; 8..20: TMN
 
@@ -156,7 +158,7 @@ def chi_square_raters(ratings: Ratings) -> TestResult:
     if got is None:
         return _nan_result("chi-square, rater x score", "needs two raters and two scores")
     stat, dof, p, small = got
-    note = f"{small:.0%} of expected counts < 5" if small > 0.2 else ""
+    note = f"{small:.0%} of expected counts < 5: {SPARSE_NOTE}" if small > 0.2 else ""
     return TestResult("chi-square, rater x score", stat, (dof,), p, note)
 
 
@@ -351,7 +353,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                     (), float(ks_min))
     tests = [anova] + var + [chi, ks]
     # Levene (mean) is the homogeneity test the text describes; the others are shown for reference.
-    deciding = [anova, var[0], chi, ks]
+    deciding = [anova, var[0], ks] + ([] if SPARSE_NOTE in chi.note else [chi])
     warranted_by = [f"{t.test}, p {'< .001' if t.p_value < 0.001 else f'= {t.p_value:.3f}'}"
                     for t in deciding if t.significant(alpha)]
     rpp = np.bincount(ratings.ratings_per_paper())

@@ -128,6 +128,7 @@ def test_check_report_end_to_end():
     assert [r["rater"] for r in rep.raters] == [1, 2, 3]
     assert rep.raters[1]["mean"] == pytest.approx(4.6)               # 3.6 + scale low
     assert rep.warranted and any("ANOVA" in w for w in rep.warranted_by)
+    assert not any("chi-square" in w for w in rep.warranted_by)      # sparse table: Cochran's rule
     d = rep.to_dict()
     json.dumps(d, allow_nan=False)
     assert d["linked"] is True and d["components"] == [[1, 2, 3]]
@@ -144,3 +145,18 @@ def test_all_raters_all_papers_needs_no_adjustment():
     rep = check_ratings(Ratings(paper, rater, score, 5, 30, 3))
     assert rep.recommendation == "NO" and "every rater scored every paper" in rep.reason
     assert rep.components == [[1, 2, 3]]
+
+
+def test_dense_chi_square_counts():
+    # two raters, 60 papers each, same mean 1 but different spreads: counts (15 30 15) vs (30 0 30)
+    score = [0] * 15 + [1] * 30 + [2] * 15 + [0] * 30 + [2] * 30
+    rater = [0] * 60 + [1] * 60
+    rep = check_ratings(Ratings(np.arange(120), rater, score, 2, 120, 2))
+    t = np.array([[15, 30, 15], [30, 0, 30]], float)
+    e = t.sum(1, keepdims=True) * t.sum(0, keepdims=True) / t.sum()
+    chi = next(x for x in rep.tests if x.test.startswith("chi-square"))
+    assert chi.statistic == pytest.approx(((t - e) ** 2 / e).sum()) and chi.note == ""
+    assert any(w.startswith("chi-square") for w in rep.warranted_by)
+    anova = rep.tests[0]
+    assert anova.statistic == pytest.approx(0.0, abs=1e-12)           # equal means
+    assert rep.recommendation == "TLI"
