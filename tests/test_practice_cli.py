@@ -245,14 +245,14 @@ def test_warnings_let_the_method_go_on(tmp_path):
 def test_adjust_run_folder_calls_equate(tmp_path, monkeypatch):
     calls = []
     fake = types.ModuleType("ratercal_cli.stages.equate")
-    fake.run_equate = lambda run_dir, methods=None, variant="faithful", quiet=False: calls.append(
+    fake.run_equate = lambda run_dir, methods=None, variant=None, quiet=False: calls.append(
         (run_dir, methods, variant, quiet))
     monkeypatch.setitem(sys.modules, "ratercal_cli.stages.equate", fake)
     import ratercal_cli.stages as stages
     monkeypatch.setattr(stages, "equate", fake, raising=False)
     res = run("adjust", tmp_path, "-m", "TLI,MN", "-q")
     assert res.exit_code == 0, res.output
-    assert calls == [(tmp_path, ["TLI", "MN"], "faithful", True)]
+    assert calls == [(tmp_path, ["TLI", "MN"], None, True)]      # None: the run's own variant
     run("adjust", tmp_path, "--variant", "corrected")
     assert calls[-1] == (tmp_path, None, "corrected", False)
 

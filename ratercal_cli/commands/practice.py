@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 
 import click
@@ -151,7 +152,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
 @click.option("--method", "-m", "methods", multiple=True, metavar="CODE[,CODE]",
               help="Method(s): NO MN TMN LI TLI EQP OLS TLS RAS PCM, or all (file default: TLI).")
 @_variant_option("faithful: as the 1990 programs computed; corrected: as the methods should "
-                 "(default: corrected for a ratings file, faithful for a run folder).")
+                 "(default: corrected for a ratings file, the run's configured variant for a run folder).")
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
               help="Output file (default: SOURCE's name + .adjusted.csv, beside it).")
 @_file_options
@@ -171,7 +172,7 @@ def adjust(source, methods, variant, output, scale, paper_col, rater_col, score_
             from ..stages.equate import run_equate
         except ImportError as exc:  # pragma: no cover - the lead's module
             raise RatercalError(f"{source}: run folders need ratercal_cli.stages.equate ({exc})") from None
-        run_equate(source, methods=codes, variant=variant or "faithful", quiet=quiet)
+        run_equate(source, methods=codes, variant=variant, quiet=quiet)
         return
     if not source.exists():
         raise InputError("no such file", source)
@@ -260,7 +261,8 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
                  "mds": {"methods": cmp.methods, "coordinates": coords.tolist(),
                          "eigenvalues": eig.tolist()}, "warnings": notes}
         if png is not None:
-            target = png if g.name is None else png.with_name(f"{png.stem}_{g.name}{png.suffix or '.png'}")
+            safe = re.sub(r"[^A-Za-z0-9.+-]+", "_", str(g.name))
+            target = png if g.name is None else png.with_name(f"{png.stem}_{safe}{png.suffix or '.png'}")
             title = "Methods mapped by RMSD (classical MDS)" + (f", {tag}" if tag else "")
             plot_mds(coords, cmp.methods, target, title)
             entry["png"] = str(target)
