@@ -18,7 +18,7 @@ import numpy as np
 from .errors import MethodError, RatercalError
 from .io import atomic_write
 from .methods import make_method
-from .ratings import Adjusted, Ratings
+from .ratings import Ratings
 
 #: Tolerance on the cut: a paper scoring ``cut - 1e-9`` passes (3.25 from floating sums).
 CUT_TOLERANCE = 1e-9
