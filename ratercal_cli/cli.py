@@ -108,6 +108,17 @@ def score(run, sets, force, quiet):
         click.echo(f"score: {len(r.ran)} stage(s) run", err=True)
 
 
+def _add_commands():
+    from .commands.practice import adjust, check, compare
+    from .commands.report import report
+
+    for command in (adjust, check, compare, report):
+        cli.add_command(command)
+
+
+_add_commands()
+
+
 def main():
     cli()
 

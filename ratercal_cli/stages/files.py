@@ -20,11 +20,15 @@ def write_columns(path, header, columns, formats) -> Path:
     """Write equal-length columns; ``formats`` one callable (or None for int) per column."""
     cols = []
     for col, f in zip(columns, formats):
-        col = np.asarray(col)
-        cols.append([str(int(v)) for v in col.tolist()] if f is None else [f(v) for v in col.tolist()])
+        if f is None:
+            cols.append(map(str, np.asarray(col, dtype=np.int64).tolist()))
+        elif f is fmt:
+            cols.append(map(repr, np.asarray(col, dtype=np.float64).tolist()))
+        else:
+            cols.append(map(f, np.asarray(col).tolist()))
     with atomic_write(path) as fh:
         fh.write(",".join(header) + "\n")
-        fh.write("".join(",".join(row) + "\n" for row in zip(*cols)))
+        fh.writelines(map("{}\n".format, map(",".join, zip(*cols))))
     return Path(path)
 
 
