@@ -25,7 +25,8 @@ from ..errors import InputError
 from ..io import write_text
 from . import figures, render
 from .mds import classical_mds, rmsd_matrix
-from .tables import Table, all_tables, comparisons, facet_table, is_denny_run, read_scores
+from .tables import (Table, all_tables, comparisons, facet_table, facet_tables_from_published, is_denny_run,
+                     read_scores)
 
 __all__ = ["build_report", "method_distances"]
 
@@ -77,6 +78,22 @@ def method_distances(run_dir, sets, methods, variant=None):
     return labels, total / n, n
 
 
+_TABLE_EXTS = (".md", ".csv", ".tex")
+
+
+def _prune(out, keep, subs):
+    """Remove report files a previous build left that this one did not write (so a committed
+    ``results/`` never keeps a stale table or figure).  Only touches the report's own
+    subfolders and file types."""
+    for sub in subs:
+        folder = out / sub
+        if not folder.is_dir():
+            continue
+        for p in folder.iterdir():
+            if p.is_file() and p.suffix in (*_TABLE_EXTS, ".png") and f"{sub}/{p.name}" not in keep:
+                p.unlink()
+
+
 def _say(quiet, msg):
     if not quiet:
         print(msg, file=sys.stderr)
@@ -92,8 +109,8 @@ def _build_variant(run_dir, out, d, quiet, draw=True):
     _say(quiet, f"report: {len(tables)} tables, {len(comps)} comparisons -> {out}")
 
     figs = []
-    if not draw:
-        return _write_index(out, d, tables, comps, md_tables, md_comps, "", figs)
+    if not draw:  # tables only: earlier figures are left in place
+        return _write_index(out, d, tables, comps, md_tables, md_comps, "", figs, drawn=False)
     scales = sorted({parse_code(s).max_score for s in d.sets}) or [5, 9]
     fdir = out / "figures"
     figs.append(("Figure 3. Rasch extension expected-score curves",
@@ -117,17 +134,19 @@ def _build_variant(run_dir, out, d, quiet, draw=True):
         t = Table("rmsd_between_methods", f"Mean RMSD between the methods' paper scores ({n} multi-rater sets)",
                   ("method",), tuple(labels), [(lab,) for lab in labels], mat)
         mds_md = render.write_table(out / "tables", t)
-        coords, lam = classical_mds(mat)
+        k = len(labels) - 1  # the map leaves TRUE out, as Figures 7-10 (real data) had none
+        coords, lam = classical_mds(mat[:k, :k])
         figs.append(("Map of the methods: classical MDS of the mean RMSDs (as Figures 7-10)",
-                     figures.mds_figure(fdir / "mds_methods.png", labels, coords,
-                                        f"Classical MDS of mean RMSDs between methods ({n} sets)", lam)))
+                     figures.mds_figure(fdir / "mds_methods.png", labels[:k], coords,
+                                        f"Classical MDS of mean RMSDs between the methods' paper scores "
+                                        f"({n} multi-rater sets)", lam)))
     if comps:
         figs.append(("Published against regenerated values",
                      figures.published_vs_regenerated_figure(fdir / "published_vs_regenerated.png", comps)))
     return _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs)
 
 
-def _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs):
+def _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs, drawn=True):
     by_name = {c.name: c for c in comps}
     lines = [f"# ratercal report: variant `{d.variant}`", "",
              f"{len(d.sets)} data sets, methods {', '.join(d.methods)}.", ""]
@@ -143,7 +162,11 @@ def _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs):
         m_k = sum(by_name[k].n_published for k in key if k in by_name)
         lines += [f"Tables 7, 12 and 14 (typed from the data folder): {n_k} of {m_k} published values "
                   "reproduced.", ""]
-        lines += ["## Published beside regenerated", ""] + md_comps
+        lines += ["Facet means of the *published* per-set tables (the averaging rule alone, without "
+                  "the run's per-set misses):", ""]
+        for c, src in facet_tables_from_published():
+            lines.append(f"- {c.name} from the published {src}: {c.summary()}")
+        lines += ["", "## Published beside regenerated", ""] + md_comps
     lines += ["## Regenerated tables", ""] + md_tables
     if mds_md:
         lines += [mds_md]
@@ -151,6 +174,11 @@ def _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs):
     for caption, path in figs:
         lines += [f"### {caption}", "", f"![{caption}]({path.relative_to(out).as_posix()})", ""]
     write_text(out / "report.md", "\n".join(lines).rstrip() + "\n")
+    keep = {f"tables/{t.name}{ext}" for t in tables for ext in _TABLE_EXTS}
+    keep |= {f"tables/rmsd_between_methods{ext}" for ext in _TABLE_EXTS if mds_md}
+    keep |= {f"comparison/{c.name}{ext}" for c in comps for ext in _TABLE_EXTS}
+    keep |= {p.relative_to(out).as_posix() for _, p in figs}
+    _prune(out, keep, ("tables", "comparison", "figures") if drawn else ("tables", "comparison"))
     return {"tables": [t.name for t in tables], "comparisons": {c.name: (c.n_reproduced, c.n_published)
                                                                for c in comps},
             "figures": [p.relative_to(out).as_posix() for _, p in figs]}

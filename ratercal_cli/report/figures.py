@@ -68,14 +68,19 @@ RATER_NAMES = {1: "lenient wide", 2: "lenient medium", 3: "lenient narrow", 4: "
 
 # ----------------------------------------------------------------------------- model figures
 
+def rasch_expected_score(beta, delta, max_score):
+    """The Rasch extension (Choppin 1982; de Gruijter 1984), p. 15: ``R = M exp(b - d) / (1 + exp(b - d))``."""
+    return max_score / (1.0 + np.exp(np.asarray(delta, float) - np.asarray(beta, float)))
+
+
 def rasch_extension_figure(path, max_score=5, deltas=(-1.0, 0.0, 1.0)):
-    """Figure 3: ``R = M exp(b - d) / (1 + exp(b - d))`` for raters of stringency ``d``."""
+    """Figure 3: Rasch extension expected scores for raters of stringency ``d``."""
     beta = np.linspace(-3, 3, 241)
 
     def paint(fig):
         ax = fig.add_subplot(1, 1, 1)
         for k, d in enumerate(deltas, start=1):
-            r = max_score / (1.0 + np.exp(d - beta))
+            r = rasch_expected_score(beta, d, max_score)
             ax.plot(beta, r, label=f"rater {k}: stringency {d:+.1f}")
         ax.set_xlabel("paper quality")
         ax.set_ylabel("expected score")

@@ -369,3 +369,25 @@ def is_denny_run(d: ScoreData) -> bool:
         return False
     pub = {row[0] for row in published_table("table07_rmse").index}
     return 2 * len(pub.intersection(d.sets)) >= len(pub)
+
+
+def facet_tables_from_published():
+    """Tables 8, 13 and 14 recomputed from the *published* per-set Tables 7 and 12.
+
+    Separates the averaging rule from the per-set misses of a run: returns
+    ``[(comparison, source_name), ...]``, each facet mean taken over the two-decimal published
+    per-set values.
+    """
+    out = []
+    for set_name, facet_name in (("table07_rmse", "table08_rmse_by_facet"),
+                                 ("table12_maxdiff", "table13_maxdiff_by_facet"),
+                                 ("table07_rmse", "table14_one_rater_rmse")):
+        ps, pf = published_table(set_name), published_table(facet_name)
+        one = facet_name.startswith("table14")
+        sets = [k[0] for k in ps.index if (k[0][0] == "1") == one]
+        per_set = {(k[0], m): ps.get(k, m) for k in ps.index for m in ps.columns}
+        rows, vals = facet_average(per_set, sets, pf.columns, rows=pf.index)
+        t = Table(facet_name, f"{facet_name} from the published {set_name}", pf.index_names, pf.columns,
+                  rows, vals, pf.decimals)
+        out.append((compare(t, pf), set_name))
+    return out

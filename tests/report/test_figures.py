@@ -72,6 +72,12 @@ def test_method_distances_average_over_sets(run):
     assert method_distances(root, ["1151"], METHODS) is None  # one-rater sets have no equate files here
 
 
+def test_rasch_extension_matches_the_text():
+    """p. 16: quality 1.0 gives expected scores 4.4, 3.7 and 2.5 from raters of stringency -1, 0, 1 (M = 5)."""
+    r = figures.rasch_expected_score(1.0, np.array([-1.0, 0.0, 1.0]), 5)
+    assert np.round(r, 1).tolist() == [4.4, 3.7, 2.5]
+
+
 def test_figures_are_deterministic_pngs(tmp_path):
     a = figures.rasch_extension_figure(tmp_path / "a.png")
     b = figures.rasch_extension_figure(tmp_path / "b.png")
@@ -90,7 +96,13 @@ def test_build_report_twice_gives_identical_files(run, tmp_path):
     pytest.importorskip("ratercal_cli.criteria")
     root, _, _ = run
     s1 = build_report(root, tmp_path / "r1", quiet=True)
+    # a stale file of the report's kind is removed by the next build; other files are left alone
+    (tmp_path / "r2" / "figures").mkdir(parents=True)
+    (tmp_path / "r2" / "figures" / "old.png").write_bytes(PNG)
+    (tmp_path / "r2" / "figures" / "notes.txt").write_text("mine")
     s2 = build_report(root, tmp_path / "r2", quiet=True)
+    assert not (tmp_path / "r2" / "figures" / "old.png").exists()
+    (tmp_path / "r2" / "figures" / "notes.txt").unlink()
     assert s1 == s2
     d1, d2 = _digest(tmp_path / "r1"), _digest(tmp_path / "r2")
     assert d1 == d2
@@ -108,6 +120,12 @@ def test_build_report_twice_gives_identical_files(run, tmp_path):
     assert not any(n.startswith("comparison/") for n in names)
     report = (tmp_path / "r1" / "report.md").read_text()
     assert "Table 7" in report and "![" in report and str(tmp_path) not in report
+    # tables only: earlier figures stay, stale tables go
+    (tmp_path / "r1" / "figures" / "old.png").write_bytes(PNG)
+    (tmp_path / "r1" / "tables" / "table99_old.csv").write_text("x")
+    build_report(root, tmp_path / "r1", quiet=True, draw=False)
+    assert (tmp_path / "r1" / "figures" / "old.png").exists()
+    assert not (tmp_path / "r1" / "tables" / "table99_old.csv").exists()
 
 
 @pytest.mark.slow
