@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 RUN    := runs/denny1990
 
-.PHONY: setup reproduce simulate adjust score report test bench clean
+.PHONY: setup reproduce simulate adjust score report test bench example clean
 
 $(BIN)/ratercal: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ report: score
 
 ## The whole faithful study, from nothing, into results/denny1990/.
 reproduce: report
+
+## examples/ratings.csv: simulated district-like ratings for the README's walk-through.
+example: setup
+	$(BIN)/ratercal simulate configs/district_example.yaml --out runs/district_example --quiet
+	$(BIN)/python examples/make_ratings.py runs/district_example examples/ratings.csv
 
 test: setup
 	$(BIN)/python -m pytest -q
