@@ -31,7 +31,10 @@ pairwise log likelihood has gradient ``F = sum_{j,z} (n1 + n2) pi - n2`` in
 ``variant="corrected"``
     * PAIR without self-pairs, solved by full Newton steps on the pairwise likelihood,
       identified by centring: the mean of the estimable step difficulties is 0;
-    * unestimable steps reported (``estimable_``, ``pair_steps_``) and imputed for scoring;
+    * steps whose MLE is infinite or unidentified reported (``estimable_``,
+      ``pair_steps_``); a pseudo-count (``smoothing``, about one pseudo-win and one
+      pseudo-loss per step) keeps every compared step finite; steps with no
+      comparisons are imputed; categories nobody used are never scored;
     * paper quality by bounded maximum likelihood (or Warm's WLE), see ``estimator``.
 """
 
@@ -455,18 +458,27 @@ class PartialCreditModel(RaterAdjuster):
     estimator : corrected only: ``"ml"`` (bounded maximum likelihood) or ``"wle"``
         (Warm's weighted likelihood, finite for all-extreme papers).
     theta_bound : corrected only: quality is searched in ``[-theta_bound, theta_bound]``.
+    smoothing : corrected only: pseudo-count added to both directions of every pair of
+        steps that were compared (Bradley-Terry smoothing); it keeps the steps of small
+        data sets finite and estimated (steps crossed only one way, steps in small
+        strongly connected components) instead of imputed.  0: estimate only the
+        estimable steps (strict PAIR ML).
     tol, max_iter : corrected only: convergence of the PAIR Newton iterations.
 
     Attributes (after ``fit``)
     --------------------------
     steps_ : ``(n_raters, M)`` step difficulties used for scoring. Faithful: PCM.BAS's
-        ``d``. Corrected: PAIR estimates where estimable, centred (mean 0 over the
-        estimable steps); elsewhere imputed as the step's mean over raters plus the
-        rater's mean offset on its estimable steps (interpolated across steps where no
-        rater has an estimate); +-inf only outside the categories anyone used.
-    pair_steps_ : corrected: the PAIR estimates, ``+inf`` (never crossed), ``-inf``
-        (never failed) or ``nan`` (no information) where not estimable.
-    estimable_ : ``(n_raters, M)`` bool (faithful: all True; PCM.BAS never asks).
+        ``d``. Corrected: (smoothed) PAIR estimates on the ``fitted_`` steps, centred
+        (identification: their mean is 0); other steps imputed as the step's mean over
+        raters plus the rater's mean offset on its fitted steps (interpolated across
+        steps where no rater has one); +-inf only outside the categories anyone used.
+    pair_steps_ : corrected: the PAIR estimates where estimable, else ``+inf`` (never
+        crossed), ``-inf`` (never failed) or ``nan`` (no information, or a comparison
+        component apart from the main one).
+    estimable_ : ``(n_raters, M)`` bool: the unsmoothed PAIR MLE is finite (the step
+        is in the main strongly connected component of the win digraph); faithful:
+        all True (PCM.BAS never asks).
+    fitted_ : corrected: steps that got a PAIR value (see ``smoothing``).
     category_range_ : ``(lo, hi)`` categories that can be scored (corrected: the range
         of scores used in the fitted data; faithful: ``(0, M)``).
     quality_ : quality estimate of each paper of the fitted data (CEN for faithful).
@@ -477,8 +489,9 @@ class PartialCreditModel(RaterAdjuster):
     needs_multiple_raters = True
 
     def __init__(self, variant: str = "faithful", estimator: str = "ml", theta_bound: float = 15.0,
-                 tol: float = 1e-9, max_iter: int = 100):
+                 smoothing: float = 1.0, tol: float = 1e-9, max_iter: int = 100):
         super().__init__(variant=variant)
+        self.smoothing = smoothing
         self.estimator = estimator
         self.theta_bound = theta_bound
         self.tol = tol
@@ -510,18 +523,26 @@ class PartialCreditModel(RaterAdjuster):
         nr, m = ratings.n_raters, ratings.max_score
         counts = pair_counts(ratings, self_pairs=False)
         _, wins = _step_pair_matrices(counts)
-        status, main = estimable_steps(wins)
-        est, n_iter, conv = pair_newton(wins[np.ix_(main, main)], tol=self.tol, max_iter=self.max_iter)
-        pair = status.copy()
-        pair[main] = est
-        pair = pair.reshape(nr, m)
-        main = main.reshape(nr, m)
         used = np.flatnonzero(np.bincount(ratings.score, minlength=m + 1) > 0)
         lo, hi = (int(used[0]), int(used[-1])) if used.size else (0, m)
+        # steps outside the used categories cannot be scored: leave them out of the fit
+        x = np.tile(np.arange(1, m + 1), nr)
+        inside = (x > lo) & (x <= hi)
+        status, main = estimable_steps(wins * inside[:, None] * inside[None, :])
+        status[~inside] = np.where(x[~inside] <= lo, -np.inf, np.inf)
+        fitted = _fitted_steps(wins * inside[:, None] * inside[None, :], main, self.smoothing)
+        w = wins[np.ix_(fitted, fitted)].astype(np.float64)
+        if self.smoothing:
+            w = w + _pseudo_counts(w, self.smoothing)
+        est, n_iter, conv = pair_newton(w, tol=self.tol, max_iter=self.max_iter)
+        values = np.full(nr * m, np.nan)
+        values[fitted] = est
+        pair = np.where(main, values, status).reshape(nr, m)
         self.pair_steps_ = pair
-        self.estimable_ = main
+        self.estimable_ = main.reshape(nr, m)
+        self.fitted_ = fitted.reshape(nr, m)
         self.category_range_ = (lo, hi)
-        self.steps_ = _impute_steps(pair, main, lo, hi)
+        self.steps_ = _impute_steps(values.reshape(nr, m), self.fitted_, lo, hi)
         self.n_iter_ = n_iter
         self.converged_ = conv
 
@@ -569,6 +590,33 @@ class PartialCreditModel(RaterAdjuster):
             ave = np.cumsum(sc.astype(F32), axis=1, dtype=F32)[:, -1]
             return (ave / F32(sc.shape[1])).astype(np.float64)
         return sc.mean(axis=1)
+
+
+def _pseudo_counts(wins, smoothing):
+    """Pseudo-wins each way for every compared pair ``(a, b)``:
+    ``smoothing * (1/deg_a + 1/deg_b) / 2`` (``deg`` = number of steps compared with),
+    so that each step gets about ``smoothing`` pseudo-wins and pseudo-losses in all."""
+    comp = (wins + wins.T) > 0
+    deg = comp.sum(axis=1)
+    inv = np.where(deg > 0, 1.0 / np.maximum(deg, 1), 0.0)
+    return smoothing * comp * (inv[:, None] + inv[None, :]) / 2
+
+
+def _fitted_steps(wins, main, smoothing):
+    """Steps given a PAIR value: the estimable ones; with ``smoothing > 0`` every step
+    of the largest connected comparison component (the pseudo-counts make it strongly
+    connected, so the smoothed MLE is finite)."""
+    if not smoothing:
+        return main
+    comp = (wins + wins.T) > 0
+    has = comp.any(axis=1)
+    fitted = np.zeros(wins.shape[0], dtype=bool)
+    if has.any():
+        idx = np.flatnonzero(has)
+        n_comp, labels = connected_components(csr_matrix(comp[np.ix_(idx, idx)]), directed=False)
+        sizes = np.bincount(labels, weights=comp[np.ix_(idx, idx)].sum(axis=1), minlength=n_comp)
+        fitted[idx[labels == np.argmax(sizes)]] = True
+    return fitted
 
 
 def _impute_steps(pair, main, lo, hi):

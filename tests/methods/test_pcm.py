@@ -279,7 +279,8 @@ def large():
     return r, theta, delta
 
 
-def test_corrected_recovers_steps(large):
+@pytest.mark.parametrize("smoothing", [0.0, 1.0])
+def test_corrected_recovers_steps(large, smoothing):
     """Centred PAIR estimates vs the truth, in units of the naive standard error.
 
     SE from the inverse of the pairwise information (the Laplacian at the estimate).
@@ -288,7 +289,7 @@ def test_corrected_recovers_steps(large):
     RMS z < 1.8, max |z| < 5.5 (4.5 SDs).  The faithful PAIR (self-pairs) fails it.
     """
     r, _, delta = large
-    m = PartialCreditModel("corrected").fit(r)
+    m = PartialCreditModel("corrected", smoothing=smoothing).fit(r)
     assert m.converged_ and m.estimable_.all()
     assert abs(m.steps_.mean()) < 1e-9  # identification: mean step 0
     d = m.steps_.ravel()
@@ -305,17 +306,25 @@ def test_corrected_recovers_steps(large):
     assert np.abs((f - f.mean() - delta) / se).max() > 5.5
 
 
-def test_corrected_pair_solves_the_pairwise_equations(large):
-    """F[i,x] = sum_{j,z} (n1 + n2) pi - n2 = 0 at the estimate (no self-pairs)."""
+@pytest.mark.parametrize("smoothing", [0.0, 1.0])
+def test_corrected_pair_solves_the_pairwise_equations(large, smoothing):
+    """F[i,x] = sum_{j,z} (n1 + n2) pi - n2 = 0 at the estimate (no self-pairs), the
+    counts of every compared step pair (a, b) raised by s (1/deg_a + 1/deg_b) / 2."""
     r, _, _ = large
-    m = PartialCreditModel("corrected").fit(r)
-    n = pair_counts(r, self_pairs=False)
+    m = PartialCreditModel("corrected", smoothing=smoothing).fit(r)
+    n = pair_counts(r, self_pairs=False).astype(float)
+    deg = np.zeros((9, 5))
+    for i in range(9):
+        for x in range(1, 5):
+            deg[i, x] = ((n[i, x - 1, :, 1:] + n[i, x, :, :-1]) > 0).sum()
     f = np.zeros(m.steps_.shape)
     d = m.steps_
     for i in range(9):
         for x in range(1, 5):
             n1 = n[i, x - 1, :, 1:]
             n2 = n[i, x, :, :-1]
+            extra = smoothing * ((n1 + n2) > 0) * (1 / deg[i, x] + 1 / deg[:, 1:]) / 2
+            n1, n2 = n1 + extra, n2 + extra
             pi = 1 / (1 + np.exp(d[i, x - 1] - d))
             f[i, x - 1] = ((n1 + n2) * pi - n2).sum()
     assert np.abs(f).max() < 1e-6
@@ -374,7 +383,13 @@ def test_unused_categories_reported_and_fit_finite():
     assert m.pair_steps_[1, 1] == np.inf and m.pair_steps_[1, 2] == -np.inf  # both sides of the gap
     assert not est[:, 4].any() and np.all(m.steps_[:, 4] == np.inf)  # nobody gave 5
     assert np.all(np.isfinite(m.steps_[:, :4]))
-    assert abs(m.pair_steps_[est].mean()) < 1e-9
+    # the smoothing gives every compared step a value; rater 0's steps 3, 4 have no data
+    assert m.fitted_[1:, :4].all() and m.fitted_[0, :2].all() and not m.fitted_[0, 2:].any()
+    assert abs(m.steps_[m.fitted_].mean()) < 1e-9
+    assert np.all(m.pair_steps_[est] == m.steps_[est])
+    strict = PartialCreditModel("corrected", smoothing=0).fit(r)
+    assert np.array_equal(strict.fitted_, est) and abs(strict.steps_[est].mean()) < 1e-9
+    assert np.all(np.isfinite(strict.transform(r).paper))
     adj = m.transform(r)
     assert np.all(np.isfinite(adj.rating)) and np.all(np.isfinite(adj.paper))
     assert adj.paper.max() <= 4 and adj.rating.min() >= 0
@@ -418,3 +433,41 @@ def test_speed_500_papers_0_to_9(variant, limit):
         PartialCreditModel(variant).fit_transform(r)
         best = min(best, time.perf_counter() - t)
     assert best < limit
+
+
+# ---------------------------------------------------------------------------------
+# the published numbers: Tables 7 and 12, PCM column
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("low_byte,chain", [(None, ("0551", "0591")), (None, ("3551",)), (137, ("0192",))])
+def test_faithful_regenerates_published_pcm_rmse_and_maxdiff(low_byte, chain):
+    """Faithful PCM on the faithfully generated sets gives Table 7's RMSE and Table 12's
+    maximum |adjusted - true| to the printed two decimals (via three, as the README says).
+    (All 23 reproducible multi-rater sets match, 46 of 46 values; three sets here.)"""
+    import csv
+    from pathlib import Path
+
+    import ratercal_cli
+    from ratercal_cli.design import parse_code, table3_steps, table_label
+    from ratercal_cli.generators import basic1990 as gen
+    from ratercal_cli.qbasic import QBasicRandom
+
+    data = Path(ratercal_cli.__file__).parent / "data" / "denny1990"
+    rmse = {r["set"]: float(r["PCM"]) for r in csv.DictReader(open(data / "table7_rmse.csv")) if r.get("PCM")}
+    maxd = {r["set"]: float(r["PCM"]) for r in csv.DictReader(open(data / "table12_maxdiff.csv")) if r.get("PCM")}
+    rng = QBasicRandom() if low_byte is None else QBasicRandom.with_low_byte(low_byte)
+    for code in chain:
+        cell = parse_code(code)
+        q = gen.pargen(rng, cell)
+        steps = table3_steps(cell.max_score).astype(np.float32)
+        true, _ = gen.truegen(q, steps)
+        obs = gen.obsgen(rng, cell, q, steps)
+        k = obs.kept
+        r = Ratings(obs.paper[k], obs.rater[k], obs.score[k], cell.max_score, cell.papers, 9)
+        err = PartialCreditModel("faithful").fit_transform(r).paper - true
+
+        def printed(x):
+            return np.floor(np.floor(x * 1000 + 0.5) / 10 + 0.5) / 100
+
+        label = table_label(code)
+        assert printed(np.sqrt(np.mean(err**2))) == pytest.approx(rmse[label], abs=1e-9)
+        assert printed(np.abs(err).max()) == pytest.approx(maxd[label], abs=1e-9)
