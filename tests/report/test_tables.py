@@ -41,12 +41,25 @@ def test_facet_means_of_rmse_and_maxdiff(run):
 
 def test_one_rater_table(run):
     root, crit, _ = run
-    t = tables.one_rater_table(read_scores(root)["faithful"])
+    t = tables.one_rater_table(read_scores(root)["faithful"], per_set_decimals=None)
     assert t.columns == tuple(ONE) and t.decimals == 3
     assert t.index == [("all", "all"), ("papers", "100"), ("papers", "500"), ("scale", "0-5"),
                        ("scale", "0-9"), ("quality", "normal")]
     assert t.get(("all", "all"), "EQP") == pytest.approx((crit[("1151", "EQP")]["rmse"] + crit[("1591", "EQP")]["rmse"]) / 2)
     assert t.get(("papers", "500"), "NO") == pytest.approx(crit[("1591", "NO")]["rmse"])
+
+
+def test_one_rater_table_averages_three_decimal_rmses(tmp_path):
+    """Table 14's rule: 1.2344 and 1.2365 -> 1.234 and 1.237 -> mean 1.2355 -> 1.236 (unrounded: 1.23545 -> 1.235)."""
+    pytest.importorskip("ratercal_cli.criteria")
+    (tmp_path / "score").mkdir()
+    (tmp_path / "score" / "scores.csv").write_text(
+        "set,method,variant,rmse,r,maxdiff\n1151,NO,faithful,1.2344,0.9,2\n1152,NO,faithful,1.2365,0.9,2\n")
+    d = read_scores(tmp_path)["faithful"]
+    t = tables.one_rater_table(d)
+    assert t.get(("all", "all"), "NO") == pytest.approx(1.2355)
+    assert t.rounded()[0, 0] == 1.236
+    assert tables.one_rater_table(d, per_set_decimals=None).rounded()[0, 0] == 1.235
 
 
 def test_rater_type_tables(run):
