@@ -537,3 +537,127 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     return CMLFit(steps=steps, steps_se=se, tau=tau_c, categories=cats, diverged=diverged,
                   beta=beta, kappa=kappa, loglik=float(ll), informative=informative,
                   n_iter=it, converged=converged, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------
+# the estimator
+# ---------------------------------------------------------------------------------------
+class ConditionalPCM(RaterAdjuster):
+    """PCM or RSM by CML; each rating becomes its paper's fair score (Linacre's fair average).
+
+    fit: :func:`fit_cml` gives the raters' steps; each paper's quality theta by WLE (Warm;
+    finite for all-0 and all-M papers) or MLE (``quality="mle"``; extreme papers get the
+    WLE instead, since their MLE is infinite).
+    transform: a paper's fair score is the expected score at its theta of
+
+    * ``fair="mean-rater"`` (default): the mean over raters with estimable steps of each
+      rater's expected score (how PCM.BAS scores a paper, and how the study defines true
+      scores);
+    * ``fair="average-rater"``: a rater with the mean of the raters' estimable steps (RSM: the
+      rater with beta = 0 and the common thresholds kappa), Linacre's fair average.  For the
+      PCM a step that only some raters reach (e.g. into 0 or M) is averaged over those raters
+      only, which biases it; on the 500x2 0-9 set its RMSE against the true scores is 0.87
+      against 0.67 for "mean-rater".
+
+    Every rating of the paper gets the paper's fair score; the paper score is that value.
+
+    ``variant`` is accepted for the common interface; both variants compute the same (the
+    1990 study did not run CML).
+
+    Fitted attributes: ``steps_`` (J, M, centred, nan = not estimable), ``steps_se_``,
+    ``tau_``, ``beta_``/``kappa_`` (RSM), ``quality_``/``quality_se_`` of the fitted papers,
+    ``rater_fit_`` (:class:`~ratercal_cli.fit_stats.RaterFit`, over non-extreme papers),
+    ``average_tau_`` (the average rater), ``notes_`` (steps that cannot be estimated, and why),
+    ``result_`` (the :class:`CMLFit`).
+    """
+
+    code = "CML"
+    needs_multiple_raters = True
+
+    def __init__(self, variant: str = "corrected", model: str = "pcm", quality: str = "wle",
+                 fair: str = "mean-rater"):
+        super().__init__(variant)
+        self.model = model
+        self.quality = quality
+        self.fair = fair
+
+    def _fit(self, ratings: Ratings) -> None:
+        if self.quality not in ("wle", "mle"):
+            raise ValueError(f"quality must be 'wle' or 'mle', not {self.quality!r}")
+        if self.fair not in ("average-rater", "mean-rater"):
+            raise ValueError(f"fair must be 'average-rater' or 'mean-rater', not {self.fair!r}")
+        from ..fit_stats import rater_fit
+        from .quality import category_probabilities
+
+        res = fit_cml(ratings, model=self.model)
+        self.result_ = res
+        self.steps_, self.steps_se_, self.tau_ = res.steps, res.steps_se, res.tau
+        self.beta_, self.kappa_ = res.beta, res.kappa
+        self.notes_ = list(res.notes)
+        self.average_tau_ = self._average_tau(res)
+        theta, se = self._quality(ratings)
+        self.quality_, self.quality_se_ = theta, se
+        p = category_probabilities(theta[ratings.paper], self.tau_[ratings.rater])
+        usable = res.informative[ratings.paper] & np.isfinite(self.tau_).any(axis=1)[ratings.rater]
+        score = np.clip(ratings.score, *_range(self.tau_, ratings.rater))
+        self.rater_fit_ = rater_fit(p, score, ratings.rater, ratings.n_raters, mask=usable)
+
+    def _average_tau(self, res: CMLFit):
+        """Cumulative parameters of the average rater (K,), +inf for unreachable categories."""
+        K = res.tau.shape[1]
+        if self.model == "rsm":
+            steps = np.where(np.isfinite(res.kappa), res.kappa, np.nan)
+        else:
+            rows = np.isfinite(res.steps).any(axis=1)
+            steps = np.nanmean(res.steps[rows], axis=0) if rows.any() else np.full(K - 1, np.nan)
+        # steps no rater can take: drop the categories beyond them at the ends of the scale;
+        # interpolate a missing step in the middle
+        ok = np.isfinite(steps)
+        tau = np.full(K, np.inf)
+        if not ok.any():
+            return tau
+        k0, k1 = np.flatnonzero(ok)[[0, -1]]
+        idx = np.arange(K - 1)
+        inner = np.interp(idx, idx[ok], steps[ok])
+        tau[k0] = 0.0
+        tau[k0 + 1:k1 + 2] = np.cumsum(inner[k0:k1 + 1])
+        return tau
+
+    def _quality(self, ratings: Ratings):
+        from .quality import estimate_quality
+
+        theta, se, extreme = estimate_quality(ratings.paper, ratings.rater, ratings.score, ratings.n_papers,
+                                              self.tau_, method="wle")
+        if self.quality == "mle":
+            t2, s2, _ = estimate_quality(ratings.paper, ratings.rater, ratings.score, ratings.n_papers,
+                                         self.tau_, method="mle")
+            mid = extreme == 0
+            theta = np.where(mid, t2, theta)
+            se = np.where(mid, s2, se)
+        return theta, se
+
+    def fair_scores(self, theta):
+        """Fair score at each quality ``theta`` (see the class docstring)."""
+        from .quality import expected_score
+
+        theta = np.asarray(theta, dtype=np.float64)
+        if self.fair == "average-rater":
+            return expected_score(theta, self.average_tau_)
+        ok = np.isfinite(self.tau_).any(axis=1)
+        return expected_score(theta[..., None], self.tau_[ok]).mean(axis=-1)
+
+    def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
+        theta, _ = self._quality(ratings)
+        return self.fair_scores(theta)[ratings.paper]
+
+    def _paper_scores(self, ratings: Ratings, adjusted: np.ndarray) -> np.ndarray:
+        out = ratings.paper_mean(adjusted)
+        out[ratings.ratings_per_paper() == 0] = np.nan
+        return out
+
+
+def _range(tau, rater):
+    from .quality import score_range
+
+    lo, hi = score_range(tau)
+    return lo[rater], hi[rater]

@@ -6,7 +6,8 @@
 # Reads  tests/results/cml_500x2_0-9.csv (paper,rater,score: 500 papers x 2 of 9 raters, 0-9)
 # Writes tests/results/psychotools_pcmodel_500x2_0-9.csv   PCM steps per rater
 #        tests/results/psychotools_rsmodel_500x2_0-9.csv   RSM rater locations and thresholds
-#        tests/results/psychotools_timing_500x2_0-9.csv    elapsed seconds of each fit
+#        tests/results/psychotools_fits_500x2_0-9.csv      each fit's conditional log-likelihood and
+#                                                          elapsed seconds (this machine, once)
 #
 # Raters are items and papers are persons; a rater who did not score a paper is NA.
 #
@@ -46,12 +47,12 @@ n_papers <- max(d$paper); n_raters <- 9L; M <- 9L
 y <- matrix(NA_integer_, n_papers, n_raters, dimnames = list(NULL, paste0("R", 1:n_raters)))
 y[cbind(d$paper, d$rater)] <- d$score
 
-timing <- data.frame(fit = character(), seconds = numeric())
+timing <- data.frame(fit = character(), seconds = numeric(), loglik = numeric())
 
 # ---- PCM ----------------------------------------------------------------------------------
 t0 <- proc.time()[["elapsed"]]
-pcm <- suppressWarnings(pcmodel_patched(y, nullcats = "keep", hessian = FALSE))
-timing <- rbind(timing, data.frame(fit = "psychotools_pcmodel", seconds = proc.time()[["elapsed"]] - t0))
+pcm <- suppressWarnings(pcmodel_patched(y, nullcats = "keep", hessian = FALSE))  # standard errors not needed
+timing <- rbind(timing, data.frame(fit = "psychotools_pcmodel", seconds = proc.time()[["elapsed"]] - t0, loglik = pcm$loglik))
 stopifnot(pcm$code == 0)
 cf <- coef(pcm)  # named "R<j>-C<c>", c = category after pcmodel's downshift, c >= 1; first (R1-C1) fixed 0
 allcf <- c(0, cf); names(allcf)[1] <- paste0(colnames(y)[1], "-C1")
@@ -75,7 +76,7 @@ cat(sprintf("pcmodel: loglik %.6f, %d parameters, %.2f s\n", pcm$loglik, pcm$df,
 # ---- RSM ----------------------------------------------------------------------------------
 t0 <- proc.time()[["elapsed"]]
 rsm <- suppressWarnings(rsmodel_patched(y, hessian = FALSE))
-timing <- rbind(timing, data.frame(fit = "psychotools_rsmodel", seconds = proc.time()[["elapsed"]] - t0))
+timing <- rbind(timing, data.frame(fit = "psychotools_rsmodel", seconds = proc.time()[["elapsed"]] - t0, loglik = rsm$loglik))
 stopifnot(rsm$code == 0)
 ip <- itempar(rsm, ref = NULL, alias = TRUE)   # rater locations, sum-zero
 tp <- threshpar(rsm, type = "mode", relative = TRUE, ref = NULL)  # thresholds relative to location
@@ -89,4 +90,4 @@ cat(sprintf("rsmodel: loglik %.6f, %.2f s\n", rsm$loglik, timing$seconds[2]))
 # eRm 1.0-2 misassigns parameters on incomplete data when raters have different numbers of
 # categories (mt_ind[1:n] in fitcml), so it is not used as a reference here.
 
-write.csv(timing, "tests/results/psychotools_timing_500x2_0-9.csv", row.names = FALSE)
+write.csv(timing, "tests/results/psychotools_fits_500x2_0-9.csv", row.names = FALSE)

@@ -1,0 +1,294 @@
+"""CML for the PCM and RSM (ratercal_cli/methods/cml.py).
+
+References: psychotools 0.7-2 ``pcmodel``/``rsmodel`` on the simulated 500-paper 0-9
+two-raters-per-paper set (tests/results/make_r_references.R), and a brute-force
+conditional likelihood that enumerates every score pattern (no ESFs), maximised by scipy.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from ratercal_cli.errors import MethodError
+from ratercal_cli.methods.cml import (ConditionalPCM, _loglik_grad_hess, _group, conditional_loglik,
+                                      estimable_categories, fit_cml)
+from ratercal_cli.models.pcm import expected_score
+from ratercal_cli.ratings import Ratings
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def load_500x2():
+    d = np.loadtxt(RESULTS / "cml_500x2_0-9.csv", delimiter=",", skiprows=1, dtype=int)
+    return Ratings.from_labels(d[:, 0], d[:, 1], d[:, 2], 9, rater_ids=range(1, 10))
+
+
+def psychotools_steps():
+    ref = np.full((9, 9), np.nan)
+    with open(RESULTS / "psychotools_pcmodel_500x2_0-9.csv") as f:
+        for row in csv.DictReader(f):
+            if row["delta"]:
+                ref[int(row["rater"]) - 1, int(row["step"]) - 1] = float(row["delta"])
+    return ref
+
+
+def psychotools_fits():
+    with open(RESULTS / "psychotools_fits_500x2_0-9.csv") as f:
+        return {row["fit"]: row for row in csv.DictReader(f)}
+
+
+@pytest.fixture(scope="module")
+def data500():
+    return load_500x2()
+
+
+@pytest.fixture(scope="module")
+def pcm500(data500):
+    return fit_cml(data500, model="pcm")
+
+
+# ---- against psychotools ------------------------------------------------------------------
+def test_pcm_steps_match_psychotools_pcmodel(pcm500):
+    ref = psychotools_steps()
+    both = np.isfinite(ref) & np.isfinite(pcm500.steps)
+    assert both.sum() == 64  # 81 steps; 17 not estimable here (see the next test)
+    ours = pcm500.steps[both] - pcm500.steps[both].mean()
+    theirs = ref[both] - ref[both].mean()
+    assert np.max(np.abs(ours - theirs)) < 0.001
+    assert pcm500.converged
+
+
+def test_pcm_loglik_matches_psychotools(pcm500):
+    assert pcm500.loglik == pytest.approx(float(psychotools_fits()["psychotools_pcmodel"]["loglik"]), abs=1e-5)
+
+
+def test_pcm_reports_steps_it_cannot_estimate(pcm500):
+    """Unused categories, categories used only on extreme papers, and a diverging estimate.
+
+    psychotools leaves the unused categories out (NA) but returns large numbers for the
+    rest: rater 2 step 3 (about -248 there), rater 3 steps 2 and 3 (-142, -291).
+    """
+    ref = psychotools_steps()
+    nan = ~np.isfinite(pcm500.steps)
+    expected = {1: [1, 2, 3, 4], 2: [1, 2, 3], 3: [1, 2, 3], 5: [1], 6: [1, 2, 9], 9: [1, 2, 9]}
+    for j in range(9):
+        assert sorted(np.flatnonzero(nan[j]) + 1) == expected.get(j + 1, [])
+    assert ref[1, 2] < -100 and ref[2, 1] < -100 and ref[2, 2] < -100  # psychotools' huge numbers
+    assert pcm500.diverged[1, 2] and not pcm500.diverged.sum() - 1
+    # rater 3 (index 2): categories 1 and 2 are given only on papers at their raters' minimum
+    assert list(pcm500.categories[2]) == [False] * 3 + [True] * 7
+    assert any("rater 2: steps 3 not estimable (the estimate diverges)" in n for n in pcm500.notes)
+    assert np.all(np.isnan(pcm500.steps_se[nan])) and np.all(np.isfinite(pcm500.steps_se[~nan]))
+
+
+def test_rsm_matches_psychotools_rsmodel(data500):
+    fit = fit_cml(data500, model="rsm")
+    rows = list(csv.DictReader(open(RESULTS / "psychotools_rsmodel_500x2_0-9.csv")))
+    beta = np.array([float(r["value"]) for r in rows if r["kind"] == "beta"])
+    kappa = np.array([float(r["value"]) for r in rows if r["kind"] == "kappa"])
+    assert np.max(np.abs(fit.beta - beta)) < 0.001
+    assert np.max(np.abs(fit.kappa - kappa)) < 0.001
+    assert fit.loglik == pytest.approx(float(psychotools_fits()["psychotools_rsmodel"]["loglik"]), abs=1e-5)
+    # RSM steps are beta_j + kappa_k, centred
+    np.testing.assert_allclose(fit.steps, fit.beta[:, None] + fit.kappa[None, :], atol=1e-9)
+    assert abs(fit.steps.mean()) < 1e-9
+
+
+def test_fit_is_fast(data500):
+    fit_cml(data500)  # warm imports
+    t = time.perf_counter()
+    fit_cml(data500)
+    assert time.perf_counter() - t < 1.0  # ~0.1 s; psychotools pcmodel takes ~1.5 s
+
+
+# ---- against brute force ------------------------------------------------------------------
+def small_data():
+    """4 raters, scale 0-3, 60 papers with 2 or 3 raters, PCM scores."""
+    rng = np.random.default_rng(7)
+    delta = np.array([[-1.0, 0.0, 1.0], [-0.5, 0.5, 1.5], [-2.0, -0.5, 0.5], [0.0, 0.2, 0.4]])
+    papers, raters, scores = [], [], []
+    for v in range(60):
+        theta = rng.normal(0, 1.2)
+        js = rng.choice(4, size=2 + (v % 3 == 0), replace=False)
+        for j in js:
+            p = np.exp(np.r_[0, np.cumsum(theta - delta[j])])
+            papers.append(v)
+            raters.append(j)
+            scores.append(rng.choice(4, p=p / p.sum()))
+    return Ratings(np.array(papers), np.array(raters), np.array(scores), 3, 60, 4)
+
+
+def enumerate_patterns(ratings, K):
+    """Per paper: its raters, observed scores, and every score pattern with the same total."""
+    out = []
+    for v in range(ratings.n_papers):
+        m = ratings.paper == v
+        js, xs = ratings.rater[m], ratings.score[m]
+        pats = np.array([ys for ys in itertools.product(range(K), repeat=len(js)) if sum(ys) == xs.sum()])
+        out.append((js, xs, pats))
+    return out
+
+
+def brute_loglik(patterns, tau):
+    """sum_v log P(x_v | r_v, S_v) = sum_v [-sum tau[j, x] - log sum_patterns exp(-sum tau[j, y])]."""
+    ll = 0.0
+    for js, xs, pats in patterns:
+        ll += -tau[js, xs].sum() - np.log(np.exp(-tau[js[None, :], pats].sum(axis=1)).sum())
+    return ll
+
+
+def test_conditional_loglik_equals_enumeration():
+    data = small_data()
+    cats, _ = estimable_categories(data)
+    assert cats.all()  # every category used on informative papers: no exclusions to mimic
+    tau = np.random.default_rng(1).normal(size=(4, 4))
+    tau[:, 0] = 0
+    assert conditional_loglik(data, tau) == pytest.approx(brute_loglik(enumerate_patterns(data, 4), tau), rel=1e-12)
+
+
+def test_pcm_estimates_equal_brute_force_maximum():
+    data = small_data()
+    fit = fit_cml(data)
+    pats = enumerate_patterns(data, 4)
+
+    def negll(phi):
+        tau = np.zeros((4, 4))
+        tau[:, 1:] = phi.reshape(4, 3)
+        return -brute_loglik(pats, tau)
+
+    res = minimize(negll, np.zeros(12), method="BFGS", options={"gtol": 1e-7})
+    tau = np.zeros((4, 4))
+    tau[:, 1:] = res.x.reshape(4, 3)
+    steps = np.diff(tau, axis=1)
+    steps -= steps.mean()
+    np.testing.assert_allclose(fit.steps, steps, atol=2e-4)
+    assert fit.loglik == pytest.approx(-res.fun, abs=1e-7)
+
+
+def test_rsm_estimates_equal_brute_force_maximum():
+    data = small_data()
+    fit = fit_cml(data, model="rsm")
+
+    def tau_of(phi):
+        beta, kappa = phi[:4], phi[4:]
+        delta = beta[:, None] + np.r_[kappa, 0.0][None, :]  # kappa_3 fixed 0 (identification)
+        return np.c_[np.zeros(4), np.cumsum(delta, axis=1)]
+
+    pats = enumerate_patterns(data, 4)
+    res = minimize(lambda p: -brute_loglik(pats, tau_of(p)), np.zeros(6), method="BFGS", options={"gtol": 1e-7})
+    steps = np.diff(tau_of(res.x), axis=1)
+    steps -= steps.mean()
+    np.testing.assert_allclose(fit.steps, steps, atol=2e-4)
+
+
+def test_gradient_and_information_match_finite_differences():
+    data = small_data()
+    cats, inf = estimable_categories(data)
+    groups = _group(data, cats, inf)
+    rng = np.random.default_rng(3)
+    tau = rng.normal(size=(4, 4))
+    tau[:, 0] = 0
+    ll, g, H = _loglik_grad_hess(tau, cats, groups)
+    h = 1e-5
+    for j, x in [(0, 1), (1, 3), (3, 2)]:
+        e = np.zeros_like(tau)
+        e[j, x] = h
+        lp = _loglik_grad_hess(tau + e, cats, groups)
+        lm = _loglik_grad_hess(tau - e, cats, groups)
+        assert g[j, x] == pytest.approx((lp[0] - lm[0]) / (2 * h), abs=1e-6)
+        # information = -d(gradient)/d tau
+        np.testing.assert_allclose(H[j * 4 + x].reshape(4, 4), -(lp[1] - lm[1]) / (2 * h), atol=1e-6)
+
+
+# ---- what cannot be estimated ------------------------------------------------------------
+def test_unused_and_extreme_only_categories_are_not_estimable():
+    """Hand-made: raters 0 and 1 on scale 0-2 plus rater 2.
+
+    Rater 0 never gives 1: steps 1 and 2 of rater 0 are nan.  Rater 1 gives 2 only on a paper
+    where rater 2 also gives its top score 2 (an extreme paper): category 2 of rater 1 is
+    dropped and its step 2 is nan.
+    """
+    rows = [  # paper, rater, score
+        (0, 0, 0), (0, 1, 1), (1, 0, 2), (1, 1, 0), (2, 0, 0), (2, 2, 1), (3, 0, 2), (3, 2, 0),
+        (4, 1, 0), (4, 2, 2), (5, 1, 1), (5, 2, 0), (6, 1, 2), (6, 2, 2), (7, 0, 2), (7, 2, 1),
+        (8, 1, 1), (8, 2, 1), (9, 0, 0), (9, 2, 2), (10, 0, 2), (10, 1, 1), (11, 1, 0), (11, 2, 1),
+    ]
+    p, r, s = map(np.array, zip(*rows))
+    data = Ratings(p, r, s, 2, 12, 3)
+    cats, informative = estimable_categories(data)
+    assert cats.tolist() == [[True, False, True], [True, True, False], [True, True, True]]
+    assert not informative[6]  # (rater 1: 2, rater 2: 2) is at the top
+    fit = fit_cml(data)
+    assert np.isnan(fit.steps[0]).all() and np.isnan(fit.steps[1, 1]) and np.isfinite(fit.steps[1, 0])
+    assert np.isfinite(fit.steps[2]).all()
+    assert np.isinf(fit.tau[0, 1]) and np.isfinite(fit.tau[0, 2])
+    assert any(n.startswith("rater 1: steps 1,2") for n in fit.notes)
+
+
+def test_disconnected_design_is_refused():
+    # raters 0,1 share papers; raters 2,3 share papers; no paper links the two pairs
+    p = np.repeat(np.arange(8), 2)
+    r = np.array([0, 1] * 4 + [2, 3] * 4)
+    s = np.array([0, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 2, 2, 1, 1, 0])
+    with pytest.raises(MethodError, match="2 groups"):
+        fit_cml(Ratings(p, r, s, 2, 8, 4))
+
+
+def test_one_rater_per_paper_is_refused():
+    data = Ratings(np.arange(6), np.array([0, 1, 2, 0, 1, 2]), np.array([0, 1, 2, 1, 2, 0]), 2, 6, 3)
+    with pytest.raises(MethodError, match="at least two raters"):
+        ConditionalPCM().fit(data)
+
+
+# ---- the estimator -----------------------------------------------------------------------
+def test_fair_scores_rsm_average_rater(data500):
+    est = ConditionalPCM(model="rsm", fair="average-rater").fit(data500)
+    adj = est.transform(data500)
+    theta = est.quality_
+    assert np.all(np.isfinite(theta))  # WLE: finite for all-0 and all-9 papers
+    # the average rater of the RSM: beta = 0, steps kappa (models.pcm computes it independently)
+    fair = expected_score(theta, est.kappa_)
+    np.testing.assert_allclose(adj.paper, fair, atol=1e-12)
+    np.testing.assert_allclose(adj.rating, fair[data500.paper], atol=1e-12)
+
+
+def test_fair_scores_pcm_mean_rater(data500):
+    est = ConditionalPCM(fair="mean-rater").fit(data500)
+    adj = est.transform(data500)
+    # independent: mean over raters of E_j(theta), each from its finite tau by direct sums
+    tau = est.tau_
+    x = np.arange(10)
+    vals = []
+    for j in range(9):
+        ok = np.isfinite(tau[j])
+        eta = np.where(ok, x[None, :] * est.quality_[:, None] - np.where(ok, tau[j], 0), -np.inf)
+        p = np.exp(eta - eta.max(axis=1, keepdims=True))
+        vals.append((p * x).sum(axis=1) / p.sum(axis=1))
+    np.testing.assert_allclose(adj.paper, np.mean(vals, axis=0), atol=1e-10)
+    assert np.all((adj.paper > 0) & (adj.paper < 9))
+
+
+def test_mle_quality_solves_the_likelihood_equation(data500):
+    est = ConditionalPCM(model="rsm", quality="mle").fit(data500)
+    inf = est.result_.informative
+    theta = est.quality_
+    # sum over the paper's raters of E_j(theta) = the paper's total (models.pcm, delta = beta + kappa)
+    delta = est.beta_[:, None] + est.kappa_[None, :]
+    e = expected_score(theta[data500.paper], delta[data500.rater])
+    tot = np.bincount(data500.paper, weights=e, minlength=500)
+    np.testing.assert_allclose(tot[inf], np.bincount(data500.paper, weights=data500.score)[inf], atol=1e-8)
+
+
+def test_rater_fit_is_computed_for_every_rater(data500):
+    est = ConditionalPCM().fit(data500)
+    fit = est.rater_fit_
+    assert fit.n.sum() == 2 * est.result_.informative.sum()
+    # with two ratings per paper the residuals are half used up by theta: mean squares near 0.5
+    assert 0.3 < np.mean(fit.infit) < 0.7 and 0.3 < np.mean(fit.outfit) < 0.8
