@@ -19,6 +19,7 @@ from .errors import MethodError, RatercalError
 from .io import atomic_write
 from .methods import make_method
 from .ratings import Ratings
+from .report.mds import classical_mds  # noqa: F401  (one MDS for the report and compare)
 
 #: Tolerance on the cut: a paper scoring ``cut - 1e-9`` passes (3.25 from floating sums).
 CUT_TOLERANCE = 1e-9
@@ -125,30 +126,6 @@ def pass_fail(paper_scores, cut: float, reference: str = "NO"):
 
 
 # -- Figures 7-10 --------------------------------------------------------------------
-def classical_mds(D, k: int = 2):
-    """Torgerson's classical scaling of a distance matrix.
-
-    ``B = -1/2 J D**2 J`` (``J`` centring); coordinates ``V_k sqrt(lambda_k)`` of the
-    ``k`` largest eigenvalues (negative ones give 0 columns).  Each axis is signed so
-    its largest-magnitude coordinate is positive.  Returns ``(coords (n, k),
-    eigenvalues (n,), descending)``.
-    """
-    D = np.asarray(D, dtype=np.float64)
-    n = D.shape[0]
-    J = np.eye(n) - 1.0 / n
-    B = -0.5 * J @ (D * D) @ J
-    w, V = np.linalg.eigh((B + B.T) / 2)
-    order = np.argsort(w)[::-1]
-    w, V = w[order], V[:, order]
-    k = min(k, n)
-    coords = V[:, :k] * np.sqrt(np.maximum(w[:k], 0.0))
-    if n:
-        idx = np.abs(coords).argmax(axis=0)
-        sign = np.sign(coords[idx, np.arange(k)])
-        coords = coords * np.where(sign == 0, 1.0, sign)
-    return coords, w
-
-
 def plot_mds(coords, labels, path, title="Methods mapped by their RMSDs (classical MDS)") -> None:
     """Write a PNG map of the methods (Agg canvas, no pyplot state), atomically."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg

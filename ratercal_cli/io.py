@@ -29,11 +29,18 @@ def atomic_write(path, mode="w", newline=""):
         with os.fdopen(fd, mode, **kwargs) as fh:
             yield fh
             fh.flush()
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text(path, text: str) -> None:
