@@ -108,7 +108,7 @@ def estimate_quality(paper, rater, score, n_papers, tau, method="wle", tol=1e-10
             return r - E, -info, info
         J3 = np.bincount(paper, weights=m3, minlength=n_papers)
         K4 = np.bincount(paper, weights=m4 - 3.0 * v * v, minlength=n_papers)
-        safe = np.maximum(info, 1e-300)
+        safe = np.maximum(info, 1e-100)
         F = r - E + J3 / (2.0 * safe)
         dF = -info + (K4 * safe - J3 * J3) / (2.0 * safe * safe)
         return F, dF, info

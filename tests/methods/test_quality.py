@@ -1,0 +1,67 @@
+"""Paper qualities by WLE and MLE (ratercal_cli/methods/quality.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from ratercal_cli.methods.quality import estimate_quality
+from ratercal_cli.models.pcm import expected_score, score_variance
+
+
+def test_wle_dichotomous_equal_items_closed_form():
+    """n Rasch items at difficulty 0: the WLE equation r - nP + (1 - 2P)/2 = 0 gives
+    P = (r + 1/2) / (n + 1), theta = log((r + 1/2) / (n - r + 1/2)) — finite at r = 0 and n."""
+    n = 4
+    totals = np.arange(n + 1)
+    paper = np.repeat(totals, n)
+    rater = np.tile(np.arange(n), n + 1)
+    score = np.concatenate([[1] * r + [0] * (n - r) for r in totals])
+    tau = np.zeros((n, 2))  # tau[j, 1] = delta = 0
+    theta, se, extreme = estimate_quality(paper, rater, score, n + 1, tau, method="wle")
+    np.testing.assert_allclose(theta, np.log((totals + 0.5) / (n - totals + 0.5)), atol=1e-9)
+    assert list(extreme) == [-1, 0, 0, 0, 1]
+    p = 1 / (1 + np.exp(-theta))
+    np.testing.assert_allclose(se, 1 / np.sqrt(n * p * (1 - p)), rtol=1e-9)
+
+
+def test_mle_dichotomous_closed_form_and_infinite_extremes():
+    n = 4
+    totals = np.arange(n + 1)
+    paper = np.repeat(totals, n)
+    rater = np.tile(np.arange(n), n + 1)
+    score = np.concatenate([[1] * r + [0] * (n - r) for r in totals])
+    theta, se, _ = estimate_quality(paper, rater, score, n + 1, np.zeros((n, 2)), method="mle")
+    np.testing.assert_allclose(theta[1:-1], np.log(totals[1:-1] / (n - totals[1:-1])), atol=1e-9)
+    assert theta[0] == -np.inf and theta[-1] == np.inf
+
+
+def test_wle_pcm_matches_root_of_warm_equation():
+    """Two PCM raters on 0-4; the WLE root found by brentq on r - E + I'/(2I), I' by differences."""
+    delta = np.array([[-1.5, -0.3, 0.4, 2.0], [-0.5, 0.0, 1.0, 1.2]])
+    tau = np.c_[np.zeros(2), np.cumsum(delta, axis=1)]
+    pairs = [(0, 0), (0, 3), (2, 2), (4, 1), (4, 4)]
+    paper = np.repeat(np.arange(len(pairs)), 2)
+    rater = np.tile([0, 1], len(pairs))
+    score = np.array(pairs).ravel()
+    theta, _, _ = estimate_quality(paper, rater, score, len(pairs), tau)
+
+    def info(t):
+        return score_variance(t, delta).sum()
+
+    for v, (a, b) in enumerate(pairs):
+        def warm(t):
+            h = 1e-5
+            return a + b - expected_score(t, delta).sum() + (info(t + h) - info(t - h)) / (2 * h) / (2 * info(t))
+        assert theta[v] == pytest.approx(brentq(warm, -10, 10, xtol=1e-12), abs=1e-6)
+
+
+def test_unusable_categories_and_unrated_papers():
+    # rater 1 cannot give 0 (tau = inf): a 0 from it is treated as its lowest category, 1
+    tau = np.array([[0.0, 0.0, 0.5], [np.inf, 0.0, 1.0]])
+    theta, se, extreme = estimate_quality(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1]), np.array([0, 0, 0, 1]),
+                                          3, tau)
+    assert extreme[0] == -1 and extreme[1] == -1  # (0, 0) and (0, 1) are both the lowest possible
+    assert theta[0] == pytest.approx(theta[1])
+    assert np.isnan(theta[2]) and np.isnan(se[2])  # paper 2 has no ratings
