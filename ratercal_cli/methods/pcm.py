@@ -41,8 +41,6 @@ pairwise log likelihood has gradient ``F = sum_{j,z} (n1 + n2) pi - n2`` in
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ..ratings import Ratings
 from .base import RaterAdjuster
@@ -310,6 +308,9 @@ def estimable_steps(wins):
     main = np.zeros(k, dtype=bool)
     if alive.any():
         idx = np.flatnonzero(alive)
+        from scipy.sparse import csr_matrix  # lazily: scipy.sparse costs 0.3 s to import
+        from scipy.sparse.csgraph import connected_components
+
         graph = csr_matrix(wins[np.ix_(idx, idx)] > 0)
         n_comp, labels = connected_components(graph, directed=True, connection="strong")
         sizes = np.bincount(labels, minlength=n_comp)
@@ -613,6 +614,9 @@ def _fitted_steps(wins, main, smoothing):
     fitted = np.zeros(wins.shape[0], dtype=bool)
     if has.any():
         idx = np.flatnonzero(has)
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import connected_components
+
         n_comp, labels = connected_components(csr_matrix(comp[np.ix_(idx, idx)]), directed=False)
         sizes = np.bincount(labels, weights=comp[np.ix_(idx, idx)].sum(axis=1), minlength=n_comp)
         fitted[idx[labels == np.argmax(sizes)]] = True

@@ -35,12 +35,14 @@ def adjust_all(ratings, methods, variant):
     return done, skipped
 
 
-def fitted_parameters(est) -> dict:
-    """The estimator's learned attributes (names ending in ``_``) as JSON values."""
+def fitted_parameters(est, ratings) -> dict:
+    """The estimator's learned rater parameters (attributes ending in ``_``) as JSON
+    values; per-paper and per-rating arrays are left to the CSVs."""
     out = {}
+    per_item = {ratings.n_papers, ratings.n_ratings} - {ratings.n_raters}
     for k, v in vars(est).items():
         if k.endswith("_") and not k.startswith("_"):
-            if isinstance(v, np.ndarray) and v.dtype.kind in "fiub":
+            if isinstance(v, np.ndarray) and v.dtype.kind in "fiub" and not (v.ndim and v.shape[0] in per_item):
                 out[k] = np.where(np.isfinite(v), v, None).tolist() if v.dtype.kind == "f" else v.tolist()
             elif isinstance(v, (int, float, str, bool, np.integer, np.floating)):
                 out[k] = v.item() if hasattr(v, "item") else v
@@ -78,7 +80,7 @@ class EquateStage(Stage):
                 old.unlink()
         meta = self.folder / "methods.json"
         write_json(meta, {"variant": self.variant, "methods": list(done), "skipped": skipped,
-                          "parameters": {c: fitted_parameters(e) for c, (e, _) in done.items()}})
+                          "parameters": {c: fitted_parameters(e, ratings) for c, (e, _) in done.items()}})
         return outputs + [meta]
 
 
