@@ -191,8 +191,24 @@ def _group(ratings: Ratings, cats, informative) -> _Groups:
         gstart = np.flatnonzero(np.r_[True, ug[1:] != ug[:-1]])  # units are sorted by group
         flat = (items[:, :, None] * K + np.arange(K)[None, None, :]).reshape(len(items), s * K)
         hidx = (flat[:, :, None] * (J * K) + flat[:, None, :]).ravel()
-        out.append(dict(items=items, unit_group=ug, unit_r=ukey % (s * (K - 1) + 1),
-                        unit_w=w.astype(float), gstart=gstart, gflat=flat.ravel(), hidx=hidx))
+        ur = ukey % (s * (K - 1) + 1)
+        U, kk = ur.size, np.arange(K)
+        # gathers used every iteration, as flat indices; out-of-range points at an appended 0
+        L1 = (s - 1) * (K - 1) + 1
+        off1 = ur[:, None] - kk[None, :]  # (U, K): gamma_{r-x}(S \ i)
+        idx1 = (ug[:, None, None] * s + np.arange(s)[None, :, None]) * L1 + off1[:, None, :]
+        idx1 = np.where(((off1 >= 0) & (off1 < L1))[:, None, :], idx1, len(items) * s * L1)
+        pairs = [(i, k) for i in range(s) for k in range(i + 1, s)]
+        idx2 = None
+        if pairs:
+            L2 = (s - 2) * (K - 1) + 1
+            off2 = ur[:, None, None] - kk[None, :, None] - kk[None, None, :]  # (U, K, K)
+            pi = np.array([i * s + k for i, k in pairs])
+            idx2 = (ug[:, None, None, None] * s * s + pi[None, :, None, None]) * L2 + off2[:, None]
+            idx2 = np.where(((off2 >= 0) & (off2 < L2))[:, None], idx2, len(items) * s * s * L2)
+        out.append(dict(items=items, unit_group=ug, unit_r=ur, unit_w=w.astype(float), gstart=gstart,
+                        gflat=flat.ravel(), hidx=hidx, idx1=idx1, idx2=idx2, pairs=pairs,
+                        eidx=(ug[:, None] * s + np.arange(s)[None, :])))
     return _Groups(out, counts, int(upap.size))
 
 
@@ -252,7 +268,6 @@ def _loglik_grad_hess(tau, cats, groups: _Groups, order=2):
     ll = -np.sum(np.where(counts > 0, counts * (tau - shift[:, None]), 0.0))
     grad = -counts.ravel()
     hess = np.zeros((J * K) ** 2) if order >= 2 else None
-    kk = np.arange(K)
     for g in groups.sizes:
         items, ug, ur, w, gstart = g["items"], g["unit_group"], g["unit_r"], g["unit_w"], g["gstart"]
         E = eps[items]  # (G, s, K)
@@ -263,34 +278,25 @@ def _loglik_grad_hess(tau, cats, groups: _Groups, order=2):
             raise MethodError("CML: elementary symmetric functions under- or overflowed")
         ll -= np.dot(w, np.log(gam))
         # P(X_i = x | r) = eps[i, x] * gamma_{r-x}(S \ i) / gamma_r(S)     (U, s, K)
-        Eu = E[ug]
-        loo_u = loo[ug]
-        L1 = loo.shape[-1]
-        idx1 = ur[:, None] - kk[None, :]
-        ok1 = (idx1 >= 0) & (idx1 < L1)
-        idx1 = np.clip(idx1, 0, L1 - 1)
-        shifted = np.take_along_axis(loo_u, np.broadcast_to(idx1[:, None, :], (ur.size, s, K)), axis=2)
-        P1 = np.where(ok1[:, None, :], shifted, 0.0) * Eu / gam[:, None, None]
+        Eu = E.reshape(G * s, K)[g["eidx"]]
+        P1 = np.append(loo.ravel(), 0.0)[g["idx1"]] * Eu / gam[:, None, None]
         wP1 = w[:, None, None] * P1
         grad += np.bincount(g["gflat"], weights=np.add.reduceat(wP1, gstart, axis=0).ravel(), minlength=J * K)
         if order < 2:
             continue
-        # joint P(X_i = x, X_k = h | r) = eps_ix eps_kh gamma_{r-x-h}(S \ {i,k}) / gamma_r
+        # Cov(I[X_i = x], I[X_k = h] | r) = P(X_i = x, X_k = h | r) - P_ix P_kh, where the joint
+        # probability is eps_ix eps_kh gamma_{r-x-h}(S \ {i,k}) / gamma_r (i != k) or P_ix [x = h]
         U = ur.size
-        cov = np.zeros((U, s, K, s, K))
+        cov = -(wP1[:, :, :, None, None] * P1[:, None, None, :, :])
         ii = np.arange(K)
         for i in range(s):
-            cov[:, i, ii, i, ii] = wP1[:, i, :]
-            for k in range(i + 1, s):
-                poly = lto[ug, i, k]  # (U, L)
-                L2 = poly.shape[-1]
-                idx = ur[:, None, None] - kk[None, :, None] - kk[None, None, :]
-                ok = (idx >= 0) & (idx < L2)
-                vals = np.take_along_axis(poly, np.clip(idx, 0, L2 - 1).reshape(U, -1), axis=1).reshape(U, K, K)
-                P2 = np.where(ok, vals, 0.0) * (Eu[:, i, :, None] * Eu[:, k, None, :]) * (w / gam)[:, None, None]
-                cov[:, i, :, k, :] = P2
-                cov[:, k, :, i, :] = P2.transpose(0, 2, 1)
-        cov -= wP1[:, :, :, None, None] * P1[:, None, None, :, :]
+            cov[:, i, ii, i, ii] += wP1[:, i, :]
+        if g["pairs"]:
+            vals = np.append(lto.ravel(), 0.0)[g["idx2"]]  # (U, npairs, K, K)
+            for n_, (i, k) in enumerate(g["pairs"]):
+                P2 = vals[:, n_] * (Eu[:, i, :, None] * Eu[:, k, None, :]) * (w / gam)[:, None, None]
+                cov[:, i, :, k, :] += P2
+                cov[:, k, :, i, :] += P2.transpose(0, 2, 1)
         block = np.add.reduceat(cov.reshape(U, -1), gstart, axis=0)  # (G, (sK)^2)
         hess += np.bincount(g["hidx"], weights=block.ravel(), minlength=(J * K) ** 2)
     grad = grad.reshape(J, K)

@@ -1,0 +1,107 @@
+"""CML fit of the PCM (and RSM) on the 500-paper 0-9 two-raters-per-paper set, against psychotools.
+
+    .venv/bin/python benchmarks/bench_cml.py [--repeat N]
+
+Times ``fit_cml`` (best of N) and, when ``Rscript`` with psychotools is installed, psychotools'
+``pcmodel``/``rsmodel`` on the same file (patched as in tests/results/make_r_references.R);
+without R it reports the stored reference timing from tests/results/psychotools_fits_500x2_0-9.csv.
+Exits 1 if the CML PCM fit is not at least 10 times faster than pcmodel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrices: threads only add overhead
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from ratercal_cli.methods.cml import ConditionalPCM, fit_cml  # noqa: E402
+from ratercal_cli.ratings import Ratings  # noqa: E402
+
+DATA = ROOT / "tests" / "results" / "cml_500x2_0-9.csv"
+STORED = ROOT / "tests" / "results" / "psychotools_fits_500x2_0-9.csv"
+
+R_TIMING = r"""
+suppressPackageStartupMessages(library(psychotools))
+patch <- function(f) {
+  txt <- deparse(f, width.cutoff = 500L)
+  txt <- gsub("mapply(split, ", "mapply(split, SIMPLIFY = FALSE, ", txt, fixed = TRUE)
+  txt <- gsub("rep(1:x, y), m_i, oj_max_i)", "rep(1:x, y), m_i, oj_max_i, SIMPLIFY = FALSE)", txt, fixed = TRUE)
+  txt <- gsub("rep.int(1:x, y), m_i, oj_i)", "rep.int(1:x, y), m_i, oj_i, SIMPLIFY = FALSE)", txt, fixed = TRUE)
+  g <- eval(parse(text = txt)); environment(g) <- environment(f); g
+}
+d <- read.csv(commandArgs(TRUE)[1])
+y <- matrix(NA_integer_, max(d$paper), 9L)
+y[cbind(d$paper, d$rater)] <- d$score
+pcm <- patch(pcmodel); rsm <- patch(rsmodel)
+t0 <- proc.time()[["elapsed"]]; invisible(suppressWarnings(pcm(y, nullcats = "keep", hessian = FALSE)))
+t1 <- proc.time()[["elapsed"]]; invisible(suppressWarnings(rsm(y, hessian = FALSE)))
+t2 <- proc.time()[["elapsed"]]
+cat(sprintf("%.4f %.4f\n", t1 - t0, t2 - t1))
+"""
+
+
+def load():
+    d = np.loadtxt(DATA, delimiter=",", skiprows=1, dtype=int)
+    return Ratings.from_labels(d[:, 0], d[:, 1], d[:, 2], 9, rater_ids=range(1, 10))
+
+
+def best_of(fn, repeat):
+    fn()  # warm-up (imports, caches)
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times), float(np.median(times))
+
+
+def r_timing():
+    """(pcmodel s, rsmodel s, source) measured now if R + psychotools are here, else stored."""
+    if shutil.which("Rscript"):
+        with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as f:
+            f.write(R_TIMING)
+        try:
+            out = subprocess.run(["Rscript", f.name, str(DATA)], capture_output=True, text=True, timeout=600)
+            if out.returncode == 0 and out.stdout.strip():
+                pcm, rsm = map(float, out.stdout.split()[-2:])
+                return pcm, rsm, "measured now"
+        finally:
+            os.unlink(f.name)
+    with open(STORED) as f:
+        rows = {r["fit"]: float(r["seconds"]) for r in csv.DictReader(f)}
+    return rows["psychotools_pcmodel"], rows["psychotools_rsmodel"], f"stored ({STORED.name}; R not available)"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    data = load()
+    pcm_best, pcm_med = best_of(lambda: fit_cml(data, model="pcm"), args.repeat)
+    rsm_best, rsm_med = best_of(lambda: fit_cml(data, model="rsm"), args.repeat)
+    full_best, _ = best_of(lambda: ConditionalPCM().fit_transform(data), args.repeat)
+    r_pcm, r_rsm, source = r_timing()
+    print(f"data: {DATA.relative_to(ROOT)} ({data.n_papers} papers, {data.n_ratings} ratings, scale 0-{data.max_score})")
+    print(f"ratercal fit_cml PCM      best {pcm_best:7.3f} s  median {pcm_med:7.3f} s")
+    print(f"ratercal fit_cml RSM      best {rsm_best:7.3f} s  median {rsm_med:7.3f} s")
+    print(f"ratercal CML fit+fair     best {full_best:7.3f} s  (CML PCM, WLE qualities, infit/outfit, fair scores)")
+    print(f"psychotools pcmodel       {r_pcm:7.3f} s  rsmodel {r_rsm:7.3f} s  [{source}]")
+    ratio = r_pcm / pcm_best
+    print(f"speed-up over pcmodel: {ratio:.1f}x (target >= 10x); RSM {r_rsm / rsm_best:.1f}x")
+    return 0 if ratio >= 10 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
