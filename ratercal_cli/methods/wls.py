@@ -31,7 +31,7 @@ from ..errors import MethodError
 from ..ratings import Ratings
 from .base import RaterAdjuster, clip_to_scale
 
-__all__ = ["WeightedLeastSquares", "fit_additive"]
+__all__ = ["WeightedLeastSquares", "PrecisionWeightedMean", "fit_additive", "pairwise_variances"]
 
 
 def _solve_additive(ratings: Ratings, w_rater):
@@ -69,7 +69,7 @@ def _solve_additive(ratings: Ratings, w_rater):
     return b, mu, h
 
 
-def pairwise_variances(ratings: Ratings, min_variance_ratio: float = 1e-4):
+def pairwise_variances(ratings: Ratings, min_variance_ratio: float = 1e-4, values=None):
     """Rater error variances from within-paper differences (Grubbs 1948, generalised).
 
     For raters j, k who share papers, ``d = x_j - x_k`` has mean ``b_j - b_k`` and variance
@@ -84,14 +84,15 @@ def pairwise_variances(ratings: Ratings, min_variance_ratio: float = 1e-4):
     Grubbs' estimator ``sigma_1^2 = (V_12 + V_13 - V_23) / 2``.  The variances are identified
     only if the graph of rater pairs has an odd cycle (three raters who pairwise share
     papers); otherwise every rater gets the pooled value and ``identified`` is False.
-    Returns ``(sigma2, identified)``.
+    ``values`` (per rating, default the scores) lets the same estimator measure the
+    precision of any method's adjusted ratings.  Returns ``(sigma2, identified)``.
     """
     from scipy.optimize import nnls
 
     J = ratings.n_raters
     order = np.lexsort((ratings.rater, ratings.paper))
     paper, rater = ratings.paper[order], ratings.rater[order]
-    x = ratings.score[order].astype(np.float64)
+    x = np.asarray(ratings.score if values is None else values, dtype=np.float64)[order]
     # every within-paper pair of ratings (lower rater first)
     starts = np.flatnonzero(np.r_[True, paper[1:] != paper[:-1]])
     sizes = np.diff(np.r_[starts, paper.size])
@@ -268,3 +269,40 @@ def _check_connected(ratings: Ratings):
                            for c in comps)
         raise MethodError(f"WLS: the raters fall into {comps.size} groups that share no paper ({groups}); "
                           "their severities cannot be compared")
+
+
+class PrecisionWeightedMean(RaterAdjuster):
+    """Any method's adjusted ratings, averaged per paper with precision weights.
+
+    ``base`` is a registered method code (e.g. "MN", "LI", "EQP"): its adjusted ratings are
+    kept; each rater's error variance is estimated from them by :func:`pairwise_variances`
+    (differences of adjusted ratings within papers) and the paper score is
+    ``sum_j w_j adj_j / sum_j w_j`` with ``w = 1 / sigma^2``.  With ``base="MN"`` this is the
+    additive model with mean-equating severities and precision weights.
+
+    Fitted: ``base_`` (the fitted base estimator), ``sigma2_``, ``weights_``, ``identified_``.
+    """
+
+    code = "PW"
+    needs_multiple_raters = True
+
+    def __init__(self, variant: str = "corrected", base: str = "MN"):
+        super().__init__(variant)
+        self.base = base
+
+    def _fit(self, ratings: Ratings) -> None:
+        from . import make_method
+
+        self.base_ = make_method(self.base, self.variant).fit(ratings)
+        adj = self.base_.transform(ratings).rating
+        self.sigma2_, self.identified_ = pairwise_variances(ratings, values=adj)
+        self.weights_ = 1.0 / self.sigma2_
+
+    def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
+        return self.base_.transform(ratings).rating
+
+    def _paper_scores(self, ratings: Ratings, adjusted: np.ndarray) -> np.ndarray:
+        w = self.weights_[ratings.rater]
+        s = np.bincount(ratings.paper, weights=w, minlength=ratings.n_papers)
+        num = np.bincount(ratings.paper, weights=w * adjusted, minlength=ratings.n_papers)
+        return num / np.where(s > 0, s, 1.0)

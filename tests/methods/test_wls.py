@@ -173,3 +173,21 @@ def test_variances_not_identified_without_an_odd_cycle():
     s = np.array([1, 2, 2, 2, 3, 1, 0, 1, 2, 2, 1, 3, 3, 3, 0, 2])
     est = WeightedLeastSquares().fit(Ratings(p, r, s, 3, 8, 3))
     assert not est.identified_ and np.ptp(est.sigma2_) == 0
+
+
+def test_precision_weighted_mean_of_mean_equated_ratings():
+    """MN shifts each rater by a constant, so within-paper differences keep their variances:
+    the weights equal those of the raw scores; the paper score is the weighted mean by hand."""
+    from ratercal_cli.methods.wls import PrecisionWeightedMean
+
+    data = incomplete_data(per_paper=3, N=80)
+    est = PrecisionWeightedMean(base="MN").fit(data)
+    np.testing.assert_allclose(est.sigma2_, pairwise_variances(data)[0], rtol=1e-9)
+    adj = est.transform(data)
+    mean_all = data.score.mean()
+    means = np.array([data.score[data.rater == j].mean() for j in range(5)])
+    np.testing.assert_allclose(adj.rating, data.score - means[data.rater] + mean_all, atol=1e-12)
+    for v in (0, 7, 33):
+        m = data.paper == v
+        w = 1 / est.sigma2_[data.rater[m]]
+        assert adj.paper[v] == pytest.approx(np.sum(w * adj.rating[m]) / np.sum(w))
