@@ -72,7 +72,13 @@ class RaterAdjuster:
         raise NotImplementedError
 
     def _paper_scores(self, ratings: Ratings, adjusted: np.ndarray) -> np.ndarray:
-        """Default paper score: the mean of the paper's adjusted ratings (EZEQ.BAS `adj / mj`)."""
+        """Default paper score: the mean of the paper's adjusted ratings (EZEQ.BAS
+        ``adj = adj + sc ... PRINT #2, adj / mj``), summed in single precision by the
+        faithful variants as the BASIC did."""
+        if self.variant == "faithful":
+            from ._single import paper_mean_single
+
+            return paper_mean_single(ratings, adjusted)
         return ratings.paper_mean(adjusted)
 
 

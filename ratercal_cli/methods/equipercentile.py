@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MethodError
-from ._single import F32, check_known_raters, paper_mean_single
+from ._single import F32, check_known_raters
 from .base import RaterAdjuster
 
 DEFINITIONS = ("at_or_below", "mid")
@@ -232,8 +232,3 @@ class EquipercentileEquating(RaterAdjuster):
             raise MethodError(f"EQP was fitted on scale 0..{self.table_.shape[1] - 1}, "
                               f"these ratings are on 0..{ratings.max_score}")
         return self.table_[ratings.rater, ratings.score]
-
-    def _paper_scores(self, ratings, adjusted):
-        if self.variant == "faithful":
-            return paper_mean_single(ratings, adjusted)
-        return super()._paper_scores(ratings, adjusted)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MethodError
-from ._single import F32, check_known_raters, paper_mean_single, rater_sums
+from ._single import F32, check_known_raters, rater_sums
 from .base import RaterAdjuster, clip_to_scale
 
 #: What to do with a rater whose SD is 0 (all ratings equal).
@@ -159,8 +159,3 @@ class LinearEquating(RaterAdjuster):
         if self.truncate:
             adj = clip_to_scale(adj, ratings.max_score)
         return adj
-
-    def _paper_scores(self, ratings, adjusted):
-        if self.variant == "faithful":
-            return paper_mean_single(ratings, adjusted)
-        return super()._paper_scores(ratings, adjusted)

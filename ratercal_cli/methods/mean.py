@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._single import F32, check_known_raters, paper_mean_single, rater_sums
+from ._single import F32, check_known_raters, rater_sums
 from .base import RaterAdjuster, clip_to_scale
 
 
@@ -76,8 +76,3 @@ class MeanEquating(RaterAdjuster):
         if self.truncate:
             adj = clip_to_scale(adj, ratings.max_score)
         return adj
-
-    def _paper_scores(self, ratings, adjusted):
-        if self.variant == "faithful":
-            return paper_mean_single(ratings, adjusted)
-        return super()._paper_scores(ratings, adjusted)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._single import paper_mean_single
 from .base import RaterAdjuster
 
 
@@ -29,8 +28,3 @@ class NoEquating(RaterAdjuster):
 
     def _adjust_ratings(self, ratings):
         return ratings.score.astype(np.float64)
-
-    def _paper_scores(self, ratings, adjusted):
-        if self.variant == "faithful":
-            return paper_mean_single(ratings, adjusted)
-        return super()._paper_scores(ratings, adjusted)

@@ -105,22 +105,6 @@ def _matvec_single(mat, vec):
     return acc
 
 
-def _paper_mean_single(ratings, values):
-    """``sc = sc + adj`` over a paper's ratings in file order (single), then ``sc / mj``."""
-    values = np.asarray(values, dtype=F32)
-    counts = np.bincount(ratings.paper, minlength=ratings.n_papers)
-    acc = np.zeros(ratings.n_papers, dtype=F32)
-    if values.size:
-        order = np.argsort(ratings.paper, kind="stable")
-        p_sorted = ratings.paper[order]
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        pos = np.arange(order.size) - starts[p_sorted]
-        for k in range(int(counts.max())):
-            sel = pos == k
-            acc[p_sorted[sel]] = acc[p_sorted[sel]] + values[order[sel]]
-    return (acc / np.maximum(counts, 1).astype(F32)).astype(np.float64)
-
-
 # -- the estimators ------------------------------------------------------------------
 
 class _PairwiseDesign(RaterAdjuster):
@@ -222,11 +206,6 @@ class _PairwiseDesign(RaterAdjuster):
             raise MethodError(f"{self.code}: no parameter for rater(s) "
                               f"{', '.join(str(ratings.rater_ids[i]) for i in unknown)} (no ratings when fitted)")
         return self.params_[ratings.rater]
-
-    def _paper_scores(self, ratings, adjusted):
-        if self.variant == "faithful":
-            return _paper_mean_single(ratings, adjusted)
-        return super()._paper_scores(ratings, adjusted)
 
 
 class PairwiseLeastSquares(_PairwiseDesign):
