@@ -87,8 +87,11 @@ def simulate(config, out, sets, force, quiet):
     from .stages import Run
     from .stages.simulate import run_stage
 
+    from .stages.simulate import write_run_manifest
+
     run = Run.create(config, out)
     r = run_stage(run, "obsgen", codes=sets, force=force, quiet=quiet)
+    write_run_manifest(run)
     if not quiet:
         click.echo(f"simulate: {len(run.cells(sets))} set(s) in {out}; {len(r.ran)} stage(s) run", err=True)
 

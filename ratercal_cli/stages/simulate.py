@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from ..pipeline import Runner
+import json
+
+from .. import __version__
+from ..io import write_json
+from ..pipeline import MANIFEST, Runner
 from ..progress import progress
 from .obsgen import ObsgenStage
 from .pargen import PargenStage
@@ -31,3 +35,22 @@ def run_stage(run, stage_name, codes=None, force=False, quiet=False, runner=None
     for cell in progress(ordered_cells(run, codes), desc=stage_name, quiet=quiet, unit="set"):
         runner.ensure(cls(run, cell))
     return runner
+
+
+def write_run_manifest(run) -> None:
+    """``RUN/manifest.json``: the config (and its digest), the version, every set's
+    seeds, and the SHA-256 of every file the stages wrote, gathered from their
+    manifests (no timestamps: the same config gives the same bytes)."""
+    design = json.loads((run.root / "rater" / "design.json").read_text())
+    files = {}
+    for man in sorted(run.root.glob(f"**/{MANIFEST}")):
+        if man.parent == run.root:
+            continue
+        files.update(json.loads(man.read_text()).get("outputs", {}))
+    write_json(run.root / MANIFEST, {
+        "ratercal": __version__,
+        "config": run.config.raw,
+        "config_sha256": run.config.digest(),
+        "seeds": {s["code"]: s["seeds"] for s in design["sets"]},
+        "files": dict(sorted(files.items())),
+    })

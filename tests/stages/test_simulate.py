@@ -70,6 +70,18 @@ def test_manifest_records_config_seeds_and_hashes(faithful_run):
     assert len(design["sets"]) == 32
 
 
+def test_run_manifest_lists_config_seeds_and_every_file(tmp_path):
+    out = tmp_path / "run"
+    assert CliRunner().invoke(cli, ["simulate", str(CONFIG), "--out", str(out), "--quiet"]).exit_code == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["config"]["generator"] == "basic1990" and len(man["seeds"]) == 32
+    assert man["seeds"]["0192"]["start"] == 137 and man["seeds"]["0193"]["after"] == "0192"
+    from ratercal_cli.io import sha256_file
+
+    assert man["files"]["0551/obsgen/ratings.csv"] == sha256_file(out / "0551" / "obsgen" / "ratings.csv")
+    assert len([f for f in man["files"] if f.endswith("ratings.csv")]) == 32
+
+
 def _tree(root):
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
