@@ -19,3 +19,10 @@ def test_regenerated_faithful_report_equals_the_committed_one(faithful_run, tmp_
     differ = [name for name in committed if committed[name] != regenerated[name]]
     assert not differ, f"regenerate with `make reproduce` and commit: {differ}"
     assert b"Tables 7 and 12 (the study's result): **555 of 576 published values reproduced.**" in committed["report.md"]
+
+
+def test_readme_shows_the_committed_table7_comparison():
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- table07:")[1].split("-->", 1)[1].split("<!-- /table07 -->")[0]
+    committed = (COMMITTED / "comparison" / "table07_rmse.md").read_text()
+    assert block.strip().splitlines()[1:] == committed.strip().splitlines()[1:]
