@@ -1,0 +1,478 @@
+"""Monte Carlo replications of a study: tasks in chunks, executors, resume.
+
+A *replication* of a cell is one data set made by
+:func:`ratercal_cli.generators.modern.generate_set` (its own SeedSequence, so any one
+replication can be made again on its own) and adjusted by every method in every
+variant of the config.  Each (replication, variant, method) gives one row of
+criteria against the known true scores (:data:`COLUMNS`).
+
+Work is cut into *chunks*: ``chunk_size`` consecutive replications of one cell.
+A chunk's rows are a pure function of (config, cell, replication range), computed
+by :func:`run_chunk` wherever it runs (this process, a process pool for
+``--jobs N``, or the workers of a Dask cluster for ``--scheduler ADDR``) and
+written by *this* process, atomically, to
+``RUN/montecarlo/chunks/<cell>/r<start>-<stop>.csv``.  A chunk file that exists and
+is valid (header naming the study digest, cell and range; one block of rows per
+replication; closing ``# end`` line) is never computed again, so a run killed at
+any moment resumes where it stopped.  The merge reads chunks in config order
+(cells, then replications), never in completion order, so the merged files and
+the summaries are byte-identical whatever the executor and the number of workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import criteria
+from .design import Cell
+from .errors import InputError, MethodError, RatercalError
+from .generators.modern import generate_set
+from .io import atomic_write, write_json
+from .methods import make_method
+from .progress import progress
+from .ratings import Ratings
+
+#: Version of the chunk file layout: part of the digest, so old chunks are not reused.
+CHUNK_FORMAT = 1
+#: Per-replication criteria, one row per (set, replication, variant, method).
+COLUMNS = ("set", "replication", "variant", "method", "rmse", "r", "maxdiff", "bias", "accuracy",
+           "pass_adjusted", "pass_true", "error")
+#: Numeric criteria among :data:`COLUMNS`.
+CRITERIA = ("rmse", "r", "maxdiff", "bias", "accuracy", "pass_adjusted", "pass_true")
+#: The pass/fail cut of the config is on the 0..5 scale (the district's rule); a
+#: 0..M scale uses the same fraction of its top: ``cut * M / CUT_SCALE``.
+CUT_SCALE = 5
+DEFAULT_CHUNK_SIZE = 25
+
+
+def cut_for_scale(cut: float, max_score: int) -> float:
+    """The pass/fail cut on a 0..M scale: ``cut * M / 5`` (3.25 on 0..5, 5.85 on 0..9)."""
+    return float(cut) * int(max_score) / CUT_SCALE
+
+
+def _num(x) -> str:
+    """A float written so that it reads back as the same double ('' for nan)."""
+    x = float(x)
+    return repr(x) if math.isfinite(x) else ("" if math.isnan(x) else repr(x))
+
+
+# ----------------------------------------------------------------------------- the study spec
+
+@dataclass(frozen=True)
+class StudySpec:
+    """What a worker needs to make and score any replication (picklable, small)."""
+
+    generator: str
+    seed: int
+    true_score: str
+    cut: float
+    methods: tuple
+    variants: tuple
+    n_raters: int
+    steps: dict = field(default_factory=dict)     # max_score -> (raters, M) list
+    linear: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, cfg, variants=None, methods=None) -> "StudySpec":
+        return cls(generator=cfg.generator, seed=int(cfg.seed), true_score=cfg.true_score, cut=float(cfg.cut),
+                   methods=tuple(methods or cfg.methods), variants=tuple(variants or cfg.variants),
+                   n_raters=int(cfg.n_raters), steps={int(m): np.asarray(s, dtype=np.float64).tolist()
+                                                      for m, s in cfg.steps.items()},
+                   linear=dict(cfg.linear))
+
+    def digest(self) -> str:
+        """Hash of everything a chunk's rows depend on (not the number of replications)."""
+        d = {"format": CHUNK_FORMAT, "generator": self.generator, "seed": self.seed,
+             "true_score": self.true_score, "cut": self.cut, "methods": list(self.methods),
+             "variants": list(self.variants), "n_raters": self.n_raters,
+             "steps": {str(k): v for k, v in sorted(self.steps.items())}, "linear": self.linear}
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+    def steps_for(self, max_score):
+        return None if self.generator == "linear" else np.asarray(self.steps[int(max_score)], dtype=np.float64)
+
+
+# ----------------------------------------------------------------------------- one replication
+
+@dataclass
+class Replication:
+    """One data set and what every method made of it (kept only on request)."""
+
+    cell: Cell
+    replication: int
+    generated: object            # GeneratedSet
+    ratings: Ratings
+    adjusted: dict               # (variant, method) -> Adjusted
+    rows: list                   # COLUMNS rows as strings
+
+
+def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False):
+    """Make replication ``replication`` of ``cell`` and score every (variant, method).
+
+    Returns the rows (lists of strings in :data:`COLUMNS` order); with ``keep`` a
+    :class:`Replication` holding the data as well.  Methods needing two raters are
+    skipped on one-rater sets (no row, as the 1990 study skipped them); a method
+    that fails on this data set gives a row with empty criteria and the error.
+    """
+    gen = generate_set(cell, spec.generator, spec.seed, replication, spec.steps_for(cell.max_score),
+                       spec.linear or None, spec.true_score)
+    o = gen.observed
+    k = o.kept
+    ratings = Ratings(o.paper[k], o.rater[k], o.score[k], cell.max_score, cell.papers, spec.n_raters)
+    true = gen.true_score
+    cut = cut_for_scale(spec.cut, cell.max_score)
+    true_pass = true >= cut
+    one_rater = ratings.max_raters_per_paper() < 2
+    rows, adjusted = [], {}
+    for variant in spec.variants:
+        for code in spec.methods:
+            est = make_method(code, variant)
+            if est.needs_multiple_raters and one_rater:
+                continue
+            head = [cell.code, str(replication), variant, code]
+            try:
+                adj = est.fit_transform(ratings)
+                p = np.asarray(adj.paper, dtype=np.float64)
+                if p.shape != true.shape:
+                    raise MethodError(f"{p.size} paper scores for {true.size} papers")
+            except (MethodError, ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
+                msg = f"{type(exc).__name__}: {exc}".replace("\n", " ").replace(",", ";")
+                rows.append(head + [""] * len(CRITERIA) + [msg])
+                continue
+            if keep:
+                adjusted[(variant, code)] = adj
+            d = p - true
+            adj_pass = p >= cut
+            vals = (np.sqrt(np.mean(d * d)), criteria.pearson_r(p, true), np.max(np.abs(d)), np.mean(d),
+                    np.mean(adj_pass == true_pass), np.mean(adj_pass), np.mean(true_pass))
+            rows.append(head + [_num(v) for v in vals] + [""])
+    if keep:
+        return Replication(cell, replication, gen, ratings, adjusted, rows)
+    return rows
+
+
+# ----------------------------------------------------------------------------- chunks
+
+@dataclass(frozen=True)
+class Chunk:
+    """Replications ``start <= k < stop`` of one cell."""
+
+    cell: Cell
+    start: int
+    stop: int
+
+    @property
+    def relpath(self) -> str:
+        return f"{self.cell.code}/r{self.start:06d}-{self.stop:06d}.csv"
+
+    @property
+    def size(self) -> int:
+        return self.stop - self.start
+
+
+def chunk_header(spec_digest: str, chunk: Chunk) -> str:
+    return f"# ratercal montecarlo chunk study={spec_digest} set={chunk.cell.code} reps={chunk.start}-{chunk.stop}\n"
+
+
+def run_chunk(spec: StudySpec, cell: Cell, start: int, stop: int) -> str:
+    """The rows of replications ``start..stop-1`` of ``cell`` as CSV lines (runs on a worker)."""
+    lines = []
+    for rep in range(start, stop):
+        lines.extend(",".join(r) + "\n" for r in replicate(spec, cell, rep))
+    return "".join(lines)
+
+
+def chunk_text(spec_digest: str, chunk: Chunk, body: str) -> str:
+    return chunk_header(spec_digest, chunk) + ",".join(COLUMNS) + "\n" + body + "# end\n"
+
+
+def read_chunk(path, spec_digest: str, chunk: Chunk):
+    """The body lines of a valid chunk file, or None if missing, stale or damaged."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
+    head = chunk_header(spec_digest, chunk) + ",".join(COLUMNS) + "\n"
+    if not text.startswith(head) or not text.endswith("# end\n"):
+        return None
+    body = text[len(head):-len("# end\n")]
+    lines = body.splitlines(keepends=True)
+    reps = set()
+    for line in lines:
+        parts = line.rstrip("\n").split(",")
+        if len(parts) != len(COLUMNS) or parts[0] != chunk.cell.code:
+            return None
+        reps.add(parts[1])
+    if reps != {str(k) for k in range(chunk.start, chunk.stop)}:
+        return None
+    return lines
+
+
+# ----------------------------------------------------------------------------- executors
+
+def _serial(tasks, spec):
+    for ch in tasks:
+        yield ch, run_chunk(spec, ch.cell, ch.start, ch.stop)
+
+
+_BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _processes(tasks, spec, jobs):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # spawn: no fork of a process that may hold threads (tqdm, BLAS); same numbers either way.
+    # One BLAS thread per worker: N workers already fill N cores.
+    saved = {k: os.environ.get(k) for k in _BLAS_THREADS}
+    os.environ.update({k: "1" for k in _BLAS_THREADS})
+    try:
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+        futures = {pool.submit(run_chunk, spec, ch.cell, ch.start, ch.stop): ch for ch in tasks}
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    with pool:
+        try:
+            for fut in as_completed(futures):
+                yield futures[fut], fut.result()
+        finally:
+            for fut in futures:
+                fut.cancel()
+
+
+def _dask(tasks, spec, scheduler):
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise RatercalError("--scheduler needs the 'distributed' package (pip install 'ratercal[dask]')") from None
+    client = scheduler if hasattr(scheduler, "submit") else None
+    own = client is None
+    if own:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except OSError as exc:
+            raise RatercalError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    try:
+        remote_spec = client.scatter(spec, broadcast=True)
+        futures = {}
+        for ch in tasks:
+            key = f"ratercal-chunk-{spec.digest()}-{ch.cell.code}-{ch.start}-{ch.stop}"
+            futures[client.submit(run_chunk, remote_spec, ch.cell, ch.start, ch.stop, key=key, pure=False)] = ch
+        for fut, body in as_completed(list(futures), with_results=True):
+            yield futures[fut], body
+    finally:
+        if own:
+            client.close()
+
+
+# ----------------------------------------------------------------------------- a run
+
+class MonteCarloRun:
+    """The replications of a config under ``RUN/montecarlo/``.
+
+    ``replications``: how many per cell (default: the config's); ``variants`` and
+    ``methods`` narrow the config's.  ``chunk_size`` replications make one task
+    and one file.
+    """
+
+    def __init__(self, config, out, replications=None, chunk_size=DEFAULT_CHUNK_SIZE, variants=None,
+                 methods=None):
+        self.config = config
+        self.root = Path(out) / "montecarlo"
+        self.replications = int(replications or config.replications)
+        if self.replications < 1:
+            raise InputError("must be 1 or more", field="--replications")
+        if chunk_size < 1:
+            raise InputError("must be 1 or more", field="chunk_size")
+        self.chunk_size = int(chunk_size)
+        self.spec = StudySpec.from_config(config, variants, methods)
+        self.digest = self.spec.digest()
+
+    @property
+    def chunk_dir(self) -> Path:
+        return self.root / "chunks"
+
+    def chunks(self):
+        """Every chunk, in task order: replication block by block, cells in config order."""
+        out = []
+        for start in range(0, self.replications, self.chunk_size):
+            stop = min(start + self.chunk_size, self.replications)
+            out.extend(Chunk(c, start, stop) for c in self.config.cells)
+        return out
+
+    def _check_manifest(self):
+        path = self.root / "manifest.json"
+        if path.exists():
+            try:
+                old = json.loads(path.read_text())
+            except ValueError:
+                old = {}
+            if old.get("study") not in (None, self.digest):
+                raise InputError(f"{self.root} holds another study (config {old.get('config')}); "
+                                 "use a new --out folder", path)
+        write_json(path, {"study": self.digest, "config": self.config.source, "name": self.config.name,
+                          "generator": self.spec.generator, "true_score": self.spec.true_score,
+                          "seed": self.spec.seed, "variants": list(self.spec.variants),
+                          "methods": list(self.spec.methods), "cut": self.spec.cut,
+                          "chunk_size": self.chunk_size})
+
+    def pending(self):
+        """Chunks without a valid file."""
+        return [ch for ch in self.chunks()
+                if read_chunk(self.chunk_dir / ch.relpath, self.digest, ch) is None]
+
+    def run(self, jobs=1, scheduler=None, quiet=False):
+        """Compute every pending chunk; returns (chunks computed, chunks already there)."""
+        self._check_manifest()
+        for tmp in self.chunk_dir.glob("*/.*.tmp"):   # left by a killed atomic write
+            tmp.unlink(missing_ok=True)
+        todo = self.pending()
+        n_all = len(self.chunks())
+        if not todo:
+            return 0, n_all
+        if scheduler is not None:
+            results = _dask(todo, self.spec, scheduler)
+        elif jobs and jobs > 1:
+            results = _processes(todo, self.spec, min(jobs, len(todo)))
+        else:
+            results = _serial(todo, self.spec)
+        # one unit: one replication of one cell (a data set); tqdm shows the rate and time left
+        bar = progress(total=sum(ch.size for ch in todo), desc=f"montecarlo ({n_all - len(todo)} chunks resumed)",
+                       quiet=quiet, unit="set")
+        done = 0
+        try:
+            for ch, body in results:
+                with atomic_write(self.chunk_dir / ch.relpath) as fh:
+                    fh.write(chunk_text(self.digest, ch, body))
+                bar.update(ch.size)
+                done += 1
+        finally:
+            bar.close()
+            if hasattr(results, "close"):
+                results.close()
+        return done, n_all - len(todo)
+
+    # -- merge ------------------------------------------------------------------------
+    def rows(self):
+        """Every row in config order (cells, then replications), from the chunk files."""
+        out = []
+        by_cell = {}
+        for ch in self.chunks():
+            by_cell.setdefault(ch.cell.code, []).append(ch)
+        for cell in self.config.cells:
+            for ch in by_cell[cell.code]:
+                lines = read_chunk(self.chunk_dir / ch.relpath, self.digest, ch)
+                if lines is None:
+                    raise RatercalError(f"chunk {ch.relpath} is missing or damaged; run again to compute it")
+                out.extend(lines)
+        return out
+
+    def summarise(self, folder=None, keep_replications=True):
+        """Merge the chunks and write the summaries (``summary.csv``, ``paired.csv``,
+        ``summary.md``, and ``replications.csv`` unless ``keep_replications`` is false)
+        to ``folder`` (default ``RUN/montecarlo``); returns the paths."""
+        from .summary import Cube, write_summaries
+
+        folder = Path(folder or self.root)
+        lines = self.rows()
+        paths = []
+        if keep_replications:
+            path = folder / "replications.csv"
+            with atomic_write(path) as fh:
+                fh.write(",".join(COLUMNS) + "\n")
+                fh.writelines(lines)
+            paths.append(path)
+        cube = Cube.from_rows(parse_rows(lines), self.config.cells, self.spec.variants, self.spec.methods,
+                              self.replications)
+        info = {"name": self.config.name, "generator": self.spec.generator, "true_score": self.spec.true_score,
+                "replications": self.replications, "cells": len(self.config.cells), "seed": self.spec.seed,
+                "cut": self.spec.cut}
+        return paths + write_summaries(folder, cube, info)
+
+
+def parse_rows(lines):
+    """Rows (CSV lines of :data:`COLUMNS`, no header) -> dict of numpy arrays."""
+    sets, reps, variants, methods, errors = [], [], [], [], []
+    vals = []
+    for line in lines:
+        p = line.rstrip("\n").split(",")
+        sets.append(p[0])
+        reps.append(int(p[1]))
+        variants.append(p[2])
+        methods.append(p[3])
+        vals.append([float(x) if x else math.nan for x in p[4:4 + len(CRITERIA)]])
+        errors.append(p[-1])
+    out = {"set": np.array(sets, dtype=object), "replication": np.array(reps, dtype=np.int64),
+           "variant": np.array(variants, dtype=object), "method": np.array(methods, dtype=object),
+           "error": np.array(errors, dtype=object)}
+    v = np.array(vals, dtype=np.float64).reshape(len(vals), len(CRITERIA))
+    for i, c in enumerate(CRITERIA):
+        out[c] = v[:, i]
+    return out
+
+
+def run_single(config, out, cell_code, replication, keep_data=False, variants=None, methods=None):
+    """Make one replication on its own -> ``RUN/montecarlo/single/<set>_r<K>/``.
+
+    Writes ``criteria.csv`` (the rows the full run has for it) and, with
+    ``keep_data``, ``ratings.csv`` (paper, rater, score, kept, order: 1-based ids),
+    ``true_scores.csv`` (paper, quality, true) and one
+    ``adjusted_<variant>_<METHOD>.csv`` (paper, rater, score, adjusted, paper_adjusted)
+    per method.
+    """
+    cell = config.cell(cell_code)
+    if replication < 0:
+        raise InputError("must be 0 or more", field="--replication")
+    spec = StudySpec.from_config(config, variants, methods)
+    rep = replicate(spec, cell, int(replication), keep=True)
+    folder = Path(out) / "montecarlo" / "single" / f"{cell.code}_r{int(replication)}"
+    with atomic_write(folder / "criteria.csv") as fh:
+        fh.write(",".join(COLUMNS) + "\n")
+        fh.writelines(",".join(r) + "\n" for r in rep.rows)
+    if keep_data:
+        o = rep.generated.observed
+        with atomic_write(folder / "ratings.csv") as fh:
+            fh.write("paper,rater,score,order,kept\n")
+            fh.writelines(f"{p + 1},{r + 1},{s},{k},{int(c)}\n"
+                          for p, r, s, k, c in zip(o.paper, o.rater, o.score, o.order, o.kept))
+        with atomic_write(folder / "true_scores.csv") as fh:
+            fh.write("paper,quality,true\n")
+            fh.writelines(f"{i + 1},{_num(q)},{_num(t)}\n"
+                          for i, (q, t) in enumerate(zip(rep.generated.quality, rep.generated.true_score)))
+        rt = rep.ratings
+        for (variant, code), adj in rep.adjusted.items():
+            with atomic_write(folder / f"adjusted_{variant}_{code}.csv") as fh:
+                fh.write("paper,rater,score,adjusted,paper_adjusted\n")
+                fh.writelines(f"{p + 1},{r + 1},{s},{_num(a)},{_num(adj.paper[p])}\n"
+                              for p, r, s, a in zip(rt.paper, rt.rater, rt.score, adj.rating))
+    return folder, rep
+
+
+class Timer:
+    """Wall time of a block (the benchmark's)."""
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.t0
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1

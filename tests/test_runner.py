@@ -1,0 +1,233 @@
+"""Monte Carlo runner: executors give the same bytes, a SIGKILLed run resumes to the same result,
+a replication regenerates alone, and each row's criteria match an independent computation."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ratercal_cli import criteria
+from ratercal_cli.config import parse_config
+from ratercal_cli.errors import InputError
+from ratercal_cli.runner import (COLUMNS, CRITERIA, Chunk, MonteCarloRun, StudySpec, cut_for_scale,
+                                 read_chunk, replicate, run_single)
+
+REPO = Path(__file__).resolve().parents[1]
+
+SMALL = """\
+name: small
+generator: pcm
+variant: [corrected, faithful]
+methods: [NO, MN, TMN, LI, TLI, EQP, OLS, TLS, RAS, PCM]
+cut: 3.25
+raters: {steps: table3}
+cells:
+  - raters_per_paper: [1, "2+"]
+    papers: [100]
+    max_score: [5]
+    quality: [normal]
+  - raters_per_paper: [2]
+    papers: [100]
+    max_score: [9]
+    quality: [negative]
+seed: 4242
+replications: 6
+"""
+
+OUTPUTS = ("replications.csv", "summary.csv", "paired.csv", "summary.md")
+
+
+def small_config(tmp_path, text=SMALL):
+    path = tmp_path / "small.yaml"
+    path.write_text(text)
+    return path, parse_config(text, source=str(path))
+
+
+def outputs(run_dir):
+    return {name: (Path(run_dir) / "montecarlo" / name).read_bytes() for name in OUTPUTS}
+
+
+@pytest.fixture(scope="module")
+def serial_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("serial")
+    _, cfg = small_config(tmp)
+    run = MonteCarloRun(cfg, tmp / "run", chunk_size=2)
+    assert run.run(quiet=True) == (9, 0)            # 3 cells x 3 chunks, none there before
+    run.summarise()
+    return cfg, tmp / "run"
+
+
+def test_jobs_2_gives_the_same_bytes(serial_run, tmp_path):
+    cfg, ref = serial_run
+    run = MonteCarloRun(cfg, tmp_path / "run", chunk_size=2)
+    run.run(jobs=2, quiet=True)
+    run.summarise()
+    assert outputs(tmp_path / "run") == outputs(ref)
+
+
+def test_dask_local_cluster_gives_the_same_bytes(serial_run, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    cfg, ref = serial_run
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster:
+        run = MonteCarloRun(cfg, tmp_path / "run", chunk_size=2)
+        assert run.run(scheduler=cluster.scheduler_address, quiet=True) == (9, 0)
+        run.summarise()
+    assert outputs(tmp_path / "run") == outputs(ref)
+
+
+def test_chunk_size_does_not_change_the_numbers(serial_run, tmp_path):
+    cfg, ref = serial_run
+    run = MonteCarloRun(cfg, tmp_path / "run", chunk_size=4)   # chunks 0-4, 4-6
+    run.run(quiet=True)
+    run.summarise()
+    assert outputs(tmp_path / "run") == outputs(ref)
+
+
+def test_rows_are_in_config_order_and_complete(serial_run):
+    cfg, ref = serial_run
+    lines = (ref / "montecarlo" / "replications.csv").read_text().splitlines()
+    assert lines[0] == ",".join(COLUMNS)
+    rows = [line.split(",") for line in lines[1:]]
+    # 1151: six one-rater methods; 0151 and 2193: all ten; two variants; six replications
+    assert len(rows) == 6 * 2 * (6 + 10 + 10)
+    assert [r[0] for r in rows] == ["1151"] * 72 + ["0151"] * 120 + ["2193"] * 120
+    assert [int(r[1]) for r in rows[:72:12]] == [0, 1, 2, 3, 4, 5]
+    assert {r[3] for r in rows[:72]} == {"NO", "MN", "TMN", "LI", "TLI", "EQP"}
+    assert all(r[-1] == "" for r in rows)            # no failed fit on these sets
+
+
+def test_killed_run_resumes_to_the_same_bytes(serial_run, tmp_path):
+    """SIGKILL the CLI mid-way (after a few chunks), rerun it: finished chunks are kept as they
+    were (same inode and mtime), the rest computed, and the summaries equal an unbroken run's."""
+    cfg, ref = serial_run
+    config, _ = small_config(tmp_path)
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "ratercal_cli.commands.montecarlo", str(config), "--out", str(out),
+           "--chunk-size", "1", "--quiet"]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    chunks = out / "montecarlo" / "chunks"
+    total = 3 * 6
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if len(list(chunks.glob("*/*.csv"))) >= 3:
+                break
+            time.sleep(0.01)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()
+    done = sorted(chunks.glob("*/*.csv"))
+    assert 3 <= len(done) < total, "the run was not killed mid-way"
+    assert not (out / "montecarlo" / "summary.csv").exists()
+    before = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in done}
+
+    res = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in done} == before
+    assert len(list(chunks.glob("*/*.csv"))) == total
+    assert not list(chunks.glob("*/.*.tmp"))
+    assert outputs(out) == outputs(ref)
+
+
+def test_damaged_or_stale_chunk_is_recomputed(serial_run, tmp_path):
+    cfg, ref = serial_run
+    run = MonteCarloRun(cfg, tmp_path / "run", chunk_size=2)
+    run.run(quiet=True)
+    ch = Chunk(cfg.cells[1], 2, 4)
+    path = run.chunk_dir / ch.relpath
+    good = path.read_text()
+    path.write_text(good[: len(good) // 2])                       # cut short
+    assert read_chunk(path, run.digest, ch) is None
+    other = run.chunk_dir / Chunk(cfg.cells[2], 0, 2).relpath
+    other.write_text(other.read_text().replace(run.digest, "0" * 16))   # another study's chunk
+    # pending in task order: replication block by block
+    assert [c.relpath for c in run.pending()] == [Chunk(cfg.cells[2], 0, 2).relpath, ch.relpath]
+    assert run.run(quiet=True) == (2, 7)
+    assert path.read_text() == good
+    run.summarise()
+    assert outputs(tmp_path / "run") == outputs(ref)
+
+
+def test_another_study_in_the_same_folder_is_refused(serial_run, tmp_path):
+    _, cfg = small_config(tmp_path)
+    MonteCarloRun(cfg, tmp_path / "run").run(quiet=True)
+    _, other = small_config(tmp_path, SMALL.replace("seed: 4242", "seed: 7"))
+    with pytest.raises(InputError, match="another study"):
+        MonteCarloRun(other, tmp_path / "run").run(quiet=True)
+
+
+def test_more_replications_reuse_the_chunks_done(serial_run, tmp_path):
+    cfg, _ = serial_run
+    run = MonteCarloRun(cfg, tmp_path / "run", replications=4, chunk_size=2)
+    assert run.run(quiet=True) == (6, 0)
+    assert MonteCarloRun(cfg, tmp_path / "run", replications=6, chunk_size=2).run(quiet=True) == (3, 6)
+
+
+def test_one_replication_regenerates_alone(serial_run, tmp_path):
+    """``--cell 2193 --replication 4`` gives the very rows the full run has for it."""
+    cfg, ref = serial_run
+    lines = (ref / "montecarlo" / "replications.csv").read_text().splitlines()
+    expect = [line for line in lines if line.startswith("2193,4,")]
+    folder, rep = run_single(cfg, tmp_path / "run", "2193", 4, keep_data=True)
+    got = (folder / "criteria.csv").read_text().splitlines()
+    assert got[0] == ",".join(COLUMNS) and got[1:] == expect and len(expect) == 20
+    names = sorted(p.name for p in folder.iterdir())
+    assert names[:2] == ["adjusted_corrected_EQP.csv", "adjusted_corrected_LI.csv"]
+    assert {"ratings.csv", "true_scores.csv", "criteria.csv"} <= set(names) and len(names) == 23
+
+
+def test_criteria_rows_match_an_independent_computation(serial_run):
+    """Each row against criteria.py on the kept data: RMSE, r, max |d|, bias, decision agreement."""
+    cfg, _ = serial_run
+    spec = StudySpec.from_config(cfg)
+    for cell in cfg.cells:
+        rep = replicate(spec, cell, 3, keep=True)
+        true = rep.generated.true_score
+        cut = 3.25 * cell.max_score / 5
+        assert len(rep.rows) == 2 * (6 if cell.raters_per_paper == "1" else 10)
+        for row in rep.rows:
+            adj = rep.adjusted[(row[2], row[3])].paper
+            got = dict(zip(CRITERIA, map(float, row[4:4 + len(CRITERIA)])))
+            c = criteria.paper_criteria(adj, true)
+            assert got["rmse"] == pytest.approx(c["rmse"], rel=1e-12)
+            assert got["r"] == pytest.approx(c["r"], rel=1e-12)
+            assert got["maxdiff"] == pytest.approx(c["max_abs_diff"], rel=1e-12)
+            assert got["bias"] == pytest.approx(float(np.sum(adj - true)) / true.size, abs=1e-12)
+            assert got["accuracy"] == criteria.decision_agreement(adj, true, cut)
+            assert got["pass_true"] == np.count_nonzero(true >= cut) / true.size
+            assert got["pass_adjusted"] == np.count_nonzero(adj >= cut) / adj.size
+    # the rows read back to the same doubles (repr round trip)
+    assert float(rep.rows[0][4]) == criteria.rmse(rep.adjusted[(rep.rows[0][2], rep.rows[0][3])].paper, true)
+
+
+def test_cut_for_scale():
+    assert cut_for_scale(3.25, 5) == 3.25
+    assert cut_for_scale(3.25, 9) == pytest.approx(5.85)
+
+
+def test_cli_single_replication_and_bad_options(tmp_path):
+    from click.testing import CliRunner
+
+    from ratercal_cli.commands.montecarlo import montecarlo
+
+    config, cfg = small_config(tmp_path)
+    r = CliRunner().invoke(montecarlo, [str(config), "--out", str(tmp_path / "run"), "--cell", "2+151",
+                                        "--replication", "2", "--quiet"])
+    assert r.exit_code == 0, r.output
+    rows = (tmp_path / "run" / "montecarlo" / "single" / "0151_r2" / "criteria.csv").read_text().splitlines()
+    assert len(rows) == 1 + 20 and rows[1].startswith("0151,2,corrected,NO,")
+    r = CliRunner().invoke(montecarlo, [str(config), "--out", str(tmp_path / "run"), "--keep-data"])
+    assert isinstance(r.exception, InputError) and "--keep-data" in str(r.exception)
+    r = CliRunner().invoke(montecarlo, [str(config), "--out", str(tmp_path / "run"), "--cell", "0151"])
+    assert isinstance(r.exception, InputError) and "--replication" in str(r.exception)
