@@ -1,0 +1,167 @@
+"""Monte Carlo summaries: MCSE, paired intervals, facet levels, ranks and P(best) on small inputs
+checked by hand and against scipy's paired t test."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ratercal_cli.design import Cell
+from ratercal_cli.summary import (SUMMARY_CRITERIA, Cube, cell_levels, level_rows, mean_mcse, mean_mcse_rows,
+                                  paired_difference, render_markdown, summarise, t_interval)
+
+
+def test_mean_mcse_by_hand():
+    m, se, n = mean_mcse([1.0, 2.0, 3.0, 4.0, np.nan])
+    # sd = sqrt(((1.5^2 + .5^2) * 2) / 3) = sqrt(5/3); se = sd / 2
+    assert (m, n) == (2.5, 4)
+    assert se == pytest.approx(math.sqrt(5 / 3) / 2, rel=1e-14)
+    assert mean_mcse([7.0])[:1] == (7.0,) and math.isnan(mean_mcse([7.0])[1])
+    assert mean_mcse([np.nan])[2] == 0
+
+
+def test_paired_difference_is_scipy_paired_t_interval():
+    rng = np.random.default_rng(3)
+    a = rng.normal(0.6, 0.05, 40)
+    b = a + rng.normal(0.01, 0.02, 40)
+    m, se, lo, hi, n = paired_difference(b, a)
+    t = stats.ttest_rel(b, a)
+    ci = t.confidence_interval(0.95)
+    assert n == 40
+    assert m == pytest.approx(np.mean(b - a), rel=1e-12)
+    assert se == pytest.approx(stats.sem(b - a), rel=1e-12)
+    assert (lo, hi) == (pytest.approx(ci.low, rel=1e-10), pytest.approx(ci.high, rel=1e-10))
+    # a pair with a missing value is dropped from both
+    b2 = b.copy()
+    b2[5] = np.nan
+    ci2 = stats.ttest_rel(np.delete(b, 5), np.delete(a, 5)).confidence_interval(0.95)
+    assert paired_difference(b2, a)[2:4] == (pytest.approx(ci2.low, rel=1e-10), pytest.approx(ci2.high, rel=1e-10))
+
+
+def test_row_versions_match_the_scalar_ones():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(4, 3, 9))
+    x[0, 1, :8] = np.nan       # n = 1
+    x[2, 2, ::3] = np.nan      # n = 6
+    m, se, n = mean_mcse_rows(x)
+    lo, hi = t_interval(m, se, n)
+    for i in range(4):
+        for j in range(3):
+            em, ese, en = mean_mcse(x[i, j])
+            assert n[i, j] == en
+            assert m[i, j] == pytest.approx(em, rel=1e-13)
+            if en > 1:
+                assert se[i, j] == pytest.approx(ese, rel=1e-12)
+                _, _, elo, ehi, _ = paired_difference(x[i, j], np.zeros(9))
+                assert (lo[i, j], hi[i, j]) == (pytest.approx(elo, rel=1e-12), pytest.approx(ehi, rel=1e-12))
+            else:
+                assert math.isnan(se[i, j]) and math.isnan(lo[i, j])
+
+
+def test_cell_levels_and_their_order():
+    one = Cell("1", 100, 5, "normal")
+    two_plus = Cell("2+", 500, 9, "normal")
+    three = Cell("3", 100, 5, "negative")
+    assert cell_levels(one) == [("one-rater", "all", "all"), ("one-rater", "papers", "100"),
+                                ("one-rater", "scale", "0-5"), ("one-rater", "quality", "normal")]
+    assert ("multi-rater", "raters", "2+") in cell_levels(two_plus)
+    assert level_rows([three, one, two_plus]) == [
+        ("multi-rater", "all", "all"), ("multi-rater", "raters", "2+"), ("multi-rater", "raters", "3"),
+        ("multi-rater", "papers", "100"), ("multi-rater", "papers", "500"),
+        ("multi-rater", "scale", "0-5"), ("multi-rater", "scale", "0-9"),
+        ("multi-rater", "quality", "normal"), ("multi-rater", "quality", "negative"),
+        ("one-rater", "all", "all"), ("one-rater", "papers", "100"), ("one-rater", "scale", "0-5"),
+        ("one-rater", "quality", "normal")]
+
+
+def _rows(records):
+    """parse_rows-like dict from (set, rep, variant, method, rmse, accuracy, error)."""
+    n = len(records)
+    out = {"set": np.array([r[0] for r in records], dtype=object),
+           "replication": np.array([r[1] for r in records]),
+           "variant": np.array([r[2] for r in records], dtype=object),
+           "method": np.array([r[3] for r in records], dtype=object),
+           "error": np.array([r[6] for r in records], dtype=object)}
+    for c in SUMMARY_CRITERIA:
+        out[c] = np.full(n, 0.5)
+    out["rmse"] = np.array([r[4] for r in records], dtype=float)
+    out["accuracy"] = np.array([r[5] for r in records], dtype=float)
+    return out
+
+
+# Two multi-rater cells (2 and 3 raters), three replications, methods A and B, one variant.
+CELLS = [Cell("2", 100, 5, "normal"), Cell("3", 100, 5, "normal")]
+RMSE = {  # (cell, rep) -> (A, B)
+    ("2151", 0): (0.50, 0.55), ("2151", 1): (0.60, 0.58), ("2151", 2): (0.40, 0.47),
+    ("3151", 0): (0.30, 0.36), ("3151", 1): (0.20, 0.30), ("3151", 2): (0.35, 0.33),
+}
+
+
+def small_cube(fail=False):
+    recs = []
+    for (s, k), (a, b) in RMSE.items():
+        if fail and (s, k) == ("3151", 1):
+            recs.append((s, k, "corrected", "A", np.nan, np.nan, "MethodError: singular"))
+        else:
+            recs.append((s, k, "corrected", "A", a, 0.9, ""))
+        recs.append((s, k, "corrected", "B", b, 0.8, ""))
+    return Cube.from_rows(_rows(recs), CELLS, ["corrected"], ["A", "B"], 3)
+
+
+def test_summary_by_hand():
+    summary, paired = summarise(small_cube())
+    get = {(r["method"], r["facet"], r["level"]): r for r in summary}
+    # all: per replication the mean of the two cells
+    a = np.array([(0.50 + 0.30) / 2, (0.60 + 0.20) / 2, (0.40 + 0.35) / 2])
+    b = np.array([(0.55 + 0.36) / 2, (0.58 + 0.30) / 2, (0.47 + 0.33) / 2])
+    ra, rb = get[("A", "all", "all")], get[("B", "all", "all")]
+    assert ra["rmse"] == pytest.approx(a.mean()) and ra["rmse_mcse"] == pytest.approx(stats.sem(a))
+    assert rb["rmse"] == pytest.approx(b.mean()) and rb["n"] == 3
+    assert (ra["rank"], rb["rank"]) == (1, 2)
+    # A best in every replication at 'all'
+    assert (ra["p_best"], rb["p_best"]) == (1.0, 0.0)
+    # B - A = .055, .04, .025: the t interval excludes 0, so A is not tied with B
+    ci = stats.ttest_rel(a, b).confidence_interval(0.95)
+    p = next(x for x in paired if x["criterion"] == "rmse" and x["level"] == "all")
+    assert (p["method_a"], p["method_b"]) == ("A", "B")
+    assert p["mean_diff"] == pytest.approx((a - b).mean())
+    assert (p["ci_low"], p["ci_high"]) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    assert ra["tied_next"] is False and not ci.low <= 0 <= ci.high
+    # level raters=2: A is best in reps 0 and 2, B in rep 1
+    r2a, r2b = get[("A", "raters", "2")], get[("B", "raters", "2")]
+    assert r2a["p_best"] == pytest.approx(2 / 3) and r2b["p_best"] == pytest.approx(1 / 3)
+    assert r2a["rmse"] == pytest.approx(0.5) and r2a["rank"] == 1
+    d = np.array([-0.05, 0.02, -0.07])
+    lo, hi = stats.ttest_1samp(d, 0).confidence_interval(0.95)
+    assert r2a["tied_next"] is True and lo <= 0 <= hi
+    assert get[("A", "all", "all")]["accuracy"] == pytest.approx(0.9)
+    assert get[("A", "all", "all")]["accuracy_mcse"] == 0.0
+
+
+def test_a_failed_fit_drops_out_of_its_replication_only():
+    cube = small_cube(fail=True)
+    assert cube.failures == {("corrected", "A"): 1}
+    summary, paired = summarise(cube)
+    ra = next(r for r in summary if (r["method"], r["level"]) == ("A", "all"))
+    # replication 1 of A is the 2-rater cell alone
+    a = np.array([(0.50 + 0.30) / 2, 0.60, (0.40 + 0.35) / 2])
+    assert ra["rmse"] == pytest.approx(a.mean())
+    r3 = next(r for r in summary if (r["method"], r["level"]) == ("A", "3"))
+    assert r3["n"] == 2 and r3["rmse"] == pytest.approx((0.30 + 0.35) / 2)
+    # the paired difference at 'all' uses, in replication 1, only the set both methods have
+    p = next(x for x in paired if x["criterion"] == "rmse" and x["level"] == "all")
+    d = np.array([(-0.05 - 0.06) / 2, 0.02, (-0.07 + 0.02) / 2])
+    assert p["mean_diff"] == pytest.approx(d.mean()) and p["n"] == 3
+
+
+def test_markdown_has_ranks_with_standard_errors():
+    cube = small_cube()
+    summary, paired = summarise(cube)
+    md = render_markdown(summary, paired, {"name": "t", "generator": "pcm", "true_score": "model",
+                                           "replications": 3, "cells": 2, "seed": 1, "cut": 3.25})
+    a = np.array([0.4, 0.4, 0.375])
+    assert f"| A | {a.mean():.4f} ± {stats.sem(a):.4f} | 1 | 1.00 |" in md
+    assert "| raters | 2 | 0.5000 ± 0.0577 (1=) |" in md
