@@ -512,6 +512,11 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     diverged = diverged.reshape(J, K - 1)
     steps, tau_c = _centre(tau, cats, model, exclude=diverged)
     finite = np.isfinite(steps) & ~diverged
+    if not finite.any():
+        raise MethodError(
+            f"CML ({model.upper()}): no step can be estimated: every estimate diverges or its category is "
+            f"unused ({int(diverged.sum())} diverging, {int((~np.isfinite(steps)).sum())} unused); too few "
+            "papers per rater pair, or raters who never differ by more than a point (as the 2+ design keeps)")
     fin = finite.ravel()
     Cc = np.zeros_like(D)
     Cc[fin] = D[fin] - D[fin].mean(axis=0, keepdims=True)
@@ -524,9 +529,15 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     kappa = np.full(K - 1, np.nan)
     if model == "rsm":
         # steps = beta_j + kappa_k: rater means and step means of the centred steps
-        beta[has] = np.nanmean(steps[has], axis=1)
-        beta[has] -= beta[has].mean()
-        kappa = np.nanmean(steps[has] - beta[has, None], axis=0)
+        def _mean(a, axis):
+            ok = np.isfinite(a)
+            n = ok.sum(axis=axis)
+            return np.where(n > 0, np.where(ok, a, 0.0).sum(axis=axis) / np.maximum(n, 1), np.nan)
+
+        rows = has & np.isfinite(steps).any(axis=1)
+        beta[rows] = _mean(steps[rows], 1)
+        beta[rows] -= beta[rows].mean()
+        kappa = _mean(steps[rows] - beta[rows, None], 0)
     notes = []
     for j in range(J):
         if ratings.ratings_per_rater()[j] and not has[j]:
@@ -566,6 +577,8 @@ class ConditionalPCM(RaterAdjuster):
       against 0.67 for "mean-rater".
 
     Every rating of the paper gets the paper's fair score; the paper score is that value.
+    ``fit`` refuses (MethodError) data where some paper is scored only by raters with no
+    estimable step; ``transform`` gives such papers of new data nan.
 
     ``variant`` is accepted for the common interface; both variants compute the same (the
     1990 study did not run CML).
@@ -602,6 +615,14 @@ class ConditionalPCM(RaterAdjuster):
         self.notes_ = list(res.notes)
         self.average_tau_ = self._average_tau(res)
         theta, se = self._quality(ratings)
+        lost = np.isnan(theta) & (ratings.ratings_per_paper() > 0)
+        if lost.any():
+            none = [str(ratings.rater_ids[j]) for j in range(ratings.n_raters)
+                    if ratings.ratings_per_rater()[j] and not np.isfinite(self.tau_[j]).any()]
+            raise MethodError(
+                f"CML ({self.model.upper()}): {int(lost.sum())} papers are scored only by raters with no estimable "
+                f"step (raters {','.join(none)}; {int(res.informative.sum())} of {ratings.n_papers} papers inform "
+                "the conditional likelihood)")
         self.quality_, self.quality_se_ = theta, se
         p = category_probabilities(theta[ratings.paper], self.tau_[ratings.rater])
         usable = res.informative[ratings.paper] & np.isfinite(self.tau_).any(axis=1)[ratings.rater]
@@ -614,8 +635,9 @@ class ConditionalPCM(RaterAdjuster):
         if self.model == "rsm":
             steps = np.where(np.isfinite(res.kappa), res.kappa, np.nan)
         else:
-            rows = np.isfinite(res.steps).any(axis=1)
-            steps = np.nanmean(res.steps[rows], axis=0) if rows.any() else np.full(K - 1, np.nan)
+            fin = np.isfinite(res.steps)
+            n = fin.sum(axis=0)
+            steps = np.where(n > 0, np.where(fin, res.steps, 0.0).sum(axis=0) / np.maximum(n, 1), np.nan)
         # steps no rater can take: drop the categories beyond them at the ends of the scale;
         # interpolate a missing step in the middle
         ok = np.isfinite(steps)

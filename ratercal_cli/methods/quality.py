@@ -27,15 +27,16 @@ __all__ = ["category_probabilities", "moments", "estimate_quality", "expected_sc
 def category_probabilities(theta, tau):
     """P(x | theta) for cumulative parameters ``tau`` (..., K); +inf in tau gives P = 0.
 
-    ``theta`` broadcasts against ``tau[..., 0]``.
+    ``theta`` broadcasts against ``tau[..., 0]``; rows of tau that are all +inf give nan.
     """
     tau = np.asarray(tau, dtype=np.float64)
     theta = np.asarray(theta, dtype=np.float64)[..., None]
     x = np.arange(tau.shape[-1], dtype=np.float64)
     eta = x * theta - tau
-    eta = eta - np.max(eta, axis=-1, keepdims=True)
-    p = np.exp(eta)
-    return p / p.sum(axis=-1, keepdims=True)
+    top = np.max(eta, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):  # a rater with no category at all: nan probabilities
+        p = np.exp(eta - np.where(np.isfinite(top), top, 0.0))
+        return p / p.sum(axis=-1, keepdims=True)
 
 
 def moments(p):

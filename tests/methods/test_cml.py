@@ -292,3 +292,29 @@ def test_rater_fit_is_computed_for_every_rater(data500):
     assert fit.n.sum() == 2 * est.result_.informative.sum()
     # with two ratings per paper the residuals are half used up by theta: mean squares near 0.5
     assert 0.3 < np.mean(fit.infit) < 0.7 and 0.3 < np.mean(fit.outfit) < 0.8
+
+
+def test_papers_of_raters_without_estimable_steps_are_refused():
+    """Rater 2 gives 1 only where rater 0 gives 0 (extreme), 0 only where rater 1 gives 0: after
+    the extreme papers go, rater 2 has one category left, so paper 9 (rater 2 only) has no score."""
+    rows = [(0, 0, 0), (0, 1, 1), (1, 0, 1), (1, 1, 0), (2, 0, 1), (2, 1, 1), (3, 0, 0), (3, 1, 1),
+            (4, 0, 1), (4, 1, 0), (5, 0, 0), (5, 2, 1), (6, 1, 0), (6, 2, 0), (7, 0, 1), (7, 1, 1), (8, 0, 0),
+            (8, 1, 0), (9, 2, 1)]
+    p, r, s = map(np.array, zip(*rows))
+    data = Ratings(p, r, s, 1, 10, 3)
+    cats, _ = estimable_categories(data)
+    assert not cats[2].any()
+    with pytest.raises(MethodError, match=r"1 papers are scored only by raters with no estimable step \(raters 3"):
+        ConditionalPCM().fit(data)
+
+
+def test_no_estimable_step_is_refused():
+    """Pairs that never differ by more than a point (as the 2+ design keeps them): given the
+    total, the observed split is always the closest one, so every CML estimate runs off."""
+    pairs = [(0, 1), (1, 0), (1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 2)] * 3
+    p = np.repeat(np.arange(len(pairs)), 2)
+    r = np.array([[0, 1], [1, 2], [2, 0]] * (len(pairs) // 3)).ravel()
+    data = Ratings(p, r, np.array(pairs).ravel(), 3, len(pairs), 3)
+    for model in ("pcm", "rsm"):
+        with pytest.raises(MethodError, match=r"no step can be estimated.*\(9 diverging, 0 unused\)"):
+            fit_cml(data, model=model)
