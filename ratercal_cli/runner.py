@@ -53,6 +53,22 @@ CUT_SCALE = 5
 DEFAULT_CHUNK_SIZE = 25
 
 
+#: Sources the rows depend on besides this module: a change in them makes a resumed run
+#: refuse to mix old chunks with new ones (:func:`code_digest`).
+CODE_SOURCES = ("methods", "models", "generators", "criteria.py", "ratings.py", "network.py", "design.py")
+
+
+def code_digest() -> str:
+    """Hash of the source files the numbers come from (methods, models, generators, criteria)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in CODE_SOURCES:
+        p = root / name
+        for f in sorted(p.rglob("*.py")) if p.is_dir() else [p]:
+            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def cut_for_scale(cut: float, max_score: int) -> float:
     """The pass/fail cut on a 0..M scale: ``cut * M / 5`` (3.25 on 0..5, 5.85 on 0..9)."""
     return float(cut) * int(max_score) / CUT_SCALE
@@ -314,6 +330,7 @@ class MonteCarloRun:
 
     def _check_manifest(self):
         path = self.root / "manifest.json"
+        code = code_digest()
         if path.exists():
             try:
                 old = json.loads(path.read_text())
@@ -322,7 +339,10 @@ class MonteCarloRun:
             if old.get("study") not in (None, self.digest):
                 raise InputError(f"{self.root} holds another study (config {old.get('config')}); "
                                  "use a new --out folder", path)
-        write_json(path, {"study": self.digest, "config": self.config.source, "name": self.config.name,
+            if old.get("code") not in (None, code) and any(self.chunk_dir.glob("*/*.csv")):
+                raise InputError(f"the methods' code changed since this run began (code {old['code']}, now "
+                                 f"{code}): its chunks would mix two versions; use a new --out folder", path)
+        write_json(path, {"study": self.digest, "code": code, "config": self.config.source, "name": self.config.name,
                           "generator": self.spec.generator, "true_score": self.spec.true_score,
                           "seed": self.spec.seed, "variants": list(self.spec.variants),
                           "methods": list(self.spec.methods), "cut": self.spec.cut,

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
+from scipy.special import stdtrit   # Student t quantile; scipy.stats takes seconds to import
 
 from .design import Cell
 from .io import atomic_write
@@ -67,7 +67,7 @@ def paired_difference(a, b, level: float = 0.95):
     m, se, n = mean_mcse(a - b)
     if n < 2:
         return m, se, math.nan, math.nan, n
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * se
+    half = float(stdtrit(n - 1, 0.5 + level / 2)) * se
     return m, se, m - half, m + half, n
 
 
@@ -89,7 +89,7 @@ def mean_mcse_rows(x):
 def t_interval(mean, se, n, level: float = 0.95):
     """``mean +- t(0.5 + level/2, n - 1) * se`` (arrays; nan where n < 2)."""
     n = np.asarray(n)
-    q = stats.t.ppf(0.5 + level / 2, np.where(n > 1, n - 1, 1))
+    q = stdtrit(np.where(n > 1, n - 1, 1), 0.5 + level / 2)
     half = np.where(n > 1, q * se, np.nan)
     return mean - half, mean + half
 

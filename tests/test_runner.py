@@ -231,3 +231,17 @@ def test_cli_single_replication_and_bad_options(tmp_path):
     assert isinstance(r.exception, InputError) and "--keep-data" in str(r.exception)
     r = CliRunner().invoke(montecarlo, [str(config), "--out", str(tmp_path / "run"), "--cell", "0151"])
     assert isinstance(r.exception, InputError) and "--replication" in str(r.exception)
+
+
+def test_a_change_in_the_methods_code_is_not_mixed_into_a_resumed_run(serial_run, tmp_path):
+    import json
+
+    _, cfg = small_config(tmp_path)
+    run = MonteCarloRun(cfg, tmp_path / "run", replications=2)
+    run.run(quiet=True)
+    manifest = tmp_path / "run" / "montecarlo" / "manifest.json"
+    m = json.loads(manifest.read_text())
+    assert len(m["code"]) == 16
+    manifest.write_text(json.dumps(dict(m, code="0" * 16)))      # as if methods/ had changed since
+    with pytest.raises(InputError, match="code changed"):
+        MonteCarloRun(cfg, tmp_path / "run", replications=4).run(quiet=True)
