@@ -65,6 +65,26 @@ def test_pcm_steps_match_psychotools_pcmodel(pcm500):
     assert pcm500.converged
 
 
+def test_pcm_steps_match_patched_erm(data500, pcm500):
+    """eRm 1.0-2 PCM with its fitcml missing-data bug patched (make_r_references.R, RUN_ERM=1).
+
+    eRm's betapar are easiness parameters of the categories above each rater's lowest:
+    tau[j, c] = -beta[j, c]; its null categories run off instead of being left out.
+    """
+    tau = np.full((9, 10), np.nan)
+    for j in range(9):
+        tau[j, data500.score[data500.rater == j].min()] = 0.0
+    with open(RESULTS / "erm_pcm_500x2_0-9.csv") as f:
+        for row in csv.DictReader(f):
+            tau[int(row["rater"]) - 1, int(row["category"])] = -float(row["beta"])
+    ref = np.diff(tau, axis=1)
+    both = np.isfinite(ref) & np.isfinite(pcm500.steps)
+    assert both.sum() == 64
+    ours = pcm500.steps[both] - pcm500.steps[both].mean()
+    assert np.max(np.abs(ours - (ref[both] - ref[both].mean()))) < 0.001
+    assert pcm500.loglik == pytest.approx(float(psychotools_fits()["eRm_PCM_patched"]["loglik"]), abs=1e-4)
+
+
 def test_pcm_loglik_matches_psychotools(pcm500):
     assert pcm500.loglik == pytest.approx(float(psychotools_fits()["psychotools_pcmodel"]["loglik"]), abs=1e-5)
 

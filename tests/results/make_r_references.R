@@ -2,7 +2,8 @@
 #
 #   Rscript tests/results/make_r_references.R            # from the repository root
 #
-# Needs Debian's r-base-core r-cran-psychotools (psychotools 0.7-x); optional r-cran-erm.
+# Needs Debian's r-base-core r-cran-psychotools (psychotools 0.7-x); with RUN_ERM=1 also
+# r-cran-erm (eRm 1.0-x, patched below; slow), which writes tests/results/erm_pcm_500x2_0-9.csv.
 # Reads  tests/results/cml_500x2_0-9.csv (paper,rater,score: 500 papers x 2 of 9 raters, 0-9)
 # Writes tests/results/psychotools_pcmodel_500x2_0-9.csv   PCM steps per rater
 #        tests/results/psychotools_rsmodel_500x2_0-9.csv   RSM rater locations and thresholds
@@ -86,8 +87,32 @@ rs_out <- rbind(data.frame(kind = "beta", index = 1:n_raters, value = as.numeric
 write.csv(rs_out, "tests/results/psychotools_rsmodel_500x2_0-9.csv", row.names = FALSE)
 cat(sprintf("rsmodel: loglik %.6f, %.2f s\n", rsm$loglik, timing$seconds[2]))
 
-# ---- eRm (optional; slow) ------------------------------------------------------------------
-# eRm 1.0-2 misassigns parameters on incomplete data when raters have different numbers of
-# categories (mt_ind[1:n] in fitcml), so it is not used as a reference here.
+# ---- eRm (optional: RUN_ERM=1; about 30 s to a few minutes) --------------------------------
+# eRm 1.0-2's fitcml builds each missing-data pattern's ESFs from
+#     split(beta.vec[NAvec == 1], mt_ind[1:(length(beta.vec[NAvec == 1]))])
+# i.e. it assigns the parameters of the raters present to the categories of the *first* raters,
+# wrong whenever raters have different numbers of categories.  Patched to mt_ind[NAvec == 1].
+# eRm has no "keep" for null categories: it shifts raters whose lowest score is above 0 down and
+# lets a null category's parameter run off; eRm's betapar are easiness parameters,
+# beta[j, c] = -tau[j, c] for the c-th category above the rater's lowest.
+if (Sys.getenv("RUN_ERM") == "1" && requireNamespace("eRm", quietly = TRUE)) {
+  suppressPackageStartupMessages(library(eRm))
+  f <- eRm:::fitcml
+  txt <- deparse(f, width.cutoff = 500L)
+  old <- "mt_ind[1:(length(beta.vec[NAvec == 1]))]"
+  stopifnot(any(grepl(old, txt, fixed = TRUE)))
+  g <- eval(parse(text = gsub(old, "mt_ind[NAvec == 1]", txt, fixed = TRUE)))
+  environment(g) <- environment(f)
+  assignInNamespace("fitcml", g, ns = "eRm")
+  t0 <- proc.time()[["elapsed"]]
+  erm <- suppressWarnings(PCM(y, se = FALSE))
+  timing <- rbind(timing, data.frame(fit = "eRm_PCM_patched", seconds = proc.time()[["elapsed"]] - t0, loglik = erm$loglik))
+  bp <- erm$betapar
+  parts <- regmatches(names(bp), regexec("^beta R([0-9]+)\\.c([0-9]+)$", names(bp)))
+  erm_out <- data.frame(rater = as.integer(sapply(parts, "[", 2)), category = mincat[as.integer(sapply(parts, "[", 2))] +
+                          as.integer(sapply(parts, "[", 3)), beta = as.numeric(bp))
+  write.csv(erm_out, "tests/results/erm_pcm_500x2_0-9.csv", row.names = FALSE)
+  cat(sprintf("eRm PCM (patched): loglik %.6f, %.1f s\n", erm$loglik, timing$seconds[nrow(timing)]))
+}
 
 write.csv(timing, "tests/results/psychotools_fits_500x2_0-9.csv", row.names = FALSE)
