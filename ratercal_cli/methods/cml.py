@@ -253,7 +253,7 @@ def _eps(tau, cats):
     return np.exp(-(t - tmin)), tmin[:, 0]
 
 
-def _loglik_grad_hess(tau, cats, groups: _Groups, order=2):
+def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2):
     """Conditional log-likelihood, its gradient (J, K) and information (J*K, J*K) in tau.
 
     d logL / d tau[j, x] = -n[j, x] + sum_v P_v(X_j = x | r_v)
@@ -305,6 +305,15 @@ def _loglik_grad_hess(tau, cats, groups: _Groups, order=2):
     return ll, grad, hess
 
 
+def _loglik_grad_hess(tau, cats, groups: _Groups, order=2):
+    """:func:`_loglik_grad_hess_core`, raising MethodError when anything over- or underflowed."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        ll, grad, hess = _loglik_grad_hess_core(tau, cats, groups, order)
+    if not (np.isfinite(ll) and np.all(np.isfinite(grad)) and (hess is None or np.all(np.isfinite(hess)))):
+        raise MethodError("CML: elementary symmetric functions under- or overflowed")
+    return ll, grad, hess
+
+
 def conditional_loglik(ratings: Ratings, tau, model: str = "pcm") -> float:
     """The conditional log-likelihood of ``ratings`` at cumulative parameters ``tau`` (J, M+1).
 
@@ -329,7 +338,8 @@ class CMLFit:
     steps_se : (J, M) their standard errors (inverse of the observed information), nan
         where not estimable.
     tau : (J, M+1) cumulative parameters on the centred scale, ``tau[j, lo_j] = 0`` at the
-        rater's lowest estimable category; +inf for categories that cannot be estimated.
+        rater's lowest estimable category; +inf for categories that cannot be estimated;
+        diverging steps capped (see :func:`fit_cml`).
     categories : (J, M+1) bool, estimable categories.
     beta, kappa : RSM rater locations (sum 0) and thresholds (sum 0); nan for the PCM.
     loglik : conditional log-likelihood at the estimate.
@@ -406,8 +416,31 @@ def _centre(tau, cats, model, exclude=None):
     return steps, t
 
 
+def _cap_diverged(tau, cats, diverged, bound):
+    """tau with every diverging step limited to +-bound (per step spanned); +inf off ``cats``.
+
+    Where a diverging estimate stops is arbitrary (it depends on the stopping rule), so the
+    parameters used for qualities, fair scores and fit take such steps at ``bound`` logits:
+    the category stays (almost) impossible in that direction, but no paper's quality is
+    dragged to where an essentially impossible rating would become likely.
+    """
+    J, K = cats.shape
+    out = np.full((J, K), np.inf)
+    for j in range(J):
+        cj = np.flatnonzero(cats[j])
+        if cj.size == 0:
+            continue
+        out[j, cj[0]] = 0.0
+        for a, b in zip(cj[:-1], cj[1:]):
+            diff = tau[j, b] - tau[j, a]
+            if diverged[j, a:b].any():
+                diff = float(np.clip(diff, -(b - a) * bound, (b - a) * bound))
+            out[j, b] = out[j, a] + diff
+    return out
+
+
 def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: int = 100,
-            start=None, max_se: float = 10.0) -> CMLFit:
+            start=None, max_se: float = 10.0, cap_margin: float = 2.0) -> CMLFit:
     """Maximise the conditional likelihood of the PCM (``model="pcm"``) or RSM (``"rsm"``).
 
     Newton's method on the free parameters phi (tau = A phi), gradient ``A' g`` and Hessian
@@ -473,11 +506,37 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
             w, V = np.linalg.eigh(Hphi)
             keep = w > w.max() * 1e-11
             d = V[:, keep] @ ((V[:, keep].T @ gphi) / w[keep])
+        # An estimate running off to infinity gains about one logit per Newton step (the
+        # likelihood approaches its limit like exp(-t)); move along such weak directions
+        # (information below 1 / max_se**2) eight times as far when that still raises the
+        # likelihood.
+        if it > 2:
+            w, V = np.linalg.eigh(Hphi)
+            Vw = V[:, w < 1.0 / max_se ** 2]
+            if Vw.shape[1]:
+                phi_new = phi + d + 7.0 * (Vw @ (Vw.T @ d))
+                tau = (A @ phi_new).reshape(J, K)
+                try:
+                    ll_new, g_new, H_new = _loglik_grad_hess(tau, cats, groups)
+                except MethodError:  # ESFs under- or overflowed that far out: no boost
+                    ll_new = -np.inf
+                if ll_new >= ll:
+                    phi, ll, g, H = phi_new, ll_new, g_new, H_new
+                    gphi, Hphi = reduce(g, H)
+                    continue
         step = 1.0
         while True:
             phi_new = phi + step * d
             tau = (A @ phi_new).reshape(J, K)
-            ll_new, g_new, H_new = _loglik_grad_hess(tau, cats, groups)
+            try:
+                ll_new, g_new, H_new = _loglik_grad_hess(tau, cats, groups)
+            except MethodError:
+                if step < 1e-4:
+                    raise MethodError(
+                        f"CML ({model.upper()}): the estimates run off to infinity until the elementary symmetric "
+                        "functions overflow; no usable estimate (raters who never differ by more than a point, "
+                        "as the 2+ design keeps?)") from None
+                ll_new = -np.inf
             if ll_new >= ll - 1e-12 * abs(ll) or step < 1e-4:
                 break
             step /= 2  # the Newton step went too far: halve it
@@ -524,7 +583,7 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, cov_phi, C), 0.0)).reshape(J, K - 1)
     se[~finite] = np.nan
     steps = np.where(finite, steps, np.nan)
-    tau_c = np.where(cats, tau_c, np.inf)
+    tau_c = _cap_diverged(tau_c, cats, diverged, np.max(np.abs(steps[finite])) + cap_margin)
     beta = np.full(J, np.nan)
     kappa = np.full(K - 1, np.nan)
     if model == "rsm":
