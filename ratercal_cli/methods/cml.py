@@ -601,7 +601,7 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     for j in range(J):
         if ratings.ratings_per_rater()[j] and not has[j]:
             notes.append(f"rater {ratings.rater_ids[j]}: fewer than two categories on informative papers; no steps")
-        elif has[j] and not finite[j].all():
+        elif has[j] and not finite[j].all() and model == "pcm":
             unused = [str(k + 1) for k in np.flatnonzero(~finite[j] & ~diverged[j])]
             div = [str(k + 1) for k in np.flatnonzero(diverged[j])]
             if unused:
@@ -610,6 +610,16 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
             if div:
                 notes.append(f"rater {ratings.rater_ids[j]}: steps {','.join(div)} not estimable "
                              "(the estimate diverges)")
+    if model == "rsm" and has.any():
+        # the RSM's thresholds are common to all raters: report them once
+        div = diverged[has].any(axis=0)
+        unused = ~np.isfinite(steps[has]).any(axis=0) & ~div
+        if unused.any():
+            notes.append(f"thresholds {','.join(str(k + 1) for k in np.flatnonzero(unused))} not estimable "
+                         "(category unused, or used only on extreme papers)")
+        if div.any():
+            notes.append(f"thresholds {','.join(str(k + 1) for k in np.flatnonzero(div))} not estimable "
+                         "(the estimate diverges)")
     return CMLFit(steps=steps, steps_se=se, tau=tau_c, categories=cats, diverged=diverged,
                   beta=beta, kappa=kappa, loglik=float(ll), informative=informative,
                   n_iter=it, converged=converged, notes=notes)
