@@ -513,7 +513,7 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
         if it > 2:
             w, V = np.linalg.eigh(Hphi)
             Vw = V[:, w < 1.0 / max_se ** 2]
-            if Vw.shape[1]:
+            if Vw.shape[1] > null.shape[1]:
                 phi_new = phi + d + 7.0 * (Vw @ (Vw.T @ d))
                 tau = (A @ phi_new).reshape(J, K)
                 try:
@@ -693,6 +693,7 @@ class ConditionalPCM(RaterAdjuster):
                 f"step (raters {','.join(none)}; {int(res.informative.sum())} of {ratings.n_papers} papers inform "
                 "the conditional likelihood)")
         self.quality_, self.quality_se_ = theta, se
+        self._fitted_on = ratings  # transform of the same data reuses the qualities
         p = category_probabilities(theta[ratings.paper], self.tau_[ratings.rater])
         usable = res.informative[ratings.paper] & np.isfinite(self.tau_).any(axis=1)[ratings.rater]
         score = np.clip(ratings.score, *_range(self.tau_, ratings.rater))
@@ -744,7 +745,10 @@ class ConditionalPCM(RaterAdjuster):
         return expected_score(theta[..., None], self.tau_[ok]).mean(axis=-1)
 
     def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
-        theta, _ = self._quality(ratings)
+        if ratings is getattr(self, "_fitted_on", None):
+            theta = self.quality_
+        else:
+            theta, _ = self._quality(ratings)
         return self.fair_scores(theta)[ratings.paper]
 
     def _paper_scores(self, ratings: Ratings, adjusted: np.ndarray) -> np.ndarray:

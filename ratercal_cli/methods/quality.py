@@ -95,7 +95,13 @@ def estimate_quality(paper, rater, score, n_papers, tau, method="wle", tol=1e-10
     bound = span + 40.0
     lo_b = np.full(n_papers, -bound)
     hi_b = np.full(n_papers, bound)
-    theta = np.zeros(n_papers)
+    # start: the logit of the paper's position within its possible totals, in units of the
+    # raters' average step spacing (cuts the iterations about in half against theta = 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = (r - rmin + 0.5) / (rmax - rmin + 1.0)
+        spread = np.where(n > 0, (rmax - rmin) / np.maximum(n, 1), 1.0)
+        theta = np.where(rated, np.log(frac / (1 - frac)) * np.maximum(spread, 1.0) / 2.0, 0.0)
+    theta = np.clip(np.nan_to_num(theta), -bound / 2, bound / 2)
     active = rated.copy()
     if method == "mle":
         active &= extreme == 0
