@@ -693,7 +693,7 @@ class ConditionalPCM(RaterAdjuster):
                 f"step (raters {','.join(none)}; {int(res.informative.sum())} of {ratings.n_papers} papers inform "
                 "the conditional likelihood)")
         self.quality_, self.quality_se_ = theta, se
-        self._fitted_on = ratings  # transform of the same data reuses the qualities
+        self._fitted_on_ = ratings  # transform of the same data reuses the qualities
         p = category_probabilities(theta[ratings.paper], self.tau_[ratings.rater])
         usable = res.informative[ratings.paper] & np.isfinite(self.tau_).any(axis=1)[ratings.rater]
         score = np.clip(ratings.score, *_range(self.tau_, ratings.rater))
@@ -745,7 +745,7 @@ class ConditionalPCM(RaterAdjuster):
         return expected_score(theta[..., None], self.tau_[ok]).mean(axis=-1)
 
     def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
-        if ratings is getattr(self, "_fitted_on", None):
+        if ratings is getattr(self, "_fitted_on_", None):
             theta = self.quality_
         else:
             theta, _ = self._quality(ratings)
