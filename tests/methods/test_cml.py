@@ -338,3 +338,12 @@ def test_no_estimable_step_is_refused():
     for model in ("pcm", "rsm"):
         with pytest.raises(MethodError, match=r"no step can be estimated.*\(9 diverging, 0 unused\)"):
             fit_cml(data, model=model)
+
+
+def test_transform_of_new_data_recomputes_the_same_qualities(data500):
+    est = ConditionalPCM(model="rsm").fit(data500)
+    same = est.transform(data500)
+    copy = est.transform(data500.subset(np.ones(data500.n_ratings, dtype=bool)))  # not the fitted object
+    np.testing.assert_allclose(copy.paper, same.paper, atol=1e-9)
+    half = data500.subset(data500.paper < 250)
+    assert np.isnan(est.transform(half).paper[300])  # a paper without ratings has no score

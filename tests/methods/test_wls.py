@@ -67,7 +67,7 @@ def incomplete_data(seed=4, per_paper=2, N=150, scale=1.0, offset=0):
 
 
 def test_matches_dense_weighted_least_squares():
-    data = incomplete_data()
+    data = incomplete_data(N=80)
     est = WeightedLeastSquares().fit(data)
     b, mu, _, _ = dense_wls(data, est.weights_)
     np.testing.assert_allclose(est.b_, b, atol=1e-8)
@@ -77,7 +77,7 @@ def test_matches_dense_weighted_least_squares():
 
 
 def test_reml_variances_are_the_fixed_point_of_the_dense_fit():
-    data = incomplete_data(per_paper=3)
+    data = incomplete_data(per_paper=3, N=80)
     est = WeightedLeastSquares(variance="reml").fit(data)
     b, mu, h, resid = dense_wls(data, est.weights_)
     np.testing.assert_allclose(est.b_, b, atol=1e-8)
@@ -88,7 +88,7 @@ def test_reml_variances_are_the_fixed_point_of_the_dense_fit():
 
 
 def test_unweighted_is_ordinary_least_squares():
-    data = incomplete_data()
+    data = incomplete_data(N=80)
     est = WeightedLeastSquares(weighted=False, paper_score="mean").fit(data)
     b, _, _, _ = dense_wls(data, np.ones(5))
     np.testing.assert_allclose(est.b_, b, atol=1e-8)
