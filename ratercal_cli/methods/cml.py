@@ -38,7 +38,14 @@ reported centred: the mean of all estimable steps ``delta[j, k]`` is 0 (RSM: ``s
 ``tau[1, 1] = 0`` instead; compare after centring both on the common steps.
 
 Rater sets whose papers do not link all raters (a disconnected design) are refused: the
-raters of different components cannot be put on one scale.
+raters of different components cannot be put on one scale.  So are fits where no step can
+be estimated (e.g. the 2+ design, which keeps only pairs within a point of each other: given
+the total, the split is always the closest one and every estimate runs off).
+
+Checked (tests/methods/test_cml.py) against psychotools 0.7-2 ``pcmodel``/``rsmodel`` and a
+patched eRm 1.0-2 ``PCM`` on a simulated 500-paper 0-9 set with two of nine raters per
+paper: the same conditional log-likelihood and centred steps within 1e-4 logits; about
+0.03-0.05 s here against about 1.5 s for ``pcmodel`` and 100 s for eRm.
 """
 
 from __future__ import annotations
