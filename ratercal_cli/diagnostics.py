@@ -254,6 +254,8 @@ class CheckReport:
     recommendation: str
     reason: str
     notes: list = field(default_factory=list)
+    rasch_fit: list = field(default_factory=list)   # per rater: infit/outfit mean squares (CML PCM)
+    rasch_notes: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         def clean(x):
@@ -301,6 +303,17 @@ class CheckReport:
                  for t in self.tests]
         L += _table(["test", "statistic", "df", "p", ""], trows)
         L.append("")
+        if self.rasch_fit:
+            L.append("Rasch fit per rater (PCM by conditional ML, Warm qualities): mean squares and z;")
+            L.append("  relative = the rater's mean square over the raters' median (flag: > 1.5 noisy, < 0.67 muted)")
+            frows = [[str(r["rater"]), str(r["n"]), _f(r["infit"], 2), _f(r["infit_z"], 1), _f(r["outfit"], 2),
+                      _f(r["outfit_z"], 1), _f(r["relative"], 2), r["flag"]] for r in self.rasch_fit]
+            L += _table(["rater", "n", "infit", "z", "outfit", "z", "relative", ""], frows)
+            L += [f"  {n}" for n in self.rasch_notes]
+            L.append("")
+        elif self.rasch_notes:
+            L.append(f"Rasch fit per rater: not computed ({'; '.join(self.rasch_notes)})")
+            L.append("")
         if self.warranted:
             L.append(f"rater differences significant at {self.alpha:g}: yes ({'; '.join(self.warranted_by)})")
         else:
@@ -327,6 +340,24 @@ def _table(header, rows):
     fmt = lambda r: "  ".join(str(x).rjust(w) if i else str(x).ljust(w)  # noqa: E731
                               for i, (x, w) in enumerate(zip(r, widths))).rstrip()
     return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+
+
+def rasch_fit(ratings: Ratings):
+    """Infit/outfit per rater from the CML PCM, with each rater's mean square relative
+    to the raters' median: with two ratings per paper the mean squares sit well below
+    1 even for data that fit, so raters are compared with each other, not with 1."""
+    if ratings.max_raters_per_paper() < 2:
+        return [], ["needs two or more raters per paper"]
+    from .fit_stats import rasch_fit_table
+
+    rows, notes = rasch_fit_table(ratings, model="pcm")
+    if rows:
+        med = float(np.median([(r["infit"] + r["outfit"]) / 2 for r in rows]))
+        for r in rows:
+            rel = (r["infit"] + r["outfit"]) / 2 / med if med > 0 else math.nan
+            r["relative"] = rel
+            r["flag"] = "noisy" if rel > 1.5 else "muted" if rel < 1 / 1.5 else ""
+    return rows, notes
 
 
 def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "random",
@@ -376,7 +407,9 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     if ratings.max_raters_per_paper() > 1:
         notes.append("the F, chi-square and KS tests treat ratings as independent; with several "
                      "raters per paper they are approximate")
-    return CheckReport(group=group, scale_low=scale_low, scale_high=scale_low + ratings.max_score,
+    fit_rows_, fit_notes = rasch_fit(ratings)
+    return CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes,
+                       group=group, scale_low=scale_low, scale_high=scale_low + ratings.max_score,
                        n_ratings=ratings.n_ratings, n_papers=int(used_papers.sum()),
                        ratings_per_paper=ratings_per_paper, raters=raters, tests=tests,
                        components=[[ratings.rater_ids[j] for j in c] for c in comps],

@@ -160,3 +160,21 @@ def test_dense_chi_square_counts():
     anova = rep.tests[0]
     assert anova.statistic == pytest.approx(0.0, abs=1e-12)           # equal means
     assert rep.recommendation == "TLI"
+
+
+def test_rasch_fit_flags_a_rater_who_scores_at_random():
+    from ratercal_cli.design import Cell, table3_steps
+    from ratercal_cli.diagnostics import rasch_fit
+    from ratercal_cli.generators.modern import generate_set
+    from ratercal_cli.ratings import Ratings
+
+    cell = Cell("3", 600, 5, "normal")
+    o = generate_set(cell, "pcm", 4, 0, steps=table3_steps(5) / 2).observed
+    score = o.score.copy()
+    noisy = o.rater == 4
+    score[noisy] = np.random.default_rng(1).integers(0, 6, noisy.sum())
+    rows, notes = rasch_fit(Ratings(o.paper, o.rater, score, 5, 600, 9))
+    flags = {r["rater"]: r["flag"] for r in rows}
+    assert flags[5] == "noisy"
+    assert all(f != "noisy" for rid, f in flags.items() if rid != 5)
+    assert np.median([r["relative"] for r in rows]) == pytest.approx(1.0, abs=0.05)

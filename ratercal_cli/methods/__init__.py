@@ -13,6 +13,10 @@ OLS    ordinary least squares (de Gruijter 1984)    pairwise.PairwiseLeastSquare
 TLS    truncated least squares                      pairwise.PairwiseLeastSquares(truncate=True)
 RAS    Rasch extension (de Gruijter 1984)           pairwise.RaschExtension
 PCM    partial credit model (PAIR, Wright-Masters)  pcm.PartialCreditModel
+CML    PCM by conditional ML, Warm qualities, fair   cml.ConditionalPCM
+RSM    rating scale model by conditional ML          cml.ConditionalPCM(model="rsm")
+WLS    weighted least squares (Wilson 1988)          wls.WeightedLeastSquares
+PWEQP  EQP averaged with rater precision weights     wls.PrecisionWeightedMean(base="EQP")
 =====  ===========================================  ==========================
 """
 
@@ -38,6 +42,16 @@ _REGISTRY = {
     "RAS": ("pairwise", "RaschExtension", {}),
     "PCM": ("pcm", "PartialCreditModel", {}),
 }
+
+
+# Beyond 1990 (issue 7): CML partial credit and rating scale models with fair scores,
+# weighted least squares for the additive model, precision-weighted equipercentile.
+_REGISTRY.update({
+    "CML": ("cml", "ConditionalPCM", {"model": "pcm"}),
+    "RSM": ("cml", "ConditionalPCM", {"model": "rsm"}),
+    "WLS": ("wls", "WeightedLeastSquares", {}),
+    "PWEQP": ("wls", "PrecisionWeightedMean", {"base": "EQP"}),
+})
 
 
 def register(code, module, cls, **fixed):
