@@ -17,6 +17,7 @@ CML    PCM by conditional ML, Warm qualities, fair   cml.ConditionalPCM
 RSM    rating scale model by conditional ML          cml.ConditionalPCM(model="rsm")
 WLS    weighted least squares (Wilson 1988)          wls.WeightedLeastSquares
 PWEQP  EQP averaged with rater precision weights     wls.PrecisionWeightedMean(base="EQP")
+SEQP   EQP after log-linear presmoothing (degree 3)  equipercentile.EquipercentileEquating(presmoothing=3)
 =====  ===========================================  ==========================
 """
 
@@ -51,6 +52,7 @@ _REGISTRY.update({
     "RSM": ("cml", "ConditionalPCM", {"model": "rsm"}),
     "WLS": ("wls", "WeightedLeastSquares", {}),
     "PWEQP": ("wls", "PrecisionWeightedMean", {"base": "EQP"}),
+    "SEQP": ("equipercentile", "EquipercentileEquating", {"presmoothing": 3}),
 })
 
 
