@@ -21,6 +21,7 @@ the summaries are byte-identical whatever the executor and the number of workers
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -385,9 +386,8 @@ class MonteCarloRun:
         return done, n_all - len(todo)
 
     # -- merge ------------------------------------------------------------------------
-    def rows(self):
-        """Every row in config order (cells, then replications), from the chunk files."""
-        out = []
+    def iter_chunk_rows(self):
+        """Each chunk's rows (CSV lines), in config order: cells, then replications."""
         by_cell = {}
         for ch in self.chunks():
             by_cell.setdefault(ch.cell.code, []).append(ch)
@@ -396,8 +396,11 @@ class MonteCarloRun:
                 lines = read_chunk(self.chunk_dir / ch.relpath, self.digest, ch)
                 if lines is None:
                     raise RatercalError(f"chunk {ch.relpath} is missing or damaged; run again to compute it")
-                out.extend(lines)
-        return out
+                yield lines
+
+    def rows(self):
+        """Every row in config order (cells, then replications), from the chunk files."""
+        return [line for lines in self.iter_chunk_rows() for line in lines]
 
     def summarise(self, folder=None, keep_replications=True):
         """Merge the chunks and write the summaries (``summary.csv``, ``paired.csv``,
@@ -406,16 +409,19 @@ class MonteCarloRun:
         from .summary import Cube, write_summaries
 
         folder = Path(folder or self.root)
-        lines = self.rows()
+        cube = Cube.empty(self.config.cells, self.spec.variants, self.spec.methods, self.replications)
         paths = []
-        if keep_replications:
-            path = folder / "replications.csv"
-            with atomic_write(path) as fh:
+        # one chunk in memory at a time: the cube is the only thing that grows with R
+        with contextlib.ExitStack() as stack:
+            fh = None
+            if keep_replications:
+                paths.append(folder / "replications.csv")
+                fh = stack.enter_context(atomic_write(paths[0]))
                 fh.write(",".join(COLUMNS) + "\n")
-                fh.writelines(lines)
-            paths.append(path)
-        cube = Cube.from_rows(parse_rows(lines), self.config.cells, self.spec.variants, self.spec.methods,
-                              self.replications)
+            for lines in self.iter_chunk_rows():
+                if fh is not None:
+                    fh.writelines(lines)
+                cube.add(parse_rows(lines))
         info = {"name": self.config.name, "generator": self.spec.generator, "true_score": self.spec.true_score,
                 "replications": self.replications, "cells": len(self.config.cells), "seed": self.spec.seed,
                 "cut": self.spec.cut}

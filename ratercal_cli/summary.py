@@ -142,22 +142,29 @@ class Cube:
     failures: dict         # (variant, method) -> number of failed (set, replication)
 
     @classmethod
+    def empty(cls, cells, variants, methods, replications):
+        columns = [(v, m) for v in variants for m in methods]
+        values = np.full((len(columns), len(cells), replications, len(SUMMARY_CRITERIA)), np.nan)
+        return cls(columns, list(cells), replications, values, {})
+
+    @classmethod
     def from_rows(cls, data, cells, variants, methods, replications):
         """``data``: :func:`ratercal_cli.runner.parse_rows` output."""
-        columns = [(v, m) for v in variants for m in methods]
-        cidx = {c: i for i, c in enumerate(columns)}
-        sidx = {c.code: i for i, c in enumerate(cells)}
-        values = np.full((len(columns), len(cells), replications, len(SUMMARY_CRITERIA)), np.nan)
+        return cls.empty(cells, variants, methods, replications).add(data)
+
+    def add(self, data):
+        """Put parsed rows (:func:`ratercal_cli.runner.parse_rows`) into the cube; returns self."""
+        cidx = {c: i for i, c in enumerate(self.columns)}
+        sidx = {c.code: i for i, c in enumerate(self.cells)}
         col = np.array([cidx[(v, m)] for v, m in zip(data["variant"], data["method"])], dtype=np.int64)
         cel = np.array([sidx[s] for s in data["set"]], dtype=np.int64)
         rep = np.asarray(data["replication"], dtype=np.int64)
         if col.size:
-            values[col, cel, rep] = np.column_stack([data[k] for k in SUMMARY_CRITERIA])
-        failures = {}
+            self.values[col, cel, rep] = np.column_stack([data[k] for k in SUMMARY_CRITERIA])
         for v, m, e in zip(data["variant"], data["method"], data["error"]):
             if e:
-                failures[(v, m)] = failures.get((v, m), 0) + 1
-        return cls(columns, list(cells), replications, values, failures)
+                self.failures[(v, m)] = self.failures.get((v, m), 0) + 1
+        return self
 
 
 # ----------------------------------------------------------------------------- summaries
