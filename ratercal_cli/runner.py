@@ -54,19 +54,39 @@ CUT_SCALE = 5
 DEFAULT_CHUNK_SIZE = 25
 
 
-#: Sources the rows depend on besides this module: a change in them makes a resumed run
-#: refuse to mix old chunks with new ones (:func:`code_digest`).
-CODE_SOURCES = ("methods", "models", "generators", "criteria.py", "ratings.py", "network.py", "design.py")
+def _module_closure(roots):
+    """The ratercal_cli modules ``roots`` use: followed through their globals (modules, and the
+    modules of imported classes and functions), not through imports inside functions."""
+    import sys
+    import types
+
+    seen, stack = {}, list(roots)
+    while stack:
+        mod = stack.pop()
+        if mod.__name__ in seen:
+            continue
+        seen[mod.__name__] = mod
+        for v in vars(mod).values():
+            m = v if isinstance(v, types.ModuleType) else sys.modules.get(getattr(v, "__module__", None) or "")
+            if m is not None and m.__name__.startswith("ratercal_cli") and m.__name__ not in seen \
+                    and getattr(m, "__file__", None) and m.__name__ not in (__name__, "ratercal_cli"):
+                stack.append(m)
+    return seen
 
 
-def code_digest() -> str:
-    """Hash of the source files the numbers come from (methods, models, generators, criteria)."""
-    root = Path(__file__).resolve().parent
+def code_digest(methods=(), variants=("corrected",)) -> str:
+    """Hash of the source of the modules the rows come from: the generators, the criteria
+    and the modules (and their helpers) of ``methods``; other files may change freely."""
+    import sys
+
+    from .generators import modern
+
+    roots = [modern, criteria, sys.modules[Ratings.__module__]]
+    for code in methods:
+        roots.append(sys.modules[type(make_method(code, variants[0])).__module__])
     h = hashlib.sha256()
-    for name in CODE_SOURCES:
-        p = root / name
-        for f in sorted(p.rglob("*.py")) if p.is_dir() else [p]:
-            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    for name, mod in sorted(_module_closure(roots).items()):
+        h.update(name.encode() + b"\0" + Path(mod.__file__).read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
@@ -331,7 +351,7 @@ class MonteCarloRun:
 
     def _check_manifest(self):
         path = self.root / "manifest.json"
-        code = code_digest()
+        code = code_digest(self.spec.methods, self.spec.variants)
         if path.exists():
             try:
                 old = json.loads(path.read_text())
