@@ -112,10 +112,11 @@ def score(run, sets, force, quiet):
 
 
 def _add_commands():
+    from .commands.montecarlo import montecarlo
     from .commands.practice import adjust, check, compare
     from .commands.report import report
 
-    for command in (adjust, check, compare, report):
+    for command in (adjust, check, compare, report, montecarlo):
         cli.add_command(command)
 
 

@@ -105,6 +105,10 @@ _Loader.yaml_implicit_resolvers = {
 }
 _Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
                               list("tTfF"))
+# YAML 1.2 floats PyYAML misses: a signed leading dot (-.5) and exponents without a dot (1e-3)
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float",
+                              re.compile(r"^(?:[-+]?\.[0-9]+(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+)$"),
+                              list("-+.0123456789"))
 
 
 class _Where:
