@@ -23,8 +23,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy import sparse, stats
-from scipy.sparse.csgraph import connected_components
+from scipy import stats
 
 from .ratings import Ratings
 
@@ -191,19 +190,14 @@ def per_rater_tests(ratings: Ratings):
 
 
 def rater_components(ratings: Ratings):
-    """Connected components of raters linked by shared papers.
+    """Groups of raters linked by shared papers (:func:`network.rater_components`),
+    as lists of rater indices (raters without ratings left out), largest first."""
+    from .network import rater_components as labels_of
 
-    Returns a list of lists of rater indices (raters without ratings left out),
-    largest component first.
-    """
-    p, r = ratings.n_papers, ratings.n_raters
-    graph = sparse.coo_matrix((np.ones(ratings.n_ratings), (ratings.paper, p + ratings.rater)),
-                              shape=(p + r, p + r))
-    _, label = connected_components(graph, directed=False)
-    active = np.flatnonzero(ratings.ratings_per_rater() > 0)
+    labels = labels_of(ratings)
     comps = {}
-    for j in active:
-        comps.setdefault(label[p + j], []).append(int(j))
+    for j in np.flatnonzero(labels >= 0):
+        comps.setdefault(int(labels[j]), []).append(int(j))
     return sorted(comps.values(), key=lambda c: (-len(c), c[0]))
 
 
