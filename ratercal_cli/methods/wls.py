@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import MethodError
+from ..network import require_connected
 from ..ratings import Ratings
 from .base import RaterAdjuster, clip_to_scale
 
@@ -229,7 +229,7 @@ class WeightedLeastSquares(RaterAdjuster):
             raise ValueError(f"paper_score must be 'weighted' or 'mean', not {self.paper_score!r}")
         if self.variance not in ("pairs", "reml"):
             raise ValueError(f"variance must be 'pairs' or 'reml', not {self.variance!r}")
-        _check_connected(ratings)
+        require_connected(ratings, "WLS", note="; their severities cannot be compared")
         self.identified_ = True
         if self.variance == "reml":
             b, sigma2, _mu, it = fit_additive(ratings, weighted=self.weighted)
@@ -252,23 +252,6 @@ class WeightedLeastSquares(RaterAdjuster):
         s = np.bincount(ratings.paper, weights=w, minlength=ratings.n_papers)
         num = np.bincount(ratings.paper, weights=w * adjusted, minlength=ratings.n_papers)
         return num / np.where(s > 0, s, 1.0)
-
-
-def _check_connected(ratings: Ratings):
-    """Refuse designs whose raters split into groups sharing no paper (b not comparable)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    J, N = ratings.n_raters, ratings.n_papers
-    g = coo_matrix((np.ones(ratings.n_ratings), (ratings.rater, J + ratings.paper)), shape=(J + N, J + N))
-    _, lab = connected_components(g, directed=False)
-    active = np.flatnonzero(ratings.ratings_per_rater() > 0)
-    comps = np.unique(lab[active])
-    if comps.size > 1:
-        groups = "; ".join("raters " + ",".join(str(ratings.rater_ids[j]) for j in active[lab[active] == c])
-                           for c in comps)
-        raise MethodError(f"WLS: the raters fall into {comps.size} groups that share no paper ({groups}); "
-                          "their severities cannot be compared")
 
 
 class PrecisionWeightedMean(RaterAdjuster):
