@@ -171,17 +171,22 @@ def _faithful_numerators(u, drow):
     ``e`` of shape ``(M+1,) + S`` and ``T`` (``FOR L = 0 TO mp: T = T + e(L)``).
     """
     m = drow.shape[0]
-    ex = np.exp(u[None] - drow)
-    e = np.empty((m + 1,) + u.shape, dtype=F32)
-    e[0] = F32(1.0)
-    for j in range(1, m + 1):
-        np.multiply(e[j - 1], ex[j - 1], out=e[j])
-        big = e[j] > FAITHFUL_BIG
-        if big.any():  # dividing by 1 is exact: only the flagged columns change
-            e[: j + 1] /= np.where(big, FAITHFUL_BIG, F32(1))
-    t = e[0].copy()
-    for j in range(1, m + 1):
-        t += e[j]
+    # One division by EXP(20) does not bound e(j) when EXP(u - d) is itself huge, so
+    # a single can overflow.  QuickBASIC would stop with "Overflow"; here the value
+    # becomes inf, the likelihoods compare as neither rising nor falling and the
+    # search halves del.  It never happens on the 1990 data sets.
+    with np.errstate(over="ignore", invalid="ignore"):
+        ex = np.exp(u[None] - drow)
+        e = np.empty((m + 1,) + u.shape, dtype=F32)
+        e[0] = F32(1.0)
+        for j in range(1, m + 1):
+            np.multiply(e[j - 1], ex[j - 1], out=e[j])
+            big = e[j] > FAITHFUL_BIG
+            if big.any():  # dividing by 1 is exact: only the flagged columns change
+                e[: j + 1] /= np.where(big, FAITHFUL_BIG, F32(1))
+        t = e[0].copy()
+        for j in range(1, m + 1):
+            t += e[j]
     return e, t
 
 
@@ -220,8 +225,9 @@ def faithful_quality(d, rater_pad, score_pad, eps=FAITHFUL_EPS):
         idx = np.broadcast_to(np.where(ok, sc, 0)[None, :, :, None], (1,) + shape)
         es = np.take_along_axis(e, idx, axis=0)[0]
         p = np.ones(u.shape, dtype=F32)
-        for m in range(k):  # p(i) = p(i) * e(s) / T, left to right
-            p = np.where(ok[:, m, None], (p * es[:, m]) / t[:, m], p)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf / inf: see _faithful_numerators
+            for m in range(k):  # p(i) = p(i) * e(s) / T, left to right
+                p = np.where(ok[:, m, None], (p * es[:, m]) / t[:, m], p)
         return p
 
     # The middle likelihood of an iteration is always one the previous iteration
