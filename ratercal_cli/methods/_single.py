@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import MethodError
 
 F32 = np.float32
 
@@ -51,15 +50,3 @@ def paper_mean_single(ratings, values) -> np.ndarray:
             acc[idx] = (acc[idx] + values[order[sel]]).astype(F32)
     out = (acc / np.maximum(counts, 1).astype(F32)).astype(F32)
     return out.astype(np.float64)
-
-
-def check_known_raters(ratings, n_fitted, name):
-    """Refuse to transform ratings by raters the fit never saw (no parameters)."""
-    used = np.bincount(ratings.rater, minlength=ratings.n_raters) > 0
-    known = np.zeros(used.size, dtype=bool)
-    fitted = np.asarray(n_fitted, dtype=bool)[: used.size]
-    known[: fitted.size] = fitted
-    unknown = np.flatnonzero(used & ~known)
-    if unknown.size:
-        ids = [ratings.rater_ids[i] for i in unknown[:5]]
-        raise MethodError(f"{name}: rater(s) {ids} have no ratings in the data the method was fitted on")

@@ -46,11 +46,14 @@ class RaterAdjuster:
         self._fit(ratings)
         self.n_raters_ = ratings.n_raters
         self.max_score_ = ratings.max_score
+        self.rater_ids_ = tuple(ratings.rater_ids)
+        self.raters_seen_ = ratings.ratings_per_rater() > 0
         return self
 
     def transform(self, ratings: Ratings) -> Adjusted:
         if not hasattr(self, "n_raters_"):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit first")
+        self._check_same_raters(ratings)
         rating = np.asarray(self._adjust_ratings(ratings), dtype=np.float64)
         return Adjusted(rating=rating, paper=self._paper_scores(ratings, rating))
 
@@ -63,6 +66,21 @@ class RaterAdjuster:
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+    def _check_same_raters(self, ratings: Ratings) -> None:
+        """Refuse ratings on another scale, with other raters, or by raters the fit
+        never saw (they have no parameters)."""
+        if ratings.max_score != self.max_score_:
+            raise MethodError(f"{self.code}: fitted on the scale 0-{self.max_score_}, "
+                              f"these ratings are on 0-{ratings.max_score}")
+        if tuple(ratings.rater_ids) != self.rater_ids_:
+            raise MethodError(f"{self.code}: fitted on raters {', '.join(map(str, self.rater_ids_))}; "
+                              f"these ratings have raters {', '.join(map(str, ratings.rater_ids))}")
+        unseen = np.flatnonzero((ratings.ratings_per_rater() > 0) & ~self.raters_seen_)
+        if unseen.size:
+            raise MethodError(f"{self.code}: no parameters for rater(s) "
+                              f"{', '.join(str(ratings.rater_ids[j]) for j in unseen)} "
+                              "(no ratings in the data the method was fitted on)")
 
     # -- for subclasses ------------------------------------------------------------
     def _fit(self, ratings: Ratings) -> None:  # pragma: no cover - abstract

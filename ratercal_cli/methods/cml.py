@@ -199,7 +199,7 @@ def _group(ratings: Ratings, cats, informative) -> _Groups:
         flat = (items[:, :, None] * K + np.arange(K)[None, None, :]).reshape(len(items), s * K)
         hidx = (flat[:, :, None] * (J * K) + flat[:, None, :]).ravel()
         ur = ukey % (s * (K - 1) + 1)
-        U, kk = ur.size, np.arange(K)
+        kk = np.arange(K)
         # gathers used every iteration, as flat indices; out-of-range points at an appended 0
         L1 = (s - 1) * (K - 1) + 1
         off1 = ur[:, None] - kk[None, :]  # (U, K): gamma_{r-x}(S \ i)
@@ -219,7 +219,8 @@ def _group(ratings: Ratings, cats, informative) -> _Groups:
     return _Groups(out, counts, int(upap.size))
 
 
-def _check_connected(groups: _Groups, has):
+def _check_connected(groups: _Groups, has, rater_ids, name="CML"):
+    """Refuse raters in groups that share no informative paper, naming them by label."""
     J = has.size
     parent = np.arange(J)
 
@@ -240,9 +241,9 @@ def _check_connected(groups: _Groups, has):
     if len(roots) > 1:
         comps = {}
         for j in np.flatnonzero(has):
-            comps.setdefault(find(j), []).append(int(j) + 1)
-        desc = "; ".join("raters " + ",".join(map(str, v)) for v in comps.values())
-        raise MethodError(f"CML: the raters fall into {len(roots)} groups that share no informative papers ({desc}); "
+            comps.setdefault(find(j), []).append(str(rater_ids[j]))
+        desc = "; ".join("raters " + ", ".join(v) for v in comps.values())
+        raise MethodError(f"{name}: the raters fall into {len(roots)} groups that share no informative papers ({desc}); "
                           "they cannot be calibrated on one scale")
 
 
@@ -468,7 +469,7 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
         raise MethodError("CML: no paper has two or more raters with a non-extreme total; nothing to estimate")
     groups = _group(ratings, cats, informative)
     has = cats.any(axis=1)
-    _check_connected(groups, has)
+    _check_connected(groups, has, ratings.rater_ids, model.upper() if model == "rsm" else "CML")
     A = _design(cats, model)
     P = A.shape[1]
     if start is not None:
@@ -666,7 +667,9 @@ class ConditionalPCM(RaterAdjuster):
     ``result_`` (the :class:`CMLFit`).
     """
 
-    code = "CML"
+    @property
+    def code(self):
+        return "RSM" if self.model == "rsm" else "CML"
     needs_multiple_raters = True
 
     def __init__(self, variant: str = "corrected", model: str = "pcm", quality: str = "wle",

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MethodError
-from ._single import F32, check_known_raters
+from ._single import F32
 from .base import RaterAdjuster
 
 DEFINITIONS = ("at_or_below", "mid")
@@ -176,7 +176,9 @@ class EquipercentileEquating(RaterAdjuster):
     adjusted score of each rater's each score (nan for raters without ratings).
     """
 
-    code = "EQP"
+    @property
+    def code(self):
+        return "SEQP" if self.presmoothing else "EQP"
 
     def __init__(self, variant: str = "faithful", definition=None, presmoothing=None):
         super().__init__(variant=variant)
@@ -227,7 +229,6 @@ class EquipercentileEquating(RaterAdjuster):
         self.rank_, self.overall_rank_, self.table_ = rank, overall_rank, table
 
     def _adjust_ratings(self, ratings):
-        check_known_raters(ratings, self.n_ > 0, self.code)
         if ratings.max_score + 1 != self.table_.shape[1]:
             raise MethodError(f"EQP was fitted on scale 0..{self.table_.shape[1] - 1}, "
                               f"these ratings are on 0..{ratings.max_score}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MethodError
-from ._single import F32, check_known_raters, rater_sums
+from ._single import F32, rater_sums
 from .base import RaterAdjuster, clip_to_scale
 
 #: What to do with a rater whose SD is 0 (all ratings equal).
@@ -141,7 +141,6 @@ class LinearEquating(RaterAdjuster):
 
     # -- transform -----------------------------------------------------------------
     def _adjust_ratings(self, ratings):
-        check_known_raters(ratings, self.n_ > 0, self.code)
         r = ratings.rater
         if self.variant == "faithful":
             x = ratings.score.astype(F32)

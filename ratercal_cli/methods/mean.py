@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._single import F32, check_known_raters, rater_sums
+from ._single import F32, rater_sums
 from .base import RaterAdjuster, clip_to_scale
 
 
@@ -63,7 +63,6 @@ class MeanEquating(RaterAdjuster):
         self.shift_[self.n_ == 0] = np.nan
 
     def _adjust_ratings(self, ratings):
-        check_known_raters(ratings, self.n_ > 0, self.code)
         r = ratings.rater
         if self.variant == "faithful":
             x = ratings.score.astype(F32)

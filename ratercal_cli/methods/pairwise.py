@@ -198,13 +198,7 @@ class _PairwiseDesign(RaterAdjuster):
         return params, active
 
     def _fitted_params(self, ratings):
-        if ratings.n_raters != self.params_.size:
-            raise MethodError(f"{self.code}: fitted on {self.params_.size} raters, "
-                              f"these data have {ratings.n_raters}")
-        unknown = np.unique(ratings.rater[~self.fitted_[ratings.rater]])
-        if unknown.size:
-            raise MethodError(f"{self.code}: no parameter for rater(s) "
-                              f"{', '.join(str(ratings.rater_ids[i]) for i in unknown)} (no ratings when fitted)")
+        """Each rating's rater parameter (the base class refused unknown raters)."""
         return self.params_[ratings.rater]
 
 

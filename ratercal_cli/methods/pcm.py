@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..network import require_connected
 from ..ratings import Ratings
 from .base import RaterAdjuster
 
@@ -527,6 +528,7 @@ class PartialCreditModel(RaterAdjuster):
         self.max_change_ = dmax
 
     def _fit_corrected(self, ratings):
+        require_connected(ratings, "PCM")
         nr, m = ratings.n_raters, ratings.max_score
         counts = pair_counts(ratings, self_pairs=False)
         _, wins = _step_pair_matrices(counts)

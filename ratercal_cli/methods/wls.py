@@ -266,7 +266,9 @@ class PrecisionWeightedMean(RaterAdjuster):
     Fitted: ``base_`` (the fitted base estimator), ``sigma2_``, ``weights_``, ``identified_``.
     """
 
-    code = "PW"
+    @property
+    def code(self):
+        return "PW" + str(self.base).upper()
     needs_multiple_raters = True
 
     def __init__(self, variant: str = "corrected", base: str = "MN"):

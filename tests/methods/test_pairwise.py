@@ -266,7 +266,7 @@ def test_corrected_sum_to_zero_skips_raters_without_ratings():
     assert est.theta_[5:].tolist() == [0, 0]
     assert est.fitted_.tolist() == [True] * 5 + [False] * 2
     other = Ratings([0, 0], [0, 6], [1, 2], 6, 1, 7)
-    with pytest.raises(MethodError, match="no parameter for rater"):
+    with pytest.raises(MethodError, match=r"no parameters for rater\(s\) 7"):
         est.transform(other)
 
 

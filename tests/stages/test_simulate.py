@@ -1,10 +1,8 @@
 """The faithful chain regenerates the 1990 data; the stages behave like make."""
 
 import json
-import os
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 from support import CONFIG, published
 
