@@ -32,6 +32,7 @@ Schema (all keys optional except ``cells``)::
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import json
 from dataclasses import dataclass, field
@@ -124,10 +125,12 @@ class _Where:
         self.lines[path] = node.start_mark.line + 1
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
-                key = path + (k.value,)
-                self.lines[key] = k.start_mark.line + 1
-                self._walk(v, key)
-                self.lines[key] = k.start_mark.line + 1
+                # a numeric key (the scale in raters.steps: {5: ...}) is looked up as an int
+                names = [k.value] + ([int(k.value)] if str(k.value).isdigit() else [])
+                for name in names:
+                    key = path + (name,)
+                    self._walk(v, key)
+                    self.lines[key] = k.start_mark.line + 1
         elif isinstance(node, yaml.SequenceNode):
             for i, v in enumerate(node.value):
                 self._walk(v, path + (i,))
@@ -194,6 +197,8 @@ def _int(where, path, value, lo=None, hi=None):
 def _number(where, path, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise where.error(path, f"expected a number, got {value!r}")
+    if not math.isfinite(value):
+        raise where.error(path, f"expected a finite number, got {value!r}")
     return float(value)
 
 
@@ -212,6 +217,8 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     variants = tuple(_choice(where, ("variant", i) if isinstance(data.get("variant"), list) else ("variant",), v,
                              VARIANTS)
                      for i, v in enumerate(_list(where, ("variant",), data.get("variant", "faithful"))))
+    if len(set(variants)) < len(variants):
+        raise where.error(("variant",), "a variant is listed twice")
     variant = variants[0]
     known = method_codes()
     methods = []
@@ -219,6 +226,8 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
         code = str(m).upper()
         if code not in known:
             raise where.error(("methods", i), f"unknown method {m!r} (known: {', '.join(known)})")
+        if code in methods:
+            raise where.error(("methods", i), f"method {code} is listed twice")
         methods.append(code)
 
     # cells

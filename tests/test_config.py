@@ -61,3 +61,21 @@ def test_changing_config_changes_digest():
     a = parse_config(BASE + "seed: 1\ngenerator: pcm\n")
     b = parse_config(BASE + "seed: 2\ngenerator: pcm\n")
     assert a.digest() != b.digest()
+
+
+def test_numbers_must_be_finite():
+    with pytest.raises(InputError, match=r"x\.yaml:6: cut: expected a finite number, got nan"):
+        parse_config(BASE + "cut: .nan\n", source="x.yaml")
+
+
+def test_duplicate_methods_and_variants_are_refused():
+    with pytest.raises(InputError, match=r"methods\[1\]: method MN is listed twice"):
+        parse_config(BASE + "methods: [MN, mn]\n", source="x.yaml")
+    with pytest.raises(InputError, match=r"variant: a variant is listed twice"):
+        parse_config(BASE + "variant: [corrected, corrected]\n", source="x.yaml")
+
+
+def test_error_under_a_per_scale_steps_mapping_names_its_own_line():
+    text = BASE + "generator: pcm\nraters:\n  steps:\n    5:\n      - [0, 1, 2, 3, 4]\n      - [0, 1, 2]\n"
+    with pytest.raises(InputError, match=r"^x\.yaml:11: raters\.steps\[5\]\[1\]: rater 2 has 3 steps"):
+        parse_config(text, source="x.yaml")

@@ -17,6 +17,10 @@ from ..ratings import Adjusted, Ratings
 
 VARIANTS = ("faithful", "corrected")
 
+#: What a fit may raise on data it cannot handle: the study records the method as
+#: skipped on that data set (with the reason) instead of stopping.
+FIT_FAILURES = (MethodError, ArithmeticError, ValueError, np.linalg.LinAlgError)
+
 
 class RaterAdjuster:
     """Base class: subclasses implement ``_fit`` and ``_adjust_ratings``.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MethodError
+from ..methods.base import FIT_FAILURES
 from ..io import write_json
 from ..methods import make_method
 from ..pipeline import Runner, Stage
@@ -30,8 +31,8 @@ def adjust_all(ratings, methods, variant):
             continue
         try:
             done[code] = (est, est.fit_transform(ratings))
-        except MethodError as exc:
-            skipped[code] = str(exc)
+        except FIT_FAILURES as exc:
+            skipped[code] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, MethodError) else str(exc)
     return done, skipped
 
 
@@ -87,10 +88,11 @@ class EquateStage(Stage):
 def run_equate(run_dir, methods=None, variant=None, codes=None, force=False, quiet=False, runner=None):
     """``ratercal adjust RUN``: bring the equate stage of every set up to date."""
     from . import Run
-    from .simulate import ordered_cells
+    from .simulate import ordered_cells, write_run_manifest
 
     run = run_dir if not isinstance(run_dir, (str, bytes)) and hasattr(run_dir, "config") else Run(run_dir)
     runner = runner or Runner(force=force)
     for cell in progress(ordered_cells(run, codes), desc="equate", quiet=quiet, unit="set"):
         runner.ensure(EquateStage(run, cell, methods, variant))
+    write_run_manifest(run)
     return runner

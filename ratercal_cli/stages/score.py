@@ -73,11 +73,12 @@ class ScoreStage(Stage):
 
 
 def run_score(run, codes=None, methods=None, variant=None, force=False, quiet=False):
-    from .simulate import ordered_cells
+    from .simulate import ordered_cells, write_run_manifest
 
     runner = Runner(force=force)
     cells = ordered_cells(run, codes)
     for cell in progress(cells, desc="equate", quiet=quiet, unit="set"):
         runner.ensure(EquateStage(run, cell, methods, variant))
     runner.ensure(ScoreStage(run, cells, methods, variant))
+    write_run_manifest(run)
     return runner

@@ -39,14 +39,18 @@ def run_stage(run, stage_name, codes=None, force=False, quiet=False, runner=None
 
 def write_run_manifest(run) -> None:
     """``RUN/manifest.json``: the config (and its digest), the version, every set's
-    seeds, and the SHA-256 of every file the stages wrote, gathered from their
-    manifests (no timestamps: the same config gives the same bytes)."""
+    seeds, and the SHA-256 of every file the stages of the config's sets wrote,
+    gathered from their manifests (no timestamps: the same config gives the same
+    bytes).  Written by simulate, adjust and score, so it follows the run."""
     design = json.loads((run.root / "rater" / "design.json").read_text())
+    folders = [run.root / "rater"] + [run.root / c.code / stage for c in run.config.cells
+                                      for stage in ("pargen", "truegen", "obsgen", "equate")]
+    folders.append(run.root / "score")
     files = {}
-    for man in sorted(run.root.glob(f"**/{MANIFEST}")):
-        if man.parent == run.root:
-            continue
-        files.update(json.loads(man.read_text()).get("outputs", {}))
+    for folder in folders:
+        man = folder / MANIFEST
+        if man.exists():
+            files.update(json.loads(man.read_text()).get("outputs", {}))
     write_json(run.root / MANIFEST, {
         "ratercal": __version__,
         "config": run.config.raw,

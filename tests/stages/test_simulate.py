@@ -62,7 +62,10 @@ def test_two_plus_design_keeps_two_ratings_and_the_nearer_pair(faithful_run):
 def test_manifest_records_config_seeds_and_hashes(faithful_run):
     man = json.loads((faithful_run.root / "0152" / "pargen" / "manifest.json").read_text())
     assert man["params"]["seeds"]["pargen_randomize"] == 0.0  # mj = 0 for 2+ sets
-    assert man["params"]["seeds"]["start"] == 68 or man["params"]["seeds"]["after"] is None
+    assert man["params"]["seeds"]["start"] == 68 and man["params"]["seeds"]["after"] is None
+    follower = json.loads((faithful_run.root / "0153" / "pargen" / "manifest.json").read_text())
+    assert follower["params"]["seeds"]["after"] == "0152"
+    assert follower["params"]["seeds"]["start"] == "state after 0152"
     assert set(man["outputs"]) == {"0152/pargen/papers.csv", "0152/pargen/rng.json"}
     design = json.loads((faithful_run.root / "rater" / "design.json").read_text())
     assert len(design["sets"]) == 32
@@ -78,6 +81,20 @@ def test_run_manifest_lists_config_seeds_and_every_file(tmp_path):
 
     assert man["files"]["0551/obsgen/ratings.csv"] == sha256_file(out / "0551" / "obsgen" / "ratings.csv")
     assert len([f for f in man["files"] if f.endswith("ratings.csv")]) == 32
+    # adjust and score bring it up to date; sets no longer in the config drop out
+    runner = CliRunner()
+    assert runner.invoke(cli, ["adjust", str(out), "--quiet"]).exit_code == 0
+    assert runner.invoke(cli, ["score", str(out), "--quiet"]).exit_code == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert "0551/equate/TLI.csv" in man["files"] and "score/scores.csv" in man["files"]
+    one = tmp_path / "one.yaml"
+    one.write_text(CONFIG.read_text().split("# The order")[0].replace(
+        '  - raters_per_paper: [1, 2, 3, "2+"]\n    papers: [500]\n    max_score: [5, 9]\n    quality: [normal]\n',
+        "").replace('raters_per_paper: [1, 2, 3, "2+"]', "raters_per_paper: [3]"))
+    assert runner.invoke(cli, ["simulate", str(one), "--out", str(out), "--quiet"]).exit_code == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert sorted({f.split("/")[0] for f in man["files"]} - {"rater", "score"}) == [
+        "3151", "3152", "3153", "3191", "3192", "3193"]
 
 
 def _tree(root):
@@ -113,14 +130,23 @@ def test_interrupted_run_resumes_to_the_same_files(tmp_path):
 def test_changed_config_reruns_only_what_depends_on_it(tmp_path):
     runner = CliRunner()
     cfg = tmp_path / "c.yaml"
-    text = ("generator: pcm\nseed: 7\ncells:\n  - {raters_per_paper: [2], papers: [100], max_score: [5]}\n")
+    text = ("generator: pcm\nseed: 7\ncut: 3.25\n"
+            "cells:\n  - {raters_per_paper: [2], papers: [100], max_score: [5]}\n")
     cfg.write_text(text)
     out = tmp_path / "run"
     assert runner.invoke(cli, ["simulate", str(cfg), "--out", str(out), "--quiet"]).exit_code == 0
-    first = (out / "2151" / "obsgen" / "ratings.csv").read_text()
+    ratings = out / "2151" / "obsgen" / "ratings.csv"
+    first = ratings.read_text()
+    generated = {p: p.stat().st_mtime_ns for p in (out / "2151").rglob("*")}
+    # the cut matters to no generation stage: only the design is rewritten
+    cfg.write_text(text.replace("cut: 3.25", "cut: 3.5"))
+    res = runner.invoke(cli, ["simulate", str(cfg), "--out", str(out)])
+    assert "1 stage(s) run" in res.output
+    assert generated == {p: p.stat().st_mtime_ns for p in (out / "2151").rglob("*")}
+    # the seed does: the data are made again
     cfg.write_text(text.replace("seed: 7", "seed: 8"))
     assert runner.invoke(cli, ["simulate", str(cfg), "--out", str(out), "--quiet"]).exit_code == 0
-    assert (out / "2151" / "obsgen" / "ratings.csv").read_text() != first
+    assert ratings.read_text() != first
 
 
 def test_bad_config_is_one_line_exit_2_and_writes_nothing(tmp_path):
