@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RaterFit", "rater_fit", "fit_rows", "pcm_rater_fit", "rasch_fit_table"]
+__all__ = ["RaterFit", "rater_fit", "fit_rows", "rasch_fit_table"]
 
 
 @dataclass(frozen=True)
@@ -99,20 +99,6 @@ def fit_rows(fit: RaterFit, rater_ids, flag_low=0.5, flag_high=1.5):
         rows.append(dict(rater=rid, n=int(fit.n[j]), infit=float(fit.infit[j]), infit_z=float(fit.infit_z[j]),
                          outfit=float(fit.outfit[j]), outfit_z=float(fit.outfit_z[j]), flag=flag))
     return rows
-
-
-def pcm_rater_fit(ratings, theta, delta, mask=None) -> RaterFit:
-    """Fit of a PCM given each paper's quality ``theta`` (n_papers,) and the raters' steps
-    ``delta`` (J, M) (e.g. the 1990 PCM's PAIR estimates); non-finite theta are left out."""
-    from .models.pcm import category_probabilities
-
-    theta = np.asarray(theta, dtype=np.float64)
-    th = theta[ratings.paper]
-    ok = np.isfinite(th) & np.isfinite(np.asarray(delta, dtype=np.float64)).all(axis=1)[ratings.rater]
-    if mask is not None:
-        ok &= np.asarray(mask, dtype=bool)
-    p = category_probabilities(np.where(ok, th, 0.0), np.asarray(delta)[ratings.rater])
-    return rater_fit(p, ratings.score, ratings.rater, ratings.n_raters, mask=ok)
 
 
 def rasch_fit_table(ratings, model="pcm"):

@@ -55,18 +55,6 @@ def test_mask_leaves_ratings_out():
     assert fit.n[0] == 2 and fit.outfit[0] == pytest.approx(0.625)
 
 
-def test_pcm_rater_fit_uses_the_pcm_probabilities():
-    """One step at 0 and theta 0 or log 4: P(1) = .5 and .8, i.e. the hand example's rater 0
-    mirrored (scores 1 and 1): E = .5, .8; z2 = 1, .04/.16 = .25."""
-    from ratercal_cli.fit_stats import pcm_rater_fit
-    from ratercal_cli.ratings import Ratings
-
-    data = Ratings(np.array([0, 1, 2]), np.array([0, 0, 0]), np.array([1, 1, 1]), 1, 3, 1)
-    fit = pcm_rater_fit(data, np.array([0.0, np.log(4.0), np.inf]), np.array([[0.0]]))
-    assert fit.n[0] == 2  # the infinite quality is left out
-    assert fit.outfit[0] == pytest.approx(0.625) and fit.infit[0] == pytest.approx(0.29 / 0.41)
-
-
 def test_rasch_fit_table_reports_refusals():
     from ratercal_cli.fit_stats import rasch_fit_table
     from ratercal_cli.ratings import Ratings

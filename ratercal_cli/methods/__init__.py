@@ -45,20 +45,18 @@ _REGISTRY = {
 }
 
 
-# Beyond 1990 (issue 7): CML partial credit and rating scale models with fair scores,
-# weighted least squares for the additive model, precision-weighted equipercentile.
-_REGISTRY.update({
-    "CML": ("cml", "ConditionalPCM", {"model": "pcm"}),
-    "RSM": ("cml", "ConditionalPCM", {"model": "rsm"}),
-    "WLS": ("wls", "WeightedLeastSquares", {}),
-    "PWEQP": ("wls", "PrecisionWeightedMean", {"base": "EQP"}),
-    "SEQP": ("equipercentile", "EquipercentileEquating", {"presmoothing": 3}),
-})
-
-
 def register(code, module, cls, **fixed):
-    """Add a method (used by the modules of methods beyond 1990)."""
+    """Add a method: ``make_method(code)`` builds ``methods.<module>.<cls>(**fixed)``."""
     _REGISTRY[code] = (module, cls, fixed)
+
+
+# Beyond 1990 (issue 7): CML partial credit and rating scale models with fair scores,
+# weighted least squares for the additive model, precision-weighted and presmoothed EQP.
+register("CML", "cml", "ConditionalPCM", model="pcm")
+register("RSM", "cml", "ConditionalPCM", model="rsm")
+register("WLS", "wls", "WeightedLeastSquares")
+register("PWEQP", "wls", "PrecisionWeightedMean", base="EQP")
+register("SEQP", "equipercentile", "EquipercentileEquating", presmoothing=3)
 
 
 def method_codes():

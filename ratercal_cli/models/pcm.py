@@ -36,11 +36,6 @@ def _probabilities_cm(theta, delta):
     return p
 
 
-def category_log_numerators(theta, delta):
-    """log of P(x)'s numerator, shape ``broadcast(theta, delta[..., 0]) + (M+1,)``."""
-    return np.moveaxis(_log_numerators_cm(theta, delta), 0, -1)
-
-
 def category_probabilities(theta, delta):
     """P(x), x = 0..M, for every theta and rater (broadcasting), last axis = category."""
     return np.moveaxis(_probabilities_cm(theta, delta), 0, -1)

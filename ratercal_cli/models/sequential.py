@@ -34,7 +34,8 @@ def expected_score(theta, delta):
 
 
 def sample_scores(rng, theta, delta):
-    """Walk the steps with one uniform per step attempted (vectorised as a CDF draw)."""
+    """Draw a score per (theta, delta) pair from the process's category probabilities
+    (one uniform per score, inverting the CDF; OBSGEN drew one per step attempted)."""
     p = category_probabilities(theta, delta)
     cdf = np.cumsum(p, axis=-1)
     u = rng.random(cdf.shape[:-1] + (1,))
