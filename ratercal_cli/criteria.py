@@ -131,11 +131,17 @@ def table_round(x):
 
 # -- pass/fail decisions (Table 5) -------------------------------------------------
 
+#: A score this far below the cut still passes: a mean of ratings that is the cut in
+#: exact arithmetic (e.g. 3.25) must not fail on a rounding error in its last bit.
+CUT_TOLERANCE = 1e-9
+
+
 def passes(scores, cut: float = PASS_CUT) -> np.ndarray:
-    """Pass/fail of each paper: ``score >= cut``.  With the default 3.25 this is
-    the district rule "an average of 3.5 passes" applied after rounding averages
-    to the nearest half point (3.25 rounds up to 3.5)."""
-    return np.asarray(scores, dtype=np.float64) >= cut
+    """Pass/fail of each paper: ``score >= cut`` (within :data:`CUT_TOLERANCE`).
+    With the default 3.25 this is the district rule "an average of 3.5 passes"
+    applied after rounding averages to the nearest half point (3.25 rounds up to
+    3.5).  NaN (no score) fails."""
+    return np.asarray(scores, dtype=np.float64) >= cut - CUT_TOLERANCE
 
 
 def decision_agreement(adjusted, true, cut: float = PASS_CUT) -> float:

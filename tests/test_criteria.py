@@ -117,3 +117,11 @@ def test_pass_fail_changes_table5_columns():
     assert tuple(pass_fail_changes(adjusted, baseline)) == (3, 3, 1, 1)
     res = pass_fail_changes(adjusted, baseline)
     assert res.helped == 1 and res.hurt == 1 and res.passing == 3
+
+
+def test_a_score_at_the_cut_up_to_rounding_passes():
+    from ratercal_cli.criteria import passes
+
+    # (3 + 3.5) / 2 computed the long way round can land a bit below 3.25
+    almost = 3.25 - 4e-16
+    assert passes([almost, 3.25, 3.2499, np.nan]).tolist() == [True, True, False, False]
