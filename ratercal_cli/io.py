@@ -68,12 +68,19 @@ def write_json(path, obj) -> None:
     write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
+def sniff_delimiter(line: str) -> str:
+    """Tab if ``line`` (the first non-blank one) has more tabs than commas, else comma."""
+    return "\t" if line.count("\t") > line.count(",") else ","
+
+
 def read_csv(path, required=(), delimiter=None):
     """Read a CSV/TSV into (header, rows-with-line-numbers).
 
-    Returns ``header`` (list of names) and a list of ``(line_number, dict)``.
-    Raises :class:`InputError` naming the file (and line) for an empty file, a
-    missing column or a short row.  ``delimiter=None`` sniffs tab vs comma.
+    Returns ``header`` (list of names) and a list of ``(line_number, dict)``, the
+    line number being the first file line of the record (a quoted field may span
+    lines).  Raises :class:`InputError` naming the file (and line) for an empty
+    file, a column named twice, a missing column or a short row.
+    ``delimiter=None`` sniffs tab vs comma (:func:`sniff_delimiter`).
     """
     path = Path(path)
     try:
@@ -82,28 +89,35 @@ def read_csv(path, required=(), delimiter=None):
         raise InputError("no such file", path) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", path) from None
-    lines = text.splitlines()
-    if not any(line.strip() for line in lines):
+    first = next((line for line in text.split("\n") if line.strip()), None)
+    if first is None:
         raise InputError("empty file", path)
     if delimiter is None:
-        first = next(line for line in lines if line.strip())
-        delimiter = "\t" if first.count("\t") > first.count(",") else ","
-    reader = csv.reader(lines, delimiter=delimiter)
+        delimiter = sniff_delimiter(first)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     header = None
     rows = []
-    for lineno, row in enumerate(reader, start=1):
+    lineno = 1
+    for row in reader:
+        start, lineno = lineno, reader.line_num + 1   # this record's first line; the next one's
         if not row or not any(c.strip() for c in row):
             continue
         if header is None:
             header = [c.strip() for c in row]
+            twice = next((c for k, c in enumerate(header) if c in header[:k]), None)
+            if twice == "":
+                raise InputError(f"more than one column has no name (field {header.index('', 1 + header.index('')) + 1} "
+                                 "of the header); name them", path, start)
+            if twice is not None:
+                raise InputError(f"column {twice} appears twice", path, start, twice)
             missing = [c for c in required if c not in header]
             if missing:
                 raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(header)})",
-                                 path, lineno)
+                                 path, start)
             continue
         if len(row) != len(header):
-            raise InputError(f"expected {len(header)} fields, found {len(row)}", path, lineno)
-        rows.append((lineno, dict(zip(header, (c.strip() for c in row)))))
+            raise InputError(f"expected {len(header)} fields, found {len(row)}", path, start)
+        rows.append((start, dict(zip(header, (c.strip() for c in row)))))
     return header, rows
 
 

@@ -209,3 +209,18 @@ def test_write_adjusted_refuses_clashing_columns(tmp_path):
 def test_scale_object_passthrough(tmp_path):
     p = write(tmp_path, "paper,rater,score\n1,A,3\n")
     assert read_ratings_file(p, Scale(0, 3)).scale == Scale(0, 3)
+
+
+def test_repeated_column_name_is_refused(tmp_path):
+    # before: the last "score" won and write_adjusted wrote it back into both columns
+    p = write(tmp_path, "paper,rater,score,score\n1,a,3,4\n1,b,2,5\n")
+    with pytest.raises(InputError) as e:
+        read_ratings_file(p, scale="0-5")
+    assert (e.value.line, e.value.field) == (1, "score") and "appears twice" in str(e.value)
+
+
+def test_error_line_after_multiline_comment(tmp_path):
+    p = write(tmp_path, 'paper,rater,score,note\n1,a,3,"two\nlines"\n1,b,x,\n')
+    with pytest.raises(InputError) as e:
+        read_ratings_file(p, scale="0-5")
+    assert (e.value.line, e.value.field) == (4, "score")

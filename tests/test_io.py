@@ -1,0 +1,44 @@
+"""io.read_csv: duplicate header names and line numbers after multi-line quoted fields."""
+
+import pytest
+
+from ratercal_cli.errors import InputError
+from ratercal_cli.io import read_csv
+
+
+def test_duplicate_column_is_refused(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("paper,rater,score,score\n1,a,3,4\n")
+    with pytest.raises(InputError) as e:
+        read_csv(p)
+    assert (e.value.line, e.value.field) == (1, "score")
+    assert "column score appears twice" in str(e.value)
+
+
+def test_duplicate_column_after_blank_lines_names_its_line(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("\n\npaper, rater ,rater\n1,a,b\n")
+    with pytest.raises(InputError) as e:
+        read_csv(p)
+    assert (e.value.line, e.value.field) == (3, "rater")
+
+
+def test_line_numbers_after_a_quoted_field_spanning_lines(tmp_path):
+    # record 2 (file lines 2-4) holds a comment with two newlines; the short record is on line 5
+    p = tmp_path / "q.csv"
+    p.write_text('paper,rater,score,comment\n1,a,3,"first\nsecond\nthird"\n2,b,4,ok\n3,c,5\n')
+    with pytest.raises(InputError) as e:
+        read_csv(p)
+    assert e.value.line == 6
+    p.write_text('paper,rater,score,comment\n1,a,3,"first\nsecond\nthird"\n2,b,4,ok\n')
+    header, rows = read_csv(p)
+    assert [ln for ln, _ in rows] == [2, 5]
+    assert rows[0][1]["comment"] == "first\nsecond\nthird"
+
+
+def test_two_unnamed_columns_are_refused(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("paper,,rater,,score\n1,x,a,y,3\n")
+    with pytest.raises(InputError) as e:
+        read_csv(p)
+    assert e.value.line == 1 and "field 4 of the header" in str(e.value)
