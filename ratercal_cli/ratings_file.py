@@ -26,6 +26,7 @@ for a rating without a usable score.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,10 +132,15 @@ class RatingsTable:
 
 
 def _natural_key(label):
+    """Numbers first, by value, then other labels; ties ("1", "01", "1.0") by the label itself,
+    so the order never depends on the file's or a set's order.  "nan" and "inf" sort as text."""
     try:
-        return (0, float(label), "")
+        value = float(label)
     except ValueError:
-        return (1, 0.0, label)
+        value = math.nan
+    if math.isfinite(value):
+        return (0, value, label)
+    return (1, 0.0, label)
 
 
 def _sniff_delimiter(path) -> str:
@@ -328,7 +334,7 @@ def _build_group(table, name, idx, scores, resolve, threshold):
 
     used = usable[keep]
     p_used = p_arr[keep]
-    rater_ids = tuple(sorted(set(raters), key=_natural_key))
+    rater_ids = tuple(sorted(dict.fromkeys(raters), key=_natural_key))
     ridx = {r: k for k, r in enumerate(rater_ids)}
     r_used = np.array([ridx[rows[i][cols.rater]] for i in used], dtype=np.int64)
     rater_ids_used = rater_ids

@@ -224,3 +224,30 @@ def test_error_line_after_multiline_comment(tmp_path):
     with pytest.raises(InputError) as e:
         read_ratings_file(p, scale="0-5")
     assert (e.value.line, e.value.field) == (4, "score")
+
+
+RATER_LABELS = ["1.0", "b", "nan", "2", "01", "inf", "1", "a"]
+
+
+def _rater_order_file(tmp_path):
+    lines = ["paper,rater,score"] + [f"{p},{r},{(p + k) % 6}" for k, r in enumerate(RATER_LABELS)
+                                     for p in range(3)]
+    return write(tmp_path, "\n".join(lines) + "\n")
+
+
+def test_rater_order_numbers_then_text_ties_by_label(tmp_path):
+    table = read_ratings_file(_rater_order_file(tmp_path), scale="0-5")
+    assert table.groups[0].ratings.rater_ids == ("01", "1", "1.0", "2", "a", "b", "inf", "nan")
+
+
+def test_rater_order_does_not_depend_on_the_hash_seed(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = _rater_order_file(tmp_path)
+    code = ("import sys; from ratercal_cli.ratings_file import read_ratings_file; "
+            "print(','.join(read_ratings_file(sys.argv[1], scale='0-5').groups[0].ratings.rater_ids))")
+    outs = {subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (0, 1, 2, 3)}
+    assert outs == {"01,1,1.0,2,a,b,inf,nan\n"}
