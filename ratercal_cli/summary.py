@@ -21,6 +21,12 @@ Ranks (1 = smallest mean RMSE) are per variant and facet level; ``p_best`` is
 the share of replications in which the method had the smallest RMSE of its
 variant at that level; ``tied_next`` says whether the 95% interval of the
 difference from the next-ranked method contains 0.
+
+A method that failed (no criteria) on some of a level's data sets is *not
+ranked* there: its mean is over the data sets it could fit, which are not the
+others', so its rank, ``p_best`` and ``tied_next`` are empty and the others are
+ranked among the complete methods only (``failed`` counts its missing data sets
+of ``sets``).  Paired differences always use the data sets both methods have.
 """
 
 from __future__ import annotations
@@ -108,7 +114,15 @@ def cell_levels(cell: Cell):
     return out
 
 
+def _int_or(text, default=math.inf):
+    """The leading digits of ``text`` as an int ("2+" -> 2, "0-9" -> 0), else ``default``."""
+    digits = text[:len(text) - len(text.lstrip("0123456789"))]
+    return int(digits) if digits else default
+
+
 def _level_key(row):
+    """Table order: scope, facet, the level's known order, then its number, then its text
+    (a total order, so the rows do not depend on set iteration, i.e. on the hash seed)."""
     scope, facet, level = row
     if facet == "raters":
         k = _RPP_ORDER.get(level, 9)
@@ -120,7 +134,7 @@ def _level_key(row):
         k = _QUALITY_ORDER.get(level, 9)
     else:
         k = 0
-    return SCOPES.index(scope), FACETS.index(facet), k
+    return SCOPES.index(scope), FACETS.index(facet), k, _int_or(level), level
 
 
 def level_rows(cells):
@@ -169,7 +183,7 @@ class Cube:
 
 # ----------------------------------------------------------------------------- summaries
 
-SUMMARY_HEADER = (["variant", "method", "scope", "facet", "level", "n"]
+SUMMARY_HEADER = (["variant", "method", "scope", "facet", "level", "n", "sets", "failed"]
                   + [f"{c}{s}" for c in SUMMARY_CRITERIA for s in ("", "_mcse")]
                   + ["rank", "p_best", "tied_next"])
 PAIRED_HEADER = ["scope", "facet", "level", "criterion", "variant_a", "method_a", "variant_b", "method_b",
@@ -193,6 +207,16 @@ def summarise(cube: Cube):
             means = np.nanmean(vals, axis=1)               # [col, rep, crit]
         present = [i for i in range(len(cube.columns)) if np.isfinite(means[i, :, k_rmse]).any()]
         mu, se, n = mean_mcse_rows(np.moveaxis(means, 1, 2))   # [col, crit]
+        # the level's data sets: (cell, replication) where some method of the variant has an RMSE;
+        # a method without one on any of them failed there and is not ranked at this level
+        fin = np.isfinite(vals[:, :, :, k_rmse])           # [col, cell, rep]
+        sets, missing = {}, {}
+        for v in variants:
+            vcols = [i for i in range(len(cube.columns)) if cube.columns[i][0] == v]
+            expected = fin[vcols].any(axis=0)
+            for i in vcols:
+                sets[i] = int(expected.sum())
+                missing[i] = int((expected & ~fin[i]).sum())
         # paired differences: every pair within a variant, and later - earlier variant of each method
         pairs = [(a, b) for x, a in enumerate(present) for b in present[x + 1:]
                  if cube.columns[a][0] == cube.columns[b][0]]
@@ -206,16 +230,17 @@ def summarise(cube: Cube):
             k = SUMMARY_CRITERIA.index(c)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
+                # per replication, the mean over the cells where both have a value (common cells)
                 d = np.nanmean(vals[pa, :, :, k] - vals[pb, :, :, k], axis=1)     # [pair, rep]
             dm, dse, dn = mean_mcse_rows(d)
             lo, hi = t_interval(dm, dse, dn)
             pres[c] = (dm, dse, dn, lo, hi)
         pair_index = {p: j for j, p in enumerate(pairs)}
 
-        # within each variant: rank, p_best, tied with the next
+        # within each variant, among the methods complete at this level: rank, p_best, tied with the next
         rank, p_best, tied = {}, {}, {}
         for v in variants:
-            cols = [i for i in present if cube.columns[i][0] == v]
+            cols = [i for i in present if cube.columns[i][0] == v and missing[i] == 0]
             if not cols:
                 continue
             order = sorted(cols, key=lambda i: (mu[i, k_rmse], i))
@@ -233,7 +258,7 @@ def summarise(cube: Cube):
         for i in present:
             v, m = cube.columns[i]
             rec = {"variant": v, "method": m, "scope": row[0], "facet": row[1], "level": row[2],
-                   "n": int(n[i, k_rmse])}
+                   "n": int(n[i, k_rmse]), "sets": sets[i], "failed": missing[i]}
             for k, c in enumerate(SUMMARY_CRITERIA):
                 rec[c], rec[c + "_mcse"] = float(mu[i, k]), float(se[i, k])
             rec["rank"], rec["p_best"], rec["tied_next"] = rank.get(i), p_best.get(i), tied.get(i)
@@ -301,7 +326,9 @@ def render_markdown(summary, paired, info) -> str:
               "(the district's mean of 3.5, reached by 3.25 after rounding), cut x M/5 on a 0-M scale",
               "- values: mean over replications ± Monte Carlo standard error; a replication's value at a "
               "facet level is the mean over the level's cells; rank 1 = smallest mean RMSE within the variant; "
-              "= marks a method whose 95% paired interval with the next-ranked one contains 0",
+              "= marks a method whose 95% paired interval with the next-ranked one contains 0; "
+              "a method that failed on some of a level's data sets is not ranked there (-): its mean is over "
+              "the data sets it could fit, and the others are ranked among the complete methods",
               ""]
     fails = info.get("failures") or {}
     if fails:
@@ -312,8 +339,21 @@ def render_markdown(summary, paired, info) -> str:
         r = idx.get((v, m) + row)
         if r is None:
             return "", ""
+        if r["rank"] is None:
+            return _pm(r["rmse"], r["rmse_mcse"], 4), "-"
         mark = "=" if r["tied_next"] else ""
         return _pm(r["rmse"], r["rmse_mcse"], 4), f"{r['rank']}{mark}"
+
+    def not_ranked(v, ms, rows_):
+        """Footnote naming where each method of ``ms`` failed and so is not ranked."""
+        out = []
+        for m in ms:
+            where = [f"{'all cells' if row[1] == 'all' else row[1] + ' ' + row[2]} ({r['failed']:,} of {r['sets']:,})"
+                     for row in rows_ for r in [idx.get((v, m) + row)] if r is not None and r["failed"]]
+            if where:
+                out.append(f"- {v} {m} failed on some data sets, so it is not ranked (-) at: " + "; ".join(where)
+                           + ". Its mean there is over the data sets it could fit.")
+        return out + [""] if out else []
 
     for scope in SCOPES:
         srows = [r for r in rows if r[0] == scope]
@@ -335,7 +375,7 @@ def render_markdown(summary, paired, info) -> str:
             for v in variants:
                 rm, rk = ranked(v, m, all_row)
                 r = idx.get((v, m) + all_row)
-                line += [rm, rk, "" if r is None else f"{r['p_best']:.2f}"]
+                line += [rm, rk, "" if r is None else "-" if r["p_best"] is None else f"{r['p_best']:.2f}"]
             if len(variants) > 1:
                 p = pidx.get((variants[1], m, variants[0], m) + all_row + ("rmse",))
                 line.append("" if p is None else f"{p['mean_diff']:+.4f} [{p['ci_low']:+.4f}, {p['ci_high']:+.4f}]")
@@ -346,6 +386,8 @@ def render_markdown(summary, paired, info) -> str:
             line += ["", ""] if r is None else [_pm(r["r"], r["r_mcse"], 4), _pm(r["maxdiff"], r["maxdiff_mcse"], 3)]
             body.append(line)
         lines += [_md_table(head, body), ""]
+        for v in variants:
+            lines += not_ranked(v, methods, [all_row])
 
         for v in variants:
             ms = [m for m in methods if any((v, m) + r in idx for r in srows)]
@@ -358,6 +400,7 @@ def render_markdown(summary, paired, info) -> str:
                     line.append(f"{rm} ({rk})" if rm else "")
                 body.append(line)
             lines += [_md_table(["facet", "level"] + ms, body), ""]
+            lines += not_ranked(v, ms, srows)
             lines += [f"### {scope}: decision accuracy by facet, {v}", ""]
             body = []
             for row in srows:

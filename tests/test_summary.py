@@ -77,6 +77,35 @@ def test_cell_levels_and_their_order():
         ("one-rater", "quality", "normal")]
 
 
+LEVEL_ORDER_SCRIPT = """
+import random
+from ratercal_cli.design import Cell
+from ratercal_cli.summary import level_rows
+cells = [Cell(k, p, 5, "normal") for k in ("6", "10", "5", "2+", "4", "2") for p in (500, 100)]
+orders = {tuple(level_rows(random.Random(i).sample(cells, len(cells)))) for i in range(40)}
+assert len(orders) == 1, orders
+print(";".join(lv for _, f, lv in orders.pop() if f in ("raters", "papers")))
+"""
+
+
+def test_level_order_does_not_depend_on_the_hash_seed():
+    """Raters per paper 4, 5, 6, 10 have no entry in the known order: they follow it by number
+    (10 after 6), whatever the order of the cells and the string hash seed (set iteration order)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = str(Path(__file__).resolve().parents[1])
+    outs = set()
+    for seed in ("0", "1", "2", "3", "12345"):
+        res = subprocess.run([sys.executable, "-c", LEVEL_ORDER_SCRIPT], capture_output=True, text=True,
+                             env=dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=repo), timeout=60)
+        assert res.returncode == 0, res.stderr
+        outs.add(res.stdout.strip())
+    assert outs == {"2;2+;4;5;6;10;100;500"}
+
+
 def _rows(records):
     """parse_rows-like dict from (set, rep, variant, method, rmse, accuracy, error)."""
     n = len(records)
@@ -141,20 +170,42 @@ def test_summary_by_hand():
     assert get[("A", "all", "all")]["accuracy_mcse"] == 0.0
 
 
-def test_a_failed_fit_drops_out_of_its_replication_only():
+def test_a_method_that_failed_is_not_ranked_where_it_failed():
+    """A fails on 3151 replication 1.  Its means are over the sets it could fit, so at 'all' and at
+    raters=3 it is left out of the ranking and P(best) (B, complete, is ranked 1 with P(best) 1);
+    at raters=2, where A has every set, both are ranked as before.  The old code ranked A 2nd at
+    'all' (0.4583 > 0.4317) and gave B P(best) 1/3, comparing A's one-cell replication 1 with B's
+    two-cell one."""
     cube = small_cube(fail=True)
     assert cube.failures == {("corrected", "A"): 1}
     summary, paired = summarise(cube)
-    ra = next(r for r in summary if (r["method"], r["level"]) == ("A", "all"))
-    # replication 1 of A is the 2-rater cell alone
+    get = {(r["method"], r["facet"], r["level"]): r for r in summary}
+    ra, rb = get[("A", "all", "all")], get[("B", "all", "all")]
+    # replication 1 of A is the 2-rater cell alone: the mean over the data sets it could fit
     a = np.array([(0.50 + 0.30) / 2, 0.60, (0.40 + 0.35) / 2])
     assert ra["rmse"] == pytest.approx(a.mean())
-    r3 = next(r for r in summary if (r["method"], r["level"]) == ("A", "3"))
-    assert r3["n"] == 2 and r3["rmse"] == pytest.approx((0.30 + 0.35) / 2)
+    assert (ra["sets"], ra["failed"], rb["sets"], rb["failed"]) == (6, 1, 6, 0)
+    assert (ra["rank"], ra["p_best"], ra["tied_next"]) == (None, None, None)
+    assert (rb["rank"], rb["p_best"]) == (1, 1.0)
+    r3a, r3b = get[("A", "raters", "3")], get[("B", "raters", "3")]
+    assert r3a["n"] == 2 and r3a["rmse"] == pytest.approx((0.30 + 0.35) / 2)
+    assert (r3a["rank"], r3a["failed"], r3a["sets"]) == (None, 1, 3) and r3b["rank"] == 1
+    # raters=2: A complete, ranked among both as without the failure
+    r2a, r2b = get[("A", "raters", "2")], get[("B", "raters", "2")]
+    assert (r2a["failed"], r2a["rank"], r2b["rank"]) == (0, 1, 2)
+    assert r2a["p_best"] == pytest.approx(2 / 3) and r2b["p_best"] == pytest.approx(1 / 3)
     # the paired difference at 'all' uses, in replication 1, only the set both methods have
     p = next(x for x in paired if x["criterion"] == "rmse" and x["level"] == "all")
     d = np.array([(-0.05 - 0.06) / 2, 0.02, (-0.07 + 0.02) / 2])
     assert p["mean_diff"] == pytest.approx(d.mean()) and p["n"] == 3
+    md = render_markdown(summary, paired, {"name": "t", "generator": "pcm", "true_score": "model",
+                                           "replications": 3, "cells": 2, "seed": 1, "cut": 3.25})
+    assert f"| A | {a.mean():.4f} ± {stats.sem(a):.4f} | - | - |" in md
+    assert f"| B | {np.mean([0.455, 0.44, 0.40]):.4f} ± " in md and " | 1 | 1.00 |" in md
+    assert ("- corrected A failed on some data sets, so it is not ranked (-) at: all cells (1 of 6); "
+            "raters 3 (1 of 3); papers 100 (1 of 6); scale 0-5 (1 of 6); quality normal (1 of 6). "
+            "Its mean there is over the data sets it could fit.") in md
+    assert "| raters | 3 | 0.3250 ± 0.0250 (-) |" in md
 
 
 def test_markdown_has_ranks_with_standard_errors():
