@@ -5,7 +5,9 @@ mean squared difference, the maximum absolute difference and the correlation.
 Table 5: papers passing and failing at a cut score (Denny used 3.25, an average of
 3.5 after rounding), and the papers each method "helped" (pass adjusted, fail
 unadjusted) and "hurt" (the reverse) relative to no equating.  Figures 7-10 map
-the methods by their RMSDs; Denny used ALSCAL, here classical (Torgerson) MDS.
+the methods by their RMSDs; Denny used ALSCAL, here classical (Torgerson) MDS
+(:func:`ratercal_cli.report.mds.classical_mds`), drawn by the report's
+:func:`ratercal_cli.report.figures.mds_figure`.
 """
 
 from __future__ import annotations
@@ -16,10 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import MethodError, RatercalError
-from .io import atomic_write
 from .methods import make_method
 from .ratings import Ratings
-from .report.mds import classical_mds  # noqa: F401  (one MDS for the report and compare)
+from .report.mds import classical_mds, rmsd_matrix  # noqa: F401  (one MDS and RMSD for the report and compare)
 
 #: Tolerance on the cut: a paper scoring ``cut - 1e-9`` passes (3.25 from floating sums).
 CUT_TOLERANCE = 1e-9
@@ -87,9 +88,8 @@ def method_differences(paper_scores) -> MethodComparison:
     if n == 0:
         nan = np.full((len(methods),) * 2, np.nan)
         return MethodComparison(methods, nan, nan.copy(), nan.copy(), 0)
-    D = X[:, None, :] - X[None, :, :]
-    rmsd = np.sqrt((D * D).mean(axis=2))
-    maxdiff = np.abs(D).max(axis=2)
+    rmsd = rmsd_matrix(X)
+    maxdiff = np.abs(X[:, None, :] - X[None, :, :]).max(axis=2)
     Xc = X - X.mean(axis=1, keepdims=True)
     ss = np.sqrt((Xc * Xc).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -123,52 +123,6 @@ def pass_fail(paper_scores, cut: float, reference: str = "NO"):
             row["helped"] = row["hurt"] = None
         rows.append(row)
     return rows
-
-
-# -- Figures 7-10 --------------------------------------------------------------------
-def plot_mds(coords, labels, path, title="Methods mapped by their RMSDs (classical MDS)") -> None:
-    """Write a PNG map of the methods (Agg canvas, no pyplot state), atomically."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    coords = np.asarray(coords, dtype=np.float64)
-    if coords.shape[1] < 2:
-        coords = np.column_stack([coords, np.zeros(len(coords))])
-    fig = Figure(figsize=(5.5, 5))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    span = max(np.ptp(coords[:, 0]), np.ptp(coords[:, 1]), 1e-6)
-    ax.scatter(coords[:, 0], coords[:, 1], s=18, color="tab:blue")
-    for members in _coincident(coords[:, :2], 0.03 * span):
-        x, y = coords[members[0], :2]
-        ax.annotate("/".join(str(labels[i]) for i in members), (x, y), textcoords="offset points",
-                    xytext=(4, 4), fontsize=9)
-    ax.axhline(0, color="0.85", lw=0.8, zorder=0)
-    ax.axvline(0, color="0.85", lw=0.8, zorder=0)
-    half = 0.5 * span * 1.25
-    cx = (coords[:, 0].min() + coords[:, 0].max()) / 2
-    cy = (coords[:, 1].min() + coords[:, 1].max()) / 2
-    ax.set_xlim(cx - half, cx + half)
-    ax.set_ylim(cy - half, cy + half)
-    ax.set_aspect("equal")
-    ax.set_xlabel("dimension 1")
-    ax.set_ylabel("dimension 2")
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    with atomic_write(path, "wb") as fh:
-        fig.savefig(fh, format="png", dpi=120)
-
-
-def _coincident(xy, tol):
-    """Groups of point indices closer than ``tol`` (greedy, in order): one label per group."""
-    groups, taken = [], np.zeros(len(xy), dtype=bool)
-    for i in range(len(xy)):
-        if taken[i]:
-            continue
-        near = np.flatnonzero(~taken & (np.hypot(*(xy - xy[i]).T) < tol))
-        taken[near] = True
-        groups.append(list(near))
-    return groups
 
 
 # -- text ----------------------------------------------------------------------------

@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-from ratercal_cli.compare import (apply_methods, classical_mds, method_differences, pass_fail,
-                                  plot_mds)
+from ratercal_cli.compare import apply_methods, classical_mds, method_differences, pass_fail
 from ratercal_cli.errors import MethodError
 from ratercal_cli.ratings import Ratings
 
@@ -69,13 +68,6 @@ def test_classical_mds_against_independent_eigen():
         v = vec[:, k] / np.linalg.norm(vec[:, k]) * np.sqrt(lam[k])
         assert np.allclose(coords[:, k], v, atol=1e-10) or np.allclose(coords[:, k], -v, atol=1e-10)
         assert coords[np.abs(coords[:, k]).argmax(), k] > 0
-
-
-def test_plot_mds_png(tmp_path):
-    out = tmp_path / "m" / "map.png"
-    plot_mds(np.array([[0.0, 0.1], [0.2, -0.1], [0.2001, -0.1]]), ["NO", "LI", "TLI"], out)
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert [p.name for p in out.parent.iterdir()] == ["map.png"]
 
 
 def test_apply_methods():

@@ -268,3 +268,45 @@ def test_tsv_with_custom_columns(tmp_path):
     assert lines[0] == ["essay", "reader", "mark", "flag", "MN", "MN_paper"]
     # means A 3, B 4, overall 3.5: A +0.5, B -0.5, on the 1-5 scale as given
     assert [float(ln[4]) for ln in lines[1:]] == pytest.approx([4.5, 4.5, 2.5, 3.5, 3.5, 2.5])
+
+
+# -- compare --png -------------------------------------------------------------------
+def _two_group_file(path, second="8", second_one_rater=True):
+    lines = ["grade,paper,rater,score"]
+    for p in range(12):
+        lines += [f"5,P{p},R{p % 4},{p % 6}", f"5,P{p},R{(p + 1) % 4},{(p + 2) % 6}"]
+        lines += [f"{second},Q{p},S{p % 3},{(p + 1) % 6}"]
+        if not second_one_rater:
+            lines += [f"{second},Q{p},S{(p + 1) % 3},{(p * 5) % 6}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_compare_png_written_only_when_every_group_succeeds(tmp_path):
+    # grade 5 has two raters per paper (OLS applies), grade 8 one: OLS fails in the second group
+    p = _two_group_file(tmp_path / "r.csv")
+    res = run("compare", p, "--scale", "0-5", "--group-col", "grade", "-m", "OLS", "--png", tmp_path / "m.png")
+    assert res.exit_code == 2 and "grade=8" in res.stderr
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["r.csv"]     # no map of grade 5 left behind
+
+
+def test_compare_png_names_must_not_collide(tmp_path):
+    p = tmp_path / "r.csv"
+    _two_group_file(p, second="a b", second_one_rater=False)
+    p.write_text(p.read_text().replace("\n5,", "\na_b,"))
+    res = run("compare", p, "--scale", "0-5", "--group-col", "grade", "-m", "NO,MN", "--png", tmp_path / "m.png")
+    assert res.exit_code == 2
+    err = res.stderr.strip()
+    assert len(err.splitlines()) == 1 and "--png" in err and "m_a_b.png" in err and "'a b'" in err
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["r.csv"]
+
+
+def test_compare_png_is_deterministic(tmp_path):
+    p = _two_group_file(tmp_path / "r.csv", second_one_rater=False)
+    for k in (1, 2):
+        res = run("compare", p, "--scale", "0-5", "--group-col", "grade", "-m", "NO,MN,LI,TLI",
+                  "--png", tmp_path / f"m{k}.png", "-q")
+        assert res.exit_code == 0, res.output
+    for g in ("5", "8"):
+        one, two = ((tmp_path / f"m{k}_{g}.png").read_bytes() for k in (1, 2))
+        assert one[:4] == b"\x89PNG" and one == two and b"atplotlib" not in one

@@ -218,7 +218,8 @@ def adjust(source, methods, variant, output, scale, paper_col, rater_col, score_
               help="Cut score: count papers passing (paper score >= cut), and those helped or hurt "
                    "relative to no equating (Denny used 3.25).")
 @click.option("--png", type=click.Path(path_type=Path), default=None,
-              help="Write the MDS map of the methods here (one file per group: NAME_GROUP.png).")
+              help="Write the MDS map of the methods here (one file per group: NAME_GROUP.png), "
+                   "only once every group has been compared.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 @_file_options
 @_one_line_errors
@@ -231,8 +232,8 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
     relative to unadjusted (NO) scores; with --png, a classical MDS map of the methods
     from their RMSDs.
     """
-    from ..compare import (apply_methods, classical_mds, format_comparison, method_differences,
-                           pass_fail, plot_mds)
+    from ..compare import apply_methods, classical_mds, format_comparison, method_differences, pass_fail
+    from ..report.figures import mds_figure
 
     if not ratings_file.exists() or ratings_file.is_dir():
         raise InputError("no such file" if not ratings_file.exists() else "is a directory", ratings_file)
@@ -242,7 +243,7 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json)
     variant = variant or "corrected"
-    out, texts, pngs = [], [], []
+    out, texts, maps = [], [], {}   # maps: {target: (group name, drawing arguments)}
     for g in table.groups:
         tag = _group_tag(table, g)
         try:
@@ -260,25 +261,30 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
         entry = {"group": g.name, "comparison": cmp.to_dict(), "pass_fail": pf, "cut": cut,
                  "mds": {"methods": cmp.methods, "coordinates": coords.tolist(),
                          "eigenvalues": eig.tolist()}, "warnings": notes}
-        if png is not None:
+        if png is not None:   # drawn only once every group has succeeded
             safe = re.sub(r"[^A-Za-z0-9.+-]+", "_", str(g.name))
             target = png if g.name is None else png.with_name(f"{png.stem}_{safe}{png.suffix or '.png'}")
+            clash = next((name for t, (name, _) in maps.items() if str(t).lower() == str(target).lower()), None)
+            if clash is not None:
+                raise InputError(f"groups {clash!r} and {g.name!r} would both be mapped to {target}; "
+                                 f"rename one in the {group_col} column", field="--png")
             title = "Methods mapped by RMSD (classical MDS)" + (f", {tag}" if tag else "")
-            plot_mds(coords, cmp.methods, target, title)
+            maps[target] = (g.name, (cmp.methods, coords, title, eig))
             entry["png"] = str(target)
-            pngs.append(target)
         out.append(entry)
         text = format_comparison(cmp, pf, cut)
         mds = "\n".join(f"{m:<6}{x:>9.4f}{y:>9.4f}" for m, (x, y) in zip(cmp.methods, coords[:, :2]))
         head = f"{ratings_file}" + (f"  {tag}" if tag else "") + f"  ({variant} methods)"
         texts.append(f"{head}\n\n{text}\n\nMDS coordinates (classical, from RMSDs)\n{mds}")
+    for target, (_, args) in maps.items():
+        mds_figure(target, *args)
     if as_json:
         click.echo(json.dumps({"file": str(ratings_file), "variant": variant, "scale": str(table.scale),
                                "warnings": table.warnings, "groups": out}, indent=2))
     else:
         click.echo(("\n\n" + "=" * 72 + "\n\n").join(texts))
         if not quiet:
-            for p in pngs:
+            for p in maps:
                 click.echo(f"wrote {p}")
 
 

@@ -174,14 +174,26 @@ def facet_figure(path, table, title):
 
 
 def mds_figure(path, labels, coords, title, eigenvalues=None):
-    """A two-dimensional map of the methods (classical MDS of RMSDs), as Figures 7-10."""
+    """A two-dimensional map of the methods (classical MDS of RMSDs), as Figures 7-10.
+
+    Used by ``ratercal report`` and ``ratercal compare --png``.  Points closer than 3% of the
+    map's span share one label ("MN (2)/TMN (3)") so coincident methods stay legible.
+    """
+    coords = np.asarray(coords, dtype=np.float64)
+    if coords.ndim != 2 or coords.shape[1] < 2:
+        coords = np.column_stack([coords.reshape(len(labels), -1), np.zeros(len(labels))])[:, :2]
+    span = max(np.ptp(coords[:, 0]), np.ptp(coords[:, 1]), 1e-12)
+
+    def name(lab):
+        key = METHOD_KEY.get(lab)
+        return f"{lab}" + (f" ({key})" if key else "")
 
     def paint(fig):
         ax = fig.add_subplot(1, 1, 1)
         ax.scatter(coords[:, 0], coords[:, 1], s=18, color="#1f77b4", zorder=3)
-        for (cx, cy), lab in zip(coords, labels):
-            key = METHOD_KEY.get(lab)
-            ax.annotate(f"{lab}" + (f" ({key})" if key else ""), (cx, cy), xytext=(4, 3),
+        for members in _coincident(coords[:, :2], 0.03 * span):
+            cx, cy = coords[members[0], :2]
+            ax.annotate("/".join(name(labels[i]) for i in members), (cx, cy), xytext=(4, 3),
                         textcoords="offset points", fontsize=8)
         ax.axhline(0, color="grey", lw=0.5)
         ax.axvline(0, color="grey", lw=0.5)
@@ -195,6 +207,18 @@ def mds_figure(path, labels, coords, title, eigenvalues=None):
         fig.tight_layout()
 
     return _draw(path, 6.5, 5.5, paint)
+
+
+def _coincident(xy, tol):
+    """Groups of point indices closer than ``tol`` to a group's first point (greedy, in order)."""
+    groups, taken = [], np.zeros(len(xy), dtype=bool)
+    for i in range(len(xy)):
+        if taken[i]:
+            continue
+        near = np.flatnonzero(~taken & (np.hypot(*(xy - xy[i]).T) < tol))
+        taken[near] = True
+        groups.append([int(k) for k in near])
+    return groups
 
 
 def published_vs_regenerated_figure(path, comparisons):

@@ -156,3 +156,17 @@ def test_denny_like_run_gets_the_comparison(tmp_path):
     assert "287 of 288 published values reproduced" in md
     assert "| 2151 | **0.64** (0.62) |" in md
     assert "287 of 288" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_mds_figure_serves_compare_too(tmp_path):
+    """One map for the report and ``compare --png``: deterministic bytes, no matplotlib version inside,
+    coincident methods labelled together."""
+    coords = np.array([[0.0, 0.1], [0.2, -0.1], [0.2001, -0.1]])
+    a = figures.mds_figure(tmp_path / "m" / "a.png", ["NO", "LI", "TLI"], coords, "t", np.array([2.0, 1.0, 0.0]))
+    b = figures.mds_figure(tmp_path / "m" / "b.png", ["NO", "LI", "TLI"], coords, "t", np.array([2.0, 1.0, 0.0]))
+    data = a.read_bytes()
+    assert data.startswith(PNG) and data == b.read_bytes() and b"atplotlib" not in data
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["a.png", "b.png"]   # no temporaries
+    # LI and TLI are 0.0001 apart on a map 0.2 wide: one label; NO alone
+    assert figures._coincident(coords, 0.03 * 0.2) == [[0], [1, 2]]
+    assert figures._coincident(coords, 1e-5) == [[0], [1], [2]]
