@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from ratercal_cli.config import load_config  # noqa: E402
-from ratercal_cli.runner import MonteCarloRun, cpu_count  # noqa: E402
+from ratercal_cli.runner import MonteCarloRun, StudySpec, cpu_count, replicate  # noqa: E402
 
 TARGET_RATE = 50.0
 TARGET_MIB = 1024.0
@@ -37,35 +37,23 @@ def peak_mib() -> float:
 
 
 def profile(cfg, replications):
-    """Seconds per data set of each method (corrected), over the cells and replications."""
-    import numpy as np
-
-    from ratercal_cli.generators.modern import generate_set
-    from ratercal_cli.methods import make_method
-    from ratercal_cli.ratings import Ratings
-
-    spent, counts, gen = {}, {}, 0.0
+    """Seconds per data set of each method (corrected), over the cells and replications: the
+    runner's own :func:`replicate` (generation, the skip of one-rater sets, criteria), timed."""
+    spec = StudySpec.from_config(cfg, variants=("corrected",))
+    spent, counts = {}, {}
     for rep in range(replications):
         for cell in cfg.cells:
-            t = time.perf_counter()
-            g = generate_set(cell, cfg.generator, cfg.seed, rep, cfg.steps[cell.max_score], None, cfg.true_score)
-            o = g.observed
-            r = Ratings(o.paper[o.kept], o.rater[o.kept], o.score[o.kept], cell.max_score, cell.papers,
-                        cfg.n_raters)
-            gen += time.perf_counter() - t
-            for code in cfg.methods:
-                est = make_method(code, "corrected")
-                if est.needs_multiple_raters and r.max_raters_per_paper() < 2:
-                    continue
-                t = time.perf_counter()
-                est.fit_transform(r)
-                spent[code] = spent.get(code, 0.0) + time.perf_counter() - t
-                counts[code] = counts.get(code, 0) + 1
+            before = dict(spent)
+            replicate(spec, cell, rep, timings=spent)
+            for key in spent:
+                if spent[key] != before.get(key):
+                    counts[key] = counts.get(key, 0) + 1
     n = replications * len(cfg.cells)
-    print(f"  generate: {gen / n * 1e3:7.2f} ms per data set")
-    for code in cfg.methods:
-        if code in spent:
-            print(f"  {code:>8}: {spent[code] / counts[code] * 1e3:7.2f} ms per fit ({counts[code]} fits)")
+    print(f"  generate: {spent['generate'] / n * 1e3:7.2f} ms per data set")
+    for code in spec.methods:
+        key = ("corrected", code)
+        if key in spent:
+            print(f"  {code:>8}: {spent[key] / counts[key] * 1e3:7.2f} ms per fit ({counts[key]} fits)")
     return spent
 
 

@@ -52,41 +52,31 @@ CRITERIA = ("rmse", "r", "maxdiff", "bias", "accuracy", "pass_adjusted", "pass_t
 #: 0..M scale uses the same fraction of its top: ``cut * M / CUT_SCALE``.
 CUT_SCALE = 5
 DEFAULT_CHUNK_SIZE = 25
+#: Generators a replication can use: seeded, any replication on its own (not basic1990's chain).
+GENERATORS = ("pcm", "sequential", "linear")
 
 
-def _module_closure(roots):
-    """The ratercal_cli modules ``roots`` use: followed through their globals (modules, and the
-    modules of imported classes and functions), not through imports inside functions."""
-    import sys
-    import types
-
-    seen, stack = {}, list(roots)
-    while stack:
-        mod = stack.pop()
-        if mod.__name__ in seen:
-            continue
-        seen[mod.__name__] = mod
-        for v in vars(mod).values():
-            m = v if isinstance(v, types.ModuleType) else sys.modules.get(getattr(v, "__module__", None) or "")
-            if m is not None and m.__name__.startswith("ratercal_cli") and m.__name__ not in seen \
-                    and getattr(m, "__file__", None) and m.__name__ not in (__name__, "ratercal_cli"):
-                stack.append(m)
-    return seen
+#: What may change without invalidating a run's chunks: the command line and the report.
+_NOT_IN_DIGEST = ("cli.py", "commands", "report")
 
 
-def code_digest(methods=(), variants=("corrected",)) -> str:
-    """Hash of the source of the modules the rows come from: the generators, the criteria
-    and the modules (and their helpers) of ``methods``; other files may change freely."""
-    import sys
+def code_files(root=None) -> list:
+    """The package sources a chunk's rows may depend on, as sorted relative paths: every ``.py``
+    under ``ratercal_cli/`` except ``cli.py``, ``commands/`` and ``report/``.  All of them, not
+    the modules a method imports at load time: imports inside functions (the registry, quality
+    checks, fit statistics, this runner) count too."""
+    root = Path(root) if root is not None else Path(__file__).resolve().parent
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py")
+                  if p.relative_to(root).parts[0] not in _NOT_IN_DIGEST and "__pycache__" not in p.parts)
 
-    from .generators import modern
 
-    roots = [modern, criteria, sys.modules[Ratings.__module__]]
-    for code in methods:
-        roots.append(sys.modules[type(make_method(code, variants[0])).__module__])
+def code_digest(root=None) -> str:
+    """Hash of :func:`code_files` (each path and its bytes): a resumed run refuses to mix
+    chunks from two versions of the code."""
+    root = Path(root) if root is not None else Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for name, mod in sorted(_module_closure(roots).items()):
-        h.update(name.encode() + b"\0" + Path(mod.__file__).read_bytes() + b"\0")
+    for rel in code_files(root):
+        h.update(rel.encode() + b"\0" + (root / rel).read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
@@ -119,6 +109,11 @@ class StudySpec:
 
     @classmethod
     def from_config(cls, cfg, variants=None, methods=None) -> "StudySpec":
+        """Raises :class:`InputError` for a generator the replications cannot use (basic1990)."""
+        if cfg.generator not in GENERATORS:
+            raise InputError(f"montecarlo replicates the modern generators ({', '.join(GENERATORS)}), not "
+                             f"'{cfg.generator}'; the 1990 sets are made by 'ratercal simulate'",
+                             cfg.source, field="generator")
         return cls(generator=cfg.generator, seed=int(cfg.seed), true_score=cfg.true_score, cut=float(cfg.cut),
                    methods=tuple(methods or cfg.methods), variants=tuple(variants or cfg.variants),
                    n_raters=int(cfg.n_raters), steps={int(m): np.asarray(s, dtype=np.float64).tolist()
@@ -151,14 +146,17 @@ class Replication:
     rows: list                   # COLUMNS rows as strings
 
 
-def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False):
+def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False, timings=None):
     """Make replication ``replication`` of ``cell`` and score every (variant, method).
 
     Returns the rows (lists of strings in :data:`COLUMNS` order); with ``keep`` a
     :class:`Replication` holding the data as well.  Methods needing two raters are
     skipped on one-rater sets (no row, as the 1990 study skipped them); a method
     that fails on this data set gives a row with empty criteria and the error.
+    ``timings``: a dict to which the seconds of the generation (key ``"generate"``)
+    and of each (variant, method) fit are added (the benchmark's profile).
     """
+    t0 = time.perf_counter() if timings is not None else 0.0
     gen = generate_set(cell, spec.generator, spec.seed, replication, spec.steps_for(cell.max_score),
                        spec.linear or None, spec.true_score)
     o = gen.observed
@@ -166,8 +164,10 @@ def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False)
     ratings = Ratings(o.paper[k], o.rater[k], o.score[k], cell.max_score, cell.papers, spec.n_raters)
     true = gen.true_score
     cut = cut_for_scale(spec.cut, cell.max_score)
-    true_pass = true >= cut
+    pass_true = float(np.mean(criteria.passes(true, cut)))
     one_rater = ratings.max_raters_per_paper() < 2
+    if timings is not None:
+        timings["generate"] = timings.get("generate", 0.0) + time.perf_counter() - t0
     rows, adjusted = [], {}
     for variant in spec.variants:
         for code in spec.methods:
@@ -175,6 +175,7 @@ def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False)
             if est.needs_multiple_raters and one_rater:
                 continue
             head = [cell.code, str(replication), variant, code]
+            t0 = time.perf_counter() if timings is not None else 0.0
             try:
                 adj = est.fit_transform(ratings)
                 p = np.asarray(adj.paper, dtype=np.float64)
@@ -184,12 +185,14 @@ def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False)
                 msg = f"{type(exc).__name__}: {exc}".replace("\n", " ").replace(",", ";")
                 rows.append(head + [""] * len(CRITERIA) + [msg])
                 continue
+            finally:
+                if timings is not None:
+                    timings[(variant, code)] = timings.get((variant, code), 0.0) + time.perf_counter() - t0
             if keep:
                 adjusted[(variant, code)] = adj
-            d = p - true
-            adj_pass = p >= cut
-            vals = (np.sqrt(np.mean(d * d)), criteria.pearson_r(p, true), np.max(np.abs(d)), np.mean(d),
-                    np.mean(adj_pass == true_pass), np.mean(adj_pass), np.mean(true_pass))
+            c = criteria.paper_criteria(p, true)
+            vals = (c["rmse"], c["r"], c["max_abs_diff"], np.mean(p - true),
+                    criteria.decision_agreement(p, true, cut), np.mean(criteria.passes(p, cut)), pass_true)
             rows.append(head + [_num(v) for v in vals] + [""])
     if keep:
         return Replication(cell, replication, gen, ratings, adjusted, rows)
@@ -299,8 +302,9 @@ def _dask(tasks, spec, scheduler):
     if own:
         try:
             client = Client(scheduler, timeout="20s")
-        except OSError as exc:
-            raise RatercalError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        except (OSError, ValueError, TypeError) as exc:   # unreachable; not an address ("garbage")
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise RatercalError(f"--scheduler: cannot reach the Dask scheduler at {scheduler!r}: {msg}") from None
     try:
         remote_spec = client.scatter(spec, broadcast=True)
         futures = {}
@@ -336,6 +340,36 @@ class MonteCarloRun:
         self.chunk_size = int(chunk_size)
         self.spec = StudySpec.from_config(config, variants, methods)
         self.digest = self.spec.digest()
+        self._locked = 0
+
+    @contextlib.contextmanager
+    def lock(self):
+        """Hold ``RUN/montecarlo/.lock`` exclusively (``fcntl.flock``) for the block, so two runs
+        into one folder cannot delete each other's temporary files or interleave their
+        chunks; a second run gets :class:`RatercalError`.  Re-entrant within this object; the
+        kernel drops the lock when the process dies, so a killed run leaves no stale lock."""
+        if self._locked:
+            self._locked += 1
+            try:
+                yield self
+            finally:
+                self._locked -= 1
+            return
+        import fcntl
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        fh = open(self.root / ".lock", "a")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise RatercalError(f"another montecarlo run is using {self.root.parent}") from None
+        self._locked = 1
+        try:
+            yield self
+        finally:
+            self._locked = 0
+            fh.close()      # closing the file releases the lock
 
     @property
     def chunk_dir(self) -> Path:
@@ -351,7 +385,7 @@ class MonteCarloRun:
 
     def _check_manifest(self):
         path = self.root / "manifest.json"
-        code = code_digest(self.spec.methods, self.spec.variants)
+        code = code_digest()
         if path.exists():
             try:
                 old = json.loads(path.read_text())
@@ -375,7 +409,12 @@ class MonteCarloRun:
                 if read_chunk(self.chunk_dir / ch.relpath, self.digest, ch) is None]
 
     def run(self, jobs=1, scheduler=None, quiet=False):
-        """Compute every pending chunk; returns (chunks computed, chunks already there)."""
+        """Compute every pending chunk, holding :meth:`lock`; returns (chunks computed, chunks
+        already there)."""
+        with self.lock():
+            return self._run(jobs, scheduler, quiet)
+
+    def _run(self, jobs, scheduler, quiet):
         self._check_manifest()
         for tmp in self.chunk_dir.glob("*/.*.tmp"):   # left by a killed atomic write
             tmp.unlink(missing_ok=True)
@@ -417,10 +456,6 @@ class MonteCarloRun:
                 if lines is None:
                     raise RatercalError(f"chunk {ch.relpath} is missing or damaged; run again to compute it")
                 yield lines
-
-    def rows(self):
-        """Every row in config order (cells, then replications), from the chunk files."""
-        return [line for lines in self.iter_chunk_rows() for line in lines]
 
     def summarise(self, folder=None, keep_replications=True):
         """Merge the chunks and write the summaries (``summary.csv``, ``paired.csv``,
@@ -504,17 +539,6 @@ def run_single(config, out, cell_code, replication, keep_data=False, variants=No
                 fh.writelines(f"{p + 1},{r + 1},{s},{_num(a)},{_num(adj.paper[p])}\n"
                               for p, r, s, a in zip(rt.paper, rt.rater, rt.score, adj.rating))
     return folder, rep
-
-
-class Timer:
-    """Wall time of a block (the benchmark's)."""
-
-    def __enter__(self):
-        self.t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.seconds = time.perf_counter() - self.t0
 
 
 def cpu_count() -> int:

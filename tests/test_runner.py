@@ -15,9 +15,9 @@ import pytest
 
 from ratercal_cli import criteria
 from ratercal_cli.config import parse_config
-from ratercal_cli.errors import InputError
-from ratercal_cli.runner import (COLUMNS, CRITERIA, Chunk, MonteCarloRun, StudySpec, cut_for_scale,
-                                 read_chunk, replicate, run_single)
+from ratercal_cli.errors import InputError, RatercalError
+from ratercal_cli.runner import (COLUMNS, CRITERIA, Chunk, MonteCarloRun, StudySpec, code_digest, code_files,
+                                 cut_for_scale, read_chunk, replicate, run_single)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -216,21 +216,105 @@ def test_cut_for_scale():
     assert cut_for_scale(3.25, 9) == pytest.approx(5.85)
 
 
-def test_cli_single_replication_and_bad_options(tmp_path):
+def invoke(args):
+    """``ratercal ARGS`` through the real command group (its one-line errors, exit code 2)."""
     from click.testing import CliRunner
 
-    from ratercal_cli.commands.montecarlo import montecarlo
+    from ratercal_cli.cli import cli
 
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def one_line_error(r, *needles):
+    """The run failed with exit code 2 and one line 'ratercal: error: ...' naming ``needles``."""
+    assert r.exit_code == 2, (r.exit_code, r.output, r.exception)
+    err = r.stderr
+    assert err.startswith("ratercal: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in r.output
+    for n in needles:
+        assert n in err, err
+    return err
+
+
+def test_cli_single_replication_and_bad_options(tmp_path):
     config, cfg = small_config(tmp_path)
-    r = CliRunner().invoke(montecarlo, [str(config), "--out", str(tmp_path / "run"), "--cell", "2+151",
-                                        "--replication", "2", "--quiet"])
+    out = tmp_path / "run"
+    r = invoke(["montecarlo", config, "--out", out, "--cell", "2+151", "--replication", "2", "--quiet"])
     assert r.exit_code == 0, r.output
-    rows = (tmp_path / "run" / "montecarlo" / "single" / "0151_r2" / "criteria.csv").read_text().splitlines()
+    rows = (out / "montecarlo" / "single" / "0151_r2" / "criteria.csv").read_text().splitlines()
     assert len(rows) == 1 + 20 and rows[1].startswith("0151,2,corrected,NO,")
-    r = CliRunner().invoke(montecarlo, [str(config), "--out", str(tmp_path / "run"), "--keep-data"])
-    assert isinstance(r.exception, InputError) and "--keep-data" in str(r.exception)
-    r = CliRunner().invoke(montecarlo, [str(config), "--out", str(tmp_path / "run"), "--cell", "0151"])
-    assert isinstance(r.exception, InputError) and "--replication" in str(r.exception)
+    one_line_error(invoke(["montecarlo", config, "--out", out, "--keep-data"]), "--keep-data", "--cell")
+    one_line_error(invoke(["montecarlo", config, "--out", out, "--cell", "0151"]), "--cell and --replication")
+
+
+def test_cli_refuses_the_basic1990_generator_before_writing_anything(tmp_path):
+    """configs/denny1990.yaml used to crash with KeyError 'basic1990' after writing the manifest."""
+    out = tmp_path / "run"
+    one_line_error(invoke(["montecarlo", REPO / "configs" / "denny1990.yaml", "--out", out, "--quiet"]),
+                   "denny1990.yaml", "generator", "'basic1990'", "ratercal simulate")
+    assert not out.exists()
+    one_line_error(invoke(["montecarlo", REPO / "configs" / "denny1990.yaml", "--out", out, "--cell", "2151",
+                           "--replication", "0"]), "'basic1990'")
+    assert not out.exists()
+
+
+def test_cli_bad_scheduler_address_is_one_line(tmp_path):
+    config, _ = small_config(tmp_path)
+    one_line_error(invoke(["montecarlo", config, "--out", tmp_path / "run", "--scheduler", "garbage", "-q"]),
+                   "--scheduler", "'garbage'")
+    assert not list((tmp_path / "run" / "montecarlo").glob("chunks/*/*.csv"))
+
+
+def test_a_second_run_into_the_same_folder_is_refused_while_the_first_holds_it(tmp_path):
+    """Two runs into one RUN used to delete each other's temporary files; now the second stops."""
+    config, cfg = small_config(tmp_path)
+    out = tmp_path / "run"
+    first = MonteCarloRun(cfg, out, replications=2)
+    with first.lock():
+        tmp = out / "montecarlo" / "chunks" / "2193" / ".r000000-000002.csv.abc.tmp"
+        tmp.parent.mkdir(parents=True)
+        tmp.write_text("being written by the first run")
+        one_line_error(invoke(["montecarlo", config, "--out", out, "-r", "2", "-q"]),
+                       f"another montecarlo run is using {out}")
+        with pytest.raises(RatercalError, match="another montecarlo run"):
+            MonteCarloRun(cfg, out, replications=2).run(quiet=True)
+        assert tmp.exists()                                   # left alone
+        assert first.run(quiet=True) == (3, 0)                # the holder itself may run (re-entrant)
+    assert not tmp.exists()
+    # released: the next run goes ahead (every chunk already there)
+    r = invoke(["montecarlo", config, "--out", out, "-r", "2", "-q"])
+    assert r.exit_code == 0, r.output
+    assert (out / "montecarlo" / "summary.md").exists()
+
+
+def test_the_code_digest_covers_every_module_but_the_command_line_and_report(tmp_path):
+    """Imports inside functions (the method registry, quality checks, fit statistics, the runner
+    itself) used to be left out of the digest, so a resumed run could mix two code versions."""
+    import shutil
+
+    files = code_files()
+    for f in ("methods/__init__.py", "methods/quality.py", "fit_stats.py", "runner.py", "criteria.py",
+              "generators/modern.py", "models/pcm.py", "methods/cml.py", "summary.py"):
+        assert f in files, f
+    assert not [f for f in files if f == "cli.py" or f.startswith(("commands/", "report/"))]
+    assert files == sorted(files)
+    pkg = REPO / "ratercal_cli"
+    assert len(files) == len([p for p in pkg.rglob("*.py") if "__pycache__" not in p.parts
+                              and p.relative_to(pkg).parts[0] not in ("cli.py", "commands", "report")])
+    copy = tmp_path / "ratercal_cli"
+    shutil.copytree(pkg, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    base = code_digest(copy)
+    assert base == code_digest() and len(base) == 16
+    for f in ("cli.py", "commands/montecarlo.py", "report/__init__.py"):   # free to change
+        with open(copy / f, "a") as fh:
+            fh.write("\n# edited\n")
+    assert code_digest(copy) == base
+    for f in ("methods/quality.py", "methods/__init__.py", "fit_stats.py", "runner.py"):
+        with open(copy / f, "a") as fh:
+            fh.write("\n# edited\n")
+        now = code_digest(copy)
+        assert now != base, f
+        base = now
 
 
 def test_a_change_in_the_methods_code_is_not_mixed_into_a_resumed_run(serial_run, tmp_path):

@@ -51,8 +51,9 @@ def montecarlo(config, out, jobs, scheduler, replications, chunk_size, cell, rep
                        f"{len(rep.rows)} method rows in {folder}", err=True)
         return
     run = MonteCarloRun(cfg, out, replications=replications, chunk_size=chunk_size or DEFAULT_CHUNK_SIZE)
-    done, resumed = run.run(jobs=jobs, scheduler=scheduler, quiet=quiet)
-    paths = run.summarise()
+    with run.lock():        # one run at a time in RUN, from the first chunk to the last summary
+        done, resumed = run.run(jobs=jobs, scheduler=scheduler, quiet=quiet)
+        paths = run.summarise()
     if not quiet:
         click.echo(f"montecarlo: {run.replications} replication(s) x {len(cfg.cells)} set(s); "
                    f"{done} chunk(s) computed, {resumed} resumed; summaries in {Path(out) / 'montecarlo'}",
