@@ -68,9 +68,10 @@ def write_json(path, obj) -> None:
     write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
-def sniff_delimiter(line: str) -> str:
-    """Tab if ``line`` (the first non-blank one) has more tabs than commas, else comma."""
-    return "\t" if line.count("\t") > line.count(",") else ","
+def sniff_delimiter(text: str) -> str:
+    """Tab if the first non-blank line of ``text`` has more tabs than commas, else comma."""
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    return "\t" if first.count("\t") > first.count(",") else ","
 
 
 def read_csv(path, required=(), delimiter=None):
@@ -89,11 +90,10 @@ def read_csv(path, required=(), delimiter=None):
         raise InputError("no such file", path) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", path) from None
-    first = next((line for line in text.split("\n") if line.strip()), None)
-    if first is None:
+    if not text.strip():
         raise InputError("empty file", path)
     if delimiter is None:
-        delimiter = sniff_delimiter(first)
+        delimiter = sniff_delimiter(text)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     header = None
     rows = []

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
-from .io import atomic_write, read_csv
+from .io import atomic_write, read_csv, sniff_delimiter
 from .ratings import Adjusted, Ratings
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
@@ -104,11 +104,6 @@ class RatingsGroup:
     ratings: Ratings
     rows: np.ndarray
 
-    def label(self, column=None) -> str:
-        if self.name is None:
-            return "all ratings"
-        return f"{column}={self.name}" if column else str(self.name)
-
 
 @dataclass
 class RatingsTable:
@@ -126,10 +121,6 @@ class RatingsTable:
     delimiter: str = ","
     scale_inferred: bool = False
 
-    @property
-    def n_resolved(self) -> int:
-        return sum(f == FLAG_DROPPED for f in self.flags)
-
 
 def _natural_key(label):
     """Numbers first, by value, then other labels; ties ("1", "01", "1.0") by the label itself,
@@ -141,17 +132,6 @@ def _natural_key(label):
     if math.isfinite(value):
         return (0, value, label)
     return (1, 0.0, label)
-
-
-def _sniff_delimiter(path) -> str:
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            for line in fh:
-                if line.strip():
-                    return "\t" if line.count("\t") > line.count(",") else ","
-    except (OSError, UnicodeDecodeError):
-        pass
-    return ","
 
 
 def _parse_score(text, path, line, column):
@@ -204,12 +184,6 @@ def resolve_discrepancies(paper, score, threshold: int = 1):
     return keep, resolved
 
 
-def third_ratings(paper, score, threshold: int = 1):
-    """Papers (indices) with exactly three ratings whose first two differ by more than ``threshold``."""
-    keep, resolved = resolve_discrepancies(paper, score, threshold)
-    return np.unique(np.asarray(paper)[resolved])
-
-
 # -- reading -------------------------------------------------------------------------
 def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=None,
                       resolve: bool = False, threshold: int = 1) -> RatingsTable:
@@ -223,9 +197,9 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     if path.is_dir():
         raise InputError("is a directory, not a ratings file", path)
     required = [columns.paper, columns.rater, columns.score] + ([columns.group] if columns.group else [])
-    if delimiter is None:
-        delimiter = _sniff_delimiter(path)
     header, rows_with_lines = read_csv(path, required=required, delimiter=delimiter)
+    if delimiter is None:   # read_csv sniffed it the same way; the output keeps it
+        delimiter = sniff_delimiter(path.read_text(encoding="utf-8-sig"))
     if not rows_with_lines:
         raise InputError("no ratings below the header line", path, 2)
     lines = [ln for ln, _ in rows_with_lines]

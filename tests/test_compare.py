@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 
-from ratercal_cli.compare import apply_methods, classical_mds, method_differences, pass_fail
+from ratercal_cli.compare import (
+    apply_methods,
+    classical_mds,
+    method_differences,
+    pass_fail,
+)
 from ratercal_cli.errors import MethodError
 from ratercal_cli.ratings import Ratings
 

@@ -31,7 +31,7 @@ def test_line_numbers_after_a_quoted_field_spanning_lines(tmp_path):
         read_csv(p)
     assert e.value.line == 6
     p.write_text('paper,rater,score,comment\n1,a,3,"first\nsecond\nthird"\n2,b,4,ok\n')
-    header, rows = read_csv(p)
+    _, rows = read_csv(p)
     assert [ln for ln, _ in rows] == [2, 5]
     assert rows[0][1]["comment"] == "first\nsecond\nthird"
 
@@ -42,3 +42,18 @@ def test_two_unnamed_columns_are_refused(tmp_path):
     with pytest.raises(InputError) as e:
         read_csv(p)
     assert e.value.line == 1 and "field 4 of the header" in str(e.value)
+
+
+def test_sniff_delimiter_uses_the_first_non_blank_line():
+    from ratercal_cli.io import sniff_delimiter
+
+    assert sniff_delimiter("\n  \npaper\trater\tscore,x\n1,2,3,4,5\n") == "\t"
+    assert sniff_delimiter("paper,rater\tscore\n") == ","
+    assert sniff_delimiter("") == ","
+
+
+def test_read_csv_sniffs_tabs(tmp_path):
+    p = tmp_path / "t.tsv"
+    p.write_text("\npaper\trater\tscore\n1\ta, b\t3\n")
+    header, rows = read_csv(p)
+    assert header == ["paper", "rater", "score"] and rows == [(3, {"paper": "1", "rater": "a, b", "score": "3"})]

@@ -232,7 +232,13 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
     relative to unadjusted (NO) scores; with --png, a classical MDS map of the methods
     from their RMSDs.
     """
-    from ..compare import apply_methods, classical_mds, format_comparison, method_differences, pass_fail
+    from ..compare import (
+        apply_methods,
+        classical_mds,
+        format_comparison,
+        method_differences,
+        pass_fail,
+    )
     from ..report.figures import mds_figure
 
     if not ratings_file.exists() or ratings_file.is_dir():

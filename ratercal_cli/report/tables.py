@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import criteria
 from ..design import RATER_TYPES, parse_code
 from ..errors import InputError
 from ..io import read_csv
@@ -80,20 +81,13 @@ class Comparison:
 
 # ----------------------------------------------------------------------------- rounding
 
-def _criteria():
-    from .. import criteria  # lazily: written by another helper
-
-    return criteria
-
-
 def round_table(values, decimals=2):
     """Round as the tables print: ``criteria.table_round`` (half-up to 3 then 2) for 2 decimals;
     ``criteria.round_half_up`` at ``decimals`` otherwise (Table 14 prints three)."""
-    crit = _criteria()
     values = np.asarray(values, dtype=np.float64)
     out = np.full(values.shape, np.nan)
     ok = np.isfinite(values)
-    fn = crit.table_round if decimals == 2 else (lambda v: crit.round_half_up(v, decimals))
+    fn = criteria.table_round if decimals == 2 else (lambda v: criteria.round_half_up(v, decimals))
     out[ok] = [float(fn(float(v))) for v in values[ok]]
     return out
 
@@ -209,7 +203,7 @@ def facet_average(per_set, sets, columns, rows=None, mean="arithmetic"):
             if x.size == 0:
                 continue
             if mean == "fisher":
-                values[i, j] = float(_criteria().fisher_z_mean(x))
+                values[i, j] = float(criteria.fisher_z_mean(x))
             else:
                 values[i, j] = float(x.mean())
     return rows, values
@@ -262,7 +256,7 @@ def one_rater_table(d: ScoreData, per_set_decimals=3):
     cols = tuple(m for m in d.methods if m in ONE_RATER_METHODS)
     per_set = {(s, m): d.crit[(s, m)]["rmse"] for (s, m) in d.crit}
     if per_set_decimals is not None:
-        rhu = _criteria().round_half_up
+        rhu = criteria.round_half_up
         per_set = {k: float(rhu(v, per_set_decimals)) for k, v in per_set.items()}
     rows, vals = facet_average(per_set, sets, cols, rows=facet_rows(sets, ("all", "papers", "scale", "quality")))
     return Table("table14_one_rater_rmse", "Table 14. RMSE of the one-rater data sets averaged by facet",

@@ -93,7 +93,6 @@ def _digest(root):
 
 @pytest.mark.slow
 def test_build_report_twice_gives_identical_files(run, tmp_path):
-    pytest.importorskip("ratercal_cli.criteria")
     root, _, _ = run
     s1 = build_report(root, tmp_path / "r1", quiet=True)
     # a stale file of the report's kind is removed by the next build; other files are left alone
@@ -131,7 +130,6 @@ def test_build_report_twice_gives_identical_files(run, tmp_path):
 @pytest.mark.slow
 def test_denny_like_run_gets_the_comparison(tmp_path):
     """A faithful run whose scores equal the published Table 7/12 values reproduces them all."""
-    pytest.importorskip("ratercal_cli.criteria")
     import csv
 
     from ratercal_cli.report.tables import published_table

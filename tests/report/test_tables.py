@@ -51,7 +51,6 @@ def test_one_rater_table(run):
 
 def test_one_rater_table_averages_three_decimal_rmses(tmp_path):
     """Table 14's rule: 1.2344 and 1.2365 -> 1.234 and 1.237 -> mean 1.2355 -> 1.236 (unrounded: 1.23545 -> 1.235)."""
-    pytest.importorskip("ratercal_cli.criteria")
     (tmp_path / "score").mkdir()
     (tmp_path / "score" / "scores.csv").write_text(
         "set,method,variant,rmse,r,maxdiff\n1151,NO,faithful,1.2344,0.9,2\n1152,NO,faithful,1.2365,0.9,2\n")
@@ -109,7 +108,6 @@ def test_rater_type_hand_example(tmp_path):
 
 
 def test_fisher_z_means(run):
-    pytest.importorskip("ratercal_cli.criteria")
     root, crit, _ = run
     d = read_scores(root)["faithful"]
     r_t, z_t = tables.correlation_tables(d)
@@ -224,7 +222,6 @@ def test_compare_counts_and_marks(monkeypatch):
 
 
 def test_table14_rounds_to_three_decimals():
-    pytest.importorskip("ratercal_cli.criteria")
     t = Table("table14_one_rater_rmse", "T", ("facet", "level"), ("NO",), [("all", "all")],
               np.array([[1.3205]]), decimals=3)
     assert t.rounded()[0, 0] == 1.321
