@@ -310,3 +310,21 @@ def test_compare_png_is_deterministic(tmp_path):
     for g in ("5", "8"):
         one, two = ((tmp_path / f"m{k}_{g}.png").read_bytes() for k in (1, 2))
         assert one[:4] == b"\x89PNG" and one == two and b"atplotlib" not in one
+
+
+# -- adjust RUN_DIR ------------------------------------------------------------------
+@pytest.mark.parametrize("option", [["--scale", "0-5"], ["-o", "x.csv"], ["--group-col", "grade"],
+                                    ["--sep", "tab"], ["--resolve-discrepancies"], ["--score-col", "s"],
+                                    ["--discrepancy", "2"]])
+def test_adjust_run_dir_refuses_file_options(tmp_path, monkeypatch, option):
+    calls = []
+    fake = types.ModuleType("ratercal_cli.stages.equate")
+    fake.run_equate = lambda *a, **k: calls.append((a, k))
+    monkeypatch.setitem(sys.modules, "ratercal_cli.stages.equate", fake)
+    res = run("adjust", tmp_path, *option)
+    assert res.exit_code == 2 and not calls
+    err = res.stderr.strip()
+    assert len(err.splitlines()) == 1 and option[0] in err and "run folder" in err
+    # the options a run folder does take still reach it
+    res = run("adjust", tmp_path, "-m", "MN", "--variant", "faithful", "-q")
+    assert res.exit_code == 0 and calls == [((tmp_path,), {"methods": ["MN"], "variant": "faithful", "quiet": True})]

@@ -104,6 +104,22 @@ def _group_tag(table, group):
     return "" if group.name is None else f"{table.columns.group}={group.name}"
 
 
+#: ``adjust`` options that describe a ratings file and mean nothing for a run folder.
+FILE_ONLY = ("output", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
+             "discrepancy")
+
+
+def _refuse_file_options(ctx, source):
+    """``adjust RUN_DIR``: a file-only option given on the command line is an error, not ignored."""
+    from click.core import ParameterSource
+
+    for param in ctx.command.params:
+        if param.name in FILE_ONLY and ctx.get_parameter_source(param.name) not in (
+                None, ParameterSource.DEFAULT):
+            raise InputError(f"{'/'.join(param.opts)} applies only to a ratings file, and {source} is "
+                             "a run folder")
+
+
 def _variant_option(default_help):
     return click.option("--variant", type=click.Choice(["faithful", "corrected"]), default=None,
                         help=default_help)
@@ -164,9 +180,11 @@ def adjust(source, methods, variant, output, scale, paper_col, rater_col, score_
     The output holds the input's columns, then `flag` (resolved / dropped /
     unresolved / missing, blank otherwise) and, per method X, `X` (the rating's
     adjusted score) and `X_paper` (the paper's adjusted score, the same on each of
-    its lines).
+    its lines).  For a run folder only --method, --variant and --quiet apply; the
+    file options are refused.
     """
     if source.is_dir():
+        _refuse_file_options(click.get_current_context(), source)
         codes, _ = _parse_methods(methods, ()) if methods else (None, False)
         try:
             from ..stages.equate import run_equate
