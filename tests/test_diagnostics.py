@@ -178,3 +178,23 @@ def test_rasch_fit_flags_a_rater_who_scores_at_random():
     assert flags[5] == "noisy"
     assert all(f != "noisy" for rid, f in flags.items() if rid != 5)
     assert np.median([r["relative"] for r in rows]) == pytest.approx(1.0, abs=0.05)
+
+
+def test_ks_row_is_one_raters_d_and_p():
+    # rater A: 3 ratings, all 5 (the largest D, but few ratings); raters B (shifted up two points)
+    # and C: 80 ratings each, smaller D, far smaller p.  The row must not pair A's D with C's p.
+    rng = np.random.default_rng(5)
+    c = rng.integers(0, 5, 80)
+    b = np.clip(rng.integers(0, 5, 80) + 2, 0, 5)
+    a = np.array([5, 5, 5])
+    score = np.concatenate([a, b, c])
+    rater = np.repeat([0, 1, 2], [3, 80, 80])
+    r = Ratings(np.arange(score.size), rater, score, 5, score.size, 3, rater_ids=("A", "B", "C"))
+    d = [stats.ks_2samp(g, np.concatenate([h for k, h in enumerate((a, b, c)) if k != j]))
+         for j, g in enumerate((a, b, c))]
+    p_holm = holm([x.pvalue for x in d])
+    assert np.argmax([x.statistic for x in d]) == 0 and np.argmin(p_holm) == 2   # the two disagree
+    ks = next(t for t in check_ratings(r).tests if t.test.startswith("KS"))
+    assert ks.test == "KS, rater C vs others (smallest Holm p)"
+    assert ks.statistic == pytest.approx(d[2].statistic) and ks.p_value == pytest.approx(p_holm[2])
+    assert d[2].statistic == pytest.approx(39 / 80)
