@@ -9,8 +9,11 @@ import click
 
 @click.command("report")
 @click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output folder (default: RUN/report).")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+              help="Output folder (default: RUN/report).  A stale file of the report's own in "
+                   "DIR/tables, DIR/comparison or DIR/figures (named like table*.md/.csv/.tex, "
+                   "fig*.png, *_by_facet.png, ...) that this build does not write is deleted; "
+                   "other files are left alone.")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
 def report(run, out, quiet):
     """Turn RUN/score/*.csv into the dissertation's tables (Markdown, CSV, LaTeX) and figures (PNG).

@@ -15,6 +15,7 @@ Nothing written depends on the time or the machine's paths, so re-running gives 
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -80,17 +81,25 @@ def method_distances(run_dir, sets, methods, variant=None):
 
 _TABLE_EXTS = (".md", ".csv", ".tex")
 
+#: Names the report writes (and so may remove when stale), per subfolder of ``--out``.
+OWN_NAMES = {
+    "tables": re.compile(r"(table\d*_[A-Za-z0-9_]+|rmsd_between_methods)\.(md|csv|tex)"),
+    "comparison": re.compile(r"table\d*_[A-Za-z0-9_]+\.(md|csv|tex)"),
+    "figures": re.compile(r"(fig\d+_[A-Za-z0-9_]+|[a-z]+_by_facet|mds_methods|published_vs_regenerated)\.png"),
+}
+
 
 def _prune(out, keep, subs):
     """Remove report files a previous build left that this one did not write (so a committed
-    ``results/`` never keeps a stale table or figure).  Only touches the report's own
-    subfolders and file types."""
+    ``results/`` never keeps a stale table or figure).  Only files in the report's own
+    subfolders whose names match :data:`OWN_NAMES` (names the report itself writes); any
+    other file there is left alone."""
     for sub in subs:
         folder = out / sub
         if not folder.is_dir():
             continue
         for p in folder.iterdir():
-            if p.is_file() and p.suffix in (*_TABLE_EXTS, ".png") and f"{sub}/{p.name}" not in keep:
+            if p.is_file() and OWN_NAMES[sub].fullmatch(p.name) and f"{sub}/{p.name}" not in keep:
                 p.unlink()
 
 

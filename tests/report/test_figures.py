@@ -95,17 +95,30 @@ def _digest(root):
 def test_build_report_twice_gives_identical_files(run, tmp_path):
     root, _, _ = run
     s1 = build_report(root, tmp_path / "r1", quiet=True)
-    # a stale file of the report's kind is removed by the next build; other files are left alone
+    # a stale file named like the report's own is removed by the next build; a user's files,
+    # even of the same types, are left alone
     (tmp_path / "r2" / "figures").mkdir(parents=True)
-    (tmp_path / "r2" / "figures" / "old.png").write_bytes(PNG)
-    (tmp_path / "r2" / "figures" / "notes.txt").write_text("mine")
+    (tmp_path / "r2" / "tables").mkdir(parents=True)
+    (tmp_path / "r2" / "figures" / "fig09_old.png").write_bytes(PNG)
+    (tmp_path / "r2" / "tables" / "table99_old.tex").write_text("x")
+    mine = {"figures/notes.txt": b"mine", "figures/my_plot.png": PNG, "tables/my_sums.csv": b"a,b\n"}
+    for name, data in mine.items():
+        (tmp_path / "r2" / name).write_bytes(data)
     s2 = build_report(root, tmp_path / "r2", quiet=True)
-    assert not (tmp_path / "r2" / "figures" / "old.png").exists()
-    (tmp_path / "r2" / "figures" / "notes.txt").unlink()
+    assert not (tmp_path / "r2" / "figures" / "fig09_old.png").exists()
+    assert not (tmp_path / "r2" / "tables" / "table99_old.tex").exists()
+    for name, data in mine.items():
+        assert (tmp_path / "r2" / name).read_bytes() == data
+        (tmp_path / "r2" / name).unlink()
     assert s1 == s2
     d1, d2 = _digest(tmp_path / "r1"), _digest(tmp_path / "r2")
     assert d1 == d2
     names = set(d1)
+    from ratercal_cli.report import OWN_NAMES
+
+    for name in names:   # every file the report writes is one a later build may prune
+        sub, _, base = name.partition("/")
+        assert sub not in OWN_NAMES or OWN_NAMES[sub].fullmatch(base), name
     for stem in ("table07_rmse", "table08_rmse_by_facet", "table09_rater_level", "table10_rater_spread",
                  "table11_correlation", "table12_maxdiff", "table13_maxdiff_by_facet",
                  "table14_one_rater_rmse", "rmsd_between_methods"):
@@ -120,10 +133,10 @@ def test_build_report_twice_gives_identical_files(run, tmp_path):
     report = (tmp_path / "r1" / "report.md").read_text()
     assert "Table 7" in report and "![" in report and str(tmp_path) not in report
     # tables only: earlier figures stay, stale tables go
-    (tmp_path / "r1" / "figures" / "old.png").write_bytes(PNG)
+    (tmp_path / "r1" / "figures" / "fig09_old.png").write_bytes(PNG)
     (tmp_path / "r1" / "tables" / "table99_old.csv").write_text("x")
     build_report(root, tmp_path / "r1", quiet=True, draw=False)
-    assert (tmp_path / "r1" / "figures" / "old.png").exists()
+    assert (tmp_path / "r1" / "figures" / "fig09_old.png").exists()
     assert not (tmp_path / "r1" / "tables" / "table99_old.csv").exists()
 
 
