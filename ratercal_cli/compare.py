@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .criteria import passes
 from .errors import MethodError, RatercalError
 from .methods import make_method
 from .ratings import Ratings
 from .report.mds import classical_mds, rmsd_matrix  # noqa: F401  (one MDS and RMSD for the report and compare)
 
 #: Tolerance on the cut: a paper scoring ``cut - 1e-9`` passes (3.25 from floating sums).
-CUT_TOLERANCE = 1e-9
 
 
 # -- running the methods -------------------------------------------------------------
@@ -107,13 +107,13 @@ def pass_fail(paper_scores, cut: float, reference: str = "NO"):
     ``None`` when ``reference`` is not among the methods.
     """
     ref = paper_scores.get(reference)
-    ref_pass = None if ref is None else np.asarray(ref) >= cut - CUT_TOLERANCE
+    ref_pass = None if ref is None else passes(ref, cut)
     ref_ok = None if ref is None else np.isfinite(ref)
     rows = []
     for m, s in paper_scores.items():
         s = np.asarray(s, dtype=np.float64)
         ok = np.isfinite(s)
-        passed = ok & (s >= cut - CUT_TOLERANCE)
+        passed = ok & passes(s, cut)
         row = {"method": m, "passing": int(passed.sum()), "failing": int((ok & ~passed).sum())}
         if ref_pass is not None:
             both = ok & ref_ok
