@@ -81,18 +81,22 @@ class EquateStage(Stage):
                 old.unlink()
         meta = self.folder / "methods.json"
         write_json(meta, {"variant": self.variant, "methods": list(done), "skipped": skipped,
-                          "parameters": {c: fitted_parameters(e, ratings) for c, (e, _) in done.items()}})
+                          "parameters": {c: fitted_parameters(e, ratings) for c, (e, _) in done.items()}},
+                   indent=None)
         return outputs + [meta]
 
 
-def run_equate(run_dir, methods=None, variant=None, codes=None, force=False, quiet=False, runner=None):
-    """``ratercal adjust RUN``: bring the equate stage of every set up to date."""
+def run_equate(run_dir, methods=None, variant=None, codes=None, force=False, quiet=False, runner=None,
+               jobs=None):
+    """``ratercal adjust RUN``: bring the equate stage of every set up to date (the
+    sets in ``jobs`` processes; default: both cores when there are several)."""
     from . import Run
     from .simulate import ordered_cells, write_run_manifest
 
     run = run_dir if not isinstance(run_dir, (str, bytes)) and hasattr(run_dir, "config") else Run(run_dir)
     runner = runner or Runner(force=force)
-    for cell in progress(ordered_cells(run, codes), desc="equate", quiet=quiet, unit="set"):
-        runner.ensure(EquateStage(run, cell, methods, variant))
+    stages = [EquateStage(run, cell, methods, variant) for cell in ordered_cells(run, codes)]
+    runner.ensure_many(stages, jobs=jobs, progress=lambda it, total: progress(it, total=total, desc="equate",
+                                                                     quiet=quiet, unit="set"))
     write_run_manifest(run)
     return runner

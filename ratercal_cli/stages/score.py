@@ -15,7 +15,6 @@ import numpy as np
 from .. import criteria
 from ..io import atomic_write
 from ..pipeline import Runner, Stage
-from ..progress import progress
 from ..ratings import Ratings
 from .equate import EquateStage
 from .files import fmt, read_columns, read_true_scores
@@ -75,10 +74,11 @@ class ScoreStage(Stage):
 def run_score(run, codes=None, methods=None, variant=None, force=False, quiet=False):
     from .simulate import ordered_cells, write_run_manifest
 
+    from .equate import run_equate
+
     runner = Runner(force=force)
     cells = ordered_cells(run, codes)
-    for cell in progress(cells, desc="equate", quiet=quiet, unit="set"):
-        runner.ensure(EquateStage(run, cell, methods, variant))
+    run_equate(run, methods, variant, codes, quiet=quiet, runner=runner)
     runner.ensure(ScoreStage(run, cells, methods, variant))
     write_run_manifest(run)
     return runner

@@ -1,0 +1,27 @@
+"""The equate stage gives the same files whether the sets run in one process or two."""
+
+from support import CONFIG
+
+from ratercal_cli.stages import Run
+from ratercal_cli.stages.equate import run_equate
+from ratercal_cli.stages.simulate import run_stage
+
+
+def _equate_files(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.glob("*/equate/*")) if p.is_file()}
+
+
+def test_serial_and_forked_equate_write_identical_files(faithful_run, tmp_path):
+    run = Run.create(CONFIG, tmp_path / "serial")
+    run_stage(run, "obsgen", quiet=True)
+    runner = run_equate(run, quiet=True, jobs=1)
+    assert len(runner.ran) >= 32
+    serial = _equate_files(run.root)
+    assert len(serial) == 32 * 2 + 24 * 10 + 8 * 6  # a manifest and methods.json per set, plus one CSV per method
+    assert serial == _equate_files(faithful_run.root)  # the fixture's equate ran in two processes
+
+
+def test_fresh_equate_is_not_redone(faithful_run):
+    runner = run_equate(faithful_run, quiet=True)
+    assert runner.ran == []
