@@ -119,16 +119,18 @@ class Runner:
             return self.done[stage.key]
         for dep in stage.deps():
             self.ensure(dep)
-        ran = False
         if self.force or not stage.is_fresh():
-            if stage.manifest_path.exists():
-                stage.manifest_path.unlink()
-            outputs = stage.execute()
-            stage.write_manifest(outputs)
-            ran = True
-            self.ran.append(stage.key)
-        self.done[stage.key] = ran
-        return ran
+            _forget(stage)
+            self._record(stage, stage.execute())
+            return True
+        self.done[stage.key] = False
+        return False
+
+    def _record(self, stage, outputs) -> None:
+        """The manifest is written last: a stage without one is redone."""
+        stage.write_manifest(outputs)
+        self.done[stage.key] = True
+        self.ran.append(stage.key)
 
     def ensure_many(self, stages, jobs=None, progress=None) -> None:
         """Make every stage fresh; the stale ones run in ``jobs`` forked processes.
@@ -151,17 +153,20 @@ class Runner:
             jobs = min(2, os.cpu_count() or 1) if len(stale) >= 4 else 1
         wrap = progress or (lambda it, total: it)
         for stage in stale:
-            if stage.manifest_path.exists():
-                stage.manifest_path.unlink()
+            _forget(stage)
         if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
             with multiprocessing.get_context("fork").Pool(jobs) as pool:
                 results = list(wrap(pool.imap(_execute, stale), len(stale)))
         else:
             results = list(wrap(map(_execute, stale), len(stale)))
         for stage, outputs in zip(stale, results):
-            stage.write_manifest(outputs)
-            self.done[stage.key] = True
-            self.ran.append(stage.key)
+            self._record(stage, outputs)
+
+
+def _forget(stage) -> None:
+    """Drop a stale stage's manifest before redoing it (a kill mid-way then redoes it)."""
+    if stage.manifest_path.exists():
+        stage.manifest_path.unlink()
 
 
 def _execute(stage):

@@ -38,6 +38,7 @@ from .errors import InputError, MethodError, RatercalError
 from .generators.modern import generate_set
 from .io import atomic_write, write_json
 from .methods import make_method
+from .methods.base import FIT_FAILURES
 from .progress import progress
 from .ratings import Ratings
 
@@ -181,7 +182,7 @@ def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False,
                 p = np.asarray(adj.paper, dtype=np.float64)
                 if p.shape != true.shape:
                     raise MethodError(f"{p.size} paper scores for {true.size} papers")
-            except (MethodError, ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
+            except FIT_FAILURES as exc:
                 msg = f"{type(exc).__name__}: {exc}".replace("\n", " ").replace(",", ";")
                 rows.append(head + [""] * len(CRITERIA) + [msg])
                 continue
