@@ -8,6 +8,7 @@ import click
 
 from . import __version__
 from .errors import RatercalError
+from .vocabulary import VARIANTS
 
 
 class RatercalGroup(click.Group):
@@ -99,14 +100,16 @@ def simulate(config, out, sets, force, quiet):
 @cli.command()
 @run_option
 @sets_option
+@click.option("--variant", "variants", multiple=True, type=click.Choice(VARIANTS),
+              help="Score this variant (repeatable; default: every variant the run has adjusted).")
 @force_option
 @quiet_option
-def score(run, sets, force, quiet):
-    """Criteria: RUN/score/scores.csv and RUN/score/rater_rmse.csv."""
+def score(run, sets, variants, force, quiet):
+    """Criteria: RUN/score/scores.csv and RUN/score/rater_rmse.csv, for every variant adjusted."""
     from .stages import Run
     from .stages.score import run_score
 
-    r = run_score(Run(run), codes=sets, force=force, quiet=quiet)
+    r = run_score(Run(run), codes=sets, variants=variants, force=force, quiet=quiet)
     if not quiet:
         click.echo(f"score: {len(r.ran)} stage(s) run", err=True)
 

@@ -18,45 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .criteria import passes
-from .errors import MethodError, RatercalError
-from .methods import make_method
-from .ratings import Ratings
 from .report.mds import classical_mds, rmsd_matrix  # noqa: F401  (one MDS and RMSD for the report and compare)
 
-#: Tolerance on the cut: a paper scoring ``cut - 1e-9`` passes (3.25 from floating sums).
-
-
-# -- running the methods -------------------------------------------------------------
-def apply_methods(ratings: Ratings, methods, variant="faithful", strict=True):
-    """Fit and transform each method; returns ``({code: Adjusted}, [warnings])``.
-
-    ``strict``: a method that fails raises :class:`RatercalError` with a one-line
-    message; otherwise it is skipped with a warning (``--method all``).
-    """
-    results, notes = {}, []
-    for code in methods:
-        try:
-            with np.errstate(all="ignore"):
-                adj = make_method(code, variant).fit_transform(ratings)
-        except MethodError as exc:
-            if strict:
-                raise
-            notes.append(f"{code} skipped: {exc}")
-            continue
-        except (RatercalError, KeyError):
-            raise
-        except Exception as exc:  # a method's own failure: one line, never a traceback
-            msg = f"{code} failed: {type(exc).__name__}: {exc}".splitlines()[0]
-            if strict:
-                raise MethodError(msg) from exc
-            notes.append(msg + "; skipped")
-            continue
-        bad = int((~np.isfinite(adj.rating)).sum() + (~np.isfinite(adj.paper)).sum())
-        if bad:
-            notes.append(f"{code}: {bad} adjusted score(s) are not finite (e.g. a rater whose scores "
-                         "do not vary) and are left blank")
-        results[code] = adj
-    return results, notes
 
 
 # -- Table 4 -------------------------------------------------------------------------

@@ -41,12 +41,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from .design import QUALITY_CODES, Cell, parse_code, table3_steps
+from .design import Cell, parse_code, table3_steps
 from .errors import InputError
-from .methods import STUDY_METHODS, method_codes
-
-GENERATORS = ("basic1990", "pcm", "sequential", "linear")
-VARIANTS = ("faithful", "corrected")
+from .methods import method_codes
+from .vocabulary import GENERATORS, QUALITY_CODES, STUDY_METHODS, VARIANTS
 TOP_KEYS = ("name", "generator", "variant", "methods", "raters", "cells", "chains", "seed",
             "replications", "linear", "quality", "true_score", "cut", "description")
 TRUE_SCORES = ("model", "pcm")
@@ -64,7 +62,6 @@ class Chain:
 class StudyConfig:
     name: str
     generator: str
-    variant: str          # the first of ``variants``: the file pipeline's
     methods: tuple
     cells: list
     steps: dict  # max_score -> (n_raters, M) float array
@@ -73,7 +70,7 @@ class StudyConfig:
     seed: int = 0
     replications: int = 1
     linear: dict = field(default_factory=dict)
-    variants: tuple = ("faithful",)
+    variants: tuple = ("faithful",)  # every one is a dimension of the run
     true_score: str = "model"
     cut: float = 3.25
     source: str = "<config>"
@@ -219,7 +216,6 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
                      for i, v in enumerate(_list(where, ("variant",), data.get("variant", "faithful"))))
     if len(set(variants)) < len(variants):
         raise where.error(("variant",), "a variant is listed twice")
-    variant = variants[0]
     known = method_codes()
     methods = []
     for i, m in enumerate(_list(where, ("methods",), data.get("methods", list(STUDY_METHODS)))):
@@ -373,7 +369,7 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
            "true_score": true_score, "cut": cut,
            "cells": codes, "steps": {m: s.tolist() for m, s in steps.items()}, "linear": linear,
            "chains": [[list(c.sets), c.low_byte] for c in chains], "seed": seed, "replications": reps}
-    return StudyConfig(name=name, generator=generator, variant=variant, methods=tuple(methods), cells=cells,
+    return StudyConfig(name=name, generator=generator, methods=tuple(methods), cells=cells,
                        steps=steps, n_raters=n_raters, chains=chains, seed=seed, replications=reps,
                        linear=linear, variants=variants, true_score=true_score, cut=cut,
                        source=where.source, raw=raw)

@@ -169,7 +169,29 @@ def pass_fail_changes(adjusted, baseline, cut: float = PASS_CUT) -> PassFail:
     return PassFail(int(pa.sum()), int((~pa).sum()), int((pa & ~pb).sum()), int((~pa & pb).sum()))
 
 
-def paper_criteria(adjusted, true) -> dict:
-    """RMSE, maximum |difference| and r of one method's paper scores on one data set."""
-    return {"rmse": rmse(adjusted, true), "max_abs_diff": max_abs_diff(adjusted, true),
-            "r": pearson_r(adjusted, true)}
+# -- one method on one data set: the one scoring service ------------------------------
+
+#: Every criterion of :func:`score_set`, in the order the Monte Carlo rows carry them.
+SET_CRITERIA = ("rmse", "r", "maxdiff", "bias", "accuracy", "pass_adjusted", "pass_true")
+#: The config's cut is on the 0..5 scale (the district's rule); a 0..M scale uses the same
+#: fraction of its top: ``cut * M / CUT_SCALE``.
+CUT_SCALE = 5
+
+
+def cut_for_scale(cut: float, max_score: int) -> float:
+    """The pass/fail cut on a 0..M scale: ``cut * M / 5`` (3.25 on 0..5, 5.85 on 0..9)."""
+    return float(cut) * int(max_score) / CUT_SCALE
+
+
+def score_set(adjusted, true, cut: float | None = None) -> dict:
+    """The criteria of one method's paper scores on one data set, as the study files
+    (``ratercal score``) and the Monte Carlo rows report them: RMSE, r, maximum |difference|,
+    bias ``mean(adjusted - true)`` and, with a ``cut`` (on the data's scale), the decision
+    accuracy and the shares passing on the adjusted and on the true scores."""
+    a = np.asarray(adjusted, dtype=np.float64)
+    t = np.asarray(true, dtype=np.float64)
+    out = {"rmse": rmse(a, t), "r": pearson_r(a, t), "maxdiff": max_abs_diff(a, t), "bias": float(np.mean(a - t))}
+    if cut is not None:
+        out.update(accuracy=decision_agreement(a, t, cut), pass_adjusted=float(np.mean(passes(a, cut))),
+                   pass_true=float(np.mean(passes(t, cut))))
+    return out

@@ -14,12 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-QUALITY_SHAPES = {1: "normal", 2: "positive", 3: "negative"}
-QUALITY_CODES = {v: k for k, v in QUALITY_SHAPES.items()}
-RATER_TYPES = {  # Tables 9 and 10: rater L = 3I + J + 5
-    "severity": {"lenient": (1, 2, 3), "average": (4, 5, 6), "stringent": (7, 8, 9)},
-    "spread": {"wide": (1, 4, 7), "medium": (2, 5, 8), "narrow": (3, 6, 9)},
-}
+from .vocabulary import QUALITY_CODES, QUALITY_SHAPES
 
 
 @dataclass(frozen=True, order=True)
@@ -48,11 +43,6 @@ class Cell:
         """The tables' name, e.g. ``2+551``."""
         code = self.code
         return "2+" + code[1:] if self.raters_per_paper == "2+" and len(code) == 4 else code
-
-    @property
-    def n_kept(self) -> int:
-        """Ratings kept per paper (the 2+ design keeps two)."""
-        return 2 if self.raters_per_paper == "2+" else int(self.raters_per_paper)
 
     @property
     def basic_mj(self) -> int:

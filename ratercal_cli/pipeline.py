@@ -26,6 +26,9 @@ class Stage:
     """One step for one data set (``cell`` is None for study-wide stages)."""
 
     name = "?"
+    #: A further dimension of the stage's outputs (the equate stage's variant): its files go
+    #: to ``RUN/<code>/<name>/<part>/``.
+    part = None
 
     def __init__(self, run, cell=None):
         self.run = run
@@ -47,12 +50,12 @@ class Stage:
     # -- machinery ---------------------------------------------------------------
     @property
     def key(self):
-        return (self.name, self.cell.code if self.cell is not None else None)
+        return (self.name, self.cell.code if self.cell is not None else None, self.part)
 
     @property
     def folder(self) -> Path:
         base = self.run.root if self.cell is None else self.run.root / self.cell.code
-        return base / self.name
+        return base / self.name if self.part is None else base / self.name / self.part
 
     @property
     def manifest_path(self) -> Path:
@@ -93,6 +96,7 @@ class Stage:
         man = {
             "stage": self.name,
             "set": self.cell.code if self.cell is not None else None,
+            **({"part": self.part} if self.part is not None else {}),
             "version": __version__,
             "params": _jsonable(self.params()),
             "inputs": self.input_hashes(),

@@ -34,13 +34,13 @@ import numpy as np
 
 from . import criteria
 from .design import Cell
-from .errors import InputError, MethodError, RatercalError
+from .errors import InputError, RatercalError
 from .generators.modern import generate_set
 from .io import atomic_write, write_json
-from .methods import make_method
-from .methods.base import FIT_FAILURES
+from .methods.apply import apply_methods
 from .progress import progress
 from .ratings import Ratings
+from .vocabulary import REPLICABLE_GENERATORS
 
 #: Version of the chunk file layout: part of the digest, so old chunks are not reused.
 CHUNK_FORMAT = 1
@@ -48,13 +48,8 @@ CHUNK_FORMAT = 1
 COLUMNS = ("set", "replication", "variant", "method", "rmse", "r", "maxdiff", "bias", "accuracy",
            "pass_adjusted", "pass_true", "error")
 #: Numeric criteria among :data:`COLUMNS`.
-CRITERIA = ("rmse", "r", "maxdiff", "bias", "accuracy", "pass_adjusted", "pass_true")
-#: The pass/fail cut of the config is on the 0..5 scale (the district's rule); a
-#: 0..M scale uses the same fraction of its top: ``cut * M / CUT_SCALE``.
-CUT_SCALE = 5
+CRITERIA = criteria.SET_CRITERIA
 DEFAULT_CHUNK_SIZE = 25
-#: Generators a replication can use: seeded, any replication on its own (not basic1990's chain).
-GENERATORS = ("pcm", "sequential", "linear")
 
 
 #: What may change without invalidating a run's chunks: the command line and the report.
@@ -79,11 +74,6 @@ def code_digest(root=None) -> str:
     for rel in code_files(root):
         h.update(rel.encode() + b"\0" + (root / rel).read_bytes() + b"\0")
     return h.hexdigest()[:16]
-
-
-def cut_for_scale(cut: float, max_score: int) -> float:
-    """The pass/fail cut on a 0..M scale: ``cut * M / 5`` (3.25 on 0..5, 5.85 on 0..9)."""
-    return float(cut) * int(max_score) / CUT_SCALE
 
 
 def _num(x) -> str:
@@ -111,8 +101,8 @@ class StudySpec:
     @classmethod
     def from_config(cls, cfg, variants=None, methods=None) -> "StudySpec":
         """Raises :class:`InputError` for a generator the replications cannot use (basic1990)."""
-        if cfg.generator not in GENERATORS:
-            raise InputError(f"montecarlo replicates the modern generators ({', '.join(GENERATORS)}), not "
+        if cfg.generator not in REPLICABLE_GENERATORS:
+            raise InputError(f"montecarlo replicates the modern generators ({', '.join(REPLICABLE_GENERATORS)}), not "
                              f"'{cfg.generator}'; the 1990 sets are made by 'ratercal simulate'",
                              cfg.source, field="generator")
         return cls(generator=cfg.generator, seed=int(cfg.seed), true_score=cfg.true_score, cut=float(cfg.cut),
@@ -164,37 +154,24 @@ def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False,
     k = o.kept
     ratings = Ratings(o.paper[k], o.rater[k], o.score[k], cell.max_score, cell.papers, spec.n_raters)
     true = gen.true_score
-    cut = cut_for_scale(spec.cut, cell.max_score)
-    pass_true = float(np.mean(criteria.passes(true, cut)))
-    one_rater = ratings.max_raters_per_paper() < 2
+    cut = criteria.cut_for_scale(spec.cut, cell.max_score)
     if timings is not None:
         timings["generate"] = timings.get("generate", 0.0) + time.perf_counter() - t0
     rows, adjusted = [], {}
     for variant in spec.variants:
+        applied = apply_methods(ratings, spec.methods, variant, timings=timings)
         for code in spec.methods:
-            est = make_method(code, variant)
-            if est.needs_multiple_raters and one_rater:
+            if code in applied.not_applicable:   # as the 1990 study: no row on one-rater sets
                 continue
             head = [cell.code, str(replication), variant, code]
-            t0 = time.perf_counter() if timings is not None else 0.0
-            try:
-                adj = est.fit_transform(ratings)
-                p = np.asarray(adj.paper, dtype=np.float64)
-                if p.shape != true.shape:
-                    raise MethodError(f"{p.size} paper scores for {true.size} papers")
-            except FIT_FAILURES as exc:
-                msg = f"{type(exc).__name__}: {exc}".replace("\n", " ").replace(",", ";")
-                rows.append(head + [""] * len(CRITERIA) + [msg])
+            if code in applied.skipped:
+                rows.append(head + [""] * len(CRITERIA) + [applied.skipped[code].replace(",", ";")])
                 continue
-            finally:
-                if timings is not None:
-                    timings[(variant, code)] = timings.get((variant, code), 0.0) + time.perf_counter() - t0
+            adj = applied.adjusted[code]
             if keep:
                 adjusted[(variant, code)] = adj
-            c = criteria.paper_criteria(p, true)
-            vals = (c["rmse"], c["r"], c["max_abs_diff"], np.mean(p - true),
-                    criteria.decision_agreement(p, true, cut), np.mean(criteria.passes(p, cut)), pass_true)
-            rows.append(head + [_num(v) for v in vals] + [""])
+            c = criteria.score_set(adj.paper, true, cut)
+            rows.append(head + [_num(c[name]) for name in CRITERIA] + [""])
     if keep:
         return Replication(cell, replication, gen, ratings, adjusted, rows)
     return rows

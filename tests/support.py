@@ -15,3 +15,19 @@ def published(name):
     """Rows of a published table CSV as dicts."""
     with open(PUBLISHED / name, newline="") as fh:
         return list(csv.DictReader(fh))
+
+
+def write_design(root, codes, variants=("faithful",), generator="basic1990"):
+    """``RUN/rater/design.json`` for the 1990 set ``codes``, as the rater stage writes it (for tests that
+    write score files by hand: the report reads the sets' cells from the design)."""
+    import json
+
+    from ratercal_cli.design import parse_code
+
+    sets = [{"code": c.code, "label": c.label, "raters_per_paper": c.raters_per_paper, "papers": c.papers,
+             "max_score": c.max_score, "quality": c.quality} for c in map(parse_code, codes)]
+    path = Path(root) / "rater" / "design.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"name": "test", "generator": generator, "variants": list(variants),
+                                "methods": [], "n_raters": 9, "sets": sets}))
+    return path

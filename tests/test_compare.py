@@ -1,16 +1,13 @@
-"""compare: Table 4 matrices, Table 5 pass/fail, classical MDS, the PNG, running methods."""
+"""compare: Table 4 matrices, Table 5 pass/fail, classical MDS, the PNG."""
 
 import numpy as np
 import pytest
 
 from ratercal_cli.compare import (
-    apply_methods,
     classical_mds,
     method_differences,
     pass_fail,
 )
-from ratercal_cli.errors import MethodError
-from ratercal_cli.ratings import Ratings
 
 
 def test_method_differences_by_hand():
@@ -75,14 +72,3 @@ def test_classical_mds_against_independent_eigen():
         assert coords[np.abs(coords[:, k]).argmax(), k] > 0
 
 
-def test_apply_methods():
-    # one rating per paper: NO is the raw score; OLS needs two raters per paper
-    r = Ratings(np.arange(4), [0, 0, 1, 1], [1, 2, 3, 5], 5, 4, 2)
-    res, notes = apply_methods(r, ["NO", "OLS"], "corrected", strict=False)
-    assert list(res) == ["NO"] and notes and notes[0].startswith("OLS skipped")
-    np.testing.assert_allclose(res["NO"].paper, [1, 2, 3, 5])
-    with pytest.raises(MethodError):
-        apply_methods(r, ["OLS"], "corrected", strict=True)
-    res, _ = apply_methods(r, ["MN"], "corrected")
-    # MN: x - mean_j + mean: rater means 1.5 and 4, overall 2.75
-    np.testing.assert_allclose(res["MN"].rating, [2.25, 3.25, 1.75, 3.75])

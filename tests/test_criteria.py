@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from ratercal_cli.criteria import (PASS_CUT, decision_agreement, fisher_z_mean, max_abs_diff,
-                                   paper_criteria, pass_fail_changes, passes, pearson_r, rater_rmse,
+                                   pass_fail_changes, score_set, passes, pearson_r, rater_rmse,
                                    rmse, round_half_up, table_round)
 from ratercal_cli.ratings import Ratings
 
@@ -31,8 +31,13 @@ def test_pearson_r_matches_scipy():
     assert pearson_r(x, y) == pytest.approx(stats.pearsonr(x, y)[0], abs=1e-12)
     assert pearson_r(ADJ, TRUE) == pytest.approx(stats.pearsonr(ADJ, TRUE)[0], abs=1e-12)
     assert math.isnan(pearson_r([1, 1, 1], [1, 2, 3]))
-    assert paper_criteria(ADJ, TRUE) == {"rmse": rmse(ADJ, TRUE), "max_abs_diff": 1.25,
-                                         "r": pearson_r(ADJ, TRUE)}
+    got = score_set(ADJ, TRUE, cut=2.5)
+    assert {k: got[k] for k in ("rmse", "r", "maxdiff")} == {"rmse": rmse(ADJ, TRUE), "maxdiff": 1.25,
+                                                            "r": pearson_r(ADJ, TRUE)}
+    assert got["bias"] == pytest.approx(np.mean(np.asarray(ADJ) - np.asarray(TRUE)), abs=1e-15)
+    assert got["accuracy"] == decision_agreement(ADJ, TRUE, 2.5)
+    assert got["pass_true"] == np.mean(np.asarray(TRUE) >= 2.5)
+    assert "accuracy" not in score_set(ADJ, TRUE)
 
 
 def test_rater_rmse_by_hand():

@@ -161,7 +161,7 @@ def test_one_rater_data(tmp_path):
     p = tmp_path / "one.csv"
     p.write_text("paper,rater,score\n" + "".join(f"{i},{'AB'[i % 2]},{i % 5}\n" for i in range(20)))
     res = run("adjust", p, "--scale", "0-5", "-m", "OLS", "-o", tmp_path / "o.csv")
-    assert res.exit_code == 2 and "two raters" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert res.exit_code == 2 and "OLS needs two or more raters per paper" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o.csv").exists()
     res = run("adjust", p, "-m", "all", "-o", tmp_path / "o.csv")
     assert res.exit_code == 0 and "warning:" in res.stderr and "OLS skipped" in res.stderr
@@ -245,8 +245,8 @@ def test_warnings_let_the_method_go_on(tmp_path):
 def test_adjust_run_folder_calls_equate(tmp_path, monkeypatch):
     calls = []
     fake = types.ModuleType("ratercal_cli.stages.equate")
-    fake.run_equate = lambda run_dir, methods=None, variant=None, quiet=False: calls.append(
-        (run_dir, methods, variant, quiet))
+    fake.run_equate = lambda run_dir, methods=None, variants=None, quiet=False: calls.append(
+        (run_dir, methods, variants, quiet))
     monkeypatch.setitem(sys.modules, "ratercal_cli.stages.equate", fake)
     import ratercal_cli.stages as stages
     monkeypatch.setattr(stages, "equate", fake, raising=False)
@@ -254,7 +254,7 @@ def test_adjust_run_folder_calls_equate(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert calls == [(tmp_path, ["TLI", "MN"], None, True)]      # None: the run's own variant
     run("adjust", tmp_path, "--variant", "corrected")
-    assert calls[-1] == (tmp_path, None, "corrected", False)
+    assert calls[-1] == (tmp_path, None, ("corrected",), False)
 
 
 def test_tsv_with_custom_columns(tmp_path):
@@ -327,4 +327,4 @@ def test_adjust_run_dir_refuses_file_options(tmp_path, monkeypatch, option):
     assert len(err.splitlines()) == 1 and option[0] in err and "run folder" in err
     # the options a run folder does take still reach it
     res = run("adjust", tmp_path, "-m", "MN", "--variant", "faithful", "-q")
-    assert res.exit_code == 0 and calls == [((tmp_path,), {"methods": ["MN"], "variant": "faithful", "quiet": True})]
+    assert res.exit_code == 0 and calls == [((tmp_path,), {"methods": ["MN"], "variants": ("faithful",), "quiet": True})]

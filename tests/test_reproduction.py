@@ -35,13 +35,13 @@ def test_faithful_methods_reproduce_555_of_576_published_values(faithful_run):
 def test_one_rater_sets_run_only_the_six_single_rating_methods(faithful_run):
     import json
 
-    meta = json.loads((faithful_run.root / "1551" / "equate" / "methods.json").read_text())
+    meta = json.loads((faithful_run.root / "1551" / "equate" / "faithful" / "methods.json").read_text())
     assert meta["methods"] == ["NO", "MN", "TMN", "LI", "TLI", "EQP"]
     assert set(meta["skipped"]) == {"OLS", "TLS", "RAS", "PCM"}
 
 
 def test_equate_files_hold_rating_and_paper_scores(faithful_run):
-    paper, score, adj, padj = read_columns(faithful_run.root / "3551" / "equate" / "MN.csv",
+    paper, score, adj, padj = read_columns(faithful_run.root / "3551" / "equate" / "faithful" / "MN.csv",
                                            ["paper", "score", "adjusted", "paper_adjusted"],
                                            [int, int, float, float])
     assert len(paper) == 1500

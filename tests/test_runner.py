@@ -16,8 +16,9 @@ import pytest
 from ratercal_cli import criteria
 from ratercal_cli.config import parse_config
 from ratercal_cli.errors import InputError, RatercalError
+from ratercal_cli.criteria import cut_for_scale
 from ratercal_cli.runner import (COLUMNS, CRITERIA, Chunk, MonteCarloRun, StudySpec, code_digest, code_files,
-                                 cut_for_scale, read_chunk, replicate, run_single)
+                                 read_chunk, replicate, run_single)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -199,10 +200,10 @@ def test_criteria_rows_match_an_independent_computation(serial_run):
         for row in rep.rows:
             adj = rep.adjusted[(row[2], row[3])].paper
             got = dict(zip(CRITERIA, map(float, row[4:4 + len(CRITERIA)])))
-            c = criteria.paper_criteria(adj, true)
+            c = criteria.score_set(adj, true)
             assert got["rmse"] == pytest.approx(c["rmse"], rel=1e-12)
             assert got["r"] == pytest.approx(c["r"], rel=1e-12)
-            assert got["maxdiff"] == pytest.approx(c["max_abs_diff"], rel=1e-12)
+            assert got["maxdiff"] == pytest.approx(c["maxdiff"], rel=1e-12)
             assert got["bias"] == pytest.approx(float(np.sum(adj - true)) / true.size, abs=1e-12)
             assert got["accuracy"] == criteria.decision_agreement(adj, true, cut)
             assert got["pass_true"] == np.count_nonzero(true >= cut) / true.size

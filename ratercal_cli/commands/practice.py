@@ -100,6 +100,21 @@ def _parse_methods(values, default):
     return list(dict.fromkeys(raw)), False
 
 
+def _apply(ratings, codes, variant, strict, where):
+    """The methods on one group's ratings (:func:`ratercal_cli.methods.apply.apply_methods`):
+    ``({code: Adjusted}, [warnings])``; a failure under ``strict`` is one error line naming ``where``."""
+    from ..methods.apply import apply_methods, non_finite_count
+
+    try:
+        applied = apply_methods(ratings, codes, variant, strict=strict)
+    except RatercalError as exc:
+        raise RatercalError(f"{where}{exc}") from None
+    notes = [f"{code} skipped: {reason}" for code, reason in applied.skipped.items()]
+    notes += [f"{code}: {n} adjusted score(s) are not finite (e.g. a rater whose scores do not vary) "
+              "and are left blank" for code, adj in applied.adjusted.items() if (n := non_finite_count(adj))]
+    return applied.adjusted, notes
+
+
 def _group_tag(table, group):
     return "" if group.name is None else f"{table.columns.group}={group.name}"
 
@@ -168,7 +183,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
 @click.option("--method", "-m", "methods", multiple=True, metavar="CODE[,CODE]",
               help="Method(s): NO MN TMN LI TLI EQP OLS TLS RAS PCM, or all (file default: TLI).")
 @_variant_option("faithful: as the 1990 programs computed; corrected: as the methods should "
-                 "(default: corrected for a ratings file, the run's configured variant for a run folder).")
+                 "(default: corrected for a ratings file, the run's configured variants for a run folder).")
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
               help="Output file (default: SOURCE's name + .adjusted.csv, beside it).")
 @_file_options
@@ -190,11 +205,10 @@ def adjust(source, methods, variant, output, scale, paper_col, rater_col, score_
             from ..stages.equate import run_equate
         except ImportError as exc:  # pragma: no cover - the lead's module
             raise RatercalError(f"{source}: run folders need ratercal_cli.stages.equate ({exc})") from None
-        run_equate(source, methods=codes, variant=variant, quiet=quiet)
+        run_equate(source, methods=codes, variants=(variant,) if variant else None, quiet=quiet)
         return
     if not source.exists():
         raise InputError("no such file", source)
-    from ..compare import apply_methods
     from ..ratings_file import write_adjusted
 
     codes, is_all = _parse_methods(methods, ("TLI",))
@@ -203,13 +217,9 @@ def adjust(source, methods, variant, output, scale, paper_col, rater_col, score_
     variant = variant or "corrected"
     results, done = {}, []
     for g in table.groups:
-        try:
-            res, notes = apply_methods(g.ratings, codes, variant, strict=not is_all)
-        except RatercalError as exc:
-            tag = _group_tag(table, g)
-            raise RatercalError(f"{source}: {tag + ': ' if tag else ''}{exc}") from None
-        tag = _group_tag(table, g)
-        _warn([f"{source}: {tag + ': ' if tag else ''}{n}" for n in notes], quiet)
+        where = f"{source}: " + (f"{_group_tag(table, g)}: " if _group_tag(table, g) else "")
+        res, notes = _apply(g.ratings, codes, variant, not is_all, where)
+        _warn([where + n for n in notes], quiet)
         results[g.name] = res
         done += [c for c in res if c not in done]
     if not done:
@@ -251,7 +261,6 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
     from their RMSDs.
     """
     from ..compare import (
-        apply_methods,
         classical_mds,
         format_comparison,
         method_differences,
@@ -270,10 +279,7 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
     out, texts, maps = [], [], {}   # maps: {target: (group name, drawing arguments)}
     for g in table.groups:
         tag = _group_tag(table, g)
-        try:
-            res, notes = apply_methods(g.ratings, codes, variant, strict=not is_all)
-        except RatercalError as exc:
-            raise RatercalError(f"{ratings_file}: {tag + ': ' if tag else ''}{exc}") from None
+        res, notes = _apply(g.ratings, codes, variant, not is_all, f"{ratings_file}: {tag + ': ' if tag else ''}")
         _warn([f"{ratings_file}: {tag + ': ' if tag else ''}{n}" for n in notes], quiet or as_json)
         scores = {c: res[c].paper + table.scale.low for c in codes if c in res}
         if len(scores) < 2:

@@ -14,7 +14,7 @@ import click
                    "DIR/tables, DIR/comparison or DIR/figures (named like table*.md/.csv/.tex, "
                    "fig*.png, *_by_facet.png, ...) that this build does not write is deleted; "
                    "other files are left alone.")
-@click.option("--quiet", is_flag=True, help="No progress messages.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress messages.")
 def report(run, out, quiet):
     """Turn RUN/score/*.csv into the dissertation's tables (Markdown, CSV, LaTeX) and figures (PNG).
 

@@ -25,10 +25,7 @@ from __future__ import annotations
 
 import importlib
 
-#: The ten methods of the study, in the tables' order.
-STUDY_METHODS = ("NO", "MN", "TMN", "LI", "TLI", "EQP", "OLS", "TLS", "RAS", "PCM")
-#: The methods the study ran on one-rater sets.
-ONE_RATER_METHODS = ("NO", "MN", "TMN", "LI", "TLI", "EQP")
+from ..vocabulary import ONE_RATER_METHODS, STUDY_METHODS  # noqa: F401  (the registry's order)
 
 # code -> (module, class, fixed keyword arguments)
 _REGISTRY = {

@@ -1,7 +1,7 @@
 """``ratercal report RUN``: the study's tables and figures, published beside regenerated.
 
 :func:`build_report` reads ``RUN/score/scores.csv``, ``RUN/score/rater_rmse.csv`` and (for the
-map of distances between methods) ``RUN/<code>/equate/<METHOD>.csv`` with
+map of distances between methods) ``RUN/<code>/equate/<variant>/<METHOD>.csv`` with
 ``RUN/<code>/truegen/true_scores.csv``, and writes to ``out_dir``::
 
     report.md                      every table and figure, the reproduction counts first
@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..design import parse_code
 from ..errors import InputError
 from ..io import write_text
 from . import figures, render
@@ -47,10 +46,10 @@ def _read_paper_scores(path, column):
     return out
 
 
-def method_distances(run_dir, sets, methods, variant=None):
+def method_distances(run_dir, sets, methods, variant):
     """Mean over ``sets`` of the RMSDs between the methods' paper scores and the true scores.
 
-    Per set: the paper scores of every method (``paper_adjusted`` of ``equate/<METHOD>.csv``)
+    Per set: the paper scores of every method (``paper_adjusted`` of ``equate/<variant>/<METHOD>.csv``)
     and ``TRUE`` (``truegen/true_scores.csv``) on the papers they share; the RMSD of each pair;
     then the arithmetic mean over the sets that have every method.  Returns
     ``(labels, matrix, n_sets)`` or ``None`` when no set has the files.
@@ -60,9 +59,7 @@ def method_distances(run_dir, sets, methods, variant=None):
     total, n = np.zeros((len(labels), len(labels))), 0
     for code in sets:
         base = run_dir / code
-        paths = [base / "equate" / f"{m}.csv" for m in methods]
-        if variant is not None and not all(p.exists() for p in paths):
-            paths = [base / "equate" / variant / f"{m}.csv" for m in methods]
+        paths = [base / "equate" / variant / f"{m}.csv" for m in methods]
         tpath = base / "truegen" / "true_scores.csv"
         if not tpath.exists() or not all(p.exists() for p in paths):
             continue
@@ -120,7 +117,7 @@ def _build_variant(run_dir, out, d, quiet, draw=True):
     figs = []
     if not draw:  # tables only: earlier figures are left in place
         return _write_index(out, d, tables, comps, md_tables, md_comps, "", figs, drawn=False)
-    scales = sorted({parse_code(s).max_score for s in d.sets}) or [5, 9]
+    scales = sorted({d.cells[s].max_score for s in d.sets}) or [5, 9]
     fdir = out / "figures"
     figs.append(("Figure 3. Rasch extension expected-score curves",
                  figures.rasch_extension_figure(fdir / "fig03_rasch_extension.png")))
@@ -129,7 +126,7 @@ def _build_variant(run_dir, out, d, quiet, draw=True):
                      figures.pcm_probability_figure(fdir / f"fig04_pcm_probabilities_M{m}.png", m)))
     figs.append(("Figure 5. Expected-score functions of the nine raters (PCM and sequential)",
                  figures.expected_score_figure(fdir / "fig05_expected_scores.png", tuple(scales))))
-    multi = [s for s in d.sets if parse_code(s).raters_per_paper != "1"]
+    multi = [s for s in d.sets if d.cells[s].raters_per_paper != "1"]
     if multi:
         for crit, label in (("rmse", "RMSE"), ("maxdiff", "maximum difference")):
             t = facet_table(d, crit)

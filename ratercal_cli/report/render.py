@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..design import table_label
 from ..io import csv_text, write_text
 
 _FACET_LABEL = {"raters": "NR={}", "papers": "NP={}", "scale": "NS={}", "quality": "{}"}
 _QUALITY = {"normal": "Normal", "skew+": "Skew +", "skew-": "Skew -"}
 
 
-def row_label(index_names, key):
-    """Display label of a row: ``0551`` -> ``2+551``; ``(raters, 2+)`` -> ``NR=2+``; ..."""
+def row_label(index_names, key, labels=None):
+    """Display label of a row: a set by ``labels[code]`` (``0551`` -> ``2+551``); ``(raters, 2+)`` ->
+    ``NR=2+``; ..."""
     parts = []
     for name, v in zip(index_names, key):
         if name == "set":
-            parts.append(table_label(v))
+            parts.append((labels or {}).get(v, v))
         elif name == "type":
             parts.append(v.capitalize())
         elif name == "facet":
@@ -50,7 +50,7 @@ def cells(table, comparison=None, bold=("**", "**")):
     shown = table.rounded()
     labels, out = [], []
     for i, key in enumerate(table.index):
-        labels.append(row_label(table.index_names, key))
+        labels.append(row_label(table.index_names, key, table.labels))
         row = []
         for j in range(len(table.columns)):
             s = _fmt(shown[i, j], d)

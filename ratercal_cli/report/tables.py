@@ -21,16 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from .. import criteria
-from ..design import RATER_TYPES, parse_code
+from ..design import parse_code
 from ..errors import InputError
 from ..io import read_csv
-from ..methods import ONE_RATER_METHODS, STUDY_METHODS
-
-FACETS = ("all", "raters", "papers", "scale", "quality")
-_QUALITY_LEVEL = {"normal": "normal", "positive": "skew+", "negative": "skew-"}
-_RPP_ORDER = {"1": 0, "2": 1, "2+": 2, "3": 3}
-FACET_TITLES = {"all": "All", "raters": "Raters per paper", "papers": "Papers",
-                "scale": "Scale", "quality": "Paper quality"}
+from ..stages.run import DESIGN_PATH, RunDesign
+from ..vocabulary import (FACETS, ONE_RATER_METHODS, QUALITY_TABLE_LEVELS, RATER_TYPES, STUDY_METHODS,
+                          cell_sort_key, level_key)
+from ..vocabulary import facet_levels as cell_facet_levels
 
 
 # ----------------------------------------------------------------------------- containers
@@ -47,6 +44,7 @@ class Table:
     values: np.ndarray
     decimals: int = 2
     note: str = ""
+    labels: dict = field(default_factory=dict)   # set code -> the tables' name (0551 -> 2+551)
 
     def get(self, key, column):
         return self.values[self.index.index(tuple(key)), self.columns.index(column)]
@@ -97,23 +95,20 @@ def round_table(values, decimals=2):
 @dataclass
 class ScoreData:
     """Criteria of one variant: ``crit[(set, method)] = {"rmse":, "r":, "maxdiff":}``,
-    ``rater[(set, method)] = {rater: (n, rmse)}``."""
+    ``rater[(set, method)] = {rater: (n, rmse)}``; ``cells[set]`` the set's cell, as the run's
+    design recorded it."""
 
     variant: str
     sets: list
     methods: list
     crit: dict
     rater: dict
+    cells: dict = field(default_factory=dict)
 
 
 def order_methods(methods):
     known = [m for m in STUDY_METHODS if m in methods]
     return known + sorted(m for m in methods if m not in STUDY_METHODS)
-
-
-def set_sort_key(code):
-    c = parse_code(code)
-    return (_RPP_ORDER[c.raters_per_paper], c.papers, c.max_score, _QUALITY_LEVEL[c.quality])
 
 
 def _float(v, path, lineno, name):
@@ -124,18 +119,20 @@ def _float(v, path, lineno, name):
 
 
 def read_scores(run_dir):
-    """Read ``RUN/score/scores.csv`` (and ``rater_rmse.csv`` if present) into ``{variant: ScoreData}``."""
+    """Read ``RUN/score/scores.csv`` (and ``rater_rmse.csv`` if present) into ``{variant: ScoreData}``;
+    the sets' cells come from the run's design (``RUN/rater/design.json``)."""
     run_dir = Path(run_dir)
+    design = RunDesign.read(run_dir.joinpath(*DESIGN_PATH))
+    cells = {c.code: c for c in design.cells}
     path = run_dir / "score" / "scores.csv"
     _, rows = read_csv(path, required=("set", "method", "variant", "rmse", "r", "maxdiff"))
     by_var = {}
     for lineno, row in rows:
         code = row["set"]
-        try:
-            parse_code(code)
-        except ValueError as exc:
-            raise InputError(str(exc), path, lineno, "set") from None
-        d = by_var.setdefault(row["variant"], ScoreData(row["variant"], [], [], {}, {}))
+        if code not in cells:
+            raise InputError(f"set {code!r} is not in the run's design ({run_dir.joinpath(*DESIGN_PATH)})",
+                             path, lineno, "set")
+        d = by_var.setdefault(row["variant"], ScoreData(row["variant"], [], [], {}, {}, cells))
         d.crit[(code, row["method"])] = {k: _float(row[k], path, lineno, k) for k in ("rmse", "r", "maxdiff")}
         if code not in d.sets:
             d.sets.append(code)
@@ -152,48 +149,37 @@ def read_scores(run_dir):
             d.rater.setdefault((row["set"], row["method"]), {})[int(row["rater"])] = (
                 n, _float(row["rmse"], rpath, lineno, "rmse"))
     for d in by_var.values():
-        d.sets.sort(key=set_sort_key)
+        d.sets.sort(key=lambda code: cell_sort_key(cells[code]))
         d.methods = order_methods(d.methods)
     return dict(sorted(by_var.items()))
 
 
 # ----------------------------------------------------------------------------- facets
 
-def facet_levels(code):
-    """``[(facet, level), ...]`` a set belongs to, e.g. 0551 -> all, raters 2+, papers 500, ..."""
-    c = parse_code(code)
-    return [("all", "all"), ("raters", c.raters_per_paper), ("papers", str(c.papers)),
-            ("scale", f"0-{c.max_score}"), ("quality", _QUALITY_LEVEL[c.quality])]
+def facet_levels(cell):
+    """``[(facet, level), ...]`` a set belongs to, as the tables label them, e.g. 2+551 -> all,
+    raters 2+, papers 500, scale 0-5, quality normal (the quality shapes as ``skew+``/``skew-``).
+    Every set has a ``raters`` level here (Table 14 does not print it)."""
+    levels = cell_facet_levels(cell, QUALITY_TABLE_LEVELS)
+    return levels if cell.raters_per_paper != "1" else [levels[0], ("raters", "1"), *levels[1:]]
 
 
-def _level_key(facet, level):
-    if facet == "raters":
-        return _RPP_ORDER.get(level, 9)
-    if facet in ("papers",):
-        return int(level)
-    if facet == "scale":
-        return int(level.split("-")[1])
-    if facet == "quality":
-        return ("normal", "skew+", "skew-").index(level)
-    return 0
+def facet_rows(cells, facets=FACETS):
+    """The (facet, level) rows the cells cover, in the tables' order."""
+    seen = {fl for c in cells for fl in facet_levels(c) if fl[0] in facets}
+    return sorted(seen, key=lambda fl: level_key(*fl))
 
 
-def facet_rows(sets, facets=FACETS):
-    """The (facet, level) rows the sets cover, in the tables' order."""
-    seen = {fl for s in sets for fl in facet_levels(s) if fl[0] in facets}
-    return sorted(seen, key=lambda fl: (FACETS.index(fl[0]), _level_key(*fl)))
-
-
-def facet_average(per_set, sets, columns, rows=None, mean="arithmetic"):
-    """Average ``per_set[(set, column)]`` over the sets of each facet level.
+def facet_average(per_set, sets, columns, cells, rows=None, mean="arithmetic"):
+    """Average ``per_set[(set, column)]`` over the sets of each facet level (``cells[set]``: its cell).
 
     ``mean="arithmetic"`` (NaNs skipped) or ``"fisher"`` (correlations through Fisher's z, via
     ``criteria.fisher_z_mean``).  Returns ``(rows, values)``.
     """
-    rows = facet_rows(sets) if rows is None else list(rows)
+    rows = facet_rows([cells[s] for s in sets]) if rows is None else list(rows)
     groups = defaultdict(list)
     for s in sets:
-        for fl in facet_levels(s):
+        for fl in facet_levels(cells[s]):
             groups[fl].append(s)
     values = np.full((len(rows), len(columns)), np.nan)
     for i, fl in enumerate(rows):
@@ -221,22 +207,23 @@ def per_set_table(d: ScoreData, criterion="rmse"):
     name, title = _PER_SET[criterion]
     vals = np.array([[d.crit.get((s, m), {}).get(criterion, np.nan) for m in d.methods] for s in d.sets],
                     dtype=np.float64).reshape(len(d.sets), len(d.methods))
-    return Table(name, title, ("set",), tuple(d.methods), [(s,) for s in d.sets], vals)
+    return Table(name, title, ("set",), tuple(d.methods), [(s,) for s in d.sets], vals,
+                 labels={s: d.cells[s].label for s in d.sets})
 
 
 def _multi(d):
-    return [s for s in d.sets if parse_code(s).raters_per_paper != "1"]
+    return [s for s in d.sets if d.cells[s].raters_per_paper != "1"]
 
 
 def _one(d):
-    return [s for s in d.sets if parse_code(s).raters_per_paper == "1"]
+    return [s for s in d.sets if d.cells[s].raters_per_paper == "1"]
 
 
 def facet_table(d: ScoreData, criterion="rmse"):
     """Table 8 (RMSE) or 13 (maximum difference): multi-rater sets averaged by facet."""
     sets = _multi(d)
     per_set = {(s, m): d.crit[(s, m)][criterion] for (s, m) in d.crit}
-    rows, vals = facet_average(per_set, sets, d.methods)
+    rows, vals = facet_average(per_set, sets, d.methods, d.cells)
     name, title = {
         "rmse": ("table08_rmse_by_facet", "Table 8. Overall RMSE averaged by facet (one-rater sets omitted)"),
         "maxdiff": ("table13_maxdiff_by_facet", "Table 13. Maximum difference averaged by facet (one-rater sets omitted)"),
@@ -258,7 +245,8 @@ def one_rater_table(d: ScoreData, per_set_decimals=3):
     if per_set_decimals is not None:
         rhu = criteria.round_half_up
         per_set = {k: float(rhu(v, per_set_decimals)) for k, v in per_set.items()}
-    rows, vals = facet_average(per_set, sets, cols, rows=facet_rows(sets, ("all", "papers", "scale", "quality")))
+    rows, vals = facet_average(per_set, sets, cols, d.cells,
+                               rows=facet_rows([d.cells[s] for s in sets], ("all", "papers", "scale", "quality")))
     return Table("table14_one_rater_rmse", "Table 14. RMSE of the one-rater data sets averaged by facet",
                  ("facet", "level"), cols, rows, vals, decimals=3,
                  note=f"Means over {len(sets)} one-rater data sets of the RMSEs rounded to "
@@ -285,7 +273,7 @@ def rater_type_table(d: ScoreData, kind="severity"):
     index, blocks = [], []
     for tname in RATER_TYPES[kind]:
         per_set = {(s, m): v for (t, s, m), v in tm.items() if t == tname}
-        rows, vals = facet_average(per_set, sets, d.methods)
+        rows, vals = facet_average(per_set, sets, d.methods, d.cells)
         index += [(tname, *r) for r in rows]
         blocks.append(vals)
     vals = np.vstack(blocks) if blocks else np.empty((0, len(d.methods)))
@@ -302,7 +290,7 @@ def correlation_tables(d: ScoreData):
     """Table 11: correlations averaged through Fisher's z, and the mean z values."""
     sets = _multi(d)
     per_set = {(s, m): d.crit[(s, m)]["r"] for (s, m) in d.crit}
-    rows, r = facet_average(per_set, sets, d.methods, mean="fisher")
+    rows, r = facet_average(per_set, sets, d.methods, d.cells, mean="fisher")
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.arctanh(r)
     return (Table("table11_correlation", "Table 11. Correlation with true scores, averaged through Fisher's z",
@@ -336,8 +324,9 @@ def published_table(name):
     index_names, columns, rows = published_tables()[name]
     k = len(index_names)
     vals = np.array([[np.nan if v is None else v for v in row[k:]] for row in rows], dtype=np.float64)
+    labels = {r[0]: parse_code(r[0]).label for r in rows} if index_names[0] == "set" else {}
     return Table(name, "", tuple(index_names), tuple(columns), [tuple(r[:k]) for r in rows], vals,
-                 decimals=3 if name.startswith("table14") else 2)
+                 decimals=3 if name.startswith("table14") else 2, labels=labels)
 
 
 def compare(regenerated: Table, published: Table) -> Comparison:
@@ -352,7 +341,8 @@ def compare(regenerated: Table, published: Table) -> Comparison:
             if col in regenerated.columns:
                 vals[i, j] = regenerated.values[ri, regenerated.columns.index(col)]
     regen = Table(regenerated.name, regenerated.title, published.index_names, published.columns,
-                  list(published.index), vals, published.decimals, regenerated.note)
+                  list(published.index), vals, published.decimals, regenerated.note,
+                  {**published.labels, **regenerated.labels})
     present = np.isfinite(published.values)
     rounded = regen.rounded()
     reproduced = present & np.isfinite(rounded) & (np.abs(rounded - np.nan_to_num(published.values)) < 1e-9)
@@ -389,9 +379,10 @@ def facet_tables_from_published():
                                  ("table07_rmse", "table14_one_rater_rmse")):
         ps, pf = published_table(set_name), published_table(facet_name)
         one = facet_name.startswith("table14")
-        sets = [k[0] for k in ps.index if (k[0][0] == "1") == one]
+        cells = {k[0]: parse_code(k[0]) for k in ps.index}   # the published rows name the 1990 sets
+        sets = [code for code, c in cells.items() if (c.raters_per_paper == "1") == one]
         per_set = {(k[0], m): ps.get(k, m) for k in ps.index for m in ps.columns}
-        rows, vals = facet_average(per_set, sets, pf.columns, rows=pf.index)
+        rows, vals = facet_average(per_set, sets, pf.columns, cells, rows=pf.index)
         t = Table(facet_name, f"{facet_name} from the published {set_name}", pf.index_names, pf.columns,
                   rows, vals, pf.decimals)
         out.append((compare(t, pf), set_name))

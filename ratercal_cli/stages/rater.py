@@ -1,7 +1,9 @@
 """``rater``: resolve the design (RATER.BAS asked for it at the keyboard).
 
-Writes ``RUN/rater/design.json``: every set with its code, its cell, and where
-its random numbers come from (the QuickBASIC chain and RANDOMIZE values, or the
+Writes ``RUN/rater/design.json``, the run's record of its design (read back by
+:meth:`ratercal_cli.stages.run.Run.design`): the generator, the variants and methods, and every
+set with its code, its facets (raters per paper, papers, scale, quality) and where its random
+numbers come from (the QuickBASIC chain and RANDOMIZE values, or the
 SeedSequence keys of the modern generators).
 """
 
@@ -38,6 +40,6 @@ class RaterStage(Stage):
                          "papers": c.papers, "max_score": c.max_score, "quality": c.quality,
                          "seeds": seeds_of(self.run, c)})
         path = self.folder / "design.json"
-        write_json(path, {"name": cfg.name, "generator": cfg.generator, "variant": cfg.variant,
+        write_json(path, {"name": cfg.name, "generator": cfg.generator, "variants": list(cfg.variants),
                           "methods": list(cfg.methods), "n_raters": cfg.n_raters, "sets": sets})
         return [path]

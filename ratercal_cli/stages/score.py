@@ -1,7 +1,8 @@
 """``score``: criteria of every method on every set -> ``RUN/score/``.
 
 ``scores.csv``: ``set,method,variant,rmse,r,maxdiff`` — each method's paper
-scores against the papers' true scores (Tables 7, 11, 12).
+scores against the papers' true scores (Tables 7, 11, 12; :func:`ratercal_cli.criteria.score_set`),
+for every variant the run has equated.
 ``rater_rmse.csv``: ``set,method,variant,rater,n,rmse`` — each rater's adjusted
 scores against the true scores of the papers the rater scored (Tables 9, 10).
 """
@@ -16,7 +17,7 @@ from .. import criteria
 from ..io import atomic_write
 from ..pipeline import Runner, Stage
 from ..ratings import Ratings
-from .equate import EquateStage
+from .equate import EquateStage, equate_stages, run_equate
 from .files import fmt, read_columns, read_true_scores
 from .truegen import TruegenStage
 
@@ -24,42 +25,41 @@ from .truegen import TruegenStage
 class ScoreStage(Stage):
     name = "score"
 
-    def __init__(self, run, cells, methods=None, variant=None):
+    def __init__(self, run, cells, variants, methods=None):
         super().__init__(run, None)
         self.cells = cells
-        self.methods, self.variant = methods, variant
+        self.variants = tuple(variants)
+        self.methods = methods
 
     def deps(self):
-        out = []
-        for c in self.cells:
-            out += [TruegenStage(self.run, c), EquateStage(self.run, c, self.methods, self.variant)]
-        return out
+        out = [TruegenStage(self.run, c) for c in self.cells]
+        return out + equate_stages(self.run, self.cells, self.variants, self.methods)
 
     def params(self):
-        return {"sets": [c.code for c in self.cells]}
+        return {"sets": [c.code for c in self.cells], "variants": list(self.variants)}
 
     def execute(self):
         n_raters = self.run.config.n_raters
         score_rows, rater_rows = [], []
-        for cell in self.cells:
-            true = read_true_scores(TruegenStage(self.run, cell).folder / "true_scores.csv")
-            eq = EquateStage(self.run, cell, self.methods, self.variant)
-            meta = json.loads((eq.folder / "methods.json").read_text())
-            for code in meta["methods"]:
-                path = eq.folder / f"{code}.csv"
-                paper, rater, score, adj, padj = read_columns(
-                    path, ["paper", "rater", "score", "adjusted", "paper_adjusted"], [int, int, int, float, float])
-                paper_scores = np.zeros(cell.papers)
-                paper_scores[paper - 1] = padj
-                c = criteria.paper_criteria(paper_scores, true)
-                score_rows.append([cell.code, code, meta["variant"], fmt(c["rmse"]), fmt(c["r"]),
-                                   fmt(c["max_abs_diff"])])
-                ratings = Ratings(paper - 1, rater - 1, score, cell.max_score, cell.papers, n_raters)
-                per = criteria.rater_rmse(ratings, adj, true)
-                counts = ratings.ratings_per_rater()
-                for j in range(n_raters):
-                    rater_rows.append([cell.code, code, meta["variant"], str(j + 1), str(int(counts[j])),
-                                       "" if not np.isfinite(per[j]) else fmt(per[j])])
+        for variant in self.variants:
+            for cell in self.cells:
+                true = read_true_scores(TruegenStage(self.run, cell).folder / "true_scores.csv")
+                folder = EquateStage(self.run, cell, variant, self.methods).folder
+                meta = json.loads((folder / "methods.json").read_text())
+                for code in meta["methods"]:
+                    paper, rater, score, adj, padj = read_columns(
+                        folder / f"{code}.csv", ["paper", "rater", "score", "adjusted", "paper_adjusted"],
+                        [int, int, int, float, float])
+                    paper_scores = np.zeros(cell.papers)
+                    paper_scores[paper - 1] = padj
+                    c = criteria.score_set(paper_scores, true)
+                    score_rows.append([cell.code, code, variant, fmt(c["rmse"]), fmt(c["r"]), fmt(c["maxdiff"])])
+                    ratings = Ratings(paper - 1, rater - 1, score, cell.max_score, cell.papers, n_raters)
+                    per = criteria.rater_rmse(ratings, adj, true)
+                    counts = ratings.ratings_per_rater()
+                    for j in range(n_raters):
+                        rater_rows.append([cell.code, code, variant, str(j + 1), str(int(counts[j])),
+                                           "" if not np.isfinite(per[j]) else fmt(per[j])])
         s_path = self.folder / "scores.csv"
         r_path = self.folder / "rater_rmse.csv"
         with atomic_write(s_path) as fh:
@@ -71,14 +71,17 @@ class ScoreStage(Stage):
         return [s_path, r_path]
 
 
-def run_score(run, codes=None, methods=None, variant=None, force=False, quiet=False):
+def run_score(run, codes=None, methods=None, variants=None, force=False, quiet=False):
+    """``ratercal score RUN``: score every variant the run has equated (``variants``: those;
+    none equated yet: the config's), equating first what is missing or stale.  The sets are
+    the run's recorded design (``RUN/rater/design.json``)."""
     from .simulate import ordered_cells, write_run_manifest
 
-    from .equate import run_equate
-
+    variants = tuple(variants or run.equated_variants() or run.config.variants)
     runner = Runner(force=force)
-    cells = ordered_cells(run, codes)
-    run_equate(run, methods, variant, codes, quiet=quiet, runner=runner)
-    runner.ensure(ScoreStage(run, cells, methods, variant))
+    run_equate(run, methods, variants, codes, quiet=quiet, runner=runner)
+    design = run.design()
+    cells = [design.cell(c.code) for c in ordered_cells(run, codes)]
+    runner.ensure(ScoreStage(run, cells, variants, methods))
     write_run_manifest(run)
     return runner

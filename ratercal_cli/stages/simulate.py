@@ -7,6 +7,7 @@ import json
 from .. import __version__
 from ..io import write_json
 from ..pipeline import MANIFEST, Runner
+from ..vocabulary import VARIANTS
 from ..progress import progress
 from .obsgen import ObsgenStage
 from .pargen import PargenStage
@@ -42,9 +43,10 @@ def write_run_manifest(run) -> None:
     seeds, and the SHA-256 of every file the stages of the config's sets wrote,
     gathered from their manifests (no timestamps: the same config gives the same
     bytes).  Written by simulate, adjust and score, so it follows the run."""
-    design = json.loads((run.root / "rater" / "design.json").read_text())
+    design = json.loads(run.design_path.read_text())
     folders = [run.root / "rater"] + [run.root / c.code / stage for c in run.config.cells
-                                      for stage in ("pargen", "truegen", "obsgen", "equate")]
+                                      for stage in ("pargen", "truegen", "obsgen")]
+    folders += [run.root / c.code / "equate" / v for c in run.config.cells for v in VARIANTS]
     folders.append(run.root / "score")
     files = {}
     for folder in folders:

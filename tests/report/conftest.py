@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support import write_design
 
 SETS = ["1151", "1591", "2151", "2193", "0152", "0551", "3152", "3591"]
 METHODS = ["NO", "MN", "TMN", "LI", "TLI", "EQP", "OLS", "TLS", "RAS", "PCM"]
@@ -24,6 +25,7 @@ def _write(path, header, rows):
 def make_run(root: Path, seed=0, sets=SETS, variant="faithful"):
     """Random criteria for ``sets``; returns ``(crit, rater)`` dicts as written."""
     rng = np.random.default_rng(seed)
+    write_design(root, sets, (variant,))
     crit, rater = {}, {}
     srows, rrows = [], []
     for s in sets:
@@ -52,7 +54,7 @@ def make_run(root: Path, seed=0, sets=SETS, variant="faithful"):
             for p in range(6):
                 for r in (1 + p % 9, 1 + (p + 4) % 9):
                     rows.append([p + 1, r, 3, repr(float(adj[p]) + 0.1), repr(float(adj[p]))])
-            _write(root / s / "equate" / f"{m}.csv", ["paper", "rater", "score", "adjusted", "paper_adjusted"], rows)
+            _write(root / s / "equate" / variant / f"{m}.csv", ["paper", "rater", "score", "adjusted", "paper_adjusted"], rows)
     return crit, rater
 
 

@@ -12,6 +12,7 @@ from ratercal_cli.report import build_report, figures, method_distances
 from ratercal_cli.report.mds import classical_mds, rmsd_matrix
 
 from conftest import METHODS, make_run
+from support import write_design
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -61,15 +62,15 @@ def test_rmsd_matrix_by_hand():
 def test_method_distances_average_over_sets(run):
     root, _, _ = run
     sets = ["2151", "3152"]
-    labels, mat, n = method_distances(root, sets, METHODS)
+    labels, mat, n = method_distances(root, sets, METHODS, "faithful")
     assert labels[-1] == "TRUE" and n == 2
     expect = 0.0
     for s in sets:
         true = np.loadtxt(root / s / "truegen" / "true_scores.csv", delimiter=",", skiprows=1)[:, 1]
-        eqp = np.loadtxt(root / s / "equate" / "EQP.csv", delimiter=",", skiprows=1)[::2, 4]
+        eqp = np.loadtxt(root / s / "equate" / "faithful" / "EQP.csv", delimiter=",", skiprows=1)[::2, 4]
         expect += np.sqrt(np.mean((eqp - true) ** 2)) / 2
     assert mat[labels.index("EQP"), labels.index("TRUE")] == pytest.approx(expect)
-    assert method_distances(root, ["1151"], METHODS) is None  # one-rater sets have no equate files here
+    assert method_distances(root, ["1151"], METHODS, "faithful") is None  # one-rater sets have no equate files here
 
 
 def test_rasch_extension_matches_the_text():
@@ -148,6 +149,7 @@ def test_denny_like_run_gets_the_comparison(tmp_path):
     from ratercal_cli.report.tables import published_table
 
     t7, t12 = published_table("table07_rmse"), published_table("table12_maxdiff")
+    write_design(tmp_path / "run", [k[0] for k in t7.index])
     (tmp_path / "run" / "score").mkdir(parents=True)
     with open(tmp_path / "run" / "score" / "scores.csv", "w", newline="") as fh:
         w = csv.writer(fh)

@@ -10,6 +10,9 @@ from ratercal_cli.report import published, render, tables
 from ratercal_cli.report.tables import Table, compare, read_scores
 
 from conftest import METHODS, ONE, SETS
+from support import write_design
+
+from ratercal_cli.design import parse_code
 
 
 def _facets_by_digits(code):
@@ -51,6 +54,7 @@ def test_one_rater_table(run):
 
 def test_one_rater_table_averages_three_decimal_rmses(tmp_path):
     """Table 14's rule: 1.2344 and 1.2365 -> 1.234 and 1.237 -> mean 1.2355 -> 1.236 (unrounded: 1.23545 -> 1.235)."""
+    write_design(tmp_path, ["1151", "1152"])
     (tmp_path / "score").mkdir()
     (tmp_path / "score" / "scores.csv").write_text(
         "set,method,variant,rmse,r,maxdiff\n1151,NO,faithful,1.2344,0.9,2\n1152,NO,faithful,1.2365,0.9,2\n")
@@ -89,6 +93,7 @@ def test_rater_type_hand_example(tmp_path):
     """Two sets, NO only: lenient raters 1,2,3 have RMSE 1, 2, (absent) in 2151 and 3, 3, 6 in 3151."""
     import csv
 
+    write_design(tmp_path, ["2151", "3151"])
     (tmp_path / "score").mkdir()
     with open(tmp_path / "score" / "scores.csv", "w", newline="") as fh:
         w = csv.writer(fh)
@@ -121,17 +126,26 @@ def test_fisher_z_means(run):
             assert r_t.get(key, m) == pytest.approx((np.exp(2 * zbar) - 1) / (np.exp(2 * zbar) + 1), rel=1e-10)
     # the Fisher mean of 0.5 and 0.9 is tanh((0.549306 + 1.472219) / 2) = 0.766077, not 0.7
     rs = {("2151", "NO"): 0.5, ("2152", "NO"): 0.9}
-    _, v = tables.facet_average(rs, ["2151", "2152"], ["NO"], rows=[("all", "all")], mean="fisher")
+    _, v = tables.facet_average(rs, ["2151", "2152"], ["NO"], _cells(["2151", "2152"]), rows=[("all", "all")],
+                                mean="fisher")
     assert v[0, 0] == pytest.approx(0.766077, abs=1e-6)
+
+
+def _cells(codes):
+    return {c: parse_code(c) for c in codes}
 
 
 def test_read_scores_errors(tmp_path):
     (tmp_path / "score").mkdir()
+    (tmp_path / "score" / "scores.csv").write_text("set,method,variant,rmse,r,maxdiff\n0551,NO,faithful,1,1,1\n")
+    with pytest.raises(InputError, match=r"design.json: no design: run `ratercal simulate`"):
+        read_scores(tmp_path)
+    write_design(tmp_path, ["0551"])
     (tmp_path / "score" / "scores.csv").write_text("set,method,variant,rmse,r,maxdiff\n0551,NO,faithful,x,1,1\n")
     with pytest.raises(InputError, match=r"scores.csv:2: rmse: not a number"):
         read_scores(tmp_path)
     (tmp_path / "score" / "scores.csv").write_text("set,method,variant,rmse,r,maxdiff\n9551,NO,faithful,1,1,1\n")
-    with pytest.raises(InputError, match=r"scores.csv:2: set: not a set code"):
+    with pytest.raises(InputError, match=r"scores.csv:2: set: set '9551' is not in the run's design"):
         read_scores(tmp_path)
     (tmp_path / "score" / "scores.csv").write_text("set,method,rmse\n")
     with pytest.raises(InputError, match="missing column"):
@@ -146,7 +160,7 @@ def _pub(name):
 
 def _facet_means_of(table, sets):
     per_set = {(k[0], m): table.get(k, m) for k in table.index for m in table.columns}
-    return tables.facet_average(per_set, sets, table.columns, rows=published.FACET_ROWS)[1]
+    return tables.facet_average(per_set, sets, table.columns, _cells(sets), rows=published.FACET_ROWS)[1]
 
 
 @pytest.mark.parametrize("facet_name,set_name", [("table08_rmse_by_facet", "table07_rmse"),
@@ -168,7 +182,7 @@ def test_typed_table14_agrees_with_table7():
     one = [k[0] for k in t7.index if k[0][0] == "1"]
     t14 = _pub("table14_one_rater_rmse")
     per_set = {(k[0], m): t7.get(k, m) for k in t7.index for m in t14.columns}
-    _, means = tables.facet_average(per_set, one, t14.columns, rows=t14.index)
+    _, means = tables.facet_average(per_set, one, t14.columns, _cells(one), rows=t14.index)
     diff = np.abs(means - t14.values)
     # inputs rounded to 2 decimals, output to 3: |diff| <= 0.0055 -- except 0-5 LI, which holds 1151 LI:
     # its Table 7 value 0.89 disagrees with Table 14 (0.895 against 0.888; normal is at the edge,
@@ -202,7 +216,7 @@ def test_compare_counts_and_marks(monkeypatch):
                         lambda v, d=2: np.floor(np.asarray(v, float) * 10**d + 0.5 + 1e-9) / 10**d)
     pub = _table([[0.62, 0.58], [0.74, np.nan]])
     regen = Table("table07_rmse", "T", ("set",), ("MN", "NO", "PCM"), [("0551",), ("2151",), ("3151",)],
-                  np.array([[0.70, 0.7449, 1.0], [0.5849, 0.6151, 1.0], [1, 1, 1]]))
+                  np.array([[0.70, 0.7449, 1.0], [0.5849, 0.6151, 1.0], [1, 1, 1]]), labels={"0551": "2+551"})
     c = compare(regen, pub)
     # 2151 NO 0.6151 -> 0.62 ok; 2151 MN 0.5849 -> 0.58 ok; 0551 NO 0.7449 -> 0.74 ok; 0551 MN unpublished
     assert (c.n_reproduced, c.n_published) == (3, 3)
@@ -230,7 +244,8 @@ def test_table14_rounds_to_three_decimals():
 
 
 def test_row_labels():
-    assert render.row_label(("set",), ("0551",)) == "2+551"
+    assert render.row_label(("set",), ("0551",), {"0551": "2+551"}) == "2+551"
+    assert render.row_label(("set",), ("0-124-5-1",)) == "0-124-5-1"
     assert render.row_label(("facet", "level"), ("raters", "2+")) == "NR=2+"
     assert render.row_label(("type", "facet", "level"), ("stringent", "quality", "skew-")) == "Stringent Skew -"
     assert render.row_label(("facet", "level"), ("all", "all")) == "ALL"

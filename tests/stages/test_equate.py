@@ -9,7 +9,7 @@ from ratercal_cli.stages.simulate import run_stage
 
 def _equate_files(root):
     return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.glob("*/equate/*")) if p.is_file()}
+            for p in sorted(root.glob("*/equate/faithful/*")) if p.is_file()}
 
 
 def test_serial_and_forked_equate_write_identical_files(faithful_run, tmp_path):

@@ -1,0 +1,82 @@
+"""The one service that applies adjustment methods to a set of ratings.
+
+Used by all three products: the study's ``equate`` stage, the Monte Carlo replications and the
+practitioners' ``adjust``/``compare``.  Each method is made for the variant, fitted and
+applied; a method that needs two raters per paper is not run on one-rater data (as OLS.BAS
+chained straight to MORE.BAS when MJ = 1), and a method whose fit fails on these data
+(:data:`FIT_FAILURES`) is skipped with its reason, or, with ``strict``, stops everything with a
+one-line :class:`~ratercal_cli.errors.MethodError`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import MethodError
+from ..ratings import Adjusted, Ratings
+from ..vocabulary import DEFAULT_VARIANT, NEEDS_TWO_RATERS
+from . import make_method
+from .base import FIT_FAILURES
+
+
+@dataclass
+class Applied:
+    """What :func:`apply_methods` made: per method code, in the order asked for."""
+
+    adjusted: dict = field(default_factory=dict)     # code -> Adjusted
+    estimators: dict = field(default_factory=dict)   # code -> the fitted estimator
+    skipped: dict = field(default_factory=dict)      # code -> reason (one line)
+    #: the codes skipped because the data have one rater per paper (a subset of ``skipped``)
+    not_applicable: tuple = ()
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line naming what went wrong: ``LinAlgError: Singular matrix``."""
+    return f"{type(exc).__name__}: {exc}".replace("\r", " ").replace("\n", " ")
+
+
+def apply_methods(ratings: Ratings, methods, variant: str = DEFAULT_VARIANT, strict: bool = False,
+                  timings: dict | None = None) -> Applied:
+    """Fit and transform every method of ``methods`` on ``ratings``.
+
+    ``strict``: a method that cannot run raises :class:`MethodError` (``"OLS: ..."``) instead of
+    being skipped.  ``timings``: a dict to which each method's seconds are added under
+    ``(variant, code)`` (the benchmark's profile).
+    """
+    out = Applied()
+    one_rater = ratings.max_raters_per_paper() < 2
+    na = []
+    for code in methods:
+        est = make_method(code, variant)
+        if est.needs_multiple_raters and one_rater:
+            if strict:
+                raise MethodError(f"{code} {NEEDS_TWO_RATERS}; these data have one rater per paper")
+            out.skipped[code] = NEEDS_TWO_RATERS
+            na.append(code)
+            continue
+        t0 = time.perf_counter()
+        try:
+            with np.errstate(all="ignore"):
+                adj = est.fit_transform(ratings)
+            if np.shape(adj.paper) != (ratings.n_papers,):
+                raise MethodError(f"{np.size(adj.paper)} paper scores for {ratings.n_papers} papers")
+        except FIT_FAILURES as exc:
+            if strict:
+                raise MethodError(f"{code}: {failure_reason(exc)}") from exc
+            out.skipped[code] = failure_reason(exc)
+            continue
+        finally:
+            if timings is not None:
+                timings[(variant, code)] = timings.get((variant, code), 0.0) + time.perf_counter() - t0
+        out.adjusted[code] = adj
+        out.estimators[code] = est
+    out.not_applicable = tuple(na)
+    return out
+
+
+def non_finite_count(adj: Adjusted) -> int:
+    """Adjusted scores that are not finite (e.g. linear equating of a rater whose scores do not vary)."""
+    return int((~np.isfinite(adj.rating)).sum() + (~np.isfinite(adj.paper)).sum())

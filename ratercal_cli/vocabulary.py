@@ -1,0 +1,90 @@
+"""The study's words, in one place: variants, generators, methods, facets and their levels.
+
+Every module that names a variant, a generator, the study's methods, a facet of the factorial
+or the order of a facet's levels takes it from here, so a new level (a fourth quality shape,
+four raters per paper) is added once.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: The methods' variants: what the 1990 listings compute (bugs included), what they should.
+VARIANTS = ("faithful", "corrected")
+#: The variant of a practitioner's file (``ratercal adjust FILE``) and of a method made without one.
+DEFAULT_VARIANT = "corrected"
+
+#: Data generators of a config: the 1990 programs, and the seeded modern ones.
+GENERATORS = ("basic1990", "pcm", "sequential", "linear")
+#: Generators any one replication can be made with on its own (not basic1990's chain of states).
+REPLICABLE_GENERATORS = ("pcm", "sequential", "linear")
+
+#: The ten methods of the study, in the tables' order.
+STUDY_METHODS = ("NO", "MN", "TMN", "LI", "TLI", "EQP", "OLS", "TLS", "RAS", "PCM")
+#: The methods the study ran on one-rater sets.
+ONE_RATER_METHODS = ("NO", "MN", "TMN", "LI", "TLI", "EQP")
+#: Why a method that needs two raters per paper is not run on one-rater data.
+NEEDS_TWO_RATERS = "needs two or more raters per paper"
+
+#: Raters per paper: "2+" is two, and a third when the first two differ by more than a point.
+RATERS_PER_PAPER = ("1", "2", "2+", "3")
+#: Paper-quality shapes by their digit in a set code (PARGEN.BAS ``DIST``).
+QUALITY_SHAPES = {1: "normal", 2: "positive", 3: "negative"}
+QUALITY_CODES = {v: k for k, v in QUALITY_SHAPES.items()}
+#: How the dissertation's tables label a quality shape (Tables 8-14).
+QUALITY_TABLE_LEVELS = {"normal": "normal", "positive": "skew+", "negative": "skew-"}
+
+#: The facets of the factorial, in the tables' order, and the scopes of the summaries.
+FACETS = ("all", "raters", "papers", "scale", "quality")
+SCOPES = ("multi-rater", "one-rater")
+
+#: Tables 9 and 10: the nine raters of Table 3 by type (rater L = 3I + J + 5).
+RATER_TYPES = {
+    "severity": {"lenient": (1, 2, 3), "average": (4, 5, 6), "stringent": (7, 8, 9)},
+    "spread": {"wide": (1, 4, 7), "medium": (2, 5, 8), "narrow": (3, 6, 9)},
+}
+
+
+def scope(cell) -> str:
+    """``one-rater`` or ``multi-rater``: the matrix methods and the PCM run on the latter only."""
+    return "one-rater" if cell.raters_per_paper == "1" else "multi-rater"
+
+
+def facet_levels(cell, quality_labels=None):
+    """The ``(facet, level)`` pairs a cell belongs to, e.g. 2+551 -> all, raters 2+, papers 500,
+    scale 0-5, quality normal.  One-rater cells have no ``raters`` level (Table 14).
+    ``quality_labels`` maps the shape to its printed level (the tables' ``skew+``)."""
+    q = quality_labels.get(cell.quality, cell.quality) if quality_labels else cell.quality
+    out = [("all", "all")]
+    if cell.raters_per_paper != "1":
+        out.append(("raters", cell.raters_per_paper))
+    return out + [("papers", str(cell.papers)), ("scale", f"0-{cell.max_score}"), ("quality", q)]
+
+
+def _leading_int(text, default=math.inf):
+    """The leading digits of ``text`` as an int ("2+" -> 2, "0-9" -> 0), else ``default``."""
+    digits = text[:len(text) - len(text.lstrip("0123456789"))]
+    return int(digits) if digits else default
+
+
+def level_key(facet, level):
+    """Table order of a facet's levels: the known order, then the number, then the text (a total
+    order, so rows never depend on set iteration, i.e. on the hash seed)."""
+    if facet == "raters":
+        k = RATERS_PER_PAPER.index(level) if level in RATERS_PER_PAPER else len(RATERS_PER_PAPER)
+    elif facet == "papers":
+        k = int(level)
+    elif facet == "scale":
+        k = int(level.split("-")[1])
+    elif facet == "quality":
+        order = list(QUALITY_SHAPES.values()) + list(QUALITY_TABLE_LEVELS.values())
+        k = order.index(level) % len(QUALITY_SHAPES) if level in order else len(QUALITY_SHAPES)
+    else:
+        k = 0
+    return FACETS.index(facet), k, _leading_int(level), level
+
+
+def cell_sort_key(cell):
+    """Table order of data sets: raters per paper, papers, scale, quality."""
+    return (level_key("raters", cell.raters_per_paper)[1], cell.papers, cell.max_score,
+            level_key("quality", cell.quality)[1])

@@ -1,0 +1,44 @@
+"""The one service that applies methods: results, skipped with reasons, strict mode, timings."""
+
+import numpy as np
+import pytest
+
+from ratercal_cli.errors import MethodError
+from ratercal_cli.methods.apply import apply_methods, failure_reason, non_finite_count
+from ratercal_cli.ratings import Adjusted, Ratings
+from ratercal_cli.vocabulary import NEEDS_TWO_RATERS
+
+
+def test_one_rater_data_skip_the_matrix_methods_with_their_reason():
+    # one rating per paper: NO is the raw score; OLS needs two raters per paper
+    r = Ratings(np.arange(4), [0, 0, 1, 1], [1, 2, 3, 5], 5, 4, 2)
+    timings = {}
+    out = apply_methods(r, ["NO", "OLS"], "corrected", timings=timings)
+    assert list(out.adjusted) == ["NO"] and out.skipped == {"OLS": NEEDS_TWO_RATERS}
+    assert out.not_applicable == ("OLS",) and list(timings) == [("corrected", "NO")]
+    np.testing.assert_allclose(out.adjusted["NO"].paper, [1, 2, 3, 5])
+    with pytest.raises(MethodError, match="OLS needs two or more raters per paper"):
+        apply_methods(r, ["OLS"], "corrected", strict=True)
+    out = apply_methods(r, ["MN"], "corrected")
+    # MN: x - mean_j + mean: rater means 1.5 and 4, overall 2.75
+    np.testing.assert_allclose(out.adjusted["MN"].rating, [2.25, 3.25, 1.75, 3.75])
+    assert out.estimators["MN"].shift_.shape == (2,)
+
+
+def test_a_failing_fit_is_skipped_with_one_line_or_raised_under_strict():
+    # raters 1, 2 and raters 3, 4 share no paper: OLS cannot put them on one scale
+    r = Ratings([0, 0, 1, 1, 2, 2, 3, 3], [0, 1, 0, 1, 2, 3, 2, 3], [1, 3, 2, 3, 4, 3, 2, 2], 5, 4, 4)
+    out = apply_methods(r, ["OLS", "NO"], "corrected")
+    assert list(out.adjusted) == ["NO"] and out.not_applicable == ()
+    assert out.skipped["OLS"] == ("MethodError: OLS: raters 3, 4 not linked through shared papers to raters 1, 2; "
+                                  "their scores cannot be put on the same scale (drop them or add papers they share)")
+    with pytest.raises(MethodError, match=r"^OLS: MethodError: OLS: raters 3, 4 not linked"):
+        apply_methods(r, ["OLS"], "corrected", strict=True)
+
+
+def test_failure_reason_is_one_line():
+    assert failure_reason(ValueError("a\nb")) == "ValueError: a b"
+
+
+def test_non_finite_count():
+    assert non_finite_count(Adjusted(rating=np.array([1.0, np.nan]), paper=np.array([np.inf]))) == 2
