@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from . import __version__
-from .errors import RatercalError
 from .vocabulary import VARIANTS
 
 
-class RatercalGroup(click.Group):
-    """Turns a RatercalError into one line on stderr and exit code 2."""
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except RatercalError as exc:
-            click.echo(f"ratercal: error: {exc}", err=True)
-            sys.exit(2)
-
-
-@click.group(cls=RatercalGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ratercal")
 def cli():
     """Rater calibration: regenerate Denny (1990) and adjust real ratings.

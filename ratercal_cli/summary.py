@@ -41,13 +41,11 @@ from scipy.special import stdtrit   # Student t quantile; scipy.stats takes seco
 
 from .design import Cell
 from .io import atomic_write
+from .vocabulary import SCOPES, facet_levels, level_key
+from .vocabulary import scope as cell_scope
 
 SUMMARY_CRITERIA = ("rmse", "r", "maxdiff", "bias", "accuracy", "pass_adjusted", "pass_true")
 PAIRED_CRITERIA = ("rmse", "r", "maxdiff", "accuracy")
-FACETS = ("all", "raters", "papers", "scale", "quality")
-SCOPES = ("multi-rater", "one-rater")
-_RPP_ORDER = {"1": 0, "2": 1, "2+": 2, "3": 3}
-_QUALITY_ORDER = {"normal": 0, "positive": 1, "negative": 2}
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -104,37 +102,14 @@ def t_interval(mean, se, n, level: float = 0.95):
 
 def cell_levels(cell: Cell):
     """The (scope, facet, level) rows a cell belongs to."""
-    one = cell.raters_per_paper == "1"
-    scope = "one-rater" if one else "multi-rater"
-    out = [(scope, "all", "all")]
-    if not one:
-        out.append((scope, "raters", cell.raters_per_paper))
-    out += [(scope, "papers", str(cell.papers)), (scope, "scale", f"0-{cell.max_score}"),
-            (scope, "quality", cell.quality)]
-    return out
-
-
-def _int_or(text, default=math.inf):
-    """The leading digits of ``text`` as an int ("2+" -> 2, "0-9" -> 0), else ``default``."""
-    digits = text[:len(text) - len(text.lstrip("0123456789"))]
-    return int(digits) if digits else default
+    sc = cell_scope(cell)
+    return [(sc, facet, level) for facet, level in facet_levels(cell)]
 
 
 def _level_key(row):
-    """Table order: scope, facet, the level's known order, then its number, then its text
-    (a total order, so the rows do not depend on set iteration, i.e. on the hash seed)."""
-    scope, facet, level = row
-    if facet == "raters":
-        k = _RPP_ORDER.get(level, 9)
-    elif facet == "papers":
-        k = int(level)
-    elif facet == "scale":
-        k = int(level.split("-")[1])
-    elif facet == "quality":
-        k = _QUALITY_ORDER.get(level, 9)
-    else:
-        k = 0
-    return SCOPES.index(scope), FACETS.index(facet), k, _int_or(level), level
+    """Table order: scope, then the facet's order of levels (:func:`ratercal_cli.vocabulary.level_key`)."""
+    sc, facet, level = row
+    return (SCOPES.index(sc), *level_key(facet, level))
 
 
 def level_rows(cells):

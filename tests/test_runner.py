@@ -227,10 +227,10 @@ def invoke(args):
 
 
 def one_line_error(r, *needles):
-    """The run failed with exit code 2 and one line 'ratercal: error: ...' naming ``needles``."""
+    """The run failed with exit code 2 and one line 'error: ...' naming ``needles``."""
     assert r.exit_code == 2, (r.exit_code, r.output, r.exception)
     err = r.stderr
-    assert err.startswith("ratercal: error: ") and err.count("\n") == 1, err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
     assert "Traceback" not in r.output
     for n in needles:
         assert n in err, err

@@ -62,12 +62,4 @@ def montecarlo(config, out, jobs, scheduler, replications, chunk_size, cell, rep
 
 
 if __name__ == "__main__":  # ``python -m ratercal_cli.commands.montecarlo`` (tests run it in a subprocess)
-    import sys
-
-    from ..errors import RatercalError
-
-    try:
-        montecarlo(standalone_mode=False)
-    except RatercalError as exc:
-        click.echo(f"ratercal: error: {exc}", err=True)
-        sys.exit(2)
+    montecarlo()

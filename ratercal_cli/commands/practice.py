@@ -20,26 +20,16 @@ import numpy as np
 
 from ..errors import InputError, RatercalError
 
-EXIT_INPUT = 2
-
-
 # -- shared plumbing -----------------------------------------------------------------
-def _fail(msg):
-    click.echo(f"error: {msg}", err=True)
-    raise click.exceptions.Exit(EXIT_INPUT)
-
-
 def _one_line_errors(fn):
-    """Turn RatercalError / OSError into ``error: ...`` and exit code 2."""
+    """An OSError (unreadable file, full disk) becomes a one-line :class:`RatercalError` naming the file."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except RatercalError as exc:
-            _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         except OSError as exc:
             where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-            _fail(f"{where}{exc.strerror or exc}")
+            raise RatercalError(f"{where}{exc.strerror or exc}") from None
     return wrapper
 
 
@@ -201,10 +191,8 @@ def adjust(source, methods, variant, output, scale, paper_col, rater_col, score_
     if source.is_dir():
         _refuse_file_options(click.get_current_context(), source)
         codes, _ = _parse_methods(methods, ()) if methods else (None, False)
-        try:
-            from ..stages.equate import run_equate
-        except ImportError as exc:  # pragma: no cover - the lead's module
-            raise RatercalError(f"{source}: run folders need ratercal_cli.stages.equate ({exc})") from None
+        from ..stages.equate import run_equate
+
         run_equate(source, methods=codes, variants=(variant,) if variant else None, quiet=quiet)
         return
     if not source.exists():

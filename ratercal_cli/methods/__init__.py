@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..vocabulary import ONE_RATER_METHODS, STUDY_METHODS  # noqa: F401  (the registry's order)
+from ..vocabulary import DEFAULT_VARIANT, ONE_RATER_METHODS, STUDY_METHODS  # noqa: F401
 
 # code -> (module, class, fixed keyword arguments)
 _REGISTRY = {
@@ -61,11 +61,14 @@ def method_codes():
     return tuple(STUDY_METHODS) + tuple(c for c in _REGISTRY if c not in STUDY_METHODS)
 
 
-def make_method(code: str, variant: str = "faithful", **params):
-    """A fresh estimator for ``code`` (case-insensitive) and ``variant``."""
+def make_method(code: str, variant: str = DEFAULT_VARIANT, **params):
+    """A fresh estimator for ``code`` (case-insensitive); ``variant`` reaches the methods that have
+    one (the 1990 methods), the others have one version."""
     key = code.upper()
     if key not in _REGISTRY:
         raise KeyError(f"unknown method {code!r}; known: {', '.join(method_codes())}")
     module, cls, fixed = _REGISTRY[key]
     klass = getattr(importlib.import_module(f"{__name__}.{module}"), cls)
-    return klass(variant=variant, **fixed, **params)
+    if "variant" in klass._param_names():
+        params = {"variant": variant, **params}
+    return klass(**fixed, **params)

@@ -1,21 +1,24 @@
 """Estimator base class shared by every adjustment method.
 
-In the scikit-learn manner: parameters in ``__init__``, ``fit(ratings)`` learns
-rater parameters into attributes ending in ``_`` and returns ``self``,
-``transform(ratings)`` returns :class:`~ratercal_cli.ratings.Adjusted`.
+In the scikit-learn manner: parameters in ``__init__`` (and nothing else there), ``fit(ratings)``
+learns rater parameters into attributes ending in ``_`` and returns ``self``,
+``transform(ratings)`` returns :class:`~ratercal_cli.ratings.Adjusted` without changing the
+estimator; ``get_params``/``set_params`` read and set the ``__init__`` parameters.
 
-``variant="faithful"`` computes what the 1990 QuickBASIC listing computes (bugs
-included); ``variant="corrected"`` does what the method should.
+A method the 1990 programs ran has a ``variant`` parameter: ``"faithful"`` computes what the
+QuickBASIC listing computes (bugs included), ``"corrected"`` (the default, as everywhere) what
+the method should.  Methods beyond 1990 have one version and no ``variant``.
 """
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
-from ..errors import MethodError
+from ..errors import MethodError, NotFittedError
 from ..ratings import Adjusted, Ratings
-
-VARIANTS = ("faithful", "corrected")
+from ..vocabulary import DEFAULT_VARIANT, VARIANTS
 
 #: What a fit may raise on data it cannot handle: the study records the method as
 #: skipped on that data set (with the reason) instead of stopping.
@@ -23,7 +26,8 @@ FIT_FAILURES = (MethodError, ArithmeticError, ValueError, np.linalg.LinAlgError)
 
 
 class RaterAdjuster:
-    """Base class: subclasses implement ``_fit`` and ``_adjust_ratings``.
+    """Base class: subclasses implement ``_fit`` and ``_adjust_ratings`` (and may override
+    ``_paper_scores``).
 
     Class attributes
     ----------------
@@ -36,13 +40,40 @@ class RaterAdjuster:
     code = "?"
     needs_multiple_raters = False
 
-    def __init__(self, variant: str = "faithful"):
-        self.variant = variant
+    # -- parameters ----------------------------------------------------------------
+    @classmethod
+    def _param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return [n for n, p in sig.parameters.items() if n != "self" and p.kind not in (p.VAR_POSITIONAL,
+                                                                                     p.VAR_KEYWORD)]
+
+    def get_params(self, deep: bool = False) -> dict:
+        """The ``__init__`` parameters and their values."""
+        return {n: getattr(self, n) for n in self._param_names()}
+
+    def set_params(self, **params):
+        """Set ``__init__`` parameters (unknown names are refused); returns ``self``."""
+        known = self._param_names()
+        for k, v in params.items():
+            if k not in known:
+                raise ValueError(f"{type(self).__name__} has no parameter {k!r} (parameters: {', '.join(known)})")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    @property
+    def faithful(self) -> bool:
+        """True for the faithful variant of a 1990 method."""
+        return getattr(self, "variant", DEFAULT_VARIANT) == "faithful"
 
     # -- public API ----------------------------------------------------------------
     def fit(self, ratings: Ratings):
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, not {self.variant!r}")
+        variant = getattr(self, "variant", DEFAULT_VARIANT)
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
         if self.needs_multiple_raters and ratings.max_raters_per_paper() < 2:
             raise MethodError(
                 f"{self.code} needs papers scored by at least two raters; these data have one rater per paper"
@@ -55,21 +86,21 @@ class RaterAdjuster:
         return self
 
     def transform(self, ratings: Ratings) -> Adjusted:
+        """Adjusted scores of ``ratings`` (raters the fit saw, same scale); the estimator is unchanged."""
         if not hasattr(self, "n_raters_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")
         self._check_same_raters(ratings)
-        rating = np.asarray(self._adjust_ratings(ratings), dtype=np.float64)
-        return Adjusted(rating=rating, paper=self._paper_scores(ratings, rating))
+        return self._transform(ratings, training=False)
 
     def fit_transform(self, ratings: Ratings) -> Adjusted:
-        return self.fit(ratings).transform(ratings)
+        """``fit(ratings).transform(ratings)``, reusing what the fit estimated for these papers."""
+        return self.fit(ratings)._transform(ratings, training=True)
 
-    def get_params(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.endswith("_")}
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
+    def _transform(self, ratings: Ratings, training: bool) -> Adjusted:
+        """Adjusted scores; ``training``: ``ratings`` are the data just fitted (a subclass may reuse
+        per-paper estimates of the fit instead of computing them again)."""
+        rating = np.asarray(self._adjust_ratings(ratings), dtype=np.float64)
+        return Adjusted(rating=rating, paper=self._paper_scores(ratings, rating))
 
     def _check_same_raters(self, ratings: Ratings) -> None:
         """Refuse ratings on another scale, with other raters, or by raters the fit
@@ -97,7 +128,7 @@ class RaterAdjuster:
         """Default paper score: the mean of the paper's adjusted ratings (EZEQ.BAS
         ``adj = adj + sc ... PRINT #2, adj / mj``), summed in single precision by the
         faithful variants as the BASIC did."""
-        if self.variant == "faithful":
+        if self.faithful:
             from ._single import paper_mean_single
 
             return paper_mean_single(ratings, adjusted)

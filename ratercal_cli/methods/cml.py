@@ -657,8 +657,7 @@ class ConditionalPCM(RaterAdjuster):
     ``fit`` refuses (MethodError) data where some paper is scored only by raters with no
     estimable step; ``transform`` gives such papers of new data nan.
 
-    ``variant`` is accepted for the common interface; both variants compute the same (the
-    1990 study did not run CML).
+    One version (the 1990 study did not run CML): no ``variant`` parameter.
 
     Fitted attributes: ``steps_`` (J, M, centred, nan = not estimable), ``steps_se_``,
     ``tau_``, ``beta_``/``kappa_`` (RSM), ``quality_``/``quality_se_`` of the fitted papers,
@@ -672,9 +671,7 @@ class ConditionalPCM(RaterAdjuster):
         return "RSM" if self.model == "rsm" else "CML"
     needs_multiple_raters = True
 
-    def __init__(self, variant: str = "corrected", model: str = "pcm", quality: str = "wle",
-                 fair: str = "mean-rater"):
-        super().__init__(variant)
+    def __init__(self, model: str = "pcm", quality: str = "wle", fair: str = "mean-rater"):
         self.model = model
         self.quality = quality
         self.fair = fair

@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MethodError
+from ..vocabulary import DEFAULT_VARIANT
 from ._single import F32
 from .base import RaterAdjuster
 
@@ -180,8 +181,8 @@ class EquipercentileEquating(RaterAdjuster):
     def code(self):
         return "SEQP" if self.presmoothing else "EQP"
 
-    def __init__(self, variant: str = "faithful", definition=None, presmoothing=None):
-        super().__init__(variant=variant)
+    def __init__(self, variant: str = DEFAULT_VARIANT, definition=None, presmoothing=None):
+        self.variant = variant
         self.definition = definition
         self.presmoothing = presmoothing
 

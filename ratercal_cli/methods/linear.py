@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MethodError
+from ..vocabulary import DEFAULT_VARIANT
 from ._single import F32, rater_sums
 from .base import RaterAdjuster, clip_to_scale
 
@@ -57,9 +58,9 @@ class LinearEquating(RaterAdjuster):
     def code(self):
         return "TLI" if self.truncate else "LI"
 
-    def __init__(self, variant: str = "faithful", truncate: bool = False, ddof=None,
+    def __init__(self, variant: str = DEFAULT_VARIANT, truncate: bool = False, ddof=None,
                  zero_sd=None, min_ratings=None):
-        super().__init__(variant=variant)
+        self.variant = variant
         self.truncate = truncate
         self.ddof = ddof
         self.zero_sd = zero_sd

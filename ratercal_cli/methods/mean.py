@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..vocabulary import DEFAULT_VARIANT
 from ._single import F32, rater_sums
 from .base import RaterAdjuster, clip_to_scale
 
@@ -40,8 +41,8 @@ class MeanEquating(RaterAdjuster):
     def code(self):
         return "TMN" if self.truncate else "MN"
 
-    def __init__(self, variant: str = "faithful", truncate: bool = False, min_ratings=None):
-        super().__init__(variant=variant)
+    def __init__(self, variant: str = DEFAULT_VARIANT, truncate: bool = False, min_ratings=None):
+        self.variant = variant
         self.truncate = truncate
         self.min_ratings = min_ratings
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..vocabulary import DEFAULT_VARIANT
 from .base import RaterAdjuster
 
 
@@ -20,8 +21,8 @@ class NoEquating(RaterAdjuster):
 
     code = "NO"
 
-    def __init__(self, variant: str = "faithful"):
-        super().__init__(variant=variant)
+    def __init__(self, variant: str = DEFAULT_VARIANT):
+        self.variant = variant
 
     def _fit(self, ratings):
         self.n_ratings_ = np.bincount(ratings.rater, minlength=ratings.n_raters)

@@ -39,6 +39,7 @@ import numpy as np
 from ..errors import MethodError
 from ..network import rating_pairs, require_connected
 from ..ratings import Ratings
+from ..vocabulary import DEFAULT_VARIANT
 from .base import RaterAdjuster, clip_to_scale
 
 F32 = np.float32
@@ -210,8 +211,8 @@ class PairwiseLeastSquares(_PairwiseDesign):
     ``theta_`` is the rater effect (corrected: leniency, sum zero over raters).
     """
 
-    def __init__(self, variant: str = "faithful", truncate: bool = False):
-        super().__init__(variant)
+    def __init__(self, variant: str = DEFAULT_VARIANT, truncate: bool = False):
+        self.variant = variant
         self.truncate = truncate
 
     @property
@@ -247,6 +248,9 @@ class RaschExtension(_PairwiseDesign):
     """
 
     code = "RAS"
+
+    def __init__(self, variant: str = DEFAULT_VARIANT):
+        self.variant = variant
 
     @property
     def b_(self):

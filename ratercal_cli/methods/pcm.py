@@ -44,6 +44,7 @@ import numpy as np
 
 from ..network import require_connected
 from ..ratings import Ratings
+from ..vocabulary import DEFAULT_VARIANT
 from .base import RaterAdjuster
 
 F32 = np.float32
@@ -496,9 +497,9 @@ class PartialCreditModel(RaterAdjuster):
     code = "PCM"
     needs_multiple_raters = True
 
-    def __init__(self, variant: str = "faithful", estimator: str = "ml", theta_bound: float = 15.0,
+    def __init__(self, variant: str = DEFAULT_VARIANT, estimator: str = "ml", theta_bound: float = 15.0,
                  smoothing: float = 1.0, tol: float = 1e-9, max_iter: int = 100):
-        super().__init__(variant=variant)
+        self.variant = variant
         self.smoothing = smoothing
         self.estimator = estimator
         self.theta_bound = theta_bound

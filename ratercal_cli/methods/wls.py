@@ -29,6 +29,7 @@ import numpy as np
 
 from ..network import require_connected
 from ..ratings import Ratings
+from ..vocabulary import DEFAULT_VARIANT
 from .base import RaterAdjuster, clip_to_scale
 
 __all__ = ["WeightedLeastSquares", "PrecisionWeightedMean", "fit_additive", "pairwise_variances"]
@@ -210,15 +211,14 @@ class WeightedLeastSquares(RaterAdjuster):
     ``sigma2_`` (J, error variances), ``weights_`` (1 / sigma2_; ones if not weighted),
     ``identified_`` (False when the design cannot separate the raters' variances and the
     pooled variance was used), ``n_iter_``.
-    ``variant`` is accepted for the common interface; both compute the same.
+    One version: no ``variant`` parameter.
     """
 
     code = "WLS"
     needs_multiple_raters = True
 
-    def __init__(self, variant: str = "corrected", weighted: bool = True, truncate: bool = False,
-                 paper_score: str = "weighted", variance: str = "pairs"):
-        super().__init__(variant)
+    def __init__(self, weighted: bool = True, truncate: bool = False, paper_score: str = "weighted",
+                 variance: str = "pairs"):
         self.weighted = weighted
         self.truncate = truncate
         self.paper_score = paper_score
@@ -271,8 +271,8 @@ class PrecisionWeightedMean(RaterAdjuster):
         return "PW" + str(self.base).upper()
     needs_multiple_raters = True
 
-    def __init__(self, variant: str = "corrected", base: str = "MN"):
-        super().__init__(variant)
+    def __init__(self, variant: str = DEFAULT_VARIANT, base: str = "MN"):
+        self.variant = variant
         self.base = base
 
     def _fit(self, ratings: Ratings) -> None:

@@ -212,4 +212,4 @@ def test_presmoothed_eqp():
 def test_registry_and_defaults():
     m = make_method("EQP", "corrected")
     assert m.code == "EQP" and m._definition() == "mid"
-    assert make_method("EQP")._definition() == "at_or_below"
+    assert make_method("EQP", "faithful")._definition() == "at_or_below"

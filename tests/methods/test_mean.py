@@ -1,10 +1,12 @@
 """MN/TMN: x - mean_j + mean (EZEQ.BAS), TMN clipped to [0, M]."""
 
+import inspect
+
 import numpy as np
 import pytest
 
-from ratercal_cli.errors import MethodError
-from ratercal_cli.methods import make_method
+from ratercal_cli.errors import MethodError, NotFittedError
+from ratercal_cli.methods import make_method, method_codes
 from ratercal_cli.methods.mean import MeanEquating
 from ratercal_cli.ratings import Ratings
 
@@ -94,5 +96,45 @@ def test_rater_without_ratings_cannot_be_transformed():
 
 def test_codes_and_params():
     assert make_method("TMN").code == "TMN" and make_method("MN").code == "MN"
-    assert MeanEquating(truncate=True).get_params() == {"variant": "faithful", "truncate": True,
-                                                       "min_ratings": None}
+    m = MeanEquating(truncate=True)
+    assert m.get_params() == {"variant": "corrected", "truncate": True, "min_ratings": None}
+    assert m.set_params(variant="faithful", min_ratings=3) is m and m.get_params()["variant"] == "faithful"
+    with pytest.raises(ValueError, match="MeanEquating has no parameter 'shift'"):
+        m.set_params(shift=1)
+    # every registered method: get_params is its __init__ signature, and make_method gives the
+    # variant only to the 1990 methods that have one
+    for code in method_codes():
+        est = make_method(code, "faithful")
+        assert set(est.get_params()) == set(inspect.signature(type(est).__init__).parameters) - {"self"}
+        assert est.get_params().get("variant", "faithful") == "faithful"
+    assert "variant" not in make_method("CML").get_params()
+
+
+def _same(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a is b or a == b
+
+
+def test_transform_before_fit_and_transform_leaves_the_estimator_alone():
+    tested = []
+    r = _hand()
+    with pytest.raises(NotFittedError, match="MeanEquating is not fitted"):
+        MeanEquating().transform(r)
+    for code in method_codes():
+        est = make_method(code, "corrected")
+        if code in ("PCM", "CML", "RSM"):   # their per-paper caches move out of the estimator next
+            continue
+        try:
+            est.fit(r)
+        except MethodError:   # e.g. CML: too few papers to estimate every step
+            continue
+        before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(est).items()}
+        est.transform(r)
+        after = vars(est)
+        assert before.keys() == after.keys(), code
+        assert all(_same(before[k], after[k]) for k in before), code
+        tested.append(code)
+    assert {"NO", "MN", "LI", "EQP", "OLS", "RAS", "WLS"} <= set(tested)

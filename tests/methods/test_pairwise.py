@@ -176,8 +176,8 @@ def test_faithful_reproduces_tables_7_and_12(code):
     # 0551 = 2+551 (two raters, a third on disagreement), 2191 (M = 9), 3151 (three raters).
     r, true = _denny_set(code)
     rmse, maxdiff = _published("table7_rmse.csv", code), _published("table12_maxdiff.csv", code)
-    for name, est in (("OLS", PairwiseLeastSquares()), ("TLS", PairwiseLeastSquares(truncate=True)),
-                      ("RAS", RaschExtension())):
+    for name, est in (("OLS", PairwiseLeastSquares("faithful")), ("TLS", PairwiseLeastSquares("faithful", truncate=True)),
+                      ("RAS", RaschExtension("faithful"))):
         paper = est.fit_transform(r).paper
         assert table_round(np.sqrt(np.mean((paper - true) ** 2))) == rmse[name], name
         assert table_round(np.abs(paper - true).max()) == maxdiff[name], name
