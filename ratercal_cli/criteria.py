@@ -10,7 +10,6 @@ values rounded half-up to two decimals from values already rounded to three:
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
-from typing import NamedTuple
 
 import numpy as np
 
@@ -149,24 +148,6 @@ def decision_agreement(adjusted, true, cut: float = PASS_CUT) -> float:
     same as on the true score."""
     a, t = _pair(adjusted, true)
     return float(np.mean(passes(a, cut) == passes(t, cut))) if a.size else float("nan")
-
-
-class PassFail(NamedTuple):
-    """Table 5's columns for one method: papers passing and failing on the
-    adjusted scores; ``helped``: pass adjusted but fail on the baseline;
-    ``hurt``: fail adjusted but pass on the baseline."""
-
-    passing: int
-    failing: int
-    helped: int
-    hurt: int
-
-
-def pass_fail_changes(adjusted, baseline, cut: float = PASS_CUT) -> PassFail:
-    """Counts of Table 5 for ``adjusted`` relative to ``baseline`` (usually NO)."""
-    a, b = _pair(adjusted, baseline)
-    pa, pb = passes(a, cut), passes(b, cut)
-    return PassFail(int(pa.sum()), int((~pa).sum()), int((pa & ~pb).sum()), int((~pa & pb).sum()))
 
 
 # -- one method on one data set: the one scoring service ------------------------------

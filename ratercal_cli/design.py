@@ -64,10 +64,6 @@ def parse_code(code: str) -> Cell:
     return Cell(rpp, int(m.group(1)) * 100, int(m.group(2)), QUALITY_SHAPES[int(m.group(3))])
 
 
-def table_label(code: str) -> str:
-    return parse_code(code).label
-
-
 def table3_steps(max_score: int, dtype=np.float64) -> np.ndarray:
     """Step parameters of the nine raters (Table 3; TRUEGEN.BAS).
 

@@ -48,14 +48,6 @@ def write_text(path, text: str) -> None:
         fh.write(text)
 
 
-def write_csv(path, header, rows) -> None:
-    """Write a CSV atomically; ``rows`` are sequences already formatted or numbers."""
-    with atomic_write(path) as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(header)
-        w.writerows(rows)
-
-
 def csv_text(header, rows) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -129,7 +121,3 @@ def sha256_file(path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -62,19 +62,6 @@ def mean_mcse(values):
     return m, se, n
 
 
-def paired_difference(a, b, level: float = 0.95):
-    """Mean of ``a - b`` over the pairs where both are finite, its MCSE and the
-    ``level`` interval with Student's t on ``n - 1`` degrees of freedom.
-    Returns (mean, se, lo, hi, n)."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    m, se, n = mean_mcse(a - b)
-    if n < 2:
-        return m, se, math.nan, math.nan, n
-    half = float(stdtrit(n - 1, 0.5 + level / 2)) * se
-    return m, se, m - half, m + half, n
-
-
 def mean_mcse_rows(x):
     """:func:`mean_mcse` along the last axis of ``x``: arrays (mean, MCSE, n)."""
     x = np.asarray(x, dtype=np.float64)

@@ -72,3 +72,12 @@ def test_classical_mds_against_independent_eigen():
         assert coords[np.abs(coords[:, k]).argmax(), k] > 0
 
 
+
+
+def test_pass_fail_table5_columns():
+    baseline = np.array([3.0, 3.5, 3.25, 2.0, 4.0, 3.2])
+    adjusted = np.array([3.3, 3.0, 3.25, 2.1, 3.9, 3.1])
+    # adjusted passes: papers 0, 2, 4 -> 3 pass, 3 fail; helped: paper 0; hurt: paper 1
+    rows = pass_fail({"NO": baseline, "MN": adjusted}, 3.25)
+    assert rows[1] == {"method": "MN", "passing": 3, "failing": 3, "helped": 1, "hurt": 1}
+    assert rows[0] == {"method": "NO", "passing": 3, "failing": 3, "helped": 0, "hurt": 0}

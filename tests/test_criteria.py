@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from ratercal_cli.criteria import (PASS_CUT, decision_agreement, fisher_z_mean, max_abs_diff,
-                                   pass_fail_changes, score_set, passes, pearson_r, rater_rmse,
+                                   score_set, passes, pearson_r, rater_rmse,
                                    rmse, round_half_up, table_round)
 from ratercal_cli.ratings import Ratings
 
@@ -113,15 +113,6 @@ def test_pass_fail_and_agreement():
     assert decision_agreement(scores, true) == 0.6
     # cut 2.5: adjusted fail only paper 3, true pass all -> 4 of 5 agree
     assert decision_agreement(scores, true, cut=2.5) == 0.8
-
-
-def test_pass_fail_changes_table5_columns():
-    baseline = np.array([3.0, 3.5, 3.25, 2.0, 4.0, 3.2])
-    adjusted = np.array([3.3, 3.0, 3.25, 2.1, 3.9, 3.1])
-    # adjusted passes: papers 0, 2, 4 -> 3 pass, 3 fail; helped: 0; hurt: 1
-    assert tuple(pass_fail_changes(adjusted, baseline)) == (3, 3, 1, 1)
-    res = pass_fail_changes(adjusted, baseline)
-    assert res.helped == 1 and res.hurt == 1 and res.passing == 3
 
 
 def test_a_score_at_the_cut_up_to_rounding_passes():

@@ -305,5 +305,3 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
             for p in maps:
                 click.echo(f"wrote {p}")
 
-
-COMMANDS = (check, adjust, compare)

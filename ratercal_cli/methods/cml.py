@@ -112,14 +112,6 @@ def _esf_products(E):
     return full, loo, lto
 
 
-def _shifted(poly, r, K):
-    """``out[..., u, x] = poly[..., r_u - x]`` (0 outside the polynomial), poly (G?, L)."""
-    L = poly.shape[-1]
-    idx = r[:, None] - np.arange(K)[None, :]
-    ok = (idx >= 0) & (idx < L)
-    return np.where(ok, np.take_along_axis(poly, np.clip(idx, 0, L - 1), axis=-1), 0.0)
-
-
 # ---------------------------------------------------------------------------------------
 # data preparation
 # ---------------------------------------------------------------------------------------

@@ -428,7 +428,7 @@ def test_faithful_regenerates_published_pcm_rmse_and_maxdiff(low_byte, chain):
     from pathlib import Path
 
     import ratercal_cli
-    from ratercal_cli.design import parse_code, table3_steps, table_label
+    from ratercal_cli.design import parse_code, table3_steps
     from ratercal_cli.generators import basic1990 as gen
     from ratercal_cli.qbasic import QBasicRandom
 
@@ -449,6 +449,6 @@ def test_faithful_regenerates_published_pcm_rmse_and_maxdiff(low_byte, chain):
         def printed(x):
             return np.floor(np.floor(x * 1000 + 0.5) / 10 + 0.5) / 100
 
-        label = table_label(code)
+        label = cell.label
         assert printed(np.sqrt(np.mean(err**2))) == pytest.approx(rmse[label], abs=1e-9)
         assert printed(np.abs(err).max()) == pytest.approx(maxd[label], abs=1e-9)
