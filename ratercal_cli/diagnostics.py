@@ -25,7 +25,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
+from .errors import MethodError
+from .fit_stats import fit_rows
+from .methods.cml import ConditionalPCM
+from .network import rater_components as rater_labels
 from .ratings import Ratings
+from .vocabulary import NEEDS_TWO_RATERS
 
 ALPHA = 0.05
 #: Cochran's rule: a chi-square with over 20% of expected counts below 5 is not trusted.
@@ -207,9 +212,7 @@ def ks_summary(per, rater_ids) -> TestResult:
 def rater_components(ratings: Ratings):
     """Groups of raters linked by shared papers (:func:`network.rater_components`),
     as lists of rater indices (raters without ratings left out), largest first."""
-    from .network import rater_components as labels_of
-
-    labels = labels_of(ratings)
+    labels = rater_labels(ratings)
     comps = {}
     for j in np.flatnonzero(labels >= 0):
         comps.setdefault(int(labels[j]), []).append(int(j))
@@ -356,10 +359,12 @@ def rasch_fit(ratings: Ratings):
     to the raters' median: with two ratings per paper the mean squares sit well below
     1 even for data that fit, so raters are compared with each other, not with 1."""
     if ratings.max_raters_per_paper() < 2:
-        return [], ["needs two or more raters per paper"]
-    from .fit_stats import rasch_fit_table
-
-    rows, notes = rasch_fit_table(ratings, model="pcm")
+        return [], [NEEDS_TWO_RATERS]
+    try:
+        est = ConditionalPCM(model="pcm").fit(ratings)
+    except MethodError as exc:
+        return [], [str(exc)]
+    rows, notes = fit_rows(est.rater_fit_, ratings.rater_ids), list(est.notes_)
     if rows:
         med = float(np.median([(r["infit"] + r["outfit"]) / 2 for r in rows]))
         for r in rows:

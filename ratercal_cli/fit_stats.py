@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RaterFit", "rater_fit", "fit_rows", "rasch_fit_table"]
+__all__ = ["RaterFit", "rater_fit", "fit_rows"]
 
 
 @dataclass(frozen=True)
@@ -99,20 +99,3 @@ def fit_rows(fit: RaterFit, rater_ids, flag_low=0.5, flag_high=1.5):
         rows.append(dict(rater=rid, n=int(fit.n[j]), infit=float(fit.infit[j]), infit_z=float(fit.infit_z[j]),
                          outfit=float(fit.outfit[j]), outfit_z=float(fit.outfit_z[j]), flag=flag))
     return rows
-
-
-def rasch_fit_table(ratings, model="pcm"):
-    """For ``ratercal check``: fit the CML model and return ``(rows, notes)``.
-
-    ``rows`` as :func:`fit_rows` (over papers that inform the conditional likelihood, WLE
-    qualities); ``notes`` the steps that cannot be estimated.  When the model cannot be
-    fitted (one rater per paper, nothing estimable, ...) returns ``([], [reason])``.
-    """
-    from .errors import MethodError
-    from .methods.cml import ConditionalPCM
-
-    try:
-        est = ConditionalPCM(model=model).fit(ratings)
-    except MethodError as exc:
-        return [], [str(exc)]
-    return fit_rows(est.rater_fit_, ratings.rater_ids), list(est.notes_)

@@ -30,9 +30,22 @@ class Stage:
     #: to ``RUN/<code>/<name>/<part>/``.
     part = None
 
+    #: every stage class by its name (filled as the classes are defined)
+    _by_name: dict = {}
+
     def __init__(self, run, cell=None):
         self.run = run
         self.cell = cell
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        Stage._by_name[cls.name] = cls
+
+    @staticmethod
+    def named(name: str):
+        """The stage class called ``name`` (``"obsgen"``): how a stage names one that depends on
+        it, as PARGEN of a chain's next set depends on OBSGEN of the set before."""
+        return Stage._by_name[name]
 
     # -- declared by subclasses --------------------------------------------------
     def deps(self) -> list:

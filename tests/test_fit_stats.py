@@ -55,10 +55,14 @@ def test_mask_leaves_ratings_out():
     assert fit.n[0] == 2 and fit.outfit[0] == pytest.approx(0.625)
 
 
-def test_rasch_fit_table_reports_refusals():
-    from ratercal_cli.fit_stats import rasch_fit_table
+def test_rasch_fit_reports_refusals():
+    from ratercal_cli.diagnostics import rasch_fit
     from ratercal_cli.ratings import Ratings
 
     one = Ratings(np.arange(4), np.array([0, 1, 0, 1]), np.array([0, 1, 2, 1]), 2, 4, 2)
-    rows, notes = rasch_fit_table(one)
-    assert rows == [] and "at least two raters" in notes[0]
+    rows, notes = rasch_fit(one)
+    assert rows == [] and notes == ["needs two or more raters per paper"]
+    # two raters on two papers, every score extreme or unlinked: the CML fit refuses, with its reason
+    two = Ratings(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1]), np.array([0, 0, 2, 2]), 2, 2, 2)
+    rows, notes = rasch_fit(two)
+    assert rows == [] and notes[0].startswith("CML")

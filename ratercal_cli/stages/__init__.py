@@ -5,4 +5,5 @@ true scores) -> ``obsgen`` (observed ratings) -> ``equate`` (the methods) ->
 ``score`` (criteria).  Each module holds one stage class and its file reader.
 """
 
+from . import obsgen  # noqa: F401  (defines the generation stages, pargen's chain names obsgen)
 from .run import Run  # noqa: F401

@@ -21,11 +21,9 @@ from .rater import RaterStage, seeds_of
 
 def start_state(run, cell) -> QBasicRandom:
     """The RND state PARGEN starts from: the chain's start, or the previous set's end."""
-    from .obsgen import ObsgenStage
-
     _, _, prev, low = run.chain_position(cell.code)
     if prev is not None:
-        prev_stage = ObsgenStage(run, run.config.cell(prev))
+        prev_stage = Stage.named("obsgen")(run, run.config.cell(prev))
         return QBasicRandom(json.loads((prev_stage.folder / "rng.json").read_text())["after"])
     return QBasicRandom() if low is None else QBasicRandom.with_low_byte(low)
 
@@ -35,12 +33,10 @@ class PargenStage(Stage):
 
     def deps(self):
         deps = [RaterStage(self.run)]
-        if self.run.config.faithful_generator:
-            from .obsgen import ObsgenStage
-
+        if self.run.config.faithful_generator:   # the RND chain: the previous set's OBSGEN state
             _, _, prev, _ = self.run.chain_position(self.cell.code)
             if prev is not None:
-                deps.append(ObsgenStage(self.run, self.run.config.cell(prev)))
+                deps.append(Stage.named("obsgen")(self.run, self.run.config.cell(prev)))
         return deps
 
     def params(self):
