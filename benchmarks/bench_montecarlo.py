@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from ratercal_cli.config import load_config  # noqa: E402
-from ratercal_cli.runner import MonteCarloRun, StudySpec, cpu_count, replicate  # noqa: E402
+from ratercal_cli.parallel import cpu_count  # noqa: E402
+from ratercal_cli.runner import MonteCarloRun, StudySpec, replicate  # noqa: E402
 
 TARGET_RATE = 50.0
 TARGET_MIB = 1024.0

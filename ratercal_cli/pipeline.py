@@ -12,12 +12,11 @@ any moment resumes where it stopped.
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
 from pathlib import Path
 
 from . import __version__
 from .io import sha256_file, write_json
+from .parallel import cpu_count, ordered_map
 
 MANIFEST = "manifest.json"
 
@@ -150,7 +149,7 @@ class Runner:
         self.ran.append(stage.key)
 
     def ensure_many(self, stages, jobs=None, progress=None) -> None:
-        """Make every stage fresh; the stale ones run in ``jobs`` forked processes.
+        """Make every stage fresh; the stale ones run in ``jobs`` processes (:mod:`ratercal_cli.parallel`).
 
         Dependencies are brought up to date first, in order, in this process; the
         stages themselves must not depend on each other.  Each writes only its own
@@ -167,15 +166,10 @@ class Runner:
             if stage not in stale:
                 self.done[stage.key] = False
         if jobs is None:
-            jobs = min(2, os.cpu_count() or 1) if len(stale) >= 4 else 1
-        wrap = progress or (lambda it, total: it)
+            jobs = min(2, cpu_count()) if len(stale) >= 4 else 1
         for stage in stale:
             _forget(stage)
-        if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
-            with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                results = list(wrap(pool.imap(_execute, stale), len(stale)))
-        else:
-            results = list(wrap(map(_execute, stale), len(stale)))
+        results = ordered_map(_execute, stale, jobs, progress)
         for stage, outputs in zip(stale, results):
             self._record(stage, outputs)
 

@@ -25,7 +25,6 @@ import contextlib
 import hashlib
 import json
 import math
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from .errors import InputError, RatercalError
 from .generators.modern import generate_set
 from .io import atomic_write, write_json
 from .methods.apply import apply_methods
+from .parallel import process_pool
 from .progress import progress
 from .ratings import Ratings
 from .vocabulary import REPLICABLE_GENERATORS
@@ -241,26 +241,11 @@ def _serial(tasks, spec):
         yield ch, run_chunk(spec, ch.cell, ch.start, ch.stop)
 
 
-_BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
 def _processes(tasks, spec, jobs):
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
 
-    # spawn: no fork of a process that may hold threads (tqdm, BLAS); same numbers either way.
-    # One BLAS thread per worker: N workers already fill N cores.
-    saved = {k: os.environ.get(k) for k in _BLAS_THREADS}
-    os.environ.update({k: "1" for k in _BLAS_THREADS})
-    try:
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
-        futures = {pool.submit(run_chunk, spec, ch.cell, ch.start, ch.stop): ch for ch in tasks}
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    pool = process_pool(jobs)
+    futures = {pool.submit(run_chunk, spec, ch.cell, ch.start, ch.stop): ch for ch in tasks}
     with pool:
         try:
             for fut in as_completed(futures):
@@ -517,10 +502,3 @@ def run_single(config, out, cell_code, replication, keep_data=False, variants=No
                 fh.writelines(f"{p + 1},{r + 1},{s},{_num(a)},{_num(adj.paper[p])}\n"
                               for p, r, s, a in zip(rt.paper, rt.rater, rt.score, adj.rating))
     return folder, rep
-
-
-def cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1

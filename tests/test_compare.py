@@ -1,7 +1,6 @@
 """compare: Table 4 matrices, Table 5 pass/fail, classical MDS, the PNG."""
 
 import numpy as np
-import pytest
 
 from ratercal_cli.compare import (
     classical_mds,

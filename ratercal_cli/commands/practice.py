@@ -76,7 +76,8 @@ def _warn(messages, quiet):
 
 def _parse_methods(values, default):
     """``-m TLI -m MN``, ``-m TLI,MN`` or ``-m all`` -> (codes, all?)."""
-    from ..methods import STUDY_METHODS, method_codes
+    from ..methods import method_codes
+    from ..vocabulary import STUDY_METHODS
 
     raw = [v.strip().upper() for val in (values or ()) for v in val.split(",") if v.strip()]
     if not raw:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..vocabulary import DEFAULT_VARIANT, ONE_RATER_METHODS, STUDY_METHODS  # noqa: F401
+from ..vocabulary import DEFAULT_VARIANT, STUDY_METHODS
 
 # code -> (module, class, fixed keyword arguments)
 _REGISTRY = {
