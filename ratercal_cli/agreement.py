@@ -210,3 +210,35 @@ def agreement(ratings: Ratings, scale_low: int = 0) -> Agreement:
     if few:
         out.notes.append(f"{few} of {len(rows)} rater pairs share fewer than 10 papers: their kappas are unstable")
     return out
+
+
+def format_agreement(d: dict, max_pairs: int = 60) -> list:
+    """Text lines of an :meth:`Agreement.to_dict`: the overall figures, then the rater pairs (all
+    when at most ``max_pairs``, else the ``max_pairs`` with the lowest exact agreement among
+    pairs sharing 10+ papers; all are in ``--json``)."""
+    from .diagnostics import _f, _table
+
+    if not d["pairs"]:
+        return [f"Agreement: {'; '.join(d['notes'])}", ""]
+    o, icc = d["overall"], d["overall"]["icc"]
+    pct = lambda v: "-" if v is None or not np.isfinite(v) else f"{100 * v:.1f}%"  # noqa: E731
+    L = [f"Agreement ({o['rating_pairs']} pairs of ratings of the same paper, {o['rater_pairs']} rater pairs):",
+         f"  exact {pct(o['exact'])}, adjacent (within 1) {pct(o['adjacent'])}, quadratic-weighted kappa "
+         f"{_f(o['kappa_w'], 3)} (median over rater pairs {_f(o['kappa_w_pair_median'], 3)})",
+         f"  Krippendorff's alpha: ordinal {_f(o['alpha_ordinal'], 3)}, interval {_f(o['alpha_interval'], 3)}",
+         f"  ICC(1) one-way random, {icc['n_papers']} papers: {_f(icc['icc1'], 3)} "
+         f"[{_f(icc['icc1_lo'], 3)}, {_f(icc['icc1_hi'], 3)}]; ICC(1,k), mean of k0 = {_f(icc['k0'], 2)} ratings: "
+         f"{_f(icc['icc1k'], 3)} [{_f(icc['icc1k_lo'], 3)}, {_f(icc['icc1k_hi'], 3)}]"]
+    pairs = d["pairs"]
+    shown = pairs
+    if len(pairs) > max_pairs:
+        big = [p for p in pairs if p["papers"] >= 10] or pairs
+        shown = sorted(big, key=lambda p: (p["exact"], p["papers"]))[:max_pairs]
+        L.append(f"  the {len(shown)} rater pairs (of {len(pairs)}) with the lowest exact agreement "
+                 "among those sharing 10+ papers; every pair in --json")
+    rows = [[str(p["rater_a"]), str(p["rater_b"]), str(p["papers"]), pct(p["exact"]), pct(p["adjacent"]),
+             _f(p["kappa_w"], 2)] for p in shown]
+    L += _table(["rater", "rater", "papers", "exact", "adjacent", "kappa_w"], rows)
+    L += [f"  {n}" for n in d["notes"]]
+    L.append("")
+    return L

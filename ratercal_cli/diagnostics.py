@@ -265,6 +265,9 @@ class CheckReport:
     notes: list = field(default_factory=list)
     rasch_fit: list = field(default_factory=list)   # per rater: infit/outfit mean squares (CML PCM)
     rasch_notes: list = field(default_factory=list)
+    rater_report: dict = field(default_factory=dict)   # rater_report.RaterReport.to_dict()
+    agreement: dict = field(default_factory=dict)      # agreement.Agreement.to_dict()
+    study: dict = field(default_factory=dict)          # study_rule.study_recommendation()
 
     def to_dict(self) -> dict:
         def clean(x):
@@ -312,7 +315,17 @@ class CheckReport:
                  for t in self.tests]
         L += _table(["test", "statistic", "df", "p", ""], trows)
         L.append("")
-        if self.rasch_fit:
+        if self.rater_report:
+            from .rater_report import format_rater_report
+
+            L += format_rater_report(self.rater_report)
+        if self.agreement:
+            from .agreement import format_agreement
+
+            L += format_agreement(self.agreement)
+        if self.rater_report.get("fitted"):
+            pass   # the rater report's infit/outfit replace the PCM table (still in --json: rasch_fit)
+        elif self.rasch_fit:
             L.append("Rasch fit per rater (PCM by conditional ML, Warm qualities): mean squares and z;")
             L.append("  relative = the rater's mean square over the raters' median (flag: > 1.5 noisy, < 0.67 muted)")
             frows = [[str(r["rater"]), str(r["n"]), _f(r["infit"], 2), _f(r["infit_z"], 1), _f(r["outfit"], 2),
@@ -330,6 +343,8 @@ class CheckReport:
         L.append(f"papers per rater: fewest {self.min_papers}; assignment of papers to raters: "
                  f"{self.assignment}{' (assumed; say --assignment nonrandom if not)' if self.assignment == 'random' else ''}")
         L.append(f"RECOMMENDATION: {self.recommendation} -- {self.reason}")
+        if self.study.get("lines"):
+            L += self.study["lines"]
         L += [f"note: {n}" for n in self.notes]
         return "\n".join(L)
 
@@ -414,7 +429,19 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
         notes.append("the F, chi-square and KS tests treat ratings as independent; with several "
                      "raters per paper they are approximate")
     fit_rows_, fit_notes = rasch_fit(ratings)
-    return CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes,
+    from .agreement import agreement
+    from .rater_report import rater_report
+
+    from .study_rule import study_recommendation
+
+    rr = rater_report(ratings, scale_low=scale_low)
+    # raters differ: a test above, or the rater model's fixed (all same) chi-square
+    differ = warranted or bool(rr.fitted and np.isfinite(rr.rater_separation["chi2_p"])
+                               and rr.rater_separation["chi2_p"] < alpha)
+    study = study_recommendation(ratings, rr.fitted, differ, rr.reason) if not (
+        all_scored_all or assignment == "nonrandom") else {}
+    return CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes, rater_report=rr.to_dict(),
+                       agreement=agreement(ratings).to_dict(), study=study,
                        group=group, scale_low=scale_low, scale_high=scale_low + ratings.max_score,
                        n_ratings=ratings.n_ratings, n_papers=int(used_papers.sum()),
                        ratings_per_paper=ratings_per_paper, raters=raters, tests=tests,
