@@ -430,17 +430,17 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                      "raters per paper they are approximate")
     fit_rows_, fit_notes = rasch_fit(ratings)
     from .agreement import agreement
-    from .rater_report import rater_report
+    from .rater_report import report_and_model
 
     from .study_rule import study_recommendation
 
-    rr = rater_report(ratings, scale_low=scale_low)
+    rr, model = report_and_model(ratings, scale_low=scale_low)
     # raters differ: a test above, or the rater model's fixed (all same) chi-square
     differ = warranted or bool(rr.fitted and np.isfinite(rr.rater_separation["chi2_p"])
                                and rr.rater_separation["chi2_p"] < alpha)
     study = study_recommendation(ratings, rr.fitted, differ, rr.reason) if not (
         all_scored_all or assignment == "nonrandom") else {}
-    return CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes, rater_report=rr.to_dict(),
+    report = CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes, rater_report=rr.to_dict(),
                        agreement=agreement(ratings).to_dict(), study=study,
                        group=group, scale_low=scale_low, scale_high=scale_low + ratings.max_score,
                        n_ratings=ratings.n_ratings, n_papers=int(used_papers.sum()),
@@ -449,3 +449,5 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                        min_papers=min_papers, assignment=assignment, alpha=alpha,
                        warranted=warranted, warranted_by=warranted_by, recommendation=rec,
                        reason=reason, notes=notes)
+    report.rater_model = model   # not a field: kept for the bias analysis and the Wright map, not printed
+    return report

@@ -13,15 +13,13 @@ from measures ``d`` with standard errors ``s``:
     reliability = true var / var(d) = G^2 / (1 + G^2),
     fixed (all same) chi-square  Q = sum w (d - sum w d / sum w)^2,  w = 1 / s^2,  df = n - 1.
 
-Rater x group bias (Facets' bias/interaction analysis): with every other estimate held fixed,
-the extra severity ``b`` of rater j in group g solves ``sum (x - E(theta_p - b)) = 0`` over the
-cell's ratings (Newton); S.E. = 1 / sqrt(sum W), t = b / S.E. with n - 1 df, two-sided p,
-Holm-adjusted over cells.
+Rater x group bias/interaction (the question of Facets' Tables 13-14): each group fitted on its
+own, the bias of rater j in group g is its severity there minus its mean over the groups it
+scored in, with S.E., t, p and Holm's adjustment over cells (:func:`rater_group_bias`).
 
 The interface: a model gives per rater ``severity`` and ``severity_se``; per paper ``measure``,
 ``measure_se`` and ``measured`` (papers whose measure is not at an extreme score); per rating
-the expected score, variance and fourth central moment (:meth:`RaterModel.moments`, optionally
-at a per-rating extra severity) and ``usable`` (ratings that inform the fit); and a fair-average
+the expected score, variance and fourth central moment (:meth:`RaterModel.moments`) and ``usable`` (ratings that inform the fit); and a fair-average
 function (the expected score of a paper of measure theta for an average rater).  :class:`TauModel`
 implements it from per-rater cumulative category parameters ``tau`` (Rasch family);
 :func:`fit_rater_model` builds it from the rating-scale model by conditional ML
@@ -42,7 +40,7 @@ from .errors import MethodError
 from .ratings import Ratings
 
 __all__ = ["RaterModel", "TauModel", "fit_rater_model", "from_estimator", "separation", "rater_report",
-           "RaterReport", "rater_group_bias", "combine_groups", "wright_map"]
+           "RaterReport", "rater_group_bias", "format_bias", "wright_map"]
 
 
 # -- the interface -------------------------------------------------------------------
@@ -61,9 +59,8 @@ class RaterModel:
     thresholds = None
     notes: list
 
-    def moments(self, shift=None):
-        """Per rating ``(E, W, C)``: expected score, variance, fourth central moment, with the
-        rating's rater ``shift`` logits more severe (``shift``: (n,) or None)."""
+    def moments(self):
+        """Per rating ``(E, W, C)``: expected score, variance, fourth central moment."""
         raise NotImplementedError
 
     def fair_average(self, theta):
@@ -95,14 +92,11 @@ class TauModel(RaterModel):
         self.thresholds = thresholds
         self.notes = list(notes)
 
-    def moments(self, shift=None):
+    def moments(self):
         from .methods.quality import category_probabilities, moments
 
         r = self.ratings
-        theta = self.measure[r.paper]
-        if shift is not None:
-            theta = theta - shift
-        m, w, _, c = moments(category_probabilities(theta, self.tau[r.rater]))
+        m, w, _, c = moments(category_probabilities(self.measure[r.paper], self.tau[r.rater]))
         return m, w, c
 
     def fair_average(self, theta):
@@ -265,6 +259,12 @@ def format_rater_report(d: dict) -> list:
 def rater_report(ratings: Ratings, model: RaterModel | None = None, scale_low: int = 0) -> RaterReport:
     """Facets' rater measurement report of ``ratings`` under ``model`` (default:
     :func:`fit_rater_model`; when it cannot be fitted, a report saying why)."""
+    return report_and_model(ratings, model, scale_low)[0]
+
+
+def report_and_model(ratings: Ratings, model: RaterModel | None = None, scale_low: int = 0):
+    """``(RaterReport, model)``; model None when it could not be fitted (for reuse by the bias
+    analysis and the Wright map without a second fit)."""
     from .fit_stats import fit_from_moments
 
     if model is None:
@@ -272,7 +272,7 @@ def rater_report(ratings: Ratings, model: RaterModel | None = None, scale_low: i
             model = fit_rater_model(ratings)
         except MethodError as exc:
             return RaterReport(model="rating scale model by conditional ML (CML)", fitted=False,
-                               reason=str(exc).splitlines()[0])
+                               reason=str(exc).splitlines()[0]), None
     E, W, C = model.moments()
     x = ratings.score
     use = model.usable & np.isfinite(E)
@@ -299,114 +299,96 @@ def rater_report(ratings: Ratings, model: RaterModel | None = None, scale_low: i
     return RaterReport(model=model.name, fitted=True, raters=rows,
                        rater_separation=separation(model.severity[n > 0], model.severity_se[n > 0]),
                        paper_separation=separation(model.measure[measured], model.measure_se[measured]),
-                       papers=papers, thresholds=thr, notes=list(model.notes))
+                       papers=papers, thresholds=thr, notes=list(model.notes)), model
 
 
 # -- rater x group bias ----------------------------------------------------------------
-def combine_groups(groups):
-    """One :class:`Ratings` of several groups' ratings (``groups``: [(name, Ratings)], same
-    scale): papers keyed by (group, paper), raters by label.  Returns ``(ratings, group)``
-    with ``group`` (n,) the index of each rating's group."""
-    papers, raters, scores, gidx = [], [], [], []
-    for g, (name, r) in enumerate(groups):
-        pid = np.asarray(r.paper_ids, dtype=object)
-        rid = np.asarray(r.rater_ids, dtype=object)
-        papers += [(g, p) for p in pid[r.paper]]
-        raters += list(rid[r.rater])
-        scores.append(r.score)
-        gidx.append(np.full(r.n_ratings, g))
-    M = max(r.max_score for _, r in groups)
-    ids = sorted(set(raters), key=lambda v: (not isinstance(v, (int, np.integer)), v if isinstance(v, (int, np.integer)) else str(v)))
-    return (Ratings.from_labels(papers, raters, np.concatenate(scores), M, rater_ids=ids), np.concatenate(gidx))
+def rater_group_bias(groups, group_label="group", models=None, alpha=0.05, scale_low: int = 0) -> dict:
+    """Rater x group bias/interaction: how much more severe each rater is in one group than
+    over the groups it scored in, relative to that group's raters.
 
+    Each group is fitted on its own (``models``: one :class:`RaterModel` per group, or None to
+    fit :func:`fit_rater_model`), its severities centred on its raters; the bias of rater j in
+    group g is ``b = s_jg - mean_g' s_jg'`` over the G_j groups j scored in, with
+    ``var b = (1 - 1/G_j)^2 v_jg + sum_{g' != g} v_jg' / G_j^2`` (groups are independent
+    samples, ``v = S.E.^2``), t = b / S.E. with count - 1 df (as Facets), p two-sided, Holm over
+    cells.  Facets instead estimates each cell with every other estimate held fixed; with two
+    ratings per paper the paper's measure then absorbs a large part of a bias (a planted 1.2
+    logits came back as 0.47); conditional ML leaves the papers out.  A bias shared by all of a
+    group's raters is no interaction (it is the group's papers).
 
-def rater_group_bias(groups, group_label="group", model: RaterModel | None = None, alpha=0.05,
-                     max_iter=50) -> dict:
-    """Facets' bias/interaction report of raters x groups (module docstring): all groups'
-    ratings fitted together, then each (rater, group) cell's extra severity.
-
-    ``groups``: [(name, Ratings)].  Returns a dict: ``model``, ``rows`` (rater, group, count,
-    observed and expected average, bias in logits, S.E., t, df, p, Holm p), ``notes``; or
-    ``{"fitted": False, "reason": ...}``."""
-    ratings, gi = combine_groups(groups)
-    names = [n for n, _ in groups]
-    if model is None:
-        try:
-            model = fit_rater_model(ratings)
-        except MethodError as exc:
-            return dict(fitted=False, reason=str(exc).splitlines()[0], rows=[], notes=[])
-    G = len(groups)
-    use = model.usable.copy()
-    cell = ratings.rater * G + gi
-    ncell = ratings.n_raters * G
-    x = ratings.score.astype(np.float64)
-    E0, W0, _ = model.moments()
-    use &= np.isfinite(E0) & (W0 > 1e-12)
-    cnt = np.bincount(cell[use], minlength=ncell)
-    obs = np.bincount(cell[use], weights=x[use], minlength=ncell)
-    exp0 = np.bincount(cell[use], weights=E0[use], minlength=ncell)
-    # the lowest and highest sum the cell's raters could give: there the bias is infinite
-    lo_j = np.argmax(np.isfinite(model.tau), axis=1) if hasattr(model, "tau") else np.zeros(ratings.n_raters, int)
-    K = ratings.max_score + 1
-    hi_j = (K - 1 - np.argmax(np.isfinite(model.tau)[:, ::-1], axis=1)) if hasattr(model, "tau") else \
-        np.full(ratings.n_raters, K - 1)
-    smin = np.bincount(cell[use], weights=lo_j[ratings.rater][use], minlength=ncell)
-    smax = np.bincount(cell[use], weights=hi_j[ratings.rater][use], minlength=ncell)
-    extreme = (obs <= smin) | (obs >= smax)
-    b = np.zeros(ncell)
-    for _ in range(max_iter):
-        E, W, _ = model.moments(shift=b[cell])
-        f = np.bincount(cell[use], weights=(x - E)[use], minlength=ncell)
-        info = np.bincount(cell[use], weights=W[use], minlength=ncell)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = np.where((cnt > 0) & ~extreme & (info > 0), f / info, 0.0)
-        step = np.clip(step, -1.0, 1.0)
-        b -= step        # f(b) = sum (x - E(theta - b)) rises with b at rate sum W
-        if np.max(np.abs(step), initial=0.0) < 1e-8:
-            break
-    E, W, _ = model.moments(shift=b[cell])
-    info = np.bincount(cell[use], weights=W[use], minlength=ncell)
-    rows = []
-    for c in np.flatnonzero(cnt > 0):
-        j, g = divmod(int(c), G)
-        n = int(cnt[c])
-        if extreme[c]:
-            bias = se = t = p = math.nan
-        else:
-            bias, se = float(b[c]), 1.0 / math.sqrt(info[c])
-            t = bias / se
-            p = float(2 * stats.t.sf(abs(t), n - 1)) if n > 1 else math.nan
-        rows.append(dict(rater=ratings.rater_ids[j], group=names[g], count=n, observed_average=float(obs[c] / n),
-                         expected_average=float(exp0[c] / n), bias=bias, se=se, t=t, df=n - 1, p=p))
+    ``groups``: [(name, Ratings)].  Returns a dict: ``rows`` (rater, group, count, observed
+    average (+ ``scale_low``), severity in the group, bias, S.E., t, df, p, Holm p) of raters who
+    scored in two or more groups fitted, ``notes``, ``significant``.
+    """
     from .diagnostics import holm
 
-    ph = holm([r["p"] for r in rows])
-    for r, v in zip(rows, ph):
+    names = [n for n, _ in groups]
+    sev, var, cnt, obs, failed = {}, {}, {}, {}, []
+    for k, (name, r) in enumerate(groups):
+        model = models[k] if models is not None else None
+        if model is None:
+            try:
+                model = fit_rater_model(r)
+            except MethodError as exc:
+                failed.append(f"{name} ({str(exc).splitlines()[0]})")
+                continue
+        n = r.ratings_per_rater()
+        tot = np.bincount(r.rater, weights=r.score, minlength=r.n_raters)
+        for j in np.flatnonzero((n > 0) & np.isfinite(model.severity) & np.isfinite(model.severity_se)):
+            key = (r.rater_ids[j], k)
+            sev[key], var[key] = float(model.severity[j]), float(model.severity_se[j]) ** 2
+            cnt[key], obs[key] = int(n[j]), float(tot[j] / n[j]) + scale_low
+    by_rater = {}
+    for (rid, k) in sev:
+        by_rater.setdefault(rid, []).append(k)
+    rows = []
+    for rid, ks in by_rater.items():
+        if len(ks) < 2:
+            continue
+        m = np.mean([sev[(rid, k)] for k in ks])
+        G = len(ks)
+        for k in ks:
+            v = (1 - 1 / G) ** 2 * var[(rid, k)] + sum(var[(rid, o)] for o in ks if o != k) / G ** 2
+            b, se, n = sev[(rid, k)] - m, math.sqrt(v), cnt[(rid, k)]
+            t = b / se
+            rows.append(dict(rater=rid, group=names[k], count=n, observed_average=obs[(rid, k)],
+                             severity=sev[(rid, k)], bias=b, se=se, t=t, df=n - 1,
+                             p=float(2 * stats.t.sf(abs(t), n - 1)) if n > 1 else math.nan))
+    order = {n: i for i, n in enumerate(names)}
+    rows.sort(key=lambda r: (str(r["rater"]), order[r["group"]]))
+    for r, v in zip(rows, holm([r["p"] for r in rows])):
         r["p_holm"] = float(v)
     notes = []
-    ext = int(sum(1 for r in rows if not math.isfinite(r["bias"])))
-    if ext:
-        notes.append(f"{ext} cell(s) at an extreme score: bias infinite, not estimated")
-    sig = [r for r in rows if math.isfinite(r["p_holm"]) and r["p_holm"] < alpha]
-    return dict(fitted=True, model=model.name, group_column=group_label, rows=rows, significant=len(sig),
-                alpha=alpha, notes=notes)
+    if failed:
+        notes.append(f"the rater model could not be fitted in {group_label} " + "; ".join(failed))
+    single = sorted(str(rid) for rid, ks in by_rater.items() if len(ks) < 2)
+    if single:
+        notes.append(f"rater(s) measured in one {group_label} only (no interaction to estimate): {', '.join(single)}")
+    if not rows:
+        return dict(fitted=False, group_column=group_label, reason=f"no rater was measured in two or more "
+                    f"{group_label}s", rows=[], notes=notes)
+    sig = sum(1 for r in rows if math.isfinite(r["p_holm"]) and r["p_holm"] < alpha)
+    return dict(fitted=True, model="each group by " + (models[0].name if models else
+                                                        "the rating scale model by conditional ML (CML)"),
+                group_column=group_label, rows=rows, significant=sig, alpha=alpha, notes=notes)
 
 
-def format_bias(bias: dict, scale_low: int = 0) -> list:
-    """Text lines of :func:`rater_group_bias`'s result (averages shifted by ``scale_low``)."""
+def format_bias(bias: dict) -> list:
+    """Text lines of :func:`rater_group_bias`'s result."""
     from .diagnostics import _f, _p, _table
 
     lab = bias.get("group_column", "group")
     if not bias.get("fitted"):
-        return [f"Rater x {lab} bias: not available ({bias.get('reason', '')})"]
-    L = [f"Rater x {lab} bias/interaction (all groups fitted together, {bias['model']}; "
-         "bias in logits, + = more severe in that group; p Holm-adjusted over cells):"]
-    rows = [[str(r["rater"]), str(r["group"]), str(r["count"]), _f(r["observed_average"] + scale_low, 2),
-             _f(r["expected_average"] + scale_low, 2), _f(r["bias"], 2), _f(r["se"], 2), _f(r["t"], 2),
-             str(r["df"]), _p(r["p"]), _p(r["p_holm"]) + (" *" if math.isfinite(r["p_holm"]) and
-                                                          r["p_holm"] < bias["alpha"] else "")]
+        return [f"Rater x {lab} bias: not available ({bias.get('reason', '')})"] + [f"  {n}" for n in bias["notes"]]
+    L = [f"Rater x {lab} bias/interaction ({bias['model']}; severity relative to the {lab}'s raters; bias = "
+         f"severity in the {lab} minus the rater's mean over {lab}s, logits, + = more severe there; "
+         "p Holm-adjusted over cells):"]
+    rows = [[str(r["rater"]), str(r["group"]), str(r["count"]), _f(r["observed_average"], 2), _f(r["severity"], 2),
+             _f(r["bias"], 2), _f(r["se"], 2), _f(r["t"], 2), str(r["df"]), _p(r["p"]),
+             _p(r["p_holm"]) + (" *" if math.isfinite(r["p_holm"]) and r["p_holm"] < bias["alpha"] else "")]
             for r in bias["rows"]]
-    L += _table(["rater", lab, "count", "obs avg", "exp avg", "bias", "S.E.", "t", "df", "p", "Holm p"], rows)
+    L += _table(["rater", lab, "count", "obs avg", "severity", "bias", "S.E.", "t", "df", "p", "Holm p"], rows)
     L.append(f"  {bias['significant']} of {len(bias['rows'])} cells significant at {bias['alpha']:g} after Holm")
     L += [f"  {n}" for n in bias["notes"]]
     return L
