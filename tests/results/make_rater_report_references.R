@@ -12,15 +12,7 @@
 # on incomplete data in which every paper has two raters).
 
 suppressPackageStartupMessages(library(psychotools))
-patch_mapply <- function(f) {
-  txt <- deparse(f, width.cutoff = 500L)
-  txt <- gsub("mapply(split, ", "mapply(split, SIMPLIFY = FALSE, ", txt, fixed = TRUE)
-  txt <- gsub("rep(1:x, y), m_i, oj_max_i)", "rep(1:x, y), m_i, oj_max_i, SIMPLIFY = FALSE)", txt, fixed = TRUE)
-  txt <- gsub("rep.int(1:x, y), m_i, oj_i)", "rep.int(1:x, y), m_i, oj_i, SIMPLIFY = FALSE)", txt, fixed = TRUE)
-  g <- eval(parse(text = txt))
-  environment(g) <- environment(f)
-  g
-}
+source("tests/results/psychotools_patch.R")  # patch_mapply: psychotools 0.7-2 SIMPLIFY bug (see there)
 rsmodel_patched <- patch_mapply(rsmodel)
 d <- read.csv("tests/results/cml_500x2_0-9.csv")
 y <- matrix(NA_integer_, max(d$paper), 9L, dimnames = list(NULL, paste0("R", 1:9)))
