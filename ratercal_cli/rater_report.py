@@ -232,8 +232,8 @@ def format_rater_report(d: dict) -> list:
     from .diagnostics import _f, _p, _table
 
     if not d["fitted"]:
-        return [f"Rater measurement report: not available ({d['reason']}); the marginal ML model "
-                "will fill this where CML cannot be fitted", ""]
+        return [f"Rater measurement report: not available: the rating scale model cannot be fitted by "
+                f"conditional ML ({d['reason']})", ""]
     L = [f"Rater measurement report ({d['model']}; logits, + = more severe):"]
     rows = [[str(r["rater"]), str(r["count"]), str(r["total"]), _f(r["observed_average"], 2),
              _f(r["fair_average"], 2), _f(r["measure"], 2), _f(r["se"], 2), _f(r["infit"], 2),
