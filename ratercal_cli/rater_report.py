@@ -78,9 +78,10 @@ class TauModel(RaterModel):
     ``P(x | theta) = exp(x theta - tau[j, x]) / sum_h exp(h theta - tau[j, h])``."""
 
     def __init__(self, ratings: Ratings, tau, severity, severity_se, measure, measure_se, measured,
-                 usable, fair, name="rater model", thresholds=None, notes=()):
+                 usable, fair, name="rater model", thresholds=None, notes=(), moments=None):
         self.ratings = ratings
         self.tau = np.asarray(tau, dtype=np.float64)
+        self._moments = moments   # a model's own per-rating (E, W, C), when tau alone does not give them
         self.severity = np.asarray(severity, dtype=np.float64)
         self.severity_se = np.asarray(severity_se, dtype=np.float64)
         self.measure = np.asarray(measure, dtype=np.float64)
@@ -95,6 +96,8 @@ class TauModel(RaterModel):
     def moments(self):
         from .methods.quality import category_probabilities, moments
 
+        if self._moments is not None:
+            return self._moments(self.ratings)
         r = self.ratings
         m, w, _, c = moments(category_probabilities(self.measure[r.paper], self.tau[r.rater]))
         return m, w, c
@@ -159,9 +162,15 @@ def fit_rater_model(ratings: Ratings) -> TauModel:
 
 
 def from_estimator(est, ratings: Ratings) -> RaterModel:
-    """Wrap a fitted estimator: its own ``rater_model(ratings)`` if it has one, else its
-    ``severity_`` (``severity_se_`` or ``se_``), ``tau_``, ``quality_``/``quality_se_`` and
-    ``fair_scores`` (the many-facet / marginal ML model's attributes)."""
+    """Wrap a fitted estimator (the many-facet / marginal ML model) for the report.
+
+    Uses its own ``rater_model(ratings)`` if it has one.  Else it needs ``severity_`` (logits,
+    + = more severe), ``severity_se_`` (or ``se_``), ``quality_``/``quality_se_`` (paper measures),
+    ``fair_scores(theta)`` (fair average), ``tau_`` (J, M+1) per-rater cumulative category
+    parameters on the papers' scale (severity included), and optionally
+    ``rating_moments(ratings) -> (E, W, C)`` (expected score, variance and fourth central moment of
+    each rating, used instead of ``tau_``'s when the model has further facets), ``extreme_``
+    (papers at an extreme score), ``thresholds_`` and ``notes_``."""
     if hasattr(est, "rater_model"):
         return est.rater_model(ratings)
     from .methods.quality import estimate_quality
@@ -169,13 +178,15 @@ def from_estimator(est, ratings: Ratings) -> RaterModel:
     se = getattr(est, "severity_se_", None)
     if se is None:
         se = est.se_
-    _, _, extreme = estimate_quality(ratings.paper, ratings.rater, ratings.score, ratings.n_papers, est.tau_)
-    measured = (extreme == 0) & (ratings.ratings_per_paper() > 0)
+    extreme = getattr(est, "extreme_", None)
+    if extreme is None:
+        _, _, extreme = estimate_quality(ratings.paper, ratings.rater, ratings.score, ratings.n_papers, est.tau_)
+    measured = (np.asarray(extreme) == 0) & (ratings.ratings_per_paper() > 0)
     has = np.isfinite(est.tau_).any(axis=1)
     return TauModel(ratings, est.tau_, est.severity_, se, est.quality_, est.quality_se_, measured,
                     measured[ratings.paper] & has[ratings.rater], est.fair_scores,
                     name=getattr(est, "code", type(est).__name__), thresholds=getattr(est, "thresholds_", None),
-                    notes=getattr(est, "notes_", ()))
+                    notes=getattr(est, "notes_", ()), moments=getattr(est, "rating_moments", None))
 
 
 # -- summaries -------------------------------------------------------------------------
@@ -414,9 +425,19 @@ def wright_map(path, report: RaterReport, measures, title=""):
         axs[0].invert_xaxis()
         axs[0].set_xlabel("papers")
         axs[0].set_ylabel("logits (papers: + = better; raters: + = more severe)")
-        for k, (name, s) in enumerate(sorted(sev, key=lambda v: v[1])):
-            axs[1].plot([0.05], [s], marker="o", color="#d62728", ms=4)
-            axs[1].annotate(name, (0.05, s), xytext=(6 + 28 * (k % 2), -3), textcoords="offset points", fontsize=8)
+        # raters closer than a label's height share one label, so none overprint
+        gap = 0.03 * (hi - lo)
+        clusters = []
+        for name, s in sorted(sev, key=lambda v: v[1]):
+            if clusters and s - clusters[-1][-1][1] < gap:
+                clusters[-1].append((name, s))
+            else:
+                clusters.append([(name, s)])
+        for c in clusters:
+            ys = [s for _, s in c]
+            axs[1].plot([0.05] * len(c), ys, "o", color="#d62728", ms=4)
+            axs[1].annotate(", ".join(n for n, _ in c), (0.05, float(np.mean(ys))), xytext=(6, -3),
+                            textcoords="offset points", fontsize=8)
         axs[1].set_xlim(0, 1)
         axs[1].set_xticks([])
         axs[1].set_xlabel("raters")

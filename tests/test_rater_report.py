@@ -117,6 +117,19 @@ def test_from_estimator_takes_a_many_facet_model(data500):
         assert rb["measure"] == ra["measure"] and rb["se"] == ra["se"]
         assert rb["infit"] == pytest.approx(ra["infit"], rel=1e-12)
     assert b.rater_separation == a.rater_separation
+    assert b.papers["measured"] == a.papers["measured"]   # extremes found from tau_ as CML's
+
+    # a model's own per-rating moments replace tau_'s (e.g. with a further facet): doubling every
+    # variance and fourth moment halves infit and leaves the severities alone
+    class WithMoments(Fitted):
+        @staticmethod
+        def rating_moments(r):
+            E, W, C = cml.moments()
+            return E, 2 * W, 4 * C
+
+    c = rater_report(data500, from_estimator(WithMoments(), data500))
+    for ra, rc in zip(a.raters, c.raters):
+        assert rc["infit"] == pytest.approx(ra["infit"] / 2) and rc["measure"] == ra["measure"]
 
 
 def test_not_fitted_says_why():
