@@ -270,19 +270,9 @@ class CheckReport:
     study: dict = field(default_factory=dict)          # study_rule.study_recommendation()
 
     def to_dict(self) -> dict:
-        def clean(x):
-            if isinstance(x, float):
-                return x if math.isfinite(x) else None
-            if isinstance(x, (np.floating, np.integer)):
-                return clean(x.item())
-            if isinstance(x, dict):
-                return {str(k): clean(v) for k, v in x.items()}
-            if isinstance(x, (list, tuple)):
-                return [clean(v) for v in x]
-            return x
         d = asdict(self)
         d["linked"] = len(self.components) <= 1
-        return clean(d)
+        return json_clean(d)
 
     def format_text(self, title="", group_label=None) -> str:
         """The tables a person reads at a glance; ``group_label`` defaults to ``[group]``."""
@@ -347,6 +337,19 @@ class CheckReport:
             L += self.study["lines"]
         L += [f"note: {n}" for n in self.notes]
         return "\n".join(L)
+
+
+def json_clean(x):
+    """For JSON: nan/inf -> None, numpy scalars -> Python numbers, recursively."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, (np.floating, np.integer)):
+        return json_clean(x.item())
+    if isinstance(x, dict):
+        return {str(k): json_clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_clean(v) for v in x]
+    return x
 
 
 def _f(x, nd):

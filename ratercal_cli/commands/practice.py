@@ -154,7 +154,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
     The recommendation (fewer than 8 papers per rater or non-random assignment: NO; 8-20:
     TMN; over 20: TLI) and the corrected study's best method for this design, with its RMSE.
     """
-    from ..diagnostics import check_ratings
+    from ..diagnostics import check_ratings, json_clean
 
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json)
@@ -183,7 +183,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
         click.echo(json.dumps({"file": str(ratings_file), "scale": str(table.scale),
                                "group_column": group_col, "warnings": table.warnings,
                                "groups": [r.to_dict() for r in reports],
-                               "bias": _clean_json(bias), "png": [str(p) for p in maps]}, indent=2))
+                               "bias": json_clean(bias), "png": [str(p) for p in maps]}, indent=2))
         return
     for k, (g, rep) in enumerate(zip(table.groups, reports)):
         if k:
@@ -205,21 +205,6 @@ def _group_png(png, name, group_col):
         return png
     safe = re.sub(r"[^A-Za-z0-9.+-]+", "_", str(name))
     return png.with_name(f"{png.stem}_{safe}{png.suffix or '.png'}")
-
-
-def _clean_json(x):
-    """nan/inf -> None, numpy scalars -> Python, recursively (what CheckReport.to_dict does)."""
-    import math
-
-    if isinstance(x, (np.floating, np.integer)):
-        x = x.item()
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {str(k): _clean_json(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean_json(v) for v in x]
-    return x
 
 
 # -- adjust --------------------------------------------------------------------------
