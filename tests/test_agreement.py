@@ -102,3 +102,16 @@ def test_icc_of_identical_ratings_is_one_and_needs_two_papers():
     assert got.icc1 == pytest.approx((4.5 - 1 / 3) / (4.5 + 1 / 3))
     assert got.icc1k == pytest.approx((4.5 - 1 / 3) / 4.5)
     assert math.isnan(icc_oneway(noisy.subset(noisy.paper == 0)).icc1)
+
+
+def test_text_shows_the_weakest_pairs_when_there_are_many():
+    from ratercal_cli.agreement import format_agreement
+
+    got = agreement(_ratings("cml_500x2_0-9")).to_dict()     # 36 rater pairs
+    full = format_agreement(got)
+    assert sum(1 for line in full if line[:1].isdigit()) == 36
+    short = format_agreement(got, max_pairs=5)
+    rows = [line.split() for line in short if line[:1].isdigit()]
+    assert len(rows) == 5 and "every pair in --json" in short[4]
+    worst = sorted((p for p in got["pairs"] if p["papers"] >= 10), key=lambda p: (p["exact"], p["papers"]))[:5]
+    assert [(int(r[0]), int(r[1])) for r in rows] == [(p["rater_a"], p["rater_b"]) for p in worst]
