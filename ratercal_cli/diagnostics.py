@@ -26,6 +26,8 @@ import numpy as np
 from scipy import stats
 
 from .errors import MethodError
+from .multiplicity import holm
+from .text import json_clean, num, pvalue, text_table
 from .fit_stats import fit_rows
 from .methods.cml import ConditionalPCM
 from .network import rater_components as rater_labels
@@ -58,20 +60,6 @@ def rater_summary(ratings: Ratings):
         var = (sq - n * mean * mean) / (n - 1)
     sd = np.sqrt(np.where(n > 1, np.maximum(var, 0.0), np.nan))
     return n, mean, sd
-
-
-def holm(p) -> np.ndarray:
-    """Holm's step-down adjusted p-values (NaNs kept, not counted)."""
-    p = np.asarray(p, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    m = ok.size
-    if m == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out[order] = np.minimum(adj, 1.0)
-    return out
 
 
 def _groups(ratings: Ratings, min_size=1):
@@ -268,21 +256,14 @@ class CheckReport:
     notes: list = field(default_factory=list)
     rasch_fit: list = field(default_factory=list)   # per rater: infit/outfit mean squares (CML PCM)
     rasch_notes: list = field(default_factory=list)
+    rater_report: dict = field(default_factory=dict)   # rater_report.RaterReport.to_dict()
+    agreement: dict = field(default_factory=dict)      # agreement.Agreement.to_dict()
+    study: dict = field(default_factory=dict)          # study_rule.study_recommendation()
 
     def to_dict(self) -> dict:
-        def clean(x):
-            if isinstance(x, float):
-                return x if math.isfinite(x) else None
-            if isinstance(x, (np.floating, np.integer)):
-                return clean(x.item())
-            if isinstance(x, dict):
-                return {str(k): clean(v) for k, v in x.items()}
-            if isinstance(x, (list, tuple)):
-                return [clean(v) for v in x]
-            return x
         d = asdict(self)
         d["linked"] = len(self.components) <= 1
-        return clean(d)
+        return json_clean(d)
 
     def format_text(self, title="", group_label=None) -> str:
         """The tables a person reads at a glance; ``group_label`` defaults to ``[group]``."""
@@ -304,23 +285,33 @@ class CheckReport:
                + ["chi2 p*", "KS D", "KS p*"])
         rows = []
         for r in self.raters:
-            rows.append([str(r["rater"]), str(r["papers"]), _f(r["mean"], 2), _f(r["sd"], 2)]
+            rows.append([str(r["rater"]), str(r["papers"]), num(r["mean"], 2), num(r["sd"], 2)]
                         + [str(c) for c in r["counts"]]
-                        + [_p(r["chi2_p_holm"]), _f(r["ks_d"], 3), _p(r["ks_p_holm"])])
-        L += _table(hdr, rows)
+                        + [pvalue(r["chi2_p_holm"]), num(r["ks_d"], 3), pvalue(r["ks_p_holm"])])
+        L += text_table(hdr, rows)
         L.append("  * Holm-adjusted over raters; each rater against the pooled others")
         L.append("")
-        trows = [[t.test, _f(t.statistic, 3), ", ".join(str(d) for d in t.df) or "-", _p(t.p_value),
+        trows = [[t.test, num(t.statistic, 3), ", ".join(str(d) for d in t.df) or "-", pvalue(t.p_value),
                   ("*" if t.significant(self.alpha) else "") + (f" {t.note}" if t.note else "")]
                  for t in self.tests]
-        L += _table(["test", "statistic", "df", "p", ""], trows)
+        L += text_table(["test", "statistic", "df", "p", ""], trows)
         L.append("")
-        if self.rasch_fit:
+        if self.rater_report:
+            from .rater_report import format_rater_report
+
+            L += format_rater_report(self.rater_report)
+        if self.agreement:
+            from .agreement import format_agreement
+
+            L += format_agreement(self.agreement)
+        if self.rater_report.get("fitted"):
+            pass   # the rater report's infit/outfit replace the PCM table (still in --json: rasch_fit)
+        elif self.rasch_fit:
             L.append("Rasch fit per rater (PCM by conditional ML, Warm qualities): mean squares and z;")
             L.append("  relative = the rater's mean square over the raters' median (flag: > 1.5 noisy, < 0.67 muted)")
-            frows = [[str(r["rater"]), str(r["n"]), _f(r["infit"], 2), _f(r["infit_z"], 1), _f(r["outfit"], 2),
-                      _f(r["outfit_z"], 1), _f(r["relative"], 2), r["flag"]] for r in self.rasch_fit]
-            L += _table(["rater", "n", "infit", "z", "outfit", "z", "relative", ""], frows)
+            frows = [[str(r["rater"]), str(r["n"]), num(r["infit"], 2), num(r["infit_z"], 1), num(r["outfit"], 2),
+                      num(r["outfit_z"], 1), num(r["relative"], 2), r["flag"]] for r in self.rasch_fit]
+            L += text_table(["rater", "n", "infit", "z", "outfit", "z", "relative", ""], frows)
             L += [f"  {n}" for n in self.rasch_notes]
             L.append("")
         elif self.rasch_notes:
@@ -333,25 +324,10 @@ class CheckReport:
         L.append(f"papers per rater: fewest {self.min_papers}; assignment of papers to raters: "
                  f"{self.assignment}{' (assumed; say --assignment nonrandom if not)' if self.assignment == 'random' else ''}")
         L.append(f"RECOMMENDATION: {self.recommendation} -- {self.reason}")
+        if self.study.get("lines"):
+            L += self.study["lines"]
         L += [f"note: {n}" for n in self.notes]
         return "\n".join(L)
-
-
-def _f(x, nd):
-    return "-" if x is None or not np.isfinite(x) else f"{x:.{nd}f}"
-
-
-def _p(p):
-    if p is None or not np.isfinite(p):
-        return "-"
-    return "<.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _table(header, rows):
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)] if rows else [len(h) for h in header]
-    fmt = lambda r: "  ".join(str(x).rjust(w) if i else str(x).ljust(w)  # noqa: E731
-                              for i, (x, w) in enumerate(zip(r, widths))).rstrip()
-    return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
 
 
 def rasch_fit(ratings: Ratings):
@@ -419,7 +395,19 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
         notes.append("the F, chi-square and KS tests treat ratings as independent; with several "
                      "raters per paper they are approximate")
     fit_rows_, fit_notes = rasch_fit(ratings)
-    return CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes,
+    from .agreement import agreement
+    from .rater_report import report_and_model
+
+    from .study_rule import study_recommendation
+
+    rr, model = report_and_model(ratings, scale_low=scale_low)
+    # raters differ: a test above, or the rater model's fixed (all same) chi-square
+    differ = warranted or bool(rr.fitted and np.isfinite(rr.rater_separation["chi2_p"])
+                               and rr.rater_separation["chi2_p"] < alpha)
+    study = study_recommendation(ratings, rr.fitted, differ, rr.reason) if not (
+        all_scored_all or assignment == "nonrandom") else {}
+    report = CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes, rater_report=rr.to_dict(),
+                       agreement=agreement(ratings).to_dict(), study=study,
                        group=group, scale_low=scale_low, scale_high=scale_low + ratings.max_score,
                        n_ratings=ratings.n_ratings, n_papers=int(used_papers.sum()),
                        ratings_per_paper=ratings_per_paper, raters=raters, tests=tests,
@@ -427,3 +415,5 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                        min_papers=min_papers, assignment=assignment, alpha=alpha,
                        warranted=warranted, warranted_by=warranted_by, recommendation=rec,
                        reason=reason, notes=notes)
+    report.rater_model = model   # not a field: kept for the bias analysis and the Wright map, not printed
+    return report

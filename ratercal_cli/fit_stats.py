@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RaterFit", "rater_fit", "fit_rows"]
+__all__ = ["RaterFit", "rater_fit", "fit_from_moments", "fit_rows"]
 
 
 @dataclass(frozen=True)
@@ -54,13 +54,22 @@ def rater_fit(probabilities, score, rater, n_raters, mask=None) -> RaterFit:
     Ratings with zero model variance (W = 0) are skipped.
     """
     p = np.asarray(probabilities, dtype=np.float64)
-    score = np.asarray(score, dtype=np.float64)
-    rater = np.asarray(rater, dtype=np.int64)
     x = np.arange(p.shape[-1], dtype=np.float64)
     E = p @ x
     d = x[None, :] - E[:, None]
     W = np.sum(p * d * d, axis=1)
     C = np.sum(p * d ** 4, axis=1)
+    return fit_from_moments(score, E, W, C, rater, n_raters, mask)
+
+
+def fit_from_moments(score, E, W, C, rater, n_raters, mask=None) -> RaterFit:
+    """Infit/outfit per rater (or per any element: ``rater`` is its index) from each rating's
+    model expectation ``E``, variance ``W`` and fourth central moment ``C`` (the module's
+    formulas); what :func:`rater_fit` computes after taking the moments of the probabilities,
+    and what a model that gives moments directly (``rater_report.RaterModel``) uses."""
+    score = np.asarray(score, dtype=np.float64)
+    rater = np.asarray(rater, dtype=np.int64)
+    E, W, C = (np.asarray(a, dtype=np.float64) for a in (E, W, C))
     use = W > 1e-12
     if mask is not None:
         use &= np.asarray(mask, dtype=bool)

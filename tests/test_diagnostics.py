@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ratercal_cli.diagnostics import (anova_means, check_ratings, chi_square_raters, holm,
+from ratercal_cli.diagnostics import (anova_means, check_ratings, chi_square_raters,
                                       per_rater_tests, rater_components, rater_summary,
                                       recommend, score_table, variance_tests)
+from ratercal_cli.multiplicity import holm
 from ratercal_cli.ratings import Ratings
 
 # three raters, scale 0..4; rater 0: 1 2 2 3, rater 1: 3 4 4 4 3, rater 2: 0 1 2

@@ -328,3 +328,54 @@ def test_adjust_run_dir_refuses_file_options(tmp_path, monkeypatch, option):
     # the options a run folder does take still reach it
     res = run("adjust", tmp_path, "-m", "MN", "--variant", "faithful", "-q")
     assert res.exit_code == 0 and calls == [((tmp_path,), {"methods": ["MN"], "variants": ("faithful",), "quiet": True})]
+
+
+# -- the rater report, agreement and the corrected study's advice in check ----------------
+def test_check_examples_rater_report_agreement_and_study(tmp_path):
+    """The issue's done-when: ``check examples/ratings.csv --scale 0-5 --group-col grade``."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    path = root / "examples" / "ratings.csv"
+    res = run("check", path, "--scale", "0-5", "--group-col", "grade", "-q", "--png", tmp_path / "map.png")
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert out.count("Rater measurement report (rating scale model") == 3
+    assert out.count("Agreement (") == 3 and "Krippendorff's alpha" in out and "ICC(1)" in out
+    assert out.count("CORRECTED STUDY supports TLI") == 3 and "2+: TLI 0.6675 +- 0.0006 (rank 1)" in out
+    assert "Rater x grade bias/interaction" in out and "of 30 cells significant" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["map_11.png", "map_5.png", "map_8.png"]
+    data = json.loads(run("check", path, "--scale", "0-5", "--group-col", "grade", "--json").stdout)
+    g11 = data["groups"][2]
+    assert g11["group"] == "11"
+    # grade 11 is tests/results/agreement_grade11_0-5.csv: the R (psych) numbers
+    with open(root / "tests" / "results" / "r_agreement.csv", newline="") as fh:
+        ref = {r["statistic"]: float(r["value"]) for r in csv.DictReader(fh)
+               if r["dataset"] == "agreement_grade11_0-5" and not r["rater_a"]}
+    ov = g11["agreement"]["overall"]
+    assert ov["kappa_w"] == pytest.approx(ref["kappa_w"], abs=1e-9)
+    assert ov["alpha_ordinal"] == pytest.approx(ref["alpha_ordinal"], abs=1e-9)
+    assert ov["icc"]["icc1"] == pytest.approx(ref["icc1"], abs=1e-9)
+    rr = g11["rater_report"]
+    assert rr["fitted"] and len(rr["raters"]) == 10
+    assert abs(sum(r["measure"] for r in rr["raters"])) < 1e-9      # centred severities
+    assert sum(r["count"] for r in rr["raters"]) == g11["n_ratings"] == 248
+    assert 0 < rr["rater_separation"]["reliability"] < 1
+    assert g11["study"]["method"] == "TLI" and g11["study"]["levels"]["raters"]["method"]["rmse"] == 0.667467
+    bias = data["bias"]
+    assert bias["fitted"] and len(bias["rows"]) == 30
+    # bias = severity in the grade minus the rater's mean over grades: sums to 0 per rater
+    for rid in {r["rater"] for r in bias["rows"]}:
+        assert abs(sum(r["bias"] for r in bias["rows"] if r["rater"] == rid)) < 1e-9
+    sev11 = {r["rater"]: r["measure"] for r in rr["raters"]}
+    assert all(r["severity"] == sev11[r["rater"]] for r in bias["rows"] if r["group"] == "11")
+
+
+def test_check_one_rater_per_paper_says_the_model_cannot_be_fitted(tmp_path):
+    p = tmp_path / "one.csv"
+    p.write_text("paper,rater,score\n" + "".join(f"P{i},R{i % 3},{i % 4}\n" for i in range(30)))
+    res = run("check", p, "--scale", "0-3", "-q")
+    assert res.exit_code == 0
+    assert "Rater measurement report: not available: the rating scale model cannot be fitted by conditional " \
+        "ML (needs two or more raters per paper)" in res.output
+    assert "Agreement: no paper has two ratings" in res.output

@@ -140,32 +140,78 @@ def _variant_option(default_help):
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level of the tests.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@click.option("--png", type=click.Path(path_type=Path), default=None,
+              help="Write the Wright map (papers' measures, raters' severities, thresholds) here "
+                   "(one file per group: NAME_GROUP.png).")
 @_one_line_errors
 def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy,
-          quiet, assignment, alpha, as_json):
-    """Is adjustment warranted?  Tests of rater differences and Denny's Chapter 5 rule.
+          quiet, assignment, alpha, as_json, png):
+    """Is adjustment warranted?  Tests of rater differences, the rater report, agreement, and
+    which adjustment Chapter 5's rule and the corrected study support.
 
     Per rater: papers, mean, SD, score counts, chi-square and Kolmogorov-Smirnov tests
     against the pooled other raters.  Overall: ANOVA F of the rater means, Levene /
     Brown-Forsythe / Bartlett tests of the spreads, chi-square of rater x score, whether
-    raters are linked through shared papers, and the recommendation (fewer than 8
-    papers per rater or non-random assignment: NO; 8-20: TMN; over 20: TLI).
+    raters are linked through shared papers.  The rater report (as Facets prints it, from the
+    rating scale model by conditional ML): severity and S.E., infit/outfit with ZSTD, observed
+    and fair averages, separation, strata and reliability of raters and papers, the fixed
+    (all same) chi-square; with --group-col, the rater x group bias.  Agreement per rater pair
+    and overall: exact and adjacent %, quadratic-weighted kappa, Krippendorff's alpha, ICC.
+    The recommendation (fewer than 8 papers per rater or non-random assignment: NO; 8-20:
+    TMN; over 20: TLI) and the corrected study's best method for this design, with its RMSE.
     """
     from ..diagnostics import check_ratings
+    from ..text import json_clean
 
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json)
     reports = [check_ratings(g.ratings, group=g.name, scale_low=table.scale.low,
                              assignment=assignment, alpha=alpha) for g in table.groups]
+    bias = None
+    if group_col is not None and len(table.groups) > 1:
+        from ..rater_report import rater_group_bias
+
+        bias = rater_group_bias([(g.name, g.ratings) for g in table.groups], group_col, alpha=alpha,
+                                scale_low=table.scale.low, models=[r.rater_model for r in reports])
+    maps = []
+    if png is not None:
+        from ..rater_report import RaterReport, wright_map
+
+        targets = [_group_png(png, g.name, group_col) for g in table.groups]
+        for g, rep, target in zip(table.groups, reports, targets):
+            model = rep.rater_model
+            if model is None:
+                continue
+            tag = _group_tag(table, g)
+            wright_map(target, RaterReport(**rep.rater_report), model.measure[model.measured],
+                       "Wright map" + (f", {tag}" if tag else ""))
+            maps.append(target)
     if as_json:
         click.echo(json.dumps({"file": str(ratings_file), "scale": str(table.scale),
                                "group_column": group_col, "warnings": table.warnings,
-                               "groups": [r.to_dict() for r in reports]}, indent=2))
+                               "groups": [r.to_dict() for r in reports],
+                               "bias": json_clean(bias), "png": [str(p) for p in maps]}, indent=2))
         return
     for k, (g, rep) in enumerate(zip(table.groups, reports)):
         if k:
             click.echo("\n" + "=" * 72 + "\n")
         click.echo(rep.format_text(str(ratings_file), _group_tag(table, g)))
+    if bias is not None:
+        from ..rater_report import format_bias
+
+        click.echo("\n" + "=" * 72 + "\n")
+        click.echo("\n".join(format_bias(bias)))
+    if not quiet:
+        for p in maps:
+            click.echo(f"wrote {p}")
+
+
+def _group_png(png, name, group_col):
+    """The PNG of one group: ``png`` itself without groups, else ``NAME_GROUP.png``."""
+    if name is None:
+        return png
+    safe = re.sub(r"[^A-Za-z0-9.+-]+", "_", str(name))
+    return png.with_name(f"{png.stem}_{safe}{png.suffix or '.png'}")
 
 
 # -- adjust --------------------------------------------------------------------------
@@ -281,8 +327,7 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
                  "mds": {"methods": cmp.methods, "coordinates": coords.tolist(),
                          "eigenvalues": eig.tolist()}, "warnings": notes}
         if png is not None:   # drawn only once every group has succeeded
-            safe = re.sub(r"[^A-Za-z0-9.+-]+", "_", str(g.name))
-            target = png if g.name is None else png.with_name(f"{png.stem}_{safe}{png.suffix or '.png'}")
+            target = _group_png(png, g.name, group_col)
             clash = next((name for t, (name, _) in maps.items() if str(t).lower() == str(target).lower()), None)
             if clash is not None:
                 raise InputError(f"groups {clash!r} and {g.name!r} would both be mapped to {target}; "

@@ -31,15 +31,7 @@
 
 suppressPackageStartupMessages(library(psychotools))
 
-patch_mapply <- function(f) {
-  txt <- deparse(f, width.cutoff = 500L)
-  txt <- gsub("mapply(split, ", "mapply(split, SIMPLIFY = FALSE, ", txt, fixed = TRUE)
-  txt <- gsub("rep(1:x, y), m_i, oj_max_i)", "rep(1:x, y), m_i, oj_max_i, SIMPLIFY = FALSE)", txt, fixed = TRUE)
-  txt <- gsub("rep.int(1:x, y), m_i, oj_i)", "rep.int(1:x, y), m_i, oj_i, SIMPLIFY = FALSE)", txt, fixed = TRUE)
-  g <- eval(parse(text = txt))
-  environment(g) <- environment(f)
-  g
-}
+source("tests/results/psychotools_patch.R")  # patch_mapply: psychotools 0.7-2 SIMPLIFY bug (see there)
 pcmodel_patched <- patch_mapply(pcmodel)
 rsmodel_patched <- patch_mapply(rsmodel)
 

@@ -1,0 +1,244 @@
+"""Inter-rater agreement: per rater pair and overall, for incomplete designs.
+
+Every statistic is computed from the pairs of ratings two raters gave the same paper (a paper
+with s ratings gives s(s-1)/2 pairs), gathered in one vectorised pass (no loop over raters or
+rater pairs; cost linear in the number of such pairs), so only pairs of raters that share papers
+appear.
+
+* exact / adjacent agreement: share of pairs with equal scores / scores at most one point apart;
+* quadratic-weighted kappa (Cohen 1968) of a rater pair from its K x K table ``O`` (n pairs):
+  ``kappa_w = 1 - sum w O / sum w E``, ``w[i, j] = (i - j)^2``, ``E = rowsum x colsum / n``
+  (R: ``psych::cohen.kappa`` of the pair's 0..M x 0..M table, its weighted kappa); overall, the same on the
+  symmetrised pooled table ``O + O'`` of all pairs (each pair counted in both orders);
+* Krippendorff's alpha, ordinal and interval (Krippendorff 2011), from the paper x score counts
+  by the ``krippendorff`` package; papers with one rating are not pairable and drop out;
+* one-way random ICC for papers scored by varying raters (Shrout & Fleiss 1979, ICC(1) and
+  ICC(1,k)), over papers with two or more ratings, unbalanced one-way ANOVA with
+  ``k0 = (N - sum n_i^2 / N) / (P - 1)`` (McGraw & Wong 1996): ``ICC(1) = (MSB - MSW) /
+  (MSB + (k0 - 1) MSW)``, ``ICC(1,k) = (MSB - MSW) / MSB`` (the reliability of the mean of k0
+  ratings), with the F-based 95% intervals.  With equal ratings per paper these are psych's
+  ``ICC1`` and ``ICC1k``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from .ratings import Ratings
+from .text import num, text_table
+
+__all__ = ["rating_pairs", "pair_tables", "weighted_kappa", "icc_oneway", "krippendorff_alpha",
+           "agreement"]
+
+
+def rating_pairs(ratings: Ratings):
+    """Every pair of ratings of the same paper: ``(rater_a, rater_b, score_a, score_b)`` with
+    ``rater_a < rater_b`` (int arrays), built per number of ratings per paper, vectorised."""
+    order = np.argsort(ratings.paper, kind="stable")
+    rater, score = ratings.rater[order], ratings.score[order]
+    per = ratings.ratings_per_paper()
+    per = per[per > 0]
+    start = np.r_[0, np.cumsum(per)[:-1]]
+    out_a, out_b, out_xa, out_xb = [], [], [], []
+    for s in np.unique(per):
+        if s < 2:
+            continue
+        st = start[per == s]
+        ia, ib = np.triu_indices(int(s), 1)
+        a = (st[:, None] + ia[None, :]).ravel()
+        b = (st[:, None] + ib[None, :]).ravel()
+        ra, rb, xa, xb = rater[a], rater[b], score[a], score[b]
+        swap = ra > rb
+        out_a.append(np.where(swap, rb, ra))
+        out_b.append(np.where(swap, ra, rb))
+        out_xa.append(np.where(swap, xb, xa))
+        out_xb.append(np.where(swap, xa, xb))
+    if not out_a:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, e, e
+    return tuple(np.concatenate(v) for v in (out_a, out_b, out_xa, out_xb))
+
+
+def pair_tables(ratings: Ratings):
+    """The K x K table of every rater pair that shares papers.
+
+    Returns ``(pairs, tables)``: ``pairs`` (Q, 2) rater indices (a < b), ``tables`` (Q, K, K)
+    counts, ``tables[q, x, y]`` papers rater a scored x and rater b scored y.
+    """
+    K = ratings.max_score + 1
+    J = ratings.n_raters
+    ra, rb, xa, xb = rating_pairs(ratings)
+    key, pid = np.unique(ra * J + rb, return_inverse=True)
+    pid = pid.ravel()
+    tables = np.bincount((pid * K + xa) * K + xb, minlength=key.size * K * K).reshape(key.size, K, K)
+    return np.column_stack([key // J, key % J]), tables
+
+
+def weighted_kappa(tables):
+    """Quadratic-weighted kappa of each table (..., K, K); nan where undefined (no expected
+    disagreement, e.g. a rater who gave one score only)."""
+    t = np.asarray(tables, dtype=np.float64)
+    K = t.shape[-1]
+    w = (np.arange(K)[:, None] - np.arange(K)[None, :]) ** 2.0
+    n = t.sum(axis=(-2, -1))
+    exp = t.sum(axis=-1)[..., :, None] * t.sum(axis=-2)[..., None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = (exp * w).sum(axis=(-2, -1)) / n
+        o = (t * w).sum(axis=(-2, -1))
+        return np.where(e > 0, 1.0 - o / e, np.nan)
+
+
+def _agree(tables):
+    t = np.asarray(tables, dtype=np.float64)
+    K = t.shape[-1]
+    d = np.abs(np.arange(K)[:, None] - np.arange(K)[None, :])
+    n = t.sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return n, (t * (d == 0)).sum(axis=(-2, -1)) / n, (t * (d <= 1)).sum(axis=(-2, -1)) / n
+
+
+def score_counts(ratings: Ratings):
+    """Paper x score counts (P, K) of the papers with two or more ratings (pairable units)."""
+    K = ratings.max_score + 1
+    counts = np.bincount(ratings.paper * K + ratings.score,
+                         minlength=ratings.n_papers * K).reshape(ratings.n_papers, K)
+    return counts[counts.sum(axis=1) >= 2]
+
+
+def krippendorff_alpha(ratings: Ratings, level: str = "ordinal") -> float:
+    """Krippendorff's alpha (``level``: ordinal, interval, nominal) by the ``krippendorff``
+    package, from the paper x score counts over the scale ``0..M``; nan when undefined."""
+    import krippendorff
+
+    counts = score_counts(ratings)
+    if counts.shape[0] == 0 or np.count_nonzero(counts.sum(axis=0)) < 2:
+        return math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = krippendorff.alpha(value_counts=counts, value_domain=np.arange(ratings.max_score + 1),
+                               level_of_measurement=level)
+    return float(a)
+
+
+@dataclass
+class ICC:
+    """One-way random ICC (see the module docstring); ``lo``/``hi``: 95% interval."""
+
+    icc1: float
+    icc1_lo: float
+    icc1_hi: float
+    icc1k: float
+    icc1k_lo: float
+    icc1k_hi: float
+    k0: float
+    F: float
+    df1: int
+    df2: int
+    p_value: float
+    n_papers: int
+
+
+def icc_oneway(ratings: Ratings, level: float = 0.95) -> ICC:
+    """ICC(1) and ICC(1,k) of papers with two or more ratings (raters may differ by paper)."""
+    nan = math.nan
+    per = ratings.ratings_per_paper()
+    use = per[ratings.paper] >= 2
+    paper, x = ratings.paper[use], ratings.score[use].astype(np.float64)
+    n_i = per[per >= 2].astype(np.float64)
+    P, N = n_i.size, float(n_i.sum())
+    if P < 2:
+        return ICC(nan, nan, nan, nan, nan, nan, nan, nan, 0, 0, nan, P)
+    means_all = np.bincount(paper, weights=x, minlength=ratings.n_papers) / np.maximum(per, 1)
+    means = means_all[per >= 2]
+    ssb = float(np.sum(n_i * (means - x.mean()) ** 2))
+    ssw = float(np.sum((x - means_all[paper]) ** 2))
+    df1, df2 = P - 1, int(N - P)
+    msb, msw = ssb / df1, ssw / df2
+    k0 = (N - float(np.sum(n_i ** 2)) / N) / df1
+    if msb <= 0:
+        return ICC(nan, nan, nan, nan, nan, nan, k0, nan, df1, df2, nan, P)
+    if msw <= 0:   # every paper's ratings agree exactly: ICC 1, no interval
+        return ICC(1.0, nan, nan, 1.0, nan, nan, k0, math.inf, df1, df2, 0.0, P)
+    F = msb / msw
+    a = (1 - level) / 2
+    FL = F / stats.f.ppf(1 - a, df1, df2)
+    FU = F * stats.f.ppf(1 - a, df2, df1)
+    return ICC(icc1=(msb - msw) / (msb + (k0 - 1) * msw),
+               icc1_lo=(FL - 1) / (FL + k0 - 1), icc1_hi=(FU - 1) / (FU + k0 - 1),
+               icc1k=(msb - msw) / msb, icc1k_lo=1 - 1 / FL, icc1k_hi=1 - 1 / FU,
+               k0=k0, F=F, df1=df1, df2=df2, p_value=float(stats.f.sf(F, df1, df2)), n_papers=P)
+
+
+@dataclass
+class Agreement:
+    """What ``ratercal check`` prints about agreement: ``pairs`` (dicts per rater pair that
+    shares papers) and ``overall`` (dict)."""
+
+    pairs: list = field(default_factory=list)
+    overall: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+    def to_dict(self):
+        return {"pairs": self.pairs, "overall": self.overall, "notes": self.notes}
+
+
+def agreement(ratings: Ratings, scale_low: int = 0) -> Agreement:
+    """Agreement per rater pair that shares papers, and overall (see the module docstring)."""
+    ids = ratings.rater_ids
+    pairs, tables = pair_tables(ratings)
+    n, exact, adjacent = _agree(tables)
+    kappa = weighted_kappa(tables)
+    rows = [dict(rater_a=ids[a], rater_b=ids[b], papers=int(m), exact=float(e), adjacent=float(d),
+                 kappa_w=float(k)) for (a, b), m, e, d, k in zip(pairs, n, exact, adjacent, kappa)]
+    out = Agreement(pairs=rows)
+    if not rows:
+        out.notes.append("no paper has two ratings: agreement cannot be computed")
+        return out
+    pooled = tables.sum(axis=0)
+    sym = pooled + pooled.T
+    N, ex, adj = _agree(pooled)
+    icc = icc_oneway(ratings)
+    out.overall = dict(rating_pairs=int(N), rater_pairs=len(rows), exact=float(ex), adjacent=float(adj),
+                       kappa_w=float(weighted_kappa(sym)),
+                       kappa_w_pair_median=float(np.nanmedian(kappa)) if np.isfinite(kappa).any() else math.nan,
+                       alpha_ordinal=krippendorff_alpha(ratings, "ordinal"),
+                       alpha_interval=krippendorff_alpha(ratings, "interval"),
+                       icc=icc.__dict__)
+    few = int((n < 10).sum())
+    if few:
+        out.notes.append(f"{few} of {len(rows)} rater pairs share fewer than 10 papers: their kappas are unstable")
+    return out
+
+
+def format_agreement(d: dict, max_pairs: int = 60) -> list:
+    """Text lines of an :meth:`Agreement.to_dict`: the overall figures, then the rater pairs (all
+    when at most ``max_pairs``, else the ``max_pairs`` with the lowest exact agreement among
+    pairs sharing 10+ papers; all are in ``--json``)."""
+
+    if not d["pairs"]:
+        return [f"Agreement: {'; '.join(d['notes'])}", ""]
+    o, icc = d["overall"], d["overall"]["icc"]
+    pct = lambda v: "-" if v is None or not np.isfinite(v) else f"{100 * v:.1f}%"  # noqa: E731
+    L = [f"Agreement ({o['rating_pairs']} pairs of ratings of the same paper, {o['rater_pairs']} rater pairs):",
+         f"  exact {pct(o['exact'])}, adjacent (within 1) {pct(o['adjacent'])}, quadratic-weighted kappa "
+         f"{num(o['kappa_w'], 3)} (median over rater pairs {num(o['kappa_w_pair_median'], 3)})",
+         f"  Krippendorff's alpha: ordinal {num(o['alpha_ordinal'], 3)}, interval {num(o['alpha_interval'], 3)}",
+         f"  ICC(1) one-way random, {icc['n_papers']} papers: {num(icc['icc1'], 3)} "
+         f"[{num(icc['icc1_lo'], 3)}, {num(icc['icc1_hi'], 3)}]; ICC(1,k), mean of k0 = {num(icc['k0'], 2)} ratings: "
+         f"{num(icc['icc1k'], 3)} [{num(icc['icc1k_lo'], 3)}, {num(icc['icc1k_hi'], 3)}]"]
+    pairs = d["pairs"]
+    shown = pairs
+    if len(pairs) > max_pairs:
+        big = [p for p in pairs if p["papers"] >= 10] or pairs
+        shown = sorted(big, key=lambda p: (p["exact"], p["papers"]))[:max_pairs]
+        L.append(f"  the {len(shown)} rater pairs (of {len(pairs)}) with the lowest exact agreement "
+                 "among those sharing 10+ papers; every pair in --json")
+    rows = [[str(p["rater_a"]), str(p["rater_b"]), str(p["papers"]), pct(p["exact"]), pct(p["adjacent"]),
+             num(p["kappa_w"], 2)] for p in shown]
+    L += text_table(["rater", "rater", "papers", "exact", "adjacent", "kappa_w"], rows)
+    L += [f"  {n}" for n in d["notes"]]
+    L.append("")
+    return L

@@ -1,0 +1,161 @@
+"""What the corrected Monte Carlo study supports for a ratings file's design.
+
+Chapter 5's rule (``diagnostics.recommend``) comes from one data set per cell.  The corrected
+study (``results/corrected/``: 1,000 replications of the 32 cells, scores from the PCM, true score
+its expected score) and its beyond-1990 run (200 replications, CML/RSM/WLS/... beside the ten)
+rank the methods by mean RMSE with Monte Carlo standard errors per facet level: raters per paper
+(1, 2, 2+, 3), papers (100 or 500, shared by 9 raters), scale (0-5 or 0-9).  The numbers ``check``
+cites are copied into ``ratercal_cli/data/corrected/facet_rmse.csv`` by :func:`extract` (``python
+-m ratercal_cli.study_rule results/corrected ratercal_cli/data/corrected/facet_rmse.csv``; a test
+checks that the copy agrees with the committed summaries), so ``check`` never reads ``results/``.
+
+A file's design is matched to the nearest level of each facet: raters per paper from the most
+common number of ratings per paper (``2+`` when that is 2 and some papers have a third);
+papers from the papers per rater (the study's 100 and 500 papers give ``papers x raters per
+paper / 9`` per rater), nearest on a log scale; scale 0-5 for up to 7 points, else 0-9.  The
+method supported is the best-ranked (lowest mean RMSE, corrected variant) at the design's
+raters-per-paper level -- the facet at whose levels the study's ranking changes (the PCM wins
+at three raters per paper, TLI elsewhere); its RMSE, MCSE and rank at the design's papers and
+scale levels are cited beside it.  Each facet level's RMSE is a mean over the other facets'
+cells, not a cell of its own (the per-cell replications are not committed).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["extract", "facet_table", "design_levels", "study_recommendation"]
+
+FIELDS = ["study", "replications", "method", "scope", "facet", "level", "sets", "failed", "rmse", "rmse_mcse",
+          "rank"]
+STUDY_RATERS = 9
+STUDY_PAPERS = (100, 500)
+#: the beyond-1990 run's model-based methods, cited beside the ranked ones
+MODEL_METHODS = ("CML", "RSM")
+
+
+def extract(results_dir) -> list:
+    """Rows of :data:`FIELDS` from ``RESULTS/summary.csv`` (study "corrected") and
+    ``RESULTS/beyond1990/summary.csv`` (study "beyond1990"): corrected variant, facets raters,
+    papers, scale and all."""
+    out = []
+    for study, path in (("corrected", Path(results_dir) / "summary.csv"),
+                        ("beyond1990", Path(results_dir) / "beyond1990" / "summary.csv")):
+        with open(path, newline="") as fh:
+            for r in csv.DictReader(fh):
+                if r["variant"] != "corrected" or r["facet"] not in ("raters", "papers", "scale", "all"):
+                    continue
+                out.append({"study": study, "replications": r["n"], "method": r["method"], "scope": r["scope"],
+                            "facet": r["facet"], "level": r["level"], "sets": r["sets"], "failed": r["failed"],
+                            "rmse": r["rmse"], "rmse_mcse": r["rmse_mcse"], "rank": r["rank"]})
+    return out
+
+
+@lru_cache(maxsize=1)
+def facet_table() -> tuple:
+    """The packaged copy of :func:`extract`'s rows (dicts of strings)."""
+    text = resources.files("ratercal_cli").joinpath("data/corrected/facet_rmse.csv").read_text()
+    return tuple(csv.DictReader(text.splitlines()))
+
+
+def design_levels(ratings) -> dict:
+    """The study's facet levels nearest to ``ratings``' design (module docstring)."""
+    per = ratings.ratings_per_paper()
+    per = per[per > 0]
+    mode = int(np.bincount(per).argmax()) if per.size else 0
+    if mode <= 1:
+        raters = "1"
+    elif mode == 2:
+        raters = "2+" if (per > 2).any() else "2"
+    else:
+        raters = "3"
+    rpp = {"1": 1, "2": 2, "2+": 2, "3": 3}[raters]
+    nr = ratings.ratings_per_rater()
+    ppr = float(np.median(nr[nr > 0])) if (nr > 0).any() else 0.0
+    study_ppr = {p: p * rpp / STUDY_RATERS for p in STUDY_PAPERS}
+    papers = min(STUDY_PAPERS, key=lambda p: abs(math.log(max(ppr, 1.0)) - math.log(study_ppr[p])))
+    scale = "0-5" if ratings.max_score <= 7 else "0-9"
+    return {"raters": raters, "papers": str(papers), "scale": scale, "papers_per_rater": ppr,
+            "study_papers_per_rater": study_ppr[papers], "scope": "one-rater" if raters == "1" else "multi-rater"}
+
+
+def _rows(study, scope, facet, level):
+    return [r for r in facet_table() if r["study"] == study and r["scope"] == scope and r["facet"] == facet
+            and r["level"] == level]
+
+
+def _num(r):
+    return dict(method=r["method"], rmse=float(r["rmse"]), mcse=float(r["rmse_mcse"]),
+                rank=int(r["rank"]) if r["rank"] else None, sets=int(r["sets"]), failed=int(r["failed"]),
+                replications=int(r["replications"]))
+
+
+def study_recommendation(ratings, model_fits: bool, differ: bool, model_reason: str = "") -> dict:
+    """The corrected study's method for this design, with the numbers that support it.
+
+    Returns ``{"applies": False, "reason": ...}`` unless the rater model fits and the raters
+    differ; else ``applies``, ``method``, ``design`` (:func:`design_levels`), ``levels`` (per
+    facet: the method's and the best method's RMSE, MCSE, rank), ``model_based`` (CML and RSM
+    of the beyond-1990 run at the design's raters level, with their failures) and ``lines``
+    (the text ``check`` prints)."""
+    if not model_fits:
+        return {"applies": False, "reason": f"the rater model could not be fitted ({model_reason})",
+                "lines": [f"corrected study: no design-specific advice (the rater model could not be fitted: "
+                          f"{model_reason}); Chapter 5's rule stands"]}
+    if not differ:
+        return {"applies": False, "reason": "the raters do not differ significantly", "lines": []}
+    d = design_levels(ratings)
+    scope = d["scope"]
+    ranked = [_num(r) for r in _rows("corrected", scope, "raters", d["raters"]) if r["rank"]]
+    best = min(ranked, key=lambda r: r["rank"])
+    method = best["method"]
+    levels = {}
+    for facet in ("raters", "papers", "scale"):
+        rows = [_num(r) for r in _rows("corrected", scope, facet, d[facet])]
+        mine = next(r for r in rows if r["method"] == method)
+        top = [r for r in rows if r["rank"] is not None]
+        top = sorted(top, key=lambda r: r["rank"])[:2]
+        levels[facet] = {"level": d[facet], "method": mine, "best": top[0], "runner_up": top[1] if len(top) > 1 else None}
+    model_based = [_num(r) for r in _rows("beyond1990", scope, "raters", d["raters"]) if r["method"] in MODEL_METHODS]
+    reps = best["replications"]
+    names = {"raters": "raters per paper", "papers": "papers", "scale": "scale"}
+    lines = [f"CORRECTED STUDY supports {method} for this design (read as {d['raters']} rater(s) per paper, "
+             f"{d['papers_per_rater']:.0f} papers per rater ~ the study's {d['papers']} papers "
+             f"({d['study_papers_per_rater']:.0f} per rater), scale {d['scale']}); mean RMSE +- MCSE over "
+             f"{reps:,} replications of the cells at each level:"]
+    for facet, v in levels.items():
+        m, b, nx = v["method"], v["best"], v["runner_up"]
+        txt = f"  {names[facet]} {v['level']}: {method} {m['rmse']:.4f} +- {m['mcse']:.4f} (rank {m['rank']})"
+        if b["method"] != method:
+            txt += f"; best there {b['method']} {b['rmse']:.4f} +- {b['mcse']:.4f}"
+        elif nx is not None:
+            txt += f"; next {nx['method']} {nx['rmse']:.4f} +- {nx['mcse']:.4f}"
+        lines.append(txt)
+    for m in model_based:
+        lines.append(f"  model-based {m['method']} (beyond-1990 run, {m['replications']} replications) at "
+                     f"{d['raters']} rater(s) per paper: {m['rmse']:.4f} +- {m['mcse']:.4f} where it fitted; it failed "
+                     f"on {m['failed']:,} of {m['sets']:,} data sets, so it is not ranked")
+    return {"applies": True, "method": method, "design": d, "levels": levels, "model_based": model_based,
+            "lines": lines}
+
+
+def _main(argv=None):  # pragma: no cover - maintenance entry point
+    import sys
+
+    from .io import atomic_write
+
+    src, dst = (argv or sys.argv[1:])[:2]
+    with atomic_write(dst) as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(extract(src))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _main()

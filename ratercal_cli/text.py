@@ -1,0 +1,40 @@
+"""The commands' output as text and JSON: numbers, p-values, aligned tables, JSON-safe values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def json_clean(x):
+    """For JSON: nan/inf -> None, numpy scalars -> Python numbers, recursively."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, (np.floating, np.integer)):
+        return json_clean(x.item())
+    if isinstance(x, dict):
+        return {str(k): json_clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_clean(v) for v in x]
+    return x
+
+
+def num(x, nd):
+    """``x`` with ``nd`` decimals, ``-`` for a missing or non-finite value."""
+    return "-" if x is None or not np.isfinite(x) else f"{x:.{nd}f}"
+
+
+def pvalue(p):
+    """A p-value with three decimals, ``<.001`` below that, ``-`` when missing."""
+    if p is None or not np.isfinite(p):
+        return "-"
+    return "<.001" if p < 0.001 else f"{p:.3f}"
+
+
+def text_table(header, rows):
+    """Lines of a table: the first column left-aligned, the others right-aligned."""
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)] if rows else [len(h) for h in header]
+    fmt = lambda r: "  ".join(str(x).rjust(w) if i else str(x).ljust(w)  # noqa: E731
+                              for i, (x, w) in enumerate(zip(r, widths))).rstrip()
+    return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]

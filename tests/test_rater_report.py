@@ -1,0 +1,202 @@
+"""The rater report: severities and S.E.s against psychotools (tests/results/
+psychotools_rsm_severity_500x2_0-9.csv, made by tests/results/make_rater_report_references.R),
+separation statistics by hand, fit and fair averages through the model interface, a planted
+rater x group bias, and the Wright map."""
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ratercal_cli.methods.quality import category_probabilities, expected_score
+from ratercal_cli.rater_report import (
+    fit_rater_model,
+    format_bias,
+    from_estimator,
+    rater_group_bias,
+    rater_report,
+    separation,
+    wright_map,
+)
+from ratercal_cli.ratings import Ratings
+
+RESULTS = Path(__file__).parent / "results"
+
+
+@pytest.fixture(scope="module")
+def data500():
+    with open(RESULTS / "cml_500x2_0-9.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    return Ratings.from_labels([r["paper"] for r in rows], [int(r["rater"]) for r in rows],
+                               [int(r["score"]) for r in rows], 9)
+
+
+@pytest.fixture(scope="module")
+def psychotools():
+    with open(RESULTS / "psychotools_rsm_severity_500x2_0-9.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    per = {}
+    for r in rows:
+        per.setdefault(r["statistic"], {})[r["rater"]] = float(r["value"])
+    return per
+
+
+def test_severity_and_se_match_psychotools(data500, psychotools):
+    rep = rater_report(data500)
+    assert rep.fitted
+    sev = {str(r["rater"]): r for r in rep.raters}
+    for j in map(str, range(1, 10)):
+        # psychotools' BFGS stops about 1e-5 from the optimum that Newton reaches
+        assert sev[j]["measure"] == pytest.approx(psychotools["severity"][j], abs=1e-4)
+        assert sev[j]["se"] == pytest.approx(psychotools["se"][j], abs=1e-4)
+    s, ref = rep.rater_separation, {k: v["all"] for k, v in psychotools.items() if "all" in v}
+    for k in ("rmse", "adj_sd", "separation", "strata", "reliability"):
+        assert s[k] == pytest.approx(ref[k], rel=1e-4), k
+    assert s["chi2"] == pytest.approx(ref["chi2"], rel=1e-4) and s["chi2_df"] == 8
+    assert s["chi2_p"] == pytest.approx(ref["chi2_p"], rel=1e-2)
+
+
+def test_separation_by_hand():
+    d, se = np.array([-1.0, 0.0, 2.0]), np.array([0.5, 0.5, 1.0])
+    got = separation(d, se)
+    var = np.var(d)                        # 14/9
+    rmse = math.sqrt((0.25 + 0.25 + 1.0) / 3)
+    G = math.sqrt(var - rmse ** 2) / rmse
+    assert got["rmse"] == pytest.approx(rmse) and got["separation"] == pytest.approx(G)
+    assert got["strata"] == pytest.approx((4 * G + 1) / 3)
+    assert got["reliability"] == pytest.approx((var - rmse ** 2) / var)
+    w = 1 / se ** 2                        # weighted mean (4*-1 + 0 + 2) / 9 = -2/9
+    assert got["chi2"] == pytest.approx(4 * (7 / 9) ** 2 + 4 * (2 / 9) ** 2 + (20 / 9) ** 2)
+    assert got["chi2"] == pytest.approx(np.sum(w * (d - np.sum(w * d) / np.sum(w)) ** 2))
+    # measurement error larger than the spread: no true variance, separation 0
+    assert separation(d, np.full(3, 5.0))["separation"] == 0.0
+    assert math.isnan(separation([1.0], [0.1])["separation"])
+
+
+def test_fit_and_fair_averages_through_the_interface(data500):
+    from ratercal_cli.fit_stats import rater_fit
+
+    model = fit_rater_model(data500)
+    rep = rater_report(data500, model)
+    # infit/outfit from the interface's moments = fit_stats.rater_fit from the probabilities
+    p = category_probabilities(model.measure[data500.paper], model.tau[data500.rater])
+    ref = rater_fit(p, data500.score, data500.rater, data500.n_raters, mask=model.usable)
+    got = {r["rater"]: r for r in rep.raters}
+    for j in range(9):
+        assert got[j + 1]["infit"] == pytest.approx(ref.infit[j]) and got[j + 1]["outfit_zstd"] == pytest.approx(
+            ref.outfit_z[j])
+    # a rater's fair average: its expected score at the mean paper measure; severer raters lower
+    tb = model.measure[model.measured].mean()
+    for j in range(9):
+        assert got[j + 1]["fair_average"] == pytest.approx(float(expected_score(tb, model.tau[j])))
+    order = sorted(got.values(), key=lambda r: r["measure"])
+    assert [r["fair_average"] for r in order] == sorted((r["fair_average"] for r in order), reverse=True)
+    assert rep.papers["measured"] + rep.papers["extreme"] == 500
+    # papers' fair averages lie on the scale and keep the measures' order
+    fa = model.fair_average(np.sort(model.measure))
+    assert np.all(np.diff(fa) >= 0) and fa.min() >= 0 and fa.max() <= 9
+
+
+def test_from_estimator_takes_a_many_facet_model(data500):
+    """Any estimator with severity_, severity_se_, tau_, quality_, quality_se_ and fair_scores
+    (the MML/MFRM's attributes) gives the same report as the CML wrapper on the same numbers."""
+    cml = fit_rater_model(data500)
+
+    class Fitted:
+        code = "MFRM"
+        severity_, severity_se_, tau_ = cml.severity, cml.severity_se, cml.tau
+        quality_, quality_se_ = cml.measure, cml.measure_se
+        fair_scores = staticmethod(cml.fair_average)
+
+    a = rater_report(data500, cml)
+    b = rater_report(data500, from_estimator(Fitted(), data500))
+    assert b.model == "MFRM"
+    for ra, rb in zip(a.raters, b.raters):
+        assert rb["measure"] == ra["measure"] and rb["se"] == ra["se"]
+        assert rb["infit"] == pytest.approx(ra["infit"], rel=1e-12)
+    assert b.rater_separation == a.rater_separation
+    assert b.papers["measured"] == a.papers["measured"]   # extremes found from tau_ as CML's
+
+    # a model's own per-rating moments replace tau_'s (e.g. with a further facet): doubling every
+    # variance and fourth moment halves infit and leaves the severities alone
+    class WithMoments(Fitted):
+        @staticmethod
+        def rating_moments(r):
+            E, W, C = cml.moments()
+            return E, 2 * W, 4 * C
+
+    c = rater_report(data500, from_estimator(WithMoments(), data500))
+    for ra, rc in zip(a.raters, c.raters):
+        assert rc["infit"] == pytest.approx(ra["infit"] / 2) and rc["measure"] == ra["measure"]
+
+
+def test_not_fitted_says_why():
+    one = Ratings(np.arange(20), np.arange(20) % 4, np.arange(20) % 6, 5, 20, 4)
+    rep = rater_report(one)
+    assert not rep.fitted and "two or more raters" in rep.reason
+    assert "not available" in rep.format_text()[0]
+
+
+def _simulate_rsm(rng, n_groups=2, papers=400, raters=6, bias=None):
+    """Rating scale model data: 2 of ``raters`` per paper, thresholds kappa, severities beta,
+    ``bias[(rater, group)]`` logits added to a rater's severity in one group."""
+    kappa = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    beta = np.linspace(-0.8, 0.8, raters)
+    groups = []
+    for g in range(n_groups):
+        theta = rng.normal(0, 1.5, papers)
+        paper, rater, score = [], [], []
+        for p in range(papers):
+            for j in rng.choice(raters, 2, replace=False):
+                b = beta[j] + (bias or {}).get((int(j), g), 0.0)
+                tau = np.r_[0.0, np.cumsum(b + kappa)]
+                pr = category_probabilities(theta[p], tau)
+                paper.append(p)
+                rater.append(int(j))
+                score.append(int(rng.choice(6, p=pr)))
+        groups.append((str(g), Ratings(np.array(paper), np.array(rater), np.array(score), 5, papers, raters)))
+    return groups
+
+
+def test_planted_rater_by_group_bias_is_found():
+    rng = np.random.default_rng(20261203)
+    groups = _simulate_rsm(rng, bias={(0, 1): 1.2})
+    out = rater_group_bias(groups, "grade")
+    rows = {(r["rater"], r["group"]): r for r in out["rows"]}
+    # rater 1 (index 0): 1.2 logits severer in group "1"; relative to that group's 6 raters (centred
+    # severities) the gap between its two groups is 1.2 * 5/6 = 1.0, split +-0.5 around its mean
+    gap = rows[(1, "1")]["bias"] - rows[(1, "0")]["bias"]
+    assert rows[(1, "1")]["bias"] == pytest.approx(-rows[(1, "0")]["bias"])
+    assert abs(gap - 1.0) < 2 * 2 * rows[(1, "1")]["se"]
+    assert rows[(1, "1")]["p_holm"] < 0.05 and rows[(1, "1")]["t"] > 3
+    flagged = {k for k, r in rows.items() if r["p_holm"] < 0.05}
+    assert flagged == {(1, "0"), (1, "1")}
+    # S.E. of s_1 - mean = half the S.E. of the difference of two independent severities
+    assert 0.05 < rows[(1, "1")]["se"] < 0.25
+    text = "\n".join(format_bias(out))
+    assert "2 of 12 cells significant" in text
+
+
+def test_no_bias_when_none_is_planted():
+    groups = _simulate_rsm(np.random.default_rng(7))
+    out = rater_group_bias(groups, "grade")
+    assert len(out["rows"]) == 12 and out["significant"] == 0
+    assert all(abs(r["t"]) < 3.5 for r in out["rows"])
+
+
+def test_bias_needs_raters_in_two_groups():
+    (_, a), (_, b) = _simulate_rsm(np.random.default_rng(3), papers=60)
+    b = Ratings(b.paper, b.rater, b.score, 5, b.n_papers, b.n_raters, rater_ids=tuple(f"X{j}" for j in range(6)))
+    out = rater_group_bias([("0", a), ("1", b)], "grade")
+    assert not out["fitted"] and "two or more grades" in out["reason"]
+    assert "one grade only" in out["notes"][0]
+
+
+def test_wright_map_is_a_deterministic_png(data500, tmp_path):
+    model = fit_rater_model(data500)
+    rep = rater_report(data500, model)
+    a = wright_map(tmp_path / "a.png", rep, model.measure[model.measured], "t")
+    b = wright_map(tmp_path / "b.png", rep, model.measure[model.measured], "t")
+    assert a.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and a.read_bytes() == b.read_bytes()

@@ -1,0 +1,73 @@
+"""The corrected study's advice in ``check``: the packaged numbers agree with the committed
+summaries, a design maps to the study's facet levels, and the method and numbers cited."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ratercal_cli.ratings import Ratings
+from ratercal_cli.study_rule import design_levels, extract, facet_table, study_recommendation
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_packaged_numbers_are_the_committed_summaries():
+    """ratercal_cli/data/corrected/facet_rmse.csv is extract(results/corrected) (regenerate with
+    python -m ratercal_cli.study_rule results/corrected ratercal_cli/data/corrected/facet_rmse.csv)."""
+    assert [dict(r) for r in facet_table()] == extract(ROOT / "results" / "corrected")
+
+
+def _design(raters_per_paper, papers, M, third=0, n_raters=9, seed=0):
+    rng = np.random.default_rng(seed)
+    paper, rater = [], []
+    for p in range(papers):
+        k = raters_per_paper + (1 if p < third else 0)
+        for j in rng.choice(n_raters, k, replace=False):
+            paper.append(p)
+            rater.append(int(j))
+    score = rng.integers(0, M + 1, len(paper))
+    return Ratings(np.array(paper), np.array(rater), score, M, papers, n_raters)
+
+
+def test_design_levels():
+    d = design_levels(_design(2, 100, 5))
+    assert (d["raters"], d["papers"], d["scale"], d["scope"]) == ("2", "100", "0-5", "multi-rater")
+    assert d["papers_per_rater"] == pytest.approx(200 / 9, abs=4)
+    assert design_levels(_design(2, 100, 5, third=5))["raters"] == "2+"
+    d = design_levels(_design(3, 500, 9))
+    assert (d["raters"], d["papers"], d["scale"]) == ("3", "500", "0-9")
+    # 60 papers per rater with two per paper: nearer 111 (500 papers) than 22 (100) on a log scale
+    assert design_levels(_design(2, 270, 5))["papers"] == "500"
+    assert design_levels(_design(1, 100, 5))["scope"] == "one-rater"
+
+
+def test_three_raters_per_paper_supports_the_pcm_with_the_studys_numbers():
+    rec = study_recommendation(_design(3, 100, 5), model_fits=True, differ=True)
+    assert rec["applies"] and rec["method"] == "PCM"
+    # results/corrected/summary.csv, corrected PCM at raters = 3: 0.463931 +- 0.000400, rank 1
+    r3 = rec["levels"]["raters"]["method"]
+    assert (r3["rmse"], r3["mcse"], r3["rank"], r3["replications"]) == (0.463931, 0.0004, 1, 1000)
+    # on the 0-5 scale over all raters-per-paper levels the PCM is not first: TLI is, 0.473103
+    sc = rec["levels"]["scale"]
+    assert sc["best"]["method"] == "TLI" and sc["best"]["rmse"] == 0.473103
+    assert "PCM 0.4639 +- 0.0004 (rank 1)" in "\n".join(rec["lines"])
+    # the beyond-1990 model-based fits are cited with their failures: CML at 3 raters failed 20 of 1,600
+    cml = next(m for m in rec["model_based"] if m["method"] == "CML")
+    assert (cml["failed"], cml["sets"], cml["rmse"]) == (20, 1600, 0.483997)
+
+
+def test_two_raters_per_paper_supports_tli():
+    rec = study_recommendation(_design(2, 100, 9), model_fits=True, differ=True)
+    assert rec["method"] == "TLI"
+    assert rec["levels"]["raters"]["method"]["rmse"] == 0.620847
+    assert rec["levels"]["raters"]["runner_up"]["method"] == "TLS"
+    assert rec["levels"]["scale"]["method"]["rmse"] == 0.713713   # TLI, 0-9
+
+
+def test_no_advice_unless_the_model_fits_and_raters_differ():
+    r = _design(2, 100, 5)
+    no_fit = study_recommendation(r, model_fits=False, differ=True, model_reason="unlinked raters")
+    assert not no_fit["applies"] and "unlinked raters" in no_fit["lines"][0]
+    same = study_recommendation(r, model_fits=True, differ=False)
+    assert not same["applies"] and same["lines"] == []
