@@ -9,9 +9,9 @@ from support import CONFIG
 @pytest.fixture(scope="session")
 def faithful_run(tmp_path_factory):
     """``simulate`` + ``adjust`` + ``score`` of configs/denny1990.yaml (about 3 s)."""
-    from ratercal_cli.stages import Run
-    from ratercal_cli.stages.score import run_score
-    from ratercal_cli.stages.simulate import run_stage
+    from ratercal_cli.study import Run
+    from ratercal_cli.study.score import run_score
+    from ratercal_cli.study.simulate import run_stage
 
     root = tmp_path_factory.mktemp("denny1990")
     run = Run.create(CONFIG, root)

@@ -244,12 +244,12 @@ def test_warnings_let_the_method_go_on(tmp_path):
 
 def test_adjust_run_folder_calls_equate(tmp_path, monkeypatch):
     calls = []
-    fake = types.ModuleType("ratercal_cli.stages.equate")
+    fake = types.ModuleType("ratercal_cli.study.equate")
     fake.run_equate = lambda run_dir, methods=None, variants=None, quiet=False: calls.append(
         (run_dir, methods, variants, quiet))
-    monkeypatch.setitem(sys.modules, "ratercal_cli.stages.equate", fake)
-    import ratercal_cli.stages as stages
-    monkeypatch.setattr(stages, "equate", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "ratercal_cli.study.equate", fake)
+    import ratercal_cli.study as study
+    monkeypatch.setattr(study, "equate", fake, raising=False)
     res = run("adjust", tmp_path, "-m", "TLI,MN", "-q")
     assert res.exit_code == 0, res.output
     assert calls == [(tmp_path, ["TLI", "MN"], None, True)]      # None: the run's own variant
@@ -318,9 +318,9 @@ def test_compare_png_is_deterministic(tmp_path):
                                     ["--discrepancy", "2"]])
 def test_adjust_run_dir_refuses_file_options(tmp_path, monkeypatch, option):
     calls = []
-    fake = types.ModuleType("ratercal_cli.stages.equate")
+    fake = types.ModuleType("ratercal_cli.study.equate")
     fake.run_equate = lambda *a, **k: calls.append((a, k))
-    monkeypatch.setitem(sys.modules, "ratercal_cli.stages.equate", fake)
+    monkeypatch.setitem(sys.modules, "ratercal_cli.study.equate", fake)
     res = run("adjust", tmp_path, *option)
     assert res.exit_code == 2 and not calls
     err = res.stderr.strip()

@@ -3,7 +3,7 @@
 from support import published
 
 from ratercal_cli.criteria import table_round
-from ratercal_cli.stages.files import read_columns
+from ratercal_cli.study.files import read_columns
 
 
 def test_faithful_methods_reproduce_555_of_576_published_values(faithful_run):

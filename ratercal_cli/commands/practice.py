@@ -238,7 +238,7 @@ def adjust(source, methods, variant, output, scale, paper_col, rater_col, score_
     if source.is_dir():
         _refuse_file_options(click.get_current_context(), source)
         codes, _ = _parse_methods(methods, ()) if methods else (None, False)
-        from ..stages.equate import run_equate
+        from ..study.equate import run_equate
 
         run_equate(source, methods=codes, variants=(variant,) if variant else None, quiet=quiet)
         return

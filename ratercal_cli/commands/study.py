@@ -23,8 +23,8 @@ sets_option = click.option("--set", "sets", multiple=True, metavar="CODE",
 @force_option
 def rater(config, out, force):
     """Resolve the design of CONFIG into RUN/rater/design.json."""
-    from ..stages import Run
-    from ..stages.simulate import run_stage
+    from ..study import Run
+    from ..study.simulate import run_stage
 
     run = Run.create(config, out)
     run_stage(run, "rater", force=force)
@@ -37,8 +37,8 @@ def _stage_command(name, doc):
     @force_option
     @quiet_option
     def command(run, sets, force, quiet):
-        from ..stages import Run
-        from ..stages.simulate import run_stage
+        from ..study import Run
+        from ..study.simulate import run_stage
 
         r = run_stage(Run(run), name, codes=sets, force=force, quiet=quiet)
         if not quiet:
@@ -60,10 +60,10 @@ obsgen = _stage_command("obsgen", "Observed ratings: RUN/<set>/obsgen/ratings.cs
 @quiet_option
 def simulate(config, out, sets, force, quiet):
     """Make every data set of CONFIG: rater, pargen, truegen, obsgen."""
-    from ..stages import Run
-    from ..stages.simulate import run_stage
+    from ..study import Run
+    from ..study.simulate import run_stage
 
-    from ..stages.simulate import write_run_manifest
+    from ..study.simulate import write_run_manifest
 
     run = Run.create(config, out)
     r = run_stage(run, "obsgen", codes=sets, force=force, quiet=quiet)
@@ -81,8 +81,8 @@ def simulate(config, out, sets, force, quiet):
 @quiet_option
 def score(run, sets, variants, force, quiet):
     """Criteria: RUN/score/scores.csv and RUN/score/rater_rmse.csv, for every variant adjusted."""
-    from ..stages import Run
-    from ..stages.score import run_score
+    from ..study import Run
+    from ..study.score import run_score
 
     r = run_score(Run(run), codes=sets, variants=variants, force=force, quiet=quiet)
     if not quiet:

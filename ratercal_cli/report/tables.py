@@ -24,7 +24,7 @@ from .. import criteria
 from ..design import parse_code
 from ..errors import InputError
 from ..io import read_csv
-from ..stages.run import DESIGN_PATH, RunDesign
+from ..study.run import DESIGN_PATH, RunDesign
 from ..vocabulary import (FACETS, ONE_RATER_METHODS, QUALITY_TABLE_LEVELS, RATER_TYPES, STUDY_METHODS,
                           cell_sort_key, level_key)
 from ..vocabulary import facet_levels as cell_facet_levels

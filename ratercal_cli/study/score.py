@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import criteria
 from ..io import atomic_write
-from ..pipeline import Runner, Stage
+from .pipeline import Runner, Stage
 from ..ratings import Ratings
 from .equate import EquateStage, equate_stages, run_equate
 from .files import fmt, read_columns, read_true_scores

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..io import write_json
 from ..methods.apply import apply_methods
-from ..pipeline import Runner, Stage
+from .pipeline import Runner, Stage
 from ..progress import progress
 from .files import fmt, read_stage_ratings, write_columns
 from .obsgen import ObsgenStage

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..generators import basic1990, modern
 from ..io import write_json
-from ..pipeline import Stage
+from .pipeline import Stage
 from ..qbasic import QBasicRandom
 from .files import read_papers, write_columns
 from .pargen import PargenStage

@@ -6,7 +6,7 @@ import json
 
 from .. import __version__
 from ..io import write_json
-from ..pipeline import MANIFEST, Runner
+from .pipeline import MANIFEST, Runner
 from ..vocabulary import VARIANTS
 from ..progress import progress
 from .obsgen import ObsgenStage

@@ -2,9 +2,9 @@
 
 from support import CONFIG
 
-from ratercal_cli.stages import Run
-from ratercal_cli.stages.equate import run_equate
-from ratercal_cli.stages.simulate import run_stage
+from ratercal_cli.study import Run
+from ratercal_cli.study.equate import run_equate
+from ratercal_cli.study.simulate import run_stage
 
 
 def _equate_files(root):

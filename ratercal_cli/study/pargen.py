@@ -13,7 +13,7 @@ import numpy as np
 
 from ..generators import basic1990, modern
 from ..io import write_json
-from ..pipeline import Stage
+from .pipeline import Stage
 from ..qbasic import QBasicRandom, print_singles
 from .files import fmt, write_columns
 from .rater import RaterStage, seeds_of

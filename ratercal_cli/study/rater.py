@@ -1,7 +1,7 @@
 """``rater``: resolve the design (RATER.BAS asked for it at the keyboard).
 
 Writes ``RUN/rater/design.json``, the run's record of its design (read back by
-:meth:`ratercal_cli.stages.run.Run.design`): the generator, the variants and methods, and every
+:meth:`ratercal_cli.study.run.Run.design`): the generator, the variants and methods, and every
 set with its code, its facets (raters per paper, papers, scale, quality) and where its random
 numbers come from (the QuickBASIC chain and RANDOMIZE values, or the
 SeedSequence keys of the modern generators).
@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..generators import basic1990
 from ..generators.modern import cell_key
 from ..io import write_json
-from ..pipeline import Stage
+from .pipeline import Stage
 
 
 def seeds_of(run, cell) -> dict:

@@ -8,7 +8,7 @@ from support import CONFIG, published
 
 from ratercal_cli.cli import cli
 from ratercal_cli.criteria import table_round
-from ratercal_cli.stages.files import read_columns, read_stage_ratings, read_true_scores
+from ratercal_cli.study.files import read_columns, read_stage_ratings, read_true_scores
 
 # Known misses of the 1990 regeneration (../README facts): no start state reproduces
 # 2151; 0151 NO RMSE is 0.594 (published 0.60); 0192 NO maximum is 3.889 (3.90).

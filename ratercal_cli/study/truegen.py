@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..generators import basic1990, modern
-from ..pipeline import Stage
+from .pipeline import Stage
 from ..qbasic import print_singles
 from .files import fmt, read_papers, write_columns
 from .pargen import PargenStage

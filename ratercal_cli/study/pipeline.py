@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import __version__
-from .io import sha256_file, write_json
-from .parallel import cpu_count, ordered_map
+from .. import __version__
+from ..io import sha256_file, write_json
+from ..parallel import cpu_count, ordered_map
 
 MANIFEST = "manifest.json"
 
