@@ -23,9 +23,9 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from ratercal_cli.agreement import agreement  # noqa: E402
+from ratercal_cli.practice.agreement import agreement  # noqa: E402
 from ratercal_cli.models.pcm import sample_scores  # noqa: E402
-from ratercal_cli.rater_report import report_and_model  # noqa: E402
+from ratercal_cli.practice.rater_report import report_and_model  # noqa: E402
 from ratercal_cli.ratings import Ratings  # noqa: E402
 
 

@@ -56,7 +56,7 @@ def test_mask_leaves_ratings_out():
 
 
 def test_rasch_fit_reports_refusals():
-    from ratercal_cli.diagnostics import rasch_fit
+    from ratercal_cli.practice.diagnostics import rasch_fit
     from ratercal_cli.ratings import Ratings
 
     one = Ratings(np.arange(4), np.array([0, 1, 0, 1]), np.array([0, 1, 2, 1]), 2, 4, 2)

@@ -58,7 +58,7 @@ def _file_options(fn):
 
 
 def _read(path, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, quiet):
-    from ..ratings_file import Columns, read_ratings_file
+    from ..practice.ratings_file import Columns, read_ratings_file
 
     delimiter = {"auto": None, "comma": ",", "tab": "\t"}[sep]
     table = read_ratings_file(path, scale=scale,
@@ -160,8 +160,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
     The recommendation (fewer than 8 papers per rater or non-random assignment: NO; 8-20:
     TMN; over 20: TLI) and the corrected study's best method for this design, with its RMSE.
     """
-    from ..diagnostics import check_ratings
-    from ..text import json_clean
+    from ..practice.diagnostics import check_ratings
+    from ..practice.text import json_clean
 
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json)
@@ -169,13 +169,13 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
                              assignment=assignment, alpha=alpha) for g in table.groups]
     bias = None
     if group_col is not None and len(table.groups) > 1:
-        from ..rater_report import rater_group_bias
+        from ..practice.rater_report import rater_group_bias
 
         bias = rater_group_bias([(g.name, g.ratings) for g in table.groups], group_col, alpha=alpha,
                                 scale_low=table.scale.low, models=[r.rater_model for r in reports])
     maps = []
     if png is not None:
-        from ..rater_report import RaterReport, wright_map
+        from ..practice.rater_report import RaterReport, wright_map
 
         targets = [_group_png(png, g.name, group_col) for g in table.groups]
         for g, rep, target in zip(table.groups, reports, targets):
@@ -197,7 +197,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
             click.echo("\n" + "=" * 72 + "\n")
         click.echo(rep.format_text(str(ratings_file), _group_tag(table, g)))
     if bias is not None:
-        from ..rater_report import format_bias
+        from ..practice.rater_report import format_bias
 
         click.echo("\n" + "=" * 72 + "\n")
         click.echo("\n".join(format_bias(bias)))
@@ -244,7 +244,7 @@ def adjust(source, methods, variant, output, scale, paper_col, rater_col, score_
         return
     if not source.exists():
         raise InputError("no such file", source)
-    from ..ratings_file import write_adjusted
+    from ..practice.ratings_file import write_adjusted
 
     codes, is_all = _parse_methods(methods, ("TLI",))
     table = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
@@ -295,7 +295,7 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
     relative to unadjusted (NO) scores; with --png, a classical MDS map of the methods
     from their RMSDs.
     """
-    from ..compare import (
+    from ..practice.compare import (
         classical_mds,
         format_comparison,
         method_differences,

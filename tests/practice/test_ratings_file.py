@@ -7,7 +7,7 @@ import pytest
 
 from ratercal_cli.errors import InputError
 from ratercal_cli.ratings import Adjusted
-from ratercal_cli.ratings_file import (Columns, Scale, parse_scale, read_ratings_file,
+from ratercal_cli.practice.ratings_file import (Columns, Scale, parse_scale, read_ratings_file,
                                        resolve_discrepancies, write_adjusted)
 
 
@@ -246,7 +246,7 @@ def test_rater_order_does_not_depend_on_the_hash_seed(tmp_path):
     import sys
 
     path = _rater_order_file(tmp_path)
-    code = ("import sys; from ratercal_cli.ratings_file import read_ratings_file; "
+    code = ("import sys; from ratercal_cli.practice.ratings_file import read_ratings_file; "
             "print(','.join(read_ratings_file(sys.argv[1], scale='0-5').groups[0].ratings.rater_ids))")
     outs = {subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (0, 1, 2, 3)}

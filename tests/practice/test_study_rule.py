@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from ratercal_cli.ratings import Ratings
-from ratercal_cli.study_rule import design_levels, extract, facet_table, study_recommendation
+from ratercal_cli.practice.study_rule import design_levels, extract, facet_table, study_recommendation
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_packaged_numbers_are_the_committed_summaries():
     """ratercal_cli/data/corrected/facet_rmse.csv is extract(results/corrected) (regenerate with
-    python -m ratercal_cli.study_rule results/corrected ratercal_cli/data/corrected/facet_rmse.csv)."""
+    python -m ratercal_cli.practice.study_rule results/corrected ratercal_cli/data/corrected/facet_rmse.csv)."""
     assert [dict(r) for r in facet_table()] == extract(ROOT / "results" / "corrected")
 
 

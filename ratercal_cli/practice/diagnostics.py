@@ -25,14 +25,14 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
-from .errors import MethodError
+from ..errors import MethodError
 from .multiplicity import holm
 from .text import json_clean, num, pvalue, text_table
-from .fit_stats import fit_rows
-from .methods.cml import ConditionalPCM
-from .network import rater_components as rater_labels
-from .ratings import Ratings
-from .vocabulary import NEEDS_TWO_RATERS
+from ..fit_stats import fit_rows
+from ..methods.cml import ConditionalPCM
+from ..network import rater_components as rater_labels
+from ..ratings import Ratings
+from ..vocabulary import NEEDS_TWO_RATERS
 
 ALPHA = 0.05
 #: Cochran's rule: a chi-square with over 20% of expected counts below 5 is not trusted.

@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from support import RESULTS
+
 from ratercal_cli.methods.quality import category_probabilities, expected_score
-from ratercal_cli.rater_report import (
+from ratercal_cli.practice.rater_report import (
     fit_rater_model,
     format_bias,
     from_estimator,
@@ -22,7 +24,6 @@ from ratercal_cli.rater_report import (
 )
 from ratercal_cli.ratings import Ratings
 
-RESULTS = Path(__file__).parent / "results"
 
 
 @pytest.fixture(scope="module")

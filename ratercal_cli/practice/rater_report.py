@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from .errors import MethodError
+from ..errors import MethodError
 from .multiplicity import holm
-from .ratings import Ratings
+from ..ratings import Ratings
 from .text import num, pvalue, text_table
 
 __all__ = ["RaterModel", "TauModel", "fit_rater_model", "from_estimator", "separation", "rater_report",
@@ -96,7 +96,7 @@ class TauModel(RaterModel):
         self.notes = list(notes)
 
     def moments(self):
-        from .methods.quality import category_probabilities, moments
+        from ..methods.quality import category_probabilities, moments
 
         if self._moments is not None:
             return self._moments(self.ratings)
@@ -108,7 +108,7 @@ class TauModel(RaterModel):
         return self._fair(np.asarray(theta, dtype=np.float64))
 
     def rater_expected(self, theta):
-        from .methods.quality import expected_score
+        from ..methods.quality import expected_score
 
         ok = np.isfinite(self.tau).any(axis=1)
         out = np.full(self.tau.shape[0], np.nan)
@@ -120,7 +120,7 @@ def _rsm_severity_se(ratings: Ratings, res):
     """S.E. of the centred CML rater locations ``beta_j - mean(beta)`` (RSM): ``sqrt(c' H^+ c)``
     from the conditional information ``H`` of :mod:`methods.cml` at the estimate (its
     identification null direction is orthogonal to every such contrast)."""
-    from .methods.cml import _design, _group, _loglik_grad_hess, estimable_categories
+    from ..methods.cml import _design, _group, _loglik_grad_hess, estimable_categories
 
     cats, informative = estimable_categories(ratings, "rsm")
     groups = _group(ratings, cats, informative)
@@ -149,7 +149,7 @@ def fit_rater_model(ratings: Ratings) -> TauModel:
     severities ``beta_j`` (sum 0) with S.E.s from the conditional information, paper measures
     by Warm's WLE, fair average for the rater with ``beta = 0``.  Raises MethodError where CML
     cannot be fitted (one rater per paper, unlinked raters, nothing estimable)."""
-    from .methods.cml import ConditionalPCM
+    from ..methods.cml import ConditionalPCM
 
     if ratings.max_raters_per_paper() < 2:
         raise MethodError("needs two or more raters per paper")
@@ -175,7 +175,7 @@ def from_estimator(est, ratings: Ratings) -> RaterModel:
     (papers at an extreme score), ``thresholds_`` and ``notes_``."""
     if hasattr(est, "rater_model"):
         return est.rater_model(ratings)
-    from .methods.quality import estimate_quality
+    from ..methods.quality import estimate_quality
 
     se = getattr(est, "severity_se_", None)
     if se is None:
@@ -277,7 +277,7 @@ def rater_report(ratings: Ratings, model: RaterModel | None = None, scale_low: i
 def report_and_model(ratings: Ratings, model: RaterModel | None = None, scale_low: int = 0):
     """``(RaterReport, model)``; model None when it could not be fitted (for reuse by the bias
     analysis and the Wright map without a second fit)."""
-    from .fit_stats import fit_from_moments
+    from ..fit_stats import fit_from_moments
 
     if model is None:
         try:
@@ -408,7 +408,7 @@ def format_bias(bias: dict) -> list:
 def wright_map(path, report: RaterReport, measures, title=""):
     """Facets' vertical ruler: the papers' measures (histogram, left), the raters' severities
     (labels, middle) and the rating-scale thresholds (right) on one logit axis."""
-    from .report.figures import _draw
+    from ..report.figures import _draw
 
     measures = np.asarray(measures, dtype=np.float64)
     measures = measures[np.isfinite(measures)]

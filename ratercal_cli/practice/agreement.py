@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from .ratings import Ratings
+from ..ratings import Ratings
 from .text import num, text_table
 
 __all__ = ["rating_pairs", "pair_tables", "weighted_kappa", "icc_oneway", "krippendorff_alpha",

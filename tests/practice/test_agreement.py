@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ratercal_cli.agreement import agreement, icc_oneway, krippendorff_alpha, pair_tables, weighted_kappa
+from support import RESULTS
+
+from ratercal_cli.practice.agreement import agreement, icc_oneway, krippendorff_alpha, pair_tables, weighted_kappa
 from ratercal_cli.ratings import Ratings
 
-RESULTS = Path(__file__).parent / "results"
 DATASETS = {"cml_500x2_0-9": 9, "agreement_grade11_0-5": 5}
 
 
@@ -105,7 +106,7 @@ def test_icc_of_identical_ratings_is_one_and_needs_two_papers():
 
 
 def test_text_shows_the_weakest_pairs_when_there_are_many():
-    from ratercal_cli.agreement import format_agreement
+    from ratercal_cli.practice.agreement import format_agreement
 
     got = agreement(_ratings("cml_500x2_0-9")).to_dict()     # 36 rater pairs
     full = format_agreement(got)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ratercal_cli.compare import (
+from ratercal_cli.practice.compare import (
     classical_mds,
     method_differences,
     pass_fail,

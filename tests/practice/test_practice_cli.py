@@ -335,7 +335,7 @@ def test_check_examples_rater_report_agreement_and_study(tmp_path):
     """The issue's done-when: ``check examples/ratings.csv --scale 0-5 --group-col grade``."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     path = root / "examples" / "ratings.csv"
     res = run("check", path, "--scale", "0-5", "--group-col", "grade", "-q", "--png", tmp_path / "map.png")
     assert res.exit_code == 0, res.output

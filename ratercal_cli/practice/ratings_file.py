@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
-from .io import atomic_write, read_csv, sniff_delimiter
-from .ratings import Adjusted, Ratings
+from ..errors import InputError
+from ..io import atomic_write, read_csv, sniff_delimiter
+from ..ratings import Adjusted, Ratings
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
 

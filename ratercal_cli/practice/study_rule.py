@@ -148,7 +148,7 @@ def study_recommendation(ratings, model_fits: bool, differ: bool, model_reason: 
 def _main(argv=None):  # pragma: no cover - maintenance entry point
     import sys
 
-    from .io import atomic_write
+    from ..io import atomic_write
 
     src, dst = (argv or sys.argv[1:])[:2]
     with atomic_write(dst) as fh:

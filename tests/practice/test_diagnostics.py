@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ratercal_cli.diagnostics import (anova_means, check_ratings, chi_square_raters,
+from ratercal_cli.practice.diagnostics import (anova_means, check_ratings, chi_square_raters,
                                       per_rater_tests, rater_components, rater_summary,
                                       recommend, score_table, variance_tests)
-from ratercal_cli.multiplicity import holm
+from ratercal_cli.practice.multiplicity import holm
 from ratercal_cli.ratings import Ratings
 
 # three raters, scale 0..4; rater 0: 1 2 2 3, rater 1: 3 4 4 4 3, rater 2: 0 1 2
@@ -165,7 +165,7 @@ def test_dense_chi_square_counts():
 
 def test_rasch_fit_flags_a_rater_who_scores_at_random():
     from ratercal_cli.design import Cell, table3_steps
-    from ratercal_cli.diagnostics import rasch_fit
+    from ratercal_cli.practice.diagnostics import rasch_fit
     from ratercal_cli.generators.modern import generate_set
     from ratercal_cli.ratings import Ratings
 

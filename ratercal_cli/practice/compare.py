@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .criteria import passes
-from .report.mds import classical_mds, rmsd_matrix  # noqa: F401  (one MDS and RMSD for the report and compare)
+from ..criteria import passes
+from ..report.mds import classical_mds, rmsd_matrix  # noqa: F401  (one MDS and RMSD for the report and compare)
 
 
 
