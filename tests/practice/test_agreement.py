@@ -3,7 +3,6 @@ made by tests/results/make_agreement_references.R (R is not needed to run these 
 
 import csv
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -5,7 +5,6 @@ rater x group bias, and the Wright map."""
 
 import csv
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
