@@ -233,8 +233,17 @@ _RATING_FITS = {
     "TLI": lambda b, v: _li(b, v, True),
     "EQP": _eqp,
 }
-#: code -> function(batch, variant) giving ``(paper scores (B, n), {b: exception})``
-_PAPER_FITS = {}
+def _pcm(batch, variant):
+    from .pcm_batched import faithful_pcm_papers
+
+    if variant == "faithful":
+        return faithful_pcm_papers(batch), {}
+    return None
+
+
+#: code -> function(batch, variant) giving ``(paper scores (B, n), {b: exception})``, or
+#: None where that variant has no batched form
+_PAPER_FITS = {"PCM": _pcm}
 
 
 def batched_codes():
@@ -263,7 +272,9 @@ def paper_scores(code, variant, batch):
     if code in _RATING_FITS:
         return paper_mean(_RATING_FITS[code](batch, variant), variant), failed
     if code in _PAPER_FITS:
-        return _PAPER_FITS[code](batch, variant)
+        out = _PAPER_FITS[code](batch, variant)
+        if out is not None:
+            return out
     P = np.full((batch.size, batch.n_papers), np.nan)
     for b in range(batch.size):
         out = _one(code, variant, batch, b)

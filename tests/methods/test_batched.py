@@ -1,0 +1,80 @@
+"""The Monte Carlo fast path (issue 11) gives the per-replication numbers bit for bit.
+
+A batch of replications of one cell (:func:`generate_batch`) must hold exactly the data
+sets :func:`generate_set` makes one at a time, :func:`paper_scores` exactly the paper
+scores each estimator's ``fit_transform`` gives per replication (``==``, not close: the
+merged Monte Carlo files must keep their bytes), and :func:`chunk_rows` exactly the rows
+of :func:`replicate`.  Cells: one rater, two, 2+ (a third rater on discrepant papers),
+three; scales 0-5 and 0-9; three quality shapes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ratercal_cli.config import load_config
+from ratercal_cli.generators.batched import generate_batch
+from ratercal_cli.generators.modern import generate_set
+from ratercal_cli.methods import STUDY_METHODS, make_method
+from ratercal_cli.methods.batched import batched_codes, paper_scores
+from ratercal_cli.replicate_batch import chunk_rows
+from ratercal_cli.runner import StudySpec, replicate
+
+REPO = Path(__file__).resolve().parents[2]
+CFG = load_config(REPO / "configs" / "corrected.yaml")
+SPEC = StudySpec.from_config(CFG)
+# 1 rater 0-5 normal; 2 raters 0-9 positive; 3 raters 0-5 negative; 2+ 0-9 normal; 2+ 0-5 negative
+CELLS = ["1151", "2192", "3153", "0191", "0153"]
+REPS = (3, 4, 5, 6)
+
+
+def _batch(code, reps=REPS):
+    cell = CFG.cell(code)
+    return cell, generate_batch(cell, SPEC.generator, SPEC.seed, reps, SPEC.steps_for(cell.max_score),
+                                SPEC.linear or None, SPEC.true_score, SPEC.n_raters)
+
+
+@pytest.mark.parametrize("code", CELLS)
+def test_batch_holds_the_sets_generate_set_makes(code):
+    cell, batch = _batch(code)
+    assert batch.rater.shape == (len(REPS), cell.papers, 2 if code[0] == "0" else int(code[0]))
+    for b, rep in enumerate(REPS):
+        gen = generate_set(cell, SPEC.generator, SPEC.seed, rep, SPEC.steps_for(cell.max_score), None,
+                           SPEC.true_score)
+        o, r = gen.observed, batch.ratings(b)
+        assert np.array_equal(r.paper, o.paper[o.kept])
+        assert np.array_equal(r.rater, o.rater[o.kept])
+        assert np.array_equal(r.score, o.score[o.kept])
+        assert np.array_equal(batch.true[b], gen.true_score)
+
+
+@pytest.mark.parametrize("variant", ["faithful", "corrected"])
+@pytest.mark.parametrize("code", CELLS)
+def test_batched_paper_scores_equal_the_estimators(code, variant):
+    cell, batch = _batch(code)
+    checked = 0
+    for method in STUDY_METHODS:
+        if batch.per_paper < 2 and make_method(method, variant).needs_multiple_raters:
+            continue
+        P, failed = paper_scores(method, variant, batch)
+        for b in range(batch.size):
+            want = make_method(method, variant).fit_transform(batch.ratings(b)).paper
+            assert b not in failed
+            assert np.array_equal(P[b], want, equal_nan=True), (method, variant, b)
+            checked += 1
+    assert checked >= len(REPS) * 6
+
+
+def test_the_study_methods_have_batched_forms():
+    assert {"NO", "MN", "TMN", "LI", "TLI", "EQP", "PCM"} <= set(batched_codes())
+
+
+@pytest.mark.parametrize("code", ["1193", "2151", "0591"])
+def test_chunk_rows_are_replicates_rows(code):
+    cell = CFG.cell(code)
+    rows = chunk_rows(SPEC, cell, 7, 9)
+    assert rows == [replicate(SPEC, cell, rep) for rep in (7, 8)]
+    assert len(rows[0]) == (12 if code[0] == "1" else 20)
