@@ -241,9 +241,26 @@ def _pcm(batch, variant):
     return None
 
 
+def _pairwise(code):
+    def fit(batch, variant):
+        from .pairwise_batched import pairwise_papers
+
+        P, ok = pairwise_papers(code, variant, batch)
+        failed = {}
+        for b in np.flatnonzero(~ok):      # a rare branch: the estimator itself
+            out = _one(code, variant, batch, b)
+            if isinstance(out, BaseException):
+                failed[b] = out
+                P[b] = np.nan
+            else:
+                P[b] = out
+        return P, failed
+    return fit
+
+
 #: code -> function(batch, variant) giving ``(paper scores (B, n), {b: exception})``, or
 #: None where that variant has no batched form
-_PAPER_FITS = {"PCM": _pcm}
+_PAPER_FITS = {"PCM": _pcm, "OLS": _pairwise("OLS"), "TLS": _pairwise("TLS"), "RAS": _pairwise("RAS")}
 
 
 def batched_codes():
