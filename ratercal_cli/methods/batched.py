@@ -234,11 +234,11 @@ _RATING_FITS = {
     "EQP": _eqp,
 }
 def _pcm(batch, variant):
-    from .pcm_batched import faithful_pcm_papers
+    from .pcm_batched import corrected_pcm_papers, faithful_pcm_papers
 
     if variant == "faithful":
         return faithful_pcm_papers(batch), {}
-    return None
+    return corrected_pcm_papers(batch)
 
 
 def _pairwise(code):

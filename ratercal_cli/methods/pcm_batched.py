@@ -105,3 +105,122 @@ def faithful_pcm_papers(batch):
     sc = faithful_expected_batch(d, cen.reshape(B, n))
     ave = np.cumsum(sc.astype(F32), axis=2, dtype=F32)[:, :, -1]
     return (ave / F32(nr)).astype(np.float64)
+
+
+# ----------------------------------------------------------------------------- corrected
+
+def _range_moments_batch(theta, delta, lo, hi, B):
+    """:func:`~ratercal_cli.methods.pcm.range_moments` for the ratings of ``B``
+    replications laid end to end (``theta`` ``(B*L,)``, ``delta`` ``(B*L, M)``, ``lo``/``hi``
+    per rating, ``(B*L, 1)``): the same element-wise steps; the BLAS product ``p @ x`` per
+    replication, on the ``(L, M+1)`` block the estimator multiplies."""
+    delta = np.where(np.isfinite(delta), delta, 0.0)
+    steps = np.asarray(theta, dtype=np.float64)[..., None] - delta
+    m = delta.shape[-1]
+    logn = np.concatenate([np.zeros(steps.shape[:-1] + (1,)), np.cumsum(steps, axis=-1)], axis=-1)
+    cat = np.arange(m + 1)
+    outside = (cat < lo) | (cat > hi)
+    logn = np.where(outside, -np.inf, logn)
+    logn = logn - logn.max(axis=-1, keepdims=True)
+    p = np.exp(logn)
+    p /= p.sum(axis=-1, keepdims=True)
+    x = np.arange(p.shape[-1], dtype=np.float64)
+    pb = p.reshape(B, -1, m + 1)
+    mean = np.concatenate([pb[b] @ x for b in range(B)])
+    dev = x - mean[..., None]
+    var = (p * dev * dev).sum(axis=-1)
+    third = (p * dev * dev * dev).sum(axis=-1)
+    return mean, var, third
+
+
+def ml_quality_batch(batch, steps, lo, hi, bound=15.0, estimator="ml", tol=1e-10, max_iter=100):
+    """:func:`~ratercal_cli.methods.pcm.ml_quality` for every paper of every replication at
+    once, each with its replication's ``steps`` ``(B, nr, M)`` and category range ``lo``,
+    ``hi`` ``(B,)``: the same per-paper Newton/bisection steps (the sums over a paper's
+    ratings by ``bincount`` in rating order).  Returns ``theta`` ``(B, n)``.
+
+    The one place the batched PCM computes person qualities: a merged quality solver
+    replaces the body here."""
+    B, n, k = batch.rater.shape
+    N = B * n
+    paper = np.repeat(np.arange(N), k)
+    x = batch.score.reshape(-1).astype(np.float64)
+    drow = steps[np.arange(B)[:, None, None], batch.rater].reshape(N * k, -1)
+    lo_r = np.repeat(np.asarray(lo), n * k)[:, None]
+    hi_r = np.repeat(np.asarray(hi), n * k)[:, None]
+
+    def eq(theta):
+        mean, var, third = _range_moments_batch(theta[paper], drow, lo_r, hi_r, B)
+        g = np.bincount(paper, weights=x - mean, minlength=N)
+        info = np.bincount(paper, weights=var, minlength=N)
+        if estimator == "wle":
+            k3 = np.bincount(paper, weights=third, minlength=N)
+            g = g + k3 / (2.0 * np.maximum(info, 1e-300))
+        return g, info
+
+    lo_t = np.full(N, -float(bound))
+    hi_t = np.full(N, float(bound))
+    g_lo, _ = eq(lo_t)
+    g_hi, _ = eq(hi_t)
+    theta = np.zeros(N)
+    top = g_hi >= 0
+    bottom = ~top & (g_lo <= 0)
+    theta[top], theta[bottom] = bound, -bound
+    fixed = top | bottom
+    it = 0
+    while not fixed.all() and it < max_iter:
+        it += 1
+        g, info = eq(theta)
+        root = np.abs(g) < tol
+        lo_t = np.where((g > 0) & ~fixed, theta, lo_t)
+        hi_t = np.where((g < 0) & ~fixed, theta, hi_t)
+        new = theta + g / np.maximum(info, 1e-12)
+        bad = ~np.isfinite(new) | (new < lo_t) | (new > hi_t)
+        new = np.where(bad, 0.5 * (lo_t + hi_t), new)
+        new = np.where(root, theta, new)
+        conv = root | (np.abs(new - theta) < tol)
+        theta = np.where(fixed, theta, new)
+        fixed |= conv
+    return theta.reshape(B, n)
+
+
+def corrected_pcm_papers(batch):
+    """Paper scores of the corrected PCM for every replication: the PAIR steps per
+    replication by the estimator (``_fit_corrected``), the qualities and expected scores
+    of all replications at once.  Returns ``(P (B, n), {b: exception})``."""
+    from .base import FIT_FAILURES
+    from .pcm import PartialCreditModel
+
+    B, n, nr = batch.size, batch.n_papers, batch.n_raters
+    m = batch.max_score
+    steps = np.zeros((B, nr, m))
+    lo, hi = np.zeros(B, dtype=np.int64), np.full(B, m, dtype=np.int64)
+    failed, est = {}, None
+    for b in range(B):
+        est = PartialCreditModel("corrected")
+        try:
+            est._fit_corrected(batch.ratings(b))
+        except FIT_FAILURES as exc:
+            failed[b] = exc
+            continue
+        steps[b] = est.steps_
+        lo[b], hi[b] = est.category_range_
+    theta = ml_quality_batch(batch, steps, lo, hi, bound=est.theta_bound, estimator=est.estimator)
+    # expected score of every rater at each paper's quality (range_moments on (n, nr) per replication)
+    th = np.broadcast_to(theta[:, :, None], (B, n, nr)).reshape(B * n, nr)
+    st = np.broadcast_to(steps[:, None], (B, n, nr, m)).reshape(B * n, nr, m)
+    lo_p = np.repeat(lo, n)[:, None, None]
+    hi_p = np.repeat(hi, n)[:, None, None]
+    delta = np.where(np.isfinite(st), st, 0.0)
+    s = th[..., None] - delta
+    logn = np.concatenate([np.zeros(s.shape[:-1] + (1,)), np.cumsum(s, axis=-1)], axis=-1)
+    cat = np.arange(m + 1)
+    logn = np.where((cat < lo_p) | (cat > hi_p), -np.inf, logn)
+    logn = logn - logn.max(axis=-1, keepdims=True)
+    p = np.exp(logn)
+    p /= p.sum(axis=-1, keepdims=True)
+    sc = np.matmul(p, np.arange(m + 1, dtype=np.float64))      # (B*n, nr): n stacked (nr, M+1) products
+    P = sc.mean(axis=1).reshape(B, n)
+    for b in failed:
+        P[b] = np.nan
+    return P, failed
