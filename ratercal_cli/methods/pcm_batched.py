@@ -51,8 +51,10 @@ def faithful_pair_batch(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
     replication frozen once it stops.  Returns ``d`` float32 ``(B, nr, M)``."""
     B, nr, m = counts.shape[0], counts.shape[1], counts.shape[2] - 1
     n1, n2 = step_pair_matrices_batch(counts)
-    bign = (n1 + n2).astype(F32)
-    neg_n2 = (-n2).astype(F32)
+    # transposed, terms along axis 1: a reduction over that (outer) axis adds the terms
+    # one after the other, as the BASIC and faithful_pair's cumulative sum do
+    bign_t = (n1 + n2).astype(F32).transpose(0, 2, 1)
+    neg_n2_t = (-n2).astype(F32).transpose(0, 2, 1)
     k = nr * m
     d = np.zeros((B, k), dtype=F32)
     sweeps = np.zeros(B, dtype=np.int64)
@@ -61,16 +63,16 @@ def faithful_pair_batch(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
     while active.size:
         a_n = active.size
         da = d[active]
-        pi = one / (one + np.exp(da[:, :, None] - da[:, None, :]))
-        t = bign[active] * pi
-        seq_f = np.empty((a_n, k, 2 * k), dtype=F32)
-        seq_f[:, :, 0::2] = t
-        seq_f[:, :, 1::2] = neg_n2[active]
-        f = np.cumsum(seq_f, axis=2, dtype=F32)[:, :, -1]
-        seq_f1 = np.empty((a_n, k, k + 1), dtype=F32)
-        seq_f1[:, :, 0] = F32(0.01)
-        seq_f1[:, :, 1:] = t * (one - pi)
-        f1 = np.cumsum(seq_f1, axis=2, dtype=F32)[:, :, -1]
+        pi_t = one / (one + np.exp(da[:, None, :] - da[:, :, None]))     # [b, z, x] = pi of step x vs z
+        t = bign_t[active] * pi_t
+        seq_f = np.empty((a_n, 2 * k, k), dtype=F32)
+        seq_f[:, 0::2] = t
+        seq_f[:, 1::2] = neg_n2_t[active]
+        f = np.add.reduce(seq_f, axis=1, dtype=F32)
+        seq_f1 = np.empty((a_n, k + 1, k), dtype=F32)
+        seq_f1[:, 0] = F32(0.01)
+        seq_f1[:, 1:] = t * (one - pi_t)
+        f1 = np.add.reduce(seq_f1, axis=1, dtype=F32)
         a = da + f / f1
         dt = np.where(a < F32(-15), F32(-15), np.where(a > F32(15), F32(15), a)).astype(F32)
         dmax = np.abs(dt - da).max(axis=1) if k else np.zeros(a_n, dtype=F32)
