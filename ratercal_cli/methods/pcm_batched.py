@@ -47,15 +47,27 @@ def step_pair_matrices_batch(counts):
 
 def faithful_pair_batch(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
     """:func:`~ratercal_cli.methods.pcm.faithful_pair` on a stack of counts: the same
-    float32 sweeps (cumulative sums in the BASIC's order along the last axis), each
-    replication frozen once it stops.  Returns ``d`` float32 ``(B, nr, M)``."""
+    float32 sweeps, each replication frozen once it stops.  Returns ``d`` float32
+    ``(B, nr, M)``.
+
+    PCM.BAS adds ``bign * pi`` and ``-n2`` over every step ``(j, z)``; a pair of steps never
+    compared adds ``+0`` to a sum that is never ``-0``, which changes nothing, so only the
+    compared pairs are kept, in the BASIC's order (padded at the end with more ``+0``), and
+    each sum is a reduction over the outer axis of the transposed terms: one addition after
+    the other, as the BASIC and ``faithful_pair``'s cumulative sum do."""
     B, nr, m = counts.shape[0], counts.shape[1], counts.shape[2] - 1
     n1, n2 = step_pair_matrices_batch(counts)
-    # transposed, terms along axis 1: a reduction over that (outer) axis adds the terms
-    # one after the other, as the BASIC and faithful_pair's cumulative sum do
-    bign_t = (n1 + n2).astype(F32).transpose(0, 2, 1)
-    neg_n2_t = (-n2).astype(F32).transpose(0, 2, 1)
     k = nr * m
+    bign = (n1 + n2).astype(F32)
+    neg_n2 = (-n2).astype(F32)
+    nz = bign > 0
+    width = max(int(nz.sum(axis=2).max()) if k else 0, 1)
+    cols = np.argsort(~nz, axis=2, kind="stable")[:, :, :width]      # compared steps, in order
+    valid = np.take_along_axis(nz, cols, axis=2)
+    big_t = np.where(valid, np.take_along_axis(bign, cols, axis=2), F32(0)).transpose(0, 2, 1)
+    n2_t = np.where(valid, np.take_along_axis(neg_n2, cols, axis=2), F32(0)).transpose(0, 2, 1)
+    # flat index into d (B*K) of the other step of each term, (B, width, K)
+    gcols = np.ascontiguousarray(cols.transpose(0, 2, 1)) + (np.arange(B) * k)[:, None, None]
     d = np.zeros((B, k), dtype=F32)
     sweeps = np.zeros(B, dtype=np.int64)
     one = F32(1.0)
@@ -63,13 +75,14 @@ def faithful_pair_batch(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
     while active.size:
         a_n = active.size
         da = d[active]
-        pi_t = one / (one + np.exp(da[:, None, :] - da[:, :, None]))     # [b, z, x] = pi of step x vs z
-        t = bign_t[active] * pi_t
-        seq_f = np.empty((a_n, 2 * k, k), dtype=F32)
+        other = np.take(d.reshape(-1), gcols[active])                     # d(j, z) of each term
+        pi_t = one / (one + np.exp(da[:, None, :] - other))
+        t = big_t[active] * pi_t
+        seq_f = np.empty((a_n, 2 * width, k), dtype=F32)
         seq_f[:, 0::2] = t
-        seq_f[:, 1::2] = neg_n2_t[active]
+        seq_f[:, 1::2] = n2_t[active]
         f = np.add.reduce(seq_f, axis=1, dtype=F32)
-        seq_f1 = np.empty((a_n, k + 1, k), dtype=F32)
+        seq_f1 = np.empty((a_n, width + 1, k), dtype=F32)
         seq_f1[:, 0] = F32(0.01)
         seq_f1[:, 1:] = t * (one - pi_t)
         f1 = np.add.reduce(seq_f1, axis=1, dtype=F32)
