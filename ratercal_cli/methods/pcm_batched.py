@@ -124,59 +124,54 @@ def faithful_pcm_papers(batch):
 
 # ----------------------------------------------------------------------------- corrected
 
-def _range_moments_batch(theta, delta, lo, hi, B):
-    """:func:`~ratercal_cli.methods.pcm.range_moments` for the ratings of ``B``
-    replications laid end to end (``theta`` ``(B*L,)``, ``delta`` ``(B*L, M)``, ``lo``/``hi``
-    per rating, ``(B*L, 1)``): the same element-wise steps; the BLAS product ``p @ x`` per
-    replication, on the ``(L, M+1)`` block the estimator multiplies."""
-    delta = np.where(np.isfinite(delta), delta, 0.0)
-    steps = np.asarray(theta, dtype=np.float64)[..., None] - delta
-    m = delta.shape[-1]
-    logn = np.concatenate([np.zeros(steps.shape[:-1] + (1,)), np.cumsum(steps, axis=-1)], axis=-1)
-    cat = np.arange(m + 1)
-    outside = (cat < lo) | (cat > hi)
-    logn = np.where(outside, -np.inf, logn)
-    logn = logn - logn.max(axis=-1, keepdims=True)
-    p = np.exp(logn)
-    p /= p.sum(axis=-1, keepdims=True)
-    x = np.arange(p.shape[-1], dtype=np.float64)
-    pb = p.reshape(B, -1, m + 1)
-    mean = np.concatenate([pb[b] @ x for b in range(B)])
-    dev = x - mean[..., None]
-    var = (p * dev * dev).sum(axis=-1)
-    third = (p * dev * dev * dev).sum(axis=-1)
-    return mean, var, third
-
-
 def ml_quality_batch(batch, steps, lo, hi, bound=15.0, estimator="ml", tol=1e-10, max_iter=100):
     """:func:`~ratercal_cli.methods.pcm.ml_quality` for every paper of every replication at
     once, each with its replication's ``steps`` ``(B, nr, M)`` and category range ``lo``,
-    ``hi`` ``(B,)``: the same per-paper Newton/bisection steps (the sums over a paper's
-    ratings by ``bincount`` in rating order).  Returns ``theta`` ``(B, n)``.
+    ``hi`` ``(B,)``: the same per-paper Newton/bisection steps.  Returns ``theta`` ``(B, n)``.
 
-    The one place the batched PCM computes person qualities: a merged quality solver
-    replaces the body here."""
+    Each evaluation of the estimating equation covers whole replications (those with a
+    paper not yet solved), with :func:`~ratercal_cli.methods.pcm.range_moments`'s
+    element-wise steps, its BLAS product ``p @ x`` on the ``(L, M+1)`` block of one
+    replication (the estimator's shape: BLAS results depend on it), and the per-paper sums
+    by ``bincount`` in rating order.  The one place the batched PCM computes person
+    qualities: a merged quality solver replaces the body here."""
     B, n, k = batch.rater.shape
-    N = B * n
-    paper = np.repeat(np.arange(N), k)
-    x = batch.score.reshape(-1).astype(np.float64)
-    drow = steps[np.arange(B)[:, None, None], batch.rater].reshape(N * k, -1)
-    lo_r = np.repeat(np.asarray(lo), n * k)[:, None]
-    hi_r = np.repeat(np.asarray(hi), n * k)[:, None]
+    L, N = n * k, B * n
+    m = steps.shape[2]
+    local = np.repeat(np.arange(n), k)                                   # paper of each rating
+    x = batch.score.reshape(B, L).astype(np.float64)
+    drow = steps[np.arange(B)[:, None, None], batch.rater].reshape(B, L, m)
+    delta = np.where(np.isfinite(drow), drow, 0.0)
+    cat = np.arange(m + 1)
+    outside = (cat < np.asarray(lo)[:, None, None]) | (cat > np.asarray(hi)[:, None, None])   # (B, 1, M+1)
+    xs = np.arange(m + 1, dtype=np.float64)
+    zeros = np.zeros((B, L, 1))
 
-    def eq(theta):
-        mean, var, third = _range_moments_batch(theta[paper], drow, lo_r, hi_r, B)
-        g = np.bincount(paper, weights=x - mean, minlength=N)
-        info = np.bincount(paper, weights=var, minlength=N)
+    def eq(theta, reps):
+        th = theta.reshape(B, n)[reps][:, local]                          # (R, L)
+        st = th[..., None] - delta[reps]
+        logn = np.concatenate([zeros[reps], np.cumsum(st, axis=-1)], axis=-1)
+        logn = np.where(outside[reps], -np.inf, logn)
+        logn = logn - logn.max(axis=-1, keepdims=True)
+        p = np.exp(logn)
+        p /= p.sum(axis=-1, keepdims=True)
+        mean = np.stack([p[i] @ xs for i in range(len(reps))])
+        dev = xs - mean[..., None]
+        var = (p * dev * dev).sum(axis=-1)
+        glob = (reps * n)[:, None] + local                                # global paper of each rating
+        g = np.bincount(glob.ravel(), weights=(x[reps] - mean).ravel(), minlength=N)
+        info = np.bincount(glob.ravel(), weights=var.ravel(), minlength=N)
         if estimator == "wle":
-            k3 = np.bincount(paper, weights=third, minlength=N)
+            third = (p * dev * dev * dev).sum(axis=-1)
+            k3 = np.bincount(glob.ravel(), weights=third.ravel(), minlength=N)
             g = g + k3 / (2.0 * np.maximum(info, 1e-300))
         return g, info
 
+    every = np.arange(B)
     lo_t = np.full(N, -float(bound))
     hi_t = np.full(N, float(bound))
-    g_lo, _ = eq(lo_t)
-    g_hi, _ = eq(hi_t)
+    g_lo, _ = eq(lo_t, every)
+    g_hi, _ = eq(hi_t, every)
     theta = np.zeros(N)
     top = g_hi >= 0
     bottom = ~top & (g_lo <= 0)
@@ -185,11 +180,13 @@ def ml_quality_batch(batch, steps, lo, hi, bound=15.0, estimator="ml", tol=1e-10
     it = 0
     while not fixed.all() and it < max_iter:
         it += 1
-        g, info = eq(theta)
+        reps = np.flatnonzero(~fixed.reshape(B, n).all(axis=1))           # replications still solving
+        g, info = eq(theta, reps)
         root = np.abs(g) < tol
         lo_t = np.where((g > 0) & ~fixed, theta, lo_t)
         hi_t = np.where((g < 0) & ~fixed, theta, hi_t)
-        new = theta + g / np.maximum(info, 1e-12)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            new = theta + g / np.maximum(info, 1e-12)
         bad = ~np.isfinite(new) | (new < lo_t) | (new > hi_t)
         new = np.where(bad, 0.5 * (lo_t + hi_t), new)
         new = np.where(root, theta, new)
@@ -199,27 +196,162 @@ def ml_quality_batch(batch, steps, lo, hi, bound=15.0, estimator="ml", tol=1e-10
     return theta.reshape(B, n)
 
 
+def _linked(batch):
+    """Per replication: every rater with ratings linked to the others through shared
+    papers (:func:`~ratercal_cli.network.require_connected` would not raise)."""
+    B, n, k = batch.rater.shape
+    nr = batch.n_raters
+    adj = np.zeros((B, nr, nr), dtype=bool)
+    bi = np.broadcast_to(np.arange(B)[:, None], (B, n))
+    for p in range(k):
+        for q in range(k):
+            if p != q:
+                adj[bi, batch.rater[:, :, p], batch.rater[:, :, q]] = True
+    active = np.zeros((B, nr), dtype=bool)
+    active[np.broadcast_to(np.arange(B)[:, None, None], batch.rater.shape), batch.rater] = True
+    reach = (adj | np.eye(nr, dtype=bool)).astype(np.float64)
+    for _ in range(int(np.ceil(np.log2(max(nr, 2)))) + 1):
+        reach = (reach @ reach > 0).astype(np.float64)
+    from_first = reach[np.arange(B), np.argmax(active, axis=1)] > 0
+    return np.all(from_first | ~active, axis=1)
+
+
+def _largest_components(graph, nodes, B, K):
+    """Per replication, the nodes of the largest connected component of the undirected
+    block-diagonal ``graph`` among ``nodes`` (``(B, K)`` bool), weighted by degree as
+    :func:`~ratercal_cli.methods.pcm._fitted_steps` weighs them; ``unique`` is False where two
+    components tie (the estimator's own labelling then decides)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    gi, gj = np.nonzero(graph.reshape(B * K, K))
+    rows = gi
+    cols = (gi // K) * K + gj
+    mat = csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(B * K, B * K))
+    n_comp, labels = connected_components(mat, directed=False)
+    deg = graph.sum(axis=2).astype(np.float64).reshape(-1)
+    weights = np.bincount(labels, weights=np.where(nodes.reshape(-1), deg, 0.0), minlength=n_comp)
+    lab = labels.reshape(B, K)
+    w_node = np.where(nodes, weights[lab], -1.0)
+    best = w_node.max(axis=1)
+    main = nodes & (w_node == best[:, None])
+    # one component only: the nodes at the best weight all share a label
+    first = np.take_along_axis(lab, np.argmax(main, axis=1)[:, None], axis=1)
+    unique = np.all(~main | (lab == first), axis=1)
+    return main & (lab == first), unique
+
+
+def pair_newton_batch(wins, tol=1e-9, max_iter=100):
+    """:func:`~ratercal_cli.methods.pcm.pair_newton` on a stack ``(G, k, k)`` of
+    equal-sized win matrices: the same Newton steps, step halvings and centring per matrix
+    (stacked LAPACK solves, each replication stopping at its own iteration)."""
+    G, k = wins.shape[0], wins.shape[1]
+    d = np.zeros((G, k))
+    if k < 2:
+        return d
+    w = wins.astype(np.float64)
+    n = wins + wins.transpose(0, 2, 1)
+
+    def loglik(x, ww):
+        return -(ww * np.logaddexp(0.0, x[:, :, None] - x[:, None, :])).reshape(len(x), -1).sum(axis=1)
+
+    ll = loglik(d, w)
+    ones = np.full((k, k), 1.0 / k)
+    diag = np.arange(k)
+    active = np.arange(G)
+    for _ in range(max_iter):
+        if not active.size:
+            break
+        da, wa, na = d[active], w[active], n[active]
+        pi = 1.0 / (1.0 + np.exp(da[:, :, None] - da[:, None, :]))
+        grad = (na * pi).sum(axis=2) - wa.sum(axis=2)
+        q = na * pi * (1.0 - pi)
+        lap = np.zeros_like(q)
+        lap[:, diag, diag] = q.sum(axis=2)
+        lap = lap - q
+        step = np.linalg.solve(lap + ones, grad[:, :, None])[:, :, 0]
+        a_n = active.size
+        t = np.ones(a_n)
+        new = np.empty_like(da)
+        new_ll = np.empty(a_n)
+        ll_a = ll[active]
+        searching = np.arange(a_n)
+        while searching.size:
+            cand = da[searching] + t[searching, None] * step[searching]
+            cll = loglik(cand, wa[searching])
+            new[searching], new_ll[searching] = cand, cll
+            stop = (cll >= ll_a[searching] - 1e-12 * np.abs(ll_a[searching])) | (t[searching] < 1e-4)
+            t[searching[~stop]] /= 2
+            searching = searching[~stop]
+        d[active] = new - new.mean(axis=1, keepdims=True)
+        ll[active] = new_ll
+        conv = np.abs(t[:, None] * step).max(axis=1) < tol
+        active = active[~conv]
+    return d
+
+
+def corrected_steps_batch(batch, smoothing=1.0, tol=1e-9, max_iter=100):
+    """``steps_`` and ``category_range_`` of :meth:`PartialCreditModel._fit_corrected` for
+    every replication (``smoothing > 0``: the steps fitted are those of the largest
+    comparison component, so the estimability analysis is not needed for them).
+    Returns ``(steps (B, nr, M), lo, hi, ok)``; ``ok`` False: fit that replication alone."""
+    from .pcm import _impute_steps
+
+    B, nr, m = batch.size, batch.n_raters, batch.max_score
+    K = nr * m
+    ok = _linked(batch)
+    _, wins = step_pair_matrices_batch(pair_counts_batch(batch, self_pairs=False))
+    used = np.zeros((B, m + 1), dtype=bool)
+    used[np.broadcast_to(np.arange(B)[:, None, None], batch.score.shape), batch.score] = True
+    lo = np.argmax(used, axis=1)
+    hi = m - np.argmax(used[:, ::-1], axis=1)
+    x = np.tile(np.arange(1, m + 1), nr)
+    inside = (x > lo[:, None]) & (x <= hi[:, None])
+    wins_in = wins * inside[:, :, None] * inside[:, None, :]
+    comp = (wins_in + wins_in.transpose(0, 2, 1)) > 0
+    fitted, unique = _largest_components(comp, comp.any(axis=2), B, K)
+    ok &= unique
+    steps = np.zeros((B, nr, m))
+    size = fitted.sum(axis=1)
+    for kk in np.unique(size[ok]):
+        rows = np.flatnonzero(ok & (size == kk))
+        idx = np.nonzero(fitted[rows])[1].reshape(rows.size, kk)           # fitted steps, in order
+        w = wins[rows[:, None, None], idx[:, :, None], idx[:, None, :]].astype(np.float64)
+        if smoothing:
+            c = (w + w.transpose(0, 2, 1)) > 0
+            deg = c.sum(axis=2)
+            inv = np.where(deg > 0, 1.0 / np.maximum(deg, 1), 0.0)
+            w = w + smoothing * c * (inv[:, :, None] + inv[:, None, :]) / 2
+        est = pair_newton_batch(w, tol=tol, max_iter=max_iter)
+        for i, b in enumerate(rows):
+            values = np.full(K, np.nan)
+            values[idx[i]] = est[i]
+            steps[b] = _impute_steps(values.reshape(nr, m), fitted[b].reshape(nr, m), int(lo[b]), int(hi[b]))
+    return steps, lo, hi, ok
+
+
 def corrected_pcm_papers(batch):
-    """Paper scores of the corrected PCM for every replication: the PAIR steps per
-    replication by the estimator (``_fit_corrected``), the qualities and expected scores
-    of all replications at once.  Returns ``(P (B, n), {b: exception})``."""
+    """Paper scores of the corrected PCM for every replication: PAIR steps
+    (:func:`corrected_steps_batch`), qualities (:func:`ml_quality_batch`) and expected
+    scores of all replications at once; a replication off the batched path is fitted by
+    the estimator.  Returns ``(P (B, n), {b: exception})``."""
     from .base import FIT_FAILURES
     from .pcm import PartialCreditModel
 
     B, n, nr = batch.size, batch.n_papers, batch.n_raters
     m = batch.max_score
-    steps = np.zeros((B, nr, m))
-    lo, hi = np.zeros(B, dtype=np.int64), np.full(B, m, dtype=np.int64)
-    failed, est = {}, None
-    for b in range(B):
-        est = PartialCreditModel("corrected")
+    est = PartialCreditModel("corrected")
+    steps, lo, hi, ok = corrected_steps_batch(batch, est.smoothing, est.tol, est.max_iter)
+    failed = {}
+    for b in np.flatnonzero(~ok):
+        one = PartialCreditModel("corrected")
         try:
-            est._fit_corrected(batch.ratings(b))
+            one._fit_corrected(batch.ratings(b))
         except FIT_FAILURES as exc:
             failed[b] = exc
             continue
-        steps[b] = est.steps_
-        lo[b], hi[b] = est.category_range_
+        steps[b] = one.steps_
+        lo[b], hi[b] = one.category_range_
     theta = ml_quality_batch(batch, steps, lo, hi, bound=est.theta_bound, estimator=est.estimator)
     # expected score of every rater at each paper's quality (range_moments on (n, nr) per replication)
     th = np.broadcast_to(theta[:, :, None], (B, n, nr)).reshape(B * n, nr)
