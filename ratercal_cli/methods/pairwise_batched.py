@@ -181,8 +181,12 @@ def pairwise_papers(code, variant, batch):
     else:
         counts = np.bincount((np.arange(B)[:, None, None] * nr + batch.rater).ravel(), minlength=B * nr)
         params, ok = _solve_corrected(tkey, size, d, counts.reshape(B, nr) > 0, nr)
-    theta = params[r_idx]
-    s = batch.score
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):   # rows not ok are refit
+        return paper_mean(_adjust(code, variant, params[r_idx], batch.score, m), variant), ok
+
+
+def _adjust(code, variant, theta, s, m):
+    """The listings' adjusted ratings (see :class:`PairwiseLeastSquares`, :class:`RaschExtension`)."""
     if code in ("OLS", "TLS"):
         if variant == "faithful":
             adj = (s.astype(F32) + theta.astype(F32)).astype(np.float64)
@@ -198,4 +202,4 @@ def pairwise_papers(code, variant, batch):
         else:
             e = np.exp(theta)
             adj = e * sf / (1 - sf / float(m) * (1 - e))
-    return paper_mean(adj, variant), ok
+    return adj

@@ -78,3 +78,33 @@ def test_chunk_rows_are_replicates_rows(code):
     rows = chunk_rows(SPEC, cell, 7, 9)
     assert rows == [replicate(SPEC, cell, rep) for rep in (7, 8)]
     assert len(rows[0]) == (12 if code[0] == "1" else 20)
+
+
+@pytest.mark.parametrize("variant", ["faithful", "corrected"])
+def test_replications_off_the_batched_path_fail_or_refit_as_the_estimator_does(variant):
+    """A replication whose raters fall into two unlinked groups (papers 0-49 scored by raters
+    1 and 2, papers 50-99 by raters 3 and 4) beside an ordinary one: each method gives the
+    estimator's paper scores for the ordinary one and, for the split one, its paper scores
+    or its exception (type and message)."""
+    from ratercal_cli.generators.batched import CellBatch
+
+    cell, batch = _batch("2151", reps=(0, 1))
+    rater = batch.rater.copy()
+    rater[1, :50] = (0, 1)
+    rater[1, 50:] = (2, 3)
+    split = CellBatch(cell, batch.reps, batch.n_raters, rater, batch.score, batch.true)
+    failures = 0
+    for method in STUDY_METHODS:
+        P, failed = paper_scores(method, variant, split)
+        for b in range(2):
+            try:
+                want = make_method(method, variant).fit_transform(split.ratings(b)).paper
+            except Exception as exc:   # noqa: BLE001 - the estimator's own failure is the reference
+                assert b in failed, (method, b)
+                assert (type(failed[b]), str(failed[b])) == (type(exc), str(exc))
+                assert np.isnan(P[b]).all()
+                failures += 1
+                continue
+            assert b not in failed
+            assert np.array_equal(P[b], want, equal_nan=True), (method, variant, b)
+    assert failures >= (4 if variant == "corrected" else 2)
