@@ -1,7 +1,7 @@
 """Benchmark: data sets per second of the corrected Monte Carlo study, new code beside the old.
 
     .venv/bin/python benchmarks/bench_montecarlo.py [--replications 200] [--jobs 2]
-        [--reference PATH] [--serial-check] [--profile]
+        [--reference PATH] [--no-serial-check] [--profile]
 
 Runs ``ratercal montecarlo configs/corrected.yaml`` (32 cells, all ten methods, both
 variants) with this checkout and with a frozen copy of the code before issue 11 (commit
@@ -11,8 +11,8 @@ other in the same run, each as a fresh process into its own temporary folder.  P
 rates (data sets per second, replications + summaries), their ratio (the figure: the
 machine is shared and absolute rates are noisy), the peak resident memory of each run (its
 largest process), and whether the two runs wrote the same bytes (replications.csv,
-summary.csv, paired.csv, summary.md).  ``--serial-check`` also runs the new code serially
-and compares its bytes with the ``--jobs`` run.
+summary.csv, paired.csv, summary.md).  It also runs the new code serially and compares its
+bytes with the ``--jobs`` run (``--no-serial-check`` skips that).
 
 Targets (issue 11): >= 500 data sets/s at ``-r 200 -j 2``, identical bytes, < 1 GiB.
 ``--profile`` prints the top of a cProfile of a serial ``-r 20`` run of the new code.
@@ -106,7 +106,8 @@ def main(argv=None):
     ap.add_argument("--jobs", "-j", type=int, default=2)
     ap.add_argument("--reference", default=None, help="folder holding the old ratercal_cli/ (default: "
                                                        f"git archive {REFERENCE_COMMIT})")
-    ap.add_argument("--serial-check", action="store_true", help="also run the new code serially, compare bytes")
+    ap.add_argument("--serial-check", action=argparse.BooleanOptionalAction, default=True,
+                    help="also run the new code serially and compare its bytes with the --jobs run")
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args(argv)
     if args.profile:

@@ -272,8 +272,13 @@ def _one(code, variant, batch, b):
     """Replication ``b`` fitted by the estimator itself: paper scores or the exception."""
     from . import make_method
 
+    from ..errors import MethodError
+
     try:
-        return np.asarray(make_method(code, variant).fit_transform(batch.ratings(b)).paper, dtype=np.float64)
+        p = np.asarray(make_method(code, variant).fit_transform(batch.ratings(b)).paper, dtype=np.float64)
+        if p.shape != (batch.n_papers,):     # as runner.replicate checks
+            raise MethodError(f"{p.size} paper scores for {batch.n_papers} papers")
+        return p
     except FIT_FAILURES as exc:
         return exc
 
