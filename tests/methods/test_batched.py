@@ -108,3 +108,39 @@ def test_replications_off_the_batched_path_fail_or_refit_as_the_estimator_does(v
             assert b not in failed
             assert np.array_equal(P[b], want, equal_nan=True), (method, variant, b)
     assert failures >= (4 if variant == "corrected" else 2)
+
+
+@pytest.mark.parametrize("estimator", ["ml", "wle"])
+def test_ml_quality_batch_is_ml_quality_per_replication(estimator):
+    """The batched person-quality solver against :func:`pcm.ml_quality`, with each
+    replication's own fitted steps and category range (WLE too, which the study does not use)."""
+    from ratercal_cli.methods.pcm import PartialCreditModel, ml_quality
+    from ratercal_cli.methods.pcm_batched import ml_quality_batch
+
+    _, batch = _batch("0191")
+    fits = [PartialCreditModel("corrected").fit(batch.ratings(b)) for b in range(batch.size)]
+    steps = np.stack([f.steps_ for f in fits])
+    lo = np.array([f.category_range_[0] for f in fits])
+    hi = np.array([f.category_range_[1] for f in fits])
+    theta = ml_quality_batch(batch, steps, lo, hi, estimator=estimator)
+    for b, f in enumerate(fits):
+        want, _ = ml_quality(batch.ratings(b), f.steps_, lo[b], hi[b], estimator=estimator)
+        assert np.array_equal(theta[b], want)
+    assert np.isfinite(theta).all() and theta.std() > 0.5
+
+
+def test_pair_steps_batch_are_the_estimators():
+    """Faithful PAIR sweeps and corrected PAIR Newton steps, batched, against the estimator's."""
+    from ratercal_cli.methods.pcm import PartialCreditModel
+    from ratercal_cli.methods.pcm_batched import corrected_steps_batch, faithful_pair_batch, pair_counts_batch
+
+    _, batch = _batch("3193")
+    d = faithful_pair_batch(pair_counts_batch(batch, self_pairs=True))
+    steps, lo, hi, ok = corrected_steps_batch(batch)
+    assert ok.all()
+    for b in range(batch.size):
+        faithful = PartialCreditModel("faithful").fit(batch.ratings(b))
+        corrected = PartialCreditModel("corrected").fit(batch.ratings(b))
+        assert np.array_equal(d[b], faithful._d32_)
+        assert np.array_equal(steps[b], corrected.steps_)
+        assert (lo[b], hi[b]) == corrected.category_range_
