@@ -25,7 +25,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -114,19 +113,15 @@ def main(argv=None):
         profile(args.config)
         return 0
     ref = reference_path(args.reference)
-    n_cells = 32
+    sys.path.insert(0, str(REPO))
+    from ratercal_cli.config import load_config
+
+    n_cells = len(load_config(args.config).cells)
     ok = True
     with tempfile.TemporaryDirectory(prefix="ratercal-bench-") as tmp:
         tmp = Path(tmp)
         new = run(REPO, tmp / "new", args.config, args.replications, args.jobs)
         old = run(ref, tmp / "old", args.config, args.replications, args.jobs)
-        try:
-            from ratercal_cli.config import load_config  # noqa: E402
-            n_cells = len(load_config(args.config).cells)
-        except ImportError:  # pragma: no cover - run outside the venv
-            sys.path.insert(0, str(REPO))
-            from ratercal_cli.config import load_config
-            n_cells = len(load_config(args.config).cells)
         n = args.replications * n_cells
         rate_new, rate_old = n / new["wall"], n / old["wall"]
         print(f"montecarlo: {n} data sets ({args.replications} replications x {n_cells} cells), "
@@ -140,9 +135,7 @@ def main(argv=None):
                                                                      for k, v in same.items()))
         ok &= all(same.values()) and new["mib"] < TARGET_MIB
         if args.serial_check:
-            t = time.perf_counter()
-            run(REPO, tmp / "serial", args.config, args.replications, 1)
-            wall = time.perf_counter() - t
+            wall = run(REPO, tmp / "serial", args.config, args.replications, 1)["wall"]
             same = same_bytes(tmp / "new", tmp / "serial")
             print(f"montecarlo: new serial {n / wall:7.1f} data sets/s; same bytes as -j {args.jobs}: "
                   + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in same.items()))
