@@ -202,10 +202,9 @@ def chunk_header(spec_digest: str, chunk: Chunk) -> str:
 
 def run_chunk(spec: StudySpec, cell: Cell, start: int, stop: int) -> str:
     """The rows of replications ``start..stop-1`` of ``cell`` as CSV lines (runs on a worker)."""
-    lines = []
-    for rep in range(start, stop):
-        lines.extend(",".join(r) + "\n" for r in replicate(spec, cell, rep))
-    return "".join(lines)
+    from .replicate_batch import chunk_rows   # the same rows as replicate(), as one batch
+
+    return "".join(",".join(r) + "\n" for rows in chunk_rows(spec, cell, start, stop) for r in rows)
 
 
 def chunk_text(spec_digest: str, chunk: Chunk, body: str) -> str:

@@ -29,6 +29,7 @@ class Applied:
     adjusted: dict = field(default_factory=dict)     # code -> Adjusted
     estimators: dict = field(default_factory=dict)   # code -> the fitted estimator
     skipped: dict = field(default_factory=dict)      # code -> reason (one line)
+    errors: dict = field(default_factory=dict)       # code -> the exception of a failed fit
     #: the codes skipped because the data have one rater per paper (a subset of ``skipped``)
     not_applicable: tuple = ()
 
@@ -67,6 +68,7 @@ def apply_methods(ratings: Ratings, methods, variant: str = DEFAULT_VARIANT, str
             if strict:
                 raise MethodError(f"{code}: {failure_reason(exc)}") from exc
             out.skipped[code] = failure_reason(exc)
+            out.errors[code] = exc
             continue
         finally:
             if timings is not None:

@@ -1,0 +1,373 @@
+"""PAIR-PCM fitted to a batch of replications at once (the Monte Carlo fast path, issue 11).
+
+The functions here run :mod:`ratercal_cli.methods.pcm` on ``B`` replications of one cell
+together and give the numbers its estimator gives one replication at a time, bit for bit:
+
+* pair counts: one ``bincount`` over ``replication * size + cell`` (integers);
+* faithful PAIR sweeps (PCM.BAS): the same float32 Jacobi sweep on a ``(B, K, K)`` stack,
+  each replication stopping at its own sweep;
+* paper qualities: the papers of all replications are the "papers" of one call of the
+  per-paper solvers (each paper looks up its own replication's steps), so the bracket
+  search of PCM.BAS and the corrected ML/WLE Newton steps run once for the batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .pcm import (F32, FAITHFUL_EPS, FAITHFUL_MAX_IT, _faithful_numerators, faithful_quality)
+
+
+def pair_counts_batch(batch, self_pairs):
+    """:func:`~ratercal_cli.methods.pcm.pair_counts` of every replication:
+    ``(B, nr, M+1, nr, M+1)`` int64."""
+    B, nr, m1 = batch.size, batch.n_raters, batch.max_score + 1
+    size = nr * m1 * nr * m1
+    flat = np.zeros(B * size, dtype=np.int64)
+    base = (np.arange(B) * size)[:, None]
+    r, s = batch.rater, batch.score
+    k = r.shape[2]
+    for p in range(k):
+        for q in range(k):
+            if p == q and not self_pairs:
+                continue
+            idx = base + ((r[:, :, p] * m1 + s[:, :, p]) * nr + r[:, :, q]) * m1 + s[:, :, q]
+            flat += np.bincount(idx.ravel(), minlength=B * size)
+    return flat.reshape(B, nr, m1, nr, m1)
+
+
+def step_pair_matrices_batch(counts):
+    """``(N1, N2)`` of :func:`~ratercal_cli.methods.pcm._step_pair_matrices`, per replication."""
+    B, nr, m1 = counts.shape[0], counts.shape[1], counts.shape[2]
+    m = m1 - 1
+    n1 = counts[:, :, 0:m, :, 1:m1].reshape(B, nr * m, nr * m)
+    n2 = counts[:, :, 1:m1, :, 0:m].reshape(B, nr * m, nr * m)
+    return n1, n2
+
+
+def faithful_pair_batch(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
+    """:func:`~ratercal_cli.methods.pcm.faithful_pair` on a stack of counts: the same
+    float32 sweeps, each replication frozen once it stops.  Returns ``d`` float32
+    ``(B, nr, M)``.
+
+    PCM.BAS adds ``bign * pi`` and ``-n2`` over every step ``(j, z)``; a pair of steps never
+    compared adds ``+0`` to a sum that is never ``-0``, which changes nothing, so only the
+    compared pairs are kept, in the BASIC's order (padded at the end with more ``+0``), and
+    each sum is a reduction over the outer axis of the transposed terms: one addition after
+    the other, as the BASIC and ``faithful_pair``'s cumulative sum do."""
+    B, nr, m = counts.shape[0], counts.shape[1], counts.shape[2] - 1
+    n1, n2 = step_pair_matrices_batch(counts)
+    k = nr * m
+    bign = (n1 + n2).astype(F32)
+    neg_n2 = (-n2).astype(F32)
+    nz = bign > 0
+    width = max(int(nz.sum(axis=2).max()) if k else 0, 1)
+    cols = np.argsort(~nz, axis=2, kind="stable")[:, :, :width]      # compared steps, in order
+    valid = np.take_along_axis(nz, cols, axis=2)
+    big_t = np.where(valid, np.take_along_axis(bign, cols, axis=2), F32(0)).transpose(0, 2, 1)
+    n2_t = np.where(valid, np.take_along_axis(neg_n2, cols, axis=2), F32(0)).transpose(0, 2, 1)
+    # flat index into d (B*K) of the other step of each term, (B, width, K)
+    gcols = np.ascontiguousarray(cols.transpose(0, 2, 1)) + (np.arange(B) * k)[:, None, None]
+    d = np.zeros((B, k), dtype=F32)
+    sweeps = np.zeros(B, dtype=np.int64)
+    one = F32(1.0)
+    active = np.arange(B)
+    while active.size:
+        a_n = active.size
+        da = d[active]
+        other = np.take(d.reshape(-1), gcols[active])                     # d(j, z) of each term
+        pi_t = one / (one + np.exp(da[:, None, :] - other))
+        t = big_t[active] * pi_t
+        seq_f = np.empty((a_n, 2 * width, k), dtype=F32)
+        seq_f[:, 0::2] = t
+        seq_f[:, 1::2] = n2_t[active]
+        f = np.add.reduce(seq_f, axis=1, dtype=F32)
+        seq_f1 = np.empty((a_n, width + 1, k), dtype=F32)
+        seq_f1[:, 0] = F32(0.01)
+        seq_f1[:, 1:] = t * (one - pi_t)
+        f1 = np.add.reduce(seq_f1, axis=1, dtype=F32)
+        a = da + f / f1
+        dt = np.where(a < F32(-15), F32(-15), np.where(a > F32(15), F32(15), a)).astype(F32)
+        dmax = np.abs(dt - da).max(axis=1) if k else np.zeros(a_n, dtype=F32)
+        d[active] = dt
+        sweeps[active] += 1
+        done = (dmax < eps) | (sweeps[active] >= max_it)
+        active = active[~done]
+    return d.reshape(B, nr, m)
+
+
+def faithful_expected_batch(d, cen):
+    """:func:`~ratercal_cli.methods.pcm.faithful_expected` with each replication's steps:
+    ``d`` float32 ``(B, nr, M)``, ``cen`` float32 ``(B, n)``; returns ``sc`` ``(B, n, nr)``."""
+    B, nr, m = d.shape
+    n = cen.shape[1]
+    u = np.broadcast_to(cen.reshape(B * n)[:, None], (B * n, nr))
+    drow = np.broadcast_to(np.transpose(d, (2, 0, 1))[:, :, None, :], (m, B, n, nr)).reshape(m, B * n, nr)
+    e, t = _faithful_numerators(u, drow)
+    sc = np.zeros(u.shape, dtype=F32)
+    for j in range(1, m + 1):
+        sc += (e[j] / t) * F32(j)
+    return sc.reshape(B, n, nr)
+
+
+def faithful_pcm_papers(batch):
+    """Paper scores of the faithful PCM (PCM.BAS) for every replication, ``(B, n)``."""
+    B, n, nr = batch.size, batch.n_papers, batch.n_raters
+    d = faithful_pair_batch(pair_counts_batch(batch, self_pairs=True))
+    # every paper of every replication at once, each with its own replication's steps
+    r_glob = (np.arange(B)[:, None, None] * nr + batch.rater).reshape(B * n, -1)
+    cen, _ = faithful_quality(d.reshape(B * nr, -1), r_glob, batch.score.reshape(B * n, -1))
+    sc = faithful_expected_batch(d, cen.reshape(B, n))
+    ave = np.cumsum(sc.astype(F32), axis=2, dtype=F32)[:, :, -1]
+    return (ave / F32(nr)).astype(np.float64)
+
+
+# ----------------------------------------------------------------------------- corrected
+
+def ml_quality_batch(batch, steps, lo, hi, bound=15.0, estimator="ml", tol=1e-10, max_iter=100):
+    """:func:`~ratercal_cli.methods.pcm.ml_quality` for every paper of every replication at
+    once, each with its replication's ``steps`` ``(B, nr, M)`` and category range ``lo``,
+    ``hi`` ``(B,)``: the same per-paper Newton/bisection steps.  Returns ``theta`` ``(B, n)``.
+
+    Each evaluation of the estimating equation covers whole replications (those with a
+    paper not yet solved), with :func:`~ratercal_cli.methods.pcm.range_moments`'s
+    element-wise steps, its BLAS product ``p @ x`` on the ``(L, M+1)`` block of one
+    replication (the estimator's shape: BLAS results depend on it), and the per-paper sums
+    by ``bincount`` in rating order.  The one place the batched PCM computes person
+    qualities: a merged quality solver replaces the body here."""
+    B, n, k = batch.rater.shape
+    L, N = n * k, B * n
+    m = steps.shape[2]
+    local = np.repeat(np.arange(n), k)                                   # paper of each rating
+    x = batch.score.reshape(B, L).astype(np.float64)
+    drow = steps[np.arange(B)[:, None, None], batch.rater].reshape(B, L, m)
+    delta = np.where(np.isfinite(drow), drow, 0.0)
+    cat = np.arange(m + 1)
+    outside = (cat < np.asarray(lo)[:, None, None]) | (cat > np.asarray(hi)[:, None, None])   # (B, 1, M+1)
+    xs = np.arange(m + 1, dtype=np.float64)
+    zeros = np.zeros((B, L, 1))
+
+    def eq(theta, reps):
+        th = theta.reshape(B, n)[reps][:, local]                          # (R, L)
+        st = th[..., None] - delta[reps]
+        logn = np.concatenate([zeros[reps], np.cumsum(st, axis=-1)], axis=-1)
+        logn = np.where(outside[reps], -np.inf, logn)
+        logn = logn - logn.max(axis=-1, keepdims=True)
+        p = np.exp(logn)
+        p /= p.sum(axis=-1, keepdims=True)
+        mean = np.stack([p[i] @ xs for i in range(len(reps))])
+        dev = xs - mean[..., None]
+        var = (p * dev * dev).sum(axis=-1)
+        glob = (reps * n)[:, None] + local                                # global paper of each rating
+        g = np.bincount(glob.ravel(), weights=(x[reps] - mean).ravel(), minlength=N)
+        info = np.bincount(glob.ravel(), weights=var.ravel(), minlength=N)
+        if estimator == "wle":
+            third = (p * dev * dev * dev).sum(axis=-1)
+            k3 = np.bincount(glob.ravel(), weights=third.ravel(), minlength=N)
+            g = g + k3 / (2.0 * np.maximum(info, 1e-300))
+        return g, info
+
+    every = np.arange(B)
+    lo_t = np.full(N, -float(bound))
+    hi_t = np.full(N, float(bound))
+    g_lo, _ = eq(lo_t, every)
+    g_hi, _ = eq(hi_t, every)
+    theta = np.zeros(N)
+    top = g_hi >= 0
+    bottom = ~top & (g_lo <= 0)
+    theta[top], theta[bottom] = bound, -bound
+    fixed = top | bottom
+    it = 0
+    while not fixed.all() and it < max_iter:
+        it += 1
+        reps = np.flatnonzero(~fixed.reshape(B, n).all(axis=1))           # replications still solving
+        g, info = eq(theta, reps)
+        root = np.abs(g) < tol
+        lo_t = np.where((g > 0) & ~fixed, theta, lo_t)
+        hi_t = np.where((g < 0) & ~fixed, theta, hi_t)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            new = theta + g / np.maximum(info, 1e-12)
+        bad = ~np.isfinite(new) | (new < lo_t) | (new > hi_t)
+        new = np.where(bad, 0.5 * (lo_t + hi_t), new)
+        new = np.where(root, theta, new)
+        conv = root | (np.abs(new - theta) < tol)
+        theta = np.where(fixed, theta, new)
+        fixed |= conv
+    return theta.reshape(B, n)
+
+
+def _linked(batch):
+    """Per replication: every rater with ratings linked to the others through shared
+    papers (:func:`~ratercal_cli.network.require_connected` would not raise)."""
+    B, n, k = batch.rater.shape
+    nr = batch.n_raters
+    adj = np.zeros((B, nr, nr), dtype=bool)
+    bi = np.broadcast_to(np.arange(B)[:, None], (B, n))
+    for p in range(k):
+        for q in range(k):
+            if p != q:
+                adj[bi, batch.rater[:, :, p], batch.rater[:, :, q]] = True
+    active = np.zeros((B, nr), dtype=bool)
+    active[np.broadcast_to(np.arange(B)[:, None, None], batch.rater.shape), batch.rater] = True
+    reach = (adj | np.eye(nr, dtype=bool)).astype(np.float64)
+    for _ in range(int(np.ceil(np.log2(max(nr, 2)))) + 1):
+        reach = (reach @ reach > 0).astype(np.float64)
+    from_first = reach[np.arange(B), np.argmax(active, axis=1)] > 0
+    return np.all(from_first | ~active, axis=1)
+
+
+def _largest_components(graph, nodes, B, K):
+    """Per replication, the nodes of the largest connected component of the undirected
+    block-diagonal ``graph`` among ``nodes`` (``(B, K)`` bool), weighted by degree as
+    :func:`~ratercal_cli.methods.pcm._fitted_steps` weighs them; ``unique`` is False where two
+    components tie (the estimator's own labelling then decides)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    gi, gj = np.nonzero(graph.reshape(B * K, K))
+    rows = gi
+    cols = (gi // K) * K + gj
+    mat = csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(B * K, B * K))
+    n_comp, labels = connected_components(mat, directed=False)
+    deg = graph.sum(axis=2).astype(np.float64).reshape(-1)
+    weights = np.bincount(labels, weights=np.where(nodes.reshape(-1), deg, 0.0), minlength=n_comp)
+    lab = labels.reshape(B, K)
+    w_node = np.where(nodes, weights[lab], -1.0)
+    best = w_node.max(axis=1)
+    main = nodes & (w_node == best[:, None])
+    # one component only: the nodes at the best weight all share a label
+    first = np.take_along_axis(lab, np.argmax(main, axis=1)[:, None], axis=1)
+    unique = np.all(~main | (lab == first), axis=1)
+    return main & (lab == first), unique
+
+
+def pair_newton_batch(wins, tol=1e-9, max_iter=100):
+    """:func:`~ratercal_cli.methods.pcm.pair_newton` on a stack ``(G, k, k)`` of
+    equal-sized win matrices: the same Newton steps, step halvings and centring per matrix
+    (stacked LAPACK solves, each replication stopping at its own iteration)."""
+    G, k = wins.shape[0], wins.shape[1]
+    d = np.zeros((G, k))
+    if k < 2:
+        return d
+    w = wins.astype(np.float64)
+    n = wins + wins.transpose(0, 2, 1)
+
+    def loglik(x, ww):
+        return -(ww * np.logaddexp(0.0, x[:, :, None] - x[:, None, :])).reshape(len(x), -1).sum(axis=1)
+
+    ll = loglik(d, w)
+    ones = np.full((k, k), 1.0 / k)
+    diag = np.arange(k)
+    active = np.arange(G)
+    for _ in range(max_iter):
+        if not active.size:
+            break
+        da, wa, na = d[active], w[active], n[active]
+        pi = 1.0 / (1.0 + np.exp(da[:, :, None] - da[:, None, :]))
+        grad = (na * pi).sum(axis=2) - wa.sum(axis=2)
+        q = na * pi * (1.0 - pi)
+        lap = np.zeros_like(q)
+        lap[:, diag, diag] = q.sum(axis=2)
+        lap = lap - q
+        step = np.linalg.solve(lap + ones, grad[:, :, None])[:, :, 0]
+        a_n = active.size
+        t = np.ones(a_n)
+        new = np.empty_like(da)
+        new_ll = np.empty(a_n)
+        ll_a = ll[active]
+        searching = np.arange(a_n)
+        while searching.size:
+            cand = da[searching] + t[searching, None] * step[searching]
+            cll = loglik(cand, wa[searching])
+            new[searching], new_ll[searching] = cand, cll
+            stop = (cll >= ll_a[searching] - 1e-12 * np.abs(ll_a[searching])) | (t[searching] < 1e-4)
+            t[searching[~stop]] /= 2
+            searching = searching[~stop]
+        d[active] = new - new.mean(axis=1, keepdims=True)
+        ll[active] = new_ll
+        conv = np.abs(t[:, None] * step).max(axis=1) < tol
+        active = active[~conv]
+    return d
+
+
+def corrected_steps_batch(batch, smoothing=1.0, tol=1e-9, max_iter=100):
+    """``steps_`` and ``category_range_`` of :meth:`PartialCreditModel._fit_corrected` for
+    every replication (``smoothing > 0``: the steps fitted are those of the largest
+    comparison component, so the estimability analysis is not needed for them).
+    Returns ``(steps (B, nr, M), lo, hi, ok)``; ``ok`` False: fit that replication alone."""
+    from .pcm import _impute_steps
+
+    B, nr, m = batch.size, batch.n_raters, batch.max_score
+    K = nr * m
+    ok = _linked(batch)
+    _, wins = step_pair_matrices_batch(pair_counts_batch(batch, self_pairs=False))
+    used = np.zeros((B, m + 1), dtype=bool)
+    used[np.broadcast_to(np.arange(B)[:, None, None], batch.score.shape), batch.score] = True
+    lo = np.argmax(used, axis=1)
+    hi = m - np.argmax(used[:, ::-1], axis=1)
+    x = np.tile(np.arange(1, m + 1), nr)
+    inside = (x > lo[:, None]) & (x <= hi[:, None])
+    wins_in = wins * inside[:, :, None] * inside[:, None, :]
+    comp = (wins_in + wins_in.transpose(0, 2, 1)) > 0
+    fitted, unique = _largest_components(comp, comp.any(axis=2), B, K)
+    ok &= unique
+    steps = np.zeros((B, nr, m))
+    size = fitted.sum(axis=1)
+    for kk in np.unique(size[ok]):
+        rows = np.flatnonzero(ok & (size == kk))
+        idx = np.nonzero(fitted[rows])[1].reshape(rows.size, kk)           # fitted steps, in order
+        w = wins[rows[:, None, None], idx[:, :, None], idx[:, None, :]].astype(np.float64)
+        if smoothing:
+            c = (w + w.transpose(0, 2, 1)) > 0
+            deg = c.sum(axis=2)
+            inv = np.where(deg > 0, 1.0 / np.maximum(deg, 1), 0.0)
+            w = w + smoothing * c * (inv[:, :, None] + inv[:, None, :]) / 2
+        est = pair_newton_batch(w, tol=tol, max_iter=max_iter)
+        for i, b in enumerate(rows):
+            values = np.full(K, np.nan)
+            values[idx[i]] = est[i]
+            steps[b] = _impute_steps(values.reshape(nr, m), fitted[b].reshape(nr, m), int(lo[b]), int(hi[b]))
+    return steps, lo, hi, ok
+
+
+def corrected_pcm_papers(batch):
+    """Paper scores of the corrected PCM for every replication: PAIR steps
+    (:func:`corrected_steps_batch`), qualities (:func:`ml_quality_batch`) and expected
+    scores of all replications at once; a replication off the batched path is fitted by
+    the estimator.  Returns ``(P (B, n), {b: exception})``."""
+    from .base import FIT_FAILURES
+    from .pcm import PartialCreditModel
+
+    B, n, nr = batch.size, batch.n_papers, batch.n_raters
+    m = batch.max_score
+    est = PartialCreditModel("corrected")
+    steps, lo, hi, ok = corrected_steps_batch(batch, est.smoothing, est.tol, est.max_iter)
+    failed = {}
+    for b in np.flatnonzero(~ok):
+        one = PartialCreditModel("corrected")
+        try:
+            one._fit_corrected(batch.ratings(b))
+        except FIT_FAILURES as exc:
+            failed[b] = exc
+            continue
+        steps[b] = one.steps_
+        lo[b], hi[b] = one.category_range_
+    theta = ml_quality_batch(batch, steps, lo, hi, bound=est.theta_bound, estimator=est.estimator)
+    # expected score of every rater at each paper's quality (range_moments on (n, nr) per replication)
+    th = np.broadcast_to(theta[:, :, None], (B, n, nr)).reshape(B * n, nr)
+    st = np.broadcast_to(steps[:, None], (B, n, nr, m)).reshape(B * n, nr, m)
+    lo_p = np.repeat(lo, n)[:, None, None]
+    hi_p = np.repeat(hi, n)[:, None, None]
+    delta = np.where(np.isfinite(st), st, 0.0)
+    s = th[..., None] - delta
+    logn = np.concatenate([np.zeros(s.shape[:-1] + (1,)), np.cumsum(s, axis=-1)], axis=-1)
+    cat = np.arange(m + 1)
+    logn = np.where((cat < lo_p) | (cat > hi_p), -np.inf, logn)
+    logn = logn - logn.max(axis=-1, keepdims=True)
+    p = np.exp(logn)
+    p /= p.sum(axis=-1, keepdims=True)
+    sc = np.matmul(p, np.arange(m + 1, dtype=np.float64))      # (B*n, nr): n stacked (nr, M+1) products
+    P = sc.mean(axis=1).reshape(B, n)
+    for b in failed:
+        P[b] = np.nan
+    return P, failed

@@ -1,0 +1,146 @@
+"""The Monte Carlo fast path (issue 11) gives the per-replication numbers bit for bit.
+
+A batch of replications of one cell (:func:`generate_batch`) must hold exactly the data
+sets :func:`generate_set` makes one at a time, :func:`paper_scores` exactly the paper
+scores each estimator's ``fit_transform`` gives per replication (``==``, not close: the
+merged Monte Carlo files must keep their bytes), and :func:`chunk_rows` exactly the rows
+of :func:`replicate`.  Cells: one rater, two, 2+ (a third rater on discrepant papers),
+three; scales 0-5 and 0-9; three quality shapes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ratercal_cli.config import load_config
+from ratercal_cli.generators.batched import generate_batch
+from ratercal_cli.generators.modern import generate_set
+from ratercal_cli.methods import STUDY_METHODS, make_method
+from ratercal_cli.methods.batched import batched_codes, paper_scores
+from ratercal_cli.replicate_batch import chunk_rows
+from ratercal_cli.runner import StudySpec, replicate
+
+REPO = Path(__file__).resolve().parents[2]
+CFG = load_config(REPO / "configs" / "corrected.yaml")
+SPEC = StudySpec.from_config(CFG)
+# 1 rater 0-5 normal; 2 raters 0-9 positive; 3 raters 0-5 negative; 2+ 0-9 normal; 2+ 0-5 negative
+CELLS = ["1151", "2192", "3153", "0191", "0153"]
+REPS = (3, 4, 5, 6)
+
+
+def _batch(code, reps=REPS):
+    cell = CFG.cell(code)
+    return cell, generate_batch(cell, SPEC.generator, SPEC.seed, reps, SPEC.steps_for(cell.max_score),
+                                SPEC.linear or None, SPEC.true_score, SPEC.n_raters)
+
+
+@pytest.mark.parametrize("code", CELLS)
+def test_batch_holds_the_sets_generate_set_makes(code):
+    cell, batch = _batch(code)
+    assert batch.rater.shape == (len(REPS), cell.papers, 2 if code[0] == "0" else int(code[0]))
+    for b, rep in enumerate(REPS):
+        gen = generate_set(cell, SPEC.generator, SPEC.seed, rep, SPEC.steps_for(cell.max_score), None,
+                           SPEC.true_score)
+        o, r = gen.observed, batch.ratings(b)
+        assert np.array_equal(r.paper, o.paper[o.kept])
+        assert np.array_equal(r.rater, o.rater[o.kept])
+        assert np.array_equal(r.score, o.score[o.kept])
+        assert np.array_equal(batch.true[b], gen.true_score)
+
+
+@pytest.mark.parametrize("variant", ["faithful", "corrected"])
+@pytest.mark.parametrize("code", CELLS)
+def test_batched_paper_scores_equal_the_estimators(code, variant):
+    cell, batch = _batch(code)
+    checked = 0
+    for method in STUDY_METHODS:
+        if batch.per_paper < 2 and make_method(method, variant).needs_multiple_raters:
+            continue
+        P, failed = paper_scores(method, variant, batch)
+        for b in range(batch.size):
+            want = make_method(method, variant).fit_transform(batch.ratings(b)).paper
+            assert b not in failed
+            assert np.array_equal(P[b], want, equal_nan=True), (method, variant, b)
+            checked += 1
+    assert checked >= len(REPS) * 6
+
+
+def test_the_study_methods_have_batched_forms():
+    assert {"NO", "MN", "TMN", "LI", "TLI", "EQP", "PCM"} <= set(batched_codes())
+
+
+@pytest.mark.parametrize("code", ["1193", "2151", "0591"])
+def test_chunk_rows_are_replicates_rows(code):
+    cell = CFG.cell(code)
+    rows = chunk_rows(SPEC, cell, 7, 9)
+    assert rows == [replicate(SPEC, cell, rep) for rep in (7, 8)]
+    assert len(rows[0]) == (12 if code[0] == "1" else 20)
+
+
+@pytest.mark.parametrize("variant", ["faithful", "corrected"])
+def test_replications_off_the_batched_path_fail_or_refit_as_the_estimator_does(variant):
+    """A replication whose raters fall into two unlinked groups (papers 0-49 scored by raters
+    1 and 2, papers 50-99 by raters 3 and 4) beside an ordinary one: each method gives the
+    estimator's paper scores for the ordinary one and, for the split one, its paper scores
+    or its exception (type and message)."""
+    from ratercal_cli.generators.batched import CellBatch
+
+    cell, batch = _batch("2151", reps=(0, 1))
+    rater = batch.rater.copy()
+    rater[1, :50] = (0, 1)
+    rater[1, 50:] = (2, 3)
+    split = CellBatch(cell, batch.reps, batch.n_raters, rater, batch.score, batch.true)
+    failures = 0
+    for method in STUDY_METHODS:
+        P, failed = paper_scores(method, variant, split)
+        for b in range(2):
+            try:
+                want = make_method(method, variant).fit_transform(split.ratings(b)).paper
+            except Exception as exc:   # noqa: BLE001 - the estimator's own failure is the reference
+                assert b in failed, (method, b)
+                assert (type(failed[b]), str(failed[b])) == (type(exc), str(exc))
+                assert np.isnan(P[b]).all()
+                failures += 1
+                continue
+            assert b not in failed
+            assert np.array_equal(P[b], want, equal_nan=True), (method, variant, b)
+    assert failures >= (4 if variant == "corrected" else 2)
+
+
+@pytest.mark.parametrize("estimator", ["ml", "wle"])
+def test_ml_quality_batch_is_ml_quality_per_replication(estimator):
+    """The batched person-quality solver against :func:`pcm.ml_quality`, with each
+    replication's own fitted steps and category range (WLE too, which the study does not use)."""
+    from ratercal_cli.methods.pcm import PartialCreditModel, ml_quality
+    from ratercal_cli.methods.pcm_batched import ml_quality_batch
+
+    _, batch = _batch("0191")
+    fits = [PartialCreditModel("corrected").fit(batch.ratings(b)) for b in range(batch.size)]
+    steps = np.stack([f.steps_ for f in fits])
+    lo = np.array([f.category_range_[0] for f in fits])
+    hi = np.array([f.category_range_[1] for f in fits])
+    theta = ml_quality_batch(batch, steps, lo, hi, estimator=estimator)
+    for b, f in enumerate(fits):
+        want, _ = ml_quality(batch.ratings(b), f.steps_, lo[b], hi[b], estimator=estimator)
+        assert np.array_equal(theta[b], want)
+    assert np.isfinite(theta).all() and theta.std() > 0.5
+
+
+def test_pair_steps_batch_are_the_estimators():
+    """Faithful PAIR sweeps and corrected PAIR Newton steps, batched, against the estimator's."""
+    from ratercal_cli.methods.pcm import PartialCreditModel
+    from ratercal_cli.methods.pcm_batched import corrected_steps_batch, faithful_pair_batch, pair_counts_batch
+
+    _, batch = _batch("3193")
+    d = faithful_pair_batch(pair_counts_batch(batch, self_pairs=True))
+    steps, lo, hi, ok = corrected_steps_batch(batch)
+    assert ok.all()
+    for b in range(batch.size):
+        faithful = PartialCreditModel("faithful").fit(batch.ratings(b))
+        corrected = PartialCreditModel("corrected").fit(batch.ratings(b))
+        assert np.array_equal(d[b], faithful._d32_)
+        assert np.array_equal(steps[b], corrected.steps_)
+        assert (lo[b], hi[b]) == corrected.category_range_
