@@ -83,7 +83,7 @@ def profile(config: str, replications: int = 20, top: int = 25):
 
     sys.path.insert(0, str(REPO))
     from ratercal_cli.config import load_config
-    from ratercal_cli.runner import MonteCarloRun
+    from ratercal_cli.montecarlo.run import MonteCarloRun
 
     cfg = load_config(config)
     with tempfile.TemporaryDirectory(prefix="ratercal-bench-") as tmp:

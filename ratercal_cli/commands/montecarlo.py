@@ -36,7 +36,8 @@ def montecarlo(config, out, jobs, scheduler, replications, chunk_size, cell, rep
     """
     from ..config import load_config
     from ..errors import InputError
-    from ..runner import DEFAULT_CHUNK_SIZE, MonteCarloRun, run_single
+    from ..montecarlo.run import MonteCarloRun, run_single
+    from ..montecarlo.spec import DEFAULT_CHUNK_SIZE
 
     cfg = load_config(config)
     if (cell is None) != (replication is None):

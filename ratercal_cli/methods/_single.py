@@ -50,3 +50,24 @@ def paper_mean_single(ratings, values) -> np.ndarray:
             acc[idx] = (acc[idx] + values[order[sel]]).astype(F32)
     out = (acc / np.maximum(counts, 1).astype(F32)).astype(F32)
     return out.astype(np.float64)
+
+
+def batch_paper_mean(values, variant):
+    """Paper score as the mean of its adjusted ratings, for a batch of replications: ``values``
+    ``(B, n, k)``, ``k`` ratings of each paper.
+
+    Faithful: ``adj = adj + sc`` in singles, left to right, then ``adj / mj`` in single
+    (:func:`~ratercal_cli.methods._single.paper_mean_single`); corrected: the float64 sum in
+    rating order divided by the count (:meth:`Ratings.paper_mean`)."""
+    k = values.shape[2]
+    if variant == "faithful":
+        v = np.asarray(values, dtype=F32)
+        acc = np.zeros(v.shape[:2], dtype=F32)
+        for j in range(k):
+            acc = (acc + v[:, :, j]).astype(F32)
+        return (acc / F32(k)).astype(F32).astype(np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    acc = np.zeros(v.shape[:2])
+    for j in range(k):
+        acc = acc + v[:, :, j]
+    return acc / k

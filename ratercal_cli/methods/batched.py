@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._single import F32
+from ._single import F32, batch_paper_mean
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -43,26 +43,6 @@ def _take(table, batch):
     """``table[b, rater]`` for every rating: ``(B, nr)`` -> ``(B, n, k)``."""
     B = batch.size
     return table[np.arange(B)[:, None, None], batch.rater]
-
-
-def paper_mean(values, variant):
-    """Paper score as the mean of its adjusted ratings, ``values`` ``(B, n, k)``.
-
-    Faithful: ``adj = adj + sc`` in singles, left to right, then ``adj / mj`` in single
-    (:func:`~ratercal_cli.methods._single.paper_mean_single`); corrected: the float64 sum in
-    rating order divided by the count (:meth:`Ratings.paper_mean`)."""
-    k = values.shape[2]
-    if variant == "faithful":
-        v = np.asarray(values, dtype=F32)
-        acc = np.zeros(v.shape[:2], dtype=F32)
-        for j in range(k):
-            acc = (acc + v[:, :, j]).astype(F32)
-        return (acc / F32(k)).astype(F32).astype(np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    acc = np.zeros(v.shape[:2])
-    for j in range(k):
-        acc = acc + v[:, :, j]
-    return acc / k
 
 
 def _clip(x, batch):
@@ -287,7 +267,7 @@ def paper_scores(code, variant, batch):
     code = code.upper()
     failed = {}
     if code in _RATING_FITS:
-        return paper_mean(_RATING_FITS[code](batch, variant), variant), failed
+        return batch_paper_mean(_RATING_FITS[code](batch, variant), variant), failed
     if code in _PAPER_FITS:
         out = _PAPER_FITS[code](batch, variant)
         if out is not None:

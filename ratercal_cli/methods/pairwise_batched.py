@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._single import F32
+from ._single import F32, batch_paper_mean
 from .pairwise import ZERO_CORRECTION, _single, faithful_design
 
 
@@ -167,7 +167,6 @@ def _solve_corrected(tkey, size, d, active, nr):
 def pairwise_papers(code, variant, batch):
     """Paper scores of OLS/TLS/RAS for every replication, ``(B, n)``, and the mask of
     replications computed here (the others: None rows to refit one by one)."""
-    from .batched import paper_mean
 
     nr, m = batch.n_raters, batch.max_score
     low, high, s_low, s_high = _pairs(batch)
@@ -182,7 +181,7 @@ def pairwise_papers(code, variant, batch):
         counts = np.bincount((np.arange(B)[:, None, None] * nr + batch.rater).ravel(), minlength=B * nr)
         params, ok = _solve_corrected(tkey, size, d, counts.reshape(B, nr) > 0, nr)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):   # rows not ok are refit
-        return paper_mean(_adjust(code, variant, params[r_idx], batch.score, m), variant), ok
+        return batch_paper_mean(_adjust(code, variant, params[r_idx], batch.score, m), variant), ok
 
 
 def _adjust(code, variant, theta, s, m):

@@ -20,8 +20,8 @@ from ratercal_cli.generators.batched import generate_batch
 from ratercal_cli.generators.modern import generate_set
 from ratercal_cli.methods import STUDY_METHODS, make_method
 from ratercal_cli.methods.batched import batched_codes, paper_scores
-from ratercal_cli.replicate_batch import chunk_rows
-from ratercal_cli.runner import StudySpec, replicate
+from ratercal_cli.montecarlo.replicate import chunk_rows, replicate
+from ratercal_cli.montecarlo.spec import StudySpec
 
 REPO = Path(__file__).resolve().parents[2]
 CFG = load_config(REPO / "configs" / "corrected.yaml")

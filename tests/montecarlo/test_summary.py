@@ -10,8 +10,9 @@ import pytest
 from scipy import stats
 
 from ratercal_cli.design import Cell
-from ratercal_cli.summary import (SUMMARY_CRITERIA, Cube, cell_levels, level_rows, mean_mcse, mean_mcse_rows,
-                                  render_markdown, summarise, t_interval)
+from ratercal_cli.montecarlo.render import render_markdown
+from ratercal_cli.montecarlo.statistics import mean_mcse, mean_mcse_rows, t_interval
+from ratercal_cli.montecarlo.summary import SUMMARY_CRITERIA, Cube, cell_levels, level_rows, summarise
 
 
 def test_mean_mcse_by_hand():
@@ -81,7 +82,7 @@ def test_cell_levels_and_their_order():
 LEVEL_ORDER_SCRIPT = """
 import random
 from ratercal_cli.design import Cell
-from ratercal_cli.summary import level_rows
+from ratercal_cli.montecarlo.summary import level_rows
 cells = [Cell(k, p, 5, "normal") for k in ("6", "10", "5", "2+", "4", "2") for p in (500, 100)]
 orders = {tuple(level_rows(random.Random(i).sample(cells, len(cells)))) for i in range(40)}
 assert len(orders) == 1, orders

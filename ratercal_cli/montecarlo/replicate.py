@@ -1,0 +1,127 @@
+"""One replication, and a chunk of replications as one batch (the fast path).
+
+:func:`replicate` makes replication ``k`` of a cell with its own seeds and applies every method of
+every variant through :func:`ratercal_cli.methods.apply.apply_methods`; :func:`chunk_rows` gives the
+same rows, byte for byte, for replications ``start..stop-1`` computed as one batch
+(:mod:`ratercal_cli.generators.batched`, :mod:`ratercal_cli.methods.batched`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import criteria
+from ..design import Cell
+from ..generators.batched import generate_batch
+from ..generators.modern import generate_set
+from ..methods import make_method
+from ..methods.apply import apply_methods, failure_reason
+from ..methods.batched import paper_scores
+from ..ratings import Ratings
+from .spec import CRITERIA, StudySpec, _num
+
+
+@dataclass
+class Replication:
+    """One data set and what every method made of it (kept only on request)."""
+
+    cell: Cell
+    replication: int
+    generated: object            # GeneratedSet
+    ratings: Ratings
+    adjusted: dict               # (variant, method) -> Adjusted
+    rows: list                   # COLUMNS rows as strings
+
+
+def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False, timings=None):
+    """Make replication ``replication`` of ``cell`` and score every (variant, method).
+
+    Returns the rows (lists of strings in :data:`COLUMNS` order); with ``keep`` a
+    :class:`Replication` holding the data as well.  Methods needing two raters are
+    skipped on one-rater sets (no row, as the 1990 study skipped them); a method
+    that fails on this data set gives a row with empty criteria and the error.
+    ``timings``: a dict to which the seconds of the generation (key ``"generate"``)
+    and of each (variant, method) fit are added (the benchmark's profile).
+    """
+    t0 = time.perf_counter() if timings is not None else 0.0
+    gen = generate_set(cell, spec.generator, spec.seed, replication, spec.steps_for(cell.max_score),
+                       spec.linear or None, spec.true_score)
+    o = gen.observed
+    k = o.kept
+    ratings = Ratings(o.paper[k], o.rater[k], o.score[k], cell.max_score, cell.papers, spec.n_raters)
+    true = gen.true_score
+    cut = criteria.cut_for_scale(spec.cut, cell.max_score)
+    if timings is not None:
+        timings["generate"] = timings.get("generate", 0.0) + time.perf_counter() - t0
+    rows, adjusted = [], {}
+    for variant in spec.variants:
+        applied = apply_methods(ratings, spec.methods, variant, timings=timings)
+        for code in spec.methods:
+            if code in applied.not_applicable:   # as the 1990 study: no row on one-rater sets
+                continue
+            head = [cell.code, str(replication), variant, code]
+            if code in applied.skipped:
+                rows.append(head + [""] * len(CRITERIA) + [applied.skipped[code].replace(",", ";")])
+                continue
+            adj = applied.adjusted[code]
+            if keep:
+                adjusted[(variant, code)] = adj
+            c = criteria.score_set(adj.paper, true, cut)
+            rows.append(head + [_num(c[name]) for name in CRITERIA] + [""])
+    if keep:
+        return Replication(cell, replication, gen, ratings, adjusted, rows)
+    return rows
+
+
+def batch_criteria(P, T, cut):
+    """Per replication ``(rmse, r, maxdiff, bias, accuracy, pass_adjusted)`` of paper scores
+    ``P`` against true scores ``T`` (both ``(B, n)``), as :func:`runner.replicate` computes
+    them with :func:`criteria.paper_criteria`, ``decision_agreement`` and ``passes``."""
+    D = P - T
+    rmse = np.sqrt(np.mean(D ** 2, axis=1))
+    maxdiff = np.max(np.abs(D), axis=1)
+    bias = np.mean(D, axis=1)
+    pp, pt = criteria.passes(P, cut), criteria.passes(T, cut)
+    acc = np.mean(pp == pt, axis=1)
+    pass_adj = np.mean(pp, axis=1)
+    da = P - P.mean(axis=1, keepdims=True)
+    db = T - T.mean(axis=1, keepdims=True)
+    r = np.full(P.shape[0], np.nan)
+    if P.shape[1] >= 2:
+        for b in range(P.shape[0]):     # BLAS dot, on the same 1-d vectors as pearson_r
+            denom = np.sqrt((da[b] @ da[b]) * (db[b] @ db[b]))
+            if denom != 0:
+                r[b] = float(np.clip((da[b] @ db[b]) / denom, -1.0, 1.0))
+    return rmse, r, maxdiff, bias, acc, pass_adj
+
+
+def chunk_rows(spec, cell, start, stop):
+    """Rows (lists of strings, :data:`runner.COLUMNS`) of replications ``start..stop-1``,
+    one list per replication."""
+
+    reps = range(start, stop)
+    batch = generate_batch(cell, spec.generator, spec.seed, reps, spec.steps_for(cell.max_score),
+                           spec.linear or None, spec.true_score, spec.n_raters)
+    cut = criteria.cut_for_scale(spec.cut, cell.max_score)
+    T = batch.true
+    pass_true = np.mean(criteria.passes(T, cut), axis=1)
+    one_rater = batch.per_paper < 2
+    out = [[] for _ in reps]
+    for variant in spec.variants:
+        for code in spec.methods:
+            if one_rater and make_method(code, variant).needs_multiple_raters:
+                continue
+            P, failed = paper_scores(code, variant, batch)
+            crit = batch_criteria(P, T, cut)
+            for b, rep in enumerate(reps):
+                head = [cell.code, str(rep), variant, code]
+                if b in failed:
+                    msg = failure_reason(failed[b]).replace(",", ";")
+                    out[b].append(head + [""] * len(CRITERIA) + [msg])
+                else:
+                    vals = [c[b] for c in crit] + [pass_true[b]]
+                    out[b].append(head + [_num(v) for v in vals] + [""])
+    return out

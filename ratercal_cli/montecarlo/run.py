@@ -1,0 +1,215 @@
+"""A Monte Carlo run folder ``RUN/montecarlo/``: its chunks, computed or resumed, merged in config order,
+and one replication on its own (``--cell C --replication K``)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+from ..errors import InputError, RatercalError
+from ..io import atomic_write, write_json
+from ..progress import progress
+from .chunks import Chunk, chunk_text, parse_rows, read_chunk
+from .executors import dask, processes, serial
+from .replicate import replicate
+from .spec import COLUMNS, DEFAULT_CHUNK_SIZE, StudySpec, _num, code_digest
+from .summary import Cube, write_summaries
+
+
+class MonteCarloRun:
+    """The replications of a config under ``RUN/montecarlo/``.
+
+    ``replications``: how many per cell (default: the config's); ``variants`` and
+    ``methods`` narrow the config's.  ``chunk_size`` replications make one task
+    and one file.
+    """
+
+    def __init__(self, config, out, replications=None, chunk_size=DEFAULT_CHUNK_SIZE, variants=None,
+                 methods=None):
+        self.config = config
+        self.root = Path(out) / "montecarlo"
+        self.replications = int(replications or config.replications)
+        if self.replications < 1:
+            raise InputError("must be 1 or more", field="--replications")
+        if chunk_size < 1:
+            raise InputError("must be 1 or more", field="chunk_size")
+        self.chunk_size = int(chunk_size)
+        self.spec = StudySpec.from_config(config, variants, methods)
+        self.digest = self.spec.digest()
+        self._locked = 0
+
+    @contextlib.contextmanager
+    def lock(self):
+        """Hold ``RUN/montecarlo/.lock`` exclusively (``fcntl.flock``) for the block, so two runs
+        into one folder cannot delete each other's temporary files or interleave their
+        chunks; a second run gets :class:`RatercalError`.  Re-entrant within this object; the
+        kernel drops the lock when the process dies, so a killed run leaves no stale lock."""
+        if self._locked:
+            self._locked += 1
+            try:
+                yield self
+            finally:
+                self._locked -= 1
+            return
+        import fcntl
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        fh = open(self.root / ".lock", "a")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise RatercalError(f"another montecarlo run is using {self.root.parent}") from None
+        self._locked = 1
+        try:
+            yield self
+        finally:
+            self._locked = 0
+            fh.close()      # closing the file releases the lock
+
+    @property
+    def chunk_dir(self) -> Path:
+        return self.root / "chunks"
+
+    def chunks(self):
+        """Every chunk, in task order: replication block by block, cells in config order."""
+        out = []
+        for start in range(0, self.replications, self.chunk_size):
+            stop = min(start + self.chunk_size, self.replications)
+            out.extend(Chunk(c, start, stop) for c in self.config.cells)
+        return out
+
+    def _check_manifest(self):
+        path = self.root / "manifest.json"
+        code = code_digest()
+        if path.exists():
+            try:
+                old = json.loads(path.read_text())
+            except ValueError:
+                old = {}
+            if old.get("study") not in (None, self.digest):
+                raise InputError(f"{self.root} holds another study (config {old.get('config')}); "
+                                 "use a new --out folder", path)
+            if old.get("code") not in (None, code) and any(self.chunk_dir.glob("*/*.csv")):
+                raise InputError(f"the methods' code changed since this run began (code {old['code']}, now "
+                                 f"{code}): its chunks would mix two versions; use a new --out folder", path)
+        write_json(path, {"study": self.digest, "code": code, "config": self.config.source, "name": self.config.name,
+                          "generator": self.spec.generator, "true_score": self.spec.true_score,
+                          "seed": self.spec.seed, "variants": list(self.spec.variants),
+                          "methods": list(self.spec.methods), "cut": self.spec.cut,
+                          "chunk_size": self.chunk_size})
+
+    def pending(self):
+        """Chunks without a valid file."""
+        return [ch for ch in self.chunks()
+                if read_chunk(self.chunk_dir / ch.relpath, self.digest, ch) is None]
+
+    def run(self, jobs=1, scheduler=None, quiet=False):
+        """Compute every pending chunk, holding :meth:`lock`; returns (chunks computed, chunks
+        already there)."""
+        with self.lock():
+            return self._run(jobs, scheduler, quiet)
+
+    def _run(self, jobs, scheduler, quiet):
+        self._check_manifest()
+        for tmp in self.chunk_dir.glob("*/.*.tmp"):   # left by a killed atomic write
+            tmp.unlink(missing_ok=True)
+        todo = self.pending()
+        n_all = len(self.chunks())
+        if not todo:
+            return 0, n_all
+        if scheduler is not None:
+            results = dask(todo, self.spec, scheduler)
+        elif jobs and jobs > 1:
+            results = processes(todo, self.spec, min(jobs, len(todo)))
+        else:
+            results = serial(todo, self.spec)
+        # one unit: one replication of one cell (a data set); tqdm shows the rate and time left
+        bar = progress(total=sum(ch.size for ch in todo), desc=f"montecarlo ({n_all - len(todo)} chunks resumed)",
+                       quiet=quiet, unit="set")
+        done = 0
+        try:
+            for ch, body in results:
+                with atomic_write(self.chunk_dir / ch.relpath) as fh:
+                    fh.write(chunk_text(self.digest, ch, body))
+                bar.update(ch.size)
+                done += 1
+        finally:
+            bar.close()
+            if hasattr(results, "close"):
+                results.close()
+        return done, n_all - len(todo)
+
+    # -- merge ------------------------------------------------------------------------
+    def iter_chunk_rows(self):
+        """Each chunk's rows (CSV lines), in config order: cells, then replications."""
+        by_cell = {}
+        for ch in self.chunks():
+            by_cell.setdefault(ch.cell.code, []).append(ch)
+        for cell in self.config.cells:
+            for ch in by_cell[cell.code]:
+                lines = read_chunk(self.chunk_dir / ch.relpath, self.digest, ch)
+                if lines is None:
+                    raise RatercalError(f"chunk {ch.relpath} is missing or damaged; run again to compute it")
+                yield lines
+
+    def summarise(self, folder=None, keep_replications=True):
+        """Merge the chunks and write the summaries (``summary.csv``, ``paired.csv``,
+        ``summary.md``, and ``replications.csv`` unless ``keep_replications`` is false)
+        to ``folder`` (default ``RUN/montecarlo``); returns the paths."""
+        folder = Path(folder or self.root)
+        cube = Cube.empty(self.config.cells, self.spec.variants, self.spec.methods, self.replications)
+        paths = []
+        # one chunk in memory at a time: the cube is the only thing that grows with R
+        with contextlib.ExitStack() as stack:
+            fh = None
+            if keep_replications:
+                paths.append(folder / "replications.csv")
+                fh = stack.enter_context(atomic_write(paths[0]))
+                fh.write(",".join(COLUMNS) + "\n")
+            for lines in self.iter_chunk_rows():
+                if fh is not None:
+                    fh.writelines(lines)
+                cube.add(parse_rows(lines))
+        info = {"name": self.config.name, "generator": self.spec.generator, "true_score": self.spec.true_score,
+                "replications": self.replications, "cells": len(self.config.cells), "seed": self.spec.seed,
+                "cut": self.spec.cut}
+        return paths + write_summaries(folder, cube, info)
+
+
+def run_single(config, out, cell_code, replication, keep_data=False, variants=None, methods=None):
+    """Make one replication on its own -> ``RUN/montecarlo/single/<set>_r<K>/``.
+
+    Writes ``criteria.csv`` (the rows the full run has for it) and, with
+    ``keep_data``, ``ratings.csv`` (paper, rater, score, kept, order: 1-based ids),
+    ``true_scores.csv`` (paper, quality, true) and one
+    ``adjusted_<variant>_<METHOD>.csv`` (paper, rater, score, adjusted, paper_adjusted)
+    per method.
+    """
+    cell = config.cell(cell_code)
+    if replication < 0:
+        raise InputError("must be 0 or more", field="--replication")
+    spec = StudySpec.from_config(config, variants, methods)
+    rep = replicate(spec, cell, int(replication), keep=True)
+    folder = Path(out) / "montecarlo" / "single" / f"{cell.code}_r{int(replication)}"
+    with atomic_write(folder / "criteria.csv") as fh:
+        fh.write(",".join(COLUMNS) + "\n")
+        fh.writelines(",".join(r) + "\n" for r in rep.rows)
+    if keep_data:
+        o = rep.generated.observed
+        with atomic_write(folder / "ratings.csv") as fh:
+            fh.write("paper,rater,score,order,kept\n")
+            fh.writelines(f"{p + 1},{r + 1},{s},{k},{int(c)}\n"
+                          for p, r, s, k, c in zip(o.paper, o.rater, o.score, o.order, o.kept))
+        with atomic_write(folder / "true_scores.csv") as fh:
+            fh.write("paper,quality,true\n")
+            fh.writelines(f"{i + 1},{_num(q)},{_num(t)}\n"
+                          for i, (q, t) in enumerate(zip(rep.generated.quality, rep.generated.true_score)))
+        rt = rep.ratings
+        for (variant, code), adj in rep.adjusted.items():
+            with atomic_write(folder / f"adjusted_{variant}_{code}.csv") as fh:
+                fh.write("paper,rater,score,adjusted,paper_adjusted\n")
+                fh.writelines(f"{p + 1},{r + 1},{s},{_num(a)},{_num(adj.paper[p])}\n"
+                              for p, r, s, a in zip(rt.paper, rt.rater, rt.score, adj.rating))
+    return folder, rep

@@ -1,0 +1,94 @@
+"""What a Monte Carlo study is: the :class:`StudySpec` every worker gets, the rows it makes
+(:data:`COLUMNS`), and the digest of the code the rows depend on (a resumed run never mixes two
+versions)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import criteria
+from ..errors import InputError
+from ..vocabulary import REPLICABLE_GENERATORS
+
+#: Version of the chunk file layout: part of the digest, so old chunks are not reused.
+CHUNK_FORMAT = 1
+#: Per-replication criteria, one row per (set, replication, variant, method).
+COLUMNS = ("set", "replication", "variant", "method", "rmse", "r", "maxdiff", "bias", "accuracy",
+           "pass_adjusted", "pass_true", "error")
+#: Numeric criteria among :data:`COLUMNS`.
+CRITERIA = criteria.SET_CRITERIA
+DEFAULT_CHUNK_SIZE = 25
+
+#: What may change without invalidating a run's chunks: the command line and the report.
+_NOT_IN_DIGEST = ("cli.py", "commands", "report")
+
+
+def code_files(root=None) -> list:
+    """The package sources a chunk's rows may depend on, as sorted relative paths: every ``.py``
+    under ``ratercal_cli/`` except ``cli.py``, ``commands/`` and ``report/``.  All of them, not
+    the modules a method imports at load time: imports inside functions (the registry, quality
+    checks, fit statistics, this runner) count too."""
+    root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py")
+                  if p.relative_to(root).parts[0] not in _NOT_IN_DIGEST and "__pycache__" not in p.parts)
+
+
+def code_digest(root=None) -> str:
+    """Hash of :func:`code_files` (each path and its bytes): a resumed run refuses to mix
+    chunks from two versions of the code."""
+    root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for rel in code_files(root):
+        h.update(rel.encode() + b"\0" + (root / rel).read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _num(x) -> str:
+    """A float written so that it reads back as the same double ('' for nan)."""
+    x = float(x)
+    return repr(x) if math.isfinite(x) else ("" if math.isnan(x) else repr(x))
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """What a worker needs to make and score any replication (picklable, small)."""
+
+    generator: str
+    seed: int
+    true_score: str
+    cut: float
+    methods: tuple
+    variants: tuple
+    n_raters: int
+    steps: dict = field(default_factory=dict)     # max_score -> (raters, M) list
+    linear: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, cfg, variants=None, methods=None) -> "StudySpec":
+        """Raises :class:`InputError` for a generator the replications cannot use (basic1990)."""
+        if cfg.generator not in REPLICABLE_GENERATORS:
+            raise InputError(f"montecarlo replicates the modern generators ({', '.join(REPLICABLE_GENERATORS)}), not "
+                             f"'{cfg.generator}'; the 1990 sets are made by 'ratercal simulate'",
+                             cfg.source, field="generator")
+        return cls(generator=cfg.generator, seed=int(cfg.seed), true_score=cfg.true_score, cut=float(cfg.cut),
+                   methods=tuple(methods or cfg.methods), variants=tuple(variants or cfg.variants),
+                   n_raters=int(cfg.n_raters), steps={int(m): np.asarray(s, dtype=np.float64).tolist()
+                                                      for m, s in cfg.steps.items()},
+                   linear=dict(cfg.linear))
+
+    def digest(self) -> str:
+        """Hash of everything a chunk's rows depend on (not the number of replications)."""
+        d = {"format": CHUNK_FORMAT, "generator": self.generator, "seed": self.seed,
+             "true_score": self.true_score, "cut": self.cut, "methods": list(self.methods),
+             "variants": list(self.variants), "n_raters": self.n_raters,
+             "steps": {str(k): v for k, v in sorted(self.steps.items())}, "linear": self.linear}
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+    def steps_for(self, max_score):
+        return None if self.generator == "linear" else np.asarray(self.steps[int(max_score)], dtype=np.float64)
