@@ -370,8 +370,9 @@ def rasch_fit(ratings: Ratings):
 
 
 def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "random",
-                  alpha: float = ALPHA) -> CheckReport:
-    """Run every test and the rule on one group's ratings (scores ``0..M`` + ``scale_low``)."""
+                  alpha: float = ALPHA, rasch: bool = True) -> CheckReport:
+    """Run every test and the rule on one group's ratings (scores ``0..M`` + ``scale_low``);
+    ``rasch=False`` skips the Rasch fit per rater (``check --no-rasch``)."""
     if assignment not in ("random", "nonrandom"):
         raise ValueError("assignment must be 'random' or 'nonrandom'")
     n, mean, sd = rater_summary(ratings)
@@ -413,7 +414,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     if ratings.max_raters_per_paper() > 1:
         notes.append("the F, chi-square and KS tests treat ratings as independent; with several "
                      "raters per paper they are approximate")
-    fit_rows_, fit_notes = rasch_fit(ratings)
+    fit_rows_, fit_notes = rasch_fit(ratings) if rasch else ([], ["skipped (--no-rasch)"])
     return CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes,
                        group=group, scale_low=scale_low, scale_high=scale_low + ratings.max_score,
                        n_ratings=ratings.n_ratings, n_papers=int(used_papers.sum()),
