@@ -255,7 +255,7 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True):
                                  "quote?)", path, lineno) from None
             raise InputError(f"not readable as CSV ({exc})", path, lineno) from None
         start, lineno = lineno, reader.line_num + 1   # this record's first line; the next one's
-        if not row or not any(c.strip() for c in row):
+        if not row or not "".join(row).strip():
             continue
         if header is None:
             header = [c.strip() for c in row]

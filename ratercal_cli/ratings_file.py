@@ -250,18 +250,23 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     lines = [ln for ln, _ in rows_with_lines]
     rows = [r for _, r in rows_with_lines]
     del rows_with_lines
-    for r in rows:
-        for c in keys:
-            r[c] = r[c].strip()
     warnings = []
 
     # -- field by field ---------------------------------------------------------------
     scores = []
+    parsed = {}   # score text -> value: a file has few distinct score texts
+    named = (columns.paper, columns.rater) + ((columns.group,) if columns.group else ())
     for ln, r in zip(lines, rows):
-        for col in (columns.paper, columns.rater) + ((columns.group,) if columns.group else ()):
-            if r[col] == "":
+        for c in keys:
+            r[c] = r[c].strip()
+        for col in named:
+            if not r[col]:
                 raise InputError("blank", path, ln, col)
-        scores.append(_parse_score(r[columns.score], path, ln, columns.score))
+        text = r[columns.score]
+        value = parsed.get(text, parsed)
+        if value is parsed:
+            value = parsed[text] = _parse_score(text, path, ln, columns.score)
+        scores.append(value)
 
     scale_inferred = scale is None
     if scale is None:

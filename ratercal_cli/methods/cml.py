@@ -59,6 +59,9 @@ from ..errors import MethodError
 from ..ratings import Ratings
 from .base import RaterAdjuster
 
+#: Cells (papers x raters x categories) of one block of :meth:`ConditionalPCM.fair_scores`.
+FAIR_BLOCK_CELLS = 1 << 22
+
 __all__ = ["CMLFit", "fit_cml", "conditional_loglik", "ConditionalPCM", "estimable_categories"]
 
 
@@ -751,8 +754,18 @@ class ConditionalPCM(RaterAdjuster):
         theta = np.asarray(theta, dtype=np.float64)
         if self.fair == "average-rater":
             return expected_score(theta, self.average_tau_)
-        ok = np.isfinite(self.tau_).any(axis=1)
-        return expected_score(theta[..., None], self.tau_[ok]).mean(axis=-1)
+        tau = self.tau_[np.isfinite(self.tau_).any(axis=1)]
+        if theta.ndim != 1:
+            return expected_score(theta[..., None], tau).mean(axis=-1)
+        # once per distinct quality (papers with the same raters and scores share it), a
+        # block at a time: papers x raters x categories is never held at once (the same
+        # element-wise operations, so the same values to the bit)
+        uniq, inv = np.unique(theta, return_inverse=True)
+        out = np.empty(uniq.size)
+        step = max(1, FAIR_BLOCK_CELLS // max(tau.shape[0] * tau.shape[1], 1))
+        for a in range(0, uniq.size, step):
+            out[a:a + step] = expected_score(uniq[a:a + step, None], tau).mean(axis=-1)
+        return out[inv.ravel()]
 
     def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
         if ratings is getattr(self, "_fitted_on_", None):
