@@ -244,39 +244,43 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True):
     header = None
     rows = []
     lineno = 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            if "field larger than field limit" in str(exc):
-                raise InputError(f"a field longer than {FIELD_LIMIT // 1024} KiB (an unterminated "
-                                 "quote?)", path, lineno) from None
-            raise InputError(f"not readable as CSV ({exc})", path, lineno) from None
-        start, lineno = lineno, reader.line_num + 1   # this record's first line; the next one's
-        if not row or not "".join(row).strip():
-            continue
-        if header is None:
-            header = [c.strip() for c in row]
-            twice = next((c for k, c in enumerate(header) if c in header[:k]), None)
-            if twice == "":
-                raise InputError(f"more than one column has no name (field {header.index('', 1 + header.index('')) + 1} "
-                                 "of the header); name them", path, start)
-            if twice is not None:
-                raise InputError(f"column {twice} appears twice", path, start, twice)
-            missing = [c for c in required if c not in header]
-            if missing:
-                hint = ""
-                if delimiter != ";" and any(";" in c for c in header):
-                    hint = "; the fields look separated by ';': give --sep semicolon"
-                raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(header)}){hint}",
-                                 path, start)
-            continue
-        if len(row) != len(header):
-            raise InputError(f"expected {len(header)} fields, found {len(row)}", path, start)
-        rows.append((start, dict(zip(header, (c.strip() for c in row) if strip else row))))
+    try:
+        for row in reader:
+            start, lineno = lineno, reader.line_num + 1   # this record's first line; the next one's
+            if not row or not "".join(row).strip():
+                continue
+            if header is None:
+                header = _header(row, required, delimiter, path, start)
+                width = len(header)
+                continue
+            if len(row) != width:
+                raise InputError(f"expected {width} fields, found {len(row)}", path, start)
+            rows.append((start, dict(zip(header, [c.strip() for c in row] if strip else row))))
+    except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            raise InputError(f"a field longer than {FIELD_LIMIT // 1024} KiB (an unterminated "
+                             "quote?)", path, lineno) from None
+        raise InputError(f"not readable as CSV ({exc})", path, lineno) from None
     return header, rows, delimiter
+
+
+def _header(row, required, delimiter, path, line):
+    """Column names of a header row; InputError for a name used twice or a missing column."""
+    header = [c.strip() for c in row]
+    twice = next((c for k, c in enumerate(header) if c in header[:k]), None)
+    if twice == "":
+        raise InputError(f"more than one column has no name (field {header.index('', 1 + header.index('')) + 1} "
+                         "of the header); name them", path, line)
+    if twice is not None:
+        raise InputError(f"column {twice} appears twice", path, line, twice)
+    missing = [c for c in required if c not in header]
+    if missing:
+        hint = ""
+        if delimiter != ";" and any(";" in c for c in header):
+            hint = "; the fields look separated by ';': give --sep semicolon"
+        raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(header)}){hint}",
+                         path, line)
+    return header
 
 
 def sha256_file(path) -> str:

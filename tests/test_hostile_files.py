@@ -294,3 +294,93 @@ def test_method_recommended_follows_check(tmp_path):
         want = [r[rec] for r in csv.DictReader(ref.open()) if r["grade"] == grade]
         assert [r["recommended"] for r in rows if r["grade"] == grade] == want
     assert recs[0] == "NO" and recs[1] != "NO"
+
+
+# -- 5. check at many raters and many groups -------------------------------------------
+def test_ks_from_counts_is_scipys_ks_2samp():
+    import numpy as np
+    from scipy import stats
+
+    from ratercal_cli.diagnostics import KS_EXACT_MAX_N, ks_from_counts
+
+    rng = np.random.default_rng(0)
+    for shift in (0, 1):
+        a = rng.integers(0, 6, KS_EXACT_MAX_N + 1)
+        b = np.clip(rng.integers(0, 6, 30_000) + shift * rng.integers(0, 2, 30_000), 0, 5)
+        want = stats.ks_2samp(a, b)
+        got = ks_from_counts(np.bincount(a, minlength=6), np.bincount(b, minlength=6))
+        assert got == (want.statistic, want.pvalue)
+
+
+def test_per_rater_ks_uses_counts_only_for_large_samples():
+    import numpy as np
+    from scipy import stats
+
+    from ratercal_cli.diagnostics import per_rater_tests
+    from ratercal_cli.ratings import Ratings
+
+    rng = np.random.default_rng(1)
+    n = 24_000
+    rater = rng.integers(0, 3, n)
+    score = np.clip(rng.integers(0, 5, n) + (rater == 2), 0, 5)
+    data = Ratings(np.arange(n), rater, score, 5, n, 3)
+    per = per_rater_tests(data)
+    for j in range(3):
+        want = stats.ks_2samp(score[rater == j], score[rater != j])
+        assert (per["ks_d"][j], per["ks_p"][j]) == (want.statistic, want.pvalue)
+
+
+def test_check_no_rasch_skips_the_fit(tmp_path):
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    good = tmp_path / "r.csv"
+    lines = ["paper,rater,score"]
+    for p in range(120):
+        q = rng.normal(2.5, 1.2)
+        for r in rng.choice(5, 2, replace=False):
+            lines.append(f"P{p},R{r + 1},{int(np.clip(np.rint(q + 0.4 * r - 0.8 + rng.normal(0, 0.6)), 0, 5))}")
+    good.write_text("\n".join(lines) + "\n")
+    full = json.loads(run("check", good, "--scale", "0-5", "--json").stdout)["groups"][0]
+    quick = json.loads(run("check", good, "--scale", "0-5", "--json", "--no-rasch").stdout)["groups"][0]
+    assert full["rasch_fit"] and not quick["rasch_fit"]
+    assert quick["rasch_notes"] == ["skipped (--no-rasch)"]
+    assert {k: v for k, v in quick.items() if not k.startswith("rasch")} == \
+        {k: v for k, v in full.items() if not k.startswith("rasch")}
+    text = run("check", good, "--scale", "0-5", "--no-rasch").stdout
+    assert "Rasch fit per rater: not computed (skipped (--no-rasch))" in text
+
+
+def test_many_groups_each_get_their_own_rows(tmp_path):
+    p = tmp_path / "g.csv"
+    lines = ["grade,paper,rater,score,note"]
+    for g in range(300):
+        lines += [f"{g},P{k},R{(k + j) % 3},{(g + k + 2 * j) % 6},n{g}" for k in range(4) for j in range(2)]
+    p.write_text("\n".join(lines) + "\n")
+    t = read_ratings_file(p, "0-5", Columns(group="grade"))
+    assert [g.name for g in t.groups] == [str(g) for g in range(300)]
+    for g in t.groups[::37]:
+        assert {t.rows[i]["note"] for i in g.file_rows} == {f"n{g.name}"} and g.file_rows.size == 8
+    out = tmp_path / "o.csv"
+    assert run("adjust", p, "--scale", "0-5", "--group-col", "grade", "-m", "NO", "-o", out, "-q").exit_code == 0
+    rows = list(csv.DictReader(out.open()))
+    by = {}
+    for r in rows:   # NO_paper: the mean of the paper's two scores within its grade
+        by.setdefault((r["grade"], r["paper"]), []).append(int(r["score"]))
+    assert all(float(r["NO_paper"]) == sum(by[r["grade"], r["paper"]]) / 2 for r in rows)
+
+
+def test_cholesky_test_of_weak_directions_agrees_with_eigenvalues():
+    import numpy as np
+
+    from ratercal_cli.methods.cml import _below
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q, _ = np.linalg.qr(rng.normal(size=(12, 12)))
+        w = rng.uniform(0.001, 2.0, 12)
+        pen = (q * w) @ q.T
+        for t in (0.0005, 0.01, 0.5, 3.0):
+            assert _below(pen, t) == bool((np.linalg.eigvalsh(pen) < t).any())
