@@ -384,3 +384,19 @@ def test_cholesky_test_of_weak_directions_agrees_with_eigenvalues():
         pen = (q * w) @ q.T
         for t in (0.0005, 0.01, 0.5, 3.0):
             assert _below(pen, t) == bool((np.linalg.eigvalsh(pen) < t).any())
+
+
+def test_compare_of_many_papers_row_by_row_equals_all_at_once(monkeypatch):
+    import numpy as np
+
+    from ratercal_cli.compare import method_differences
+    from ratercal_cli.report import mds
+
+    X = np.random.default_rng(0).normal(size=(6, 5001))
+    scores = {str(i): X[i] for i in range(6)}
+    dense = method_differences(scores)
+    monkeypatch.setattr(mds, "DENSE_DIFFERENCES", 10)
+    rows = method_differences(scores)
+    diff = X[:, None, :] - X[None, :, :]
+    assert np.array_equal(rows.maxdiff, np.abs(diff).max(axis=2)) and np.array_equal(dense.maxdiff, rows.maxdiff)
+    np.testing.assert_allclose(rows.rmsd, dense.rmsd, rtol=1e-13)
