@@ -289,7 +289,13 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
         first = next(ln for ln, s in zip(lines, scores) if s is None)
         warnings.append(f"{path}:{first}: {columns.score}: {n_missing} rating(s) without a usable "
                         "score (blank or NA) skipped")
-    reading_order = _reading_order(rows, lines, order_col, path) if order_col else None
+    reading_order = None
+    if order_col:
+        reading_order = _reading_order(rows, lines, order_col, path, strict=bool(columns.order))
+        if reading_order is None:   # a column merely named "order", with blanks: not ours
+            warnings.append(f"{path}: column {order_col} has blank cells; not used as the order "
+                            "of reading (give --order-col to name the column that is)")
+            order_col = None
 
     # -- groups -----------------------------------------------------------------------
     if columns.group:
@@ -314,12 +320,14 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     return table
 
 
-def _reading_order(rows, lines, col, path):
-    """Rank of each row's ``col`` value (numbers by value, then labels naturally); blank
-    is an error."""
+def _reading_order(rows, lines, col, path, strict=True):
+    """Rank of each row's ``col`` value (numbers by value, then labels naturally); a blank
+    is an error (``strict``) or makes the column unusable (None)."""
     values = [r[col] for r in rows]
     for ln, v in zip(lines, values):
         if v == "":
+            if not strict:
+                return None
             raise InputError("blank (the order in which the paper's ratings were read)", path, ln, col)
     rank = {v: k for k, v in enumerate(sorted(set(values), key=_natural_key))}
     return np.array([rank[v] for v in values], dtype=np.int64)

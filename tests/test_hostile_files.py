@@ -400,3 +400,14 @@ def test_compare_of_many_papers_row_by_row_equals_all_at_once(monkeypatch):
     diff = X[:, None, :] - X[None, :, :]
     assert np.array_equal(rows.maxdiff, np.abs(diff).max(axis=2)) and np.array_equal(dense.maxdiff, rows.maxdiff)
     np.testing.assert_allclose(rows.rmsd, dense.rmsd, rtol=1e-13)
+
+
+def test_a_column_named_order_with_blanks_is_not_taken_as_the_reading_order(tmp_path):
+    p = tmp_path / "o.csv"
+    p.write_text(THIRD.replace("A,r2,1,1", "A,r2,1,"))
+    t = read_ratings_file(p, "0-5", resolve=True)
+    assert t.order_column is None and t.flags[:3] == ["dropped", FLAG_RESOLVED, FLAG_RESOLVED]
+    assert any("column order has blank cells" in w for w in t.warnings)
+    with pytest.raises(InputError) as e:   # named by the user: a blank is an error
+        read_ratings_file(p, "0-5", Columns(order="order"), resolve=True)
+    assert (e.value.line, e.value.field) == (3, "order")
