@@ -376,10 +376,10 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
                 f"{path}: {n_res} paper(s){where} have a third rating after two more than "
                 f"{threshold} point(s) apart; all three used (give --resolve-discrepancies to keep "
                 "the two nearest)")
-    if n_res and reading_order is None:
-        table.warnings.append(
-            f"{path}: no {DEFAULT_ORDER_COLUMN} column: the first two ratings of a paper{where} are taken "
-            "to be the first two lines of it in the file (give --order-col for the order of reading)")
+    no_order = (f"{path}: no {DEFAULT_ORDER_COLUMN} column: the first two ratings of a paper are taken to "
+                "be its first two lines in the file (give --order-col for the order of reading)")
+    if n_res and reading_order is None and no_order not in table.warnings:   # once per file
+        table.warnings.append(no_order)
     per_paper = np.bincount(p_arr, minlength=len(paper_ids))
     many = per_paper[p_arr] >= 4
     if many.any():
