@@ -12,29 +12,141 @@ import hashlib
 import io
 import json
 import os
+import re
+import signal
+import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from .errors import InputError
 
 
-@contextlib.contextmanager
-def atomic_write(path, mode="w", newline=""):
-    """Open a temporary file beside ``path``; rename it over ``path`` on success."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+#: Our temporary names: ``.NAME.PID.XXXXXXXX.tmp`` beside the target (PID: the writer's
+#: process, so that a later run can tell a stale one from one being written).
+_TMP_RE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]{8}\.tmp$")
+
+
+def output_target(path) -> Path:
+    """Where writing ``path`` really goes: symlinks resolved (a link is written through,
+    not replaced).  Refuses, naming ``path`` as the user gave it, a directory, a device or
+    anything else that is not a regular file, and a folder that does not exist."""
+    given = Path(path)
+    real = Path(os.path.realpath(given))
+    if real.is_dir():
+        raise InputError("is a directory; give a file name to write", given)
+    if real.exists() and not real.is_file():
+        raise InputError("is not a regular file (a device, pipe or socket); give a file name, "
+                         "or - for standard output", given)
+    if not real.parent.is_dir():
+        raise InputError(f"folder {real.parent} does not exist; create it first", given)
+    return real
+
+
+def remove_stale_temporaries(folder, name=None) -> list:
+    """Delete our temporary files in ``folder`` (of target ``name``, or any) whose writing
+    process is gone: left by a run that was killed.  Returns the paths removed."""
+    removed = []
     try:
-        kwargs = {} if "b" in mode else {"newline": newline, "encoding": "utf-8"}
-        with os.fdopen(fd, mode, **kwargs) as fh:
-            yield fh
-            fh.flush()
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    start = "." if name is None else f".{name}."
+    for entry in entries:
+        if not entry.name.startswith(start) or not entry.name.endswith(".tmp"):
+            continue
+        m = _TMP_RE.match(entry.name)
+        if not m or (name is not None and m.group("name") != name) or not entry.is_file(follow_symlinks=False):
+            continue
+        if _alive(int(m.group("pid"))):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False   # our own leftovers: this process writes a target one at a time
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True
+
+
+class _Terminated(BaseException):
+    """SIGTERM during an atomic write: unwinds so the temporary file is removed."""
+
+
+@contextlib.contextmanager
+def _term_unwinds():
+    """While writing, SIGTERM raises (so ``finally`` blocks run) instead of killing outright;
+    SIGINT already raises KeyboardInterrupt.  Only in the main thread, only where SIGTERM
+    has its default action; the process still ends by SIGTERM afterwards."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def handler(signum, frame):
+        raise _Terminated()
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
         raise
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="w", newline="", make_dirs=True):
+    """Open a temporary file beside ``path``'s real target; rename it over the target on success.
+
+    A symlink is written through (the file it points to is replaced, the link stays);
+    a directory or device as ``path`` is refused (:func:`output_target`).  ``make_dirs``:
+    create missing folders (run folders); False refuses them.  Temporary files of ours
+    left by a killed run are removed first; an interrupt (SIGINT, SIGTERM) removes this
+    one.
+    """
+    given = Path(path)
+    if make_dirs:
+        Path(os.path.realpath(given)).parent.mkdir(parents=True, exist_ok=True)
+    path = output_target(given)
+    remove_stale_temporaries(path.parent, path.name)
+    with _term_unwinds():
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+        try:
+            kwargs = {} if "b" in mode else {"newline": newline, "encoding": "utf-8"}
+            with os.fdopen(fd, mode, **kwargs) as fh:
+                yield fh
+                fh.flush()
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+
+@contextlib.contextmanager
+def open_output(path, mode="w", newline=""):
+    """:func:`atomic_write` for a user's ``-o`` path, which must be in an existing folder;
+    ``-`` is standard output."""
+    if str(path) == "-":
+        out = sys.stdout.buffer if "b" in mode else sys.stdout
+        yield out
+        out.flush()
+        return
+    with atomic_write(path, mode=mode, newline=newline, make_dirs=False) as fh:
+        yield fh
 
 
 def _umask() -> int:
@@ -68,22 +180,54 @@ def sniff_delimiter(text: str) -> str:
     return "\t" if first.count("\t") > first.count(",") else ","
 
 
-def read_csv(path, required=(), delimiter=None):
-    """Read a CSV/TSV into (header, rows-with-line-numbers).
-
-    Returns ``header`` (list of names) and a list of ``(line_number, dict)``, the
-    line number being the first file line of the record (a quoted field may span
-    lines).  Raises :class:`InputError` naming the file (and line) for an empty
-    file, a column named twice, a missing column or a short row.
-    ``delimiter=None`` sniffs tab vs comma (:func:`sniff_delimiter`).
-    """
+def read_text(path, encoding=None) -> str:
+    """A text file's contents; ``encoding=None`` is UTF-8 (a byte-order mark skipped).
+    A byte that does not decode is an :class:`InputError` naming its line and byte offset."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise InputError("no such file", path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", path) from None
+    codec = encoding or "utf-8-sig"
+    try:
+        return data.decode(codec)
+    except LookupError:
+        raise InputError(f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252)",
+                         field="--encoding") from None
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", path) from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        name = "UTF-8" if encoding is None else encoding
+        hint = "; give --encoding (e.g. latin-1 or cp1252) if the file is not UTF-8" if encoding is None else ""
+        raise InputError(f"not {name} text: byte 0x{data[exc.start]:02x} at byte offset {exc.start} "
+                         f"({exc.reason}){hint}", path, line) from None
+
+
+#: csv's longest field (its default, 128 KiB): longer means a broken quote or a wrong file.
+FIELD_LIMIT = csv.field_size_limit()
+
+
+def read_csv(path, required=(), delimiter=None):
+    """Read a CSV/TSV into (header, rows-with-line-numbers); see :func:`read_table`."""
+    header, rows, _ = read_table(path, required, delimiter)
+    return header, rows
+
+
+def read_table(path, required=(), delimiter=None, encoding=None, strip=True):
+    """Read a CSV/TSV into ``(header, rows, delimiter)``.
+
+    ``header`` is the list of names, ``rows`` a list of ``(line_number, dict)``, the
+    line number being the first file line of the record (a quoted field may span
+    lines).  Raises :class:`InputError` naming the file (and line) for an empty
+    file, a column named twice, a missing column, a short row, a field over
+    :data:`FIELD_LIMIT` (an unterminated quote swallowing the file) or bytes that do not
+    decode.  ``delimiter=None`` sniffs tab vs comma (:func:`sniff_delimiter`);
+    ``strip=False`` keeps the cells' surrounding whitespace (header names are always
+    stripped).
+    """
+    path = Path(path)
+    text = read_text(path, encoding)
     if not text.strip():
         raise InputError("empty file", path)
     if delimiter is None:
@@ -92,27 +236,43 @@ def read_csv(path, required=(), delimiter=None):
     header = None
     rows = []
     lineno = 1
-    for row in reader:
-        start, lineno = lineno, reader.line_num + 1   # this record's first line; the next one's
-        if not row or not any(c.strip() for c in row):
-            continue
-        if header is None:
-            header = [c.strip() for c in row]
-            twice = next((c for k, c in enumerate(header) if c in header[:k]), None)
-            if twice == "":
-                raise InputError(f"more than one column has no name (field {header.index('', 1 + header.index('')) + 1} "
-                                 "of the header); name them", path, start)
-            if twice is not None:
-                raise InputError(f"column {twice} appears twice", path, start, twice)
-            missing = [c for c in required if c not in header]
-            if missing:
-                raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(header)})",
-                                 path, start)
-            continue
-        if len(row) != len(header):
-            raise InputError(f"expected {len(header)} fields, found {len(row)}", path, start)
-        rows.append((start, dict(zip(header, (c.strip() for c in row)))))
-    return header, rows
+    try:
+        for row in reader:
+            start, lineno = lineno, reader.line_num + 1   # this record's first line; the next one's
+            if not row or not "".join(row).strip():
+                continue
+            if header is None:
+                header = _header(row, required, delimiter, path, start)
+                width = len(header)
+                continue
+            if len(row) != width:
+                raise InputError(f"expected {width} fields, found {len(row)}", path, start)
+            rows.append((start, dict(zip(header, [c.strip() for c in row] if strip else row))))
+    except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            raise InputError(f"a field longer than {FIELD_LIMIT // 1024} KiB (an unterminated "
+                             "quote?)", path, lineno) from None
+        raise InputError(f"not readable as CSV ({exc})", path, lineno) from None
+    return header, rows, delimiter
+
+
+def _header(row, required, delimiter, path, line):
+    """Column names of a header row; InputError for a name used twice or a missing column."""
+    header = [c.strip() for c in row]
+    twice = next((c for k, c in enumerate(header) if c in header[:k]), None)
+    if twice == "":
+        raise InputError(f"more than one column has no name (field {header.index('', 1 + header.index('')) + 1} "
+                         "of the header); name them", path, line)
+    if twice is not None:
+        raise InputError(f"column {twice} appears twice", path, line, twice)
+    missing = [c for c in required if c not in header]
+    if missing:
+        hint = ""
+        if delimiter != ";" and any(";" in c for c in header):
+            hint = "; the fields look separated by ';': give --sep semicolon"
+        raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(header)}){hint}",
+                         path, line)
+    return header
 
 
 def sha256_file(path) -> str:

@@ -42,8 +42,15 @@ def _file_options(fn):
         click.option("--score-col", default="score", show_default=True, help="Column holding the score."),
         click.option("--group-col", default=None,
                      help="Column (e.g. grade) whose groups are analysed separately."),
-        click.option("--sep", type=click.Choice(["auto", "comma", "tab"]), default="auto",
-                     show_default=True, help="Field separator of the input."),
+        click.option("--sep", type=click.Choice(["auto", "comma", "tab", "semicolon", ",", ";"]),
+                     default="auto", show_default=True,
+                     help="Field separator of the input (auto: tab or comma, from the header line)."),
+        click.option("--encoding", default=None, metavar="NAME",
+                     help="Text encoding of the input, e.g. latin-1 or cp1252 (default: UTF-8)."),
+        click.option("--order-col", default=None,
+                     help="Column giving the order in which a paper's ratings were read (1, 2, 3...), "
+                          "for --resolve-discrepancies (default: a column named 'order' if there "
+                          "is one, else the order of the lines)."),
         click.option("--resolve-discrepancies", "resolve", is_flag=True,
                      help="Where a paper has a third rating because the first two differ by more "
                           "than --discrepancy, keep the third and the nearer of the first two "
@@ -57,13 +64,15 @@ def _file_options(fn):
     return fn
 
 
-def _read(path, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, quiet):
+def _read(path, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, quiet,
+          encoding=None, order_col=None):
     from ..practice.ratings_file import Columns, read_ratings_file
 
-    delimiter = {"auto": None, "comma": ",", "tab": "\t"}[sep]
+    delimiter = {"auto": None, "comma": ",", ",": ",", "tab": "\t", "semicolon": ";", ";": ";"}[sep]
     table = read_ratings_file(path, scale=scale,
-                              columns=Columns(paper_col, rater_col, score_col, group_col),
-                              delimiter=delimiter, resolve=resolve, threshold=discrepancy)
+                              columns=Columns(paper_col, rater_col, score_col, group_col, order_col),
+                              delimiter=delimiter, resolve=resolve, threshold=discrepancy,
+                              encoding=encoding)
     _warn(table.warnings, quiet)
     return table
 
@@ -74,8 +83,19 @@ def _warn(messages, quiet):
             click.echo(f"warning: {m}", err=True)
 
 
-def _parse_methods(values, default):
-    """``-m TLI -m MN``, ``-m TLI,MN`` or ``-m all`` -> (codes, all?)."""
+#: ``adjust --method recommended``: each group gets the method ``check`` recommends for it.
+RECOMMENDED = "recommended"
+
+
+def _method_help(what):
+    from ..methods import method_codes
+
+    return f"{what}: {' '.join(method_codes())}; all (the study's ten)"
+
+
+def _parse_methods(values, default, allow_recommended=False):
+    """``-m TLI -m MN``, ``-m TLI,MN`` or ``-m all`` -> (codes, all?); ``recommended`` stays
+    lower case where allowed."""
     from ..methods import method_codes
     from ..vocabulary import STUDY_METHODS
 
@@ -85,9 +105,11 @@ def _parse_methods(values, default):
     if "ALL" in raw:
         return list(STUDY_METHODS), True
     known = method_codes()
-    bad = [m for m in raw if m not in known]
+    raw = [RECOMMENDED if allow_recommended and m == RECOMMENDED.upper() else m for m in raw]
+    bad = [m for m in raw if m not in known and m != RECOMMENDED]
     if bad:
-        raise InputError(f"unknown method {bad[0]} (known: {', '.join(known)}, all)", field="--method")
+        extra = ", recommended" if allow_recommended else ""
+        raise InputError(f"unknown method {bad[0]} (known: {', '.join(known)}, all{extra})", field="--method")
     return list(dict.fromkeys(raw)), False
 
 
@@ -112,7 +134,7 @@ def _group_tag(table, group):
 
 #: ``adjust`` options that describe a ratings file and mean nothing for a run folder.
 FILE_ONLY = ("output", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
-             "discrepancy")
+             "discrepancy", "encoding", "order_col", "assignment")
 
 
 def _refuse_file_options(ctx, source):
@@ -143,9 +165,12 @@ def _variant_option(default_help):
 @click.option("--png", type=click.Path(path_type=Path), default=None,
               help="Write the Wright map (papers' measures, raters' severities, thresholds) here "
                    "(one file per group: NAME_GROUP.png).")
+@click.option("--no-rasch", "no_rasch", is_flag=True,
+              help="Skip the Rasch fits (the per-rater PCM fit table, the rater report and the bias "
+                   "table): the slowest part on large files.")
 @_one_line_errors
-def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy,
-          quiet, assignment, alpha, as_json, png):
+def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col, resolve,
+          discrepancy, quiet, assignment, alpha, as_json, png, no_rasch):
     """Is adjustment warranted?  Tests of rater differences, the rater report, agreement, and
     which adjustment Chapter 5's rule and the corrected study support.
 
@@ -164,11 +189,11 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
     from ..practice.text import json_clean
 
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
-                  discrepancy, quiet or as_json)
+                  discrepancy, quiet or as_json, encoding, order_col)
     reports = [check_ratings(g.ratings, group=g.name, scale_low=table.scale.low,
-                             assignment=assignment, alpha=alpha) for g in table.groups]
+                             assignment=assignment, alpha=alpha, rasch=not no_rasch) for g in table.groups]
     bias = None
-    if group_col is not None and len(table.groups) > 1:
+    if group_col is not None and len(table.groups) > 1 and not no_rasch:
         from ..practice.rater_report import rater_group_bias
 
         bias = rater_group_bias([(g.name, g.ratings) for g in table.groups], group_col, alpha=alpha,
@@ -218,15 +243,19 @@ def _group_png(png, name, group_col):
 @click.command("adjust")
 @click.argument("source", type=click.Path(path_type=Path))
 @click.option("--method", "-m", "methods", multiple=True, metavar="CODE[,CODE]",
-              help="Method(s): NO MN TMN LI TLI EQP OLS TLS RAS PCM, or all (file default: TLI).")
+              help=_method_help("Method(s)") + "; recommended (each group's recommendation from "
+                   "`check`, column `recommended`) (file default: TLI).")
 @_variant_option("faithful: as the 1990 programs computed; corrected: as the methods should "
                  "(default: corrected for a ratings file, the run's configured variants for a run folder).")
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
-              help="Output file (default: SOURCE's name + .adjusted.csv, beside it).")
+              help="Output file, or - for standard output (default: SOURCE's name + .adjusted.csv, "
+                   "beside it).  A link is written through; the folder must exist.")
+@click.option("--assignment", type=click.Choice(["random", "nonrandom"]), default="random",
+              show_default=True, help="For --method recommended: how papers were assigned to raters.")
 @_file_options
 @_one_line_errors
-def adjust(source, methods, variant, output, scale, paper_col, rater_col, score_col, group_col, sep,
-           resolve, discrepancy, quiet):
+def adjust(source, methods, variant, output, assignment, scale, paper_col, rater_col, score_col, group_col,
+           sep, encoding, order_col, resolve, discrepancy, quiet):
     """Adjust the scores of a ratings file (or every data set of a run folder).
 
     The output holds the input's columns, then `flag` (resolved / dropped /
@@ -246,36 +275,64 @@ def adjust(source, methods, variant, output, scale, paper_col, rater_col, score_
         raise InputError("no such file", source)
     from ..practice.ratings_file import write_adjusted
 
-    codes, is_all = _parse_methods(methods, ("TLI",))
+    codes, is_all = _parse_methods(methods, ("TLI",), allow_recommended=True)
+    to_stdout = output is not None and str(output) == "-"
+    if output is not None and not to_stdout:   # refuse a bad -o before the work
+        _check_output(output, source)
     table = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
-                  discrepancy, quiet)
+                  discrepancy, quiet, encoding, order_col)
+    if output is None:
+        output = source.with_name(source.stem + ".adjusted" + (".tsv" if table.delimiter == "\t" else ".csv"))
+        _check_output(output, source)
     variant = variant or "corrected"
     results, done = {}, []
     for g in table.groups:
         where = f"{source}: " + (f"{_group_tag(table, g)}: " if _group_tag(table, g) else "")
-        res, notes = _apply(g.ratings, codes, variant, not is_all, where)
+        want = [c for c in codes if c != RECOMMENDED]
+        if RECOMMENDED in codes:
+            rec = _recommendation(g, assignment)
+            _warn([f"{where}recommended {rec}"], quiet)
+            want = list(dict.fromkeys(want + [rec]))
+        res, notes = _apply(g.ratings, want, variant, not is_all, where)
         _warn([where + n for n in notes], quiet)
+        if RECOMMENDED in codes:
+            res[RECOMMENDED] = res[rec]
+            if rec not in codes:
+                del res[rec]
         results[g.name] = res
         done += [c for c in res if c not in done]
     if not done:
         raise RatercalError(f"{source}: no method could be applied")
     done = [c for c in codes if c in done]
-    if output is None:
-        output = source.with_name(source.stem + ".adjusted" + (".tsv" if table.delimiter == "\t" else ".csv"))
-    if output.resolve() == source.resolve():
-        raise InputError("the output would overwrite the input; give another -o", output)
     write_adjusted(output, table, results, done)
     if not quiet:
         n_pap = sum(g.ratings.n_papers for g in table.groups)
-        click.echo(f"wrote {output}: {len(table.rows)} lines, {n_pap} papers, "
-                   f"{len(table.groups)} group(s); methods {' '.join(done)} ({variant})")
+        click.echo(f"wrote {'standard output' if to_stdout else output}: {len(table.rows)} lines, {n_pap} "
+                   f"papers, {len(table.groups)} group(s); methods {' '.join(done)} ({variant})",
+                   err=to_stdout)
+
+
+def _check_output(output, source):
+    """Refuse an output that is a directory, a device, in a missing folder, or the input."""
+    from ..io import output_target
+
+    real = output_target(output)
+    if real == source.resolve():
+        raise InputError("the output would overwrite the input; give another -o", output)
+
+
+def _recommendation(group, assignment):
+    """The method ``check`` recommends for one group (Denny's Chapter 5 rule; no Rasch fit)."""
+    from ..practice.diagnostics import check_ratings
+
+    return check_ratings(group.ratings, group=group.name, assignment=assignment, rasch=False).recommendation
 
 
 # -- compare -------------------------------------------------------------------------
 @click.command("compare")
 @click.argument("ratings_file", type=click.Path(path_type=Path))
 @click.option("--method", "-m", "methods", multiple=True, metavar="CODE[,CODE]",
-              help="Methods to compare (default: all ten).")
+              help=_method_help("Methods to compare") + " (default: all).")
 @_variant_option("faithful or corrected methods (default: corrected).")
 @click.option("--cut", type=float, default=None,
               help="Cut score: count papers passing (paper score >= cut), and those helped or hurt "
@@ -287,7 +344,7 @@ def adjust(source, methods, variant, output, scale, paper_col, rater_col, score_
 @_file_options
 @_one_line_errors
 def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col, rater_col, score_col,
-            group_col, sep, resolve, discrepancy, quiet):
+            group_col, sep, encoding, order_col, resolve, discrepancy, quiet):
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5, Figures 7-10.
 
     Between every pair of methods: RMSD, maximum difference and correlation of the
@@ -308,8 +365,12 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
     codes, is_all = _parse_methods(methods, ("all",))
     if "NO" not in codes:
         codes = ["NO"] + codes
+    if png is not None:   # refuse a bad --png before the work (each group's map goes beside it)
+        from ..io import output_target
+
+        output_target(png)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
-                  discrepancy, quiet or as_json)
+                  discrepancy, quiet or as_json, encoding, order_col)
     variant = variant or "corrected"
     out, texts, maps = [], [], {}   # maps: {target: (group name, drawing arguments)}
     for g in table.groups:
@@ -332,6 +393,7 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
             if clash is not None:
                 raise InputError(f"groups {clash!r} and {g.name!r} would both be mapped to {target}; "
                                  f"rename one in the {group_col} column", field="--png")
+            output_target(target)
             title = "Methods mapped by RMSD (classical MDS)" + (f", {tag}" if tag else "")
             maps[target] = (g.name, (cmp.methods, coords, title, eig))
             entry["png"] = str(target)

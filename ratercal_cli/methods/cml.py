@@ -59,6 +59,9 @@ from ..errors import MethodError
 from ..ratings import Ratings
 from .base import RaterAdjuster
 
+#: Cells (papers x raters x categories) of one block of :meth:`ConditionalPCM.fair_scores`.
+FAIR_BLOCK_CELLS = 1 << 22
+
 __all__ = ["CMLFit", "fit_cml", "conditional_loglik", "ConditionalPCM", "estimable_categories"]
 
 
@@ -439,6 +442,18 @@ def _cap_diverged(tau, cats, diverged, bound):
     return out
 
 
+def _below(pen, t):
+    """Has the symmetric ``pen`` an eigenvalue below ``t``?  ``pen - t I`` is then not positive
+    definite and its Cholesky factorisation fails.  ``pen`` is the information with the
+    identification's null directions penalised, so this asks whether the information has a
+    direction below ``t`` besides those (what comparing eigenvalue counts asked)."""
+    try:
+        cho_factor(pen - t * np.eye(pen.shape[0]))
+    except np.linalg.LinAlgError:
+        return True
+    return False
+
+
 def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: int = 100,
             start=None, max_se: float = 10.0, cap_margin: float = 2.0) -> CMLFit:
     """Maximise the conditional likelihood of the PCM (``model="pcm"``) or RSM (``"rsm"``).
@@ -499,8 +514,8 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
             converged = True
             break
         it += 1
+        pen = Hphi + null @ null.T * np.mean(np.diag(Hphi))
         try:
-            pen = Hphi + null @ null.T * np.mean(np.diag(Hphi))
             d = cho_solve(cho_factor(pen), gphi)  # Hphi is -d2 logL: this is an ascent step
         except np.linalg.LinAlgError:
             w, V = np.linalg.eigh(Hphi)
@@ -510,7 +525,9 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
         # likelihood approaches its limit like exp(-t)); move along such weak directions
         # (information below 1 / max_se**2) eight times as far when that still raises the
         # likelihood.
-        if it > 2:
+        # (the eigen-decomposition only when a Cholesky factorisation says there is such a
+        # direction: with hundreds of raters one eigh costs many Newton steps)
+        if it > 2 and _below(pen, 1.0 / max_se ** 2):
             w, V = np.linalg.eigh(Hphi)
             Vw = V[:, w < 1.0 / max_se ** 2]
             if Vw.shape[1] > null.shape[1]:
@@ -580,7 +597,7 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     Cc = np.zeros_like(D)
     Cc[fin] = D[fin] - D[fin].mean(axis=0, keepdims=True)
     C = Cc @ A
-    se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, cov_phi, C), 0.0)).reshape(J, K - 1)
+    se = np.sqrt(np.maximum(((C @ cov_phi) * C).sum(axis=1), 0.0)).reshape(J, K - 1)   # diag(C cov C')
     se[~finite] = np.nan
     steps = np.where(finite, steps, np.nan)
     tau_c = _cap_diverged(tau_c, cats, diverged, np.max(np.abs(steps[finite])) + cap_margin)
@@ -740,8 +757,18 @@ class ConditionalPCM(RaterAdjuster):
         theta = np.asarray(theta, dtype=np.float64)
         if self.fair == "average-rater":
             return expected_score(theta, self.average_tau_)
-        ok = np.isfinite(self.tau_).any(axis=1)
-        return expected_score(theta[..., None], self.tau_[ok]).mean(axis=-1)
+        tau = self.tau_[np.isfinite(self.tau_).any(axis=1)]
+        if theta.ndim != 1:
+            return expected_score(theta[..., None], tau).mean(axis=-1)
+        # once per distinct quality (papers with the same raters and scores share it), a
+        # block at a time: papers x raters x categories is never held at once (the same
+        # element-wise operations, so the same values to the bit)
+        uniq, inv = np.unique(theta, return_inverse=True)
+        out = np.empty(uniq.size)
+        step = max(1, FAIR_BLOCK_CELLS // max(tau.shape[0] * tau.shape[1], 1))
+        for a in range(0, uniq.size, step):
+            out[a:a + step] = expected_score(uniq[a:a + step, None], tau).mean(axis=-1)
+        return out[inv.ravel()]
 
     def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
         if ratings is getattr(self, "_fitted_on_", None):

@@ -46,6 +46,8 @@ def _solve_additive(ratings: Ratings, w_rater):
     indicators removed).
     """
     J, N = ratings.n_raters, ratings.n_papers
+    if J * N > DENSE_CELLS:
+        return _solve_additive_sparse(ratings, w_rater)
     paper, rater = ratings.paper, ratings.rater
     x = ratings.score.astype(np.float64)
     w = w_rater[rater]
@@ -68,6 +70,76 @@ def _solve_additive(ratings: Ratings, w_rater):
     rt[np.arange(rater.size), rater] += 1.0
     h = w / s[paper] + w * np.einsum("ij,jk,ik->i", rt, Ainv, rt)
     return b, mu, h
+
+
+#: Largest raters x papers for the dense ``M`` of :func:`_solve_additive` (the data sets of
+#: the study); above it the same equations are solved with a sparse ``M``.
+DENSE_CELLS = 1 << 22
+
+
+def _solve_additive_sparse(ratings: Ratings, w_rater):
+    """:func:`_solve_additive` with ``M`` sparse (raters x papers, one entry per rating) and
+    the leverages from the ratings of each paper instead of an (n, J) array:
+    ``rt' A^-1 rt = A^-1[j, j] - 2 c_i / s_v + q_v / s_v**2`` with
+    ``c_i = sum_{k in v} w_k A^-1[j_i, j_k]`` and ``q_v = sum_{i in v} w_i c_i``.
+    Memory grows with the ratings, not with raters x papers (equal to rounding)."""
+    from scipy.sparse import csr_matrix
+
+    J, N = ratings.n_raters, ratings.n_papers
+    paper, rater = ratings.paper, ratings.rater
+    x = ratings.score.astype(np.float64)
+    w = w_rater[rater]
+    s = np.bincount(paper, weights=w, minlength=N)
+    s1 = np.where(s > 0, s, 1.0)
+    M = csr_matrix((w, (rater, paper)), shape=(J, N))   # duplicates summed, as np.add.at
+    active = np.bincount(rater, minlength=J) > 0
+    ones = active.astype(float)
+    A = np.diag(np.bincount(rater, weights=w, minlength=J)) - (M.multiply(1.0 / s1[None, :]) @ M.T).toarray()
+    A += np.outer(ones, ones) * (np.trace(A) / max(ones.sum(), 1) ** 2)
+    A[~active, ~active] = 1.0
+    xs = np.bincount(paper, weights=w * x, minlength=N)
+    c = np.bincount(rater, weights=w * x, minlength=J) - M @ (xs / s1)
+    Ainv = np.linalg.inv(A)
+    b = Ainv @ c
+    b[~active] = 0.0
+    mu = np.bincount(paper, weights=w * (x - b[rater]), minlength=N) / s1
+    mu[s == 0] = np.nan
+    ii, kk = _same_paper_pairs(paper)
+    cross = np.bincount(ii, weights=w[kk] * Ainv[rater[ii], rater[kk]], minlength=rater.size)
+    q = np.bincount(paper, weights=w * cross, minlength=N)
+    sp = s[paper]
+    h = w / sp + w * (Ainv[rater, rater] - 2.0 * cross / sp + q[paper] / (sp * sp))
+    return b, mu, h
+
+
+def _same_paper_pairs(paper):
+    """Every ordered pair ``(i, k)`` of ratings of the same paper, ``i == k`` included."""
+    order = np.argsort(paper, kind="stable")
+    ps = paper[order]
+    starts = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]]) if ps.size else np.zeros(0, dtype=np.int64)
+    sizes = np.diff(np.r_[starts, ps.size])
+    ii, kk = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    for n in np.unique(sizes):
+        base = starts[sizes == n]
+        a, b = np.divmod(np.arange(n * n), n)
+        ii.append(order[(base[:, None] + a[None, :]).ravel()])
+        kk.append(order[(base[:, None] + b[None, :]).ravel()])
+    return np.concatenate(ii), np.concatenate(kk)
+
+
+#: Rater pairs above which :func:`pairwise_variances` solves its NNLS through a QR
+#: reduction (hundreds of raters: tens of thousands of pairs); the study's nine raters
+#: have at most 36 pairs and are solved as they were.
+TALL_ROWS = 2000
+
+
+def _nnls_least_squares(nnls, A, y, tall):
+    """``min ||A x - y||, x >= 0``; for a tall ``A`` through ``A = QR``: the same minimiser
+    from ``min ||R x - Q'y||`` (square, as many rows as raters)."""
+    if not tall:
+        return nnls(A, y)
+    q, r = np.linalg.qr(A, mode="reduced")
+    return nnls(r, q.T @ y)
 
 
 def pairwise_variances(ratings: Ratings, min_variance_ratio: float = 1e-4, values=None):
@@ -122,7 +194,14 @@ def pairwise_variances(ratings: Ratings, min_variance_ratio: float = 1e-4, value
     pooled = float(np.sum((n[use] - 1) * V) / np.sum(n[use] - 1) / 2) if use.size else 1.0
     if not pooled > 0:
         pooled = 1.0
-    identified = use.size > 0 and np.linalg.matrix_rank(D[:, active]) == active.sum()
+    Da = D[:, active]
+    tall = Da.shape[0] > TALL_ROWS and Da.shape[0] > 4 * Da.shape[1]
+    if tall:   # many raters: the rank of the square R of D = QR, with D's own tolerance
+        sv = np.linalg.svd(np.linalg.qr(Da, mode="r"), compute_uv=False)
+        rank = int((sv > sv.max(initial=0.0) * max(Da.shape) * np.finfo(float).eps).sum())
+    else:
+        rank = np.linalg.matrix_rank(Da)
+    identified = use.size > 0 and rank == active.sum()
     sigma2 = np.full(J, pooled)
     if identified:
         # Var(V_jk) = 2 (sigma_j^2 + sigma_k^2)^2 / (n_jk - 1) under normal errors: weight by its
@@ -130,7 +209,7 @@ def pairwise_variances(ratings: Ratings, min_variance_ratio: float = 1e-4, value
         fitted = np.maximum(V, 1e-3 * pooled)
         for _ in range(3):
             wt = np.sqrt(n[use] - 1.0) / fitted
-            sol, _ = nnls(D[:, active] * wt[:, None], V * wt)
+            sol, _ = _nnls_least_squares(nnls, Da * wt[:, None], V * wt, tall)
             fitted = np.maximum(D[:, active] @ sol, 1e-3 * pooled)
         sigma2[active] = sol
     floor = max(min_variance_ratio * pooled, 1e-10 * (np.var(x) + 1.0))

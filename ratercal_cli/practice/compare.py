@@ -52,7 +52,7 @@ def method_differences(paper_scores) -> MethodComparison:
         nan = np.full((len(methods),) * 2, np.nan)
         return MethodComparison(methods, nan, nan.copy(), nan.copy(), 0)
     rmsd = rmsd_matrix(X)
-    maxdiff = np.abs(X[:, None, :] - X[None, :, :]).max(axis=2)
+    maxdiff = np.array([np.abs(x - X).max(axis=1) for x in X])   # row by row: memory methods x papers
     Xc = X - X.mean(axis=1, keepdims=True)
     ss = np.sqrt((Xc * Xc).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -26,7 +26,10 @@ import numpy as np
 from scipy import stats
 
 from ..errors import MethodError
+from .agreement import agreement
 from .multiplicity import holm
+from .rater_report import RATER_MODEL, RaterReport, report_and_model
+from .study_rule import study_recommendation
 from .text import json_clean, num, pvalue, text_table
 from ..fit_stats import fit_rows
 from ..methods.cml import ConditionalPCM
@@ -173,6 +176,9 @@ def per_rater_tests(ratings: Ratings):
         got = _chi2(np.vstack([table[j], total - table[j]]))
         if got is not None:
             out["chi2"][j], out["chi2_df"][j], out["chi2_p"][j], _ = got
+        if max(table[j].sum(), total.sum() - table[j].sum()) > KS_EXACT_MAX_N:
+            out["ks_d"][j], out["ks_p"][j] = ks_from_counts(table[j], total - table[j])
+            continue
         others = ratings.score[ratings.rater != j]
         res = _quiet(stats.ks_2samp, groups[j], others)
         if res is not None:
@@ -180,6 +186,26 @@ def per_rater_tests(ratings: Ratings):
     out["chi2_p_holm"] = holm(out["chi2_p"])
     out["ks_p_holm"] = holm(out["ks_p"])
     return out
+
+
+#: scipy's ``ks_2samp`` computes exact p-values up to this sample size (its MAX_AUTO_N),
+#: Smirnov's asymptotic distribution above it.
+KS_EXACT_MAX_N = 10000
+
+
+def ks_from_counts(c1, c2):
+    """Two-sample two-sided Kolmogorov-Smirnov ``(D, p)`` from score counts, for samples over
+    :data:`KS_EXACT_MAX_N` (scipy's asymptotic branch): ``D = max |F1 - F2|`` over the
+    categories, ``p = kstwo.sf(D, round(n1 n2 / (n1 + n2)))``, what ``stats.ks_2samp`` gives
+    from the sorted samples, in time linear in the categories instead of the ratings."""
+    n1, n2 = int(c1.sum()), int(c2.sum())
+    diffs = np.cumsum(c1) / n1 - np.cumsum(c2) / n2
+    min_s = np.clip(-diffs.min(), 0, 1)
+    max_s = diffs.max()
+    d = min_s if min_s > max_s else max_s
+    m, n = sorted([float(n1), float(n2)], reverse=True)
+    p = np.clip(stats.kstwo.sf(d, np.round(m * n / (m + n))), 0, 1)
+    return float(d), float(p)
 
 
 def ks_summary(per, rater_ids) -> TestResult:
@@ -351,8 +377,9 @@ def rasch_fit(ratings: Ratings):
 
 
 def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "random",
-                  alpha: float = ALPHA) -> CheckReport:
-    """Run every test and the rule on one group's ratings (scores ``0..M`` + ``scale_low``)."""
+                  alpha: float = ALPHA, rasch: bool = True) -> CheckReport:
+    """Run every test and the rule on one group's ratings (scores ``0..M`` + ``scale_low``);
+    ``rasch=False`` skips the Rasch fit per rater (``check --no-rasch``)."""
     if assignment not in ("random", "nonrandom"):
         raise ValueError("assignment must be 'random' or 'nonrandom'")
     n, mean, sd = rater_summary(ratings)
@@ -394,13 +421,12 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     if ratings.max_raters_per_paper() > 1:
         notes.append("the F, chi-square and KS tests treat ratings as independent; with several "
                      "raters per paper they are approximate")
-    fit_rows_, fit_notes = rasch_fit(ratings)
-    from .agreement import agreement
-    from .rater_report import report_and_model
-
-    from .study_rule import study_recommendation
-
-    rr, model = report_and_model(ratings, scale_low=scale_low)
+    if rasch:
+        fit_rows_, fit_notes = rasch_fit(ratings)
+        rr, model = report_and_model(ratings, scale_low=scale_low)
+    else:   # check --no-rasch: no model is fitted
+        fit_rows_, fit_notes = [], ["skipped (--no-rasch)"]
+        rr, model = RaterReport(model=RATER_MODEL, fitted=False, reason="skipped (--no-rasch)"), None
     # raters differ: a test above, or the rater model's fixed (all same) chi-square
     differ = warranted or bool(rr.fitted and np.isfinite(rr.rater_separation["chi2_p"])
                                and rr.rater_separation["chi2_p"] < alpha)

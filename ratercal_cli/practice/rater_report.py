@@ -274,6 +274,10 @@ def rater_report(ratings: Ratings, model: RaterModel | None = None, scale_low: i
     return report_and_model(ratings, model, scale_low)[0]
 
 
+#: The model the rater report fits.
+RATER_MODEL = "rating scale model by conditional ML (CML)"
+
+
 def report_and_model(ratings: Ratings, model: RaterModel | None = None, scale_low: int = 0):
     """``(RaterReport, model)``; model None when it could not be fitted (for reuse by the bias
     analysis and the Wright map without a second fit)."""
@@ -283,7 +287,7 @@ def report_and_model(ratings: Ratings, model: RaterModel | None = None, scale_lo
         try:
             model = fit_rater_model(ratings)
         except MethodError as exc:
-            return RaterReport(model="rating scale model by conditional ML (CML)", fitted=False,
+            return RaterReport(model=RATER_MODEL, fitted=False,
                                reason=str(exc).splitlines()[0]), None
     E, W, C = model.moments()
     x = ratings.score

@@ -20,8 +20,9 @@ Output (:func:`write_adjusted`): the input columns, then ``flag`` and, per metho
 score).  ``flag`` is blank for an ordinary rating, ``resolved`` for a rating kept on
 a paper whose discrepancy was resolved, ``dropped`` for the rating the resolution
 removed (no adjusted score), ``unresolved`` for a rating on a paper with a third
-rating that was not resolved (``--resolve-discrepancies`` not given), ``missing``
-for a rating without a usable score.
+rating that was not resolved (``--resolve-discrepancies`` not given), ``many``
+for a rating on a paper with four or more ratings (the third-reading rule covers three:
+all are used), ``missing`` for a rating without a usable score.
 """
 
 from __future__ import annotations
@@ -34,14 +35,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..io import atomic_write, read_csv, sniff_delimiter
+from ..io import open_output, read_table
 from ..ratings import Adjusted, Ratings
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
 
 #: Per-row flags written to the ``flag`` column.
-FLAG_OK, FLAG_RESOLVED, FLAG_DROPPED, FLAG_UNRESOLVED, FLAG_MISSING = (
-    "", "resolved", "dropped", "unresolved", "missing")
+FLAG_OK, FLAG_RESOLVED, FLAG_DROPPED, FLAG_UNRESOLVED, FLAG_MISSING, FLAG_MANY = (
+    "", "resolved", "dropped", "unresolved", "missing", "many")
 
 
 # -- the scale -----------------------------------------------------------------------
@@ -78,7 +79,21 @@ def parse_scale(text) -> Scale:
         raise InputError(f"expected LOW-HIGH such as 0-5, not {text!r}", field="--scale")
     if high <= low:
         raise InputError(f"the top of the scale must exceed the bottom, not {text!r}", field="--scale")
-    return Scale(low, high)
+    return checked_scale(Scale(low, high), text)
+
+
+#: The widest scale the methods handle: 0-100 (their arrays grow with the number of
+#: score categories, e.g. the PCM's steps x steps pair counts).
+MAX_SCALE_POINTS = 100
+
+
+def checked_scale(scale: Scale, given=None) -> Scale:
+    """``scale`` if it spans at most :data:`MAX_SCALE_POINTS` points, else InputError."""
+    if scale.max_score > MAX_SCALE_POINTS:
+        what = f"{given!r}" if given is not None else f"{scale} (from the scores found; give --scale)"
+        raise InputError(f"scales of at most {MAX_SCALE_POINTS} points from bottom to top (such as "
+                         f"0-{MAX_SCALE_POINTS}) are supported, not {what}", field="--scale")
+    return scale
 
 
 # -- what a file holds ---------------------------------------------------------------
@@ -90,6 +105,13 @@ class Columns:
     rater: str = "rater"
     score: str = "score"
     group: str | None = None
+    #: the order in which a paper's ratings were given (the third-reading rule needs the
+    #: first two); None: a column named ``order`` if the file has one, else file order
+    order: str | None = None
+
+
+#: The column read as the reading order when :attr:`Columns.order` is not given.
+DEFAULT_ORDER_COLUMN = "order"
 
 
 @dataclass
@@ -97,12 +119,13 @@ class RatingsGroup:
     """One group's ratings and where they came from.
 
     ``rows[i]`` is the index (into :attr:`RatingsTable.rows`) of rating ``i`` of
-    ``ratings``.
+    ``ratings``; ``file_rows`` are all the group's rows (missing scores too), in file order.
     """
 
     name: str | None
     ratings: Ratings
     rows: np.ndarray
+    file_rows: np.ndarray = None
 
 
 @dataclass
@@ -120,10 +143,15 @@ class RatingsTable:
     warnings: list = field(default_factory=list)
     delimiter: str = ","
     scale_inferred: bool = False
+    order_column: str | None = None   # the column giving the order of reading, if any
+
+
+_DIGITS = re.compile(r"(\d+)")
 
 
 def _natural_key(label):
-    """Numbers first, by value, then other labels; ties ("1", "01", "1.0") by the label itself,
+    """Numbers first, by value, then other labels in natural order (R1, R2, R10: runs of
+    digits compare as numbers); ties ("1", "01", "1.0"; "R1", "R01") by the label itself,
     so the order never depends on the file's or a set's order.  "nan" and "inf" sort as text."""
     try:
         value = float(label)
@@ -131,28 +159,34 @@ def _natural_key(label):
         value = math.nan
     if math.isfinite(value):
         return (0, value, label)
-    return (1, 0.0, label)
+    parts = tuple((0, len(p.lstrip("0")), p.lstrip("0")) if k % 2 else (1, 0, p)
+                  for k, p in enumerate(_DIGITS.split(label)))
+    return (1, parts, label)
+
+
+#: A score as written: digits with an optional fraction and exponent (no "_", "0x", spaces).
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def _parse_score(text, path, line, column):
     """Whole number or None (missing); InputError otherwise."""
-    if text.strip().lower() in MISSING_TOKENS:
+    text = text.strip()
+    if text.lower() in MISSING_TOKENS:
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{text!r} is not a number", path, line, column) from None
+    if not _NUMBER.fullmatch(text):
+        raise InputError(f"{text!r} is not a number", path, line, column)
+    value = float(text)
     if not np.isfinite(value) or value != int(value):
         raise InputError(f"{text!r} is not a whole number", path, line, column)
     return int(value)
 
 
 # -- discrepancy resolution ----------------------------------------------------------
-def resolve_discrepancies(paper, score, threshold: int = 1):
+def resolve_discrepancies(paper, score, threshold: int = 1, order=None):
     """Keep mask and per-rating flags for the district's third-reader rule.
 
-    ``paper`` and ``score`` are per-rating arrays in the order the ratings were
-    given.  On a paper with exactly three ratings whose first two differ by more
+    ``paper`` and ``score`` are per-rating arrays; ``order`` (per rating, sortable) gives
+    the order in which a paper's ratings were read (None: the arrays' order).  On a paper with exactly three ratings whose first two differ by more
     than ``threshold``, the third is kept with whichever of the first two is nearer
     to it; on a tie (third midway) the lower of the two is dropped -- OBSGEN.BAS's
     rule and the district's (Denny 1990, p. 50: "the most discrepant rating was
@@ -168,7 +202,10 @@ def resolve_discrepancies(paper, score, threshold: int = 1):
     resolved = np.zeros(paper.size, dtype=bool)
     if paper.size == 0:
         return keep, resolved
-    order = np.argsort(paper, kind="stable")          # file order within a paper
+    if order is None:
+        order = np.argsort(paper, kind="stable")      # file order within a paper
+    else:
+        order = np.lexsort((np.asarray(order), paper))   # reading order within a paper, ties by file order
     counts = np.bincount(paper)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     three = np.flatnonzero(counts == 3)
@@ -186,33 +223,50 @@ def resolve_discrepancies(paper, score, threshold: int = 1):
 
 # -- reading -------------------------------------------------------------------------
 def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=None,
-                      resolve: bool = False, threshold: int = 1) -> RatingsTable:
+                      resolve: bool = False, threshold: int = 1, encoding=None) -> RatingsTable:
     """Read and validate a ratings CSV/TSV into one :class:`Ratings` per group.
 
     ``scale``: a :class:`Scale`, a string for :func:`parse_scale`, or None to infer
     ``0..max`` from the data (with a warning).  ``resolve``: apply
-    :func:`resolve_discrepancies` within each group.
+    :func:`resolve_discrepancies` within each group, in the order of the
+    ``columns.order`` column (or a column ``order``), else in file order (with a
+    warning).  ``encoding``: the file's text encoding (default UTF-8).  Cells of the
+    columns that matter are read without surrounding whitespace; other columns are
+    kept as they are.
     """
     path = Path(path)
     if path.is_dir():
         raise InputError("is a directory, not a ratings file", path)
     required = [columns.paper, columns.rater, columns.score] + ([columns.group] if columns.group else [])
-    header, rows_with_lines = read_csv(path, required=required, delimiter=delimiter)
-    if delimiter is None:   # read_csv sniffed it the same way; the output keeps it
-        delimiter = sniff_delimiter(path.read_text(encoding="utf-8-sig"))
+    if columns.order:
+        required.append(columns.order)
+    header, rows_with_lines, delimiter = read_table(path, required=required, delimiter=delimiter,
+                                                    encoding=encoding, strip=False)
     if not rows_with_lines:
         raise InputError("no ratings below the header line", path, 2)
+    order_col = columns.order or (DEFAULT_ORDER_COLUMN if DEFAULT_ORDER_COLUMN in header else None)
+    keys = list(dict.fromkeys([columns.paper, columns.rater, columns.score]
+                              + [c for c in (columns.group, order_col) if c]))
     lines = [ln for ln, _ in rows_with_lines]
     rows = [r for _, r in rows_with_lines]
+    del rows_with_lines
     warnings = []
 
     # -- field by field ---------------------------------------------------------------
     scores = []
+    parsed = {}   # score text -> value: a file has few distinct score texts
+    named = (columns.paper, columns.rater) + ((columns.group,) if columns.group else ())
     for ln, r in zip(lines, rows):
-        for col in (columns.paper, columns.rater) + ((columns.group,) if columns.group else ()):
-            if r[col] == "":
+        for c in keys:
+            r[c] = r[c].strip()
+        for col in named:
+            if not r[col]:
                 raise InputError("blank", path, ln, col)
-        scores.append(_parse_score(r[columns.score], path, ln, columns.score))
+        text = r[columns.score]
+        value = parsed.get(text, parsed)
+        if value is parsed:
+            value = parsed[text] = _parse_score(text, path, ln, columns.score)
+        scores.append(value)
 
     scale_inferred = scale is None
     if scale is None:
@@ -220,7 +274,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
         if not present:
             raise InputError("no usable score in the file", path, None, columns.score)
         low = min(0, min(present))
-        scale = Scale(low, max(max(present), low + 1))
+        scale = checked_scale(Scale(low, max(max(present), low + 1)))
         warnings.append(f"{path}: no --scale given; assuming {scale} from the scores found")
     else:
         scale = parse_scale(scale)
@@ -235,22 +289,30 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
         first = next(ln for ln, s in zip(lines, scores) if s is None)
         warnings.append(f"{path}:{first}: {columns.score}: {n_missing} rating(s) without a usable "
                         "score (blank or NA) skipped")
+    reading_order = None
+    if order_col:
+        reading_order = _reading_order(rows, lines, order_col, path, strict=bool(columns.order))
+        if reading_order is None:   # a column merely named "order", with blanks: not ours
+            warnings.append(f"{path}: column {order_col} has blank cells; not used as the order "
+                            "of reading (give --order-col to name the column that is)")
+            order_col = None
 
     # -- groups -----------------------------------------------------------------------
     if columns.group:
-        group_names = list(dict.fromkeys(r[columns.group] for r in rows))
-        group_names.sort(key=_natural_key)
         group_of = [r[columns.group] for r in rows]
+        group_names = sorted(dict.fromkeys(group_of), key=_natural_key)
     else:
         group_names = [None]
         group_of = [None] * len(rows)
+    members = {g: [] for g in group_names}   # each group's rows, in one pass over the file
+    for i, g in enumerate(group_of):
+        members[g].append(i)
 
     table = RatingsTable(path=path, header=list(header), rows=rows, lines=lines, columns=columns,
                          scale=scale, flags=flags, warnings=warnings, delimiter=delimiter,
-                         scale_inferred=scale_inferred)
+                         scale_inferred=scale_inferred, order_column=order_col)
     for g in group_names:
-        idx = [i for i, gi in enumerate(group_of) if gi == g]
-        group = _build_group(table, g, idx, scores, resolve, threshold)
+        group = _build_group(table, g, members[g], scores, resolve, threshold, reading_order)
         if group is not None:
             table.groups.append(group)
     if not table.groups:
@@ -258,7 +320,20 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     return table
 
 
-def _build_group(table, name, idx, scores, resolve, threshold):
+def _reading_order(rows, lines, col, path, strict=True):
+    """Rank of each row's ``col`` value (numbers by value, then labels naturally); a blank
+    is an error (``strict``) or makes the column unusable (None)."""
+    values = [r[col] for r in rows]
+    for ln, v in zip(lines, values):
+        if v == "":
+            if not strict:
+                return None
+            raise InputError("blank (the order in which the paper's ratings were read)", path, ln, col)
+    rank = {v: k for k, v in enumerate(sorted(set(values), key=_natural_key))}
+    return np.array([rank[v] for v in values], dtype=np.int64)
+
+
+def _build_group(table, name, idx, scores, resolve, threshold, reading_order=None):
     path, cols, lines, rows = table.path, table.columns, table.lines, table.rows
     where = "" if name is None else f" ({cols.group} {name})"
 
@@ -269,6 +344,7 @@ def _build_group(table, name, idx, scores, resolve, threshold):
             raise InputError(f"duplicate rating of paper {key[0]} by rater {key[1]}{where} "
                              f"(first at line {lines[seen[key]]})", path, lines[i], cols.rater)
         seen[key] = i
+    del seen
 
     all_papers = list(dict.fromkeys(rows[i][cols.paper] for i in idx))
     usable = np.array([i for i in idx if scores[i] is not None], dtype=np.int64)
@@ -282,7 +358,8 @@ def _build_group(table, name, idx, scores, resolve, threshold):
     p_arr = np.array([pidx[p] for p in papers], dtype=np.int64)
     s_arr = np.array([scores[i] for i in usable], dtype=np.int64) - table.scale.low
 
-    keep, resolved = resolve_discrepancies(p_arr, s_arr, threshold)
+    order = None if reading_order is None else reading_order[usable]
+    keep, resolved = resolve_discrepancies(p_arr, s_arr, threshold, order)
     for i in usable[resolved]:
         table.flags[i] = FLAG_RESOLVED if resolve else FLAG_UNRESOLVED
     n_res = int(np.unique(p_arr[resolved]).size)
@@ -299,8 +376,22 @@ def _build_group(table, name, idx, scores, resolve, threshold):
                 f"{path}: {n_res} paper(s){where} have a third rating after two more than "
                 f"{threshold} point(s) apart; all three used (give --resolve-discrepancies to keep "
                 "the two nearest)")
+    no_order = (f"{path}: no {DEFAULT_ORDER_COLUMN} column: the first two ratings of a paper are taken to "
+                "be its first two lines in the file (give --order-col for the order of reading)")
+    if n_res and reading_order is None and no_order not in table.warnings:   # once per file
+        table.warnings.append(no_order)
+    per_paper = np.bincount(p_arr, minlength=len(paper_ids))
+    many = per_paper[p_arr] >= 4
+    if many.any():
+        for i in usable[many]:
+            table.flags[i] = FLAG_MANY
+        first = lines[int(usable[many][0])]
+        table.warnings.append(
+            f"{path}:{first}: {int((per_paper >= 4).sum())} paper(s){where} have four or more ratings; "
+            f"the third-reading rule covers three, so all are used (flag {FLAG_MANY})")
 
-    no_usable = [p for p in all_papers if p not in pidx]
+    pid_set = pidx.keys()
+    no_usable = [p for p in all_papers if p not in pid_set]
     if no_usable:
         first = next(lines[i] for i in idx if rows[i][cols.paper] == no_usable[0])
         table.warnings.append(f"{path}:{first}: {cols.score}: {len(no_usable)} paper(s){where} with "
@@ -320,15 +411,20 @@ def _build_group(table, name, idx, scores, resolve, threshold):
         r_used = remap[r_used]
         rater_ids_used = tuple(rater_ids[k] for k in present)
         counts = counts[present]
-    for k in np.flatnonzero(counts == 1):
-        i = used[np.flatnonzero(r_used == k)[0]]
-        table.warnings.append(f"{path}:{lines[i]}: {cols.rater}: rater {rater_ids_used[k]}{where} has "
-                              "only one rating; its level and spread cannot be estimated from it "
-                              "(corrected MN/TMN/LI/TLI leave it unadjusted)")
+    single = np.flatnonzero(counts == 1)
+    if single.size:
+        _, first_at = np.unique(r_used, return_index=True)   # each rater's first rating
+        first_of = np.zeros(counts.size, dtype=np.int64)
+        first_of[np.unique(r_used)] = first_at
+        for k in single:
+            i = used[first_of[k]]
+            table.warnings.append(f"{path}:{lines[i]}: {cols.rater}: rater {rater_ids_used[k]}{where} has "
+                                  "only one rating; its level and spread cannot be estimated from it "
+                                  "(corrected MN/TMN/LI/TLI leave it unadjusted)")
     ratings = Ratings(paper=p_used, rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
                       n_papers=len(paper_ids), n_raters=len(rater_ids_used),
                       paper_ids=paper_ids, rater_ids=rater_ids_used)
-    return RatingsGroup(name=name, ratings=ratings, rows=used)
+    return RatingsGroup(name=name, ratings=ratings, rows=used, file_rows=np.asarray(idx, dtype=np.int64))
 
 
 # -- writing -------------------------------------------------------------------------
@@ -342,43 +438,45 @@ def adjusted_columns(table: RatingsTable, methods) -> list:
     return table.header + extra
 
 
-def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4f}") -> None:
-    """Write the input rows with adjusted scores, atomically.
+def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4f}",
+                   chunk: int = 65536) -> None:
+    """Write the input rows with adjusted scores, atomically (``path`` ``-``: standard output).
 
     ``results``: ``{group name: {method code: Adjusted}}`` (a method missing for a
     group leaves its cells blank).  Non-finite values are written blank.
-    Delimiter: tab if ``path`` ends in ``.tsv``/``.tab``, else comma.
+    Delimiter: tab if ``path`` ends in ``.tsv``/``.tab``, else comma.  The adjusted
+    values are held as one float array per column; the text is made ``chunk`` rows
+    at a time, so memory stays a few arrays over the ratings.
     """
     import csv
 
     methods = list(methods)
     header = adjusted_columns(table, methods)
     n = len(table.rows)
-    cells = {m: [""] * n for m in methods}
-    pcells = {m: [""] * n for m in methods}
     low = table.scale.low
-    for group in table.groups:
-        got = results.get(group.name, {})
-        pid = {p: j for j, p in enumerate(group.ratings.paper_ids)}
-        group_rows = [i for i, r in enumerate(table.rows)
-                      if (group.name is None or r[table.columns.group] == group.name)
-                      and r[table.columns.paper] in pid]
-        for m in methods:
-            adj: Adjusted | None = got.get(m)
+    values = {}   # column -> float per row (nan: blank)
+    for m in methods:
+        rating = np.full(n, np.nan)
+        paper = np.full(n, np.nan)
+        for group in table.groups:
+            adj: Adjusted | None = results.get(group.name, {}).get(m)
             if adj is None:
                 continue
-            for k, i in enumerate(group.rows):
-                v = adj.rating[k]
-                if np.isfinite(v):
-                    cells[m][i] = fmt.format(v + low)
-            for i in group_rows:
-                v = adj.paper[pid[table.rows[i][table.columns.paper]]]
-                if np.isfinite(v):
-                    pcells[m][i] = fmt.format(v + low)
+            rating[group.rows] = adj.rating
+            pid = {p: j for j, p in enumerate(group.ratings.paper_ids)}
+            pcol = table.columns.paper
+            rows = group.file_rows
+            at = np.array([pid.get(table.rows[i][pcol], -1) for i in rows], dtype=np.int64)
+            paper[rows[at >= 0]] = adj.paper[at[at >= 0]]
+        values[m], values[f"{m}_paper"] = rating, paper
+    extra = [c for m in methods for c in (m, f"{m}_paper")]
     delim = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
-    with atomic_write(path) as fh:
+    with open_output(path) as fh:
         w = csv.writer(fh, delimiter=delim, lineterminator="\n")
         w.writerow(header)
-        for i, r in enumerate(table.rows):
-            w.writerow([r[c] for c in table.header] + [table.flags[i]]
-                       + [x for m in methods for x in (cells[m][i], pcells[m][i])])
+        for a in range(0, n, chunk):
+            b = min(n, a + chunk)
+            cells = [[fmt.format(v + low) if math.isfinite(v) else "" for v in values[c][a:b].tolist()]
+                     for c in extra]
+            w.writerows([table.rows[i][c] for c in table.header] + [table.flags[i]] + [col[i - a] for col in cells]
+                        for i in range(a, b))

@@ -6,7 +6,7 @@ its expected score) and its beyond-1990 run (200 replications, CML/RSM/WLS/... b
 rank the methods by mean RMSE with Monte Carlo standard errors per facet level: raters per paper
 (1, 2, 2+, 3), papers (100 or 500, shared by 9 raters), scale (0-5 or 0-9).  The numbers ``check``
 cites are copied into ``ratercal_cli/data/corrected/facet_rmse.csv`` by :func:`extract` (``python
--m ratercal_cli.study_rule results/corrected ratercal_cli/data/corrected/facet_rmse.csv``; a test
+-m ratercal_cli.practice.study_rule results/corrected ratercal_cli/data/corrected/facet_rmse.csv``; a test
 checks that the copy agrees with the committed summaries), so ``check`` never reads ``results/``.
 
 A file's design is matched to the nearest level of each facet: raters per paper from the most

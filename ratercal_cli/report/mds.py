@@ -41,8 +41,19 @@ def classical_mds(distances, k=2):
     return coords, lam
 
 
+#: Largest methods x methods x papers for which :func:`rmsd_matrix` forms every difference
+#: at once (64 MB; the study and the report stay far below it, a million-rating file above).
+DENSE_DIFFERENCES = 1 << 23
+
+
 def rmsd_matrix(scores):
     """Root-mean-square differences between the rows of ``scores`` (methods x papers)."""
     x = np.asarray(scores, dtype=np.float64)
-    diff = x[:, None, :] - x[None, :, :]
-    return np.sqrt(np.mean(diff * diff, axis=-1))
+    if x.shape[0] ** 2 * x.shape[-1] <= DENSE_DIFFERENCES:
+        diff = x[:, None, :] - x[None, :, :]
+        return np.sqrt(np.mean(diff * diff, axis=-1))
+    out = np.empty((x.shape[0], x.shape[0]))
+    for a in range(x.shape[0]):   # a method at a time: memory methods x papers (equal to rounding)
+        diff = x[a] - x
+        out[a] = np.mean(diff * diff, axis=-1)
+    return np.sqrt(out)

@@ -184,6 +184,7 @@ def test_write_adjusted(tmp_path):
            "8": {"MN": Adjusted(rating=np.array([0.0, np.nan, 1.0]), paper=np.array([0.0, 0.5])),
                  "TLI": Adjusted(rating=np.array([0.1, 0.2, 0.3]), paper=np.array([0.1, 0.25]))}}
     out = tmp_path / "out" / "adj.csv"
+    out.parent.mkdir()   # write_adjusted no longer creates folders (issue 13)
     write_adjusted(out, t, res, ["MN", "TLI"])
     rows = list(csv.reader(out.open()))
     assert rows[0] == ["grade", "paper", "rater", "score", "note", "flag", "MN", "MN_paper", "TLI", "TLI_paper"]
