@@ -15,6 +15,7 @@ Nothing written depends on the time or the machine's paths, so re-running gives 
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -33,18 +34,14 @@ __all__ = ["build_report", "method_distances"]
 
 
 def _read_paper_scores(path, column):
-    """``{paper: value}`` of the first row of each paper in a CSV with columns ``paper`` and ``column``."""
-    from ..io import read_csv
+    """``(papers, values)``: the paper numbers in ascending order and ``column`` on each
+    paper's first row, from a CSV with columns ``paper`` and ``column`` (numpy's C parser;
+    errors name the file, line and field)."""
+    from ..stages.files import read_columns
 
-    _, rows = read_csv(path, required=("paper", column))
-    out = {}
-    for lineno, row in rows:
-        if row["paper"] not in out:
-            try:
-                out[row["paper"]] = float(row[column])
-            except ValueError:
-                raise InputError(f"not a number: {row[column]!r}", path, lineno, column) from None
-    return out
+    paper, value = read_columns(path, ["paper", column], [int, float])
+    papers, first = np.unique(paper, return_index=True)
+    return papers, value[first]
 
 
 def method_distances(run_dir, sets, methods, variant=None):
@@ -68,10 +65,13 @@ def method_distances(run_dir, sets, methods, variant=None):
             continue
         cols = [_read_paper_scores(p, "paper_adjusted") for p in paths]
         cols.append(_read_paper_scores(tpath, "true_score"))
-        papers = sorted(set.intersection(*(set(c) for c in cols)))
-        if not papers:
+        papers = functools.reduce(np.intersect1d, (p for p, _ in cols))
+        if not papers.size:
             continue
-        x = np.array([[c[p] for p in papers] for c in cols])
+        # the papers in the order of their numbers as text (1, 10, 100, ...), the order the
+        # sums have always run in, so the mean RMSDs keep their last bits
+        papers = papers[np.argsort(papers.astype(str), kind="stable")]
+        x = np.array([v[np.searchsorted(p, papers)] for p, v in cols])
         total += rmsd_matrix(x)
         n += 1
     if n == 0:
@@ -108,7 +108,7 @@ def _say(quiet, msg):
         print(msg, file=sys.stderr)
 
 
-def _build_variant(run_dir, out, d, quiet, draw=True):
+def _build_variant(run_dir, out, d, quiet, draw=True, jobs=None):
     tables = all_tables(d)
     comps = comparisons(tables) if is_denny_run(d) else []
     md_tables = []
@@ -117,25 +117,23 @@ def _build_variant(run_dir, out, d, quiet, draw=True):
     md_comps = [render.write_table(out / "comparison", c.regenerated, c) for c in comps]
     _say(quiet, f"report: {len(tables)} tables, {len(comps)} comparisons -> {out}")
 
-    figs = []
     if not draw:  # tables only: earlier figures are left in place
-        return _write_index(out, d, tables, comps, md_tables, md_comps, "", figs, drawn=False)
+        return _write_index(out, d, tables, comps, md_tables, md_comps, "", [], drawn=False)
     scales = sorted({parse_code(s).max_score for s in d.sets}) or [5, 9]
     fdir = out / "figures"
-    figs.append(("Figure 3. Rasch extension expected-score curves",
-                 figures.rasch_extension_figure(fdir / "fig03_rasch_extension.png")))
+    todo = [("Figure 3. Rasch extension expected-score curves",
+             figures.rasch_extension_figure, (fdir / "fig03_rasch_extension.png",))]
     for m in scales:
-        figs.append((f"Figure 4. PCM category probabilities of the nine raters, scores 0-{m}",
-                     figures.pcm_probability_figure(fdir / f"fig04_pcm_probabilities_M{m}.png", m)))
-    figs.append(("Figure 5. Expected-score functions of the nine raters (PCM and sequential)",
-                 figures.expected_score_figure(fdir / "fig05_expected_scores.png", tuple(scales))))
+        todo.append((f"Figure 4. PCM category probabilities of the nine raters, scores 0-{m}",
+                     figures.pcm_probability_figure, (fdir / f"fig04_pcm_probabilities_M{m}.png", m)))
+    todo.append(("Figure 5. Expected-score functions of the nine raters (PCM and sequential)",
+                 figures.expected_score_figure, (fdir / "fig05_expected_scores.png", tuple(scales))))
     multi = [s for s in d.sets if parse_code(s).raters_per_paper != "1"]
     if multi:
         for crit, label in (("rmse", "RMSE"), ("maxdiff", "maximum difference")):
             t = facet_table(d, crit)
-            figs.append((f"{label} by facet and method",
-                         figures.facet_figure(fdir / f"{crit}_by_facet.png", t,
-                                              f"{t.title.split('. ', 1)[1]}")))
+            todo.append((f"{label} by facet and method", figures.facet_figure,
+                         (fdir / f"{crit}_by_facet.png", t, f"{t.title.split('. ', 1)[1]}")))
     mds_md = ""
     dist = method_distances(run_dir, multi, d.methods, d.variant) if multi else None
     if dist is not None:
@@ -145,13 +143,15 @@ def _build_variant(run_dir, out, d, quiet, draw=True):
         mds_md = render.write_table(out / "tables", t)
         k = len(labels) - 1  # the map leaves TRUE out, as Figures 7-10 (real data) had none
         coords, lam = classical_mds(mat[:k, :k])
-        figs.append(("Map of the methods: classical MDS of the mean RMSDs (as Figures 7-10)",
-                     figures.mds_figure(fdir / "mds_methods.png", labels[:k], coords,
-                                        f"Classical MDS of mean RMSDs between the methods' paper scores "
-                                        f"({n} multi-rater sets)", lam)))
+        todo.append(("Map of the methods: classical MDS of the mean RMSDs (as Figures 7-10)",
+                     figures.mds_figure, (fdir / "mds_methods.png", labels[:k], coords,
+                                          f"Classical MDS of mean RMSDs between the methods' paper scores "
+                                          f"({n} multi-rater sets)", lam)))
     if comps:
-        figs.append(("Published against regenerated values",
-                     figures.published_vs_regenerated_figure(fdir / "published_vs_regenerated.png", comps)))
+        todo.append(("Published against regenerated values",
+                     figures.published_vs_regenerated_figure, (fdir / "published_vs_regenerated.png", comps)))
+    paths = figures.draw_all([(fn, args) for _, fn, args in todo], jobs)
+    figs = [(caption, path) for (caption, _, _), path in zip(todo, paths)]
     return _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs)
 
 
@@ -194,9 +194,9 @@ def _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs, drawn
             "figures": [p.relative_to(out).as_posix() for _, p in figs]}
 
 
-def build_report(run_dir, out_dir, quiet=False, draw=True):
-    """Write the report of ``run_dir`` into ``out_dir`` (``draw=False``: tables only); return a
-    summary per variant:
+def build_report(run_dir, out_dir, quiet=False, draw=True, jobs=None):
+    """Write the report of ``run_dir`` into ``out_dir`` (``draw=False``: tables only; the figures
+    drawn in ``jobs`` processes, default one per core, at most 2); return a summary per variant:
     ``{variant: {"tables": [...], "comparisons": {name: (reproduced, published)}, "figures": [...]}}``.
     """
     run_dir, out_dir = Path(run_dir), Path(out_dir)
@@ -206,5 +206,5 @@ def build_report(run_dir, out_dir, quiet=False, draw=True):
     summary = {}
     for variant, d in data.items():
         out = out_dir if len(data) == 1 else out_dir / variant
-        summary[variant] = _build_variant(run_dir, out, d, quiet, draw)
+        summary[variant] = _build_variant(run_dir, out, d, quiet, draw, jobs)
     return summary
