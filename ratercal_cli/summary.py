@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.special import stdtrit   # Student t quantile; scipy.stats takes seconds to import
 
 from .design import Cell
 from .io import atomic_write
@@ -73,6 +72,8 @@ def paired_difference(a, b, level: float = 0.95):
     m, se, n = mean_mcse(a - b)
     if n < 2:
         return m, se, math.nan, math.nan, n
+    from scipy.special import stdtrit  # Student t quantile, imported where used (0.1 s); scipy.stats takes seconds
+
     half = float(stdtrit(n - 1, 0.5 + level / 2)) * se
     return m, se, m - half, m + half, n
 
@@ -94,6 +95,8 @@ def mean_mcse_rows(x):
 
 def t_interval(mean, se, n, level: float = 0.95):
     """``mean +- t(0.5 + level/2, n - 1) * se`` (arrays; nan where n < 2)."""
+    from scipy.special import stdtrit  # Student t quantile (see paired_difference)
+
     n = np.asarray(n)
     q = stdtrit(np.where(n > 1, n - 1, 1), 0.5 + level / 2)
     half = np.where(n > 1, q * se, np.nan)
