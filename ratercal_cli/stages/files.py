@@ -27,11 +27,19 @@ def _distinct_text(values, bits, text) -> list:
     return table[back.ravel()].tolist()
 
 
-def write_columns(path, header, columns, formats) -> Path:
-    """Write equal-length columns; ``formats`` one callable (or None for int) per column."""
+#: The ``formats`` entry of a column already in text: one str per row (e.g. columns that
+#: several files repeat, joined once by :func:`joined_rows`).
+TEXT = "text"
+
+
+def joined_rows(columns, formats) -> list:
+    """Each row of equal-length ``columns`` as CSV text without its newline; ``formats`` one
+    callable per column, None for int, :func:`fmt` for float, :data:`TEXT` for text."""
     cols = []
     for col, f in zip(columns, formats):
-        if f is None:
+        if f is TEXT:
+            cols.append(col)
+        elif f is None:
             ints = np.asarray(col, dtype=np.int64)
             cols.append(_distinct_text(ints, ints, str))
         elif f is fmt:
@@ -39,10 +47,16 @@ def write_columns(path, header, columns, formats) -> Path:
             cols.append(_distinct_text(floats, floats.view(np.int64), repr))
         else:
             cols.append(list(map(f, np.asarray(col).tolist())))
+    return list(map(",".join, zip(*cols)))
+
+
+def write_columns(path, header, columns, formats) -> Path:
+    """Write equal-length columns under ``header``; ``formats`` as :func:`joined_rows`."""
+    rows = joined_rows(columns, formats)
     with atomic_write(path) as fh:
         fh.write(",".join(header) + "\n")
-        if cols and len(cols[0]):
-            fh.write("\n".join(map(",".join, zip(*cols))) + "\n")
+        if rows:
+            fh.write("\n".join(rows) + "\n")
     return Path(path)
 
 
