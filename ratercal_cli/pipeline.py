@@ -12,7 +12,6 @@ any moment resumes where it stopped.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 from pathlib import Path
 
@@ -154,8 +153,8 @@ class Runner:
         wrap = progress or (lambda it, total: it)
         for stage in stale:
             _forget(stage)
-        if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
-            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        if jobs > 1 and _can_fork():
+            with _fork_pool(jobs) as pool:
                 results = list(wrap(pool.imap(_execute, stale), len(stale)))
         else:
             results = list(wrap(map(_execute, stale), len(stale)))
@@ -179,7 +178,7 @@ class Runner:
         if jobs is None:
             jobs = min(2, os.cpu_count() or 1) if sum(map(len, sequences)) >= 4 else 1
         jobs = min(jobs, len(sequences))
-        if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        if jobs < 2 or not _can_fork():
             for seq in sequences:
                 for stage in seq:
                     self.ensure(stage)
@@ -192,7 +191,7 @@ class Runner:
             min(buckets, key=lambda b: sum(map(len, b))).append(seq)
         _FORKED = (self, buckets)  # the children inherit both: only an index is sent
         try:
-            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            with _fork_pool(jobs) as pool:
                 for done, ran, n in pool.imap_unordered(_ensure_bucket, range(jobs)):
                     self.done.update(done)
                     self.ran.extend(ran)
@@ -200,6 +199,18 @@ class Runner:
                         bar.update(n)
         finally:
             _FORKED = None
+
+
+def _can_fork() -> bool:
+    import multiprocessing  # here: a command with nothing stale to run never needs it
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _fork_pool(jobs):
+    import multiprocessing
+
+    return multiprocessing.get_context("fork").Pool(jobs)
 
 
 _FORKED = None
