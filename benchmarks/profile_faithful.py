@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/profile_faithful.py [--top 12] [--sort tottime|cumulative] [--code DIR]
 
 Each command runs in a fresh process (its imports counted; Python's bytecode cache on) under
-cProfile, on a fresh run folder; ``adjust`` and ``report`` run serially here (``jobs=1``) so
-the work they do in forked processes shows up.  ``--code DIR`` profiles another checkout
+cProfile, on a fresh run folder; ``simulate``, ``adjust`` and ``report`` run serially here
+(``jobs=1``) so the work they do in forked processes shows up.  ``--code DIR`` profiles another checkout
 (e.g. the code before issue 11).  Prints each command's profiled time and its top entries;
 benchmarks/README.md keeps them before and after the speed-ups of issue 11.
 """
@@ -21,16 +21,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
-import cProfile, pstats, sys, io
+import cProfile, inspect, pstats, sys, io
 prof = cProfile.Profile()
 prof.enable()
 import ratercal_cli.cli  # the command line's imports, as every command pays them
 from ratercal_cli.stages import Run
 step, run_dir, out = sys.argv[1], sys.argv[2], sys.argv[3]
+
+
+def serial(fn):
+    return {"jobs": 1} if "jobs" in inspect.signature(fn).parameters else {}  # older code: serial anyway
+
+
 if step == "simulate":
     from ratercal_cli.stages.simulate import run_stage, write_run_manifest
     run = Run.create(sys.argv[4], run_dir)
-    run_stage(run, "obsgen", quiet=True)
+    run_stage(run, "obsgen", quiet=True, **serial(run_stage))
     write_run_manifest(run)
 elif step == "adjust":
     from ratercal_cli.stages.equate import run_equate
@@ -39,10 +45,8 @@ elif step == "score":
     from ratercal_cli.stages.score import run_score
     run_score(Run(run_dir), quiet=True)
 else:
-    import inspect
     from ratercal_cli.report import build_report
-    serial = {"jobs": 1} if "jobs" in inspect.signature(build_report).parameters else {}  # older code: serial
-    build_report(run_dir, out, quiet=True, **serial)
+    build_report(run_dir, out, quiet=True, **serial(build_report))
 prof.disable()
 buf = io.StringIO()
 st = pstats.Stats(prof, stream=buf)
