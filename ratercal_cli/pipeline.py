@@ -11,11 +11,13 @@ any moment resumes where it stopped.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
 
 from . import __version__
+from .forked import can_fork, forked_imap
 from .io import sha256_file, write_json
 
 MANIFEST = "manifest.json"
@@ -153,14 +155,12 @@ class Runner:
         wrap = progress or (lambda it, total: it)
         for stage in stale:
             _forget(stage)
-        if jobs > 1 and _can_fork():
-            with _fork_pool(jobs) as pool:
-                results = list(wrap(pool.imap(_execute, stale), len(stale)))
+        if jobs > 1 and can_fork():
+            results = list(wrap(forked_imap(_execute, stale, jobs), len(stale)))
         else:
             results = list(wrap(map(_execute, stale), len(stale)))
         for stage, outputs in zip(stale, results):
             self._record(stage, outputs)
-
 
     def ensure_sequences(self, sequences, jobs=None, bar=None) -> None:
         """Make the stages of every sequence fresh, in order within a sequence; the
@@ -173,12 +173,11 @@ class Runner:
         the same whatever ``jobs`` is.  ``jobs=None``: one per core (at most 2) when there
         are at least four stages, else 1.  ``bar.update(n)`` counts the stages done.
         """
-        global _FORKED
         sequences = [list(s) for s in sequences if s]
         if jobs is None:
             jobs = min(2, os.cpu_count() or 1) if sum(map(len, sequences)) >= 4 else 1
         jobs = min(jobs, len(sequences))
-        if jobs < 2 or not _can_fork():
+        if jobs < 2 or not can_fork():
             for seq in sequences:
                 for stage in seq:
                     self.ensure(stage)
@@ -189,41 +188,20 @@ class Runner:
         buckets = [[] for _ in range(jobs)]
         for seq in sorted(sequences, key=len, reverse=True):
             min(buckets, key=lambda b: sum(map(len, b))).append(seq)
-        _FORKED = (self, buckets)  # the children inherit both: only an index is sent
-        try:
-            with _fork_pool(jobs) as pool:
-                for done, ran, n in pool.imap_unordered(_ensure_bucket, range(jobs)):
-                    self.done.update(done)
-                    self.ran.extend(ran)
-                    if bar is not None:
-                        bar.update(n)
-        finally:
-            _FORKED = None
+        for done, ran, n in forked_imap(functools.partial(_ensure_bucket, self), buckets, jobs):
+            self.done.update(done)
+            self.ran.extend(ran)
+            if bar is not None:
+                bar.update(n)
 
 
-def _can_fork() -> bool:
-    import multiprocessing  # here: a command with nothing stale to run never needs it
-
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-def _fork_pool(jobs):
-    import multiprocessing
-
-    return multiprocessing.get_context("fork").Pool(jobs)
-
-
-_FORKED = None
-
-
-def _ensure_bucket(i):
-    """In a forked process: ensure the sequences of bucket ``i``; what this process ran."""
-    runner, buckets = _FORKED
+def _ensure_bucket(runner, bucket):
+    """In a forked process: ensure the sequences of ``bucket``; what this process ran."""
     runner.ran = []
-    for seq in buckets[i]:
+    for seq in bucket:
         for stage in seq:
             runner.ensure(stage)
-    return runner.done, runner.ran, sum(map(len, buckets[i]))
+    return runner.done, runner.ran, sum(map(len, bucket))
 
 
 def _forget(stage) -> None:

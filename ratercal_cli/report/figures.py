@@ -8,13 +8,13 @@ metadata, so the same inputs and matplotlib give byte-identical files.
 from __future__ import annotations
 
 import io
-import multiprocessing
 import os
 from pathlib import Path
 
 import numpy as np
 
 from ..design import table3_steps
+from ..forked import can_fork, forked_imap
 from ..io import atomic_write
 from ..models import pcm, sequential
 
@@ -63,14 +63,6 @@ def save_png(fig, path):
     return Path(path)
 
 
-_JOBS = ()
-
-
-def _draw_job(i):
-    fn, args = _JOBS[i]
-    return fn(*args)
-
-
 def draw_all(jobs, processes=None):
     """Draw ``jobs``, ``(figure function, args)`` pairs, and return their paths in order, in
     ``processes`` forked processes (default: one per core, at most 2).  Every figure is drawn
@@ -79,18 +71,12 @@ def draw_all(jobs, processes=None):
     if processes is None:
         processes = min(2, os.cpu_count() or 1)
     processes = min(processes, len(jobs))
-    if processes < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if processes < 2 or not can_fork():
         return [fn(*args) for fn, args in jobs]
     import matplotlib.backends.backend_agg  # noqa: F401
     import matplotlib.figure  # noqa: F401
 
-    global _JOBS
-    _JOBS = tuple(jobs)  # the children inherit the jobs: nothing is pickled but an index
-    try:
-        with multiprocessing.get_context("fork").Pool(processes) as pool:
-            return pool.map(_draw_job, range(len(jobs)), chunksize=1)
-    finally:
-        _JOBS = ()
+    return list(forked_imap(lambda job: job[0](*job[1]), jobs, processes))
 
 
 def _draw(path, w, h, painter):
