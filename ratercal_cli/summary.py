@@ -72,8 +72,6 @@ def paired_difference(a, b, level: float = 0.95):
     m, se, n = mean_mcse(a - b)
     if n < 2:
         return m, se, math.nan, math.nan, n
-    from scipy.special import stdtrit  # Student t quantile, imported where used (0.1 s); scipy.stats takes seconds
-
     half = float(stdtrit(n - 1, 0.5 + level / 2)) * se
     return m, se, m - half, m + half, n
 
@@ -93,10 +91,16 @@ def mean_mcse_rows(x):
     return m, se, n
 
 
+def stdtrit(df, p):
+    """Student's t quantile (scipy.special.stdtrit), imported on first use: level_rows and the
+    other helpers do without scipy.special's 0.1 s import (scipy.stats would take seconds)."""
+    from scipy.special import stdtrit as quantile
+
+    return quantile(df, p)
+
+
 def t_interval(mean, se, n, level: float = 0.95):
     """``mean +- t(0.5 + level/2, n - 1) * se`` (arrays; nan where n < 2)."""
-    from scipy.special import stdtrit  # Student t quantile (see paired_difference)
-
     n = np.asarray(n)
     q = stdtrit(np.where(n > 1, n - 1, 1), 0.5 + level / 2)
     half = np.where(n > 1, q * se, np.nan)
