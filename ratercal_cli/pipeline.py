@@ -11,13 +11,12 @@ any moment resumes where it stopped.
 
 from __future__ import annotations
 
-import functools
 import json
+import multiprocessing
 import os
 from pathlib import Path
 
 from . import __version__
-from .forked import can_fork, forked_imap
 from .io import sha256_file, write_json
 
 MANIFEST = "manifest.json"
@@ -155,8 +154,9 @@ class Runner:
         wrap = progress or (lambda it, total: it)
         for stage in stale:
             _forget(stage)
-        if jobs > 1 and can_fork():
-            results = list(wrap(forked_imap(_execute, stale, jobs), len(stale)))
+        if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                results = list(wrap(pool.imap(_execute, stale), len(stale)))
         else:
             results = list(wrap(map(_execute, stale), len(stale)))
         for stage, outputs in zip(stale, results):
@@ -164,7 +164,7 @@ class Runner:
 
     def ensure_sequences(self, sequences, jobs=None, bar=None) -> None:
         """Make the stages of every sequence fresh, in order within a sequence; the
-        sequences run in ``jobs`` forked processes.
+        sequences run in ``jobs`` processes (:mod:`ratercal_cli.parallel`).
 
         A sequence's stages may depend on the ones before them (a chain of the faithful
         generator: each set starts from the RND state the set before it left), never on a
@@ -173,11 +173,13 @@ class Runner:
         the same whatever ``jobs`` is.  ``jobs=None``: one per core (at most 2) when there
         are at least four stages, else 1.  ``bar.update(n)`` counts the stages done.
         """
+        from ratercal_cli.parallel import cpu_count, ordered_map
+
         sequences = [list(s) for s in sequences if s]
         if jobs is None:
-            jobs = min(2, os.cpu_count() or 1) if sum(map(len, sequences)) >= 4 else 1
+            jobs = min(2, cpu_count()) if sum(map(len, sequences)) >= 4 else 1
         jobs = min(jobs, len(sequences))
-        if jobs < 2 or not can_fork():
+        if jobs < 2:
             for seq in sequences:
                 for stage in seq:
                     self.ensure(stage)
@@ -188,15 +190,16 @@ class Runner:
         buckets = [[] for _ in range(jobs)]
         for seq in sorted(sequences, key=len, reverse=True):
             min(buckets, key=lambda b: sum(map(len, b))).append(seq)
-        for done, ran, n in forked_imap(functools.partial(_ensure_bucket, self), buckets, jobs):
+        for done, ran, n in ordered_map(_ensure_bucket, [(self, b) for b in buckets], jobs):
             self.done.update(done)
             self.ran.extend(ran)
             if bar is not None:
                 bar.update(n)
 
 
-def _ensure_bucket(runner, bucket):
-    """In a forked process: ensure the sequences of ``bucket``; what this process ran."""
+def _ensure_bucket(runner_and_bucket):
+    """In a worker process: ensure the sequences of a bucket; what this process ran."""
+    runner, bucket = runner_and_bucket
     runner.ran = []
     for seq in bucket:
         for stage in seq:

@@ -117,23 +117,26 @@ def _build_variant(run_dir, out, d, quiet, draw=True, jobs=None):
     md_comps = [render.write_table(out / "comparison", c.regenerated, c) for c in comps]
     _say(quiet, f"report: {len(tables)} tables, {len(comps)} comparisons -> {out}")
 
+    figs = []
     if not draw:  # tables only: earlier figures are left in place
-        return _write_index(out, d, tables, comps, md_tables, md_comps, "", [], drawn=False)
+        return _write_index(out, d, tables, comps, md_tables, md_comps, "", figs, drawn=False)
+    figures.defer()  # the figures below are drawn together, in several processes, at the end
     scales = sorted({parse_code(s).max_score for s in d.sets}) or [5, 9]
     fdir = out / "figures"
-    todo = [("Figure 3. Rasch extension expected-score curves",
-             figures.rasch_extension_figure, (fdir / "fig03_rasch_extension.png",))]
+    figs.append(("Figure 3. Rasch extension expected-score curves",
+                 figures.rasch_extension_figure(fdir / "fig03_rasch_extension.png")))
     for m in scales:
-        todo.append((f"Figure 4. PCM category probabilities of the nine raters, scores 0-{m}",
-                     figures.pcm_probability_figure, (fdir / f"fig04_pcm_probabilities_M{m}.png", m)))
-    todo.append(("Figure 5. Expected-score functions of the nine raters (PCM and sequential)",
-                 figures.expected_score_figure, (fdir / "fig05_expected_scores.png", tuple(scales))))
+        figs.append((f"Figure 4. PCM category probabilities of the nine raters, scores 0-{m}",
+                     figures.pcm_probability_figure(fdir / f"fig04_pcm_probabilities_M{m}.png", m)))
+    figs.append(("Figure 5. Expected-score functions of the nine raters (PCM and sequential)",
+                 figures.expected_score_figure(fdir / "fig05_expected_scores.png", tuple(scales))))
     multi = [s for s in d.sets if parse_code(s).raters_per_paper != "1"]
     if multi:
         for crit, label in (("rmse", "RMSE"), ("maxdiff", "maximum difference")):
             t = facet_table(d, crit)
-            todo.append((f"{label} by facet and method", figures.facet_figure,
-                         (fdir / f"{crit}_by_facet.png", t, f"{t.title.split('. ', 1)[1]}")))
+            figs.append((f"{label} by facet and method",
+                         figures.facet_figure(fdir / f"{crit}_by_facet.png", t,
+                                              f"{t.title.split('. ', 1)[1]}")))
     mds_md = ""
     dist = method_distances(run_dir, multi, d.methods, d.variant) if multi else None
     if dist is not None:
@@ -143,15 +146,14 @@ def _build_variant(run_dir, out, d, quiet, draw=True, jobs=None):
         mds_md = render.write_table(out / "tables", t)
         k = len(labels) - 1  # the map leaves TRUE out, as Figures 7-10 (real data) had none
         coords, lam = classical_mds(mat[:k, :k])
-        todo.append(("Map of the methods: classical MDS of the mean RMSDs (as Figures 7-10)",
-                     figures.mds_figure, (fdir / "mds_methods.png", labels[:k], coords,
-                                          f"Classical MDS of mean RMSDs between the methods' paper scores "
-                                          f"({n} multi-rater sets)", lam)))
+        figs.append(("Map of the methods: classical MDS of the mean RMSDs (as Figures 7-10)",
+                     figures.mds_figure(fdir / "mds_methods.png", labels[:k], coords,
+                                        f"Classical MDS of mean RMSDs between the methods' paper scores "
+                                        f"({n} multi-rater sets)", lam)))
     if comps:
-        todo.append(("Published against regenerated values",
-                     figures.published_vs_regenerated_figure, (fdir / "published_vs_regenerated.png", comps)))
-    paths = figures.draw_all([(fn, args) for _, fn, args in todo], jobs)
-    figs = [(caption, path) for (caption, _, _), path in zip(todo, paths)]
+        figs.append(("Published against regenerated values",
+                     figures.published_vs_regenerated_figure(fdir / "published_vs_regenerated.png", comps)))
+    figures.draw_deferred(jobs)
     return _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs)
 
 
@@ -204,7 +206,10 @@ def build_report(run_dir, out_dir, quiet=False, draw=True, jobs=None):
     if not data:
         raise InputError("no rows", run_dir / "score" / "scores.csv")
     summary = {}
-    for variant, d in data.items():
-        out = out_dir if len(data) == 1 else out_dir / variant
-        summary[variant] = _build_variant(run_dir, out, d, quiet, draw, jobs)
+    try:
+        for variant, d in data.items():
+            out = out_dir if len(data) == 1 else out_dir / variant
+            summary[variant] = _build_variant(run_dir, out, d, quiet, draw, jobs)
+    finally:
+        figures.stop_deferring()
     return summary

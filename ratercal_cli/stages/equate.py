@@ -17,7 +17,7 @@ from ..io import write_json
 from ..methods import make_method
 from ..pipeline import Runner, Stage
 from ..progress import progress
-from .files import TEXT, fmt, joined_rows, read_stage_ratings, write_columns
+from .files import fmt, read_stage_ratings, write_columns
 from .obsgen import ObsgenStage
 
 
@@ -70,12 +70,11 @@ class EquateStage(Stage):
                                      self.cell.max_score, self.cell.papers, cfg.n_raters)
         done, skipped = adjust_all(ratings, self.methods, self.variant)
         outputs = []
-        # paper,rater,score: the same in every method's file, so written out once
-        rating = joined_rows([ratings.paper + 1, ratings.rater + 1, ratings.score], [None] * 3)
         for code, (est, adj) in done.items():
             outputs.append(write_columns(
                 self.folder / f"{code}.csv", ["paper", "rater", "score", "adjusted", "paper_adjusted"],
-                [rating, adj.rating, adj.paper[ratings.paper]], [TEXT, fmt, fmt]))
+                [ratings.paper + 1, ratings.rater + 1, ratings.score, adj.rating, adj.paper[ratings.paper]],
+                [None, None, None, fmt, fmt]))
         # files of methods no longer run would be stale: remove them
         for old in self.folder.glob("*.csv"):
             if old.stem not in done:

@@ -27,19 +27,12 @@ def _distinct_text(values, bits, text) -> list:
     return table[back.ravel()].tolist()
 
 
-#: The ``formats`` entry of a column already in text: one str per row (e.g. columns that
-#: several files repeat, joined once by :func:`joined_rows`).
-TEXT = "text"
-
-
 def joined_rows(columns, formats) -> list:
     """Each row of equal-length ``columns`` as CSV text without its newline; ``formats`` one
-    callable per column, None for int, :func:`fmt` for float, :data:`TEXT` for text."""
+    callable per column, None for int, :func:`fmt` for float."""
     cols = []
     for col, f in zip(columns, formats):
-        if f is TEXT:
-            cols.append(col)
-        elif f is None:
+        if f is None:
             ints = np.asarray(col, dtype=np.int64)
             cols.append(_distinct_text(ints, ints, str))
         elif f is fmt:
