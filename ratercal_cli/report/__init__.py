@@ -120,9 +120,9 @@ def _build_variant(run_dir, out, d, quiet, draw=True, jobs=None):
     figs = []
     if not draw:  # tables only: earlier figures are left in place
         return _write_index(out, d, tables, comps, md_tables, md_comps, "", figs, drawn=False)
-    figures.defer()  # the figures below are drawn together, in several processes, at the end
     scales = sorted({parse_code(s).max_score for s in d.sets}) or [5, 9]
     fdir = out / "figures"
+    figures.defer()  # the figures below are drawn together, in several processes, at the end
     figs.append(("Figure 3. Rasch extension expected-score curves",
                  figures.rasch_extension_figure(fdir / "fig03_rasch_extension.png")))
     for m in scales:
