@@ -40,8 +40,8 @@ def independent_sequences(run, cells):
 
 def run_stage(run, stage_name, codes=None, force=False, quiet=False, runner=None, jobs=None):
     """Bring ``stage_name`` up to date for the given sets (all by default); the
-    independent sequences of sets (:func:`independent_sequences`) in ``jobs`` forked
-    processes (default: both cores when there are several sets)."""
+    independent sequences of sets (:func:`independent_sequences`) in ``jobs`` processes
+    (default: both cores when there are several sets)."""
     runner = runner or Runner(force=force)
     runner.ensure(RaterStage(run))  # the design every set reads, made once, here
     if stage_name == "rater":
