@@ -15,8 +15,8 @@ import numpy as np
 
 from ..design import table3_steps
 from ..io import atomic_write
-from ..parallel import cpu_count, ordered_map
 from ..models import pcm, sequential
+from ..parallel import cpu_count, ordered_map
 
 DPI = 100
 METHOD_KEY = {"NO": "1", "MN": "2", "TMN": "3", "LI": "4", "TLI": "5", "EQP": "6", "OLS": "7",
