@@ -72,7 +72,13 @@ class Stage:
             return {}
 
     def _rel(self, path) -> str:
-        return Path(path).resolve().relative_to(self.run.root.resolve()).as_posix()
+        path, root = Path(path), self.run.root
+        if ".." not in path.parts:
+            try:  # a stage's outputs are built from the run's root: no need to ask the file system
+                return path.relative_to(root).as_posix()
+            except ValueError:
+                pass
+        return path.resolve().relative_to(root.resolve()).as_posix()
 
     def is_fresh(self) -> bool:
         try:
