@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy.special import stdtrit   # Student t quantile; scipy.stats takes seconds to import
 
 from .design import Cell
 from .io import atomic_write
@@ -89,14 +90,6 @@ def mean_mcse_rows(x):
     m = np.where(n > 0, m, np.nan)
     se = np.where(n > 1, se, np.nan)
     return m, se, n
-
-
-def stdtrit(df, p):
-    """Student's t quantile (scipy.special.stdtrit), imported on first use: level_rows and the
-    other helpers do without scipy.special's 0.1 s import (scipy.stats would take seconds)."""
-    from scipy.special import stdtrit as quantile
-
-    return quantile(df, p)
 
 
 def t_interval(mean, se, n, level: float = 0.95):
