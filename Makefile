@@ -1,10 +1,11 @@
-# ratercal: `make reproduce` regenerates the 1990 study into results/; `make test` runs the tests.
+# ratercal: `make reproduce` regenerates the 1990 study into results/; `make test` runs the fast
+# tests, `make test-slow` the slow ones (CI, .ci/run, runs both).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 RUN    := runs/denny1990
 
-.PHONY: setup reproduce simulate adjust score report test bench example clean
+.PHONY: setup reproduce simulate adjust score report test test-slow bench example clean
 
 $(BIN)/ratercal: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +35,13 @@ example: setup
 	$(BIN)/ratercal simulate configs/district_example.yaml --out runs/district_example --quiet
 	$(BIN)/python examples/make_ratings.py runs/district_example examples/ratings.csv
 
+## The fast tests (under 20 s); CI runs test-slow after them.
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
+
+## The tests marked slow (whole-report builds and the like): CI runs them after `make test`.
+test-slow: setup
+	$(BIN)/python -m pytest -q -m slow
 
 bench: setup
 	$(BIN)/python benchmarks/run.py

@@ -154,15 +154,18 @@ def load_config(path) -> StudyConfig:
 
 
 def parse_config(text: str, source: str = "<config>") -> StudyConfig:
+    loader = _Loader(text)  # parsed once: the node tree gives the line numbers and the data
     try:
-        node = yaml.compose(text, Loader=_Loader)
-        data = yaml.load(text, Loader=_Loader)
+        node = loader.get_single_node()
+        where = _Where(source, node)  # before construction, which flattens merge keys in place
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else None
         msg = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(f"not valid YAML: {msg}", source, line) from None
-    where = _Where(source, node)
+    finally:
+        loader.dispose()
     if not isinstance(data, dict):
         raise where.error((), "the config must be a mapping of keys (name, generator, cells, ...)")
     return _validate(data, where)

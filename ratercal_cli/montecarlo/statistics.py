@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import stdtrit   # Student t quantile; scipy.stats takes seconds to import
 
 
 def mean_mcse(values):
@@ -38,6 +37,8 @@ def mean_mcse_rows(x):
 def t_interval(mean, se, n, level: float = 0.95):
     """``mean +- t(0.5 + level/2, n - 1) * se`` (arrays; nan where n < 2)."""
     n = np.asarray(n)
+    from scipy.special import stdtrit   # Student t quantile, imported where used (scipy is slow to load)
+
     q = stdtrit(np.where(n > 1, n - 1, 1), 0.5 + level / 2)
     half = np.where(n > 1, q * se, np.nan)
     return mean - half, mean + half

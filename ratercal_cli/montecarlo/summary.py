@@ -85,11 +85,11 @@ class Cube:
 
     @classmethod
     def from_rows(cls, data, cells, variants, methods, replications):
-        """``data``: :func:`ratercal_cli.runner.parse_rows` output."""
+        """``data``: :func:`ratercal_cli.montecarlo.chunks.parse_rows` output."""
         return cls.empty(cells, variants, methods, replications).add(data)
 
     def add(self, data):
-        """Put parsed rows (:func:`ratercal_cli.runner.parse_rows`) into the cube; returns self."""
+        """Put parsed rows (:func:`ratercal_cli.montecarlo.chunks.parse_rows`) into the cube; returns self."""
         cidx = {c: i for i, c in enumerate(self.columns)}
         sidx = {c.code: i for i, c in enumerate(self.cells)}
         col = np.array([cidx[(v, m)] for v, m in zip(data["variant"], data["method"])], dtype=np.int64)

@@ -15,6 +15,7 @@ Nothing written depends on the time or the machine's paths, so re-running gives 
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -32,18 +33,14 @@ __all__ = ["build_report", "method_distances"]
 
 
 def _read_paper_scores(path, column):
-    """``{paper: value}`` of the first row of each paper in a CSV with columns ``paper`` and ``column``."""
-    from ..io import read_csv
+    """``(papers, values)``: the paper numbers in ascending order and ``column`` on each
+    paper's first row, from a CSV with columns ``paper`` and ``column`` (numpy's C parser;
+    errors name the file, line and field)."""
+    from ..study.files import read_columns
 
-    _, rows = read_csv(path, required=("paper", column))
-    out = {}
-    for lineno, row in rows:
-        if row["paper"] not in out:
-            try:
-                out[row["paper"]] = float(row[column])
-            except ValueError:
-                raise InputError(f"not a number: {row[column]!r}", path, lineno, column) from None
-    return out
+    paper, value = read_columns(path, ["paper", column], [int, float])
+    papers, first = np.unique(paper, return_index=True)
+    return papers, value[first]
 
 
 def method_distances(run_dir, sets, methods, variant):
@@ -65,10 +62,13 @@ def method_distances(run_dir, sets, methods, variant):
             continue
         cols = [_read_paper_scores(p, "paper_adjusted") for p in paths]
         cols.append(_read_paper_scores(tpath, "true_score"))
-        papers = sorted(set.intersection(*(set(c) for c in cols)))
-        if not papers:
+        papers = functools.reduce(np.intersect1d, (p for p, _ in cols))
+        if not papers.size:
             continue
-        x = np.array([[c[p] for p in papers] for c in cols])
+        # the papers in the order of their numbers as text (1, 10, 100, ...), the order the
+        # sums have always run in, so the mean RMSDs keep their last bits
+        papers = papers[np.argsort(papers.astype(str), kind="stable")]
+        x = np.array([v[np.searchsorted(p, papers)] for p, v in cols])
         total += rmsd_matrix(x)
         n += 1
     if n == 0:
@@ -105,7 +105,7 @@ def _say(quiet, msg):
         print(msg, file=sys.stderr)
 
 
-def _build_variant(run_dir, out, d, quiet, draw=True):
+def _build_variant(run_dir, out, d, quiet, draw=True, jobs=None):
     tables = all_tables(d)
     comps = comparisons(tables) if is_denny_run(d) else []
     md_tables = []
@@ -119,6 +119,7 @@ def _build_variant(run_dir, out, d, quiet, draw=True):
         return _write_index(out, d, tables, comps, md_tables, md_comps, "", figs, drawn=False)
     scales = sorted({d.cells[s].max_score for s in d.sets}) or [5, 9]
     fdir = out / "figures"
+    figures.defer()  # the figures below are drawn together, in several processes, at the end
     figs.append(("Figure 3. Rasch extension expected-score curves",
                  figures.rasch_extension_figure(fdir / "fig03_rasch_extension.png")))
     for m in scales:
@@ -149,6 +150,7 @@ def _build_variant(run_dir, out, d, quiet, draw=True):
     if comps:
         figs.append(("Published against regenerated values",
                      figures.published_vs_regenerated_figure(fdir / "published_vs_regenerated.png", comps)))
+    figures.draw_deferred(jobs)
     return _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs)
 
 
@@ -191,9 +193,9 @@ def _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs, drawn
             "figures": [p.relative_to(out).as_posix() for _, p in figs]}
 
 
-def build_report(run_dir, out_dir, quiet=False, draw=True):
-    """Write the report of ``run_dir`` into ``out_dir`` (``draw=False``: tables only); return a
-    summary per variant:
+def build_report(run_dir, out_dir, quiet=False, draw=True, jobs=None):
+    """Write the report of ``run_dir`` into ``out_dir`` (``draw=False``: tables only; the figures
+    drawn in ``jobs`` processes, default one per core, at most 2); return a summary per variant:
     ``{variant: {"tables": [...], "comparisons": {name: (reproduced, published)}, "figures": [...]}}``.
     """
     run_dir, out_dir = Path(run_dir), Path(out_dir)
@@ -201,7 +203,10 @@ def build_report(run_dir, out_dir, quiet=False, draw=True):
     if not data:
         raise InputError("no rows", run_dir / "score" / "scores.csv")
     summary = {}
-    for variant, d in data.items():
-        out = out_dir if len(data) == 1 else out_dir / variant
-        summary[variant] = _build_variant(run_dir, out, d, quiet, draw)
+    try:
+        for variant, d in data.items():
+            out = out_dir if len(data) == 1 else out_dir / variant
+            summary[variant] = _build_variant(run_dir, out, d, quiet, draw, jobs)
+    finally:
+        figures.stop_deferring()
     return summary

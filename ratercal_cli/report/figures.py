@@ -7,6 +7,7 @@ metadata, so the same inputs and matplotlib give byte-identical files.
 
 from __future__ import annotations
 
+import functools
 import io
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import numpy as np
 from ..design import table3_steps
 from ..io import atomic_write
 from ..models import pcm, sequential
+from ..parallel import cpu_count, ordered_map
 
 DPI = 100
 METHOD_KEY = {"NO": "1", "MN": "2", "TMN": "3", "LI": "4", "TLI": "5", "EQP": "6", "OLS": "7",
@@ -44,12 +46,67 @@ def _figure(w, h):
 
 
 def save_png(fig, path):
-    """Render to bytes, then write atomically; returns the path."""
+    """Render to bytes, then write atomically; returns the path.
+
+    ``fig.tight_layout()`` leaves a placeholder layout engine behind, and savefig draws a
+    figure that has one twice (a dry run for the engine, then the pixels); the placeholder
+    lays nothing out, so it is dropped first: the same bytes, one draw instead of two.
+    """
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    if isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):
+        fig.set_layout_engine(None)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     with atomic_write(path, mode="wb") as fh:
         fh.write(buf.getvalue())
     return Path(path)
+
+
+_noted = None  # while deferring: the figure calls to make, [(name, path, args, kwargs)]
+
+
+def _deferrable(figure):
+    """``figure`` draws at once, or, between :func:`defer` and :func:`draw_deferred`, notes
+    the call and returns the path it will write."""
+    @functools.wraps(figure)
+    def call(path, *args, **kwargs):
+        if _noted is None:
+            return figure(path, *args, **kwargs)
+        _noted.append((figure.__name__, path, args, kwargs))
+        return Path(path)
+
+    return call
+
+
+def defer() -> None:
+    """Note the figures asked for from now on instead of drawing them one after another."""
+    global _noted
+    _noted = []
+
+
+def draw_deferred(jobs=None) -> None:
+    """Draw the figures noted since :func:`defer`, in ``jobs`` processes (default: one per
+    core, at most 2; :mod:`ratercal_cli.parallel`), and draw at once again.  Every figure is
+    drawn under the same fixed rcParams whichever process draws it: the same bytes."""
+    global _noted
+    noted, _noted = _noted or [], None
+    jobs = min(2, cpu_count()) if jobs is None else jobs
+    if jobs > 1 and len(noted) > 1:
+        import matplotlib.backends.backend_agg  # noqa: F401  once, before the workers fork
+        import matplotlib.figure  # noqa: F401
+    ordered_map(_draw_noted, noted, jobs)
+
+
+def stop_deferring() -> None:
+    """Forget the noted figures (a report that failed half-way) and draw at once again."""
+    global _noted
+    _noted = None
+
+
+def _draw_noted(note):
+    name, path, args, kwargs = note
+    return globals()[name].__wrapped__(path, *args, **kwargs)
 
 
 def _draw(path, w, h, painter):
@@ -73,6 +130,7 @@ def rasch_expected_score(beta, delta, max_score):
     return max_score / (1.0 + np.exp(np.asarray(delta, float) - np.asarray(beta, float)))
 
 
+@_deferrable
 def rasch_extension_figure(path, max_score=5, deltas=(-1.0, 0.0, 1.0)):
     """Figure 3: Rasch extension expected scores for raters of stringency ``d``."""
     beta = np.linspace(-3, 3, 241)
@@ -92,6 +150,7 @@ def rasch_extension_figure(path, max_score=5, deltas=(-1.0, 0.0, 1.0)):
     return _draw(path, 6, 4, paint)
 
 
+@_deferrable
 def pcm_probability_figure(path, max_score=5):
     """Figure 4 for the nine raters of Table 3: PCM category probabilities against quality."""
     delta = table3_steps(max_score)
@@ -117,6 +176,7 @@ def pcm_probability_figure(path, max_score=5):
     return _draw(path, 9, 7, paint)
 
 
+@_deferrable
 def expected_score_figure(path, max_scores=(5, 9)):
     """Figure 5 for the nine raters: PCM expected score (solid, what TRUEGEN averages into the true
     score) and the sequential process OBSGEN samples from (dashed)."""
@@ -145,6 +205,7 @@ def expected_score_figure(path, max_scores=(5, 9)):
 
 # ----------------------------------------------------------------------------- result figures
 
+@_deferrable
 def facet_figure(path, table, title):
     """One panel per facet: the facet-averaged criterion (``table`` as from ``facet_table``) by
     method, one line per level."""
@@ -173,6 +234,7 @@ def facet_figure(path, table, title):
     return _draw(path, 3 * max(1, len(facets)), 3.8, paint)
 
 
+@_deferrable
 def mds_figure(path, labels, coords, title, eigenvalues=None):
     """A two-dimensional map of the methods (classical MDS of RMSDs), as Figures 7-10.
 
@@ -221,6 +283,7 @@ def _coincident(xy, tol):
     return groups
 
 
+@_deferrable
 def published_vs_regenerated_figure(path, comparisons):
     """Scatter of every published value against the regenerated one (Tables 7, 12, ...)."""
 

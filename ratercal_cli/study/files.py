@@ -16,19 +16,40 @@ def fmt(x) -> str:
     return repr(float(x))
 
 
-def write_columns(path, header, columns, formats) -> Path:
-    """Write equal-length columns; ``formats`` one callable (or None for int) per column."""
+def _distinct_text(values, bits, text) -> list:
+    """``text`` of each of ``values``, each distinct value formatted once (a set's paper
+    numbers, raters and adjusted scores repeat); ``bits``, ``values`` viewed as int64,
+    is what is compared, so -0.0 and 0.0 stay apart."""
+    if values.size == 0:
+        return []
+    distinct, back = np.unique(bits, return_inverse=True)
+    table = np.array(list(map(text, distinct.view(values.dtype).tolist())), dtype=object)
+    return table[back.ravel()].tolist()
+
+
+def joined_rows(columns, formats) -> list:
+    """Each row of equal-length ``columns`` as CSV text without its newline; ``formats`` one
+    callable per column, None for int, :func:`fmt` for float."""
     cols = []
     for col, f in zip(columns, formats):
         if f is None:
-            cols.append(map(str, np.asarray(col, dtype=np.int64).tolist()))
+            ints = np.asarray(col, dtype=np.int64)
+            cols.append(_distinct_text(ints, ints, str))
         elif f is fmt:
-            cols.append(map(repr, np.asarray(col, dtype=np.float64).tolist()))
+            floats = np.asarray(col, dtype=np.float64)
+            cols.append(_distinct_text(floats, floats.view(np.int64), repr))
         else:
-            cols.append(map(f, np.asarray(col).tolist()))
+            cols.append(list(map(f, np.asarray(col).tolist())))
+    return list(map(",".join, zip(*cols)))
+
+
+def write_columns(path, header, columns, formats) -> Path:
+    """Write equal-length columns under ``header``; ``formats`` as :func:`joined_rows`."""
+    rows = joined_rows(columns, formats)
     with atomic_write(path) as fh:
         fh.write(",".join(header) + "\n")
-        fh.writelines(map("{}\n".format, map(",".join, zip(*cols))))
+        if rows:
+            fh.write("\n".join(rows) + "\n")
     return Path(path)
 
 

@@ -26,15 +26,35 @@ def ordered_cells(run, codes=None):
     return cells
 
 
-def run_stage(run, stage_name, codes=None, force=False, quiet=False, runner=None):
-    """Bring ``stage_name`` up to date for the given sets (all by default)."""
+def independent_sequences(run, cells):
+    """``cells`` (in run order) grouped into sequences that share no random numbers: a
+    chain of the faithful generator each (a set starts from the RND state of the set
+    before it in its chain), every set alone for the modern generators."""
+    if not run.config.faithful_generator:
+        return [[c] for c in cells]
+    chain_of = {code: i for i, ch in enumerate(run.config.chains) for code in ch.sets}
+    groups = {}
+    for c in cells:
+        groups.setdefault(chain_of[c.code], []).append(c)
+    return list(groups.values())
+
+
+def run_stage(run, stage_name, codes=None, force=False, quiet=False, runner=None, jobs=None):
+    """Bring ``stage_name`` up to date for the given sets (all by default); the
+    independent sequences of sets (:func:`independent_sequences`) in ``jobs`` processes
+    (default: both cores when there are several sets)."""
     runner = runner or Runner(force=force)
+    runner.ensure(RaterStage(run))  # the design every set reads, made once, here
     if stage_name == "rater":
-        runner.ensure(RaterStage(run))
         return runner
     cls = STAGES[stage_name]
-    for cell in progress(ordered_cells(run, codes), desc=stage_name, quiet=quiet, unit="set"):
-        runner.ensure(cls(run, cell))
+    cells = ordered_cells(run, codes)
+    bar = progress(total=len(cells), desc=stage_name, quiet=quiet, unit="set")
+    try:
+        runner.ensure_sequences([[cls(run, c) for c in seq] for seq in independent_sequences(run, cells)],
+                                jobs=jobs, bar=bar)
+    finally:
+        bar.close()
     return runner
 
 

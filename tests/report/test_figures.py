@@ -95,7 +95,7 @@ def _digest(root):
 @pytest.mark.slow
 def test_build_report_twice_gives_identical_files(run, tmp_path):
     root, _, _ = run
-    s1 = build_report(root, tmp_path / "r1", quiet=True)
+    s1 = build_report(root, tmp_path / "r1", quiet=True, jobs=1)  # serial; r2 draws in two processes
     # a stale file named like the report's own is removed by the next build; a user's files,
     # even of the same types, are left alone
     (tmp_path / "r2" / "figures").mkdir(parents=True)
@@ -105,7 +105,7 @@ def test_build_report_twice_gives_identical_files(run, tmp_path):
     mine = {"figures/notes.txt": b"mine", "figures/my_plot.png": PNG, "tables/my_sums.csv": b"a,b\n"}
     for name, data in mine.items():
         (tmp_path / "r2" / name).write_bytes(data)
-    s2 = build_report(root, tmp_path / "r2", quiet=True)
+    s2 = build_report(root, tmp_path / "r2", quiet=True, jobs=2)
     assert not (tmp_path / "r2" / "figures" / "fig09_old.png").exists()
     assert not (tmp_path / "r2" / "tables" / "table99_old.tex").exists()
     for name, data in mine.items():

@@ -1,4 +1,4 @@
-"""The equate stage gives the same files whether the sets run in one process or two."""
+"""The simulate and equate stages give the same files whether the sets run in one process or two."""
 
 from support import CONFIG
 
@@ -12,9 +12,19 @@ def _equate_files(root):
             for p in sorted(root.glob("*/equate/faithful/*")) if p.is_file()}
 
 
+def _generated_files(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for stage in ("pargen", "truegen", "obsgen") for p in sorted(root.glob(f"*/{stage}/*"))}
+
+
 def test_serial_and_forked_equate_write_identical_files(faithful_run, tmp_path):
     run = Run.create(CONFIG, tmp_path / "serial")
-    run_stage(run, "obsgen", quiet=True)
+    runner = run_stage(run, "obsgen", quiet=True, jobs=1)
+    assert len(runner.ran) == 1 + 3 * 32  # the design, then pargen, truegen, obsgen of every set
+    generated = _generated_files(run.root)
+    assert len(generated) == 32 * (3 + 4 + 3)  # files and manifests of pargen, truegen, obsgen
+    assert generated == _generated_files(faithful_run.root)  # the fixture's chains ran in two processes
+    assert (run.root / "rater" / "design.json").read_bytes() == (faithful_run.root / "rater" / "design.json").read_bytes()
     runner = run_equate(run, quiet=True, jobs=1)
     assert len(runner.ran) >= 32
     serial = _equate_files(run.root)

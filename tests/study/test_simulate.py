@@ -174,3 +174,17 @@ def test_stage_subcommands_run_their_prerequisites(tmp_path):
     # 0591 follows 0551: its pargen needs 0551's obsgen (the RND state carried over)
     assert runner.invoke(cli, ["pargen", str(out), "--set", "0591", "--quiet"]).exit_code == 0
     assert (out / "0551" / "obsgen" / "rng.json").exists()
+
+
+def test_stage_csv_text_is_each_values_repr(tmp_path):
+    """write_columns formats each distinct value once; the text must still be repr() of every
+    value in row order, -0.0 apart from 0.0, nan and inf included."""
+    from ratercal_cli.study.files import fmt, write_columns
+
+    floats = [0.1, -0.0, 0.0, 0.1, float("nan"), float("inf"), 1e-300, 2.5, -0.0, 1 / 3]
+    ints = [3, -1, 0, 3, 12, 7, 0, 500, -1, 2**40]
+    path = write_columns(tmp_path / "x.csv", ["n", "v", "w"], [ints, floats, floats[::-1]], [None, fmt, fmt])
+    expect = "n,v,w\n" + "".join(f"{i},{a!r},{b!r}\n" for i, a, b in zip(ints, floats, floats[::-1]))
+    assert path.read_text() == expect
+    assert "-0.0" in expect and ",0.0," in expect
+    assert write_columns(tmp_path / "empty.csv", ["a", "b"], [[], []], [None, None]).read_text() == "a,b\n"
