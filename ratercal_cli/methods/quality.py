@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["category_probabilities", "moments", "estimate_quality", "expected_score"]
+__all__ = ["category_probabilities", "log_category_probabilities", "moments", "estimate_quality",
+           "expected_score"]
 
 
 def category_probabilities(theta, tau):
@@ -37,6 +38,18 @@ def category_probabilities(theta, tau):
     with np.errstate(invalid="ignore"):  # a rater with no category at all: nan probabilities
         p = np.exp(eta - np.where(np.isfinite(top), top, 0.0))
         return p / p.sum(axis=-1, keepdims=True)
+
+
+def log_category_probabilities(theta, tau):
+    """log P(x | theta) for finite cumulative parameters ``tau`` (..., K), broadcasting as
+    :func:`category_probabilities`; stays finite where P underflows (the marginal likelihood
+    of :mod:`.mml` sums these over a paper's ratings at every quadrature node)."""
+    tau = np.asarray(tau, dtype=np.float64)
+    theta = np.asarray(theta, dtype=np.float64)[..., None]
+    eta = np.arange(tau.shape[-1], dtype=np.float64) * theta - tau
+    eta -= np.max(eta, axis=-1, keepdims=True)
+    eta -= np.log(np.exp(eta).sum(axis=-1, keepdims=True))
+    return eta
 
 
 def moments(p):
