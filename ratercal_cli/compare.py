@@ -37,7 +37,9 @@ def apply_methods(ratings: Ratings, methods, variant="faithful", strict=True):
     for code in methods:
         try:
             with np.errstate(all="ignore"):
-                adj = make_method(code, variant).fit_transform(ratings)
+                est = make_method(code, variant)
+                adj = est.fit_transform(ratings)
+            notes += [f"{code}: {w}" for w in getattr(est, "warnings_", ())]  # e.g. MML's unused categories
         except MethodError as exc:
             if strict:
                 raise

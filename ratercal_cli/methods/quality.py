@@ -46,7 +46,13 @@ def log_category_probabilities(theta, tau):
     of :mod:`.mml` sums these over a paper's ratings at every quadrature node)."""
     tau = np.asarray(tau, dtype=np.float64)
     theta = np.asarray(theta, dtype=np.float64)[..., None]
-    eta = np.arange(tau.shape[-1], dtype=np.float64) * theta - tau
+    K = tau.shape[-1]
+    eta = np.arange(K, dtype=np.float64) * theta - tau
+    if eta.size and eta.max() < 700.0:
+        # eta[..., 0] = 0, so the sum is >= 1 and exp cannot overflow: no per-row maximum (a slow
+        # reduction over a short last axis); the sum as a matrix-vector product
+        eta -= np.log(np.exp(eta) @ np.ones(K))[..., None]
+        return eta
     eta -= np.max(eta, axis=-1, keepdims=True)
     eta -= np.log(np.exp(eta).sum(axis=-1, keepdims=True))
     return eta
