@@ -33,7 +33,9 @@ posteriors between iterations.  From a start of sigma = 2 this takes 7-15 iterat
 Weak priors keep every estimate finite whatever the data (penalised ML; their effect on
 estimable parameters is a few thousandths of a logit): adjacent thresholds' difference
 ``delta[j, k+1] - delta[j, k]`` (RSM: ``kappa[k+1] - kappa[k]``) ~ N(0, 5^2), a rater's
-severity (mean step) and facet effects ~ N(0, 10^2).  A category a rater never used (RSM:
+severity and facet effects ~ N(0, 10^2).  A PCM rater's severity is the mean of its steps between
+the lowest and highest category it gave (``(tau[hi] - tau[lo]) / (hi - lo)``, as CML and Facets
+drop unused end categories), so that it does not move with prior-borne steps.  A category a rater never used (RSM:
 no rater used) has thresholds resting on that prior; the fit says so in ``warnings_``.
 
 Reported on Facets' scale: raters centred (mean severity 0), the paper distribution's mean
@@ -222,8 +224,9 @@ def _sum_zero(n):
     return C
 
 
-def _design(model, items, J, F, K, step_sd, location_sd) -> _Design:
-    """items: (U, 2) rater and facet level of each item."""
+def _design(model, items, J, F, K, step_sd, location_sd, used=None) -> _Design:
+    """items: (U, 2) rater and facet level of each item; used: (J, K) bool, categories each rater
+    gave (the PCM's severity is the mean of the steps between a rater's lowest and highest)."""
     M = K - 1
     U = items.shape[0]
     cum = np.tril(np.ones((M, M)))  # steps -> cumulative
@@ -240,7 +243,13 @@ def _design(model, items, J, F, K, step_sd, location_sd) -> _Design:
         steps = np.zeros((J * M, P))
         for j in range(J):
             steps[j * M:(j + 1) * M, j * M:(j + 1) * M] = dif
-        severity = np.stack([steps[j * M:(j + 1) * M].mean(axis=0) for j in range(J)])
+        severity = np.zeros((J, P))
+        for j in range(J):
+            cats = np.flatnonzero(used[j]) if used is not None else np.arange(K)
+            lo, hi = (cats[0], cats[-1]) if cats.size > 1 else (0, M)
+            # mean of steps lo+1..hi = (tau[hi] - tau[lo]) / (hi - lo): estimable whatever the
+            # steps into unused end categories do
+            severity[j] = steps[j * M + lo:j * M + hi].mean(axis=0)
         kappa = np.zeros((M, P))
         smooth = [second @ steps[j * M:(j + 1) * M] for j in range(J)]
         gamma = np.zeros((F, P))
@@ -353,14 +362,14 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int = 21,
     item, items, seen, F = _items(ratings, facet)
     J = seen.size
     U = items.shape[0]
-    des = _design(model, items, J, F, K, step_sd, location_sd)
+    counts = np.zeros((J, K))
+    np.add.at(counts, (np.searchsorted(seen, ratings.rater), ratings.score), 1.0)
+    des = _design(model, items, J, F, K, step_sd, location_sd, used=counts > 0)
     eng = _Engine(ratings.paper, item, ratings.score, U, K, n_nodes)
 
     # start: sigma = SIGMA0 and each rater's adjacent-category log odds (RSM: all raters'), stretched
     # by sqrt(1 + 0.346 sigma^2), the attenuation of logits by a normal quality (0.346 = (16 sqrt 3 / 15 pi)^2)
     stretch = np.sqrt(1.0 + 0.346 * SIGMA0 ** 2)
-    counts = np.zeros((J, K))
-    np.add.at(counts, (np.searchsorted(seen, ratings.rater), ratings.score), 1.0)
     if model == "pcm":
         tau0 = -np.log((counts + 0.5) / (counts[:, :1] + 0.5))[:, 1:] * stretch
         target = tau0[items[:, 0]].ravel()
