@@ -303,3 +303,29 @@ def test_fits_one_replication_of_every_corrected_cell():
             assert np.isfinite(out.paper).all(), (cell.code, code)
             fitted += 1
     assert (fitted, refused) == (48, 16)
+
+
+@pytest.mark.slow
+def test_adjust_command_with_mml_and_mfrm(tmp_path):
+    """``ratercal adjust examples/ratings.csv --method MML,MFRM``: each grade fitted on its own; the
+    paper columns are the estimators' fair scores; the unused categories are warned about."""
+    import csv
+
+    from click.testing import CliRunner
+
+    from ratercal_cli.commands.practice import adjust
+
+    src = ROOT / "examples" / "ratings.csv"
+    out = tmp_path / "adj.csv"
+    res = CliRunner().invoke(adjust, [str(src), "--scale", "0-5", "--group-col", "grade", "--method", "MML,MFRM",
+                                      "-o", str(out)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "MML: categories never given by rater (" in res.output
+    rows = list(csv.DictReader(out.open()))
+    grade = [r for r in rows if r["grade"] == "8"]
+    r = Ratings.from_labels([g["paper"] for g in grade], [g["rater"] for g in grade],
+                            [int(g["score"]) for g in grade], 5)
+    for code in ("MML", "MFRM"):
+        want = make_method(code).fit_transform(r).paper
+        got = {g["paper"]: float(g[f"{code}_paper"]) for g in grade}
+        np.testing.assert_allclose([got[p] for p in r.paper_ids], want, atol=6e-5)
