@@ -28,7 +28,9 @@ observed information of Louis (1982), every step halved until log L rises; where
 information is not positive definite (far from the maximum) the step is Bock and Aitkin's EM
 step instead (E step: each paper's posterior weights at the nodes; M step: one Newton step on
 the expected complete-data log-likelihood, Lange's 1995 EM gradient).  The nodes follow the
-posteriors between iterations.  From a start of sigma = 2 this takes 7-15 iterations.
+posteriors between iterations.  From a start of sigma = 2 this takes 7-25 iterations; where
+21 nodes integrate too roughly for Newton's method to settle (a few percent of 100-paper 0-9
+sets, with large sigma and many top or bottom papers), the fit goes on with 61 nodes after 40.
 
 Weak priors keep every estimate finite whatever the data (penalised ML; their effect on
 estimable parameters is a few thousandths of a logit): adjacent thresholds' difference
@@ -71,6 +73,9 @@ PRIOR_LOCATION_SD = 10.0
 
 #: the largest change of a parameter in one iteration (logits)
 MAX_STEP = 8.0
+#: iterations with ``n_nodes`` nodes before going on with ESCALATE_NODES (adaptive quadrature only)
+ESCALATE_AFTER = 40
+ESCALATE_NODES = 61
 #: the start of sigma
 SIGMA0 = 2.0
 _LOG2PI = np.log(2.0 * np.pi)
@@ -321,6 +326,7 @@ class MMLFit:
     cov: np.ndarray
     unused: np.ndarray   # (J, K) bool: category never given (RSM: by no rater) -> prior-borne thresholds
     notes: list
+    n_nodes: int = 0     # quadrature nodes of the final iterations (21, or 61 after escalating)
 
 
 def _items(ratings: Ratings, facet):
@@ -400,51 +406,66 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int = 21,
 
     if adaptive:
         mu, s = eng.grid_moments(tau_of(psi), psi[-1])
+    # Where 21 nodes leave the integral of skewed posteriors (top or bottom papers on a wide scale,
+    # large sigma) rough, log L is not smooth enough for Newton's method to settle: after
+    # ESCALATE_AFTER iterations without convergence the fit goes on from where it is with
+    # ESCALATE_NODES nodes (about 3% of the 100-paper 0-9 sets of the study).
+    plan = [n_nodes]
+    if adaptive and ESCALATE_NODES > n_nodes:
+        plan.append(ESCALATE_NODES)
     converged = False
-    shift = np.inf
     it = 0
-    for it in range(1, max_iter + 1):
-        if not adaptive:
-            mu, s = np.zeros(eng.N), np.full(eng.N, np.exp(psi[-1]))
-        ev = eng.evaluate(tau_of(psi), psi[-1], mu, s, level=2)
-        ll, g, H, Hem = penalised(ev, psi, 2)
-        try:  # Newton-Raphson on log L (Louis information) ...
-            d = cho_solve(cho_factor(-H), g)
-            newton = True
-        except np.linalg.LinAlgError:  # ... or the EM step where that is not positive definite
-            neg = -Hem
-            d = cho_solve(cho_factor(neg + 1e-9 * np.trace(neg) / Ptot * np.eye(Ptot)), g)
-            newton = False
-        dec = float(g @ d)  # twice the predicted gain of the Newton step
-        if _TRACE is not None:
-            _TRACE.append((it, newton, ll, dec, shift, float(np.exp(psi[-1]))))
-        if newton and dec < tol * max(eng.N, 1) and shift < node_tol:
-            converged = True
-            break
-        big = np.max(np.abs(d[:-1]), initial=0.0)
-        if big > MAX_STEP:  # at most MAX_STEP logits a step, and a factor e on sigma
-            d = d * (MAX_STEP / big)
-        if abs(d[-1]) > 1.0:
-            d = d / abs(d[-1])
-        step = 1.0
-        while True:
-            new = psi + step * d
-            ev_new = eng.evaluate(tau_of(new), new[-1], mu, s, level=0)
-            ll_new = penalised(ev_new, new, 0)[0]
-            if ll_new >= ll - 1e-12 * abs(ll) or step < 1e-6:
+    for stage, q in enumerate(plan):
+        if q != eng.t.size:
+            eng = _Engine(ratings.paper, item, ratings.score, U, K, q)
+        last = stage == len(plan) - 1
+        stop = max_iter if last else min(max_iter, it + ESCALATE_AFTER)
+        shift = np.inf
+        while it < stop:
+            it += 1
+            if not adaptive:
+                mu, s = np.zeros(eng.N), np.full(eng.N, np.exp(psi[-1]))
+            ev = eng.evaluate(tau_of(psi), psi[-1], mu, s, level=2)
+            ll, g, H, Hem = penalised(ev, psi, 2)
+            try:  # Newton-Raphson on log L (Louis information) ...
+                d = cho_solve(cho_factor(-H), g)
+                newton = True
+            except np.linalg.LinAlgError:  # ... or the EM step where that is not positive definite
+                neg = -Hem
+                d = cho_solve(cho_factor(neg + 1e-9 * np.trace(neg) / Ptot * np.eye(Ptot)), g)
+                newton = False
+            dec = float(g @ d)  # twice the predicted gain of the Newton step
+            if _TRACE is not None:
+                _TRACE.append((it, newton, ll, dec, shift, float(np.exp(psi[-1])), q))
+            if newton and dec < tol * max(eng.N, 1) and shift < node_tol:
+                converged = True
                 break
-            step /= 2.0
-        if ll_new < ll - 1e-12 * abs(ll):  # no ascent left at numerical precision
-            converged = newton and shift < 10 * node_tol
+            big = np.max(np.abs(d[:-1]), initial=0.0)
+            if big > MAX_STEP:  # at most MAX_STEP logits a step, and a factor e on sigma
+                d = d * (MAX_STEP / big)
+            if abs(d[-1]) > 1.0:
+                d = d / abs(d[-1])
+            step = 1.0
+            while True:
+                new = psi + step * d
+                ev_new = eng.evaluate(tau_of(new), new[-1], mu, s, level=0)
+                ll_new = penalised(ev_new, new, 0)[0]
+                if ll_new >= ll - 1e-12 * abs(ll) or step < 1e-6:
+                    break
+                step /= 2.0
+            if ll_new < ll - 1e-12 * abs(ll):  # no ascent left at numerical precision
+                converged = newton and shift < 10 * node_tol
+                break
+            psi = new
+            if adaptive:
+                mu_new, s_new = eng.posterior_moments(ev_new)
+                s_new = np.maximum(s_new, 1e-3 * np.exp(psi[-1]))
+                shift = float(np.max(np.abs(mu_new - mu) / s_new, initial=0.0))
+                mu, s = mu_new, s_new
+            else:
+                shift = 0.0
+        if converged:
             break
-        psi = new
-        if adaptive:
-            mu_new, s_new = eng.posterior_moments(ev_new)
-            s_new = np.maximum(s_new, 1e-3 * np.exp(psi[-1]))
-            shift = float(np.max(np.abs(mu_new - mu) / s_new, initial=0.0))
-            mu, s = mu_new, s_new
-        else:
-            shift = 0.0
     # final: nodes at the last posterior, information there
     if not adaptive:
         mu, s = np.zeros(eng.N), np.full(eng.N, np.exp(psi[-1]))
@@ -513,7 +534,7 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int = 21,
                   sigma=sigma, sigma_se=float(sigma * np.sqrt(max(cov[-1, -1], 0.0))), theta_mean=-c,
                   tau=tau_r, item_tau=item_tau, items=np.column_stack([seen[items[:, 0]], items[:, 1]]),
                   eap=eap, eap_sd=eap_sd, loglik=float(ev.ll), n_iter=it, converged=converged, cov=cov,
-                  unused=unused, notes=notes)
+                  unused=unused, notes=notes, n_nodes=int(eng.t.size))
 
 
 def _posterior(eng: _Engine, tau, log_sigma, refine: int = 8):
@@ -564,7 +585,8 @@ class MarginalRaterModel(RaterAdjuster):
     ``extreme_`` (-1/0/+1 per paper), ``quality_``/``quality_se_`` (the one used),
     ``rating_expected_``/``rating_variance_`` (per rating, at the paper's WLE, as Facets' residuals
     use the paper's measure), ``rater_fit_`` (infit/outfit over non-extreme papers),
-    ``loglik_``, ``converged_``, ``n_iter_``, ``notes_`` and ``warnings_`` (unused categories),
+    ``loglik_``, ``converged_``, ``n_iter_``, ``n_nodes_`` (quadrature nodes at the end), ``notes_`` and
+    ``warnings_`` (unused categories),
     ``result_`` (the :class:`MMLFit`).
     """
 
@@ -604,7 +626,7 @@ class MarginalRaterModel(RaterAdjuster):
         res = fit_mml(ratings, model=self.model, facet=self._facet, n_nodes=self.n_nodes, adaptive=self.adaptive)
         self.result_ = res
         for name in ("steps", "steps_se", "thresholds", "thresholds_se", "severity", "severity_se", "facet",
-                     "facet_se", "sigma", "sigma_se", "theta_mean", "tau", "loglik", "converged", "n_iter"):
+                     "facet_se", "sigma", "sigma_se", "theta_mean", "tau", "loglik", "converged", "n_iter", "n_nodes"):
             setattr(self, name + "_", getattr(res, name))
         self.notes_ = list(res.notes)
         self.warnings_ = [n for n in res.notes if n.startswith("categories ")]
@@ -665,7 +687,7 @@ class MarginalRaterModel(RaterAdjuster):
         se = np.full(ratings.n_papers, np.nan)
         if ratings.n_ratings:
             K = tau.shape[1]
-            eng = _Engine(ratings.paper, item, ratings.score, tau.shape[0], K, self.n_nodes)
+            eng = _Engine(ratings.paper, item, ratings.score, tau.shape[0], K, self.n_nodes_)
             # the fit's scale has mean 0: shift the centred parameters back
             mu, sd, _ = _posterior(eng, tau - self.theta_mean_ * np.arange(K), float(np.log(self.sigma_)))
             theta[eng.papers] = mu + self.theta_mean_
