@@ -143,7 +143,6 @@ def test_mml_steps_agree_with_cml_on_a_complete_design():
 
 
 # ---- recovery -----------------------------------------------------------------------------------
-@pytest.mark.slow
 @pytest.mark.parametrize("M", [5, 9])
 def test_recovers_the_generating_steps(M):
     # 2,000 papers, 2 of Table 3's 9 raters each, quality 3z + 2 (normal, as MML assumes).
@@ -179,7 +178,6 @@ def test_recovers_the_generating_steps(M):
     assert np.abs(z).max() < 3.5  # nine z-scores, each |z| > 3.5 with probability 5e-4
 
 
-@pytest.mark.slow
 def test_mfrm_recovers_severity_and_shared_thresholds():
     # data from the many-facet rating scale model itself: severities -1..1, thresholds -2..2
     rng = np.random.default_rng(3)
@@ -305,7 +303,6 @@ def test_fits_one_replication_of_every_corrected_cell():
     assert (fitted, refused) == (48, 16)
 
 
-@pytest.mark.slow
 def test_adjust_command_with_mml_and_mfrm(tmp_path):
     """``ratercal adjust examples/ratings.csv --method MML,MFRM``: each grade fitted on its own; the
     paper columns are the estimators' fair scores; the unused categories are warned about."""
