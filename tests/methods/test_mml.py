@@ -1,6 +1,7 @@
 """Marginal ML PCM and many-facet rating scale model (ratercal_cli/methods/mml.py).
 
-References: the marginal log-likelihood by scipy.integrate.quad, the analytic Louis Hessian
+References: an independent fit in R (tests/results/make_mml_reference.R: integrate + optim +
+optimHess), the marginal log-likelihood by scipy.integrate.quad, the analytic Louis Hessian
 against a numerical one, the CML estimates (ratercal_cli/methods/cml.py, itself checked against
 psychotools) on a complete design, and recovery of the generating parameters.
 """
@@ -333,3 +334,28 @@ def test_adjust_command_with_mml_and_mfrm(tmp_path):
         want = make_method(code).fit_transform(r).paper
         got = {g["paper"]: float(g[f"{code}_paper"]) for g in grade}
         np.testing.assert_allclose([got[p] for p in r.paper_ids], want, atol=6e-5)
+
+
+def test_pcm_matches_r_integrate_and_optim():
+    """Against an independent fit in R (tests/results/make_mml_reference.R): the marginal likelihood
+    by ``integrate`` paper by paper, maximised by ``optim``, SEs from ``optimHess``; no priors."""
+    import csv
+
+    from support import RESULTS
+
+    d = np.loadtxt(RESULTS / "mml_150x5_0-3.csv", delimiter=",", skiprows=1, dtype=int)
+    r = Ratings.from_labels(d[:, 0], d[:, 1], d[:, 2], 3, rater_ids=range(1, 6))
+    with open(RESULTS / "mml_r_reference_150x5_0-3.csv") as fh:
+        ref = {row["parameter"]: row for row in csv.DictReader(fh)}
+    fit = fit_mml(r, model="pcm", n_nodes=41, step_sd=1e6, location_sd=1e6)  # priors off
+    assert fit.converged
+    tau = (fit.tau - fit.theta_mean * np.arange(4))[:, 1:]  # back to the scale with mean quality 0
+    want = np.array([[float(ref[f"tau_{j}_{k}"]["estimate"]) for k in (1, 2, 3)] for j in range(1, 6)])
+    # agreement found: estimates 5e-6, log L 1e-10, SEs 2e-6 relative; allowed: 10-100 times that
+    np.testing.assert_allclose(tau, want, atol=5e-5)
+    assert np.log(fit.sigma) == pytest.approx(float(ref["log_sigma"]["estimate"]), abs=5e-5)
+    assert fit.loglik == pytest.approx(float(ref["loglik"]["estimate"]), abs=1e-8)
+    # model SEs (Louis information) against R's numerical Hessian, same parametrisation
+    se_ref = np.array([float(ref[f"tau_{j}_{k}"]["se"]) for j in range(1, 6) for k in (1, 2, 3)]
+                      + [float(ref["log_sigma"]["se"])])
+    np.testing.assert_allclose(np.sqrt(np.diag(fit.cov)), se_ref, rtol=1e-4)
