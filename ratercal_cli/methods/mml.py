@@ -34,12 +34,13 @@ sets, with large sigma and many top or bottom papers), the fit goes on with 61 n
 
 Weak priors keep every estimate finite whatever the data (penalised ML; they move estimable
 parameters by a small fraction of their SE: 0.05 logits, 0.07 SE, for a step into a category
-given 3 times in the 150-paper reference set, far less with more data): adjacent thresholds' difference
-``delta[j, k+1] - delta[j, k]`` (RSM: ``kappa[k+1] - kappa[k]``) ~ N(0, 5^2), a rater's
-severity and facet effects ~ N(0, 10^2).  A PCM rater's severity is the mean of its steps between
-the lowest and highest category it gave (``(tau[hi] - tau[lo]) / (hi - lo)``, as CML and Facets
-drop unused end categories), so that it does not move with prior-borne steps.  A category a rater never used (RSM:
-no rater used) has thresholds resting on that prior; the fit says so in ``warnings_``.
+given 3 times in the 150-paper reference set, far less with more data): the difference of
+adjacent thresholds ``delta[j, k+1] - delta[j, k]`` (RSM: ``kappa[k+1] - kappa[k]``) ~ N(0, 5^2),
+rater severities and facet effects ~ N(0, 10^2).  A category a rater never used (RSM: no rater
+used) has thresholds resting on that prior; the fit says so in ``warnings_``.  A PCM rater's
+severity is the mean of its steps between the lowest and highest category it gave
+(``(tau[hi] - tau[lo]) / (hi - lo)``; CML and Facets drop unused end categories too), so it
+does not move with prior-borne steps.
 
 Reported on Facets' scale: raters centred (mean severity 0), the paper distribution's mean
 moved accordingly (``theta_mean_``).  Model standard errors are from the inverse observed
@@ -47,9 +48,10 @@ information (Louis) of the penalised marginal log-likelihood, by the delta metho
 centred quantities.  Papers: EAP (posterior mean, posterior sd) and Warm's WLE
 (:func:`.quality.estimate_quality`, with SE ``1/sqrt(I)``).
 
-Checked (tests/methods/test_mml.py): log L against ``scipy.integrate.quad``; recovery of
-simulated thresholds; thresholds within 0.02 logits of CML (:mod:`.cml`) on a complete design
-(nine ratings per paper, where conditioning on the total loses little).
+Checked (tests/methods/test_mml.py): estimates, log L and SEs against an independent fit in R
+(``integrate`` + ``optim`` + ``optimHess``, tests/results/make_mml_reference.R) to 1e-5; log L
+against ``scipy.integrate.quad``; the Louis Hessian against a numerical one; recovery of
+simulated parameters; steps within 0.02 logits (RMS) of CML (:mod:`.cml`) on a complete design.
 """
 
 from __future__ import annotations
