@@ -123,6 +123,8 @@ def _apply(ratings, codes, variant, strict, where):
     except RatercalError as exc:
         raise RatercalError(f"{where}{exc}") from None
     notes = [f"{code} skipped: {reason}" for code, reason in applied.skipped.items()]
+    notes += [f"{code}: {w}" for code, est in applied.estimators.items()
+              for w in getattr(est, "warnings_", ())]   # e.g. MML's categories no rater used
     notes += [f"{code}: {n} adjusted score(s) are not finite (e.g. a rater whose scores do not vary) "
               "and are left blank" for code, adj in applied.adjusted.items() if (n := non_finite_count(adj))]
     return applied.adjusted, notes

@@ -18,6 +18,8 @@ RSM    rating scale model by conditional ML          cml.ConditionalPCM(model="r
 WLS    weighted least squares (Wilson 1988)          wls.WeightedLeastSquares
 PWEQP  EQP averaged with rater precision weights     wls.PrecisionWeightedMean(base="EQP")
 SEQP   EQP after log-linear presmoothing (degree 3)  equipercentile.EquipercentileEquating(presmoothing=3)
+MML    PCM by marginal ML (EAP quality, fair score)  mml.MarginalRaterModel
+MFRM   many-facet rating scale model by marginal ML  mml.MarginalRaterModel(model="rsm")
 =====  ===========================================  ==========================
 """
 
@@ -54,6 +56,10 @@ register("RSM", "cml", "ConditionalPCM", model="rsm")
 register("WLS", "wls", "WeightedLeastSquares")
 register("PWEQP", "wls", "PrecisionWeightedMean", base="EQP")
 register("SEQP", "equipercentile", "EquipercentileEquating", presmoothing=3)
+# Issue 12: the PCM (rater-specific thresholds) and the many-facet rating scale model (shared
+# thresholds + rater severity) by marginal ML, which fit every connected design.
+register("MML", "mml", "MarginalRaterModel", model="pcm")
+register("MFRM", "mml", "MarginalRaterModel", model="rsm")
 
 
 def method_codes():

@@ -70,7 +70,9 @@ class RaterAdjuster:
         return getattr(self, "variant", DEFAULT_VARIANT) == "faithful"
 
     # -- public API ----------------------------------------------------------------
-    def fit(self, ratings: Ratings):
+    def fit(self, ratings: Ratings, **fit_params):
+        """Learn the rater parameters from ``ratings``; ``fit_params`` (e.g. MML's ``facet``, a level per
+        rating) go to the method's ``_fit``."""
         variant = getattr(self, "variant", DEFAULT_VARIANT)
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
@@ -78,23 +80,23 @@ class RaterAdjuster:
             raise MethodError(
                 f"{self.code} needs papers scored by at least two raters; these data have one rater per paper"
             )
-        self._fit(ratings)
+        self._fit(ratings, **fit_params)
         self.n_raters_ = ratings.n_raters
         self.max_score_ = ratings.max_score
         self.rater_ids_ = tuple(ratings.rater_ids)
         self.raters_seen_ = ratings.ratings_per_rater() > 0
         return self
 
-    def transform(self, ratings: Ratings) -> Adjusted:
+    def transform(self, ratings: Ratings, **params) -> Adjusted:
         """Adjusted scores of ``ratings`` (raters the fit saw, same scale); the estimator is unchanged."""
         if not hasattr(self, "n_raters_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")
         self._check_same_raters(ratings)
-        return self._transform(ratings, training=False)
+        return self._transform(ratings, training=False, **params)
 
-    def fit_transform(self, ratings: Ratings) -> Adjusted:
+    def fit_transform(self, ratings: Ratings, **params) -> Adjusted:
         """``fit(ratings).transform(ratings)``, reusing what the fit estimated for these papers."""
-        return self.fit(ratings)._transform(ratings, training=True)
+        return self.fit(ratings, **params)._transform(ratings, training=True, **params)
 
     def _transform(self, ratings: Ratings, training: bool) -> Adjusted:
         """Adjusted scores; ``training``: ``ratings`` are the data just fitted (a subclass may reuse
@@ -138,3 +140,12 @@ class RaterAdjuster:
 def clip_to_scale(x, max_score):
     """Truncation of TMN/TLI/TLS: ``IF tsc > mp THEN tsc = mp ELSE IF tsc < 0 THEN tsc = 0``."""
     return np.clip(x, 0, max_score)
+
+
+def fair_score_adjusted(ratings: Ratings, fair) -> Adjusted:
+    """Every rating of a paper becomes the paper's fair score ``fair[paper]`` (the Rasch models'
+    adjusted score); a paper's score is the mean of its ratings' (so nan without ratings)."""
+    rating = np.asarray(fair, dtype=np.float64)[ratings.paper]
+    paper = ratings.paper_mean(rating)
+    paper[ratings.ratings_per_paper() == 0] = np.nan
+    return Adjusted(rating=rating, paper=paper)

@@ -56,8 +56,8 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from ..errors import MethodError
-from ..ratings import Ratings
-from .base import RaterAdjuster
+from ..ratings import Adjusted, Ratings
+from .base import RaterAdjuster, fair_score_adjusted
 
 #: Cells (papers x raters x categories) of one block of :meth:`ConditionalPCM.fair_scores`.
 FAIR_BLOCK_CELLS = 1 << 22
@@ -709,7 +709,6 @@ class ConditionalPCM(RaterAdjuster):
                 f"step (raters {','.join(none)}; {int(res.informative.sum())} of {ratings.n_papers} papers inform "
                 "the conditional likelihood)")
         self.quality_, self.quality_se_ = theta, se
-        self._fitted_on_ = ratings  # transform of the same data reuses the qualities
         p = category_probabilities(theta[ratings.paper], self.tau_[ratings.rater])
         usable = res.informative[ratings.paper] & np.isfinite(self.tau_).any(axis=1)[ratings.rater]
         score = np.clip(ratings.score, *_range(self.tau_, ratings.rater))
@@ -770,17 +769,10 @@ class ConditionalPCM(RaterAdjuster):
             out[a:a + step] = expected_score(uniq[a:a + step, None], tau).mean(axis=-1)
         return out[inv.ravel()]
 
-    def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
-        if ratings is getattr(self, "_fitted_on_", None):
-            theta = self.quality_
-        else:
-            theta, _ = self._quality(ratings)
-        return self.fair_scores(theta)[ratings.paper]
-
-    def _paper_scores(self, ratings: Ratings, adjusted: np.ndarray) -> np.ndarray:
-        out = ratings.paper_mean(adjusted)
-        out[ratings.ratings_per_paper() == 0] = np.nan
-        return out
+    def _transform(self, ratings: Ratings, training: bool) -> Adjusted:
+        """Each rating becomes its paper's fair score (the fit's qualities for its own data)."""
+        theta = self.quality_ if training else self._quality(ratings)[0]
+        return fair_score_adjusted(ratings, self.fair_scores(theta))
 
 
 def _range(tau, rater):

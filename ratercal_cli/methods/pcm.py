@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..network import require_connected
-from ..ratings import Ratings
+from ..ratings import Adjusted, Ratings
 from ..vocabulary import DEFAULT_VARIANT
 from .base import RaterAdjuster
 
@@ -516,7 +516,6 @@ class PartialCreditModel(RaterAdjuster):
     def _fit(self, ratings: Ratings) -> None:
         if self.estimator not in ("ml", "wle"):
             raise ValueError(f"estimator must be 'ml' or 'wle', not {self.estimator!r}")
-        self._cache_ = None
         if self.variant == "faithful":
             self._fit_faithful(ratings)
         else:
@@ -565,9 +564,6 @@ class PartialCreditModel(RaterAdjuster):
     # -- quality and expected scores --------------------------------------------------
     def quality(self, ratings: Ratings) -> np.ndarray:
         """Per-paper quality estimate (faithful: PCM.BAS's CEN; corrected: ML/WLE)."""
-        cache = getattr(self, "_cache_", None)
-        if cache is not None and cache[0] is ratings:
-            return cache[1]
         if self.variant == "faithful":
             r_pad, s_pad, _ = padded_by_paper(ratings)
             theta, _ = faithful_quality(self._d32_, r_pad, s_pad)
@@ -575,7 +571,6 @@ class PartialCreditModel(RaterAdjuster):
             lo, hi = self.category_range_
             theta, _ = ml_quality(ratings, self.steps_, lo, hi, bound=self.theta_bound,
                                   estimator=self.estimator)
-        self._cache_ = (ratings, theta, None)
         return theta
 
     def expected_scores(self, ratings: Ratings) -> np.ndarray:
@@ -597,15 +592,11 @@ class PartialCreditModel(RaterAdjuster):
     #: not papers x raters x categories (5M ratings with 200 raters: 2.5M x 200 x 6).
     chunk_cells = 1 << 20
 
-    def _scores_by_chunk(self, ratings: Ratings):
+    def _scores_by_chunk(self, ratings: Ratings, theta):
         """``(rating, paper)`` adjusted scores.  The expected scores are made once per
         distinct quality (papers with the same raters and scores share it), a block of
         qualities at a time; every value comes from the same element-wise operations as
         on the whole ``(n_papers, n_raters)`` array, so the results are the same to the bit."""
-        cache = getattr(self, "_cache_", None)
-        if cache is not None and cache[0] is ratings and cache[2] is not None:
-            return cache[2]
-        theta = self.quality(ratings)
         uniq, inv = np.unique(theta, return_inverse=True)
         inv = inv.ravel()
         n_u, nr = uniq.size, self.steps_.shape[0]
@@ -625,19 +616,15 @@ class PartialCreditModel(RaterAdjuster):
                 paper_u[a:b] = (ave / F32(sc.shape[1])).astype(np.float64)
             else:
                 paper_u[a:b] = sc.mean(axis=1)
-        result = (rating, paper_u[inv])
-        self._cache_ = (ratings, theta, result)
-        return result
+        return rating, paper_u[inv]
 
-    def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
-        """A rating's adjusted score: its rater's expected score at the paper's quality
-        (PCM.BAS ``PRINT #2, r; sc(r);``)."""
-        return self._scores_by_chunk(ratings)[0]
-
-    def _paper_scores(self, ratings: Ratings, adjusted: np.ndarray) -> np.ndarray:
-        """The paper's score: mean over all ``n_raters`` raters of the expected score
-        (PCM.BAS ``PRINT #2, ave / nj``, in single precision for the faithful variant)."""
-        return self._scores_by_chunk(ratings)[1]
+    def _transform(self, ratings: Ratings, training: bool) -> Adjusted:
+        """A rating's adjusted score: its rater's expected score at the paper's quality (PCM.BAS
+        ``PRINT #2, r; sc(r);``); the paper's: the mean over all ``n_raters`` raters of the expected
+        score (``PRINT #2, ave / nj``, in single precision for the faithful variant).  The fit's
+        qualities serve its own data."""
+        rating, paper = self._scores_by_chunk(ratings, self.quality_ if training else self.quality(ratings))
+        return Adjusted(rating=rating, paper=paper)
 
 
 def _pseudo_counts(wins, smoothing):

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["category_probabilities", "moments", "estimate_quality", "expected_score"]
+__all__ = ["category_probabilities", "log_category_probabilities", "moments", "estimate_quality",
+           "expected_score"]
 
 
 def category_probabilities(theta, tau):
@@ -37,6 +38,24 @@ def category_probabilities(theta, tau):
     with np.errstate(invalid="ignore"):  # a rater with no category at all: nan probabilities
         p = np.exp(eta - np.where(np.isfinite(top), top, 0.0))
         return p / p.sum(axis=-1, keepdims=True)
+
+
+def log_category_probabilities(theta, tau):
+    """log P(x | theta) for finite cumulative parameters ``tau`` (..., K), broadcasting as
+    :func:`category_probabilities`; stays finite where P underflows (the marginal likelihood
+    of :mod:`.mml` sums these over a paper's ratings at every quadrature node)."""
+    tau = np.asarray(tau, dtype=np.float64)
+    theta = np.asarray(theta, dtype=np.float64)[..., None]
+    K = tau.shape[-1]
+    eta = np.arange(K, dtype=np.float64) * theta - tau
+    if eta.size and eta.max() < 700.0:
+        # eta[..., 0] = 0, so the sum is >= 1 and exp cannot overflow: no per-row maximum (a slow
+        # reduction over a short last axis); the sum as a matrix-vector product
+        eta -= np.log(np.exp(eta) @ np.ones(K))[..., None]
+        return eta
+    eta -= np.max(eta, axis=-1, keepdims=True)
+    eta -= np.log(np.exp(eta).sum(axis=-1, keepdims=True))
+    return eta
 
 
 def moments(p):

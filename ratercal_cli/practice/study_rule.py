@@ -2,7 +2,7 @@
 
 Chapter 5's rule (``diagnostics.recommend``) comes from one data set per cell.  The corrected
 study (``results/corrected/``: 1,000 replications of the 32 cells, scores from the PCM, true score
-its expected score) and its beyond-1990 run (200 replications, CML/RSM/WLS/... beside the ten)
+its expected score) and its beyond-1990 run (200 replications, MML/MFRM/CML/RSM/WLS/... beside the ten)
 rank the methods by mean RMSE with Monte Carlo standard errors per facet level: raters per paper
 (1, 2, 2+, 3), papers (100 or 500, shared by 9 raters), scale (0-5 or 0-9).  The numbers ``check``
 cites are copied into ``ratercal_cli/data/corrected/facet_rmse.csv`` by :func:`extract` (``python
@@ -37,7 +37,7 @@ FIELDS = ["study", "replications", "method", "scope", "facet", "level", "sets", 
 STUDY_RATERS = 9
 STUDY_PAPERS = (100, 500)
 #: the beyond-1990 run's model-based methods, cited beside the ranked ones
-MODEL_METHODS = ("CML", "RSM")
+MODEL_METHODS = ("MML", "MFRM", "CML", "RSM")
 
 
 def extract(results_dir) -> list:
@@ -101,7 +101,7 @@ def study_recommendation(ratings, model_fits: bool, differ: bool, model_reason: 
 
     Returns ``{"applies": False, "reason": ...}`` unless the rater model fits and the raters
     differ; else ``applies``, ``method``, ``design`` (:func:`design_levels`), ``levels`` (per
-    facet: the method's and the best method's RMSE, MCSE, rank), ``model_based`` (CML and RSM
+    facet: the method's and the best method's RMSE, MCSE, rank), ``model_based`` (MML, MFRM, CML and RSM
     of the beyond-1990 run at the design's raters level, with their failures) and ``lines``
     (the text ``check`` prints)."""
     if not model_fits:
@@ -138,9 +138,13 @@ def study_recommendation(ratings, model_fits: bool, differ: bool, model_reason: 
             txt += f"; next {nx['method']} {nx['rmse']:.4f} +- {nx['mcse']:.4f}"
         lines.append(txt)
     for m in model_based:
-        lines.append(f"  model-based {m['method']} (beyond-1990 run, {m['replications']} replications) at "
-                     f"{d['raters']} rater(s) per paper: {m['rmse']:.4f} +- {m['mcse']:.4f} where it fitted; it failed "
-                     f"on {m['failed']:,} of {m['sets']:,} data sets, so it is not ranked")
+        head = (f"  model-based {m['method']} (beyond-1990 run, {m['replications']} replications) at "
+                f"{d['raters']} rater(s) per paper: {m['rmse']:.4f} +- {m['mcse']:.4f}")
+        if m["failed"]:
+            lines.append(f"{head} where it fitted; it failed on {m['failed']:,} of {m['sets']:,} data sets, so it "
+                         "is not ranked")
+        else:
+            lines.append(f"{head}, fitted on all {m['sets']:,} data sets (rank {m['rank']} of that run's methods)")
     return {"applies": True, "method": method, "design": d, "levels": levels, "model_based": model_based,
             "lines": lines}
 
