@@ -59,7 +59,7 @@ def test_three_raters_per_paper_supports_the_pcm_with_the_studys_numbers():
     mml = next(m for m in rec["model_based"] if m["method"] == "MML")
     assert (mml["failed"], mml["sets"], mml["rmse"]) == (0, 1600, 0.421105)
     assert "model-based MML (beyond-1990 run, 200 replications) at 3 rater(s) per paper: 0.4211 +- 0.0008, " \
-           "fitted on all 1,600 data sets (rank 1 of that run's methods)" in rec["lines"]
+           "fitted on all 1,600 data sets (rank 1 of that run's methods)" in "\n".join(rec["lines"])
 
 
 def test_two_raters_per_paper_supports_tli():
