@@ -153,7 +153,10 @@ def fit_rater_model(ratings: Ratings) -> TauModel:
 
     if ratings.max_raters_per_paper() < 2:
         raise MethodError("needs two or more raters per paper")
-    est = ConditionalPCM(model="rsm", fair="average-rater").fit(ratings)
+    try:
+        est = ConditionalPCM(model="rsm", fair="average-rater").fit(ratings)
+    except MethodError as exc:
+        return _marginal_rater_model(ratings, exc)
     res = est.result_
     has = np.isfinite(est.tau_).any(axis=1)
     usable = res.informative[ratings.paper] & has[ratings.rater]
@@ -161,6 +164,21 @@ def fit_rater_model(ratings: Ratings) -> TauModel:
                     res.informative, usable, est.fair_scores,
                     name="rating scale model by conditional ML (CML), paper measures by Warm WLE",
                     thresholds=res.kappa, notes=est.notes_)
+
+
+def _marginal_rater_model(ratings: Ratings, cml_error) -> RaterModel:
+    """The same rating scale model by marginal ML (``MFRM``), where conditional ML cannot be fitted
+    (e.g. 2+ designs whose remaining pairs never differ by more than a point: no paper informs the
+    conditional likelihood).  MML always returns estimates for linked raters; unlinked raters
+    raise :class:`MethodError` naming them."""
+    from ..methods.mml import MarginalRaterModel
+
+    est = MarginalRaterModel(model="rsm", fair="average-rater").fit(ratings)
+    model = from_estimator(est, ratings)
+    model.name = "rating scale model by marginal ML (MFRM), paper measures by EAP"
+    model.notes = [f"conditional ML could not be fitted ({str(cml_error).splitlines()[0]}); "
+                   "the model is fitted by marginal ML instead", *model.notes]
+    return model
 
 
 def from_estimator(est, ratings: Ratings) -> RaterModel:

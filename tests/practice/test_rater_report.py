@@ -200,3 +200,35 @@ def test_wright_map_is_a_deterministic_png(data500, tmp_path):
     a = wright_map(tmp_path / "a.png", rep, model.measure[model.measured], "t")
     b = wright_map(tmp_path / "b.png", rep, model.measure[model.measured], "t")
     assert a.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and a.read_bytes() == b.read_bytes()
+
+
+def test_where_conditional_ml_cannot_be_fitted_the_report_uses_marginal_ml():
+    """Issue 12: the README's walk-through (``--resolve-discrepancies``) leaves pairs that never differ
+    by more than a point, so no paper informs the conditional likelihood; the report then comes from
+    the same rating scale model fitted by marginal ML (MFRM), the estimator ``adjust -m MFRM`` uses."""
+    import json
+
+    from click.testing import CliRunner
+    from support import ROOT
+
+    from ratercal_cli.cli import cli
+    from ratercal_cli.methods import make_method
+    from ratercal_cli.practice.ratings_file import Columns, read_ratings_file
+
+    path = ROOT / "examples" / "ratings.csv"
+    res = CliRunner().invoke(cli, ["check", str(path), "--scale", "0-5", "--group-col", "grade",
+                                   "--resolve-discrepancies", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    table = read_ratings_file(path, scale="0-5", columns=Columns(group="grade"), resolve=True)
+    for g, group in zip(data["groups"], table.groups):
+        rr = g["rater_report"]
+        assert rr["fitted"] and rr["model"].startswith("rating scale model by marginal ML (MFRM)")
+        assert any("conditional ML could not be fitted" in n for n in rr["notes"])
+        est = make_method("MFRM").set_params(fair="average-rater").fit(group.ratings)
+        want = {group.ratings.rater_ids[j]: est.severity_[j] for j in range(group.ratings.n_raters)}
+        assert len(rr["raters"]) == 10
+        for r in rr["raters"]:
+            assert r["measure"] == pytest.approx(want[r["rater"]], abs=1e-12) and 0 < r["se"] < 1
+        assert g["study"]["applies"] is True or g["study"]["reason"] == "the raters do not differ significantly"
+    assert data["bias"]["fitted"]
