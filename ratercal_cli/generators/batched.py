@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..design import Cell
+from ..models.pcm import inverse_cdf
 from ..ratings import Ratings
 from .modern import generate_set, stage_seed
 
@@ -75,16 +76,6 @@ def _probabilities(theta, delta):
     return p, big
 
 
-def _sample(p, u):
-    """``sample_scores`` after its draw: inverse CDF, category by category."""
-    cdf = np.zeros_like(u)
-    score = np.zeros(u.shape, dtype=np.int64)
-    for k in range(p.shape[0] - 1):
-        cdf += p[k]
-        score += u > cdf
-    return score
-
-
 def _from_sets(cell, reps, sets, n_raters):
     """A batch from :class:`GeneratedSet` objects (the generic path)."""
     raters, scores, trues = [], [], []
@@ -138,7 +129,7 @@ def generate_batch(cell: Cell, generator: str, seed: int, reps, steps=None, line
     # obsgen
     raters = np.argsort(order_u, axis=2)[:, :, :k]
     p_obs, big_obs = _probabilities(quality[:, :, None], steps[raters])
-    s = _sample(p_obs, u)
+    s = inverse_cdf(p_obs, u)
     big = big_true | big_obs   # some scoring call of generate_set would rescale
     if two_plus:
         third = np.abs(s[:, :, 0] - s[:, :, 1]) > 1

@@ -58,7 +58,12 @@ def score_variance(theta, delta):
 def sample_scores(rng, theta, delta):
     """Draw a score per (theta, delta) pair from the PCM by inverting the CDF."""
     p = _probabilities_cm(theta, delta)
-    u = rng.random(p.shape[1:])
+    return inverse_cdf(p, rng.random(p.shape[1:]))
+
+
+def inverse_cdf(p, u):
+    """The category whose cumulative probability first reaches ``u``: ``p`` category-major
+    ``(K,) + shape``, ``u`` uniform draws of ``shape`` (added up category by category)."""
     cdf = np.zeros_like(u)
     score = np.zeros(u.shape, dtype=np.int64)
     for k in range(p.shape[0] - 1):
