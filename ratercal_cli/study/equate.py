@@ -78,7 +78,7 @@ def equate_stages(run, cells, variants, methods=None):
 
 
 def run_equate(run_dir, methods=None, variants=None, codes=None, force=False, quiet=False, runner=None,
-               jobs=None):
+               jobs=None, manifest=True):
     """``ratercal adjust RUN``: bring the equate stage of every set and variant (default: the
     config's variants) up to date (the sets in ``jobs`` processes; default: both cores when
     there are several)."""
@@ -90,5 +90,6 @@ def run_equate(run_dir, methods=None, variants=None, codes=None, force=False, qu
     stages = equate_stages(run, ordered_cells(run, codes), tuple(variants or run.config.variants), methods)
     runner.ensure_many(stages, jobs=jobs, progress=lambda it, total: progress(it, total=total, desc="equate",
                                                                      quiet=quiet, unit="set"))
-    write_run_manifest(run)
+    if manifest:   # score writes it once itself, after scoring
+        write_run_manifest(run)
     return runner

@@ -79,7 +79,7 @@ def run_score(run, codes=None, methods=None, variants=None, force=False, quiet=F
 
     variants = tuple(variants or run.equated_variants() or run.config.variants)
     runner = Runner(force=force)
-    run_equate(run, methods, variants, codes, quiet=quiet, runner=runner)
+    run_equate(run, methods, variants, codes, quiet=quiet, runner=runner, manifest=False)
     design = run.design()
     cells = [design.cell(c.code) for c in ordered_cells(run, codes)]
     runner.ensure(ScoreStage(run, cells, variants, methods))
