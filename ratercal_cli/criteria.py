@@ -164,15 +164,37 @@ def cut_for_scale(cut: float, max_score: int) -> float:
     return float(cut) * int(max_score) / CUT_SCALE
 
 
-def score_set(adjusted, true, cut: float | None = None) -> dict:
-    """The criteria of one method's paper scores on one data set, as the study files
-    (``ratercal score``) and the Monte Carlo rows report them: RMSE, r, maximum |difference|,
-    bias ``mean(adjusted - true)`` and, with a ``cut`` (on the data's scale), the decision
-    accuracy and the shares passing on the adjusted and on the true scores."""
-    a = np.asarray(adjusted, dtype=np.float64)
-    t = np.asarray(true, dtype=np.float64)
-    out = {"rmse": rmse(a, t), "r": pearson_r(a, t), "maxdiff": max_abs_diff(a, t), "bias": float(np.mean(a - t))}
+def score_sets(adjusted, true, cut: float | None = None) -> dict:
+    """The criteria of one method's paper scores on ``B`` data sets at once (``(B, n)`` arrays), as
+    :func:`ratercal_cli.montecarlo.replicate.chunk_rows` needs them: per data set the RMSE, r,
+    maximum |difference|, bias ``mean(adjusted - true)`` and, with a ``cut`` (on the data's scale),
+    the decision accuracy and the shares passing on the adjusted and on the true scores.  Each row
+    is reduced as the 1-d arrays of :func:`rmse`, :func:`pearson_r` and the others would be."""
+    P = np.asarray(adjusted, dtype=np.float64)
+    T = np.asarray(true, dtype=np.float64)
+    if P.shape != T.shape:
+        raise ValueError(f"arrays differ in shape: {P.shape} and {T.shape}")
+    D = P - T
+    out = {"rmse": np.sqrt(np.mean(D ** 2, axis=1)), "r": np.full(P.shape[0], np.nan),
+           "maxdiff": np.max(np.abs(D), axis=1), "bias": np.mean(D, axis=1)}
+    if P.shape[1] >= 2:
+        da = P - P.mean(axis=1, keepdims=True)
+        db = T - T.mean(axis=1, keepdims=True)
+        for b in range(P.shape[0]):     # BLAS dot products on the same 1-d vectors as pearson_r
+            denom = np.sqrt((da[b] @ da[b]) * (db[b] @ db[b]))
+            if denom != 0:
+                out["r"][b] = float(np.clip((da[b] @ db[b]) / denom, -1.0, 1.0))
     if cut is not None:
-        out.update(accuracy=decision_agreement(a, t, cut), pass_adjusted=float(np.mean(passes(a, cut))),
-                   pass_true=float(np.mean(passes(t, cut))))
+        pp, pt = passes(P, cut), passes(T, cut)
+        out.update(accuracy=np.mean(pp == pt, axis=1), pass_adjusted=np.mean(pp, axis=1),
+                   pass_true=np.mean(pt, axis=1))
     return out
+
+
+def score_set(adjusted, true, cut: float | None = None) -> dict:
+    """:func:`score_sets` of one data set: the criteria of one method's paper scores, as the study
+    files (``ratercal score``) and the Monte Carlo rows report them (numbers, nan when empty)."""
+    a, t = _pair(adjusted, true)
+    if not a.size:
+        return {k: float("nan") for k in (SET_CRITERIA if cut is not None else SET_CRITERIA[:4])}
+    return {k: float(v[0]) for k, v in score_sets(a[None], t[None], cut).items()}
