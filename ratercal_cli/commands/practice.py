@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
+import sys
 from pathlib import Path
 
 import click
@@ -22,11 +24,15 @@ from ..errors import InputError, RatercalError
 
 # -- shared plumbing -----------------------------------------------------------------
 def _one_line_errors(fn):
-    """An OSError (unreadable file, full disk) becomes a one-line :class:`RatercalError` naming the file."""
+    """An OSError (unreadable file, full disk) becomes a one-line :class:`RatercalError` naming the file;
+    a closed pipe on standard output ends the command quietly."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:   # `ratercal adjust ... -o - | head`: the reader left; stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(141)        # 128 + SIGPIPE, as a shell reports a command a pipe cut short
         except OSError as exc:
             where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
             raise RatercalError(f"{where}{exc.strerror or exc}") from None

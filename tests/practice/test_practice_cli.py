@@ -379,3 +379,20 @@ def test_check_one_rater_per_paper_says_the_model_cannot_be_fitted(tmp_path):
     assert "Rater measurement report: not available: the rating scale model cannot be fitted by conditional " \
         "ML (needs two or more raters per paper)" in res.output
     assert "Agreement: no paper has two ratings" in res.output
+
+
+def test_output_to_a_pipe_closed_early_ends_quietly(tmp_path):
+    """``adjust ... -o - | head -1``: no 'error: Broken pipe' line, the shell's exit code for SIGPIPE."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "examples" / "ratings.csv"
+    cmd = [sys.executable, "-m", "ratercal_cli.cli", "adjust", str(src), "--scale", "0-5", "-m", "MN",
+           "-o", "-", "-q"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()                      # the reader leaves after one line
+    err = proc.stderr.read().decode()
+    assert first.startswith(b"grade,paper,rater,score") and proc.wait(timeout=60) in (0, 141)
+    assert "error" not in err and "Traceback" not in err
