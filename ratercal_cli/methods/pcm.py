@@ -46,6 +46,7 @@ from ..network import require_connected
 from ..ratings import Adjusted, Ratings
 from ..vocabulary import DEFAULT_VARIANT
 from .base import RaterAdjuster
+from .quality import estimate_quality, expected_score, pcm_tau
 
 F32 = np.float32
 
@@ -367,98 +368,23 @@ def pair_newton(wins, tol=1e-9, max_iter=100):
     return d, max_iter, False
 
 
-def _range_log_weights(theta, delta, lo, hi):
-    """PCM log numerators with categories outside ``lo..hi`` removed (weight 0).
-
-    Steps outside the range may be infinite; they are replaced by 0, which adds the
-    same constant to every category inside the range.  ``theta`` ``S``, ``delta``
-    ``S + (M,)``; returns ``S + (M+1,)``.
-    """
-    delta = np.where(np.isfinite(delta), delta, 0.0)
-    steps = np.asarray(theta, dtype=np.float64)[..., None] - delta
-    m = delta.shape[-1]
-    logn = np.concatenate([np.zeros(steps.shape[:-1] + (1,)), np.cumsum(steps, axis=-1)], axis=-1)
-    cat = np.arange(m + 1)
-    outside = (cat < lo) | (cat > hi)
-    if outside.any():
-        logn = np.where(outside, -np.inf, logn)
-    return logn
-
-
-def range_probabilities(theta, delta, lo, hi):
-    """PCM category probabilities (categories lo..hi), ``S + (M+1,)``."""
-    logn = _range_log_weights(theta, delta, lo, hi)
-    logn = logn - logn.max(axis=-1, keepdims=True)
-    p = np.exp(logn)
-    p /= p.sum(axis=-1, keepdims=True)
-    return p
-
-
-def range_moments(theta, delta, lo, hi):
-    """Mean, variance and third central moment of the PCM score (categories lo..hi)."""
-    p = range_probabilities(theta, delta, lo, hi)
-    x = np.arange(p.shape[-1], dtype=np.float64)
-    mean = p @ x
-    dev = x - mean[..., None]
-    var = (p * dev * dev).sum(axis=-1)
-    third = (p * dev * dev * dev).sum(axis=-1)
-    return mean, var, third
-
-
 def ml_quality(ratings: Ratings, delta, lo=0, hi=None, bound=15.0, estimator="ml",
                tol=1e-10, max_iter=100):
-    """Bounded ML (or Warm's WLE) paper quality, solving per paper
-
-        ml:  g(theta) = sum_j (x_j - E_j(theta)) = 0
-        wle: g(theta) + sum_j kappa3_j(theta) / (2 sum_j Var_j(theta)) = 0
-
-    (Warm 1989; kappa3 is the third central moment) on ``[-bound, bound]``, by Newton
-    steps with slope ``-sum_j Var_j`` safeguarded by bisection of a sign bracket.
-    A paper whose equation has no root inside (ML: all its scores extreme) gets the
-    bound on the side the likelihood rises; a paper with no ratings gets 0.
-    Returns ``(theta, iterations)``.
-    """
+    """Bounded ML (or Warm's WLE) paper quality on ``[-bound, bound]`` with steps ``delta``
+    scored on the categories ``lo..hi``: :func:`.quality.estimate_quality` (the one person
+    solver) on :func:`.quality.pcm_tau`.  A paper whose equation has no root inside (ML:
+    all its scores extreme) gets the bound on the side the likelihood rises; a paper with
+    no ratings gets 0.  Returns ``theta``."""
     if hi is None:
         hi = ratings.max_score
-    paper, x = ratings.paper, ratings.score.astype(np.float64)
-    drow = np.asarray(delta, dtype=np.float64)[ratings.rater]
-    n_papers = ratings.n_papers
-    has = ratings.ratings_per_paper() > 0
+    theta, _, _ = estimate_quality(ratings.paper, ratings.rater, ratings.score, ratings.n_papers,
+                                   pcm_tau(delta, lo, hi), method=QUALITY_METHOD[estimator],
+                                   bound=bound, tol=tol, max_iter=max_iter)
+    return theta
 
-    def eq(theta):
-        mean, var, third = range_moments(theta[paper], drow, lo, hi)
-        g = np.bincount(paper, weights=x - mean, minlength=n_papers)
-        info = np.bincount(paper, weights=var, minlength=n_papers)
-        if estimator == "wle":
-            k3 = np.bincount(paper, weights=third, minlength=n_papers)
-            g = g + k3 / (2.0 * np.maximum(info, 1e-300))
-        return g, info
 
-    lo_t = np.full(n_papers, -float(bound))
-    hi_t = np.full(n_papers, float(bound))
-    g_lo, _ = eq(lo_t)
-    g_hi, _ = eq(hi_t)
-    theta = np.zeros(n_papers)
-    fixed = ~has
-    top = has & (g_hi >= 0)
-    bottom = has & ~top & (g_lo <= 0)
-    theta[top], theta[bottom] = bound, -bound
-    fixed |= top | bottom
-    it = 0
-    while not fixed.all() and it < max_iter:
-        it += 1
-        g, info = eq(theta)
-        root = np.abs(g) < tol
-        lo_t = np.where((g > 0) & ~fixed, theta, lo_t)
-        hi_t = np.where((g < 0) & ~fixed, theta, hi_t)
-        new = theta + g / np.maximum(info, 1e-12)
-        bad = ~np.isfinite(new) | (new < lo_t) | (new > hi_t)
-        new = np.where(bad, 0.5 * (lo_t + hi_t), new)
-        new = np.where(root, theta, new)
-        conv = root | (np.abs(new - theta) < tol)
-        theta = np.where(fixed, theta, new)
-        fixed |= conv
-    return theta, it
+#: the PCM's ``estimator`` names for :func:`.quality.estimate_quality`'s methods
+QUALITY_METHOD = {"ml": "mle", "wle": "wle"}
 
 
 # ---------------------------------------------------------------------------------
@@ -569,8 +495,8 @@ class PartialCreditModel(RaterAdjuster):
             theta, _ = faithful_quality(self._d32_, r_pad, s_pad)
         else:
             lo, hi = self.category_range_
-            theta, _ = ml_quality(ratings, self.steps_, lo, hi, bound=self.theta_bound,
-                                  estimator=self.estimator)
+            theta = ml_quality(ratings, self.steps_, lo, hi, bound=self.theta_bound,
+                               estimator=self.estimator)
         return theta
 
     def expected_scores(self, ratings: Ratings) -> np.ndarray:
@@ -582,11 +508,7 @@ class PartialCreditModel(RaterAdjuster):
         if self.variant == "faithful":
             sc, _ = faithful_expected(self._d32_, theta)
             return sc
-        lo, hi = self.category_range_
-        nr = self.steps_.shape[0]
-        p = range_probabilities(np.broadcast_to(theta[:, None], (theta.size, nr)),
-                                np.broadcast_to(self.steps_, (theta.size,) + self.steps_.shape), lo, hi)
-        return p @ np.arange(p.shape[-1], dtype=np.float64)
+        return expected_score(np.asarray(theta)[:, None], pcm_tau(self.steps_, *self.category_range_))
 
     #: qualities per block of expected scores: memory is a block x raters x categories,
     #: not papers x raters x categories (5M ratings with 200 raters: 2.5M x 200 x 6).

@@ -8,7 +8,8 @@ together and give the numbers its estimator gives one replication at a time, bit
   each replication stopping at its own sweep;
 * paper qualities: the papers of all replications are the "papers" of one call of the
   per-paper solvers (each paper looks up its own replication's steps), so the bracket
-  search of PCM.BAS and the corrected ML/WLE Newton steps run once for the batch.
+  search of PCM.BAS and the corrected ML/WLE Newton steps (:mod:`.quality`, the solver
+  CML and MML use too) run once for the batch.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .pcm import (F32, FAITHFUL_EPS, FAITHFUL_MAX_IT, _faithful_numerators, faithful_quality)
+from .quality import estimate_quality, expected_score, pcm_tau
 
 
 def pair_counts_batch(batch, self_pairs):
@@ -127,72 +129,19 @@ def faithful_pcm_papers(batch):
 def ml_quality_batch(batch, steps, lo, hi, bound=15.0, estimator="ml", tol=1e-10, max_iter=100):
     """:func:`~ratercal_cli.methods.pcm.ml_quality` for every paper of every replication at
     once, each with its replication's ``steps`` ``(B, nr, M)`` and category range ``lo``,
-    ``hi`` ``(B,)``: the same per-paper Newton/bisection steps.  Returns ``theta`` ``(B, n)``.
+    ``hi`` ``(B,)``: one call of :func:`.quality.estimate_quality` (the one person solver,
+    which solves each paper as alone) with the papers and raters of all replications numbered
+    globally (``b * n + paper``, ``b * nr + rater``).  Returns ``theta`` ``(B, n)``."""
+    from .pcm import QUALITY_METHOD
 
-    Each evaluation of the estimating equation covers whole replications (those with a
-    paper not yet solved), with :func:`~ratercal_cli.methods.pcm.range_moments`'s
-    element-wise steps, its BLAS product ``p @ x`` on the ``(L, M+1)`` block of one
-    replication (the estimator's shape: BLAS results depend on it), and the per-paper sums
-    by ``bincount`` in rating order.  The one place the batched PCM computes person
-    qualities: a merged quality solver replaces the body here."""
     B, n, k = batch.rater.shape
-    L, N = n * k, B * n
-    m = steps.shape[2]
-    local = np.repeat(np.arange(n), k)                                   # paper of each rating
-    x = batch.score.reshape(B, L).astype(np.float64)
-    drow = steps[np.arange(B)[:, None, None], batch.rater].reshape(B, L, m)
-    delta = np.where(np.isfinite(drow), drow, 0.0)
-    cat = np.arange(m + 1)
-    outside = (cat < np.asarray(lo)[:, None, None]) | (cat > np.asarray(hi)[:, None, None])   # (B, 1, M+1)
-    xs = np.arange(m + 1, dtype=np.float64)
-    zeros = np.zeros((B, L, 1))
-
-    def eq(theta, reps):
-        th = theta.reshape(B, n)[reps][:, local]                          # (R, L)
-        st = th[..., None] - delta[reps]
-        logn = np.concatenate([zeros[reps], np.cumsum(st, axis=-1)], axis=-1)
-        logn = np.where(outside[reps], -np.inf, logn)
-        logn = logn - logn.max(axis=-1, keepdims=True)
-        p = np.exp(logn)
-        p /= p.sum(axis=-1, keepdims=True)
-        mean = np.stack([p[i] @ xs for i in range(len(reps))])
-        dev = xs - mean[..., None]
-        var = (p * dev * dev).sum(axis=-1)
-        glob = (reps * n)[:, None] + local                                # global paper of each rating
-        g = np.bincount(glob.ravel(), weights=(x[reps] - mean).ravel(), minlength=N)
-        info = np.bincount(glob.ravel(), weights=var.ravel(), minlength=N)
-        if estimator == "wle":
-            third = (p * dev * dev * dev).sum(axis=-1)
-            k3 = np.bincount(glob.ravel(), weights=third.ravel(), minlength=N)
-            g = g + k3 / (2.0 * np.maximum(info, 1e-300))
-        return g, info
-
-    every = np.arange(B)
-    lo_t = np.full(N, -float(bound))
-    hi_t = np.full(N, float(bound))
-    g_lo, _ = eq(lo_t, every)
-    g_hi, _ = eq(hi_t, every)
-    theta = np.zeros(N)
-    top = g_hi >= 0
-    bottom = ~top & (g_lo <= 0)
-    theta[top], theta[bottom] = bound, -bound
-    fixed = top | bottom
-    it = 0
-    while not fixed.all() and it < max_iter:
-        it += 1
-        reps = np.flatnonzero(~fixed.reshape(B, n).all(axis=1))           # replications still solving
-        g, info = eq(theta, reps)
-        root = np.abs(g) < tol
-        lo_t = np.where((g > 0) & ~fixed, theta, lo_t)
-        hi_t = np.where((g < 0) & ~fixed, theta, hi_t)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            new = theta + g / np.maximum(info, 1e-12)
-        bad = ~np.isfinite(new) | (new < lo_t) | (new > hi_t)
-        new = np.where(bad, 0.5 * (lo_t + hi_t), new)
-        new = np.where(root, theta, new)
-        conv = root | (np.abs(new - theta) < tol)
-        theta = np.where(fixed, theta, new)
-        fixed |= conv
+    nr = steps.shape[1]
+    tau = pcm_tau(steps, np.asarray(lo)[:, None], np.asarray(hi)[:, None]).reshape(B * nr, -1)
+    paper = (np.arange(B)[:, None, None] * n + np.arange(n)[None, :, None]).repeat(k, axis=2)
+    rater = np.arange(B)[:, None, None] * nr + batch.rater
+    theta, _, _ = estimate_quality(paper.ravel(), rater.ravel(), batch.score.ravel(), B * n, tau,
+                                   method=QUALITY_METHOD[estimator], bound=bound, tol=tol,
+                                   max_iter=max_iter)
     return theta.reshape(B, n)
 
 
@@ -353,20 +302,9 @@ def corrected_pcm_papers(batch):
         steps[b] = one.steps_
         lo[b], hi[b] = one.category_range_
     theta = ml_quality_batch(batch, steps, lo, hi, bound=est.theta_bound, estimator=est.estimator)
-    # expected score of every rater at each paper's quality (range_moments on (n, nr) per replication)
-    th = np.broadcast_to(theta[:, :, None], (B, n, nr)).reshape(B * n, nr)
-    st = np.broadcast_to(steps[:, None], (B, n, nr, m)).reshape(B * n, nr, m)
-    lo_p = np.repeat(lo, n)[:, None, None]
-    hi_p = np.repeat(hi, n)[:, None, None]
-    delta = np.where(np.isfinite(st), st, 0.0)
-    s = th[..., None] - delta
-    logn = np.concatenate([np.zeros(s.shape[:-1] + (1,)), np.cumsum(s, axis=-1)], axis=-1)
-    cat = np.arange(m + 1)
-    logn = np.where((cat < lo_p) | (cat > hi_p), -np.inf, logn)
-    logn = logn - logn.max(axis=-1, keepdims=True)
-    p = np.exp(logn)
-    p /= p.sum(axis=-1, keepdims=True)
-    sc = np.matmul(p, np.arange(m + 1, dtype=np.float64))      # (B*n, nr): n stacked (nr, M+1) products
+    # expected score of every rater at each paper's quality, all replications at once
+    tau = pcm_tau(steps, lo[:, None], hi[:, None])                      # (B, nr, M+1)
+    sc = expected_score(theta.reshape(B * n, 1), np.repeat(tau, n, axis=0))   # (B*n, nr)
     P = sc.mean(axis=1).reshape(B, n)
     for b in failed:
         P[b] = np.nan

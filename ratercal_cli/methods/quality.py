@@ -1,20 +1,27 @@
-"""Paper qualities (person measures) from Rasch-family rater parameters, all papers at once.
+"""Paper qualities (person measures) from Rasch-family rater parameters, all papers at once:
+the one person-quality solver (CML, MML, the rater report and the corrected PCM, per data set
+and batched over Monte Carlo replications) and the one place for PCM category probabilities.
 
 Rater ``j`` is described by cumulative parameters ``tau[j, x]`` (``tau[j, 0] = 0``,
-``tau[j, x] = sum_{k<=x} delta[j, k]``; ``+inf`` for a category the rater cannot give):
+``tau[j, x] = sum_{k<=x} delta[j, k]``; ``+inf`` for a category the rater cannot give;
+:func:`pcm_tau` turns PCM step difficulties and a range of used categories into them):
 
     P(x | theta) = exp(x theta - tau[j, x]) / sum_h exp(h theta - tau[j, h]).
 
 For a paper with ratings ``x_i`` by raters ``j_i`` and total ``r = sum x_i``:
 
-* MLE solves ``r = sum_i E_i(theta)``; infinite for extreme totals.
+* MLE solves ``r = sum_i E_i(theta)``; infinite for extreme totals (with ``bound``: the
+  maximum on ``[-bound, bound]``, i.e. the bound).
 * WLE (Warm 1989) solves ``r - sum_i E_i(theta) + J(theta) / (2 I(theta)) = 0`` with
   ``I = sum_i Var_i`` (the test information) and ``J = dI/dtheta = sum_i mu3_i`` (third
   central moments); finite for every total, including all-0 and all-M papers.
 
 Both are found by a vectorised safeguarded Newton iteration (bisection inside a bracket
-whenever Newton leaves it), so every paper is solved in the same few array operations.
-The standard error is ``1 / sqrt(I(theta))``.
+whenever Newton leaves it or the last step did not halve the estimating function), so every paper is solved in the same few array operations.
+Each paper's iterates depend on its own ratings only (element-wise operations, per-paper
+``bincount`` sums in rating order, sums along the category axis), so the papers of many
+replications solved in one call (global paper and rater numbers) get the same numbers to
+the bit as each replication alone.  The standard error is ``1 / sqrt(I(theta))``.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["category_probabilities", "log_category_probabilities", "moments", "estimate_quality",
-           "expected_score"]
+           "expected_score", "pcm_tau"]
 
 
 def category_probabilities(theta, tau):
@@ -59,9 +66,12 @@ def log_category_probabilities(theta, tau):
 
 
 def moments(p):
-    """Mean, variance, third and fourth central moments of a category distribution (..., K)."""
+    """Mean, variance, third and fourth central moments of a category distribution (..., K).
+
+    Sums along the category axis (not a BLAS product, whose rounding depends on the shape of
+    the whole array): a paper's moments do not depend on which other papers are in the call."""
     x = np.arange(p.shape[-1], dtype=np.float64)
-    m = p @ x
+    m = np.sum(p * x, axis=-1)
     d = x - m[..., None]
     d2 = d * d
     return m, np.sum(p * d2, axis=-1), np.sum(p * d2 * d, axis=-1), np.sum(p * d2 * d2, axis=-1)
@@ -70,6 +80,24 @@ def moments(p):
 def expected_score(theta, tau):
     """E[X | theta] under cumulative parameters tau (broadcasting)."""
     return category_probabilities(theta, tau) @ np.arange(np.shape(tau)[-1], dtype=np.float64)
+
+
+def pcm_tau(steps, lo=0, hi=None):
+    """Cumulative parameters of PCM step difficulties ``steps`` (..., M) scored on the
+    categories ``lo..hi`` only (scalars or arrays broadcasting against ``steps[..., 0]``):
+    ``tau[x] = sum_{lo<k<=x} steps[k]`` for ``lo <= x <= hi``, ``+inf`` outside (steps
+    outside the range may be infinite: they are never used).  Returns (..., M+1)."""
+    steps = np.asarray(steps, dtype=np.float64)
+    m = steps.shape[-1]
+    hi = m if hi is None else hi
+    lo = np.asarray(lo)[..., None]
+    hi = np.asarray(hi)[..., None]
+    k = np.arange(1, m + 1)
+    inner = (k > lo) & (k <= hi)
+    tau = np.concatenate([np.zeros(steps.shape[:-1] + (1,)),
+                          np.cumsum(np.where(inner, steps, 0.0), axis=-1)], axis=-1)
+    x = np.arange(m + 1)
+    return np.where((x >= lo) & (x <= hi), tau, np.inf)
 
 
 def score_range(tau):
@@ -81,15 +109,21 @@ def score_range(tau):
     return lo, hi
 
 
-def estimate_quality(paper, rater, score, n_papers, tau, method="wle", tol=1e-10, max_iter=200):
+def estimate_quality(paper, rater, score, n_papers, tau, method="wle", bound=None, tol=1e-10,
+                     max_iter=200):
     """Quality of every paper by WLE (``method="wle"``) or MLE (``"mle"``).
 
     paper, rater, score : per-rating int arrays; tau : (J, K) cumulative parameters.
     Ratings by raters with no finite category are ignored; scores are clipped into the
     rater's range of categories (only papers already at the extreme are affected).
-    Returns ``(theta, se, extreme)``: ``theta`` is +-inf for extreme totals under MLE and
-    nan for papers with no usable rating; ``extreme`` is -1/+1 for papers at the lowest or
-    highest total their raters could give, 0 otherwise.
+    ``bound``: search ``[-bound, bound]`` only; a paper whose equation has no root inside
+    (MLE: every extreme total) gets the bound on the side its likelihood rises (the
+    corrected PCM).  Without it the bracket is ``+-(largest |step| + 40)`` and MLE gives
+    ``+-inf`` for extreme totals.  Batched use: number the papers and raters of all data
+    sets globally (``tau`` stacked) and pass ``bound``: each paper is solved as alone.
+    Returns ``(theta, se, extreme)``: ``theta`` is nan for papers with no usable rating
+    (0 with ``bound``); ``extreme`` is -1/+1 for papers at the lowest or highest total
+    their raters could give, 0 otherwise.
     """
     if method not in ("wle", "mle"):
         raise ValueError(f"method must be 'wle' or 'mle', not {method!r}")
@@ -109,55 +143,79 @@ def estimate_quality(paper, rater, score, n_papers, tau, method="wle", tol=1e-10
     rated = n > 0
     extreme[~rated] = 0
 
-    finite_steps = np.diff(np.where(np.isfinite(tau), tau, np.nan), axis=1)
-    span = np.nanmax(np.abs(finite_steps)) if np.isfinite(finite_steps).any() else 0.0
-    bound = span + 40.0
-    lo_b = np.full(n_papers, -bound)
-    hi_b = np.full(n_papers, bound)
+    if bound is None:
+        finite_steps = np.diff(np.where(np.isfinite(tau), tau, np.nan), axis=1)
+        span = np.nanmax(np.abs(finite_steps)) if np.isfinite(finite_steps).any() else 0.0
+        half = span + 40.0
+    else:
+        half = float(bound)
+    lo_b = np.full(n_papers, -half)
+    hi_b = np.full(n_papers, half)
     # start: the logit of the paper's position within its possible totals, in units of the
     # raters' average step spacing (cuts the iterations about in half against theta = 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = (r - rmin + 0.5) / (rmax - rmin + 1.0)
         spread = np.where(n > 0, (rmax - rmin) / np.maximum(n, 1), 1.0)
         theta = np.where(rated, np.log(frac / (1 - frac)) * np.maximum(spread, 1.0) / 2.0, 0.0)
-    theta = np.clip(np.nan_to_num(theta), -bound / 2, bound / 2)
-    active = rated.copy()
-    if method == "mle":
-        active &= extreme == 0
+    theta = np.clip(np.nan_to_num(theta), -half / 2, half / 2)
 
-    def f_and_df(th):
-        p = category_probabilities(th[paper], tau_r)
+    def f_and_df(th, sel=None):
+        """Estimating function F (decreasing in theta), dF and the information, per paper
+        (only the papers with ratings in ``sel`` are computed; the others are 0)."""
+        pp, tr = (paper, tau_r) if sel is None else (paper[sel], tau_r[sel])
+        p = category_probabilities(th[pp], tr)
         m, v, m3, m4 = moments(p)
-        E = np.bincount(paper, weights=m, minlength=n_papers)
-        info = np.bincount(paper, weights=v, minlength=n_papers)
+        E = np.bincount(pp, weights=m, minlength=n_papers)
+        info = np.bincount(pp, weights=v, minlength=n_papers)
         if method == "mle":
             return r - E, -info, info
-        J3 = np.bincount(paper, weights=m3, minlength=n_papers)
-        K4 = np.bincount(paper, weights=m4 - 3.0 * v * v, minlength=n_papers)
+        J3 = np.bincount(pp, weights=m3, minlength=n_papers)
+        K4 = np.bincount(pp, weights=m4 - 3.0 * v * v, minlength=n_papers)
         safe = np.maximum(info, 1e-100)
         F = r - E + J3 / (2.0 * safe)
         dF = -info + (K4 * safe - J3 * J3) / (2.0 * safe * safe)
         return F, dF, info
 
+    active = rated.copy()
+    if bound is not None:
+        # no root inside [-bound, bound]: the bound where the likelihood rises
+        mle = method == "mle"
+        top = rated & (extreme > 0) & mle
+        bottom = rated & (extreme < 0) & mle
+        if not (top | bottom)[rated].all():
+            F_hi, _, _ = f_and_df(hi_b)
+            F_lo, _, _ = f_and_df(lo_b)
+            top |= rated & (F_hi >= 0)
+            bottom |= rated & ~top & (F_lo <= 0)
+        theta[top], theta[bottom] = half, -half
+        active &= ~(top | bottom)
+    elif method == "mle":
+        active &= extreme == 0
+
+    f_prev = np.full(n_papers, np.inf)
     for _ in range(max_iter):
-        F, dF, _info = f_and_df(theta)
-        done = ~active | (np.abs(F) < tol)
-        if done.all():
+        if not active.any():
             break
+        F, dF, _info = f_and_df(theta, active[paper])
+        done = ~active | (np.abs(F) < tol)
         # F decreases in theta: keep the root inside [lo_b, hi_b]
         lo_b = np.where(active & (F > 0), theta, lo_b)
         hi_b = np.where(active & (F < 0), theta, hi_b)
         with np.errstate(divide="ignore", invalid="ignore"):
             newton = theta - F / dF
-        ok = (dF < 0) & (newton > lo_b) & (newton < hi_b)
+        # Newton where it stays in the bracket and the last step at least halved |F|; else
+        # bisect (Newton alone can cycle between two points far from the root)
+        ok = (dF < 0) & (newton > lo_b) & (newton < hi_b) & (np.abs(F) <= 0.5 * f_prev)
+        f_prev = np.abs(F)
         nxt = np.where(ok, newton, 0.5 * (lo_b + hi_b))
-        nxt = np.where(done | (hi_b - lo_b < tol), theta, nxt)
-        theta = nxt
+        stop = done | (hi_b - lo_b < tol)
+        theta = np.where(stop, theta, nxt)
+        active &= ~stop
     F, dF, info = f_and_df(theta)
     se = 1.0 / np.sqrt(np.maximum(info, 1e-300))
-    if method == "mle":
+    if method == "mle" and bound is None:
         theta = np.where(extreme < 0, -np.inf, np.where(extreme > 0, np.inf, theta))
         se = np.where(extreme != 0, np.inf, se)
-    theta = np.where(rated, theta, np.nan)
+    theta = np.where(rated, theta, np.nan if bound is None else 0.0)
     se = np.where(rated, se, np.nan)
     return theta, se, extreme

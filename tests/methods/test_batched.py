@@ -124,7 +124,7 @@ def test_ml_quality_batch_is_ml_quality_per_replication(estimator):
     hi = np.array([f.category_range_[1] for f in fits])
     theta = ml_quality_batch(batch, steps, lo, hi, estimator=estimator)
     for b, f in enumerate(fits):
-        want, _ = ml_quality(batch.ratings(b), f.steps_, lo[b], hi[b], estimator=estimator)
+        want = ml_quality(batch.ratings(b), f.steps_, lo[b], hi[b], estimator=estimator)
         assert np.array_equal(theta[b], want)
     assert np.isfinite(theta).all() and theta.std() > 0.5
 

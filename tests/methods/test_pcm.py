@@ -412,7 +412,7 @@ def test_refits_and_new_data(tiny, large):
     a = m.transform(half)
     b = PartialCreditModel("corrected").fit(r).transform(half)
     np.testing.assert_allclose(a.paper, b.paper)
-    q, _ = ml_quality(half, m.steps_, *m.category_range_)
+    q = ml_quality(half, m.steps_, *m.category_range_)
     np.testing.assert_allclose(q[:1500], m.quality_[:1500], atol=1e-9)
 
 

@@ -65,3 +65,41 @@ def test_unusable_categories_and_unrated_papers():
     assert extreme[0] == -1 and extreme[1] == -1  # (0, 0) and (0, 1) are both the lowest possible
     assert theta[0] == pytest.approx(theta[1])
     assert np.isnan(theta[2]) and np.isnan(se[2])  # paper 2 has no ratings
+
+
+def test_pcm_tau_is_the_generators_pcm_on_the_used_categories():
+    """:func:`pcm_tau` + :func:`category_probabilities` (the solver's form) against models/pcm.py
+    (the generators' step form): the same P on 0..M; on lo..hi the same P renormalised, 0 outside,
+    whatever the (infinite) steps outside the range are."""
+    from ratercal_cli.methods.quality import category_probabilities, pcm_tau
+    from ratercal_cli.models.pcm import category_probabilities as step_probabilities
+
+    steps = np.array([[-1.2, -0.3, 0.4, 1.5], [-0.5, 0.0, 0.2, 2.0]])
+    theta = np.array([-2.0, 0.3, 1.7])[:, None]
+    full = step_probabilities(theta, steps)
+    np.testing.assert_allclose(category_probabilities(theta, pcm_tau(steps, 0, 4)), full, rtol=1e-12)
+    cut = steps.copy()
+    cut[:, 0], cut[:, 3] = -np.inf, np.inf                      # categories 1..3 used only
+    p = category_probabilities(theta, pcm_tau(cut, 1, 3))
+    assert np.all(p[..., [0, 4]] == 0)
+    want = full[..., 1:4] / full[..., 1:4].sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(p[..., 1:4], want, rtol=1e-12)
+
+
+def test_newton_does_not_cycle_away_from_the_root():
+    """A 2-rater 0-9 paper (scores 6 and 5; steps of a corrected PCM fit in the sequential study)
+    on which plain safeguarded Newton from the logit start cycles between -1.0 and 1.8 inside a
+    slowly shrinking bracket and stops with the score residual at -4.4 (the old PCM solver, from
+    0, did the same on 25 of 24,000 study data sets): the root is found, bounded or not."""
+    from ratercal_cli.methods.quality import expected_score, pcm_tau
+
+    steps = np.array([[-0.63415135, -0.27558877, -0.05989308, 0.07386995, 0.89348293, 0.32274604,
+                       -0.37161159, 1.30565464, -0.52507608],
+                      [-1.58186866, -1.97279478, -2.25295374, -1.77983271, -0.2033105, 1.22937629,
+                       1.51986029, 2.61520014, 3.1672062]])
+    tau = pcm_tau(steps)
+    for bound in (None, 15.0):
+        theta, _, _ = estimate_quality(np.zeros(2, dtype=int), np.array([0, 1]), np.array([6, 5]), 1, tau,
+                                       method="mle", bound=bound, max_iter=100)
+        assert 11 - expected_score(theta[0], tau).sum() == pytest.approx(0, abs=1e-9)
+        assert theta[0] == pytest.approx(0.4205647, abs=1e-6)
