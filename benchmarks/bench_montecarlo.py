@@ -14,7 +14,7 @@ largest process), and whether the two runs wrote the same bytes (replications.cs
 summary.csv, paired.csv, summary.md).  It also runs the new code serially and compares its
 bytes with the ``--jobs`` run (``--no-serial-check`` skips that).
 
-Targets (issue 11): >= 500 data sets/s at ``-r 200 -j 2``, identical bytes, < 1 GiB.
+Targets (issue 11): >= 500 data sets/s at ``-r 200 -j 2``, identical bytes (but for the corrected\nPCM's rows, which the one quality solver of issue 10 moved: :data:`EXPECTED_CHANGES`), < 1 GiB.
 ``--profile`` prints the top of a cProfile of a serial ``-r 20`` run of the new code.
 """
 
@@ -98,6 +98,23 @@ def profile(config: str, replications: int = 20, top: int = 25):
     print(buf.getvalue())
 
 
+#: (variant, method) rows that may differ from f0bbdaa's: the one person-quality solver (issue 10)
+#: solves papers the old corrected-PCM solver left in a Newton cycle (25 of the 24,000 multi-rater
+#: sets of the 1,000-replication study moved); every other row must be byte-identical.
+EXPECTED_CHANGES = {("corrected", "PCM")}
+
+
+def changed_rows(a, b):
+    """``{(variant, method): rows}`` of replications.csv that differ between two runs (same order)."""
+    out = {}
+    with open(Path(a) / "montecarlo" / "replications.csv") as fa, open(Path(b) / "montecarlo" / "replications.csv") as fb:
+        for la, lb in zip(fa, fb):
+            if la != lb:
+                f = la.split(",")
+                out[(f[2], f[3])] = out.get((f[2], f[3]), 0) + 1
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default=str(REPO / "configs" / "corrected.yaml"))
@@ -133,7 +150,11 @@ def main(argv=None):
         same = same_bytes(tmp / "new", tmp / "old")
         print("montecarlo: same bytes as the old code: " + ", ".join(f"{k} {'yes' if v else 'NO'}"
                                                                      for k, v in same.items()))
-        ok &= all(same.values()) and new["mib"] < TARGET_MIB
+        changed = changed_rows(tmp / "new", tmp / "old")
+        print(f"montecarlo: replications.csv rows that differ from the old code's: {sum(changed.values())}"
+              + "".join(f"; {v} {k[0]} {k[1]}" for k, v in sorted(changed.items())))
+        # the one quality solver (issue 10) fixed the corrected PCM's Newton cycle: only its rows may move
+        ok &= set(changed) <= EXPECTED_CHANGES and new["mib"] < TARGET_MIB
         if args.serial_check:
             wall = run(REPO, tmp / "serial", args.config, args.replications, 1)["wall"]
             same = same_bytes(tmp / "new", tmp / "serial")

@@ -287,8 +287,7 @@ def corrected_pcm_papers(batch):
     from .base import FIT_FAILURES
     from .pcm import PartialCreditModel
 
-    B, n, nr = batch.size, batch.n_papers, batch.n_raters
-    m = batch.max_score
+    B, n = batch.size, batch.n_papers
     est = PartialCreditModel("corrected")
     steps, lo, hi, ok = corrected_steps_batch(batch, est.smoothing, est.tol, est.max_iter)
     failed = {}
