@@ -27,30 +27,6 @@ def _pair(a, b):
     return a, b
 
 
-def rmse(adjusted, true) -> float:
-    """Root mean squared difference ``sqrt(mean((adjusted - true)**2))`` (Tables 7, 14)."""
-    a, t = _pair(adjusted, true)
-    return float(np.sqrt(np.mean((a - t) ** 2))) if a.size else float("nan")
-
-
-def max_abs_diff(adjusted, true) -> float:
-    """Largest ``|adjusted - true|`` over papers (Table 12)."""
-    a, t = _pair(adjusted, true)
-    return float(np.max(np.abs(a - t))) if a.size else float("nan")
-
-
-def pearson_r(x, y) -> float:
-    """Pearson correlation of two arrays; nan when either is constant."""
-    a, b = _pair(x, y)
-    if a.size < 2:
-        return float("nan")
-    da, db = a - a.mean(), b - b.mean()
-    denom = np.sqrt((da @ da) * (db @ db))
-    if denom == 0:
-        return float("nan")
-    return float(np.clip((da @ db) / denom, -1.0, 1.0))
-
-
 def rater_rmse(ratings, adjusted_rating_scores, true_paper_scores) -> np.ndarray:
     """Per-rater RMSE: each rater's adjusted ratings against the rated papers'
     true scores, ``sqrt(mean over rater j's ratings of (adj - true[paper])**2)``;
@@ -143,13 +119,6 @@ def passes(scores, cut: float = PASS_CUT) -> np.ndarray:
     return np.asarray(scores, dtype=np.float64) >= cut - CUT_TOLERANCE
 
 
-def decision_agreement(adjusted, true, cut: float = PASS_CUT) -> float:
-    """Share of papers whose pass/fail on the adjusted score (``>= cut``) is the
-    same as on the true score."""
-    a, t = _pair(adjusted, true)
-    return float(np.mean(passes(a, cut) == passes(t, cut))) if a.size else float("nan")
-
-
 # -- one method on one data set: the one scoring service ------------------------------
 
 #: Every criterion of :func:`score_set`, in the order the Monte Carlo rows carry them.
@@ -168,8 +137,10 @@ def score_sets(adjusted, true, cut: float | None = None) -> dict:
     """The criteria of one method's paper scores on ``B`` data sets at once (``(B, n)`` arrays), as
     :func:`ratercal_cli.montecarlo.replicate.chunk_rows` needs them: per data set the RMSE, r,
     maximum |difference|, bias ``mean(adjusted - true)`` and, with a ``cut`` (on the data's scale),
-    the decision accuracy and the shares passing on the adjusted and on the true scores.  Each row
-    is reduced as the 1-d arrays of :func:`rmse`, :func:`pearson_r` and the others would be."""
+    the decision accuracy (the share of papers whose pass/fail on the adjusted score is the one on
+    the true score) and the shares passing on the adjusted and on the true scores.  RMSE
+    ``sqrt(mean((adjusted - true)**2))`` (Tables 7, 14), maximum |difference| (Table 12), Pearson's
+    r (nan when either side is constant; Table 11)."""
     P = np.asarray(adjusted, dtype=np.float64)
     T = np.asarray(true, dtype=np.float64)
     if P.shape != T.shape:
@@ -180,7 +151,7 @@ def score_sets(adjusted, true, cut: float | None = None) -> dict:
     if P.shape[1] >= 2:
         da = P - P.mean(axis=1, keepdims=True)
         db = T - T.mean(axis=1, keepdims=True)
-        for b in range(P.shape[0]):     # BLAS dot products on the same 1-d vectors as pearson_r
+        for b in range(P.shape[0]):     # BLAS dot products on 1-d vectors: each row as on its own
             denom = np.sqrt((da[b] @ da[b]) * (db[b] @ db[b]))
             if denom != 0:
                 out["r"][b] = float(np.clip((da[b] @ db[b]) / denom, -1.0, 1.0))

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ratercal_cli.criteria import (PASS_CUT, decision_agreement, fisher_z_mean, max_abs_diff,
-                                   score_set, passes, pearson_r, rater_rmse,
-                                   rmse, round_half_up, table_round)
+from ratercal_cli.criteria import (PASS_CUT, fisher_z_mean, passes, rater_rmse, round_half_up, score_set,
+                                   score_sets, table_round)
 from ratercal_cli.ratings import Ratings
 
 ADJ = np.array([1.0, 2.5, 3.0, 4.25])
@@ -17,27 +16,32 @@ TRUE = np.array([1.5, 2.0, 3.5, 3.0])
 
 def test_rmse_and_max_by_hand():
     # differences -.5 .5 -.5 1.25: squares .25 .25 .25 1.5625 -> mean .578125
-    assert rmse(ADJ, TRUE) == pytest.approx(math.sqrt(0.578125), abs=1e-15)
-    assert max_abs_diff(ADJ, TRUE) == 1.25
-    assert rmse(TRUE, TRUE) == 0.0
+    assert score_set(ADJ, TRUE)["rmse"] == pytest.approx(math.sqrt(0.578125), abs=1e-15)
+    assert score_set(ADJ, TRUE)["maxdiff"] == 1.25
+    assert score_set(TRUE, TRUE)["rmse"] == 0.0
     with pytest.raises(ValueError, match="shape"):
-        rmse(ADJ, TRUE[:3])
+        score_set(ADJ, TRUE[:3])
 
 
 def test_pearson_r_matches_scipy():
     rng = np.random.default_rng(0)
     x = rng.normal(size=200)
     y = 0.6 * x + rng.normal(size=200)
-    assert pearson_r(x, y) == pytest.approx(stats.pearsonr(x, y)[0], abs=1e-12)
-    assert pearson_r(ADJ, TRUE) == pytest.approx(stats.pearsonr(ADJ, TRUE)[0], abs=1e-12)
-    assert math.isnan(pearson_r([1, 1, 1], [1, 2, 3]))
+    assert score_set(x, y)["r"] == pytest.approx(stats.pearsonr(x, y)[0], abs=1e-12)
+    assert score_set(ADJ, TRUE)["r"] == pytest.approx(stats.pearsonr(ADJ, TRUE)[0], abs=1e-12)
+    assert math.isnan(score_set([1, 1, 1], [1, 2, 3])["r"])
     got = score_set(ADJ, TRUE, cut=2.5)
-    assert {k: got[k] for k in ("rmse", "r", "maxdiff")} == {"rmse": rmse(ADJ, TRUE), "maxdiff": 1.25,
-                                                            "r": pearson_r(ADJ, TRUE)}
     assert got["bias"] == pytest.approx(np.mean(np.asarray(ADJ) - np.asarray(TRUE)), abs=1e-15)
-    assert got["accuracy"] == decision_agreement(ADJ, TRUE, 2.5)
+    # cut 2.5: adjusted passes papers 1, 2, 3; true 2, 3 -> papers 0, 2, 3 agree
+    assert got["accuracy"] == 0.75
     assert got["pass_true"] == np.mean(np.asarray(TRUE) >= 2.5)
     assert "accuracy" not in score_set(ADJ, TRUE)
+    # a batch is its rows, each as on its own, to the bit
+    rng = np.random.default_rng(1)
+    P, T = rng.normal(size=(5, 40)), rng.normal(size=(5, 40))
+    batch = score_sets(P, T, cut=0.0)
+    for b in range(5):
+        assert {k: v[b] for k, v in batch.items()} == score_set(P[b], T[b], cut=0.0)
 
 
 def test_rater_rmse_by_hand():
@@ -110,9 +114,9 @@ def test_pass_fail_and_agreement():
     assert passes(scores).tolist() == [True, False, True, False, True]
     true = np.array([3.5, 3.0, 3.0, 3.3, 4.0])
     # agree on papers 0, 1, 4; disagree on 2 (adjusted passes) and 3 (true passes)
-    assert decision_agreement(scores, true) == 0.6
+    assert score_set(scores, true, cut=PASS_CUT)["accuracy"] == 0.6
     # cut 2.5: adjusted fail only paper 3, true pass all -> 4 of 5 agree
-    assert decision_agreement(scores, true, cut=2.5) == 0.8
+    assert score_set(scores, true, cut=2.5)["accuracy"] == 0.8
 
 
 def test_a_score_at_the_cut_up_to_rounding_passes():

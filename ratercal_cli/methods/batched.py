@@ -39,12 +39,6 @@ def _by_rater(batch, values=None):
     return np.bincount(key, weights=w, minlength=B * nr).reshape(B, nr).astype(np.float64)
 
 
-def _take(table, batch):
-    """``table[b, rater]`` for every rating: ``(B, nr)`` -> ``(B, n, k)``."""
-    B = batch.size
-    return table[np.arange(B)[:, None, None], batch.rater]
-
-
 def _clip(x, batch):
     return np.clip(x, 0, batch.max_score)
 

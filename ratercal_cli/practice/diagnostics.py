@@ -26,16 +26,16 @@ import numpy as np
 from scipy import stats
 
 from ..errors import MethodError
-from .agreement import agreement
-from .multiplicity import holm
-from .rater_report import RATER_MODEL, RaterReport, report_and_model
-from .study_rule import study_recommendation
-from .text import json_clean, num, pvalue, text_table
 from ..fit_stats import fit_rows
 from ..methods.cml import ConditionalPCM
 from ..network import rater_components as rater_labels
 from ..ratings import Ratings
 from ..vocabulary import NEEDS_TWO_RATERS
+from .agreement import agreement
+from .multiplicity import holm
+from .rater_report import RATER_MODEL, RaterReport, report_and_model
+from .study_rule import study_recommendation
+from .text import json_clean, num, pvalue, text_table
 
 ALPHA = 0.05
 #: Cochran's rule: a chi-square with over 20% of expected counts below 5 is not trusted.

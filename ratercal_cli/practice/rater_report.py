@@ -37,8 +37,12 @@ import numpy as np
 from scipy import stats
 
 from ..errors import MethodError
-from .multiplicity import holm
+from ..fit_stats import fit_from_moments
+from ..methods.cml import ConditionalPCM, _design, _group, _loglik_grad_hess, estimable_categories
+from ..methods.mml import MarginalRaterModel
+from ..methods.quality import category_probabilities, estimate_quality, expected_score, moments
 from ..ratings import Ratings
+from .multiplicity import holm
 from .text import num, pvalue, text_table
 
 __all__ = ["RaterModel", "TauModel", "fit_rater_model", "from_estimator", "separation", "rater_report",
@@ -96,8 +100,6 @@ class TauModel(RaterModel):
         self.notes = list(notes)
 
     def moments(self):
-        from ..methods.quality import category_probabilities, moments
-
         if self._moments is not None:
             return self._moments(self.ratings)
         r = self.ratings
@@ -108,8 +110,6 @@ class TauModel(RaterModel):
         return self._fair(np.asarray(theta, dtype=np.float64))
 
     def rater_expected(self, theta):
-        from ..methods.quality import expected_score
-
         ok = np.isfinite(self.tau).any(axis=1)
         out = np.full(self.tau.shape[0], np.nan)
         out[ok] = expected_score(np.full(ok.sum(), float(theta)), self.tau[ok])
@@ -120,8 +120,6 @@ def _rsm_severity_se(ratings: Ratings, res):
     """S.E. of the centred CML rater locations ``beta_j - mean(beta)`` (RSM): ``sqrt(c' H^+ c)``
     from the conditional information ``H`` of :mod:`methods.cml` at the estimate (its
     identification null direction is orthogonal to every such contrast)."""
-    from ..methods.cml import _design, _group, _loglik_grad_hess, estimable_categories
-
     cats, informative = estimable_categories(ratings, "rsm")
     groups = _group(ratings, cats, informative)
     A = _design(cats, "rsm")
@@ -149,8 +147,6 @@ def fit_rater_model(ratings: Ratings) -> TauModel:
     severities ``beta_j`` (sum 0) with S.E.s from the conditional information, paper measures
     by Warm's WLE, fair average for the rater with ``beta = 0``.  Raises MethodError where CML
     cannot be fitted (one rater per paper, unlinked raters, nothing estimable)."""
-    from ..methods.cml import ConditionalPCM
-
     if ratings.max_raters_per_paper() < 2:
         raise MethodError("needs two or more raters per paper")
     try:
@@ -171,8 +167,6 @@ def _marginal_rater_model(ratings: Ratings, cml_error) -> RaterModel:
     (e.g. 2+ designs whose remaining pairs never differ by more than a point: no paper informs the
     conditional likelihood).  MML always returns estimates for linked raters; unlinked raters
     raise :class:`MethodError` naming them."""
-    from ..methods.mml import MarginalRaterModel
-
     est = MarginalRaterModel(model="rsm", fair="average-rater").fit(ratings)
     model = from_estimator(est, ratings)
     model.name = "rating scale model by marginal ML (MFRM), paper measures by EAP"
@@ -193,8 +187,6 @@ def from_estimator(est, ratings: Ratings) -> RaterModel:
     (papers at an extreme score), ``thresholds_`` and ``notes_``."""
     if hasattr(est, "rater_model"):
         return est.rater_model(ratings)
-    from ..methods.quality import estimate_quality
-
     se = getattr(est, "severity_se_", None)
     if se is None:
         se = est.se_
@@ -299,8 +291,6 @@ RATER_MODEL = "rating scale model by conditional ML (CML)"
 def report_and_model(ratings: Ratings, model: RaterModel | None = None, scale_low: int = 0):
     """``(RaterReport, model)``; model None when it could not be fitted (for reuse by the bias
     analysis and the Wright map without a second fit)."""
-    from ..fit_stats import fit_from_moments
-
     if model is None:
         try:
             model = fit_rater_model(ratings)

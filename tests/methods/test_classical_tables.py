@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import ratercal_cli
-from ratercal_cli.criteria import max_abs_diff, rmse, table_round
+from ratercal_cli.criteria import score_set, table_round
 from ratercal_cli.design import parse_code, table3_steps
 from ratercal_cli.generators.basic1990 import obsgen, pargen, truegen
 from ratercal_cli.methods import make_method
@@ -58,8 +58,9 @@ def regenerated():
             for m in METHODS:
                 adj = make_method(m, "faithful").fit_transform(ratings)
                 paper = read_singles(print_singles(adj.paper))
-                out[code, m, "rmse"] = table_round(rmse(paper, true))
-                out[code, m, "max"] = table_round(max_abs_diff(paper, true))
+                c = score_set(paper, true)
+                out[code, m, "rmse"] = table_round(c["rmse"])
+                out[code, m, "max"] = table_round(c["maxdiff"])
     return out
 
 
