@@ -179,14 +179,20 @@ def _faithful_numerators(u, drow):
     # becomes inf, the likelihoods compare as neither rising nor falling and the
     # search halves del.  It never happens on the 1990 data sets.
     with np.errstate(over="ignore", invalid="ignore"):
-        ex = np.exp(u[None] - drow)
+        ex = np.subtract(u[None], drow, dtype=F32)
+        np.exp(ex, out=ex)
         e = np.empty((m + 1,) + u.shape, dtype=F32)
         e[0] = F32(1.0)
+        flat = e.reshape(m + 1, -1)
         for j in range(1, m + 1):
             np.multiply(e[j - 1], ex[j - 1], out=e[j])
-            big = e[j] > FAITHFUL_BIG
-            if big.any():  # dividing by 1 is exact: only the flagged columns change
-                e[: j + 1] /= np.where(big, FAITHFUL_BIG, F32(1))
+            big = flat[j] > FAITHFUL_BIG
+            cols = np.flatnonzero(big)
+            if cols.size * 8 < big.size:  # few columns: divide only those
+                if cols.size:
+                    flat[: j + 1, cols] /= FAITHFUL_BIG
+            else:  # dividing by 1 is exact: only the flagged columns change
+                flat[: j + 1] /= np.where(big, FAITHFUL_BIG, F32(1))
         t = e[0].copy()
         for j in range(1, m + 1):
             t += e[j]
@@ -210,6 +216,35 @@ def faithful_quality(d, rater_pad, score_pad, eps=FAITHFUL_EPS):
     :func:`padded_by_paper`.  Returns ``(cen, iterations)``, ``cen`` float32 per paper.
     """
     d = np.asarray(d, dtype=F32)
+    # papers rated by the same raters in the same order with the same scores search alike:
+    # search each distinct paper once
+    first, inverse = _distinct_rows(rater_pad, score_pad)
+    if first is not None and first.size < 0.9 * rater_pad.shape[0]:
+        cen, it = _faithful_search(d, rater_pad[first], score_pad[first], eps)
+        return cen[inverse], it
+    return _faithful_search(d, rater_pad, score_pad, eps)
+
+
+def _distinct_rows(rater_pad, score_pad):
+    """``(first, inverse)`` of the distinct rows of ``(rater_pad, score_pad)`` (as
+    ``np.unique(..., return_index=True, return_inverse=True)``), through one int64 key per
+    row; ``(None, None)`` when the key would not fit in 62 bits."""
+    if not rater_pad.size:
+        return None, None
+    radix_r = int(rater_pad.max()) + 2
+    radix_s = int(score_pad.max()) + 2
+    if rater_pad.min() < -1 or score_pad.min() < -1 or \
+            rater_pad.shape[1] * np.log2(float(radix_r) * radix_s) > 62:
+        return None, None
+    key = np.zeros(rater_pad.shape[0], dtype=np.int64)
+    for j in range(rater_pad.shape[1]):
+        key = (key * radix_r + (rater_pad[:, j] + 1)) * radix_s + (score_pad[:, j] + 1)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def _faithful_search(d, rater_pad, score_pad, eps):
+    """The bracket search of :func:`faithful_quality` on every row given."""
     n_papers, k = rater_pad.shape
     m_steps = d.shape[1]
     cen = np.zeros(n_papers, dtype=F32)
@@ -217,38 +252,46 @@ def faithful_quality(d, rater_pad, score_pad, eps=FAITHFUL_EPS):
     active = np.arange(n_papers)
     half_eps = eps / F32(2)
 
+    d_t = np.ascontiguousarray(d.T)  # (M, raters): the steps of the raters of many papers in one gather
+
     def likelihood(rows, u):
-        """p(i) for trial qualities ``u`` (A, n) of papers ``rows``."""
-        r, sc = rater_pad[rows], score_pad[rows]
+        """p(i) for trial qualities ``u`` (n, A) of papers ``rows``, (n, A).  Arrays are
+        laid out (category, trial, slot, paper), papers innermost, so every element-wise
+        step runs along one long contiguous axis."""
+        r, sc = rater_pad[rows].T, score_pad[rows].T                         # (k, A)
         ok = r >= 0
-        shape = ok.shape + (u.shape[1],)  # (A, k, n); e is (M+1, A, k, n)
-        drow = np.moveaxis(d[np.where(ok, r, 0)], -1, 0)[..., None]
+        n_u = u.shape[0]
+        shape = (n_u,) + r.shape                                             # (n, k, A)
+        drow = d_t[:, np.where(ok, r, 0)]                                    # (M, k, A)
         e, t = _faithful_numerators(np.broadcast_to(u[:, None, :], shape),
-                                    np.broadcast_to(drow, (m_steps,) + shape))
-        idx = np.broadcast_to(np.where(ok, sc, 0)[None, :, :, None], (1,) + shape)
-        es = np.take_along_axis(e, idx, axis=0)[0]
+                                    np.broadcast_to(drow[:, None], (m_steps,) + shape))
+        idx = np.broadcast_to(np.where(ok, sc, 0)[None, None], (1,) + shape)
+        es = np.take_along_axis(e, idx, axis=0)[0]                           # (n, k, A)
         p = np.ones(u.shape, dtype=F32)
         with np.errstate(over="ignore", invalid="ignore"):  # inf / inf: see _faithful_numerators
             for m in range(k):  # p(i) = p(i) * e(s) / T, left to right
-                p = np.where(ok[:, m, None], (p * es[:, m]) / t[:, m], p)
+                if ok[m].all():
+                    p = (p * es[:, m]) / t[:, m]
+                else:
+                    p = np.where(ok[m], (p * es[:, m]) / t[:, m], p)
         return p
 
     # The middle likelihood of an iteration is always one the previous iteration
     # computed at the same u (u(3) after a move up, u(1) after a move down, u(2)
     # after halving), so only the two ends are new.
-    pmid = likelihood(active, cen[:, None])[:, 0]
+    pmid = likelihood(active, cen[None, :])[0]
     it = 0
     while active.size:
         it += 1
         c, dd = cen[active], dl[active]
-        u = np.stack([c - dd, c + dd], axis=1)
+        u = np.stack([c - dd, c + dd])
         ends = likelihood(active, u)
-        p1, p2, p3 = ends[:, 0], pmid[active], ends[:, 1]
+        p1, p2, p3 = ends[0], pmid[active], ends[1]
         stop = np.abs(c) > F32(14)
         up = (p1 < p2) & (p2 < p3)
         down = ~up & (p1 > p2) & (p2 > p3)
         move = ~stop
-        new_c = np.where(up, u[:, 1], np.where(down, u[:, 0], c))
+        new_c = np.where(up, u[1], np.where(down, u[0], c))
         new_d = np.where(up | down, dd, dd / F32(2)).astype(F32)
         pmid[active] = np.where(up, p3, np.where(down, p1, p2))
         cen[active] = np.where(move, new_c, c)
@@ -379,7 +422,7 @@ def ml_quality(ratings: Ratings, delta, lo=0, hi=None, bound=15.0, estimator="ml
         hi = ratings.max_score
     theta, _, _ = estimate_quality(ratings.paper, ratings.rater, ratings.score, ratings.n_papers,
                                    pcm_tau(delta, lo, hi), method=QUALITY_METHOD[estimator],
-                                   bound=bound, tol=tol, max_iter=max_iter)
+                                   bound=bound, tol=tol, max_iter=max_iter, with_se=False)
     return theta
 
 

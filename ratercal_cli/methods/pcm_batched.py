@@ -74,19 +74,24 @@ def faithful_pair_batch(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
     sweeps = np.zeros(B, dtype=np.int64)
     one = F32(1.0)
     active = np.arange(B)
+    # the terms of every sweep, interleaved as the BASIC adds them: the -n2 and the 0.01 are
+    # the same each sweep, so they are written once (again when replications stop)
+    seq_f = np.empty((B, 2 * width, k), dtype=F32)
+    seq_f[:, 1::2] = n2_t
+    seq_f1 = np.empty((B, width + 1, k), dtype=F32)
+    seq_f1[:, 0] = F32(0.01)
+    big_a, gcols_a = big_t, gcols
     while active.size:
-        a_n = active.size
         da = d[active]
-        other = np.take(d.reshape(-1), gcols[active])                     # d(j, z) of each term
-        pi_t = one / (one + np.exp(da[:, None, :] - other))
-        t = big_t[active] * pi_t
-        seq_f = np.empty((a_n, 2 * width, k), dtype=F32)
-        seq_f[:, 0::2] = t
-        seq_f[:, 1::2] = n2_t[active]
+        other = np.take(d.reshape(-1), gcols_a)                           # d(j, z) of each term
+        pi_t = np.subtract(da[:, None, :], other, out=other)              # 1 / (1 + EXP(d - d)), in place
+        np.exp(pi_t, out=pi_t)
+        pi_t += one
+        np.divide(one, pi_t, out=pi_t)
+        t = np.multiply(big_a, pi_t, out=seq_f[:, 0::2])
         f = np.add.reduce(seq_f, axis=1, dtype=F32)
-        seq_f1 = np.empty((a_n, width + 1, k), dtype=F32)
-        seq_f1[:, 0] = F32(0.01)
-        seq_f1[:, 1:] = t * (one - pi_t)
+        np.subtract(one, pi_t, out=pi_t)
+        np.multiply(t, pi_t, out=seq_f1[:, 1:])
         f1 = np.add.reduce(seq_f1, axis=1, dtype=F32)
         a = da + f / f1
         dt = np.where(a < F32(-15), F32(-15), np.where(a > F32(15), F32(15), a)).astype(F32)
@@ -94,7 +99,11 @@ def faithful_pair_batch(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
         d[active] = dt
         sweeps[active] += 1
         done = (dmax < eps) | (sweeps[active] >= max_it)
-        active = active[~done]
+        if done.any():
+            keep = ~done
+            active = active[keep]
+            seq_f, seq_f1 = seq_f[keep], seq_f1[keep]
+            big_a, gcols_a = big_a[keep], gcols_a[keep]
     return d.reshape(B, nr, m)
 
 
@@ -141,7 +150,7 @@ def ml_quality_batch(batch, steps, lo, hi, bound=15.0, estimator="ml", tol=1e-10
     rater = np.arange(B)[:, None, None] * nr + batch.rater
     theta, _, _ = estimate_quality(paper.ravel(), rater.ravel(), batch.score.ravel(), B * n, tau,
                                    method=QUALITY_METHOD[estimator], bound=bound, tol=tol,
-                                   max_iter=max_iter)
+                                   max_iter=max_iter, with_se=False)
     return theta.reshape(B, n)
 
 
@@ -167,27 +176,54 @@ def _linked(batch):
 
 def _largest_components(graph, nodes, B, K):
     """Per replication, the nodes of the largest connected component of the undirected
-    block-diagonal ``graph`` among ``nodes`` (``(B, K)`` bool), weighted by degree as
+    graph ``graph`` ``(B, K, K)`` among ``nodes`` (``(B, K)`` bool), weighted by degree as
     :func:`~ratercal_cli.methods.pcm._fitted_steps` weighs them; ``unique`` is False where two
-    components tie (the estimator's own labelling then decides)."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    gi, gj = np.nonzero(graph.reshape(B * K, K))
-    rows = gi
-    cols = (gi // K) * K + gj
-    mat = csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(B * K, B * K))
-    n_comp, labels = connected_components(mat, directed=False)
-    deg = graph.sum(axis=2).astype(np.float64).reshape(-1)
-    weights = np.bincount(labels, weights=np.where(nodes.reshape(-1), deg, 0.0), minlength=n_comp)
-    lab = labels.reshape(B, K)
-    w_node = np.where(nodes, weights[lab], -1.0)
-    best = w_node.max(axis=1)
-    main = nodes & (w_node == best[:, None])
+    components tie (the estimator's own labelling then decides).  Components by label
+    propagation: every node takes the smallest label among itself and its neighbours until
+    nothing changes (each component then carries the number of its first node)."""
+    lab = np.broadcast_to(np.arange(K), (B, K)).copy()
+    while True:
+        new = np.minimum(lab, np.where(graph, lab[:, None, :], K).min(axis=2))
+        if np.array_equal(new, lab):
+            break
+        lab = new
+    rows = np.broadcast_to(np.arange(B)[:, None], (B, K))
+    weights = np.zeros((B, K))
+    np.add.at(weights, (rows, lab), np.where(nodes, graph.sum(axis=2), 0).astype(np.float64))
+    w_node = np.where(nodes, np.take_along_axis(weights, lab, axis=1), -1.0)
+    main = nodes & (w_node == w_node.max(axis=1)[:, None])
     # one component only: the nodes at the best weight all share a label
     first = np.take_along_axis(lab, np.argmax(main, axis=1)[:, None], axis=1)
     unique = np.all(~main | (lab == first), axis=1)
     return main & (lab == first), unique
+
+
+class _Pairs:
+    """The true entries of a stack of ``(k, k)`` masks ``(G, k, k)``, to gather and scatter
+    the entries of any subset of the stack (rows in increasing order) without scanning it."""
+
+    def __init__(self, mask, k):
+        self.k, self.G = k, mask.shape[0]
+        self.pos = np.flatnonzero(mask)                   # in the whole stack
+        self.row, local = np.divmod(self.pos, k * k)
+        self.i, self.j = np.divmod(local, k)
+        self.local = local
+        base = self.row * k
+        self.whole = (self.pos, base + self.i, base + self.j, self.pos)
+
+    def select(self, rows):
+        """``(flat, i, j, pos)`` for the sub-stack ``rows``: flat positions in it, the flat
+        positions of the two steps of each pair in its ``(len(rows), k)`` steps, and the
+        positions in the whole stack."""
+        if len(rows) == self.G:
+            return self.whole
+        rank = np.full(self.G, -1)
+        rank[rows] = np.arange(len(rows))
+        rank_row = rank[self.row]
+        sel = rank_row >= 0
+        rank_row = rank_row[sel]
+        base = rank_row * self.k
+        return rank_row * (self.k * self.k) + self.local[sel], base + self.i[sel], base + self.j[sel], self.pos[sel]
 
 
 def pair_newton_batch(wins, tol=1e-9, max_iter=100):
@@ -200,11 +236,22 @@ def pair_newton_batch(wins, tol=1e-9, max_iter=100):
         return d
     w = wins.astype(np.float64)
     n = wins + wins.transpose(0, 2, 1)
+    kk = k * k
+    # The terms of a pair never compared are +0 whatever the steps (a zero count times a
+    # finite number): only the others are computed, into arrays of zeros that the sums
+    # still add whole, in pair_newton's order, so the numbers are its numbers.
+    won, compared = _Pairs(w > 0, k), _Pairs(n > 0, k)
+    w_flat = w.reshape(-1)
 
-    def loglik(x, ww):
-        return -(ww * np.logaddexp(0.0, x[:, :, None] - x[:, None, :])).reshape(len(x), -1).sum(axis=1)
+    def loglik(x, rows):
+        """pair_newton's log-likelihood of steps ``x`` of the replications ``rows``."""
+        flat, i, j, pos = won.select(rows)
+        terms = np.zeros(len(rows) * kk)
+        xf = x.reshape(-1)
+        terms[flat] = w_flat[pos] * np.logaddexp(0.0, xf[i] - xf[j])
+        return -terms.reshape(len(rows), kk).sum(axis=1)
 
-    ll = loglik(d, w)
+    ll = loglik(d, np.arange(G))
     ones = np.full((k, k), 1.0 / k)
     diag = np.arange(k)
     active = np.arange(G)
@@ -212,7 +259,11 @@ def pair_newton_batch(wins, tol=1e-9, max_iter=100):
         if not active.size:
             break
         da, wa, na = d[active], w[active], n[active]
-        pi = 1.0 / (1.0 + np.exp(da[:, :, None] - da[:, None, :]))
+        flat, i, j, _ = compared.select(active)
+        pi = np.zeros(na.size)
+        dflat = da.reshape(-1)
+        pi[flat] = 1.0 / (1.0 + np.exp(dflat[i] - dflat[j]))
+        pi = pi.reshape(na.shape)
         grad = (na * pi).sum(axis=2) - wa.sum(axis=2)
         q = na * pi * (1.0 - pi)
         lap = np.zeros_like(q)
@@ -227,7 +278,7 @@ def pair_newton_batch(wins, tol=1e-9, max_iter=100):
         searching = np.arange(a_n)
         while searching.size:
             cand = da[searching] + t[searching, None] * step[searching]
-            cll = loglik(cand, wa[searching])
+            cll = loglik(cand, active[searching])
             new[searching], new_ll[searching] = cand, cll
             stop = (cll >= ll_a[searching] - 1e-12 * np.abs(ll_a[searching])) | (t[searching] < 1e-4)
             t[searching[~stop]] /= 2

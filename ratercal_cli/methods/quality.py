@@ -65,8 +65,9 @@ def log_category_probabilities(theta, tau):
     return eta
 
 
-def moments(p):
-    """Mean, variance, third and fourth central moments of a category distribution (..., K).
+def moments(p, order=4):
+    """Mean, variance, third and fourth central moments of a category distribution (..., K);
+    ``order=2``: the mean and variance only.
 
     Sums along the category axis (not a BLAS product, whose rounding depends on the shape of
     the whole array): a paper's moments do not depend on which other papers are in the call."""
@@ -74,6 +75,8 @@ def moments(p):
     m = np.sum(p * x, axis=-1)
     d = x - m[..., None]
     d2 = d * d
+    if order == 2:
+        return m, np.sum(p * d2, axis=-1)
     return m, np.sum(p * d2, axis=-1), np.sum(p * d2 * d, axis=-1), np.sum(p * d2 * d2, axis=-1)
 
 
@@ -110,7 +113,7 @@ def score_range(tau):
 
 
 def estimate_quality(paper, rater, score, n_papers, tau, method="wle", bound=None, tol=1e-10,
-                     max_iter=200):
+                     max_iter=200, with_se=True):
     """Quality of every paper by WLE (``method="wle"``) or MLE (``"mle"``).
 
     paper, rater, score : per-rating int arrays; tau : (J, K) cumulative parameters.
@@ -123,7 +126,8 @@ def estimate_quality(paper, rater, score, n_papers, tau, method="wle", bound=Non
     sets globally (``tau`` stacked) and pass ``bound``: each paper is solved as alone.
     Returns ``(theta, se, extreme)``: ``theta`` is nan for papers with no usable rating
     (0 with ``bound``); ``extreme`` is -1/+1 for papers at the lowest or highest total
-    their raters could give, 0 otherwise.
+    their raters could give, 0 otherwise; ``se`` is None with ``with_se=False`` (one pass
+    over the ratings fewer).
     """
     if method not in ("wle", "mle"):
         raise ValueError(f"method must be 'wle' or 'mle', not {method!r}")
@@ -164,11 +168,13 @@ def estimate_quality(paper, rater, score, n_papers, tau, method="wle", bound=Non
         (only the papers with ratings in ``sel`` are computed; the others are 0)."""
         pp, tr = (paper, tau_r) if sel is None else (paper[sel], tau_r[sel])
         p = category_probabilities(th[pp], tr)
+        if method == "mle":
+            m, v = moments(p, order=2)
+            info = np.bincount(pp, weights=v, minlength=n_papers)
+            return r - np.bincount(pp, weights=m, minlength=n_papers), -info, info
         m, v, m3, m4 = moments(p)
         E = np.bincount(pp, weights=m, minlength=n_papers)
         info = np.bincount(pp, weights=v, minlength=n_papers)
-        if method == "mle":
-            return r - E, -info, info
         J3 = np.bincount(pp, weights=m3, minlength=n_papers)
         K4 = np.bincount(pp, weights=m4 - 3.0 * v * v, minlength=n_papers)
         safe = np.maximum(info, 1e-100)
@@ -211,11 +217,12 @@ def estimate_quality(paper, rater, score, n_papers, tau, method="wle", bound=Non
         stop = done | (hi_b - lo_b < tol)
         theta = np.where(stop, theta, nxt)
         active &= ~stop
-    F, dF, info = f_and_df(theta)
-    se = 1.0 / np.sqrt(np.maximum(info, 1e-300))
+    se = None
+    if with_se:
+        _, _, info = f_and_df(theta)
+        se = 1.0 / np.sqrt(np.maximum(info, 1e-300))
     if method == "mle" and bound is None:
         theta = np.where(extreme < 0, -np.inf, np.where(extreme > 0, np.inf, theta))
-        se = np.where(extreme != 0, np.inf, se)
+        se = None if se is None else np.where(extreme != 0, np.inf, se)
     theta = np.where(rated, theta, np.nan if bound is None else 0.0)
-    se = np.where(rated, se, np.nan)
-    return theta, se, extreme
+    return theta, None if se is None else np.where(rated, se, np.nan), extreme
