@@ -95,7 +95,7 @@ def faithful_pair_batch(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
         f1 = np.add.reduce(seq_f1, axis=1, dtype=F32)
         a = da + f / f1
         dt = np.where(a < F32(-15), F32(-15), np.where(a > F32(15), F32(15), a)).astype(F32)
-        dmax = np.abs(dt - da).max(axis=1) if k else np.zeros(a_n, dtype=F32)
+        dmax = np.abs(dt - da).max(axis=1) if k else np.zeros(active.size, dtype=F32)
         d[active] = dt
         sweeps[active] += 1
         done = (dmax < eps) | (sweeps[active] >= max_it)
