@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pcm import (F32, FAITHFUL_EPS, FAITHFUL_MAX_IT, _faithful_numerators, faithful_quality)
+from .pcm import (F32, FAITHFUL_EPS, FAITHFUL_MAX_IT, _distinct_rows, _faithful_numerators, faithful_quality)
 from .quality import estimate_quality, expected_score, pcm_tau
 
 
@@ -146,12 +146,18 @@ def ml_quality_batch(batch, steps, lo, hi, bound=15.0, estimator="ml", tol=1e-10
     B, n, k = batch.rater.shape
     nr = steps.shape[1]
     tau = pcm_tau(steps, np.asarray(lo)[:, None], np.asarray(hi)[:, None]).reshape(B * nr, -1)
-    paper = (np.arange(B)[:, None, None] * n + np.arange(n)[None, :, None]).repeat(k, axis=2)
-    rater = np.arange(B)[:, None, None] * nr + batch.rater
-    theta, _, _ = estimate_quality(paper.ravel(), rater.ravel(), batch.score.ravel(), B * n, tau,
+    rater = (np.arange(B)[:, None, None] * nr + batch.rater).reshape(B * n, k)
+    score = batch.score.reshape(B * n, k)
+    # papers of a replication with the same raters in the same order and the same scores
+    # have the same quality: each distinct one is solved once
+    first, inverse = _distinct_rows(rater, score)
+    if first is not None:
+        rater, score = rater[first], score[first]
+    papers = rater.shape[0]
+    theta, _, _ = estimate_quality(np.arange(papers).repeat(k), rater.ravel(), score.ravel(), papers, tau,
                                    method=QUALITY_METHOD[estimator], bound=bound, tol=tol,
                                    max_iter=max_iter, with_se=False)
-    return theta.reshape(B, n)
+    return (theta if first is None else theta[inverse]).reshape(B, n)
 
 
 def _linked(batch):
@@ -352,10 +358,18 @@ def corrected_pcm_papers(batch):
         steps[b] = one.steps_
         lo[b], hi[b] = one.category_range_
     theta = ml_quality_batch(batch, steps, lo, hi, bound=est.theta_bound, estimator=est.estimator)
-    # expected score of every rater at each paper's quality, all replications at once
+    # expected score of every rater at each distinct quality of each replication, all at once
     tau = pcm_tau(steps, lo[:, None], hi[:, None])                      # (B, nr, M+1)
-    sc = expected_score(theta.reshape(B * n, 1), np.repeat(tau, n, axis=0))   # (B*n, nr)
-    P = sc.mean(axis=1).reshape(B, n)
+    rep = np.repeat(np.arange(B), n)
+    flat = theta.reshape(-1)
+    order = np.lexsort((flat.view(np.int64), rep))
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (rep[order][1:] != rep[order][:-1]) | (flat.view(np.int64)[order][1:] != flat.view(np.int64)[order][:-1])
+    first = order[new]                                                  # one paper per distinct (b, theta)
+    inverse = np.empty(order.size, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    sc = expected_score(flat[first][:, None], tau[rep[first]])          # (U, nr)
+    P = sc.mean(axis=1)[inverse].reshape(B, n)
     for b in failed:
         P[b] = np.nan
     return P, failed

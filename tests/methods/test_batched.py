@@ -144,3 +144,47 @@ def test_pair_steps_batch_are_the_estimators():
         assert np.array_equal(d[b], faithful._d32_)
         assert np.array_equal(steps[b], corrected.steps_)
         assert (lo[b], hi[b]) == corrected.category_range_
+
+
+def test_faithful_search_once_per_distinct_paper_is_the_search_of_every_paper():
+    """faithful_quality searches each distinct (raters, scores) row once: the same float32
+    CEN, bit for bit, as the bracket search run on every paper (1-rater 500-paper cell: over 80%
+    of its papers repeat another; 2 raters of 0-9: a few)."""
+    from ratercal_cli.methods.pcm import FAITHFUL_EPS, _distinct_rows, _faithful_search, faithful_quality
+    from ratercal_cli.methods.pcm_batched import faithful_pair_batch, pair_counts_batch
+
+    for code in ("1551", "2191"):
+        _, batch = _batch(code, (0, 1))
+        B, n, nr = batch.size, batch.n_papers, batch.n_raters
+        d = faithful_pair_batch(pair_counts_batch(batch, self_pairs=True)).reshape(B * nr, -1)
+        rows = (np.arange(B)[:, None, None] * nr + batch.rater).reshape(B * n, -1)
+        scores = batch.score.reshape(B * n, -1)
+        first, _ = _distinct_rows(rows, scores)
+        assert first.size < (0.2 if code == "1551" else 1.0) * B * n
+        cen, it = faithful_quality(d, rows, scores)
+        every, it_every = _faithful_search(d, rows, scores, FAITHFUL_EPS)
+        assert cen.tobytes() == every.tobytes() and it == it_every
+
+
+def test_largest_components_by_label_propagation_are_scipys():
+    """The comparison components of the corrected PCM's batched PAIR (label propagation) are
+    scipy's connected components, on random sparse graphs with ties and isolated nodes."""
+    from scipy.sparse.csgraph import connected_components
+
+    from ratercal_cli.methods.pcm_batched import _largest_components
+
+    rng = np.random.default_rng(7)
+    B, K = 40, 12
+    g = rng.random((B, K, K)) < rng.uniform(0.02, 0.3, (B, 1, 1))
+    g = g | g.transpose(0, 2, 1)
+    g[:, np.arange(K), np.arange(K)] = False
+    nodes = g.any(axis=2)
+    main, unique = _largest_components(g, nodes, B, K)
+    for b in range(B):
+        _, lab = connected_components(g[b], directed=False)
+        deg = g[b].sum(axis=1)
+        w = np.bincount(lab, weights=np.where(nodes[b], deg, 0))
+        best = np.flatnonzero(w == w[lab[nodes[b]]].max()) if nodes[b].any() else []
+        assert unique[b] == (len(best) <= 1)
+        if unique[b] and len(best):
+            assert np.array_equal(main[b], lab == best[0])
