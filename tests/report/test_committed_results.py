@@ -1,5 +1,6 @@
 """CI's check that results/denny1990/ is what `make reproduce` regenerates."""
 
+import pytest
 from support import ROOT
 
 from ratercal_cli.report import build_report
@@ -11,6 +12,7 @@ def _files(root):
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow  # over 0.8 s: `make test-slow` (CI) runs it
 def test_regenerated_faithful_report_equals_the_committed_one(faithful_run, tmp_path):
     out = tmp_path / "report"
     build_report(faithful_run.root, out, quiet=True)

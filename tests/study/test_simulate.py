@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 from support import CONFIG, published
 
@@ -71,6 +72,7 @@ def test_manifest_records_config_seeds_and_hashes(faithful_run):
     assert len(design["sets"]) == 32
 
 
+@pytest.mark.slow  # over 0.8 s: `make test-slow` (CI) runs it
 def test_run_manifest_lists_config_seeds_and_every_file(tmp_path):
     out = tmp_path / "run"
     assert CliRunner().invoke(cli, ["simulate", str(CONFIG), "--out", str(out), "--quiet"]).exit_code == 0
