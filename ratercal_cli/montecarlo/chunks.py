@@ -4,7 +4,6 @@ one block of rows per replication; a closing ``# end`` line), valid or computed 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,33 +55,37 @@ def read_chunk(path, spec_digest: str, chunk: Chunk):
         return None
     body = text[len(head):-len("# end\n")]
     lines = body.splitlines(keepends=True)
-    reps = set()
-    for line in lines:
-        parts = line.rstrip("\n").split(",")
-        if len(parts) != len(COLUMNS) or parts[0] != chunk.cell.code:
-            return None
-        reps.add(parts[1])
-    if reps != {str(k) for k in range(chunk.start, chunk.stop)}:
+    commas = len(COLUMNS) - 1
+    if any(line.count(",") != commas or not line.endswith("\n") for line in lines):
+        return None
+    fields = _fields(lines)
+    if set(fields[0::len(COLUMNS)]) - {chunk.cell.code}:
+        return None
+    if set(fields[1::len(COLUMNS)]) != {str(k) for k in range(chunk.start, chunk.stop)}:
         return None
     return lines
 
 
+def _fields(lines):
+    """The fields of CSV lines of :data:`COLUMNS` (no quoting: no field holds a comma), row
+    after row, as one flat list."""
+    if not lines:
+        return []
+    return "".join(lines).replace("\n", ",")[:-1].split(",")
+
+
 def parse_rows(lines):
-    """Rows (CSV lines of :data:`COLUMNS`, no header) -> dict of numpy arrays."""
-    sets, reps, variants, methods, errors = [], [], [], [], []
-    vals = []
-    for line in lines:
-        p = line.rstrip("\n").split(",")
-        sets.append(p[0])
-        reps.append(int(p[1]))
-        variants.append(p[2])
-        methods.append(p[3])
-        vals.append([float(x) if x else math.nan for x in p[4:4 + len(CRITERIA)]])
-        errors.append(p[-1])
-    out = {"set": np.array(sets, dtype=object), "replication": np.array(reps, dtype=np.int64),
-           "variant": np.array(variants, dtype=object), "method": np.array(methods, dtype=object),
-           "error": np.array(errors, dtype=object)}
-    v = np.array(vals, dtype=np.float64).reshape(len(vals), len(CRITERIA))
+    """Rows (CSV lines of :data:`COLUMNS`, no header) -> dict of numpy arrays (an empty
+    criterion is nan)."""
+    C = len(COLUMNS)
+    fields = _fields(lines)
+    out = {"set": np.array(fields[0::C], dtype=object),
+           "replication": np.array(fields[1::C], dtype=np.int64),
+           "variant": np.array(fields[2::C], dtype=object), "method": np.array(fields[3::C], dtype=object),
+           "error": np.array(fields[C - 1::C], dtype=object)}
     for i, c in enumerate(CRITERIA):
-        out[c] = v[:, i]
+        column = fields[4 + i::C]
+        if "" in column:
+            column = [x or "nan" for x in column]
+        out[c] = np.array(column, dtype=np.float64)
     return out

@@ -166,6 +166,35 @@ def test_damaged_or_stale_chunk_is_recomputed(serial_run, tmp_path):
     assert outputs(tmp_path / "run") == outputs(ref)
 
 
+def test_chunk_with_a_damaged_row_is_refused_and_rows_parse_back(serial_run, tmp_path):
+    """A chunk whose rows lost or gained a field, name another cell, or miss a replication is
+    not valid; a valid one parses back into the numbers its rows carry (empty = nan)."""
+    from ratercal_cli.montecarlo.chunks import parse_rows
+
+    cfg, _ = serial_run
+    run = MonteCarloRun(cfg, tmp_path / "run", chunk_size=2)
+    run.run(quiet=True)
+    ch = Chunk(cfg.cells[0], 0, 2)
+    path = run.chunk_dir / ch.relpath
+    good = path.read_text()
+    lines = read_chunk(path, run.digest, ch)
+    data = parse_rows(lines)
+    first = lines[0].rstrip("\n").split(",")
+    assert data["set"][0] == first[0] and data["replication"][0] == int(first[1])
+    for i, c in enumerate(CRITERIA):
+        want = float(first[4 + i]) if first[4 + i] else math.nan
+        assert data[c][0] == want or (math.isnan(want) and math.isnan(data[c][0]))
+    assert len(data["rmse"]) == len(lines)
+    row = lines[3]
+    f = row.split(",")
+    for bad in (row.replace(",", ",,", 1), row.replace(",", ";", 1), ",".join(["9999"] + f[1:]),
+                ",".join(f[:1] + ["7"] + f[2:])):
+        path.write_text(good.replace(row, bad, 1))
+        assert read_chunk(path, run.digest, ch) is None, bad
+    path.write_text(good.replace("".join(line for line in lines if line.split(",")[1] == "1"), ""))
+    assert read_chunk(path, run.digest, ch) is None                   # replication 1 missing
+
+
 def test_another_study_in_the_same_folder_is_refused(serial_run, tmp_path):
     _, cfg = small_config(tmp_path)
     MonteCarloRun(cfg, tmp_path / "run").run(quiet=True)
