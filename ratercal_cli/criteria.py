@@ -151,10 +151,13 @@ def score_sets(adjusted, true, cut: float | None = None) -> dict:
     if P.shape[1] >= 2:
         da = P - P.mean(axis=1, keepdims=True)
         db = T - T.mean(axis=1, keepdims=True)
+        num, sq = np.empty(P.shape[0]), np.empty(P.shape[0])
         for b in range(P.shape[0]):     # BLAS dot products on 1-d vectors: each row as on its own
-            denom = np.sqrt((da[b] @ da[b]) * (db[b] @ db[b]))
-            if denom != 0:
-                out["r"][b] = float(np.clip((da[b] @ db[b]) / denom, -1.0, 1.0))
+            num[b] = da[b] @ db[b]
+            sq[b] = (da[b] @ da[b]) * (db[b] @ db[b])
+        denom = np.sqrt(sq)
+        ok = denom != 0
+        out["r"][ok] = np.clip(num[ok] / denom[ok], -1.0, 1.0)
     if cut is not None:
         pp, pt = passes(P, cut), passes(T, cut)
         out.update(accuracy=np.mean(pp == pt, axis=1), pass_adjusted=np.mean(pp, axis=1),

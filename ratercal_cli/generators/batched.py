@@ -70,7 +70,9 @@ def _probabilities(theta, delta):
     p = np.zeros((m + 1,) + shape)
     for k in range(m):
         p[k + 1] = p[k] + (theta - delta[..., k])
-    big = np.abs(p).reshape(m + 1, shape[0], -1).max(axis=(0, 2)) > _RESCALE  # per replication
+    flat = p.reshape(m + 1, shape[0], -1)     # per replication: the largest |p| (max and -min)
+    big = np.maximum(np.maximum.reduce(flat, axis=0).max(axis=1),
+                     -np.minimum.reduce(flat, axis=0).min(axis=1)) > _RESCALE
     np.exp(p, out=p)
     p /= p.sum(axis=0)
     return p, big

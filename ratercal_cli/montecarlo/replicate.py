@@ -20,7 +20,7 @@ from ..methods import make_method
 from ..methods.apply import apply_methods, failure_reason
 from ..methods.batched import paper_scores
 from ..ratings import Ratings
-from .spec import CRITERIA, StudySpec, _num
+from .spec import CRITERIA, StudySpec, _num, _nums
 
 
 @dataclass
@@ -92,11 +92,12 @@ def chunk_rows(spec, cell, start, stop):
                 continue
             P, failed = paper_scores(code, variant, batch)
             crit = criteria.score_sets(P, T, cut)
+            text = [_nums(crit[name]) for name in CRITERIA]
             for b, rep in enumerate(reps):
                 head = [cell.code, str(rep), variant, code]
                 if b in failed:
                     msg = failure_reason(failed[b]).replace(",", ";")
                     out[b].append(head + [""] * len(CRITERIA) + [msg])
                 else:
-                    out[b].append(head + [_num(crit[name][b]) for name in CRITERIA] + [""])
+                    out[b].append(head + [t[b] for t in text] + [""])
     return out

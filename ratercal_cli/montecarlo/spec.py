@@ -55,6 +55,11 @@ def _num(x) -> str:
     return repr(x) if math.isfinite(x) else ("" if math.isnan(x) else repr(x))
 
 
+def _nums(values) -> list:
+    """:func:`_num` of every number of a 1-d array."""
+    return ["" if x != x else repr(x) for x in np.asarray(values, dtype=np.float64).tolist()]
+
+
 @dataclass(frozen=True)
 class StudySpec:
     """What a worker needs to make and score any replication (picklable, small)."""
