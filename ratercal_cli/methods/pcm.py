@@ -187,10 +187,12 @@ def _faithful_numerators(u, drow):
         for j in range(1, m + 1):
             np.multiply(e[j - 1], ex[j - 1], out=e[j])
             big = flat[j] > FAITHFUL_BIG
-            cols = np.flatnonzero(big)
-            if cols.size * 8 < big.size:  # few columns: divide only those
-                if cols.size:
-                    flat[: j + 1, cols] /= FAITHFUL_BIG
+            n_big = np.count_nonzero(big)
+            if not n_big:
+                continue
+            if n_big * 8 < big.size:  # few columns: divide only those
+                cols = np.flatnonzero(big)
+                flat[: j + 1, cols] /= FAITHFUL_BIG
             else:  # dividing by 1 is exact: only the flagged columns change
                 flat[: j + 1] /= np.where(big, FAITHFUL_BIG, F32(1))
         t = e[0].copy()
@@ -265,8 +267,9 @@ def _faithful_search(d, rater_pad, score_pad, eps):
         drow = d_t[:, np.where(ok, r, 0)]                                    # (M, k, A)
         e, t = _faithful_numerators(np.broadcast_to(u[:, None, :], shape),
                                     np.broadcast_to(drow[:, None], (m_steps,) + shape))
-        idx = np.broadcast_to(np.where(ok, sc, 0)[None, None], (1,) + shape)
-        es = np.take_along_axis(e, idx, axis=0)[0]                           # (n, k, A)
+        size = ok.size * n_u                                                 # e(s) of each column
+        pick = np.broadcast_to(np.where(ok, sc, 0) * size, shape).reshape(-1) + np.arange(size)
+        es = np.take(e.reshape(-1), pick).reshape(shape)                    # (n, k, A)
         p = np.ones(u.shape, dtype=F32)
         with np.errstate(over="ignore", invalid="ignore"):  # inf / inf: see _faithful_numerators
             for m in range(k):  # p(i) = p(i) * e(s) / T, left to right
