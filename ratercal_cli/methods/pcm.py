@@ -105,13 +105,14 @@ def pair_counts(ratings: Ratings, self_pairs: bool) -> np.ndarray:
 
 
 def _step_pair_matrices(counts):
-    """``(N1, N2)`` of shape ``(nr*M, nr*M)``: rows step (i, x), columns step (j, z),
-    both in the BASIC's loop order (rater outer, step inner);
-    ``N1 = n[i, x-1, j, z]``, ``N2 = n[i, x, j, z-1]`` (``N2`` = wins of row over column)."""
-    nr, m1 = counts.shape[0], counts.shape[1]
+    """``(N1, N2)`` of shape ``(..., nr*M, nr*M)`` from counts ``(..., nr, M+1, nr, M+1)``:
+    rows step (i, x), columns step (j, z), both in the BASIC's loop order (rater outer, step
+    inner); ``N1 = n[i, x-1, j, z]``, ``N2 = n[i, x, j, z-1]`` (``N2`` = wins of row over column)."""
+    nr, m1 = counts.shape[-4], counts.shape[-3]
     m = m1 - 1
-    n1 = counts[:, 0:m, :, 1:m1].reshape(nr * m, nr * m)
-    n2 = counts[:, 1:m1, :, 0:m].reshape(nr * m, nr * m)
+    lead = counts.shape[:-4]
+    n1 = counts[..., 0:m, :, 1:m1].reshape(lead + (nr * m, nr * m))
+    n2 = counts[..., 1:m1, :, 0:m].reshape(lead + (nr * m, nr * m))
     return n1, n2
 
 
@@ -119,7 +120,8 @@ def _step_pair_matrices(counts):
 # faithful: PCM.BAS in float32
 # ---------------------------------------------------------------------------------
 def faithful_pair(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
-    """PCM.BAS's PAIR sweeps on ``counts`` (from ``pair_counts(..., self_pairs=True)``).
+    """PCM.BAS's PAIR sweeps on ``counts`` (from ``pair_counts(..., self_pairs=True)``, or a
+    stack ``(B, ...)`` of them: the Monte Carlo replications of a cell).
 
     Per sweep, for every ``(i, x)`` from the previous sweep's ``d``::
 
@@ -130,38 +132,72 @@ def faithful_pair(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
             F = F + bign * pi - n2: f1 = f1 + bign * pi * (1 - pi)
         a = d(i, x) + F / f1: dt(i, x) = a clipped to [-15, 15]
 
-    then ``d = dt`` and stop when ``max |dt - d| < eps`` or after ``max_it`` sweeps.
-    Singles throughout; the sums run in the BASIC's order (a float32 cumulative sum
-    over the interleaved terms ``bign*pi, -n2``), so the result matches a literal loop.
-    Returns ``(d, sweeps, max_change)`` with ``d`` float32 ``(n_raters, M)``.
+    then ``d = dt`` and stop when ``max |dt - d| < eps`` or after ``max_it`` sweeps (each
+    data set of a stack at its own sweep).  Singles throughout, the sums in the BASIC's
+    order: a pair of steps never compared adds ``+0`` to a sum that is never ``-0``, which
+    changes nothing, so only the compared pairs are kept, in the BASIC's order (padded at
+    the end with more ``+0``), and each sum is a reduction over the outer axis of the
+    interleaved terms ``bign*pi, -n2``: one addition after the other, as the BASIC adds.
+    Returns ``(d, sweeps, max_change)``: ``d`` float32 ``(n_raters, M)`` (``(B, n_raters,
+    M)``, with per-data-set arrays of sweeps and changes, for a stack).
     """
-    nr, m = counts.shape[0], counts.shape[1] - 1
+    counts = np.asarray(counts)
+    single = counts.ndim == 4
+    if single:
+        counts = counts[None]
+    B, nr, m = counts.shape[0], counts.shape[1], counts.shape[2] - 1
     n1, n2 = _step_pair_matrices(counts)
+    k = nr * m
     bign = (n1 + n2).astype(F32)
     neg_n2 = (-n2).astype(F32)
-    k = nr * m
-    d = np.zeros(k, dtype=F32)
-    seq_f = np.empty((k, 2 * k), dtype=F32)
-    seq_f1 = np.empty((k, k + 1), dtype=F32)
-    seq_f1[:, 0] = F32(0.01)
+    nz = bign > 0
+    width = max(int(nz.sum(axis=2).max()) if k else 0, 1)
+    cols = np.argsort(~nz, axis=2, kind="stable")[:, :, :width]      # compared steps, in order
+    valid = np.take_along_axis(nz, cols, axis=2)
+    big_t = np.where(valid, np.take_along_axis(bign, cols, axis=2), F32(0)).transpose(0, 2, 1)
+    n2_t = np.where(valid, np.take_along_axis(neg_n2, cols, axis=2), F32(0)).transpose(0, 2, 1)
+    # flat index into d (B*K) of the other step of each term, (B, width, K)
+    gcols = np.ascontiguousarray(cols.transpose(0, 2, 1)) + (np.arange(B) * k)[:, None, None]
+    d = np.zeros((B, k), dtype=F32)
+    sweeps = np.zeros(B, dtype=np.int64)
+    change = np.full(B, np.inf, dtype=F32)
     one = F32(1.0)
-    sweeps, dmax = 0, F32(np.inf)
-    while True:
-        pi = one / (one + np.exp(d[:, None] - d[None, :]))
-        t = bign * pi
-        seq_f[:, 0::2] = t
-        seq_f[:, 1::2] = neg_n2
-        f = np.cumsum(seq_f, axis=1, dtype=F32)[:, -1]
-        seq_f1[:, 1:] = t * (one - pi)
-        f1 = np.cumsum(seq_f1, axis=1, dtype=F32)[:, -1]
-        a = d + f / f1
+    active = np.arange(B)
+    # the terms of every sweep, interleaved as the BASIC adds them: the -n2 and the 0.01 are
+    # the same each sweep, so they are written once (again when data sets stop)
+    seq_f = np.empty((B, 2 * width, k), dtype=F32)
+    seq_f[:, 1::2] = n2_t
+    seq_f1 = np.empty((B, width + 1, k), dtype=F32)
+    seq_f1[:, 0] = F32(0.01)
+    big_a, gcols_a = big_t, gcols
+    while active.size:
+        da = d[active]
+        other = np.take(d.reshape(-1), gcols_a)                           # d(j, z) of each term
+        pi_t = np.subtract(da[:, None, :], other, out=other)              # 1 / (1 + EXP(d - d)), in place
+        np.exp(pi_t, out=pi_t)
+        pi_t += one
+        np.divide(one, pi_t, out=pi_t)
+        t = np.multiply(big_a, pi_t, out=seq_f[:, 0::2])
+        f = np.add.reduce(seq_f, axis=1, dtype=F32)
+        np.subtract(one, pi_t, out=pi_t)
+        np.multiply(t, pi_t, out=seq_f1[:, 1:])
+        f1 = np.add.reduce(seq_f1, axis=1, dtype=F32)
+        a = da + f / f1
         dt = np.where(a < F32(-15), F32(-15), np.where(a > F32(15), F32(15), a)).astype(F32)
-        dmax = np.abs(dt - d).max() if k else F32(0)
-        d = dt
-        sweeps += 1
-        if dmax < eps or sweeps >= max_it:
-            break
-    return d.reshape(nr, m), sweeps, float(dmax)
+        dmax = np.abs(dt - da).max(axis=1) if k else np.zeros(active.size, dtype=F32)
+        d[active] = dt
+        sweeps[active] += 1
+        change[active] = dmax
+        done = (dmax < eps) | (sweeps[active] >= max_it)
+        if done.any():
+            keep = ~done
+            active = active[keep]
+            seq_f, seq_f1 = seq_f[keep], seq_f1[keep]
+            big_a, gcols_a = big_a[keep], gcols_a[keep]
+    d = d.reshape(B, nr, m)
+    if single:
+        return d[0], int(sweeps[0]), float(change[0])
+    return d, sweeps, change
 
 
 def _faithful_numerators(u, drow):
@@ -310,20 +346,27 @@ def faithful_expected(d, cen):
         sc(i) = 0: FOR L = 1 TO mp: sc(i) = sc(i) + e(L) / T * L
         ave = ave + sc(i)     ... PRINT #2, ave / nj
 
-    Returns ``(sc, paper)``: ``sc`` ``(n_papers, n_raters)``, ``paper = ave / nj``.
+    ``d`` ``(n_raters, M)`` and ``cen`` ``(n_papers,)``, or stacks ``(B, n_raters, M)`` and
+    ``(B, n_papers)``.  Returns ``(sc, paper)``: ``sc`` ``(..., n_papers, n_raters)``,
+    ``paper = ave / nj`` ``(..., n_papers)``.
     """
     d = np.asarray(d, dtype=F32)
-    nr, m = d.shape
     cen = np.asarray(cen, dtype=F32)
-    u = np.broadcast_to(cen[:, None], (cen.size, nr))
-    e, t = _faithful_numerators(u, np.broadcast_to(d.T[:, None, :], (m, cen.size, nr)))
-    sc = np.zeros(u.shape, dtype=F32)
+    single = d.ndim == 2
+    if single:
+        d, cen = d[None], cen[None]
+    B, nr, m = d.shape
+    shape = (B, nr, cen.shape[1])                                   # papers innermost
+    e, t = _faithful_numerators(np.broadcast_to(cen[:, None, :], shape),
+                                np.broadcast_to(np.transpose(d, (2, 0, 1))[..., None], (m,) + shape))
+    sc = np.zeros(shape, dtype=F32)
     for j in range(1, m + 1):
         sc += (e[j] / t) * F32(j)
-    ave = np.zeros(cen.size, dtype=F32)
+    ave = np.zeros((B, shape[2]), dtype=F32)
     for i in range(nr):
         ave += sc[:, i]
-    return sc, (ave / F32(nr)).astype(F32)
+    sc, paper = sc.transpose(0, 2, 1), (ave / F32(nr)).astype(F32)
+    return (sc[0], paper[0]) if single else (sc, paper)
 
 
 # ---------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pcm import (F32, FAITHFUL_EPS, FAITHFUL_MAX_IT, _distinct_rows, _faithful_numerators, faithful_quality)
+from .pcm import _distinct_rows, _step_pair_matrices, faithful_expected, faithful_pair, faithful_quality
 from .quality import estimate_quality, expected_score, pcm_tau
 
 
@@ -38,99 +38,15 @@ def pair_counts_batch(batch, self_pairs):
     return flat.reshape(B, nr, m1, nr, m1)
 
 
-def step_pair_matrices_batch(counts):
-    """``(N1, N2)`` of :func:`~ratercal_cli.methods.pcm._step_pair_matrices`, per replication."""
-    B, nr, m1 = counts.shape[0], counts.shape[1], counts.shape[2]
-    m = m1 - 1
-    n1 = counts[:, :, 0:m, :, 1:m1].reshape(B, nr * m, nr * m)
-    n2 = counts[:, :, 1:m1, :, 0:m].reshape(B, nr * m, nr * m)
-    return n1, n2
-
-
-def faithful_pair_batch(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
-    """:func:`~ratercal_cli.methods.pcm.faithful_pair` on a stack of counts: the same
-    float32 sweeps, each replication frozen once it stops.  Returns ``d`` float32
-    ``(B, nr, M)``.
-
-    PCM.BAS adds ``bign * pi`` and ``-n2`` over every step ``(j, z)``; a pair of steps never
-    compared adds ``+0`` to a sum that is never ``-0``, which changes nothing, so only the
-    compared pairs are kept, in the BASIC's order (padded at the end with more ``+0``), and
-    each sum is a reduction over the outer axis of the transposed terms: one addition after
-    the other, as the BASIC and ``faithful_pair``'s cumulative sum do."""
-    B, nr, m = counts.shape[0], counts.shape[1], counts.shape[2] - 1
-    n1, n2 = step_pair_matrices_batch(counts)
-    k = nr * m
-    bign = (n1 + n2).astype(F32)
-    neg_n2 = (-n2).astype(F32)
-    nz = bign > 0
-    width = max(int(nz.sum(axis=2).max()) if k else 0, 1)
-    cols = np.argsort(~nz, axis=2, kind="stable")[:, :, :width]      # compared steps, in order
-    valid = np.take_along_axis(nz, cols, axis=2)
-    big_t = np.where(valid, np.take_along_axis(bign, cols, axis=2), F32(0)).transpose(0, 2, 1)
-    n2_t = np.where(valid, np.take_along_axis(neg_n2, cols, axis=2), F32(0)).transpose(0, 2, 1)
-    # flat index into d (B*K) of the other step of each term, (B, width, K)
-    gcols = np.ascontiguousarray(cols.transpose(0, 2, 1)) + (np.arange(B) * k)[:, None, None]
-    d = np.zeros((B, k), dtype=F32)
-    sweeps = np.zeros(B, dtype=np.int64)
-    one = F32(1.0)
-    active = np.arange(B)
-    # the terms of every sweep, interleaved as the BASIC adds them: the -n2 and the 0.01 are
-    # the same each sweep, so they are written once (again when replications stop)
-    seq_f = np.empty((B, 2 * width, k), dtype=F32)
-    seq_f[:, 1::2] = n2_t
-    seq_f1 = np.empty((B, width + 1, k), dtype=F32)
-    seq_f1[:, 0] = F32(0.01)
-    big_a, gcols_a = big_t, gcols
-    while active.size:
-        da = d[active]
-        other = np.take(d.reshape(-1), gcols_a)                           # d(j, z) of each term
-        pi_t = np.subtract(da[:, None, :], other, out=other)              # 1 / (1 + EXP(d - d)), in place
-        np.exp(pi_t, out=pi_t)
-        pi_t += one
-        np.divide(one, pi_t, out=pi_t)
-        t = np.multiply(big_a, pi_t, out=seq_f[:, 0::2])
-        f = np.add.reduce(seq_f, axis=1, dtype=F32)
-        np.subtract(one, pi_t, out=pi_t)
-        np.multiply(t, pi_t, out=seq_f1[:, 1:])
-        f1 = np.add.reduce(seq_f1, axis=1, dtype=F32)
-        a = da + f / f1
-        dt = np.where(a < F32(-15), F32(-15), np.where(a > F32(15), F32(15), a)).astype(F32)
-        dmax = np.abs(dt - da).max(axis=1) if k else np.zeros(active.size, dtype=F32)
-        d[active] = dt
-        sweeps[active] += 1
-        done = (dmax < eps) | (sweeps[active] >= max_it)
-        if done.any():
-            keep = ~done
-            active = active[keep]
-            seq_f, seq_f1 = seq_f[keep], seq_f1[keep]
-            big_a, gcols_a = big_a[keep], gcols_a[keep]
-    return d.reshape(B, nr, m)
-
-
-def faithful_expected_batch(d, cen):
-    """:func:`~ratercal_cli.methods.pcm.faithful_expected` with each replication's steps:
-    ``d`` float32 ``(B, nr, M)``, ``cen`` float32 ``(B, n)``; returns ``sc`` ``(B, n, nr)``."""
-    B, nr, m = d.shape
-    n = cen.shape[1]
-    u = np.broadcast_to(cen.reshape(B * n)[:, None], (B * n, nr))
-    drow = np.broadcast_to(np.transpose(d, (2, 0, 1))[:, :, None, :], (m, B, n, nr)).reshape(m, B * n, nr)
-    e, t = _faithful_numerators(u, drow)
-    sc = np.zeros(u.shape, dtype=F32)
-    for j in range(1, m + 1):
-        sc += (e[j] / t) * F32(j)
-    return sc.reshape(B, n, nr)
-
-
 def faithful_pcm_papers(batch):
     """Paper scores of the faithful PCM (PCM.BAS) for every replication, ``(B, n)``."""
     B, n, nr = batch.size, batch.n_papers, batch.n_raters
-    d = faithful_pair_batch(pair_counts_batch(batch, self_pairs=True))
+    d, _, _ = faithful_pair(pair_counts_batch(batch, self_pairs=True))
     # every paper of every replication at once, each with its own replication's steps
     r_glob = (np.arange(B)[:, None, None] * nr + batch.rater).reshape(B * n, -1)
     cen, _ = faithful_quality(d.reshape(B * nr, -1), r_glob, batch.score.reshape(B * n, -1))
-    sc = faithful_expected_batch(d, cen.reshape(B, n))
-    ave = np.cumsum(sc.astype(F32), axis=2, dtype=F32)[:, :, -1]
-    return (ave / F32(nr)).astype(np.float64)
+    _, paper = faithful_expected(d, cen.reshape(B, n))
+    return paper.astype(np.float64)
 
 
 # ----------------------------------------------------------------------------- corrected
@@ -306,7 +222,7 @@ def corrected_steps_batch(batch, smoothing=1.0, tol=1e-9, max_iter=100):
     B, nr, m = batch.size, batch.n_raters, batch.max_score
     K = nr * m
     ok = _linked(batch)
-    _, wins = step_pair_matrices_batch(pair_counts_batch(batch, self_pairs=False))
+    _, wins = _step_pair_matrices(pair_counts_batch(batch, self_pairs=False))
     used = np.zeros((B, m + 1), dtype=bool)
     used[np.broadcast_to(np.arange(B)[:, None, None], batch.score.shape), batch.score] = True
     lo = np.argmax(used, axis=1)

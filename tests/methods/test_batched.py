@@ -130,12 +130,14 @@ def test_ml_quality_batch_is_ml_quality_per_replication(estimator):
 
 
 def test_pair_steps_batch_are_the_estimators():
-    """Faithful PAIR sweeps and corrected PAIR Newton steps, batched, against the estimator's."""
-    from ratercal_cli.methods.pcm import PartialCreditModel
-    from ratercal_cli.methods.pcm_batched import corrected_steps_batch, faithful_pair_batch, pair_counts_batch
+    """Faithful PAIR sweeps of a stack of replications and corrected PAIR Newton steps, batched,
+    against the estimator's on each replication alone."""
+    from ratercal_cli.methods.pcm import PartialCreditModel, faithful_pair
+    from ratercal_cli.methods.pcm_batched import corrected_steps_batch, pair_counts_batch
 
     _, batch = _batch("3193")
-    d = faithful_pair_batch(pair_counts_batch(batch, self_pairs=True))
+    d, sweeps, _ = faithful_pair(pair_counts_batch(batch, self_pairs=True))     # the stack of replications
+    assert sweeps.shape == (batch.size,)
     steps, lo, hi, ok = corrected_steps_batch(batch)
     assert ok.all()
     for b in range(batch.size):
@@ -150,13 +152,13 @@ def test_faithful_search_once_per_distinct_paper_is_the_search_of_every_paper():
     """faithful_quality searches each distinct (raters, scores) row once: the same float32
     CEN, bit for bit, as the bracket search run on every paper (1-rater 500-paper cell: over 80%
     of its papers repeat another; 2 raters of 0-9: a few)."""
-    from ratercal_cli.methods.pcm import FAITHFUL_EPS, _distinct_rows, _faithful_search, faithful_quality
-    from ratercal_cli.methods.pcm_batched import faithful_pair_batch, pair_counts_batch
+    from ratercal_cli.methods.pcm import FAITHFUL_EPS, _distinct_rows, _faithful_search, faithful_pair, faithful_quality
+    from ratercal_cli.methods.pcm_batched import pair_counts_batch
 
     for code in ("1551", "2191"):
         _, batch = _batch(code, (0, 1))
         B, n, nr = batch.size, batch.n_papers, batch.n_raters
-        d = faithful_pair_batch(pair_counts_batch(batch, self_pairs=True)).reshape(B * nr, -1)
+        d = faithful_pair(pair_counts_batch(batch, self_pairs=True))[0].reshape(B * nr, -1)
         rows = (np.arange(B)[:, None, None] * nr + batch.rater).reshape(B * n, -1)
         scores = batch.score.reshape(B * n, -1)
         first, _ = _distinct_rows(rows, scores)
