@@ -1,11 +1,13 @@
-"""CML fit of the PCM (and RSM) on the 500-paper 0-9 two-raters-per-paper set, against psychotools.
+"""CML fit of the PCM (and RSM), and the PAIR-PCM, on the 500-paper 0-9 two-raters-per-paper set, against psychotools.
 
     .venv/bin/python benchmarks/bench_cml.py [--repeat N]
 
 Times ``fit_cml`` (best of N) and, when ``Rscript`` with psychotools is installed, psychotools'
 ``pcmodel``/``rsmodel`` on the same file (patched as in tests/results/make_r_references.R);
 without R it reports the stored reference timing from tests/results/psychotools_fits_500x2_0-9.csv.
-Exits 1 if the CML PCM fit is not at least 10 times faster than pcmodel.
+The corrected PAIR-PCM (the study's PCM: pairwise steps, ML qualities, expected scores) is
+timed on the same file, fit and transform.  Exits 1 if the CML PCM fit is not at least 10
+times faster than pcmodel.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from ratercal_cli.methods.cml import ConditionalPCM, fit_cml  # noqa: E402
+from ratercal_cli.methods.pcm import PartialCreditModel  # noqa: E402
 from ratercal_cli.ratings import Ratings  # noqa: E402
 
 DATA = ROOT / "tests" / "results" / "cml_500x2_0-9.csv"
@@ -92,18 +95,21 @@ def main():
     pcm_best, pcm_med = best_of(lambda: fit_cml(data, model="pcm"), args.repeat)
     rsm_best, rsm_med = best_of(lambda: fit_cml(data, model="rsm"), args.repeat)
     full_best, _ = best_of(lambda: ConditionalPCM().fit_transform(data), args.repeat)
+    pair_best, pair_med = best_of(lambda: PartialCreditModel("corrected").fit_transform(data), args.repeat)
     r_pcm, r_rsm, source = r_timing()
     print(f"data: {DATA.relative_to(ROOT)} ({data.n_papers} papers, {data.n_ratings} ratings, scale 0-{data.max_score})")
     print(f"ratercal fit_cml PCM      best {pcm_best:7.3f} s  median {pcm_med:7.3f} s")
     print(f"ratercal fit_cml RSM      best {rsm_best:7.3f} s  median {rsm_med:7.3f} s")
     print(f"ratercal CML fit+fair     best {full_best:7.3f} s  (CML PCM, WLE qualities, infit/outfit, fair scores)")
+    print(f"ratercal PAIR-PCM         best {pair_best:7.3f} s  median {pair_med:7.3f} s  (corrected: fit + transform)")
     print(f"psychotools pcmodel       {r_pcm:7.3f} s  rsmodel {r_rsm:7.3f} s  [{source}]")
     ratio = r_pcm / pcm_best
     with open(STORED) as f:
         erm = {r["fit"]: float(r["seconds"]) for r in csv.DictReader(f)}.get("eRm_PCM_patched")
     if erm:
         print(f"eRm PCM (patched)         {erm:7.3f} s  [stored; too slow to rerun here]")
-    print(f"speed-up over pcmodel: {ratio:.1f}x (target >= 10x); RSM {r_rsm / rsm_best:.1f}x")
+    print(f"speed-up over pcmodel: {ratio:.1f}x (target >= 10x); RSM {r_rsm / rsm_best:.1f}x; "
+          f"PAIR-PCM {r_pcm / pair_best:.1f}x")
     return 0 if ratio >= 10 else 1
 
 
