@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_montecarlo import reference_path
+
 ROOT = Path(__file__).resolve().parents[1]
 RATERCAL = [str(Path(sys.executable).with_name("ratercal"))]
 # Python's bytecode cache on, as a user has it (a PYTHONDONTWRITEBYTECODE=1 environment would
@@ -43,32 +45,51 @@ def report(name, seconds, target, unit="s"):
     print(f"{name:<62} {seconds:8.3f} {unit}   (target < {target} {unit})  {ok}")
 
 
-def faithful_study(tmp, repeat=5):
+def _cli(code_root):
+    """The ``ratercal`` command of the package under ``code_root`` (a fresh interpreter whose
+    ``sys.path`` starts there): the same few lines as the console script."""
+    return [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = 'ratercal'; "
+            "from ratercal_cli.cli import main; main()", str(code_root)]
+
+
+def faithful_study(tmp, repeat=5, reference=None):
     """Issue 11: the three commands of the faithful study, then its report, each into a
-    fresh folder, as `make reproduce` runs them; best of ``repeat`` (wall seconds)."""
-    run, out = tmp / "faithful", tmp / "faithful-report"
-    steps = [RATERCAL + ["simulate", str(ROOT / "configs/denny1990.yaml"), "--out", str(run), "--quiet"],
-             RATERCAL + ["adjust", str(run), "--quiet"],
-             RATERCAL + ["score", str(run), "--quiet"]]
-    best_three, best_each, best_report = float("inf"), [float("inf")] * 3, float("inf")
+    fresh folder, as `make reproduce` runs them; best of ``repeat`` (wall seconds).  With a
+    ``reference`` checkout (the code before issue 11), its commands alternate with these, so
+    both meet the same load, and the ratio is printed too."""
+    codes = {"new": ROOT} if reference is None else {"new": ROOT, "old": reference}
+    best = {k: {"three": float("inf"), "each": [float("inf")] * 3, "report": float("inf")} for k in codes}
     for _ in range(repeat):
-        shutil.rmtree(run, ignore_errors=True)
-        shutil.rmtree(out, ignore_errors=True)
-        each = []
-        for cmd in steps:
+        for label, code in codes.items():
+            cli = _cli(code)
+            run, out = tmp / f"faithful-{label}", tmp / f"faithful-report-{label}"
+            shutil.rmtree(run, ignore_errors=True)
+            shutil.rmtree(out, ignore_errors=True)
+            each = []
+            for args in (["simulate", str(ROOT / "configs/denny1990.yaml"), "--out", str(run)],
+                         ["adjust", str(run)], ["score", str(run)]):
+                t0 = time.perf_counter()
+                subprocess.run(cli + args + ["--quiet"], check=True, stdout=subprocess.DEVNULL, cwd=str(ROOT))
+                each.append(time.perf_counter() - t0)
+            b = best[label]
+            b["three"] = min(b["three"], sum(each))
+            b["each"] = [min(x, y) for x, y in zip(b["each"], each)]
             t0 = time.perf_counter()
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-            each.append(time.perf_counter() - t0)
-        best_three = min(best_three, sum(each))
-        best_each = [min(a, b) for a, b in zip(best_each, each)]
-        t0 = time.perf_counter()
-        subprocess.run(RATERCAL + ["report", str(run), "--out", str(out), "--quiet"], check=True,
-                       stdout=subprocess.DEVNULL)
-        best_report = min(best_report, time.perf_counter() - t0)
+            subprocess.run(cli + ["report", str(run), "--out", str(out), "--quiet"], check=True,
+                           stdout=subprocess.DEVNULL, cwd=str(ROOT))
+            b["report"] = min(b["report"], time.perf_counter() - t0)
+    start = wall(_cli(ROOT) + ["--version"], repeat=5)
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; faithful study, best of {repeat}:")
-    report("faithful study: simulate + adjust + score, fresh run", best_three, 1.0)
-    print("    (best of each: simulate {:.3f} s, adjust {:.3f} s, score {:.3f} s)".format(*best_each))
-    report("faithful study: report --out DIR (tables and 8 figures)", best_report, 2.0)
+    new = best["new"]
+    report("faithful study: simulate + adjust + score, fresh run", new["three"], 1.0)
+    print("    (best of each: simulate {:.3f} s, adjust {:.3f} s, score {:.3f} s;".format(*new["each"])
+          + f" starting Python and ratercal: {start:.3f} s a command)")
+    report("faithful study: report --out DIR (tables and 8 figures)", new["report"], 2.0)
+    if reference is not None:
+        old = best["old"]
+        print(f"    the code before issue 11 ({reference.name}), same runs: simulate + adjust + score "
+              f"{old['three']:.3f} s ({old['three'] / new['three']:.2f}x the time), report {old['report']:.3f} s "
+              f"({old['report'] / new['report']:.2f}x)")
 
 
 def main():
@@ -99,7 +120,7 @@ def main():
             best = min(best, time.perf_counter() - t0)
         report("ratercal adjust + score, ten faithful methods, 32 sets", best, 3.0)
 
-        faithful_study(tmp)
+        faithful_study(tmp, reference=reference_path())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
