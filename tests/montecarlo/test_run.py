@@ -77,7 +77,7 @@ def test_jobs_2_gives_the_same_bytes(serial_run, tmp_path):
     assert outputs(tmp_path / "run") == outputs(ref)
 
 
-@pytest.mark.slow  # over 0.8 s: `make test-slow` (CI) runs it
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_dask_local_cluster_gives_the_same_bytes(serial_run, tmp_path):
     distributed = pytest.importorskip("distributed")
     cfg, ref = serial_run
@@ -110,7 +110,7 @@ def test_rows_are_in_config_order_and_complete(serial_run):
     assert all(r[-1] == "" for r in rows)            # no failed fit on these sets
 
 
-@pytest.mark.slow  # over 0.8 s: `make test-slow` (CI) runs it
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_killed_run_resumes_to_the_same_bytes(serial_run, tmp_path):
     """SIGKILL the CLI mid-way (after a few chunks), rerun it: finished chunks are kept as they
     were (same inode and mtime), the rest computed, and the summaries equal an unbroken run's."""

@@ -90,6 +90,7 @@ print(";".join(lv for _, f, lv in orders.pop() if f in ("raters", "papers")))
 """
 
 
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_level_order_does_not_depend_on_the_hash_seed():
     """Raters per paper 4, 5, 6, 10 have no entry in the known order: they follow it by number
     (10 after 6), whatever the order of the cells and the string hash seed (set iteration order)."""

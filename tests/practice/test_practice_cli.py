@@ -331,6 +331,7 @@ def test_adjust_run_dir_refuses_file_options(tmp_path, monkeypatch, option):
 
 
 # -- the rater report, agreement and the corrected study's advice in check ----------------
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_check_examples_rater_report_agreement_and_study(tmp_path):
     """The issue's done-when: ``check examples/ratings.csv --scale 0-5 --group-col grade``."""
     from pathlib import Path

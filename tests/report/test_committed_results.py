@@ -12,7 +12,7 @@ def _files(root):
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.slow  # over 0.8 s: `make test-slow` (CI) runs it
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_regenerated_faithful_report_equals_the_committed_one(faithful_run, tmp_path):
     out = tmp_path / "report"
     build_report(faithful_run.root, out, quiet=True)

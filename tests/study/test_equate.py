@@ -18,7 +18,7 @@ def _generated_files(root):
             for stage in ("pargen", "truegen", "obsgen") for p in sorted(root.glob(f"*/{stage}/*"))}
 
 
-@pytest.mark.slow  # over 0.8 s: `make test-slow` (CI) runs it
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_serial_and_forked_equate_write_identical_files(faithful_run, tmp_path):
     run = Run.create(CONFIG, tmp_path / "serial")
     runner = run_stage(run, "obsgen", quiet=True, jobs=1)

@@ -58,7 +58,7 @@ def test_every_config_goes_through_the_file_pipeline(config, tmp_path):
         assert f"variant `{v}`" in text and f"{len(codes)} data sets" in text
 
 
-@pytest.mark.slow  # over 0.8 s: `make test-slow` (CI) runs it
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_district_example_cells_are_read_from_the_design(tmp_path):
     """Issue 10, reproduction 1: set names that are not 1990 codes ('0-124-5-1') score and report."""
     run, out = tmp_path / "run", tmp_path / "report"

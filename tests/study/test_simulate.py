@@ -72,7 +72,7 @@ def test_manifest_records_config_seeds_and_hashes(faithful_run):
     assert len(design["sets"]) == 32
 
 
-@pytest.mark.slow  # over 0.8 s: `make test-slow` (CI) runs it
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_run_manifest_lists_config_seeds_and_every_file(tmp_path):
     out = tmp_path / "run"
     assert CliRunner().invoke(cli, ["simulate", str(CONFIG), "--out", str(out), "--quiet"]).exit_code == 0
@@ -103,6 +103,7 @@ def _tree(root):
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_simulate_is_deterministic_and_does_not_redo_fresh_stages(tmp_path):
     runner = CliRunner()
     a, b = tmp_path / "a", tmp_path / "b"
@@ -116,6 +117,7 @@ def test_simulate_is_deterministic_and_does_not_redo_fresh_stages(tmp_path):
     assert before == {p: p.stat().st_mtime_ns for p in a.rglob("*.csv")}
 
 
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_interrupted_run_resumes_to_the_same_files(tmp_path):
     runner = CliRunner()
     full, part = tmp_path / "full", tmp_path / "part"
