@@ -104,7 +104,7 @@ def pair_counts(ratings: Ratings, self_pairs: bool) -> np.ndarray:
     return flat.reshape(nr, m1, nr, m1)
 
 
-def _step_pair_matrices(counts):
+def step_pair_matrices(counts):
     """``(N1, N2)`` of shape ``(..., nr*M, nr*M)`` from counts ``(..., nr, M+1, nr, M+1)``:
     rows step (i, x), columns step (j, z), both in the BASIC's loop order (rater outer, step
     inner); ``N1 = n[i, x-1, j, z]``, ``N2 = n[i, x, j, z-1]`` (``N2`` = wins of row over column)."""
@@ -146,7 +146,7 @@ def faithful_pair(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
     if single:
         counts = counts[None]
     B, nr, m = counts.shape[0], counts.shape[1], counts.shape[2] - 1
-    n1, n2 = _step_pair_matrices(counts)
+    n1, n2 = step_pair_matrices(counts)
     k = nr * m
     bign = (n1 + n2).astype(F32)
     neg_n2 = (-n2).astype(F32)
@@ -256,14 +256,14 @@ def faithful_quality(d, rater_pad, score_pad, eps=FAITHFUL_EPS):
     d = np.asarray(d, dtype=F32)
     # papers rated by the same raters in the same order with the same scores search alike:
     # search each distinct paper once
-    first, inverse = _distinct_rows(rater_pad, score_pad)
+    first, inverse = distinct_rows(rater_pad, score_pad)
     if first is not None and first.size < 0.9 * rater_pad.shape[0]:
         cen, it = _faithful_search(d, rater_pad[first], score_pad[first], eps)
         return cen[inverse], it
     return _faithful_search(d, rater_pad, score_pad, eps)
 
 
-def _distinct_rows(rater_pad, score_pad):
+def distinct_rows(rater_pad, score_pad):
     """``(first, inverse)`` of the distinct rows of ``(rater_pad, score_pad)`` (as
     ``np.unique(..., return_index=True, return_inverse=True)``), through one int64 key per
     row; ``(None, None)`` when the key would not fit in 62 bits."""
@@ -552,7 +552,7 @@ class PartialCreditModel(RaterAdjuster):
         require_connected(ratings, "PCM")
         nr, m = ratings.n_raters, ratings.max_score
         counts = pair_counts(ratings, self_pairs=False)
-        _, wins = _step_pair_matrices(counts)
+        _, wins = step_pair_matrices(counts)
         used = np.flatnonzero(np.bincount(ratings.score, minlength=m + 1) > 0)
         lo, hi = (int(used[0]), int(used[-1])) if used.size else (0, m)
         # steps outside the used categories cannot be scored: leave them out of the fit

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pcm import _distinct_rows, _step_pair_matrices, faithful_expected, faithful_pair, faithful_quality
+from .pcm import distinct_rows, faithful_expected, faithful_pair, faithful_quality, step_pair_matrices
 from .quality import estimate_quality, expected_score, pcm_tau
 
 
@@ -66,7 +66,7 @@ def ml_quality_batch(batch, steps, lo, hi, bound=15.0, estimator="ml", tol=1e-10
     score = batch.score.reshape(B * n, k)
     # papers of a replication with the same raters in the same order and the same scores
     # have the same quality: each distinct one is solved once
-    first, inverse = _distinct_rows(rater, score)
+    first, inverse = distinct_rows(rater, score)
     if first is not None:
         rater, score = rater[first], score[first]
     papers = rater.shape[0]
@@ -222,7 +222,7 @@ def corrected_steps_batch(batch, smoothing=1.0, tol=1e-9, max_iter=100):
     B, nr, m = batch.size, batch.n_raters, batch.max_score
     K = nr * m
     ok = _linked(batch)
-    _, wins = _step_pair_matrices(pair_counts_batch(batch, self_pairs=False))
+    _, wins = step_pair_matrices(pair_counts_batch(batch, self_pairs=False))
     used = np.zeros((B, m + 1), dtype=bool)
     used[np.broadcast_to(np.arange(B)[:, None, None], batch.score.shape), batch.score] = True
     lo = np.argmax(used, axis=1)

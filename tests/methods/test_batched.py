@@ -152,7 +152,7 @@ def test_faithful_search_once_per_distinct_paper_is_the_search_of_every_paper():
     """faithful_quality searches each distinct (raters, scores) row once: the same float32
     CEN, bit for bit, as the bracket search run on every paper (1-rater 500-paper cell: over 80%
     of its papers repeat another; 2 raters of 0-9: a few)."""
-    from ratercal_cli.methods.pcm import FAITHFUL_EPS, _distinct_rows, _faithful_search, faithful_pair, faithful_quality
+    from ratercal_cli.methods.pcm import FAITHFUL_EPS, _faithful_search, distinct_rows, faithful_pair, faithful_quality
     from ratercal_cli.methods.pcm_batched import pair_counts_batch
 
     for code in ("1551", "2191"):
@@ -161,7 +161,7 @@ def test_faithful_search_once_per_distinct_paper_is_the_search_of_every_paper():
         d = faithful_pair(pair_counts_batch(batch, self_pairs=True))[0].reshape(B * nr, -1)
         rows = (np.arange(B)[:, None, None] * nr + batch.rater).reshape(B * n, -1)
         scores = batch.score.reshape(B * n, -1)
-        first, _ = _distinct_rows(rows, scores)
+        first, _ = distinct_rows(rows, scores)
         assert first.size < (0.2 if code == "1551" else 1.0) * B * n
         cen, it = faithful_quality(d, rows, scores)
         every, it_every = _faithful_search(d, rows, scores, FAITHFUL_EPS)

@@ -9,13 +9,13 @@ from ratercal_cli.errors import MethodError
 from ratercal_cli.methods import make_method
 from ratercal_cli.methods.pcm import (
     PartialCreditModel,
-    _step_pair_matrices,
     faithful_expected,
     faithful_pair,
     faithful_quality,
     ml_quality,
     padded_by_paper,
     pair_counts,
+    step_pair_matrices,
 )
 from ratercal_cli.models.pcm import expected_score, sample_scores, score_variance
 from ratercal_cli.ratings import Ratings
@@ -292,7 +292,7 @@ def test_corrected_recovers_steps(large, smoothing):
     assert m.converged_ and m.estimable_.all()
     assert abs(m.steps_.mean()) < 1e-9  # identification: mean step 0
     d = m.steps_.ravel()
-    _, wins = _step_pair_matrices(pair_counts(r, self_pairs=False))
+    _, wins = step_pair_matrices(pair_counts(r, self_pairs=False))
     n = wins + wins.T
     pi = 1 / (1 + np.exp(d[:, None] - d[None, :]))
     q = n * pi * (1 - pi)
