@@ -59,9 +59,6 @@ from ..errors import MethodError
 from ..ratings import Adjusted, Ratings
 from .base import RaterAdjuster, fair_score_adjusted
 
-#: Cells (papers x raters x categories) of one block of :meth:`ConditionalPCM.fair_scores`.
-FAIR_BLOCK_CELLS = 1 << 22
-
 __all__ = ["CMLFit", "fit_cml", "conditional_loglik", "ConditionalPCM", "estimable_categories"]
 
 
@@ -751,7 +748,7 @@ class ConditionalPCM(RaterAdjuster):
 
     def fair_scores(self, theta):
         """Fair score at each quality ``theta`` (see the class docstring)."""
-        from .quality import expected_score
+        from .quality import expected_score, mean_expected_score
 
         theta = np.asarray(theta, dtype=np.float64)
         if self.fair == "average-rater":
@@ -759,15 +756,7 @@ class ConditionalPCM(RaterAdjuster):
         tau = self.tau_[np.isfinite(self.tau_).any(axis=1)]
         if theta.ndim != 1:
             return expected_score(theta[..., None], tau).mean(axis=-1)
-        # once per distinct quality (papers with the same raters and scores share it), a
-        # block at a time: papers x raters x categories is never held at once (the same
-        # element-wise operations, so the same values to the bit)
-        uniq, inv = np.unique(theta, return_inverse=True)
-        out = np.empty(uniq.size)
-        step = max(1, FAIR_BLOCK_CELLS // max(tau.shape[0] * tau.shape[1], 1))
-        for a in range(0, uniq.size, step):
-            out[a:a + step] = expected_score(uniq[a:a + step, None], tau).mean(axis=-1)
-        return out[inv.ravel()]
+        return mean_expected_score(theta, tau)
 
     def _transform(self, ratings: Ratings, training: bool) -> Adjusted:
         """Each rating becomes its paper's fair score (the fit's qualities for its own data)."""

@@ -65,7 +65,8 @@ from scipy.sparse import csr_matrix
 from ..errors import MethodError
 from ..ratings import Adjusted, Ratings
 from .base import RaterAdjuster, fair_score_adjusted
-from .quality import category_probabilities, estimate_quality, expected_score, log_category_probabilities, moments
+from .quality import (category_probabilities, estimate_quality, expected_score, log_category_probabilities,
+                      mean_expected_score, moments)
 
 __all__ = ["MMLFit", "fit_mml", "marginal_loglik", "MarginalRaterModel", "PRIOR_STEP_SD", "PRIOR_LOCATION_SD"]
 
@@ -662,7 +663,9 @@ class MarginalRaterModel(RaterAdjuster):
         if self.fair == "average-rater":
             return expected_score(theta, self.average_tau())
         ok = np.isfinite(self.tau_).all(axis=1)
-        return expected_score(theta[..., None], self.tau_[ok]).mean(axis=-1)
+        if theta.ndim != 1:
+            return expected_score(theta[..., None], self.tau_[ok]).mean(axis=-1)
+        return mean_expected_score(theta, self.tau_[ok])
 
     def paper_quality(self, ratings: Ratings, facet=None):
         """(quality, se) of every paper of ``ratings`` under the fitted model (nan: no ratings)."""

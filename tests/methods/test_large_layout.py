@@ -11,8 +11,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from ratercal_cli.methods import cml as cml_mod
 from ratercal_cli.methods import make_method
+from ratercal_cli.methods import quality as quality_mod
 from ratercal_cli.methods import wls as wls_mod
 from ratercal_cli.methods.pcm import F32, PartialCreditModel
 from ratercal_cli.methods.quality import expected_score
@@ -51,13 +51,17 @@ def test_pcm_blocks_equal_the_whole_array_to_the_bit(variant, estimator):
     assert np.unique(m.quality_).size < data.n_papers
 
 
-def test_cml_fair_scores_in_blocks_equal_the_whole_array(monkeypatch):
+@pytest.mark.parametrize("code", ["CML", "MML"])
+def test_fair_scores_in_blocks_equal_the_whole_array(monkeypatch, code):
+    """CML's and MML's fair scores (one function, quality.mean_expected_score) a few qualities
+    at a time are the papers x raters x categories computation to the bit."""
     data = many_raters(n_papers=400, n_raters=12)
-    m = make_method("CML", "corrected").fit(data)
-    monkeypatch.setattr(cml_mod, "FAIR_BLOCK_CELLS", 50)
+    m = make_method(code, "corrected").fit(data)
+    monkeypatch.setattr(quality_mod, "FAIR_BLOCK_CELLS", 50)
     got = m.fair_scores(m.quality_)
-    tau = m.tau_[np.isfinite(m.tau_).any(axis=1)]
-    np.testing.assert_array_equal(got, expected_score(m.quality_[:, None], tau).mean(axis=-1))
+    keep = np.isfinite(m.tau_).any(axis=1) if code == "CML" else np.isfinite(m.tau_).all(axis=1)
+    np.testing.assert_array_equal(got, expected_score(m.quality_[:, None], m.tau_[keep]).mean(axis=-1))
+    assert np.isfinite(got).all() and np.unique(m.quality_).size < data.n_papers
 
 
 def test_wls_sparse_solve_equals_the_dense_one(monkeypatch):
@@ -104,7 +108,7 @@ def test_memory_does_not_grow_as_papers_x_raters(monkeypatch, code, n_papers, n_
     else:               # papers x raters x categories
         whole = data.n_papers * data.n_raters * (data.max_score + 1) * 8
     monkeypatch.setattr(PartialCreditModel, "chunk_cells", 1 << 12)
-    monkeypatch.setattr(cml_mod, "FAIR_BLOCK_CELLS", 1 << 14)
+    monkeypatch.setattr(quality_mod, "FAIR_BLOCK_CELLS", 1 << 14)
     monkeypatch.setattr(wls_mod, "DENSE_CELLS", 1 << 12)
     tracemalloc.start()
     try:
