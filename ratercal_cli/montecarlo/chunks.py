@@ -46,6 +46,19 @@ def chunk_text(spec_digest: str, chunk: Chunk, body: str) -> str:
 
 def read_chunk(path, spec_digest: str, chunk: Chunk):
     """The body lines of a valid chunk file, or None if missing, stale or damaged."""
+    valid = _valid_chunk(path, spec_digest, chunk)
+    return None if valid is None else valid[0]
+
+
+def load_chunk(path, spec_digest: str, chunk: Chunk):
+    """``(lines, rows)`` of a valid chunk file (``rows`` as :func:`parse_rows` gives them,
+    from the fields its validation split), or None as :func:`read_chunk`."""
+    valid = _valid_chunk(path, spec_digest, chunk)
+    return None if valid is None else (valid[0], _columns(valid[1]))
+
+
+def _valid_chunk(path, spec_digest: str, chunk: Chunk):
+    """``(lines, fields)`` of a valid chunk file (:func:`_fields`), else None."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (FileNotFoundError, UnicodeDecodeError):
@@ -63,7 +76,7 @@ def read_chunk(path, spec_digest: str, chunk: Chunk):
         return None
     if set(fields[1::len(COLUMNS)]) != {str(k) for k in range(chunk.start, chunk.stop)}:
         return None
-    return lines
+    return lines, fields
 
 
 def _fields(lines):
@@ -77,8 +90,12 @@ def _fields(lines):
 def parse_rows(lines):
     """Rows (CSV lines of :data:`COLUMNS`, no header) -> dict of numpy arrays (an empty
     criterion is nan)."""
+    return _columns(_fields(lines))
+
+
+def _columns(fields):
+    """:func:`parse_rows` of the flat fields of the rows."""
     C = len(COLUMNS)
-    fields = _fields(lines)
     out = {"set": np.array(fields[0::C], dtype=object),
            "replication": np.array(fields[1::C], dtype=np.int64),
            "variant": np.array(fields[2::C], dtype=object), "method": np.array(fields[3::C], dtype=object),

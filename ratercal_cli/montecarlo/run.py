@@ -10,7 +10,7 @@ from pathlib import Path
 from ..errors import InputError, RatercalError
 from ..io import atomic_write, write_json
 from ..progress import progress
-from .chunks import Chunk, chunk_text, parse_rows, read_chunk
+from .chunks import Chunk, chunk_text, load_chunk, read_chunk
 from .executors import dask, processes, serial
 from .replicate import replicate
 from .spec import COLUMNS, DEFAULT_CHUNK_SIZE, StudySpec, _num, code_digest
@@ -143,16 +143,17 @@ class MonteCarloRun:
 
     # -- merge ------------------------------------------------------------------------
     def iter_chunk_rows(self):
-        """Each chunk's rows (CSV lines), in config order: cells, then replications."""
+        """Each chunk's ``(lines, rows)`` (CSV lines, and as :func:`~.chunks.parse_rows` gives them), in
+        config order: cells, then replications."""
         by_cell = {}
         for ch in self.chunks():
             by_cell.setdefault(ch.cell.code, []).append(ch)
         for cell in self.config.cells:
             for ch in by_cell[cell.code]:
-                lines = read_chunk(self.chunk_dir / ch.relpath, self.digest, ch)
-                if lines is None:
+                loaded = load_chunk(self.chunk_dir / ch.relpath, self.digest, ch)
+                if loaded is None:
                     raise RatercalError(f"chunk {ch.relpath} is missing or damaged; run again to compute it")
-                yield lines
+                yield loaded
 
     def summarise(self, folder=None, keep_replications=True):
         """Merge the chunks and write the summaries (``summary.csv``, ``paired.csv``,
@@ -168,10 +169,10 @@ class MonteCarloRun:
                 paths.append(folder / "replications.csv")
                 fh = stack.enter_context(atomic_write(paths[0]))
                 fh.write(",".join(COLUMNS) + "\n")
-            for lines in self.iter_chunk_rows():
+            for lines, rows in self.iter_chunk_rows():
                 if fh is not None:
                     fh.writelines(lines)
-                cube.add(parse_rows(lines))
+                cube.add(rows)
         info = {"name": self.config.name, "generator": self.spec.generator, "true_score": self.spec.true_score,
                 "replications": self.replications, "cells": len(self.config.cells), "seed": self.spec.seed,
                 "cut": self.spec.cut}

@@ -147,13 +147,19 @@ def test_killed_run_resumes_to_the_same_bytes(serial_run, tmp_path):
     assert outputs(out) == outputs(ref)
 
 
-def test_damaged_or_stale_chunk_is_recomputed(serial_run, tmp_path):
-    cfg, ref = serial_run
+def _chunk_of_a_run(cfg, tmp_path, cell, start):
+    """A run of ``cfg`` in chunks of 2, and the chunk of ``cfg.cells[cell]`` from ``start``:
+    (run, chunk, its path, its text)."""
     run = MonteCarloRun(cfg, tmp_path / "run", chunk_size=2)
     run.run(quiet=True)
-    ch = Chunk(cfg.cells[1], 2, 4)
+    ch = Chunk(cfg.cells[cell], start, start + 2)
     path = run.chunk_dir / ch.relpath
-    good = path.read_text()
+    return run, ch, path, path.read_text()
+
+
+def test_damaged_or_stale_chunk_is_recomputed(serial_run, tmp_path):
+    cfg, ref = serial_run
+    run, ch, path, good = _chunk_of_a_run(cfg, tmp_path, 1, 2)
     path.write_text(good[: len(good) // 2])                       # cut short
     assert read_chunk(path, run.digest, ch) is None
     other = run.chunk_dir / Chunk(cfg.cells[2], 0, 2).relpath
@@ -169,16 +175,16 @@ def test_damaged_or_stale_chunk_is_recomputed(serial_run, tmp_path):
 def test_chunk_with_a_damaged_row_is_refused_and_rows_parse_back(serial_run, tmp_path):
     """A chunk whose rows lost or gained a field, name another cell, or miss a replication is
     not valid; a valid one parses back into the numbers its rows carry (empty = nan)."""
-    from ratercal_cli.montecarlo.chunks import parse_rows
+    from ratercal_cli.montecarlo.chunks import load_chunk, parse_rows
 
     cfg, _ = serial_run
-    run = MonteCarloRun(cfg, tmp_path / "run", chunk_size=2)
-    run.run(quiet=True)
-    ch = Chunk(cfg.cells[0], 0, 2)
-    path = run.chunk_dir / ch.relpath
-    good = path.read_text()
+    run, ch, path, good = _chunk_of_a_run(cfg, tmp_path, 0, 0)
     lines = read_chunk(path, run.digest, ch)
     data = parse_rows(lines)
+    loaded_lines, loaded = load_chunk(path, run.digest, ch)     # what summarise reads: the same rows
+    assert loaded_lines == lines and loaded.keys() == data.keys()
+    for k in data:
+        np.testing.assert_array_equal(loaded[k], data[k])
     first = lines[0].rstrip("\n").split(",")
     assert data["set"][0] == first[0] and data["replication"][0] == int(first[1])
     for i, c in enumerate(CRITERIA):
