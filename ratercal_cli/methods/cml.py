@@ -753,10 +753,7 @@ class ConditionalPCM(RaterAdjuster):
         theta = np.asarray(theta, dtype=np.float64)
         if self.fair == "average-rater":
             return expected_score(theta, self.average_tau_)
-        tau = self.tau_[np.isfinite(self.tau_).any(axis=1)]
-        if theta.ndim != 1:
-            return expected_score(theta[..., None], tau).mean(axis=-1)
-        return mean_expected_score(theta, tau)
+        return mean_expected_score(theta, self.tau_[np.isfinite(self.tau_).any(axis=1)])
 
     def _transform(self, ratings: Ratings, training: bool) -> Adjusted:
         """Each rating becomes its paper's fair score (the fit's qualities for its own data)."""

@@ -662,10 +662,7 @@ class MarginalRaterModel(RaterAdjuster):
         theta = np.asarray(theta, dtype=np.float64)
         if self.fair == "average-rater":
             return expected_score(theta, self.average_tau())
-        ok = np.isfinite(self.tau_).all(axis=1)
-        if theta.ndim != 1:
-            return expected_score(theta[..., None], self.tau_[ok]).mean(axis=-1)
-        return mean_expected_score(theta, self.tau_[ok])
+        return mean_expected_score(theta, self.tau_[np.isfinite(self.tau_).all(axis=1)])
 
     def paper_quality(self, ratings: Ratings, facet=None):
         """(quality, se) of every paper of ``ratings`` under the fitted model (nan: no ratings)."""

@@ -127,17 +127,17 @@ FAIR_BLOCK_CELLS = 1 << 22
 
 def mean_expected_score(theta, tau):
     """``mean_j E[X | theta, tau[j]]``: the mean over raters ``tau`` (J, K) of the expected score
-    at each quality ``theta`` (1-d; the fair score of the Rasch adjusters).  Once per distinct
-    quality (papers with the same raters and scores share it), a block of qualities at a time:
-    qualities x raters x categories is never held at once, and every value comes from the same
-    element-wise operations as on the whole array, so the result is the same to the bit."""
+    at each quality ``theta`` (any shape; the fair score of the Rasch adjusters).  Once per
+    distinct quality (papers with the same raters and scores share it), a block of qualities at
+    a time: qualities x raters x categories is never held at once, and every value comes from
+    the same element-wise operations as on the whole array, so the result is the same to the bit."""
     theta = np.asarray(theta, dtype=np.float64)
     uniq, inv = np.unique(theta, return_inverse=True)
     out = np.empty(uniq.size)
     step = max(1, FAIR_BLOCK_CELLS // max(tau.shape[0] * tau.shape[1], 1))
     for a in range(0, uniq.size, step):
         out[a:a + step] = expected_score(uniq[a:a + step, None], tau).mean(axis=-1)
-    return out[inv.ravel()]
+    return out[inv.ravel()].reshape(theta.shape)
 
 
 def pcm_tau(steps, lo=0, hi=None):

@@ -62,6 +62,8 @@ def test_fair_scores_in_blocks_equal_the_whole_array(monkeypatch, code):
     keep = np.isfinite(m.tau_).any(axis=1) if code == "CML" else np.isfinite(m.tau_).all(axis=1)
     np.testing.assert_array_equal(got, expected_score(m.quality_[:, None], m.tau_[keep]).mean(axis=-1))
     assert np.isfinite(got).all() and np.unique(m.quality_).size < data.n_papers
+    grid = m.quality_[:40].reshape(8, 5)                  # any shape of qualities (the rater report's)
+    np.testing.assert_array_equal(m.fair_scores(grid), expected_score(grid[..., None], m.tau_[keep]).mean(axis=-1))
 
 
 def test_wls_sparse_solve_equals_the_dense_one(monkeypatch):
