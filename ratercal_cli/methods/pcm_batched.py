@@ -278,9 +278,11 @@ def corrected_pcm_papers(batch):
     tau = pcm_tau(steps, lo[:, None], hi[:, None])                      # (B, nr, M+1)
     rep = np.repeat(np.arange(B), n)
     flat = theta.reshape(-1)
-    order = np.lexsort((flat.view(np.int64), rep))
+    bits = flat.view(np.int64)
+    order = np.lexsort((bits, rep))
+    rep_o, bits_o = rep[order], bits[order]
     new = np.ones(order.size, dtype=bool)
-    new[1:] = (rep[order][1:] != rep[order][:-1]) | (flat.view(np.int64)[order][1:] != flat.view(np.int64)[order][:-1])
+    new[1:] = (rep_o[1:] != rep_o[:-1]) | (bits_o[1:] != bits_o[:-1])
     first = order[new]                                                  # one paper per distinct (b, theta)
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
