@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pcm import distinct_rows, faithful_expected, faithful_pair, faithful_quality, step_pair_matrices
+from .pcm import distinct_rows, faithful_expected, faithful_pair, faithful_quality, pair_newton, step_pair_matrices
 from .quality import estimate_quality, expected_score, pcm_tau
 
 
@@ -120,98 +120,6 @@ def _largest_components(graph, nodes, B, K):
     return main & (lab == first), unique
 
 
-class _Pairs:
-    """The true entries of a stack of ``(k, k)`` masks ``(G, k, k)``, to gather and scatter
-    the entries of any subset of the stack (rows in increasing order) without scanning it."""
-
-    def __init__(self, mask, k):
-        self.k, self.G = k, mask.shape[0]
-        self.pos = np.flatnonzero(mask)                   # in the whole stack
-        self.row, local = np.divmod(self.pos, k * k)
-        self.i, self.j = np.divmod(local, k)
-        self.local = local
-        base = self.row * k
-        self.whole = (self.pos, base + self.i, base + self.j, self.pos)
-
-    def select(self, rows):
-        """``(flat, i, j, pos)`` for the sub-stack ``rows``: flat positions in it, the flat
-        positions of the two steps of each pair in its ``(len(rows), k)`` steps, and the
-        positions in the whole stack."""
-        if len(rows) == self.G:
-            return self.whole
-        rank = np.full(self.G, -1)
-        rank[rows] = np.arange(len(rows))
-        rank_row = rank[self.row]
-        sel = rank_row >= 0
-        rank_row = rank_row[sel]
-        base = rank_row * self.k
-        return rank_row * (self.k * self.k) + self.local[sel], base + self.i[sel], base + self.j[sel], self.pos[sel]
-
-
-def pair_newton_batch(wins, tol=1e-9, max_iter=100):
-    """:func:`~ratercal_cli.methods.pcm.pair_newton` on a stack ``(G, k, k)`` of
-    equal-sized win matrices: the same Newton steps, step halvings and centring per matrix
-    (stacked LAPACK solves, each replication stopping at its own iteration)."""
-    G, k = wins.shape[0], wins.shape[1]
-    d = np.zeros((G, k))
-    if k < 2:
-        return d
-    w = wins.astype(np.float64)
-    n = wins + wins.transpose(0, 2, 1)
-    kk = k * k
-    # The terms of a pair never compared are +0 whatever the steps (a zero count times a
-    # finite number): only the others are computed, into arrays of zeros that the sums
-    # still add whole, in pair_newton's order, so the numbers are its numbers.
-    won, compared = _Pairs(w > 0, k), _Pairs(n > 0, k)
-    w_flat = w.reshape(-1)
-
-    def loglik(x, rows):
-        """pair_newton's log-likelihood of steps ``x`` of the replications ``rows``."""
-        flat, i, j, pos = won.select(rows)
-        terms = np.zeros(len(rows) * kk)
-        xf = x.reshape(-1)
-        terms[flat] = w_flat[pos] * np.logaddexp(0.0, xf[i] - xf[j])
-        return -terms.reshape(len(rows), kk).sum(axis=1)
-
-    ll = loglik(d, np.arange(G))
-    ones = np.full((k, k), 1.0 / k)
-    diag = np.arange(k)
-    active = np.arange(G)
-    for _ in range(max_iter):
-        if not active.size:
-            break
-        da, wa, na = d[active], w[active], n[active]
-        flat, i, j, _ = compared.select(active)
-        pi = np.zeros(na.size)
-        dflat = da.reshape(-1)
-        pi[flat] = 1.0 / (1.0 + np.exp(dflat[i] - dflat[j]))
-        pi = pi.reshape(na.shape)
-        grad = (na * pi).sum(axis=2) - wa.sum(axis=2)
-        q = na * pi * (1.0 - pi)
-        lap = np.zeros_like(q)
-        lap[:, diag, diag] = q.sum(axis=2)
-        lap = lap - q
-        step = np.linalg.solve(lap + ones, grad[:, :, None])[:, :, 0]
-        a_n = active.size
-        t = np.ones(a_n)
-        new = np.empty_like(da)
-        new_ll = np.empty(a_n)
-        ll_a = ll[active]
-        searching = np.arange(a_n)
-        while searching.size:
-            cand = da[searching] + t[searching, None] * step[searching]
-            cll = loglik(cand, active[searching])
-            new[searching], new_ll[searching] = cand, cll
-            stop = (cll >= ll_a[searching] - 1e-12 * np.abs(ll_a[searching])) | (t[searching] < 1e-4)
-            t[searching[~stop]] /= 2
-            searching = searching[~stop]
-        d[active] = new - new.mean(axis=1, keepdims=True)
-        ll[active] = new_ll
-        conv = np.abs(t[:, None] * step).max(axis=1) < tol
-        active = active[~conv]
-    return d
-
-
 def corrected_steps_batch(batch, smoothing=1.0, tol=1e-9, max_iter=100):
     """``steps_`` and ``category_range_`` of :meth:`PartialCreditModel._fit_corrected` for
     every replication (``smoothing > 0``: the steps fitted are those of the largest
@@ -244,7 +152,7 @@ def corrected_steps_batch(batch, smoothing=1.0, tol=1e-9, max_iter=100):
             deg = c.sum(axis=2)
             inv = np.where(deg > 0, 1.0 / np.maximum(deg, 1), 0.0)
             w = w + smoothing * c * (inv[:, :, None] + inv[:, None, :]) / 2
-        est = pair_newton_batch(w, tol=tol, max_iter=max_iter)
+        est, _, _ = pair_newton(w, tol=tol, max_iter=max_iter)
         for i, b in enumerate(rows):
             values = np.full(K, np.nan)
             values[idx[i]] = est[i]
