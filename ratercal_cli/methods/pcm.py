@@ -90,18 +90,26 @@ def pair_counts(ratings: Ratings, self_pairs: bool) -> np.ndarray:
     Shape ``(n_raters, M+1, n_raters, M+1)``, int64.
     """
     r_pad, s_pad, _ = padded_by_paper(ratings)
-    nr, m1 = ratings.n_raters, ratings.max_score + 1
+    return stacked_pair_counts(r_pad[None], s_pad[None], ratings.n_raters, ratings.max_score + 1, self_pairs)[0]
+
+
+def stacked_pair_counts(rater, score, nr, m1, self_pairs):
+    """:func:`pair_counts` of a stack of data sets given as papers x rating slots, ``rater``
+    and ``score`` ``(B, n, k)`` (rater ``-1``: an empty slot): ``(B, nr, m1, nr, m1)``, by one
+    ``bincount`` over ``data set * cells + cell`` per pair of slots."""
+    B = rater.shape[0]
     size = nr * m1 * nr * m1
-    flat = np.zeros(size, dtype=np.int64)
-    k = r_pad.shape[1]
+    flat = np.zeros(B * size, dtype=np.int64)
+    base = (np.arange(B) * size)[:, None]
+    k = rater.shape[2]
     for p in range(k):
         for q in range(k):
             if p == q and not self_pairs:
                 continue
-            ok = (r_pad[:, p] >= 0) & (r_pad[:, q] >= 0)
-            idx = ((r_pad[ok, p] * m1 + s_pad[ok, p]) * nr + r_pad[ok, q]) * m1 + s_pad[ok, q]
-            flat += np.bincount(idx, minlength=size)
-    return flat.reshape(nr, m1, nr, m1)
+            ok = (rater[:, :, p] >= 0) & (rater[:, :, q] >= 0)
+            idx = base + ((rater[:, :, p] * m1 + score[:, :, p]) * nr + rater[:, :, q]) * m1 + score[:, :, q]
+            flat += np.bincount(idx[ok], minlength=B * size)
+    return flat.reshape(B, nr, m1, nr, m1)
 
 
 def step_pair_matrices(counts):

@@ -16,26 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pcm import distinct_rows, faithful_expected, faithful_pair, faithful_quality, pair_newton, step_pair_matrices
+from .pcm import (distinct_rows, faithful_expected, faithful_pair, faithful_quality, pair_newton,
+                  stacked_pair_counts, step_pair_matrices)
 from .quality import estimate_quality, expected_score, pcm_tau
 
 
 def pair_counts_batch(batch, self_pairs):
     """:func:`~ratercal_cli.methods.pcm.pair_counts` of every replication:
     ``(B, nr, M+1, nr, M+1)`` int64."""
-    B, nr, m1 = batch.size, batch.n_raters, batch.max_score + 1
-    size = nr * m1 * nr * m1
-    flat = np.zeros(B * size, dtype=np.int64)
-    base = (np.arange(B) * size)[:, None]
-    r, s = batch.rater, batch.score
-    k = r.shape[2]
-    for p in range(k):
-        for q in range(k):
-            if p == q and not self_pairs:
-                continue
-            idx = base + ((r[:, :, p] * m1 + s[:, :, p]) * nr + r[:, :, q]) * m1 + s[:, :, q]
-            flat += np.bincount(idx.ravel(), minlength=B * size)
-    return flat.reshape(B, nr, m1, nr, m1)
+    return stacked_pair_counts(batch.rater, batch.score, batch.n_raters, batch.max_score + 1, self_pairs)
 
 
 def faithful_pcm_papers(batch):
