@@ -26,6 +26,15 @@ ONE_RATER_METHODS = ("NO", "MN", "TMN", "LI", "TLI", "EQP")
 #: Why a method that needs two raters per paper is not run on one-rater data.
 NEEDS_TWO_RATERS = "needs two or more raters per paper"
 
+
+
+def adjusted_columns(methods) -> list:
+    """The columns of adjusted scores wherever they are written (``ratercal adjust FILE``'s
+    output, a run's ``equate/<variant>/adjusted.csv``, a kept Monte Carlo replication): per
+    method ``X``, the rating's adjusted score, and ``X_paper``, its paper's."""
+    return [c for m in methods for c in (m, f"{m}_paper")]
+
+
 #: Raters per paper: "2+" is two, and a third when the first two differ by more than a point.
 RATERS_PER_PAPER = ("1", "2", "2+", "3")
 #: Paper-quality shapes by their digit in a set code (PARGEN.BAS ``DIST``).

@@ -4,6 +4,7 @@ from support import published
 
 from ratercal_cli.criteria import table_round
 from ratercal_cli.study.files import read_columns
+from ratercal_cli.vocabulary import ONE_RATER_METHODS, adjusted_columns
 
 
 def test_faithful_methods_reproduce_555_of_576_published_values(faithful_run):
@@ -41,12 +42,18 @@ def test_one_rater_sets_run_only_the_six_single_rating_methods(faithful_run):
 
 
 def test_equate_files_hold_rating_and_paper_scores(faithful_run):
-    paper, score, adj, padj = read_columns(faithful_run.root / "3551" / "equate" / "faithful" / "MN.csv",
-                                           ["paper", "score", "adjusted", "paper_adjusted"],
-                                           [int, int, float, float])
+    paper, score, adj, padj = read_columns(faithful_run.root / "3551" / "equate" / "faithful" / "adjusted.csv",
+                                           ["paper", "score", "MN", "MN_paper"], [int, int, float, float])
     assert len(paper) == 1500
     # MN's paper score is the mean of its three adjusted ratings
     import numpy as np
 
     means = np.bincount(paper, weights=adj)[1:] / 3
     assert np.allclose(padj, means[paper - 1])
+    # the PCM's is not: its paper score comes from the paper's quality
+    pcm, pcm_paper = read_columns(faithful_run.root / "3551" / "equate" / "faithful" / "adjusted.csv",
+                                  ["PCM", "PCM_paper"], [float, float])
+    assert not np.allclose(pcm_paper, (np.bincount(paper, weights=pcm)[1:] / 3)[paper - 1])
+    # a one-rater set has the columns of the six methods run on it, in the study's order
+    with open(faithful_run.root / "1551" / "equate" / "faithful" / "adjusted.csv") as fh:
+        assert fh.readline().strip() == "paper,rater,score," + ",".join(adjusted_columns(ONE_RATER_METHODS))

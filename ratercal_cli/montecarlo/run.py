@@ -10,6 +10,7 @@ from pathlib import Path
 from ..errors import InputError, RatercalError
 from ..io import atomic_write, write_json
 from ..progress import progress
+from ..study.files import write_adjusted
 from .chunks import Chunk, chunk_text, load_chunk, read_chunk
 from .executors import dask, processes, serial
 from .replicate import replicate
@@ -184,9 +185,9 @@ def run_single(config, out, cell_code, replication, keep_data=False, variants=No
 
     Writes ``criteria.csv`` (the rows the full run has for it) and, with
     ``keep_data``, ``ratings.csv`` (paper, rater, score, kept, order: 1-based ids),
-    ``true_scores.csv`` (paper, quality, true) and one
-    ``adjusted_<variant>_<METHOD>.csv`` (paper, rater, score, adjusted, paper_adjusted)
-    per method.
+    ``true_scores.csv`` (paper, quality, true) and, per variant, ``adjusted_<variant>.csv``
+    (a run's ``equate/<variant>/adjusted.csv``: paper, rater, score, then ``X`` and
+    ``X_paper`` per method).
     """
     cell = config.cell(cell_code)
     if replication < 0:
@@ -207,10 +208,7 @@ def run_single(config, out, cell_code, replication, keep_data=False, variants=No
             fh.write("paper,quality,true\n")
             fh.writelines(f"{i + 1},{_num(q)},{_num(t)}\n"
                           for i, (q, t) in enumerate(zip(rep.generated.quality, rep.generated.true_score)))
-        rt = rep.ratings
-        for (variant, code), adj in rep.adjusted.items():
-            with atomic_write(folder / f"adjusted_{variant}_{code}.csv") as fh:
-                fh.write("paper,rater,score,adjusted,paper_adjusted\n")
-                fh.writelines(f"{p + 1},{r + 1},{s},{_num(a)},{_num(adj.paper[p])}\n"
-                              for p, r, s, a in zip(rt.paper, rt.rater, rt.score, adj.rating))
+        for variant in dict.fromkeys(v for v, _ in rep.adjusted):
+            write_adjusted(folder / f"adjusted_{variant}.csv", rep.ratings,
+                           {code: adj for (v, code), adj in rep.adjusted.items() if v == variant})
     return folder, rep

@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import InputError
 from ..io import open_output, read_table
 from ..ratings import Adjusted, Ratings
+from ..vocabulary import adjusted_columns
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
 
@@ -428,9 +429,10 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
 
 
 # -- writing -------------------------------------------------------------------------
-def adjusted_columns(table: RatingsTable, methods) -> list:
-    """Output header: the input's, then ``flag``, then ``X``, ``X_paper`` per method."""
-    extra = ["flag"] + [c for m in methods for c in (m, f"{m}_paper")]
+def adjusted_header(table: RatingsTable, methods) -> list:
+    """Output header: the input's, then ``flag``, then ``X``, ``X_paper`` per method
+    (:func:`~ratercal_cli.vocabulary.adjusted_columns`)."""
+    extra = ["flag"] + adjusted_columns(methods)
     clash = [c for c in extra if c in table.header]
     if clash:
         raise InputError(f"input already has column(s) {', '.join(clash)} that the output adds; "
@@ -451,7 +453,7 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
     import csv
 
     methods = list(methods)
-    header = adjusted_columns(table, methods)
+    header = adjusted_header(table, methods)
     n = len(table.rows)
     low = table.scale.low
     values = {}   # column -> float per row (nan: blank)
@@ -468,8 +470,8 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
             rows = group.file_rows
             at = np.array([pid.get(table.rows[i][pcol], -1) for i in rows], dtype=np.int64)
             paper[rows[at >= 0]] = adj.paper[at[at >= 0]]
-        values[m], values[f"{m}_paper"] = rating, paper
-    extra = [c for m in methods for c in (m, f"{m}_paper")]
+        values.update(zip(adjusted_columns([m]), (rating, paper)))
+    extra = adjusted_columns(methods)
     delim = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
     with open_output(path) as fh:
         w = csv.writer(fh, delimiter=delim, lineterminator="\n")

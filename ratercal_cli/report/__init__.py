@@ -1,7 +1,7 @@
 """``ratercal report RUN``: the study's tables and figures, published beside regenerated.
 
 :func:`build_report` reads ``RUN/score/scores.csv``, ``RUN/score/rater_rmse.csv`` and (for the
-map of distances between methods) ``RUN/<code>/equate/<variant>/<METHOD>.csv`` with
+map of distances between methods) ``RUN/<code>/equate/<variant>/adjusted.csv`` with
 ``RUN/<code>/truegen/true_scores.csv``, and writes to ``out_dir``::
 
     report.md                      every table and figure, the reproduction counts first
@@ -32,36 +32,43 @@ from .tables import (Table, all_tables, comparisons, facet_table, facet_tables_f
 __all__ = ["build_report", "method_distances"]
 
 
-def _read_paper_scores(path, column):
-    """``(papers, values)``: the paper numbers in ascending order and ``column`` on each
-    paper's first row, from a CSV with columns ``paper`` and ``column`` (numpy's C parser;
-    errors name the file, line and field)."""
+def _read_paper_scores(path, columns):
+    """``(papers, values)``: the paper numbers in ascending order and, per name of ``columns``,
+    that column's value on each paper's first row, from a CSV with a ``paper`` column (numpy's
+    C parser; errors name the file, line and field)."""
     from ..study.files import read_columns
 
-    paper, value = read_columns(path, ["paper", column], [int, float])
+    paper, *values = read_columns(path, ["paper", *columns], [int] + [float] * len(columns))
     papers, first = np.unique(paper, return_index=True)
-    return papers, value[first]
+    return papers, [v[first] for v in values]
 
 
 def method_distances(run_dir, sets, methods, variant):
     """Mean over ``sets`` of the RMSDs between the methods' paper scores and the true scores.
 
-    Per set: the paper scores of every method (``paper_adjusted`` of ``equate/<variant>/<METHOD>.csv``)
+    Per set: the paper scores of every method (``X_paper`` of ``equate/<variant>/adjusted.csv``)
     and ``TRUE`` (``truegen/true_scores.csv``) on the papers they share; the RMSD of each pair;
     then the arithmetic mean over the sets that have every method.  Returns
     ``(labels, matrix, n_sets)`` or ``None`` when no set has the files.
     """
+    from ..study.files import ADJUSTED
+    from ..vocabulary import adjusted_columns
+
     run_dir = Path(run_dir)
     labels = [*methods, "TRUE"]
+    columns = adjusted_columns(methods)[1::2]   # X_paper
     total, n = np.zeros((len(labels), len(labels))), 0
     for code in sets:
         base = run_dir / code
-        paths = [base / "equate" / variant / f"{m}.csv" for m in methods]
-        tpath = base / "truegen" / "true_scores.csv"
-        if not tpath.exists() or not all(p.exists() for p in paths):
+        apath, tpath = base / "equate" / variant / ADJUSTED, base / "truegen" / "true_scores.csv"
+        if not tpath.exists() or not apath.exists():
             continue
-        cols = [_read_paper_scores(p, "paper_adjusted") for p in paths]
-        cols.append(_read_paper_scores(tpath, "true_score"))
+        with open(apath, encoding="utf-8") as fh:
+            if not set(columns) <= set(fh.readline().strip().split(",")):
+                continue   # a method not run on this set (the matrix methods on one-rater sets)
+        papers_a, adjusted = _read_paper_scores(apath, columns)
+        papers_t, (true,) = _read_paper_scores(tpath, ["true_score"])
+        cols = [(papers_a, v) for v in adjusted] + [(papers_t, true)]
         papers = functools.reduce(np.intersect1d, (p for p, _ in cols))
         if not papers.size:
             continue

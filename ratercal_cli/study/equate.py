@@ -1,13 +1,13 @@
 """``equate``: every method of the run, in every variant, on every set ->
-``RUN/<code>/equate/<variant>/<METHOD>.csv``.
+``RUN/<code>/equate/<variant>/adjusted.csv``.
 
-Columns ``paper,rater,score,adjusted,paper_adjusted``: one row per kept rating,
-its adjusted score, and its paper's adjusted score (repeated on the paper's
-rows; the PCM's paper score is not the mean of its ratings).  ``methods.json``
-lists the methods run, their fitted rater parameters, and those skipped with the
-reason (the matrix methods and the PCM on one-rater sets, as OLS.BAS chained
-straight to MORE.BAS when MJ = 1).  The variant is a dimension of the run: each has
-its own folder and manifest, so adjusting one variant never overwrites another.
+One row per kept rating: ``paper,rater,score``, then per method ``X``, the rating's adjusted
+score, and ``X_paper``, its paper's (repeated on the paper's rows; the PCM's paper score is
+not the mean of its ratings) - the columns of ``ratercal adjust FILE``'s output.
+``methods.json`` lists the methods run, their fitted rater parameters, and those skipped
+with the reason (the matrix methods and the PCM on one-rater sets, as OLS.BAS chained
+straight to MORE.BAS when MJ = 1).  The variant is a dimension of the run: each has its
+own folder and manifest, so adjusting one variant never overwrites another.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..io import write_json
 from ..methods.apply import apply_methods
 from .pipeline import Runner, Stage
 from ..progress import progress
-from .files import fmt, read_stage_ratings, write_columns
+from .files import ADJUSTED, read_stage_ratings, write_adjusted
 from .obsgen import ObsgenStage
 
 
@@ -50,20 +50,18 @@ class EquateStage(Stage):
     def params(self):
         return {"cell": self.cell.code, "methods": list(self.methods), "variant": self.variant}
 
+    def is_fresh(self) -> bool:
+        """Also stale when made by the code before ``adjusted.csv`` (a CSV per method)."""
+        return (self.folder / ADJUSTED).exists() and super().is_fresh()
+
     def execute(self):
         cfg = self.run.config
         ratings = read_stage_ratings(ObsgenStage(self.run, self.cell).folder / "ratings.csv",
                                      self.cell.max_score, self.cell.papers, cfg.n_raters)
         applied = apply_methods(ratings, self.methods, self.variant)
-        outputs = []
-        for code, adj in applied.adjusted.items():
-            outputs.append(write_columns(
-                self.folder / f"{code}.csv", ["paper", "rater", "score", "adjusted", "paper_adjusted"],
-                [ratings.paper + 1, ratings.rater + 1, ratings.score, adj.rating, adj.paper[ratings.paper]],
-                [None, None, None, fmt, fmt]))
-        # files of methods no longer run would be stale: remove them
-        for old in self.folder.glob("*.csv"):
-            if old.stem not in applied.adjusted:
+        outputs = [write_adjusted(self.folder / ADJUSTED, ratings, applied.adjusted)]
+        for old in self.folder.glob("*.csv"):   # a CSV per method, as the code before wrote them
+            if old.name != ADJUSTED:
                 old.unlink()
         meta = self.folder / "methods.json"
         write_json(meta, {"variant": self.variant, "methods": list(applied.adjusted), "skipped": applied.skipped,

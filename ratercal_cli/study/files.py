@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import InputError
 from ..io import atomic_write, read_csv
 from ..ratings import Ratings
+from ..vocabulary import adjusted_columns
 
 
 def fmt(x) -> str:
@@ -98,3 +99,33 @@ def read_stage_ratings(path, max_score, n_papers, n_raters, kept_only=True) -> R
     paper, rater, score, kept = read_columns(path, ["paper", "rater", "score", "kept"], [int] * 4)
     sel = kept.astype(bool) if kept_only else np.ones(len(score), bool)
     return Ratings(paper[sel] - 1, rater[sel] - 1, score[sel], max_score, n_papers, n_raters)
+
+
+#: The adjusted scores of a set, one row per kept rating: what ``equate`` writes for a variant.
+ADJUSTED = "adjusted.csv"
+
+
+def write_adjusted(path, ratings: Ratings, adjusted: dict) -> Path:
+    """``adjusted``'s scores (method code -> :class:`~ratercal_cli.ratings.Adjusted`) as one
+    file, a row per rating of ``ratings``: ``paper,rater,score`` (1-based), then per method
+    ``X`` (the rating's adjusted score) and ``X_paper`` (its paper's; the PCM's is not the mean
+    of its ratings), the columns of ``ratercal adjust FILE``'s output."""
+    columns = [ratings.paper + 1, ratings.rater + 1, ratings.score]
+    for adj in adjusted.values():
+        columns += [adj.rating, adj.paper[ratings.paper]]
+    return write_columns(path, ["paper", "rater", "score", *adjusted_columns(adjusted)], columns,
+                         [None] * 3 + [fmt] * (2 * len(adjusted)))
+
+
+def read_adjusted(path, methods, max_score, n_papers, n_raters):
+    """:func:`write_adjusted`'s file -> ``(ratings, {code: (rating scores, paper scores)})``;
+    a paper's score is nan for a paper without ratings."""
+    paper, rater, score, *values = read_columns(path, ["paper", "rater", "score", *adjusted_columns(methods)],
+                                                [int] * 3 + [float] * (2 * len(methods)))
+    ratings = Ratings(paper - 1, rater - 1, score, max_score, n_papers, n_raters)
+    out = {}
+    for code, rating, paper_score in zip(methods, values[0::2], values[1::2]):
+        papers = np.full(n_papers, np.nan)
+        papers[paper - 1] = paper_score
+        out[code] = (rating, papers)
+    return ratings, out

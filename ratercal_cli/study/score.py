@@ -16,9 +16,8 @@ import numpy as np
 from .. import criteria
 from ..io import atomic_write
 from .pipeline import Runner, Stage
-from ..ratings import Ratings
 from .equate import EquateStage, equate_stages, run_equate
-from .files import fmt, read_columns, read_true_scores
+from .files import ADJUSTED, fmt, read_adjusted, read_true_scores
 from .truegen import TruegenStage
 
 
@@ -46,17 +45,13 @@ class ScoreStage(Stage):
                 true = read_true_scores(TruegenStage(self.run, cell).folder / "true_scores.csv")
                 folder = EquateStage(self.run, cell, variant, self.methods).folder
                 meta = json.loads((folder / "methods.json").read_text())
-                for code in meta["methods"]:
-                    paper, rater, score, adj, padj = read_columns(
-                        folder / f"{code}.csv", ["paper", "rater", "score", "adjusted", "paper_adjusted"],
-                        [int, int, int, float, float])
-                    paper_scores = np.zeros(cell.papers)
-                    paper_scores[paper - 1] = padj
+                ratings, adjusted = read_adjusted(folder / ADJUSTED, meta["methods"], cell.max_score,
+                                                  cell.papers, n_raters)
+                counts = ratings.ratings_per_rater()
+                for code, (adj, paper_scores) in adjusted.items():
                     c = criteria.score_set(paper_scores, true)
                     score_rows.append([cell.code, code, variant, fmt(c["rmse"]), fmt(c["r"]), fmt(c["maxdiff"])])
-                    ratings = Ratings(paper - 1, rater - 1, score, cell.max_score, cell.papers, n_raters)
                     per = criteria.rater_rmse(ratings, adj, true)
-                    counts = ratings.ratings_per_rater()
                     for j in range(n_raters):
                         rater_rows.append([cell.code, code, variant, str(j + 1), str(int(counts[j])),
                                            "" if not np.isfinite(per[j]) else fmt(per[j])])

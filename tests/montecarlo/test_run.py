@@ -23,6 +23,7 @@ from ratercal_cli.montecarlo.chunks import Chunk, read_chunk
 from ratercal_cli.montecarlo.replicate import replicate
 from ratercal_cli.montecarlo.run import MonteCarloRun, run_single
 from ratercal_cli.montecarlo.spec import COLUMNS, CRITERIA, StudySpec, code_digest, code_files
+from ratercal_cli.study.files import read_columns
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -225,8 +226,12 @@ def test_one_replication_regenerates_alone(serial_run, tmp_path):
     got = (folder / "criteria.csv").read_text().splitlines()
     assert got[0] == ",".join(COLUMNS) and got[1:] == expect and len(expect) == 20
     names = sorted(p.name for p in folder.iterdir())
-    assert names[:2] == ["adjusted_corrected_EQP.csv", "adjusted_corrected_LI.csv"]
-    assert {"ratings.csv", "true_scores.csv", "criteria.csv"} <= set(names) and len(names) == 23
+    assert names == ["adjusted_corrected.csv", "adjusted_faithful.csv", "criteria.csv", "ratings.csv",
+                     "true_scores.csv"]
+    # the adjusted scores read back to the same doubles (a run's equate/<variant>/adjusted.csv layout)
+    eqp, eqp_paper = read_columns(folder / "adjusted_corrected.csv", ["EQP", "EQP_paper"], [float, float])
+    adj = rep.adjusted[("corrected", "EQP")]
+    assert np.array_equal(eqp, adj.rating) and np.array_equal(eqp_paper, adj.paper[rep.ratings.paper])
 
 
 def test_criteria_rows_match_an_independent_computation(serial_run):

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from support import write_design
 
+from ratercal_cli.vocabulary import adjusted_columns
+
 SETS = ["1151", "1591", "2151", "2193", "0152", "0551", "3152", "3591"]
 METHODS = ["NO", "MN", "TMN", "LI", "TLI", "EQP", "OLS", "TLS", "RAS", "PCM"]
 ONE = METHODS[:6]
@@ -48,13 +50,12 @@ def make_run(root: Path, seed=0, sets=SETS, variant="faithful"):
         true = rng.uniform(0, 5, 6)
         _write(root / s / "truegen" / "true_scores.csv", ["paper", "true_score"],
                [[p + 1, repr(float(t))] for p, t in enumerate(true)])
-        for m in METHODS:
-            adj = true + rng.normal(0, 0.5, 6)
-            rows = []
-            for p in range(6):
-                for r in (1 + p % 9, 1 + (p + 4) % 9):
-                    rows.append([p + 1, r, 3, repr(float(adj[p]) + 0.1), repr(float(adj[p]))])
-            _write(root / s / "equate" / variant / f"{m}.csv", ["paper", "rater", "score", "adjusted", "paper_adjusted"], rows)
+        adj = {m: true + rng.normal(0, 0.5, 6) for m in METHODS}
+        rows = []
+        for p in range(6):
+            for r in (1 + p % 9, 1 + (p + 4) % 9):
+                rows.append([p + 1, r, 3] + [repr(float(adj[m][p]) + d) for m in METHODS for d in (0.1, 0.0)])
+        _write(root / s / "equate" / variant / "adjusted.csv", ["paper", "rater", "score", *adjusted_columns(METHODS)], rows)
     return crit, rater
 
 

@@ -85,9 +85,9 @@ def test_variants_are_a_dimension_of_the_run(tmp_path):
     _ok("score", run, "--set", "0551", "--set", "3191", "-q")
     rows = _scores(run)
     assert {r["variant"] for r in rows} == {"corrected"} and len(rows) == 20
-    corrected = (run / "0551" / "equate" / "corrected" / "OLS.csv").read_bytes()
+    corrected = (run / "0551" / "equate" / "corrected" / "adjusted.csv").read_bytes()
     _ok("adjust", run, "-q")                      # the config's variant, faithful, beside it
-    assert (run / "0551" / "equate" / "corrected" / "OLS.csv").read_bytes() == corrected
+    assert (run / "0551" / "equate" / "corrected" / "adjusted.csv").read_bytes() == corrected
     _ok("score", run, "--set", "0551", "--set", "3191", "-q")
     rows = _scores(run)
     assert [r["variant"] for r in rows] == ["faithful"] * 20 + ["corrected"] * 20

@@ -88,7 +88,7 @@ def test_run_manifest_lists_config_seeds_and_every_file(tmp_path):
     assert runner.invoke(cli, ["adjust", str(out), "--quiet"]).exit_code == 0
     assert runner.invoke(cli, ["score", str(out), "--quiet"]).exit_code == 0
     man = json.loads((out / "manifest.json").read_text())
-    assert "0551/equate/faithful/TLI.csv" in man["files"] and "score/scores.csv" in man["files"]
+    assert "0551/equate/faithful/adjusted.csv" in man["files"] and "score/scores.csv" in man["files"]
     one = tmp_path / "one.yaml"
     one.write_text(CONFIG.read_text().split("# The order")[0].replace(
         '  - raters_per_paper: [1, 2, 3, "2+"]\n    papers: [500]\n    max_score: [5, 9]\n    quality: [normal]\n',
