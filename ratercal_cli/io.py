@@ -14,6 +14,7 @@ import json
 import os
 import re
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -27,18 +28,23 @@ from .errors import InputError
 _TMP_RE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]{8}\.tmp$")
 
 
-def output_target(path) -> Path:
+def output_target(path, make_dirs=False) -> Path:
     """Where writing ``path`` really goes: symlinks resolved (a link is written through,
     not replaced).  Refuses, naming ``path`` as the user gave it, a directory, a device or
-    anything else that is not a regular file, and a folder that does not exist."""
+    anything else that is not a regular file, and (unless ``make_dirs``: the writer creates
+    it) a folder that does not exist."""
     given = Path(path)
     real = Path(os.path.realpath(given))
-    if real.is_dir():
+    try:
+        mode = os.stat(real).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
         raise InputError("is a directory; give a file name to write", given)
-    if real.exists() and not real.is_file():
+    if mode is not None and not stat.S_ISREG(mode):
         raise InputError("is not a regular file (a device, pipe or socket); give a file name, "
                          "or - for standard output", given)
-    if not real.parent.is_dir():
+    if mode is None and not make_dirs and not real.parent.is_dir():
         raise InputError(f"folder {real.parent} does not exist; create it first", given)
     return real
 
@@ -116,13 +122,16 @@ def atomic_write(path, mode="w", newline="", make_dirs=True):
     left by a killed run are removed first; an interrupt (SIGINT, SIGTERM) removes this
     one.
     """
-    given = Path(path)
-    if make_dirs:
-        Path(os.path.realpath(given)).parent.mkdir(parents=True, exist_ok=True)
-    path = output_target(given)
+    path = output_target(path, make_dirs)
     remove_stale_temporaries(path.parent, path.name)
     with _term_unwinds():
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+        except FileNotFoundError:
+            if not make_dirs:
+                raise
+            path.parent.mkdir(parents=True, exist_ok=True)   # the folder first when it is missing
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
         try:
             kwargs = {} if "b" in mode else {"newline": newline, "encoding": "utf-8"}
             with os.fdopen(fd, mode, **kwargs) as fh:

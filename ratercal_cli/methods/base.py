@@ -43,9 +43,14 @@ class RaterAdjuster:
     # -- parameters ----------------------------------------------------------------
     @classmethod
     def _param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return [n for n, p in sig.parameters.items() if n != "self" and p.kind not in (p.VAR_POSITIONAL,
-                                                                                     p.VAR_KEYWORD)]
+        """The ``__init__`` parameters' names (read from its signature once per class)."""
+        names = cls.__dict__.get("_init_param_names")
+        if names is None:
+            sig = inspect.signature(cls.__init__)
+            names = tuple(n for n, p in sig.parameters.items() if n != "self" and p.kind not in (p.VAR_POSITIONAL,
+                                                                                            p.VAR_KEYWORD))
+            cls._init_param_names = names
+        return list(names)
 
     def get_params(self, deep: bool = False) -> dict:
         """The ``__init__`` parameters and their values."""
