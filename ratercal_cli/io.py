@@ -16,7 +16,6 @@ import re
 import signal
 import stat
 import sys
-import tempfile
 import threading
 from pathlib import Path
 
@@ -126,18 +125,17 @@ def atomic_write(path, mode="w", newline="", make_dirs=True):
     remove_stale_temporaries(path.parent, path.name)
     with _term_unwinds():
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+            fd, tmp = _create_temporary(path)
         except FileNotFoundError:
             if not make_dirs:
                 raise
             path.parent.mkdir(parents=True, exist_ok=True)   # the folder first when it is missing
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+            fd, tmp = _create_temporary(path)
         try:
             kwargs = {} if "b" in mode else {"newline": newline, "encoding": "utf-8"}
             with os.fdopen(fd, mode, **kwargs) as fh:
                 yield fh
                 fh.flush()
-            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
@@ -158,10 +156,18 @@ def open_output(path, mode="w", newline=""):
         yield fh
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _create_temporary(path):
+    """``(fd, name)`` of a new file ``.NAME.PID.XXXXXXXX.tmp`` beside ``path`` (``O_EXCL``: never
+    one that exists), with the permissions a new file gets (0666 less the umask), as the
+    target will have."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
 
 
 def write_text(path, text: str) -> None:

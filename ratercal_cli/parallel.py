@@ -11,10 +11,8 @@ so the files never depend on the number of workers either.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
-from concurrent.futures import ProcessPoolExecutor
 
 BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -29,14 +27,19 @@ def cpu_count() -> int:
 
 def start_method() -> str:
     """``fork`` where available and this process has one thread, else ``spawn``."""
+    import multiprocessing   # here, not at the top: a command that runs in one process never needs it
+
     if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
         return "fork"
     return "spawn"
 
 
-def process_pool(jobs: int) -> ProcessPoolExecutor:
-    """A pool of ``jobs`` worker processes started by :func:`start_method`; a spawned worker starts
-    its BLAS library with one thread."""
+def process_pool(jobs: int):
+    """A :class:`~concurrent.futures.ProcessPoolExecutor` of ``jobs`` worker processes started by
+    :func:`start_method`; a spawned worker starts its BLAS library with one thread."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     saved = {k: os.environ.get(k) for k in BLAS_THREADS}
     os.environ.update({k: "1" for k in BLAS_THREADS})   # read by spawned workers as they start
     try:

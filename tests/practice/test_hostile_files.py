@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from ratercal_cli.commands.practice import adjust, check, compare
 from ratercal_cli.errors import InputError
-from ratercal_cli.io import atomic_write, read_csv, remove_stale_temporaries
+from ratercal_cli.io import _TMP_RE, atomic_write, read_csv, remove_stale_temporaries
 from ratercal_cli.practice.ratings_file import (FLAG_MANY, FLAG_RESOLVED, MAX_SCALE_POINTS, Columns,
                                        _natural_key, parse_scale, read_ratings_file)
 
@@ -114,6 +114,26 @@ def test_stale_temporaries_of_dead_writers_are_removed(tmp_path):
     assert (tmp_path / "out.csv").read_text() == "new\n"
     assert not stale.exists() and live.exists() and other.exists() and foreign.exists()
     assert remove_stale_temporaries(tmp_path) == [other]
+
+
+def test_written_files_get_the_usual_permissions_and_missing_folders(tmp_path):
+    """A new file gets 0666 less the umask (as ``open`` gives), a replaced one too; the folders a
+    run's file needs are created; while writing, the temporary beside it has our pattern."""
+    old = os.umask(0o027)
+    try:
+        target = tmp_path / "a" / "b" / "out.csv"
+        with atomic_write(target) as fh:
+            (tmp,) = [p.name for p in target.parent.iterdir()]
+            fh.write("x\n")
+        assert _TMP_RE.match(tmp) and tmp.startswith(f".out.csv.{os.getpid()}.")
+        assert target.stat().st_mode & 0o777 == 0o640
+        os.chmod(target, 0o600)
+        with atomic_write(target) as fh:
+            fh.write("y\n")
+        assert target.read_text() == "y\n" and target.stat().st_mode & 0o777 == 0o640
+        assert [p.name for p in target.parent.iterdir()] == ["out.csv"]
+    finally:
+        os.umask(old)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
