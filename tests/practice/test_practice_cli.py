@@ -398,3 +398,24 @@ def test_output_to_a_pipe_closed_early_ends_quietly(tmp_path):
     err = proc.stderr.read().decode()
     assert first.startswith(b"paper,rater,score,flag,MN") and proc.wait(timeout=60) == 141
     assert err == ""
+
+
+def test_the_console_script_delivers_all_output_and_its_exit_status(tmp_path):
+    """``main`` leaves the process without Python's module teardown (``cli._leave``): a piped
+    output is still whole (the buffers are flushed), and the status is the command's."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "big.csv"
+    src.write_text("paper,rater,score\n" + "".join(f"P{p},R{(p + k) % 7},{(p * 3 + k) % 6}\n"
+                                                  for p in range(6000) for k in (0, 1)))
+    main = [sys.executable, "-c", "from ratercal_cli.cli import main; main()"]
+    out = subprocess.run(main + ["adjust", str(src), "--scale", "0-5", "-m", "MN", "-o", "-", "-q"],
+                         capture_output=True, text=True)
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0 and len(lines) == 12001 and lines[-1].startswith("P5999,R")
+    bad = subprocess.run(main + ["adjust", str(tmp_path / "missing.csv"), "--scale", "0-5"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.strip().endswith("missing.csv: no such file")
+    usage = subprocess.run(main + ["no-such-command"], capture_output=True, text=True)
+    assert usage.returncode == 2 and "No such command" in usage.stderr
