@@ -12,6 +12,7 @@ any moment resumes where it stopped.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from .. import __version__
@@ -81,10 +82,7 @@ class Stage:
         return dict(sorted(out.items()))
 
     def recorded_outputs(self) -> dict:
-        try:
-            return json.loads(self.manifest_path.read_text())["outputs"]
-        except (FileNotFoundError, KeyError, ValueError):
-            return {}
+        return (read_manifest(self.manifest_path) or {}).get("outputs", {})
 
     def _rel(self, path) -> str:
         path, root = Path(path), self.run.root
@@ -96,9 +94,8 @@ class Stage:
         return path.resolve().relative_to(root.resolve()).as_posix()
 
     def is_fresh(self) -> bool:
-        try:
-            man = json.loads(self.manifest_path.read_text())
-        except (FileNotFoundError, ValueError):
+        man = read_manifest(self.manifest_path)
+        if man is None:
             return False
         if man.get("version") != __version__ or man.get("params") != _jsonable(self.params()):
             return False
@@ -121,6 +118,38 @@ class Stage:
             "outputs": {self._rel(p): sha256_file(p) for p in sorted(map(str, outputs))},
         }
         write_json(self.manifest_path, man)
+        _manifests.pop(str(self.manifest_path), None)   # read again, whatever its status
+
+
+#: Manifests read by this process: path -> ((mtime_ns, size, inode), contents).  A stage's
+#: manifest is read by its own freshness check and by every stage that depends on it; the
+#: file's status says whether the copy is still the file's.
+_manifests: dict = {}
+
+
+def read_manifest(path):
+    """The manifest at ``path`` as a dict, None when it is missing or not a JSON object (a
+    stage without a valid manifest is stale).  Read once per process while the file's
+    modification time, size and inode stay the same."""
+    key = str(path)
+    try:
+        st = os.stat(key)
+    except OSError:
+        _manifests.pop(key, None)
+        return None
+    status = (st.st_mtime_ns, st.st_size, st.st_ino)
+    known = _manifests.get(key)
+    if known is not None and known[0] == status:
+        return known[1]
+    try:
+        with open(key, "rb") as fh:
+            man = json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(man, dict):
+        return None
+    _manifests[key] = (status, man)
+    return man
 
 
 def _jsonable(obj):

@@ -192,3 +192,24 @@ def test_stage_csv_text_is_each_values_repr(tmp_path):
     assert path.read_text() == expect
     assert "-0.0" in expect and ",0.0," in expect
     assert write_columns(tmp_path / "empty.csv", ["a", "b"], [[], []], [None, None]).read_text() == "a,b\n"
+
+
+def test_a_manifest_read_again_is_the_files_current_contents(tmp_path):
+    """``read_manifest`` keeps what it read while the file's status is unchanged; a manifest
+    replaced (as another process's stage would) is read anew, a removed one is None."""
+    import os
+
+    from ratercal_cli.study.pipeline import read_manifest
+
+    path = tmp_path / "manifest.json"
+    path.write_text('{"outputs": {"a.csv": "1"}}')
+    first = read_manifest(path)
+    assert first == {"outputs": {"a.csv": "1"}} and read_manifest(path) is first
+    tmp = tmp_path / "new.json"
+    tmp.write_text('{"outputs": {"a.csv": "2"}}')      # the same size, a new file renamed over it
+    os.replace(tmp, path)
+    assert read_manifest(path) == {"outputs": {"a.csv": "2"}}
+    path.write_text("[1, 2]")
+    assert read_manifest(path) is None                  # not a manifest: the stage is stale
+    path.unlink()
+    assert read_manifest(path) is None
