@@ -188,8 +188,9 @@ class Runner:
 
         Dependencies are brought up to date first, in order, in this process; the
         stages themselves must not depend on each other.  Each writes only its own
-        files, and the manifests are written here, so the files are the same
-        whatever ``jobs`` is.  ``jobs=None``: one per core (at most 2) when at least
+        files and then its manifest (in the process that ran it; a manifest holds only the
+        stage's parameters and the hashes of what it read and wrote), so the files are the
+        same whatever ``jobs`` is.  ``jobs=None``: one per core (at most 2) when at least
         four stages are stale, else 1.  ``progress`` wraps the iterable of results.
         """
         stages = [s for s in stages if s.key not in self.done]
@@ -204,9 +205,9 @@ class Runner:
             jobs = min(2, cpu_count()) if len(stale) >= 4 else 1
         for stage in stale:
             _forget(stage)
-        results = ordered_map(_execute, stale, jobs, progress)
-        for stage, outputs in zip(stale, results):
-            self._record(stage, outputs)
+        for key in ordered_map(_execute_and_record, stale, jobs, progress):
+            self.done[key] = True
+            self.ran.append(key)
 
     def ensure_sequences(self, sequences, jobs=None, bar=None) -> None:
         """Make the stages of every sequence fresh, in order within a sequence; the
@@ -259,6 +260,7 @@ def _forget(stage) -> None:
         stage.manifest_path.unlink()
 
 
-def _execute(stage):
-    """Run one stage (in a worker process); its output paths as strings."""
-    return [str(p) for p in stage.execute()]
+def _execute_and_record(stage):
+    """Run one stage (in a worker process) and write its manifest, last; the stage's key."""
+    stage.write_manifest(stage.execute())
+    return stage.key
