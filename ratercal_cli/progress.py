@@ -34,4 +34,7 @@ def progress(iterable=None, total=None, desc=None, quiet=False, unit="it"):
         return _Off(iterable)
     from tqdm import tqdm
 
+    # no monitor thread: a process with one thread forks its workers (ratercal_cli.parallel)
+    # instead of spawning them, which would import numpy again in each
+    tqdm.monitor_interval = 0
     return tqdm(iterable, total=total, desc=desc, unit=unit, leave=False, dynamic_ncols=True)
