@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import criteria
 from ..io import atomic_write
+from ..parallel import cpu_count, ordered_map
 from .pipeline import Runner, Stage
 from .equate import EquateStage, equate_stages, run_equate
 from .files import ADJUSTED, fmt, read_adjusted, read_true_scores
@@ -38,23 +39,12 @@ class ScoreStage(Stage):
         return {"sets": [c.code for c in self.cells], "variants": list(self.variants)}
 
     def execute(self):
-        n_raters = self.run.config.n_raters
+        sets = [(variant, cell) for variant in self.variants for cell in self.cells]
+        jobs = min(2, cpu_count()) if len(sets) >= 8 else 1
         score_rows, rater_rows = [], []
-        for variant in self.variants:
-            for cell in self.cells:
-                true = read_true_scores(TruegenStage(self.run, cell).folder / "true_scores.csv")
-                folder = EquateStage(self.run, cell, variant, self.methods).folder
-                meta = json.loads((folder / "methods.json").read_text())
-                ratings, adjusted = read_adjusted(folder / ADJUSTED, meta["methods"], cell.max_score,
-                                                  cell.papers, n_raters)
-                counts = ratings.ratings_per_rater()
-                for code, (adj, paper_scores) in adjusted.items():
-                    c = criteria.score_set(paper_scores, true)
-                    score_rows.append([cell.code, code, variant, fmt(c["rmse"]), fmt(c["r"]), fmt(c["maxdiff"])])
-                    per = criteria.rater_rmse(ratings, adj, true)
-                    for j in range(n_raters):
-                        rater_rows.append([cell.code, code, variant, str(j + 1), str(int(counts[j])),
-                                           "" if not np.isfinite(per[j]) else fmt(per[j])])
+        for rows, per_rater in ordered_map(self._score_one, sets, jobs):   # the sets in both cores
+            score_rows += rows
+            rater_rows += per_rater
         s_path = self.folder / "scores.csv"
         r_path = self.folder / "rater_rmse.csv"
         with atomic_write(s_path) as fh:
@@ -64,6 +54,25 @@ class ScoreStage(Stage):
             fh.write("set,method,variant,rater,n,rmse\n")
             fh.write("".join(",".join(r) + "\n" for r in rater_rows))
         return [s_path, r_path]
+
+    def _score_one(self, variant_and_cell):
+        """The rows of ``scores.csv`` and ``rater_rmse.csv`` of one set in one variant."""
+        variant, cell = variant_and_cell
+        n_raters = self.run.config.n_raters
+        true = read_true_scores(TruegenStage(self.run, cell).folder / "true_scores.csv")
+        folder = EquateStage(self.run, cell, variant, self.methods).folder
+        meta = json.loads((folder / "methods.json").read_text())
+        ratings, adjusted = read_adjusted(folder / ADJUSTED, meta["methods"], cell.max_score, cell.papers, n_raters)
+        counts = ratings.ratings_per_rater()
+        score_rows, rater_rows = [], []
+        for code, (adj, paper_scores) in adjusted.items():
+            c = criteria.score_set(paper_scores, true)
+            score_rows.append([cell.code, code, variant, fmt(c["rmse"]), fmt(c["r"]), fmt(c["maxdiff"])])
+            per = criteria.rater_rmse(ratings, adj, true)
+            for j in range(n_raters):
+                rater_rows.append([cell.code, code, variant, str(j + 1), str(int(counts[j])),
+                                   "" if not np.isfinite(per[j]) else fmt(per[j])])
+        return score_rows, rater_rows
 
 
 def run_score(run, codes=None, methods=None, variants=None, force=False, quiet=False):
