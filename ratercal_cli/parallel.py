@@ -78,57 +78,102 @@ _FRAME = struct.Struct("<IQ")
 
 
 def forked_map(fn, items, jobs: int):
-    """Yield ``(i, fn(items[i]))`` for every item, as ``jobs`` forked workers finish them.
+    """Yield ``(i, fn(items[i]))`` for every item, as ``jobs`` forked workers finish them
+    (:class:`ForkedMap`, started at the first result asked for)."""
+    work = ForkedMap(fn, items, jobs)
+    try:
+        yield from work
+    finally:
+        work.close()
+
+
+class ForkedMap:
+    """``fn`` on every item in ``jobs`` worker processes forked now; iterate for ``(i, fn(items[i]))``
+    as they are done, meanwhile this process is free for other work.
 
     A pool without the pool: the workers are forked from this process, so they have ``fn``
     and ``items`` already (nothing is pickled but the results); they take the items' numbers
     one at a time from a pipe (whoever is free takes the next, so a long item does not hold
     up the rest) and send each result back on their own pipe.  Starting and stopping two
     workers this way costs about 4 ms, a :class:`~concurrent.futures.ProcessPoolExecutor`
-    20-45 ms.  An exception in a worker (``KeyboardInterrupt`` included) stops the others
-    (SIGTERM: an atomic write in progress removes its temporary file) and is raised here;
-    the workers end with ``os._exit``, running none of this process's exit handlers.
+    20-45 ms.  An exception in a worker (``KeyboardInterrupt`` included) is raised here and
+    :meth:`close` (always called: ``with`` or ``finally``) stops the others (SIGTERM: an atomic
+    write in progress removes its temporary file); the workers end with ``os._exit``, running
+    none of this process's exit handlers.
     """
-    import pickle
-    import selectors
-    import signal
 
-    n = len(items)
-    tasks_r, tasks_w = os.pipe()
-    pending = b"".join(_INDEX.pack(i) for i in range(n))
-    workers = {}                      # result pipe's read end -> pid
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()                # else a worker would write this process's buffered text again
-    try:
-        for _ in range(jobs):
-            read_end, write_end = os.pipe()
-            pid = os.fork()
-            if pid == 0:   # the worker
-                os.close(tasks_w)
-                os.close(read_end)
-                for other in workers:
-                    os.close(other)
-                _work(fn, items, tasks_r, write_end, pickle)
-            os.close(write_end)
-            workers[read_end] = pid
-        os.close(tasks_r)
-        tasks_r = None
-        os.set_blocking(tasks_w, False)
+    def __init__(self, fn, items, jobs: int):
+        import pickle
+
+        self.n = len(items)
+        self.workers = {}                 # result pipe's read end -> pid
+        self._pending = b"".join(_INDEX.pack(i) for i in range(self.n))
+        self._tasks_r, self._tasks_w = os.pipe()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()                # else a worker would write this process's buffered text again
+        try:
+            for _ in range(jobs):
+                read_end, write_end = os.pipe()
+                pid = os.fork()
+                if pid == 0:   # the worker
+                    os.close(self._tasks_w)
+                    os.close(read_end)
+                    for other in self.workers:
+                        os.close(other)
+                    _work(fn, items, self._tasks_r, write_end, pickle)
+                os.close(write_end)
+                self.workers[read_end] = pid
+            os.close(self._tasks_r)
+            self._tasks_r = None
+            os.set_blocking(self._tasks_w, False)
+            self._pending = self._pending[self._write_tasks():]
+        except BaseException:
+            self.close()
+            raise
+
+    def _write_tasks(self) -> int:
+        try:
+            return os.write(self._tasks_w, self._pending) if self._pending else 0
+        except BlockingIOError:
+            return 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __iter__(self):
+        import selectors
+
         sel = selectors.DefaultSelector()
-        sel.register(tasks_w, selectors.EVENT_WRITE)
-        for fd in workers:
+        if self._pending:
+            sel.register(self._tasks_w, selectors.EVENT_WRITE)
+        elif self._tasks_w is not None:
+            os.close(self._tasks_w)
+            self._tasks_w = None
+        for fd in self.workers:
             sel.register(fd, selectors.EVENT_READ)
-        buffers = {fd: bytearray() for fd in workers}
-        open_fds, received = set(workers), 0
+        try:
+            yield from self._results(sel)
+        finally:
+            sel.close()
+
+    def _results(self, sel):
+        import pickle
+
+        buffers = {fd: bytearray() for fd in self.workers}
+        open_fds, received = set(self.workers), 0
         while open_fds:
             for key, _ in sel.select():
                 fd = key.fd
-                if fd == tasks_w:
-                    pending = pending[os.write(tasks_w, pending):]
-                    if not pending:
-                        sel.unregister(tasks_w)
-                        os.close(tasks_w)
-                        tasks_w = None
+                if fd == self._tasks_w:
+                    self._pending = self._pending[self._write_tasks():]
+                    if not self._pending:
+                        sel.unregister(fd)
+                        os.close(fd)
+                        self._tasks_w = None
                     continue
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
@@ -147,18 +192,24 @@ def forked_map(fn, items, jobs: int):
                         raise value
                     received += 1
                     yield i, value
-        if received != n:
-            raise RuntimeError(f"a worker process ended with {n - received} of {n} items not done")
-    finally:
-        for fd in (tasks_r, tasks_w):
+        if received != self.n:
+            raise RuntimeError(f"a worker process ended with {self.n - received} of {self.n} items not done")
+
+    def close(self) -> None:
+        """Stop the workers still busy (a worker that is done has ended) and reap them all."""
+        import signal
+
+        for fd in (self._tasks_r, self._tasks_w):
             if fd is not None:
                 os.close(fd)
+        self._tasks_r = self._tasks_w = None
+        workers, self.workers = self.workers, {}
         for fd, pid in workers.items():
             try:
                 os.close(fd)
             except OSError:
                 pass
-            try:   # a worker that is done has ended (or ends at once): this stops only busy ones
+            try:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass

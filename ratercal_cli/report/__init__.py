@@ -113,6 +113,9 @@ def _say(quiet, msg):
 
 
 def _build_variant(run_dir, out, d, quiet, draw=True, jobs=None):
+    figs = []
+    if draw:   # the models' figures first: drawn in another process while the tables are built
+        figs = _model_figures(out / "figures", d, jobs)
     tables = all_tables(d)
     comps = comparisons(tables) if is_denny_run(d) else []
     md_tables = []
@@ -121,19 +124,9 @@ def _build_variant(run_dir, out, d, quiet, draw=True, jobs=None):
     md_comps = [render.write_table(out / "comparison", c.regenerated, c) for c in comps]
     _say(quiet, f"report: {len(tables)} tables, {len(comps)} comparisons -> {out}")
 
-    figs = []
     if not draw:  # tables only: earlier figures are left in place
         return _write_index(out, d, tables, comps, md_tables, md_comps, "", figs, drawn=False)
-    scales = sorted({d.cells[s].max_score for s in d.sets}) or [5, 9]
     fdir = out / "figures"
-    figures.defer()  # the figures below are drawn together, in several processes, at the end
-    figs.append(("Figure 3. Rasch extension expected-score curves",
-                 figures.rasch_extension_figure(fdir / "fig03_rasch_extension.png")))
-    for m in scales:
-        figs.append((f"Figure 4. PCM category probabilities of the nine raters, scores 0-{m}",
-                     figures.pcm_probability_figure(fdir / f"fig04_pcm_probabilities_M{m}.png", m)))
-    figs.append(("Figure 5. Expected-score functions of the nine raters (PCM and sequential)",
-                 figures.expected_score_figure(fdir / "fig05_expected_scores.png", tuple(scales))))
     multi = [s for s in d.sets if d.cells[s].raters_per_paper != "1"]
     if multi:
         for crit, label in (("rmse", "RMSE"), ("maxdiff", "maximum difference")):
@@ -159,6 +152,26 @@ def _build_variant(run_dir, out, d, quiet, draw=True, jobs=None):
                      figures.published_vs_regenerated_figure(fdir / "published_vs_regenerated.png", comps)))
     figures.draw_deferred(jobs)
     return _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs)
+
+
+def _model_figures(fdir, d, jobs):
+    """Note Figures 3-5 (the Rasch extension, the PCM's category probabilities and expected
+    scores of the nine raters at the run's scales) and start drawing Figures 4 and 5 in another
+    process (:func:`figures.start_drawing`): they need nothing the report computes.  Figure 3,
+    the smallest, is drawn here with the figures of the results, which evens out the two
+    cores' work.  From here on figures are noted and drawn together
+    (:func:`figures.draw_deferred`).  Returns ``[(caption, path)]`` in the report's order."""
+    scales = sorted({d.cells[s].max_score for s in d.sets}) or [5, 9]
+    figures.defer()
+    figs = []
+    for m in scales:
+        figs.append((f"Figure 4. PCM category probabilities of the nine raters, scores 0-{m}",
+                     figures.pcm_probability_figure(fdir / f"fig04_pcm_probabilities_M{m}.png", m)))
+    figs.append(("Figure 5. Expected-score functions of the nine raters (PCM and sequential)",
+                 figures.expected_score_figure(fdir / "fig05_expected_scores.png", tuple(scales))))
+    figures.start_drawing(jobs)
+    return [("Figure 3. Rasch extension expected-score curves",
+             figures.rasch_extension_figure(fdir / "fig03_rasch_extension.png"))] + figs
 
 
 def _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs, drawn=True):

@@ -16,7 +16,7 @@ import numpy as np
 from ..design import table3_steps
 from ..io import atomic_write
 from ..models import pcm, sequential
-from ..parallel import cpu_count, ordered_map
+from ..parallel import ForkedMap, cpu_count, ordered_map, start_method
 
 DPI = 100
 METHOD_KEY = {"NO": "1", "MN": "2", "TMN": "3", "LI": "4", "TLI": "5", "EQP": "6", "OLS": "7",
@@ -64,6 +64,7 @@ def save_png(fig, path):
 
 
 _noted = None  # while deferring: the figure calls to make, [(name, path, args, kwargs)]
+_background = None  # the figures noted before start_drawing, being drawn by forked workers
 
 
 def _deferrable(figure):
@@ -85,12 +86,35 @@ def defer() -> None:
     _noted = []
 
 
+def start_drawing(jobs=None) -> None:
+    """Start drawing the figures noted so far in ``jobs - 1`` forked processes (default ``jobs``:
+    one per core, at most 2) while this one goes on (the report's tables) and draws the figures
+    noted after, in :func:`draw_deferred`.  Figures that need nothing the report computes (the
+    models' Figures 3-5) are noted first, so two cores draw from the start: the workers import
+    matplotlib and draw while this process builds the tables."""
+    global _noted, _background
+    jobs = min(2, cpu_count()) if jobs is None else jobs
+    if jobs < 2 or not _noted or _background is not None or start_method() != "fork":
+        return
+    notes, _noted = _noted, []
+    _background = ForkedMap(_draw_noted, notes, min(jobs - 1, len(notes)))
+
+
 def draw_deferred(jobs=None) -> None:
     """Draw the figures noted since :func:`defer`, in ``jobs`` processes (default: one per
-    core, at most 2; :mod:`ratercal_cli.parallel`), and draw at once again.  Every figure is
-    drawn under the same fixed rcParams whichever process draws it: the same bytes."""
-    global _noted
+    core, at most 2; :mod:`ratercal_cli.parallel`), and draw at once again; with figures
+    started by :func:`start_drawing`, this process draws the later ones meanwhile.  Every
+    figure is drawn under the same fixed rcParams whichever process draws it: the same bytes."""
+    global _noted, _background
     noted, _noted = _noted or [], None
+    background, _background = _background, None
+    if background is not None:
+        with background:
+            for note in noted:
+                _draw_noted(note)
+            for _ in background:
+                pass
+        return
     jobs = min(2, cpu_count()) if jobs is None else jobs
     if jobs > 1 and len(noted) > 1:
         import matplotlib.backends.backend_agg  # noqa: F401  once, before the workers fork
@@ -99,9 +123,12 @@ def draw_deferred(jobs=None) -> None:
 
 
 def stop_deferring() -> None:
-    """Forget the noted figures (a report that failed half-way) and draw at once again."""
-    global _noted
-    _noted = None
+    """Forget the noted figures (a report that failed half-way), stop the workers drawing
+    any, and draw at once again."""
+    global _noted, _background
+    background, _noted, _background = _background, None, None
+    if background is not None:
+        background.close()
 
 
 def _draw_noted(note):

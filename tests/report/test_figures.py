@@ -88,6 +88,24 @@ def test_figures_are_deterministic_pngs(tmp_path):
     assert b"Software" not in data and b"matplotlib" not in data
 
 
+def test_a_failed_report_stops_the_figures_it_started(tmp_path):
+    """``start_drawing`` forks a worker for the figures noted so far; ``stop_deferring`` (a report
+    that failed half-way) stops and reaps it, and figures draw at once again."""
+    import os
+
+    from ratercal_cli.parallel import start_method
+
+    figures.defer()
+    figures.pcm_probability_figure(tmp_path / "late.png", 9)
+    figures.start_drawing(2)
+    assert (figures._background is not None) == (start_method() == "fork")
+    figures.stop_deferring()
+    assert figures._background is None and figures._noted is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)   # no worker left, running or unreaped
+    assert figures.rasch_extension_figure(tmp_path / "now.png").read_bytes().startswith(PNG)
+
+
 def _digest(root):
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
@@ -113,6 +131,8 @@ def test_build_report_twice_gives_identical_files(run, tmp_path):
         assert (tmp_path / "r2" / name).read_bytes() == data
         (tmp_path / "r2" / name).unlink()
     assert s1 == s2
+    assert s1["faithful"]["figures"][:3] == ["figures/fig03_rasch_extension.png", "figures/fig04_pcm_probabilities_M5.png",
+                                             "figures/fig04_pcm_probabilities_M9.png"]   # the report's order
     d1, d2 = _digest(tmp_path / "r1"), _digest(tmp_path / "r2")
     assert d1 == d2
     names = set(d1)
