@@ -1,4 +1,7 @@
-"""ratercal_cli.parallel: forked workers give [fn(x) for x in items], in order, or the first error."""
+"""ratercal_cli.parallel: forked workers give [fn(x) for x in items], in order, or the first error.
+
+The tests call the forked machinery directly: ``ordered_map`` itself spawns a pool instead when
+threads run in the test process (another test's Dask client, say)."""
 
 from __future__ import annotations
 
@@ -7,9 +10,19 @@ import time
 
 import pytest
 
-from ratercal_cli.parallel import forked_map, ordered_map, start_method
+from ratercal_cli.parallel import ForkedMap, forked_map
 
-pytestmark = pytest.mark.skipif(start_method() != "fork", reason="forked workers need fork")
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers need fork")
+
+
+def _in_order(fn, items, jobs=2, progress=None):
+    """``ordered_map``'s forked path."""
+    items = list(items)
+    out = [None] * len(items)
+    results = forked_map(fn, items, jobs)
+    for i, value in (progress(results, len(items)) if progress else results):
+        out[i] = value
+    return out
 
 
 def _square_and_pid(x):
@@ -18,7 +31,7 @@ def _square_and_pid(x):
 
 
 def test_results_come_in_the_items_order_from_both_workers():
-    out = ordered_map(_square_and_pid, range(60), 2)
+    out = _in_order(_square_and_pid, range(60))
     assert [v for v, _ in out] == [x * x for x in range(60)]
     pids = {pid for _, pid in out}
     assert len(pids) == 2 and os.getpid() not in pids
@@ -26,9 +39,9 @@ def test_results_come_in_the_items_order_from_both_workers():
 
 def test_large_results_and_more_items_than_a_pipe_holds():
     """Results over a pipe's 64 KiB, and 20,000 item numbers (80 KB): nothing blocks."""
-    big = ordered_map(lambda x: bytes([x % 256]) * 200_000, range(12), 2)
+    big = _in_order(lambda x: bytes([x % 256]) * 200_000, range(12))
     assert [len(b) for b in big] == [200_000] * 12 and big[7][:1] == b"\x07"
-    assert ordered_map(lambda x: x + 1, range(20_000), 2) == list(range(1, 20_001))
+    assert _in_order(lambda x: x + 1, range(20_000)) == list(range(1, 20_001))
 
 
 def test_progress_sees_each_result_once():
@@ -39,7 +52,7 @@ def test_progress_sees_each_result_once():
             seen.append(item[0])
             yield item
 
-    assert ordered_map(lambda x: -x, range(9), 2, progress) == [-x for x in range(9)]
+    assert _in_order(lambda x: -x, range(9), progress=progress) == [-x for x in range(9)]
     assert sorted(seen) == list(range(9))
 
 
@@ -53,7 +66,7 @@ def _fails_on_five(x):
 def test_an_error_in_a_worker_is_raised_here_and_stops_the_others():
     t0 = time.perf_counter()
     with pytest.raises(ValueError, match="item 5 is bad"):
-        ordered_map(_fails_on_five, range(200), 2)
+        _in_order(_fails_on_five, range(200))
     assert time.perf_counter() - t0 < 5   # 200 items of 0.05 s in two workers would take 5 s
 
 
@@ -69,6 +82,16 @@ def test_an_exception_that_does_not_pickle_arrives_as_its_text():
 
 
 def test_no_worker_is_left_behind():
-    list(forked_map(abs, range(10), 2))
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)   # every worker was reaped
+    """Done, or stopped half-way (busy workers get SIGTERM), every worker is reaped."""
+    t0 = time.perf_counter()
+    for items, stop_after in (([0.001] * 10, None), ([0.01] + [30.0] * 3, 0)):
+        work = ForkedMap(time.sleep, items, 2)
+        pids = list(work.workers.values())
+        with work:
+            for k, _ in enumerate(work):
+                if k == stop_after:
+                    break
+        for pid in pids:
+            with pytest.raises(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+    assert time.perf_counter() - t0 < 10   # the 30 s sleeps were stopped
