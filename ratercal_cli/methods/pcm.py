@@ -299,25 +299,34 @@ def _faithful_search(d, rater_pad, score_pad, eps):
     half_eps = eps / F32(2)
 
     d_t = np.ascontiguousarray(d.T)  # (M, raters): the steps of the raters of many papers in one gather
+    layout = {}   # (papers still searched, trials) -> their gathered steps and score positions
+
+    def gathered(rows, n_u):
+        """The steps (M, n, k, A) of the papers' raters and where each paper's scores sit in
+        ``e``, for papers ``rows``: the same until a paper finishes (``rows`` only shrinks)."""
+        key = (rows.size, n_u)
+        if key not in layout:
+            layout.clear()
+            r, sc = rater_pad[rows].T, score_pad[rows].T                     # (k, A)
+            ok = r >= 0
+            shape = (n_u,) + r.shape                                         # (n, k, A)
+            drow = np.broadcast_to(d_t[:, np.where(ok, r, 0)][:, None], (m_steps,) + shape)   # (M, n, k, A)
+            size = ok.size * n_u                                             # e(s) of each column
+            pick = np.broadcast_to(np.where(ok, sc, 0) * size, shape).reshape(-1) + np.arange(size)
+            layout[key] = (shape, drow, pick, ok, [bool(ok[m].all()) for m in range(k)])
+        return layout[key]
 
     def likelihood(rows, u):
         """p(i) for trial qualities ``u`` (n, A) of papers ``rows``, (n, A).  Arrays are
         laid out (category, trial, slot, paper), papers innermost, so every element-wise
         step runs along one long contiguous axis."""
-        r, sc = rater_pad[rows].T, score_pad[rows].T                         # (k, A)
-        ok = r >= 0
-        n_u = u.shape[0]
-        shape = (n_u,) + r.shape                                             # (n, k, A)
-        drow = d_t[:, np.where(ok, r, 0)]                                    # (M, k, A)
-        e, t = _faithful_numerators(np.broadcast_to(u[:, None, :], shape),
-                                    np.broadcast_to(drow[:, None], (m_steps,) + shape))
-        size = ok.size * n_u                                                 # e(s) of each column
-        pick = np.broadcast_to(np.where(ok, sc, 0) * size, shape).reshape(-1) + np.arange(size)
+        shape, drow, pick, ok, full = gathered(rows, u.shape[0])
+        e, t = _faithful_numerators(np.broadcast_to(u[:, None, :], shape), drow)
         es = np.take(e.reshape(-1), pick).reshape(shape)                    # (n, k, A)
         p = np.ones(u.shape, dtype=F32)
         with np.errstate(over="ignore", invalid="ignore"):  # inf / inf: see _faithful_numerators
             for m in range(k):  # p(i) = p(i) * e(s) / T, left to right
-                if ok[m].all():
+                if full[m]:
                     p = (p * es[:, m]) / t[:, m]
                 else:
                     p = np.where(ok[m], (p * es[:, m]) / t[:, m], p)
