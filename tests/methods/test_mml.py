@@ -77,6 +77,7 @@ def test_marginal_loglik_matches_scipy_quad():
     assert abs(marginal_loglik(r, tau, 4.0, n_nodes=61, adaptive=False) - ref) > 0.05
 
 
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_fitted_loglik_is_the_marginal_loglik_at_the_estimates():
     r = small_set(n=60)
     fit = fit_mml(r, model="pcm")

@@ -241,6 +241,7 @@ def test_rater_order_numbers_then_text_ties_by_label(tmp_path):
     assert table.groups[0].ratings.rater_ids == ("01", "1", "1.0", "2", "a", "b", "inf", "nan")
 
 
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_rater_order_does_not_depend_on_the_hash_seed(tmp_path):
     import os
     import subprocess
