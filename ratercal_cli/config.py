@@ -31,6 +31,7 @@ Schema (all keys optional except ``cells``)::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -39,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from .design import Cell, parse_code, table3_steps
 from .errors import InputError
@@ -92,22 +92,28 @@ class StudyConfig:
         return hashlib.sha256(json.dumps(self.raw, sort_keys=True, default=str).encode()).hexdigest()
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """SafeLoader (on libyaml's parser where PyYAML has it: a config in 1.5 ms, not 15) with
-    YAML 1.2 booleans: only true/false, so that the method code ``NO`` (and
-    ``yes``/``on``/``off``) stay strings."""
+@functools.lru_cache(maxsize=None)
+def _loader():
+    """The YAML loader: SafeLoader (on libyaml's parser where PyYAML has it: a config in 1.5 ms,
+    not 15) with YAML 1.2 booleans: only true/false, so that the method code ``NO`` (and
+    ``yes``/``on``/``off``) stay strings.  PyYAML is imported here, when a config's text is new
+    (:func:`load_config`'s cache), not by every command."""
+    import yaml
 
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        pass
 
-_Loader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                              list("tTfF"))
-# YAML 1.2 floats PyYAML misses: a signed leading dot (-.5) and exponents without a dot (1e-3)
-_Loader.add_implicit_resolver("tag:yaml.org,2002:float",
-                              re.compile(r"^(?:[-+]?\.[0-9]+(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+)$"),
-                              list("-+.0123456789"))
+    Loader.yaml_implicit_resolvers = {
+        k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
+        for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                 list("tTfF"))
+    # YAML 1.2 floats PyYAML misses: a signed leading dot (-.5) and exponents without a dot (1e-3)
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float",
+                                 re.compile(r"^(?:[-+]?\.[0-9]+(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+)$"),
+                                 list("-+.0123456789"))
+    return Loader
 
 
 class _Where:
@@ -120,6 +126,8 @@ class _Where:
             self._walk(node, ())
 
     def _walk(self, node, path):
+        import yaml
+
         self.lines[path] = node.start_mark.line + 1
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
@@ -144,18 +152,85 @@ class _Where:
         return InputError(message, self.source, line, name)
 
 
-def load_config(path) -> StudyConfig:
-    """Read and validate a YAML config file."""
+class _WhereLater(_Where):
+    """The line numbers of a config read from its parse cache: found (by parsing the text) only
+    when an error needs one."""
+
+    def __init__(self, source, text):
+        self.source, self._text, self._lines = source, text, None
+
+    @property
+    def lines(self):
+        if self._lines is None:
+            self._lines = _parse_yaml(self._text, self.source)[1].lines
+        return self._lines
+
+
+#: What a parse cache's first line holds beside the text's hash: ratercal's version and the
+#: loader's rules (YAML 1.2 booleans and floats), either of which changes the data.
+_CACHE_KEY = "ratercal-config-cache 2"
+
+
+def load_config(path, cache=None) -> StudyConfig:
+    """Read and validate a YAML config file.
+
+    ``cache``: a file keeping the YAML's parsed data (as Python literals, read back with
+    :func:`ast.literal_eval`) under the SHA-256 of the config's text: a run folder's copy of its
+    config is read by every command, and parsing it means importing PyYAML (17 ms of each
+    command's start).  A cache that does not match, or cannot be read or written, is ignored;
+    the data are validated either way, with line numbers in errors.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("no such config file", path) from None
-    return parse_config(text, source=str(path))
+    if cache is None:
+        return parse_config(text, source=str(path))
+    from . import __version__
+
+    key = f"{_CACHE_KEY} {__version__} {hashlib.sha256(text.encode()).hexdigest()}"
+    data = _read_cache(cache, key)
+    if data is not None:
+        return _validated(data, _WhereLater(str(path), text))
+    data, where = _parse_yaml(text, str(path))
+    literal = repr(data)
+    cfg = _validated(data, where)
+    _write_cache(cache, key, data, literal)
+    return cfg
 
 
-def parse_config(text: str, source: str = "<config>") -> StudyConfig:
-    loader = _Loader(text)  # parsed once: the node tree gives the line numbers and the data
+def _read_cache(cache, key):
+    import ast
+
+    try:
+        first, _, body = Path(cache).read_text(encoding="utf-8").partition("\n")
+        if first != key:
+            return None
+        data = ast.literal_eval(body)
+    except (OSError, ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_cache(cache, key, data, literal) -> None:
+    import ast
+
+    from .io import write_text
+
+    try:
+        if ast.literal_eval(literal) != data:   # e.g. .inf or .nan: no literal for them
+            return
+        write_text(cache, f"{key}\n{literal}\n")
+    except (OSError, ValueError, SyntaxError, InputError):
+        pass   # a read-only run folder: parse the text next time
+
+
+def _parse_yaml(text: str, source: str):
+    """``(data, where)``: the YAML's data and the line of every key path."""
+    import yaml
+
+    loader = _loader()(text)  # parsed once: the node tree gives the line numbers and the data
     try:
         node = loader.get_single_node()
         where = _Where(source, node)  # before construction, which flattens merge keys in place
@@ -167,6 +242,14 @@ def parse_config(text: str, source: str = "<config>") -> StudyConfig:
         raise InputError(f"not valid YAML: {msg}", source, line) from None
     finally:
         loader.dispose()
+    return data, where
+
+
+def parse_config(text: str, source: str = "<config>") -> StudyConfig:
+    return _validated(*_parse_yaml(text, source))
+
+
+def _validated(data, where) -> StudyConfig:
     if not isinstance(data, dict):
         raise where.error((), "the config must be a mapping of keys (name, generator, cells, ...)")
     return _validate(data, where)

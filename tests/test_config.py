@@ -79,3 +79,45 @@ def test_error_under_a_per_scale_steps_mapping_names_its_own_line():
     text = BASE + "generator: pcm\nraters:\n  steps:\n    5:\n      - [0, 1, 2, 3, 4]\n      - [0, 1, 2]\n"
     with pytest.raises(InputError, match=r"^x\.yaml:11: raters\.steps\[5\]\[1\]: rater 2 has 3 steps"):
         parse_config(text, source="x.yaml")
+
+
+def test_a_run_reads_its_config_from_the_parse_cache_while_the_text_is_unchanged(tmp_path):
+    """``load_config(..., cache=)``: the same config from the YAML and from the cache, which a
+    changed text, a damaged cache or another version's key leave unused."""
+    import subprocess
+    import sys
+
+    path, cache = tmp_path / "config.yaml", tmp_path / ".config.yaml.parsed"
+    path.write_text(CONFIG.read_text())
+    first = load_config(path, cache=cache)
+    assert cache.read_text().startswith("ratercal-config-cache ")
+    again = load_config(path, cache=cache)
+    assert again.digest() == first.digest() == load_config(CONFIG).digest() and again.methods[0] == "NO"
+    # read from the cache, PyYAML is not imported
+    code = (f"import sys; from ratercal_cli.config import load_config; "
+            f"c = load_config({str(path)!r}, cache={str(cache)!r}); print(len(c.cells), 'yaml' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split() == \
+        ["32", "False"]
+    path.write_text(BASE + "seed: 7\ngenerator: pcm\n")     # a new text: parsed, cached anew
+    changed = load_config(path, cache=cache)
+    assert changed.seed == 7 and len(changed.cells) == 1 and "'seed': 7" in cache.read_text()
+    cache.write_text(cache.read_text().splitlines()[0] + "\n{'cells': [oops\n")   # damaged
+    assert load_config(path, cache=cache).digest() == changed.digest()
+
+
+def test_an_error_in_cached_data_still_names_the_line(tmp_path):
+    """A config that this version rejects, cached by one that did not: the error gets its line
+    from the text, parsed only then."""
+    import hashlib
+
+    from ratercal_cli import __version__
+    from ratercal_cli.config import _CACHE_KEY
+
+    text = BASE + "bogus: 1\n"
+    path, cache = tmp_path / "config.yaml", tmp_path / "cache"
+    path.write_text(text)
+    key = f"{_CACHE_KEY} {__version__} {hashlib.sha256(text.encode()).hexdigest()}"
+    cache.write_text(key + "\n" + repr({"cells": [{"raters_per_paper": [2], "papers": [100], "max_score": [5]}],
+                                        "bogus": 1}) + "\n")
+    with pytest.raises(InputError, match=r"config\.yaml:6: bogus: unknown key"):
+        load_config(path, cache=cache)

@@ -18,6 +18,8 @@ from ..io import write_text
 from ..vocabulary import VARIANTS
 
 CONFIG_NAME = "config.yaml"
+#: The parsed data of ``config.yaml``, under the hash of its text (:func:`load_config`'s cache).
+CONFIG_CACHE = ".config.yaml.parsed"
 DESIGN_PATH = ("rater", "design.json")
 
 
@@ -63,7 +65,7 @@ class Run:
         if not cfg.exists():
             raise InputError(f"not a run folder (no {CONFIG_NAME}); make one with "
                              "`ratercal simulate CONFIG --out RUN` or `ratercal rater CONFIG --out RUN`", self.root)
-        self.config = load_config(cfg)
+        self.config = load_config(cfg, cache=self.root / CONFIG_CACHE)
 
     @classmethod
     def create(cls, config_path, root) -> "Run":
