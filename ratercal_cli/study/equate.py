@@ -52,7 +52,7 @@ class EquateStage(Stage):
 
     def is_fresh(self) -> bool:
         """Also stale when made by the code before ``adjusted.csv`` (a CSV per method)."""
-        return (self.folder / ADJUSTED).exists() and super().is_fresh()
+        return self._rel(self.folder / ADJUSTED) in self.recorded_outputs() and super().is_fresh()
 
     def execute(self):
         cfg = self.run.config

@@ -102,8 +102,10 @@ class Stage:
         if man.get("inputs") != self.input_hashes():
             return False
         for rel, digest in man.get("outputs", {}).items():
-            p = self.run.root / rel
-            if not p.exists() or sha256_file(p) != digest:
+            try:
+                if sha256_file(self.run.root / rel) != digest:
+                    return False
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 return False
         return True
 

@@ -37,3 +37,26 @@ def test_serial_and_forked_equate_write_identical_files(faithful_run, tmp_path):
 def test_fresh_equate_is_not_redone(faithful_run):
     runner = run_equate(faithful_run, quiet=True)
     assert runner.ran == []
+
+
+def test_a_set_equated_by_the_code_before_adjusted_csv_is_redone(tmp_path):
+    """A run made when equate wrote a CSV per method: its manifest does not list adjusted.csv,
+    so the stage is stale; redone, it writes adjusted.csv and removes the per-method files."""
+    import json
+
+    from ratercal_cli.io import sha256_file
+
+    run = Run.create(CONFIG, tmp_path / "run")
+    run_stage(run, "obsgen", codes=["2151"], quiet=True, jobs=1)
+    run_equate(run, codes=["2151"], quiet=True, jobs=1)
+    folder = run.root / "2151" / "equate" / "faithful"
+    (folder / "adjusted.csv").unlink()
+    (folder / "MN.csv").write_text("paper,rater,score,adjusted,paper_adjusted\n")
+    man = json.loads((folder / "manifest.json").read_text())
+    man["outputs"] = {"2151/equate/faithful/MN.csv": sha256_file(folder / "MN.csv"),
+                      "2151/equate/faithful/methods.json": sha256_file(folder / "methods.json")}
+    (folder / "manifest.json").write_text(json.dumps(man))
+    runner = run_equate(run, codes=["2151"], quiet=True, jobs=1)
+    assert runner.ran == [("equate", "2151", "faithful")]
+    assert sorted(p.name for p in folder.iterdir()) == ["adjusted.csv", "manifest.json", "methods.json"]
+    assert run_equate(run, codes=["2151"], quiet=True, jobs=1).ran == []
