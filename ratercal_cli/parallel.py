@@ -127,6 +127,9 @@ class ForkedMap:
             self._tasks_r = None
             os.set_blocking(self._tasks_w, False)
             self._pending = self._pending[self._write_tasks():]
+            if not self._pending:   # all handed out: closed now, so a process forked later holds no copy
+                os.close(self._tasks_w)
+                self._tasks_w = None
         except BaseException:
             self.close()
             raise
@@ -150,9 +153,6 @@ class ForkedMap:
         sel = selectors.DefaultSelector()
         if self._pending:
             sel.register(self._tasks_w, selectors.EVENT_WRITE)
-        elif self._tasks_w is not None:
-            os.close(self._tasks_w)
-            self._tasks_w = None
         for fd in self.workers:
             sel.register(fd, selectors.EVENT_READ)
         try:

@@ -95,3 +95,14 @@ def test_no_worker_is_left_behind():
             with pytest.raises(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
     assert time.perf_counter() - t0 < 10   # the 30 s sleeps were stopped
+
+
+def test_workers_forked_later_do_not_hold_up_an_earlier_map():
+    """A map started in the background (the report's model figures) finishes while a later
+    map's workers are still busy: they hold no copy of its pipe of item numbers."""
+    background = ForkedMap(abs, [-1, -2, -3], 1)
+    later = ForkedMap(time.sleep, [30.0, 30.0], 2)
+    t0 = time.perf_counter()
+    with later, background:
+        assert sorted(background) == [(0, 1), (1, 2), (2, 3)]
+        assert time.perf_counter() - t0 < 10
