@@ -191,7 +191,7 @@ def faithful_pair(counts, eps=FAITHFUL_EPS, max_it=FAITHFUL_MAX_IT):
         np.multiply(t, pi_t, out=seq_f1[:, 1:])
         f1 = np.add.reduce(seq_f1, axis=1, dtype=F32)
         a = da + f / f1
-        dt = np.where(a < F32(-15), F32(-15), np.where(a > F32(15), F32(15), a)).astype(F32)
+        dt = np.clip(a, F32(-15), F32(15), out=a)   # = a outside the bounds' reach; nan stays nan
         dmax = np.abs(dt - da).max(axis=1) if k else np.zeros(active.size, dtype=F32)
         d[active] = dt
         sweeps[active] += 1
