@@ -6,7 +6,7 @@ import json
 
 from .. import __version__
 from ..io import write_json
-from .pipeline import MANIFEST, Runner
+from .pipeline import MANIFEST, Runner, read_manifest
 from ..vocabulary import VARIANTS
 from ..progress import progress
 from .obsgen import ObsgenStage
@@ -70,9 +70,9 @@ def write_run_manifest(run) -> None:
     folders.append(run.root / "score")
     files = {}
     for folder in folders:
-        man = folder / MANIFEST
-        if man.exists():
-            files.update(json.loads(man.read_text()).get("outputs", {}))
+        man = read_manifest(folder / MANIFEST)   # None: a stage not run (or a variant not equated)
+        if man is not None:
+            files.update(man.get("outputs", {}))
     write_json(run.root / MANIFEST, {
         "ratercal": __version__,
         "config": run.config.raw,
