@@ -109,7 +109,9 @@ class Stage:
                 return False
         return True
 
-    def write_manifest(self, outputs) -> None:
+    def write_manifest(self, outputs):
+        """Write the manifest; returns what :func:`read_manifest` keeps of it (for the process
+        that forked this one, see :func:`_execute_and_record`)."""
         man = {
             "stage": self.name,
             "set": self.cell.code if self.cell is not None else None,
@@ -120,7 +122,7 @@ class Stage:
             "outputs": {self._rel(p): sha256_file(p) for p in sorted(map(str, outputs))},
         }
         write_json(self.manifest_path, man)
-        _manifests.pop(str(self.manifest_path), None)   # read again, whatever its status
+        return _remember(self.manifest_path, man)
 
 
 #: Manifests read by this process: path -> ((mtime_ns, size, inode), contents).  A stage's
@@ -154,6 +156,28 @@ def read_manifest(path):
     return man
 
 
+def _remember(path, man):
+    """Keep ``man``, just written to ``path``, as :func:`read_manifest` would read it; returns
+    ``(path, status, man)`` for :func:`remember` in another process (None if it cannot stat)."""
+    key = str(path)
+    try:
+        st = os.stat(key)
+    except OSError:
+        _manifests.pop(key, None)
+        return None
+    status = (st.st_mtime_ns, st.st_size, st.st_ino)
+    _manifests[key] = (status, man)
+    return key, status, man
+
+
+def remember(entries) -> None:
+    """Keep the manifests a worker process wrote (its :func:`_remember` results), so this process
+    does not read them again (the run manifest gathers every stage's outputs)."""
+    for entry in entries:
+        if entry is not None:
+            _manifests[entry[0]] = entry[1:]
+
+
 def _jsonable(obj):
     return json.loads(json.dumps(obj, sort_keys=True, default=str))
 
@@ -165,6 +189,7 @@ class Runner:
         self.force = force
         self.done = {}
         self.ran = []
+        self.written = []   # what the manifests written here are (a worker returns them)
 
     def ensure(self, stage: Stage) -> bool:
         """Make ``stage`` fresh; return True if it (re)ran."""
@@ -181,7 +206,7 @@ class Runner:
 
     def _record(self, stage, outputs) -> None:
         """The manifest is written last: a stage without one is redone."""
-        stage.write_manifest(outputs)
+        self.written.append(stage.write_manifest(outputs))
         self.done[stage.key] = True
         self.ran.append(stage.key)
 
@@ -207,9 +232,10 @@ class Runner:
             jobs = min(2, cpu_count()) if len(stale) >= 4 else 1
         for stage in stale:
             _forget(stage)
-        for key in ordered_map(_execute_and_record, stale, jobs, progress):
+        for key, entry in ordered_map(_execute_and_record, stale, jobs, progress):
             self.done[key] = True
             self.ran.append(key)
+            remember([entry])
 
     def ensure_sequences(self, sequences, jobs=None, bar=None) -> None:
         """Make the stages of every sequence fresh, in order within a sequence; the
@@ -239,9 +265,10 @@ class Runner:
         buckets = [[] for _ in range(jobs)]
         for seq in sorted(sequences, key=len, reverse=True):
             min(buckets, key=lambda b: sum(map(len, b))).append(seq)
-        for done, ran, n in ordered_map(_ensure_bucket, [(self, b) for b in buckets], jobs):
+        for done, ran, written, n in ordered_map(_ensure_bucket, [(self, b) for b in buckets], jobs):
             self.done.update(done)
             self.ran.extend(ran)
+            remember(written)
             if bar is not None:
                 bar.update(n)
 
@@ -249,11 +276,11 @@ class Runner:
 def _ensure_bucket(runner_and_bucket):
     """In a worker process: ensure the sequences of a bucket; what this process ran."""
     runner, bucket = runner_and_bucket
-    runner.ran = []
+    runner.ran, runner.written = [], []
     for seq in bucket:
         for stage in seq:
             runner.ensure(stage)
-    return runner.done, runner.ran, sum(map(len, bucket))
+    return runner.done, runner.ran, runner.written, sum(map(len, bucket))
 
 
 def _forget(stage) -> None:
@@ -263,6 +290,6 @@ def _forget(stage) -> None:
 
 
 def _execute_and_record(stage):
-    """Run one stage (in a worker process) and write its manifest, last; the stage's key."""
-    stage.write_manifest(stage.execute())
-    return stage.key
+    """Run one stage (in a worker process) and write its manifest, last; the stage's key and
+    the manifest as written (:func:`remember`)."""
+    return stage.key, stage.write_manifest(stage.execute())
