@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -28,12 +29,25 @@ def _distinct_text(values, bits, text) -> list:
     return table[back.ravel()].tolist()
 
 
+class Repeated(NamedTuple):
+    """A column ``values[index]`` (a paper's score on each of its ratings): each of ``values``
+    is formatted once and the text repeated."""
+
+    values: np.ndarray
+    index: np.ndarray
+
+
 def joined_rows(columns, formats) -> list:
     """Each row of equal-length ``columns`` as CSV text without its newline; ``formats`` one
-    callable per column, None for int, :func:`fmt` for float."""
+    callable per column, None for int, :func:`fmt` for float; a column may be
+    :class:`Repeated`."""
     cols = []
     for col, f in zip(columns, formats):
-        if f is None:
+        if isinstance(col, Repeated):
+            values = np.asarray(col.values, dtype=np.int64 if f is None else np.float64)
+            text = list(map(str if f is None else repr if f is fmt else f, values.tolist()))
+            cols.append(np.array(text, dtype=object)[np.asarray(col.index)].tolist() if text else [])
+        elif f is None:
             ints = np.asarray(col, dtype=np.int64)
             cols.append(_distinct_text(ints, ints, str))
         elif f is fmt:
@@ -112,7 +126,7 @@ def write_adjusted(path, ratings: Ratings, adjusted: dict) -> Path:
     of its ratings), the columns of ``ratercal adjust FILE``'s output."""
     columns = [ratings.paper + 1, ratings.rater + 1, ratings.score]
     for adj in adjusted.values():
-        columns += [adj.rating, adj.paper[ratings.paper]]
+        columns += [adj.rating, Repeated(adj.paper, ratings.paper)]
     return write_columns(path, ["paper", "rater", "score", *adjusted_columns(adjusted)], columns,
                          [None] * 3 + [fmt] * (2 * len(adjusted)))
 

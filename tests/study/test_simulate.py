@@ -192,6 +192,15 @@ def test_stage_csv_text_is_each_values_repr(tmp_path):
     assert path.read_text() == expect
     assert "-0.0" in expect and ",0.0," in expect
     assert write_columns(tmp_path / "empty.csv", ["a", "b"], [[], []], [None, None]).read_text() == "a,b\n"
+    # a Repeated column (a paper's score on each rating) gives the same text as the gathered values
+    import numpy as np
+
+    from ratercal_cli.study.files import Repeated
+
+    per_paper, index = np.array(floats), np.array([9, 0, 4, 4, 1, 2, 9, 5, 8, 3])
+    a = write_columns(tmp_path / "a.csv", ["n", "v"], [ints, Repeated(per_paper, index)], [None, fmt]).read_text()
+    b = write_columns(tmp_path / "b.csv", ["n", "v"], [ints, per_paper[index]], [None, fmt]).read_text()
+    assert a == b and "nan" in a and "-0.0" in a
 
 
 def test_a_manifest_read_again_is_the_files_current_contents(tmp_path):
