@@ -57,3 +57,17 @@ def test_read_csv_sniffs_tabs(tmp_path):
     p.write_text("\npaper\trater\tscore\n1\ta, b\t3\n")
     header, rows = read_csv(p)
     assert header == ["paper", "rater", "score"] and rows == [(3, {"paper": "1", "rater": "a, b", "score": "3"})]
+
+
+def test_sha256_file_is_hashlibs_over_blocks(tmp_path):
+    """Read through the descriptor in 1 MiB blocks: the digest of the whole content, empty included."""
+    import hashlib
+    import os
+
+    from ratercal_cli.io import sha256_file
+
+    data = os.urandom((5 << 19) + 17)   # 2.5 MiB and a bit: three blocks
+    (tmp_path / "big").write_bytes(data)
+    (tmp_path / "empty").write_bytes(b"")
+    assert sha256_file(tmp_path / "big") == hashlib.sha256(data).hexdigest()
+    assert sha256_file(str(tmp_path / "empty")) == hashlib.sha256(b"").hexdigest()
