@@ -48,6 +48,24 @@ def output_target(path, make_dirs=False) -> Path:
     return real
 
 
+def _write_target(path, make_dirs) -> Path:
+    """:func:`output_target`, with one ``lstat`` instead for a run folder's file (``make_dirs``)
+    that is new or a regular file: written where it is (a linked folder on the way leads the
+    temporary file and the rename to the same place); a link, a folder or a device get the full
+    checks and their messages."""
+    given = Path(path)
+    if make_dirs:
+        try:
+            mode = os.lstat(given).st_mode
+        except FileNotFoundError:
+            return given                  # new: its folders are made if missing
+        except OSError:
+            mode = None
+        if mode is not None and stat.S_ISREG(mode):
+            return given
+    return output_target(given, make_dirs)
+
+
 def remove_stale_temporaries(folder, name=None) -> list:
     """Delete our temporary files in ``folder`` (of target ``name``, or any) whose writing
     process is gone: left by a run that was killed.  Returns the paths removed."""
@@ -121,7 +139,7 @@ def atomic_write(path, mode="w", newline="", make_dirs=True):
     left by a killed run are removed first; an interrupt (SIGINT, SIGTERM) removes this
     one.
     """
-    path = output_target(path, make_dirs)
+    path = _write_target(path, make_dirs)
     remove_stale_temporaries(path.parent, path.name)
     with _term_unwinds():
         try:

@@ -71,3 +71,31 @@ def test_sha256_file_is_hashlibs_over_blocks(tmp_path):
     (tmp_path / "empty").write_bytes(b"")
     assert sha256_file(tmp_path / "big") == hashlib.sha256(data).hexdigest()
     assert sha256_file(str(tmp_path / "empty")) == hashlib.sha256(b"").hexdigest()
+
+
+def test_a_run_folders_file_that_is_a_link_is_written_through(tmp_path):
+    """atomic_write's shortcut for run folders (one lstat) still writes a link's target, keeps
+    the link, refuses a folder, and writes through a linked folder."""
+    import os
+
+    import pytest
+
+    from ratercal_cli.errors import InputError
+    from ratercal_cli.io import atomic_write
+
+    target, link = tmp_path / "real.csv", tmp_path / "run" / "link.csv"
+    link.parent.mkdir()
+    target.write_text("old\n")
+    os.symlink(target, link)
+    with atomic_write(link) as fh:
+        fh.write("new\n")
+    assert link.is_symlink() and target.read_text() == "new\n"
+    (tmp_path / "run" / "adir").mkdir()
+    with pytest.raises(InputError, match="is a directory"):
+        with atomic_write(tmp_path / "run" / "adir"):
+            pass
+    os.symlink(tmp_path / "run", tmp_path / "linked_run")
+    with atomic_write(tmp_path / "linked_run" / "stage" / "x.csv") as fh:
+        fh.write("x\n")
+    assert (tmp_path / "run" / "stage" / "x.csv").read_text() == "x\n"
+    assert sorted(p.name for p in (tmp_path / "run" / "stage").iterdir()) == ["x.csv"]
