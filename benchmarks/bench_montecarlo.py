@@ -14,7 +14,8 @@ largest process), and whether the two runs wrote the same bytes (replications.cs
 summary.csv, paired.csv, summary.md).  It also runs the new code serially and compares its
 bytes with the ``--jobs`` run (``--no-serial-check`` skips that).
 
-Targets (issue 11): >= 500 data sets/s at ``-r 200 -j 2``, identical bytes (but for the corrected\nPCM's rows, which the one quality solver of issue 10 moved: :data:`EXPECTED_CHANGES`), < 1 GiB.
+Targets (issue 11): >= 500 data sets/s at ``-r 200 -j 2``, identical bytes (but for the corrected
+PCM's rows, which the one quality solver of issue 10 moved: :data:`EXPECTED_CHANGES`), < 1 GiB.
 ``--profile`` prints the top of a cProfile of a serial ``-r 20`` run of the new code.
 """
 
