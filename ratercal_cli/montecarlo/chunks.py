@@ -30,6 +30,13 @@ class Chunk:
     def size(self) -> int:
         return self.stop - self.start
 
+    @property
+    def cost(self) -> int:
+        """The work, roughly: ratings to adjust (replications x papers x raters per paper);
+        chunks computed side by side start with the largest, so the last to finish is small."""
+        per_paper = 3 if self.cell.raters_per_paper in ("3", "2+") else int(self.cell.raters_per_paper)
+        return self.size * self.cell.papers * per_paper
+
 
 def chunk_header(spec_digest: str, chunk: Chunk) -> str:
     return f"# ratercal montecarlo chunk study={spec_digest} set={chunk.cell.code} reps={chunk.start}-{chunk.stop}\n"

@@ -1,12 +1,15 @@
-"""Where chunks are computed: in this process, in a process pool (``--jobs N``, the policy of
-:mod:`ratercal_cli.parallel`) or on a Dask cluster (``--scheduler ADDR``).  Each yields
+"""Where chunks are computed: in this process, in ``--jobs N`` processes (forked workers, or a
+pool when this process runs threads: the policy of :mod:`ratercal_cli.parallel`) or on a Dask
+cluster (``--scheduler ADDR``).  Each yields
 ``(chunk, rows)`` as chunks finish; the caller writes them, so the files never depend on where
 or in which order they were computed."""
 
 from __future__ import annotations
 
+import functools
+
 from ..errors import RatercalError
-from ..parallel import process_pool
+from ..parallel import forked_map, process_pool, start_method
 from .chunks import run_chunk
 
 
@@ -16,6 +19,10 @@ def serial(tasks, spec):
 
 
 def processes(tasks, spec, jobs):
+    if start_method() == "fork":   # forked workers have the tasks and the spec already
+        for i, body in forked_map(functools.partial(_run_task, spec), tasks, jobs):
+            yield tasks[i], body
+        return
     from concurrent.futures import as_completed
 
     pool = process_pool(jobs)
@@ -27,6 +34,10 @@ def processes(tasks, spec, jobs):
         finally:
             for fut in futures:
                 fut.cancel()
+
+
+def _run_task(spec, ch):
+    return run_chunk(spec, ch.cell, ch.start, ch.stop)
 
 
 def dask(tasks, spec, scheduler):

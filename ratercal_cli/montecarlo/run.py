@@ -121,9 +121,9 @@ class MonteCarloRun:
         if not todo:
             return 0, n_all
         if scheduler is not None:
-            results = dask(todo, self.spec, scheduler)
+            results = dask(sorted(todo, key=lambda ch: -ch.cost), self.spec, scheduler)
         elif jobs and jobs > 1:
-            results = processes(todo, self.spec, min(jobs, len(todo)))
+            results = processes(sorted(todo, key=lambda ch: -ch.cost), self.spec, min(jobs, len(todo)))
         else:
             results = serial(todo, self.spec)
         # one unit: one replication of one cell (a data set); tqdm shows the rate and time left
