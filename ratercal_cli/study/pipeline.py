@@ -131,17 +131,25 @@ class Stage:
 _manifests: dict = {}
 
 
-def read_manifest(path):
-    """The manifest at ``path`` as a dict, None when it is missing or not a JSON object (a
-    stage without a valid manifest is stale).  Read once per process while the file's
-    modification time, size and inode stay the same."""
-    key = str(path)
+def _status(key):
+    """``(mtime_ns, size, inode)`` of the manifest at ``key``: whether a kept copy is still the
+    file's; None (and the copy forgotten) when it cannot be stat'ed."""
     try:
         st = os.stat(key)
     except OSError:
         _manifests.pop(key, None)
         return None
-    status = (st.st_mtime_ns, st.st_size, st.st_ino)
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def read_manifest(path):
+    """The manifest at ``path`` as a dict, None when it is missing or not a JSON object (a
+    stage without a valid manifest is stale).  Read once per process while the file's
+    modification time, size and inode stay the same."""
+    key = str(path)
+    status = _status(key)
+    if status is None:
+        return None
     known = _manifests.get(key)
     if known is not None and known[0] == status:
         return known[1]
@@ -160,12 +168,9 @@ def _remember(path, man):
     """Keep ``man``, just written to ``path``, as :func:`read_manifest` would read it; returns
     ``(path, status, man)`` for :func:`remember` in another process (None if it cannot stat)."""
     key = str(path)
-    try:
-        st = os.stat(key)
-    except OSError:
-        _manifests.pop(key, None)
+    status = _status(key)
+    if status is None:
         return None
-    status = (st.st_mtime_ns, st.st_size, st.st_ino)
     _manifests[key] = (status, man)
     return key, status, man
 
