@@ -45,6 +45,12 @@ class Cell:
         return "2+" + code[1:] if self.raters_per_paper == "2+" and len(code) == 4 else code
 
     @property
+    def raters_drawn(self) -> int:
+        """Raters drawn for each paper: the 2+ design draws a third one (scored only when the
+        first two differ by more than a point)."""
+        return 3 if self.raters_per_paper == "2+" else int(self.raters_per_paper)
+
+    @property
     def basic_mj(self) -> int:
         """MJ of the BASIC programs: 0 for 2+."""
         return 0 if self.raters_per_paper == "2+" else int(self.raters_per_paper)

@@ -107,7 +107,7 @@ def generate_batch(cell: Cell, generator: str, seed: int, reps, steps=None, line
     steps = np.asarray(steps, dtype=np.float64)
     nr, n, m = steps.shape[0], cell.papers, cell.max_score
     two_plus = cell.raters_per_paper == "2+"
-    k = 3 if two_plus else int(cell.raters_per_paper)
+    k = cell.raters_drawn
     B = len(reps)
     z = np.empty((B, n))
     order_u = np.empty((B, n, nr))

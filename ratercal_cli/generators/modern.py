@@ -111,7 +111,7 @@ def observe(cell: Cell, quality, generator: str, seed_seq, steps=None, linear=No
     quality = np.asarray(quality, dtype=np.float64)
     n, nr, m = cell.papers, scorer.n_raters(), cell.max_score
     two_plus = cell.raters_per_paper == "2+"
-    k = 3 if two_plus else int(cell.raters_per_paper)
+    k = cell.raters_drawn
     raters = draw_raters(rng, n, nr, k)
     if two_plus:
         s12 = scorer.score(rng, quality[:, None], raters[:, :2], m)

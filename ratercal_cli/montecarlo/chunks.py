@@ -32,10 +32,9 @@ class Chunk:
 
     @property
     def cost(self) -> int:
-        """The work, roughly: ratings to adjust (replications x papers x raters per paper);
-        chunks computed side by side start with the largest, so the last to finish is small."""
-        per_paper = 3 if self.cell.raters_per_paper in ("3", "2+") else int(self.cell.raters_per_paper)
-        return self.size * self.cell.papers * per_paper
+        """The work, roughly: ratings drawn (replications x papers x raters a paper); chunks
+        computed side by side start with the largest, so the last to finish is small."""
+        return self.size * self.cell.papers * self.cell.raters_drawn
 
 
 def chunk_header(spec_digest: str, chunk: Chunk) -> str:
