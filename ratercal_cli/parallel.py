@@ -5,7 +5,7 @@ Workers are forked when this process runs a single thread — fast, and nothing 
 a thread that the child would not have — and spawned otherwise (a Dask client or a BLAS pool may
 be running), so no worker is ever forked from a threaded process.  Forked workers need no pool
 (:class:`ForkedMap`: they have the work already, only results travel); spawned ones come from a
-:func:`process_pool`, as do the Monte Carlo chunks.  Each spawned worker uses one BLAS thread:
+:func:`process_pool`.  Each spawned worker uses one BLAS thread:
 ``jobs`` workers already fill ``jobs`` cores.  The numbers are the same whichever way the
 workers start; callers write results in their own order, so the files never depend on the
 number of workers either.

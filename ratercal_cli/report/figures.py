@@ -90,8 +90,8 @@ def start_drawing(jobs=None) -> None:
     """Start drawing the figures noted so far in ``jobs - 1`` forked processes (default ``jobs``:
     one per core, at most 2) while this one goes on (the report's tables) and draws the figures
     noted after, in :func:`draw_deferred`.  Figures that need nothing the report computes (the
-    models' Figures 3-5) are noted first, so two cores draw from the start: the workers import
-    matplotlib and draw while this process builds the tables."""
+    models' Figures 4 and 5) are noted first, so two cores draw from the start: the workers
+    import matplotlib and draw while this process builds the tables."""
     global _noted, _background
     jobs = min(2, cpu_count()) if jobs is None else jobs
     if jobs < 2 or not _noted or _background is not None or start_method() != "fork":
