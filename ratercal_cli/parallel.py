@@ -29,6 +29,12 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+def default_jobs(n_items: int, at_least: int = 4) -> int:
+    """The processes for ``n_items`` pieces of work when the user names none: one per core, at
+    most 2, when there are at least ``at_least`` (below that, forking costs more than it saves)."""
+    return min(2, cpu_count()) if n_items >= at_least else 1
+
+
 def start_method() -> str:
     """``fork`` where available and this process has one thread, else ``spawn``."""
     import multiprocessing   # here, not at the top: a command that runs in one process never needs it

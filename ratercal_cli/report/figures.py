@@ -16,7 +16,7 @@ import numpy as np
 from ..design import table3_steps
 from ..io import atomic_write
 from ..models import pcm, sequential
-from ..parallel import ForkedMap, cpu_count, ordered_map, start_method
+from ..parallel import ForkedMap, default_jobs, ordered_map, start_method
 
 DPI = 100
 METHOD_KEY = {"NO": "1", "MN": "2", "TMN": "3", "LI": "4", "TLI": "5", "EQP": "6", "OLS": "7",
@@ -93,7 +93,7 @@ def start_drawing(jobs=None) -> None:
     models' Figures 4 and 5) are noted first, so two cores draw from the start: the workers
     import matplotlib and draw while this process builds the tables."""
     global _noted, _background
-    jobs = min(2, cpu_count()) if jobs is None else jobs
+    jobs = default_jobs(len(_noted or ()), 1) if jobs is None else jobs
     if jobs < 2 or not _noted or _background is not None or start_method() != "fork":
         return
     notes, _noted = _noted, []
@@ -115,7 +115,7 @@ def draw_deferred(jobs=None) -> None:
             for _ in background:
                 pass
         return
-    jobs = min(2, cpu_count()) if jobs is None else jobs
+    jobs = default_jobs(len(noted), 2) if jobs is None else jobs
     if jobs > 1 and len(noted) > 1:
         import matplotlib.backends.backend_agg  # noqa: F401  once, before the workers fork
         import matplotlib.figure  # noqa: F401

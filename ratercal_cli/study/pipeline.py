@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..io import sha256_file, write_json
-from ..parallel import cpu_count, ordered_map
+from ..parallel import default_jobs, ordered_map
 
 MANIFEST = "manifest.json"
 
@@ -234,7 +234,7 @@ class Runner:
             if stage not in stale:
                 self.done[stage.key] = False
         if jobs is None:
-            jobs = min(2, cpu_count()) if len(stale) >= 4 else 1
+            jobs = default_jobs(len(stale))
         for stage in stale:
             _forget(stage)
         for key, entry in ordered_map(_execute_and_record, stale, jobs, progress):
@@ -253,11 +253,9 @@ class Runner:
         the same whatever ``jobs`` is.  ``jobs=None``: one per core (at most 2) when there
         are at least four stages, else 1.  ``bar.update(n)`` counts the stages done.
         """
-        from ratercal_cli.parallel import cpu_count, ordered_map
-
         sequences = [list(s) for s in sequences if s]
         if jobs is None:
-            jobs = min(2, cpu_count()) if sum(map(len, sequences)) >= 4 else 1
+            jobs = default_jobs(sum(map(len, sequences)))
         jobs = min(jobs, len(sequences))
         if jobs < 2:
             for seq in sequences:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import criteria
 from ..io import atomic_write
-from ..parallel import cpu_count, ordered_map
+from ..parallel import default_jobs, ordered_map
 from .pipeline import Runner, Stage
 from .equate import EquateStage, equate_stages, run_equate
 from .files import ADJUSTED, fmt, read_adjusted, read_true_scores
@@ -40,7 +40,7 @@ class ScoreStage(Stage):
 
     def execute(self):
         sets = [(variant, cell) for variant in self.variants for cell in self.cells]
-        jobs = min(2, cpu_count()) if len(sets) >= 8 else 1
+        jobs = default_jobs(len(sets), 8)
         score_rows, rater_rows = [], []
         for rows, per_rater in ordered_map(self._score_one, sets, jobs):   # the sets in both cores
             score_rows += rows
