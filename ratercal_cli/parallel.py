@@ -111,8 +111,6 @@ class ForkedMap:
     """
 
     def __init__(self, fn, items, jobs: int):
-        import pickle
-
         self.n = len(items)
         self.workers = {}                 # result pipe's read end -> pid
         self._pending = b"".join(_INDEX.pack(i) for i in range(self.n))
@@ -128,7 +126,7 @@ class ForkedMap:
                     os.close(read_end)
                     for other in self.workers:
                         os.close(other)
-                    _work(fn, items, self._tasks_r, write_end, pickle)
+                    _work(fn, items, self._tasks_r, write_end)
                 os.close(write_end)
                 self.workers[read_end] = pid
             os.close(self._tasks_r)
@@ -225,8 +223,10 @@ class ForkedMap:
             os.waitpid(pid, 0)
 
 
-def _work(fn, items, tasks_r, out, pickle):
+def _work(fn, items, tasks_r, out):
     """A forked worker's life: take item numbers until there are none, send each result."""
+    import pickle
+
     code = 0
     try:
         while True:
