@@ -24,10 +24,10 @@ def cli():
 
 
 def _add_commands():
-    from .commands import montecarlo, practice, report, study
+    from .commands import facets, montecarlo, practice, report, study
 
     for command in (*study.COMMANDS, practice.adjust, practice.check, practice.compare, report.report,
-                    montecarlo.montecarlo):
+                    montecarlo.montecarlo, facets.import_facets):
         cli.add_command(command)
 
 

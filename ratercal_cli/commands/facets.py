@@ -1,0 +1,34 @@
+"""``ratercal import-facets``: a Facets specification and its data -> the long CSV that ``check``,
+``adjust`` and ``compare`` read (:mod:`ratercal_cli.practice.facets_import`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("import-facets")
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
+              help="The long CSV to write, or - for standard output (default: SPEC's name with .csv, beside it).")
+@click.option("--encoding", default=None, metavar="NAME", help="Text encoding of the files (default: UTF-8).")
+@click.option("--quiet", "-q", is_flag=True, help="Do not print what was written.")
+def import_facets(spec, output, encoding, quiet):
+    """Read a Facets specification file (its Labels= element lists and the data after Data=, or the
+    file Data= names) and write one row per observation: a column per facet (element labels where
+    Labels= gives them), then score.  Anything the importer does not support is an error naming its line.
+    """
+    from ..errors import InputError
+    from ..practice.facets_import import read_facets, write_long
+
+    if not spec.exists():
+        raise InputError("no such file", spec)
+    data = read_facets(spec, encoding)
+    out = output if output is not None else spec.with_suffix(".csv")
+    if out.resolve() == spec.resolve():
+        raise InputError("would overwrite the specification; give -o", spec)
+    write_long(data, out)
+    if not quiet and str(out) != "-":
+        click.echo(f"wrote {out}: {len(data.rows)} ratings, facets {', '.join(f.name for f in data.facets)}")
+        click.echo(f"read it with: {data.command(out)}")

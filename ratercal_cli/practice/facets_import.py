@@ -1,0 +1,410 @@
+"""Read a Facets specification file (Linacre's Facets program) and its data into ratercal's long
+ratings table: one row per observation, one column per facet, then ``score``.
+
+What is read (the format of the Facets manual's examples, e.g. ``Essays.txt``, ``Guilford.txt``):
+
+* ``keyword = value`` lines, keywords in any case, ``;`` starting a comment;
+* ``Facets = N``; ``Title =``;
+* ``Labels =`` followed by one block per facet: a heading ``number, name[, anchoring code]`` and
+  element lines ``number[, label[, value ...]]`` (or ``number = label``) or an anonymous range ``1-32``, each block ended
+  by ``*``;
+* ``Models =`` (one model on the line or several on the lines below, ended by ``*``): only the
+  scale is taken from it (``R`` or ``Rn`` for a rating scale with top category n, ``D`` for a
+  dichotomy, or the name of a ``Rating scale =`` whose first field after the name is ``Rn``);
+* ``Data =`` with the data on the lines below it (to the end of the file), or ``Data = FILE`` naming
+  a text file of data lines (relative to the specification's folder);
+* data lines ``e1, e2, ..., eF, x1[, x2 ...]``: an element number per facet, then the observations;
+  one facet may be a range ``a-b`` with one observation per element of the range (``1,1,1-5,5,5,3,5,3``:
+  person 1, judge 1, items 1 to 5).  A missing observation (``.`` or blank) is skipped.  Fields are
+  separated by commas or tabs (or spaces when a line has neither).
+
+Keywords that change only Facets' estimation or its reports (``Noncenter``, ``Positive``,
+``Convergence``, ``Arrange``, ...) are ignored; ``Noncenter =`` and ``Inter-rater =`` name the facets
+that are the papers and the raters.  Anything that would change which observations there are or what
+they mean (``Dvalues``, ``Delements``, ``Entered``, element 0, weighted ``R2`` data lines, an
+Excel or SPSS data file, Poisson or binomial counts, ...) is an :class:`InputError` naming the line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError
+from ..io import open_output, read_text
+
+#: Specifications that change only how Facets estimates or reports: safe to ignore when reading data.
+IGNORED = frozenset("""
+arrange asciioutput barchart batch beep bias biasdirection center centre convergence csv
+delements-display fairaverage fair graphfile hardware heading iterations juxtapose left-hand
+maxidentical newton noncenter omit-unobserved output positive pt-biserial ptbiserial query
+qcfile residualfile scorefile show simul simulated subsets subsetdetection t3onscreen t4maximum
+t8negative totalscore udecimals umean unexpected uscale usort vertical whexact write xtreme
+yardstick zscore inter-rater interrater anchorfile replacement replication seed title facets
+labels models model data rating scale ratingscale rating-scale arrangement
+""".split())
+
+_RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
+_INT = re.compile(r"^\s*[+-]?\d+\s*$")
+
+
+@dataclass
+class Facet:
+    """One facet of the specification: its number, name and elements {number: label}."""
+
+    number: int
+    name: str
+    elements: dict = field(default_factory=dict)
+
+    def label(self, number: int) -> str:
+        text = self.elements.get(number, "")
+        return text if text else str(number)
+
+
+@dataclass
+class FacetsData:
+    """A read specification: facets in their numbers' order, the observations (one tuple of element
+    numbers per facet and a score each, with the line each came from), the scale's top from
+    ``Models=`` (None: not stated), and the paper and rater facets where the specification names them."""
+
+    path: Path
+    title: str
+    facets: list
+    rows: list            # (file, line, (element numbers...), score)
+    top: int | None = None
+    paper_facet: int | None = None
+    rater_facet: int | None = None
+
+    @property
+    def scores(self):
+        return [r[3] for r in self.rows]
+
+    def columns(self) -> list:
+        """Column names of the long table: the facets' names, then ``score``."""
+        names = [f.name for f in self.facets]
+        return names + ["score"]
+
+    def scale(self) -> str:
+        """LOW-HIGH: the lowest score observed (0 for a dichotomy) to ``Models=``' top (or the highest observed)."""
+        low = min(self.scores)
+        high = self.top if self.top is not None else max(self.scores)
+        return f"{min(low, high - 1)}-{max(high, max(self.scores))}"
+
+    def table(self) -> list:
+        """Rows of the long table (element labels where the specification gives them, else numbers)."""
+        return [[f.label(e) for f, e in zip(self.facets, elems)] + [str(score)] for _, _, elems, score in self.rows]
+
+    def command(self, out) -> str:
+        """The ``ratercal check`` command that reads the written table."""
+        cols = []
+        by_number = {f.number: f for f in self.facets}
+        paper = by_number.get(self.paper_facet)
+        rater = by_number.get(self.rater_facet)
+        if paper is not None:
+            cols += ["--paper-col", _quote(paper.name)]
+        if rater is not None:
+            cols += ["--rater-col", _quote(rater.name)]
+        for f in self.facets:
+            if f is not paper and f is not rater:
+                cols += ["--facet-col", _quote(f.name)]
+        return " ".join(["ratercal check", _quote(str(out)), *cols, "--scale", self.scale()])
+
+
+def _quote(text: str) -> str:
+    return text if re.fullmatch(r"[A-Za-z0-9_.,/+-]+", text) else "'" + text.replace("'", "'\\''") + "'"
+
+
+def _strip_comment(line: str) -> str:
+    return line.split(";", 1)[0].rstrip()
+
+
+def _fields(text: str) -> list:
+    if "," in text or "\t" in text:
+        return [f.strip() for f in re.split(r"[,\t]", text)]
+    return text.split()
+
+
+class _Lines:
+    """The specification's lines without comments, numbered from 1, blank ones skipped."""
+
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.items = [(k + 1, _strip_comment(line)) for k, line in enumerate(text.splitlines())]
+        self.items = [(k, s) for k, s in self.items if s.strip()]
+        self.pos = 0
+
+    def next(self):
+        if self.pos >= len(self.items):
+            return None, None
+        item = self.items[self.pos]
+        self.pos += 1
+        return item
+
+    def peek_is_keyword(self) -> bool:
+        return self.pos < len(self.items) and _keyword(self.items[self.pos][1]) is not None
+
+
+_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _()-]*?)\s*=(.*)$")
+
+
+def _keyword(line: str):
+    """(key, value) of a ``key = value`` line (key lower case, spaces and underscores dropped), or None."""
+    m = _KEY.match(line)
+    if not m:
+        return None
+    key = m.group(1).lower().replace("_", "").strip()
+    if key.startswith("rating") and key.endswith("scale"):   # Rating (or partial credit) scale =
+        key = "ratingscale"
+    key = key.replace(" ", "")
+    return key, m.group(2).strip()
+
+
+def read_facets(path, encoding=None) -> FacetsData:
+    """Read a Facets specification file and its data (module docstring); InputError names the line
+    of anything not supported."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a directory, not a Facets specification", path)
+    lines = _Lines(path, read_text(path, encoding))
+    title, n_facets, facets = "", None, None
+    models, scales = [], {}
+    data_rows, data_line = None, None
+    paper_facet = rater_facet = None
+    while True:
+        ln, text = lines.next()
+        if ln is None:
+            break
+        kv = _keyword(text)
+        if kv is None:
+            raise InputError(f"expected a 'keyword = value' specification, not {text.strip()!r}", path, ln)
+        key, value = kv
+        if key == "title":
+            title = value
+        elif key == "facets":
+            n_facets = _int(value, path, ln, "Facets")
+        elif key == "labels":
+            if value and value.lower() != "nobuild":
+                raise InputError(f"Labels = {value} is not supported (the element lists go on the lines below)",
+                                 path, ln)
+            facets = _read_labels(lines, path, ln)
+        elif key in ("models", "model"):
+            models += _read_block(lines, value) if not value else [(ln, value)]
+            if value and lines.pos < len(lines.items) and not lines.peek_is_keyword():
+                models += _read_block(lines, "")
+        elif key == "ratingscale":
+            name, top = _rating_scale(value, path, ln)
+            scales[name.lower()] = top
+            _read_block(lines, "")   # its category lines, to '*'
+        elif key == "data":
+            data_line = ln
+            if value:
+                data_rows = _data_file(path, value, ln, encoding)
+            else:
+                data_rows = [(path, k, s) for k, s in lines.items[lines.pos:]]
+                lines.pos = len(lines.items)
+        elif key == "noncenter":
+            paper_facet = _int(value, path, ln, "Noncenter")
+        elif key in ("inter-rater", "interrater"):
+            rater_facet = _int(value, path, ln, "Inter-rater")
+        elif key not in IGNORED:
+            raise InputError(f"the Facets specification {text.split('=', 1)[0].strip()}= is not supported by "
+                             "import-facets (it changes which observations there are or what they mean)", path, ln)
+    if facets is None:
+        raise InputError("no Labels= (the facets and their elements)", path)
+    if data_rows is None:
+        raise InputError("no Data= (the observations, on the lines after it or in a file it names)", path)
+    if n_facets is not None and n_facets != len(facets):
+        raise InputError(f"Facets = {n_facets} but Labels= lists {len(facets)} facet(s)", path)
+    facets.sort(key=lambda f: f.number)
+    if [f.number for f in facets] != list(range(1, len(facets) + 1)):
+        raise InputError(f"facets numbered {[f.number for f in facets]}; expected 1 to {len(facets)}", path)
+    names = [f.name.lower() for f in facets]
+    for f in facets:
+        if f.name.lower() == "score" or names.count(f.name.lower()) > 1:
+            raise InputError(f"facet name {f.name!r} is used twice (or is 'score'): rename it in Labels=", path)
+    top = _model_top(models, scales, len(facets), path)
+    rows = _parse_data(data_rows, facets, path, data_line)
+    if not rows:
+        raise InputError("no observations in the data", path, data_line)
+    return FacetsData(path=path, title=title, facets=facets, rows=rows, top=top,
+                      paper_facet=paper_facet, rater_facet=rater_facet)
+
+
+def _int(value, path, ln, what):
+    if not _INT.match(value):
+        raise InputError(f"{what} = {value!r}: expected a whole number", path, ln)
+    return int(value)
+
+
+def _read_block(lines: _Lines, first: str) -> list:
+    """Lines up to a ``*`` line (or the next keyword): [(line, text)]."""
+    out = []
+    while lines.pos < len(lines.items):
+        ln, text = lines.items[lines.pos]
+        if text.strip() == "*":
+            lines.pos += 1
+            break
+        if _keyword(text) is not None:
+            break
+        out.append((ln, text))
+        lines.pos += 1
+    return out
+
+
+def _read_labels(lines: _Lines, path, at) -> list:
+    """The facet blocks after ``Labels=``: heading ``n, name[, code]`` then elements, each ended by ``*``."""
+    facets = []
+    while lines.pos < len(lines.items):
+        ln, text = lines.items[lines.pos]
+        if _keyword(text) is not None:
+            break
+        lines.pos += 1
+        if text.strip() == "*":
+            continue
+        head = _fields(text)
+        if not head or not _INT.match(head[0]) or len(head) < 2:
+            raise InputError(f"expected a facet heading 'number, name' in Labels=, not {text.strip()!r}", path, ln)
+        code = head[2].strip().upper() if len(head) > 2 else ""
+        if code and code not in ("A", "D", "G", "X", "N"):
+            raise InputError(f"facet anchoring code {head[2].strip()!r} is not supported", path, ln)
+        facet = Facet(int(head[0]), head[1].strip() or f"facet{head[0]}")
+        if any(f.number == facet.number for f in facets):
+            raise InputError(f"facet {facet.number} is listed twice in Labels=", path, ln)
+        for eln, etext in _read_block(lines, ""):
+            if etext.strip() == "*":
+                break
+            parts = _fields(re.sub(r"^(\s*\d+)\s*=", r"\1,", etext))   # '1=Avogadro' or '1,A'
+            m = _RANGE.match(parts[0])
+            if m:
+                a, b = int(m.group(1)), int(m.group(2))
+                if b < a:
+                    raise InputError(f"element range {parts[0].strip()} runs backwards", path, eln)
+                for e in range(a, b + 1):
+                    facet.elements.setdefault(e, "")
+                continue
+            if not _INT.match(parts[0]):
+                raise InputError(f"expected an element 'number[, label]' of facet {facet.name}, not "
+                                 f"{etext.strip()!r}", path, eln)
+            e = int(parts[0])
+            if e == 0:
+                raise InputError("element number 0 (Facets: the facet does not apply) is not supported", path, eln)
+            if e in facet.elements:
+                raise InputError(f"element {e} of facet {facet.name} is listed twice", path, eln)
+            facet.elements[e] = parts[1].strip() if len(parts) > 1 else ""
+        labels = [v for v in facet.elements.values() if v]
+        if len(set(labels)) != len(labels):   # labels that do not tell elements apart: use the numbers
+            facet.elements = {e: "" for e in facet.elements}
+        facets.append(facet)
+    if not facets:
+        raise InputError("Labels= lists no facets", path, at)
+    return facets
+
+
+def _rating_scale(value, path, ln):
+    parts = _fields(value)
+    if len(parts) < 2 or not re.fullmatch(r"[Rr]\d*", parts[1].strip()):
+        raise InputError(f"Rating scale = {value}: only 'name, Rn' rating scales are supported", path, ln)
+    digits = parts[1].strip()[1:]
+    return parts[0].strip(), int(digits) if digits else None
+
+
+def _model_top(models, scales, n_facets, path):
+    """The top category of the models' scale (all models must share it); None where not stated."""
+    tops = set()
+    for ln, text in models:
+        parts = _fields(text)
+        if len(parts) < n_facets + 1:
+            raise InputError(f"model {text.strip()!r} has fewer than {n_facets} facets and a scale", path, ln)
+        scale = parts[n_facets].strip()
+        if re.fullmatch(r"[Rr]\d*[Kk]?", scale):
+            digits = re.sub(r"\D", "", scale)
+            tops.add(int(digits) if digits else None)
+        elif scale.upper() == "D":
+            tops.add(1)
+        elif scale.lower() in scales:
+            tops.add(scales[scale.lower()])
+        else:
+            raise InputError(f"model scale {scale!r} is not supported (rating scales R, Rn or a named "
+                             "'Rating scale = name, Rn'; dichotomies D)", path, ln)
+    tops.discard(None)
+    if len(tops) > 1:
+        raise InputError(f"the models use scales with different tops ({sorted(tops)}); one scale is supported", path)
+    return tops.pop() if tops else None
+
+
+def _data_file(spec: Path, name: str, ln, encoding):
+    target = (spec.parent / name.strip().strip('"')).resolve()
+    if target.suffix.lower() in (".xls", ".xlsx", ".sav", ".dta", ".sas7bdat", ".rda"):
+        raise InputError(f"Data = {name}: only a text file of data lines is supported (save it as text or CSV)",
+                         spec, ln)
+    if not target.is_file():
+        raise InputError(f"Data = {name}: no such file {target}", spec, ln)
+    lines = [(k + 1, _strip_comment(s)) for k, s in enumerate(read_text(target, encoding).splitlines())]
+    return [(target, k, s) for k, s in lines if s.strip()]
+
+
+def _parse_data(items, facets, spec, data_line) -> list:
+    F = len(facets)
+    rows = []
+    for where, ln, text in items:
+        parts = _fields(text)
+        if parts and parts[0][:1] in ("R", "r", "$") and not _INT.match(parts[0]):
+            raise InputError(f"data line {text.strip()!r}: weighted or replicated data lines ('R2, ...') and "
+                             "Dvalues are not supported", where, ln)
+        if len(parts) < F + 1:
+            raise InputError(f"data line {text.strip()!r}: expected {F} element numbers then the observation(s)",
+                             where, ln)
+        elems, span = [], None
+        for k, (facet, ref) in enumerate(zip(facets, parts[:F])):
+            m = _RANGE.match(ref)
+            if m:
+                if span is not None:
+                    raise InputError("data line with element ranges in two facets: one range per line is "
+                                     "supported", where, ln)
+                a, b = int(m.group(1)), int(m.group(2))
+                if b < a:
+                    raise InputError(f"element range {ref} runs backwards", where, ln)
+                span = (k, list(range(a, b + 1)))
+                elems.append(None)
+                continue
+            if not _INT.match(ref):
+                raise InputError(f"{facet.name}: element {ref!r} is not an element number (element labels in "
+                                 "the data, Delements=, are not supported)", where, ln)
+            elems.append(int(ref))
+        obs = parts[F:]
+        if obs and obs[-1] == "" and len(obs) > (len(span[1]) if span else 1):
+            obs = obs[:-1]   # a trailing comma
+        want = len(span[1]) if span else 1
+        if len(obs) != want:
+            raise InputError(f"data line has {len(obs)} observation(s) where its elements need {want}", where, ln)
+        for j, x in enumerate(obs):
+            x = x.strip()
+            if x in ("", "."):
+                continue
+            if not _INT.match(x):
+                raise InputError(f"observation {x!r} is not a whole number", where, ln)
+            e = list(elems)
+            if span:
+                e[span[0]] = span[1][j]
+            for facet, en in zip(facets, e):
+                if en == 0:
+                    raise InputError(f"{facet.name}: element 0 (Facets: the facet does not apply) is not "
+                                     "supported", where, ln)
+                if en not in facet.elements:
+                    raise InputError(f"{facet.name}: element {en} is not in Labels=", where, ln)
+            score = int(x)
+            if score < 0:
+                raise InputError(f"observation {score} is negative", where, ln)
+            rows.append((where, ln, tuple(e), score))
+    return rows
+
+
+def write_long(data: FacetsData, out) -> None:
+    """Write the long CSV (columns :meth:`FacetsData.columns`) atomically (``-``: standard output)."""
+    import csv
+
+    with open_output(out) as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(data.columns())
+        w.writerows(data.table())

@@ -1,0 +1,125 @@
+"""``ratercal import-facets``: Facets specifications in the layout of the Facets manual's examples."""
+
+import csv
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from ratercal_cli.commands.facets import import_facets
+from ratercal_cli.errors import InputError
+from ratercal_cli.practice.facets_import import read_facets
+
+CLI = click.Group("ratercal", commands={"import-facets": import_facets})
+
+# The Facets manual's Essays example (Essays.txt) in its own layout, with a few data lines of our own
+ESSAYS = """\
+; this is file essays.txt
+title = AP English Essays (College Board/ETS)
+convergence = 0.1 ; size of largest remaining marginal score residual at convergence
+unexpected = 3.0 ; size of smallest standardized residual to report
+arrange = M
+facets = 4 ; there are 4 facets in this analysis
+noncenter = 1 ; examinee facet floats
+positive = 1
+Inter-rater = 3 ; facet 3 is the rater facet
+usort = 2,3,1
+Model=
+?,?B,?B,?,R9 ; observations are ratings in range 1-9.
+?,?,?B,?B,R9 ; look for rater x grading session interaction
+*
+Labels=
+1,examinee
+1-4 ; otherwise anonymous examinees
+*
+2,Essay
+1,A ; 3 essays
+2,B
+3,C
+*
+3,Reader
+1-3 ; otherwise anonymous readers
+*
+4,Session,A ; this is a dummy facet
+11,day 1 time 1 ,0
+12,day 1 time 2 ,0
+*
+data =
+01,1,1,11,4 ; first rating: examinee 1, essay 1, reader 1, session 11, rating of 4
+01,2,2,12,5
+02,1-3,3,11,6,7,.
+04,3,1,12,9
+"""
+
+
+def run(*args):
+    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+
+
+def write(tmp_path, text, name="spec.txt"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.reader(fh))
+
+
+def test_essays_layout(tmp_path):
+    spec = write(tmp_path, ESSAYS)
+    res = run("import-facets", spec)
+    assert res.exit_code == 0, res.output
+    rows = read_csv(tmp_path / "spec.csv")
+    assert rows[0] == ["examinee", "Essay", "Reader", "Session", "score"]
+    # the range 1-3 spreads its observations over essays A, B, C; "." is missing
+    assert rows[1:] == [["1", "A", "1", "day 1 time 1", "4"], ["1", "B", "2", "day 1 time 2", "5"],
+                        ["2", "A", "3", "day 1 time 1", "6"], ["2", "B", "3", "day 1 time 1", "7"],
+                        ["4", "C", "1", "day 1 time 2", "9"]]
+    # Noncenter= names the papers, Inter-rater= the raters; the other facets become --facet-col
+    assert ("--paper-col examinee --rater-col Reader --facet-col Essay --facet-col Session --scale 4-9"
+            in res.output)
+
+
+def test_data_file_and_guilford_range(tmp_path):
+    (tmp_path / "guilford.dat").write_text("1,1,1-5,5,5,3,5,3\n2,1,1-5,9,7,5,8,5 ; a comment\n\n1,2,1-5,3,3,3,7,1\n")
+    spec = write(tmp_path, "Title = Creativity\nFacets = 3\nModels = ?,?,?,Creativity\n"
+                           "Rating scale = Creativity,R9\n1=lowest\n9=highest\n*\n"
+                           "Labels=\n1,Senior scientists\n1=Avogadro\n2=Brahe\n*\n2,Junior scientists\n1-2\n*\n"
+                           "3,Traits\n1,Clarity\n2,Originality\n3,Attractiveness\n4,Adequacy\n5,Quality\n*\n"
+                           "Data = guilford.dat\n")
+    data = read_facets(spec)
+    assert data.top == 9 and len(data.rows) == 15
+    table = data.table()
+    assert table[0] == ["Avogadro", "1", "Clarity", "5"]   # '1=Avogadro' and '1,Clarity' both name elements
+    assert table[9] == ["Brahe", "1", "Quality", "5"]
+    assert [r[3] for r in data.rows[10:]] == [3, 3, 3, 7, 1]
+    assert data.rows[11][1] == 4   # the data file's own line numbers
+
+
+@pytest.mark.parametrize("change, message", [
+    (("data =\n", "Dvalues=\n5, 4, 5, 1\n*\ndata =\n"), "spec.txt:31: the Facets specification Dvalues= is not supported"),
+    (("04,3,1,12,9", "04,3,1,13,9"), "spec.txt:35: Session: element 13 is not in Labels="),
+    (("04,3,1,12,9", "04,3,1,0,9"), "spec.txt:35: Session: element 0"),
+    (("04,3,1,12,9", "R2,04,3,1,12,9"), "spec.txt:35: data line 'R2,04,3,1,12,9': weighted"),
+    (("04,3,1,12,9", "04,1-3,1-2,12,9,9,9"), "spec.txt:35: data line with element ranges in two facets"),
+    (("02,1-3,3,11,6,7,.", "02,1-3,3,11,6,7"), "spec.txt:34: data line has 2 observation(s) where its elements need 3"),
+    (("04,3,1,12,9", "04,3,1,12,4.5"), "spec.txt:35: observation '4.5' is not a whole number"),
+    (("?,?,?B,?B,R9", "?,?,?B,?B,P"), "spec.txt:13: model scale 'P' is not supported"),
+    (("facets = 4", "facets = 5"), "Facets = 5 but Labels= lists 4 facet(s)"),
+    (("04,3,1,12,9", "04,C,1,12,9"), "spec.txt:35: Essay: element 'C' is not an element number"),
+])
+def test_unsupported_is_one_line_naming_the_line(tmp_path, change, message):
+    spec = write(tmp_path, ESSAYS.replace(*change))
+    with pytest.raises(InputError) as exc:
+        read_facets(spec)
+    assert message in str(exc.value)
+    res = CliRunner().invoke(CLI, ["import-facets", str(spec)])
+    assert res.exit_code == 2 and not (tmp_path / "spec.csv").exists()
+
+
+def test_excel_data_file_refused(tmp_path):
+    spec = write(tmp_path, ESSAYS.split("data =")[0] + "data = ratings.xlsx\n")
+    with pytest.raises(InputError, match=r"spec.txt:31: Data = ratings.xlsx: only a text file"):
+        read_facets(spec)
