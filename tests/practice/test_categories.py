@@ -1,0 +1,63 @@
+"""Category statistics (Facets Table 8) against their definitions, computed rating by rating."""
+
+import numpy as np
+import pytest
+
+from ratercal_cli.practice.categories import category_statistics
+
+KAPPA = np.array([-2.0, -0.5, 0.7, 1.8])   # Rasch-Andrich thresholds of a 0-4 scale
+
+
+def probs(m, kappa):
+    tau = np.r_[0.0, np.cumsum(kappa)]
+    eta = np.arange(tau.size) * m[:, None] - tau[None, :]
+    p = np.exp(eta - eta.max(axis=1, keepdims=True))
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def draw(rng, m, kappa):
+    P = probs(m, kappa)
+    return (rng.random(m.size)[:, None] > np.cumsum(P, axis=1)).sum(axis=1), P
+
+
+def test_against_definitions_one_rating_at_a_time():
+    rng = np.random.default_rng(3)
+    m = rng.normal(0, 1.5, 40)
+    x, P = draw(rng, m, KAPPA)
+    t = category_statistics(x, m, P, KAPPA, [0.1, 0.2, 0.3, 0.4], low=1, label="all raters")
+    for k in range(5):
+        idx = [i for i in range(40) if x[i] == k]
+        assert t.categories[k] == k + 1 and t.count[k] == len(idx)
+        assert t.percent[k] == pytest.approx(100 * len(idx) / 40)
+        if idx:
+            assert t.average_measure[k] == pytest.approx(sum(m[i] for i in idx) / len(idx))
+            z2 = []
+            for i in idx:
+                E = sum(h * P[i, h] for h in range(5))
+                V = sum((h - E) ** 2 * P[i, h] for h in range(5))
+                z2.append((k - E) ** 2 / V)
+            assert t.outfit[k] == pytest.approx(sum(z2) / len(z2))
+        assert t.expected_measure[k] == pytest.approx(sum(P[i, k] * m[i] for i in range(40)) / sum(P[:, k]))
+    assert np.isnan(t.threshold[0]) and list(t.threshold[1:]) == list(KAPPA) and t.threshold_se[2] == 0.2
+    d = t.to_dict()
+    assert d["category"] == [1, 2, 3, 4, 5] and d["threshold"][0] is None
+    assert t.format_text()[0] == "Category statistics (Facets Table 8): all raters"
+
+
+def test_model_data_behave_and_disorder_is_flagged():
+    rng = np.random.default_rng(5)
+    m = rng.normal(0, 2.0, 20000)
+    x, P = draw(rng, m, KAPPA)
+    t = category_statistics(x, m, P, KAPPA)
+    assert t.warnings == []
+    assert np.all(np.diff(t.average_measure) > 0)
+    # data from the model: the mean squares average 1 over all ratings (not exactly within each category)
+    assert (t.outfit * t.count).sum() / t.count.sum() == pytest.approx(1.0, abs=0.03)
+    assert t.outfit == pytest.approx(np.ones(5), abs=0.25)
+    assert t.average_measure == pytest.approx(t.expected_measure, abs=0.05)
+    bad = category_statistics(x, m, P, np.array([-2.0, 0.9, 0.7, 1.8]))
+    assert any("disordered thresholds: the threshold into 3 (0.70) not above 2 (0.90)" in w for w in bad.warnings)
+    few = category_statistics(x[:30], m[:30], P[:30], KAPPA)
+    assert any("fewer than 10 ratings" in w for w in few.warnings)
+    rev = category_statistics(4 - x, m, P, KAPPA)   # categories used backwards
+    assert any("average measures do not rise" in w for w in rev.warnings)
