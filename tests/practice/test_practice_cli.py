@@ -402,8 +402,7 @@ def test_output_to_a_pipe_closed_early_ends_quietly(tmp_path):
 
 
 def test_the_console_script_delivers_all_output_and_its_exit_status(tmp_path):
-    """``main`` leaves the process without Python's module teardown (``cli._leave``): a piped
-    output is still whole (the buffers are flushed), and the status is the command's."""
+    """The console script (``cli.main``): a piped output is whole, and the status is the command's."""
     import subprocess
     import sys
 
