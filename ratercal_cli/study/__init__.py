@@ -7,5 +7,4 @@ true scores) -> ``obsgen`` (observed ratings) -> ``equate`` (the methods) ->
 ``simulate.py`` runs the generation stages of every set, ``files.py`` reads and writes their CSVs.
 """
 
-from . import obsgen  # noqa: F401  (defines the generation stages, pargen's chain names obsgen)
 from .run import Run  # noqa: F401

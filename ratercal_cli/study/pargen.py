@@ -13,7 +13,7 @@ import numpy as np
 
 from ..generators import basic1990, modern
 from ..io import write_json
-from .pipeline import Stage
+from .pipeline import STAGES, Stage
 from ..qbasic import QBasicRandom, print_singles
 from .files import fmt, write_columns
 from .rater import RaterStage, seeds_of
@@ -23,7 +23,7 @@ def start_state(run, cell) -> QBasicRandom:
     """The RND state PARGEN starts from: the chain's start, or the previous set's end."""
     _, _, prev, low = run.chain_position(cell.code)
     if prev is not None:
-        prev_stage = Stage.named("obsgen")(run, run.config.cell(prev))
+        prev_stage = STAGES["obsgen"](run, run.config.cell(prev))
         return QBasicRandom(json.loads((prev_stage.folder / "rng.json").read_text())["after"])
     return QBasicRandom() if low is None else QBasicRandom.with_low_byte(low)
 
@@ -36,7 +36,7 @@ class PargenStage(Stage):
         if self.run.config.faithful_generator:   # the RND chain: the previous set's OBSGEN state
             _, _, prev, _ = self.run.chain_position(self.cell.code)
             if prev is not None:
-                deps.append(Stage.named("obsgen")(self.run, self.run.config.cell(prev)))
+                deps.append(STAGES["obsgen"](self.run, self.run.config.cell(prev)))
         return deps
 
     def params(self):

@@ -22,6 +22,25 @@ from ..parallel import default_jobs, ordered_map
 MANIFEST = "manifest.json"
 
 
+class StageRegistry:
+    """The stage classes by name (``STAGES["obsgen"]``), each from the module the table names,
+    imported when first asked for.  How a stage names one that depends on it without importing
+    its module: PARGEN of a chain's next set depends on OBSGEN of the set before, whose module
+    imports PARGEN's."""
+
+    def __init__(self, modules: dict):
+        self._modules = dict(modules)   # name -> (module relative to this package, class name)
+
+    def __getitem__(self, name: str):
+        import importlib
+
+        module, cls = self._modules[name]
+        return getattr(importlib.import_module(module, __package__), cls)
+
+    def names(self) -> tuple:
+        return tuple(self._modules)
+
+
 class Stage:
     """One step for one data set (``cell`` is None for study-wide stages)."""
 
@@ -30,22 +49,9 @@ class Stage:
     #: to ``RUN/<code>/<name>/<part>/``.
     part = None
 
-    #: every stage class by its name (filled as the classes are defined)
-    _by_name: dict = {}
-
     def __init__(self, run, cell=None):
         self.run = run
         self.cell = cell
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        Stage._by_name[cls.name] = cls
-
-    @staticmethod
-    def named(name: str):
-        """The stage class called ``name`` (``"obsgen"``): how a stage names one that depends on
-        it, as PARGEN of a chain's next set depends on OBSGEN of the set before."""
-        return Stage._by_name[name]
 
     # -- declared by subclasses --------------------------------------------------
     def deps(self) -> list:
@@ -123,6 +129,12 @@ class Stage:
         }
         write_json(self.manifest_path, man)
         return _remember(self.manifest_path, man)
+
+
+#: Every stage of the study, in pipeline order.
+STAGES = StageRegistry({"rater": (".rater", "RaterStage"), "pargen": (".pargen", "PargenStage"),
+                        "truegen": (".truegen", "TruegenStage"), "obsgen": (".obsgen", "ObsgenStage"),
+                        "equate": (".equate", "EquateStage"), "score": (".score", "ScoreStage")})
 
 
 #: Manifests read by this process: path -> ((mtime_ns, size, inode), contents).  A stage's

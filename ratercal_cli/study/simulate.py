@@ -9,12 +9,8 @@ from ..io import write_json
 from .pipeline import MANIFEST, Runner, read_manifest
 from ..vocabulary import VARIANTS
 from ..progress import progress
-from .obsgen import ObsgenStage
-from .pargen import PargenStage
+from .pipeline import STAGES
 from .rater import RaterStage
-from .truegen import TruegenStage
-
-STAGES = {"rater": RaterStage, "pargen": PargenStage, "truegen": TruegenStage, "obsgen": ObsgenStage}
 
 
 def ordered_cells(run, codes=None):
