@@ -92,12 +92,18 @@ class StudyConfig:
         return hashlib.sha256(json.dumps(self.raw, sort_keys=True, default=str).encode()).hexdigest()
 
 
+#: The most values a config may hold, aliases expanded (a real one holds a few hundred): an
+#: "alias bomb", aliases of aliases each multiplying the size, is refused as soon as it passes this.
+MAX_VALUES = 100_000
+#: The deepest a config's values may nest (a list of lists is 2); a recursive alias nests without end.
+MAX_DEPTH = 50
+
+
 @functools.lru_cache(maxsize=None)
 def _loader():
     """The YAML loader: SafeLoader (on libyaml's parser where PyYAML has it: a config in 1.5 ms,
     not 15) with YAML 1.2 booleans: only true/false, so that the method code ``NO`` (and
-    ``yes``/``on``/``off``) stay strings.  PyYAML is imported here, when a config's text is new
-    (:func:`load_config`'s cache), not by every command."""
+    ``yes``/``on``/``off``) stay strings."""
     import yaml
 
     class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
@@ -116,114 +122,79 @@ def _loader():
     return Loader
 
 
+def _key_name(path) -> str | None:
+    """``cells[0].papers``: a key path as errors name it."""
+    return "".join(f"[{k}]" if isinstance(k, int) else (f".{k}" if i else str(k))
+                   for i, k in enumerate(path)) or None
+
+
 class _Where:
-    """Maps key paths to YAML line numbers for error messages."""
+    """The YAML line of every key path, for error messages.  Walking the node tree, it refuses
+    what the loader would take silently or slowly: a key given twice in one mapping (naming both
+    lines), a key that is not a plain value, and aliases that expand past :data:`MAX_VALUES`
+    values or nest past :data:`MAX_DEPTH` levels (the walk stops there, so it takes
+    milliseconds whatever the aliases would make)."""
 
     def __init__(self, source, node):
         self.source = source
         self.lines = {}
+        self._values = 0
         if node is not None:
-            self._walk(node, ())
+            self._walk(node, (), 0)
 
-    def _walk(self, node, path):
+    def _walk(self, node, path, depth):
         import yaml
 
+        self._values += 1
+        if self._values > MAX_VALUES or depth > MAX_DEPTH:
+            what = f"more than {MAX_VALUES:,} values" if depth <= MAX_DEPTH else f"more than {MAX_DEPTH} levels deep"
+            raise InputError(f"the config expands to {what} (aliases of aliases, or an alias of "
+                             "itself?); write the values out", self.source, node.start_mark.line + 1,
+                             _key_name(path))
         self.lines[path] = node.start_mark.line + 1
         if isinstance(node, yaml.MappingNode):
+            seen = {}
             for k, v in node.value:
+                if not isinstance(k, yaml.ScalarNode):
+                    raise InputError("a key must be a plain name or number, not a list or mapping",
+                                     self.source, k.start_mark.line + 1, _key_name(path))
+                if k.tag != "tag:yaml.org,2002:merge":
+                    first = seen.setdefault(k.value, k)
+                    if first is not k:
+                        raise InputError(f"given twice, on lines {first.start_mark.line + 1} and "
+                                         f"{k.start_mark.line + 1}; keep one", self.source,
+                                         k.start_mark.line + 1, _key_name(path + (k.value,)))
                 # a numeric key (the scale in raters.steps: {5: ...}) is looked up as an int
                 names = [k.value] + ([int(k.value)] if str(k.value).isdigit() else [])
                 for name in names:
                     key = path + (name,)
-                    self._walk(v, key)
+                    self._walk(v, key, depth + 1)
                     self.lines[key] = k.start_mark.line + 1
         elif isinstance(node, yaml.SequenceNode):
             for i, v in enumerate(node.value):
-                self._walk(v, path + (i,))
+                self._walk(v, path + (i,), depth + 1)
 
     def error(self, path, message):
-        line = None
         p = tuple(path)
         while p and p not in self.lines:
             p = p[:-1]
-        line = self.lines.get(p)
-        name = "".join(f"[{k}]" if isinstance(k, int) else (f".{k}" if i else str(k))
-                       for i, k in enumerate(path)) or None
-        return InputError(message, self.source, line, name)
+        return InputError(message, self.source, self.lines.get(p), _key_name(path))
 
 
-class _WhereLater(_Where):
-    """The line numbers of a config read from its parse cache: found (by parsing the text) only
-    when an error needs one."""
-
-    def __init__(self, source, text):
-        self.source, self._text, self._lines = source, text, None
-
-    @property
-    def lines(self):
-        if self._lines is None:
-            self._lines = _parse_yaml(self._text, self.source)[1].lines
-        return self._lines
+def load_config(path) -> StudyConfig:
+    """Read and validate a YAML config file (:func:`config_text`)."""
+    return parse_config(config_text(path), source=str(path))
 
 
-#: What a parse cache's first line holds beside the text's hash: ratercal's version and the
-#: loader's rules (YAML 1.2 booleans and floats), either of which changes the data.
-_CACHE_KEY = "ratercal-config-cache 2"
+def config_text(path) -> str:
+    """A config file's text.  It must be UTF-8: a byte that is not is an :class:`InputError`
+    naming its line and byte offset."""
+    from .io import read_text
 
-
-def load_config(path, cache=None) -> StudyConfig:
-    """Read and validate a YAML config file.
-
-    ``cache``: a file keeping the YAML's parsed data (as Python literals, read back with
-    :func:`ast.literal_eval`) under the SHA-256 of the config's text: a run folder's copy of its
-    config is read by every command, and parsing it means importing PyYAML (17 ms of each
-    command's start).  A cache that does not match, or cannot be read or written, is ignored;
-    the data are validated either way, with line numbers in errors.
-    """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such config file", path) from None
-    if cache is None:
-        return parse_config(text, source=str(path))
-    from . import __version__
-
-    key = f"{_CACHE_KEY} {__version__} {hashlib.sha256(text.encode()).hexdigest()}"
-    data = _read_cache(cache, key)
-    if data is not None:
-        return _validated(data, _WhereLater(str(path), text))
-    data, where = _parse_yaml(text, str(path))
-    literal = repr(data)
-    cfg = _validated(data, where)
-    _write_cache(cache, key, data, literal)
-    return cfg
-
-
-def _read_cache(cache, key):
-    import ast
-
-    try:
-        first, _, body = Path(cache).read_text(encoding="utf-8").partition("\n")
-        if first != key:
-            return None
-        data = ast.literal_eval(body)
-    except (OSError, ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _write_cache(cache, key, data, literal) -> None:
-    import ast
-
-    from .io import write_text
-
-    try:
-        if ast.literal_eval(literal) != data:   # e.g. .inf or .nan: no literal for them
-            return
-        write_text(cache, f"{key}\n{literal}\n")
-    except (OSError, ValueError, SyntaxError, InputError):
-        pass   # a read-only run folder: parse the text next time
+    if not path.exists():
+        raise InputError("no such config file", path)
+    return read_text(path, option=None)
 
 
 def _parse_yaml(text: str, source: str):
@@ -240,6 +211,8 @@ def _parse_yaml(text: str, source: str):
         line = mark.line + 1 if mark else None
         msg = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(f"not valid YAML: {msg}", source, line) from None
+    except RecursionError:   # brackets nested thousands deep, before the walk can count them
+        raise InputError(f"not valid YAML: nested more than {MAX_DEPTH} levels deep", source) from None
     finally:
         loader.dispose()
     return data, where
@@ -295,154 +268,16 @@ def _list(where, path, value):
 
 
 def _validate(data: dict, where: _Where) -> StudyConfig:
+    """The config's data, checked key by key, as a :class:`StudyConfig`."""
     _check_keys(where, (), data, TOP_KEYS)
     name = str(data.get("name", Path(where.source).stem))
     generator = _choice(where, ("generator",), data.get("generator", "basic1990"), GENERATORS)
-    variants = tuple(_choice(where, ("variant", i) if isinstance(data.get("variant"), list) else ("variant",), v,
-                             VARIANTS)
-                     for i, v in enumerate(_list(where, ("variant",), data.get("variant", "faithful"))))
-    if len(set(variants)) < len(variants):
-        raise where.error(("variant",), "a variant is listed twice")
-    known = method_codes()
-    methods = []
-    for i, m in enumerate(_list(where, ("methods",), data.get("methods", list(STUDY_METHODS)))):
-        code = str(m).upper()
-        if code not in known:
-            raise where.error(("methods", i), f"unknown method {m!r} (known: {', '.join(known)})")
-        if code in methods:
-            raise where.error(("methods", i), f"method {code} is listed twice")
-        methods.append(code)
-
-    # cells
-    if "cells" not in data:
-        raise where.error(("cells",), "missing: the list of data sets to simulate")
-    cells, blocks = [], []
-    for b, block in enumerate(_list(where, ("cells",), data["cells"])):
-        bp = ("cells", b)
-        if not isinstance(block, dict):
-            raise where.error(bp, "expected a mapping with raters_per_paper, papers, max_score, quality")
-        _check_keys(where, bp, block, ("raters_per_paper", "papers", "max_score", "quality"))
-        for k in ("raters_per_paper", "papers", "max_score"):
-            if k not in block:
-                raise where.error(bp, f"missing key {k}")
-        rpps = []
-        for i, v in enumerate(_list(where, bp + ("raters_per_paper",), block["raters_per_paper"])):
-            s = str(v).strip()
-            if s != "2+" and not (s.isdigit() and int(s) >= 1):
-                raise where.error(bp + ("raters_per_paper", i), f"expected a count >= 1 or \"2+\", got {v!r}")
-            rpps.append(s)
-        papers = [_int(where, bp + ("papers", i), v, 1)
-                  for i, v in enumerate(_list(where, bp + ("papers",), block["papers"]))]
-        scales = [_int(where, bp + ("max_score", i), v, 1, 99)
-                  for i, v in enumerate(_list(where, bp + ("max_score",), block["max_score"]))]
-        quals = [_choice(where, bp + ("quality", i), v, tuple(QUALITY_CODES))
-                 for i, v in enumerate(_list(where, bp + ("quality",), block.get("quality", "normal")))]
-        for r in rpps:
-            for p in papers:
-                for m in scales:
-                    for q in quals:
-                        cells.append(Cell(r, p, m, q))
-                        blocks.append(b)
-    codes = [c.code for c in cells]
-    dup = sorted({c for c in codes if codes.count(c) > 1})
-    if dup:
-        raise where.error(("cells",), f"set(s) listed twice: {', '.join(dup)}")
-
-    # raters
-    raters = data.get("raters", {}) or {}
-    if not isinstance(raters, dict):
-        raise where.error(("raters",), "expected a mapping with steps (and count)")
-    _check_keys(where, ("raters",), raters, ("steps", "count"))
-    scales = sorted({c.max_score for c in cells})
-    steps = {}
-    linear = {}
-    if generator == "linear":
-        lin = data.get("linear", {}) or {}
-        _check_keys(where, ("linear",), lin, ("true_mean", "true_sd", "effects", "error_sd"))
-        eff = [_number(where, ("linear", "effects", i), v) for i, v in
-               enumerate(_list(where, ("linear", "effects"), lin.get("effects", [.5] * 3 + [0] * 3 + [-.5] * 3)))]
-        esd = [_number(where, ("linear", "error_sd", i), v) for i, v in
-               enumerate(_list(where, ("linear", "error_sd"), lin.get("error_sd", [1.0, .7, .4] * 3)))]
-        if len(eff) != len(esd):
-            raise where.error(("linear", "error_sd"), f"{len(esd)} error SDs for {len(eff)} rater effects")
-        linear = {"true_mean": _number(where, ("linear", "true_mean"), lin.get("true_mean", 3.5)),
-                  "true_sd": _number(where, ("linear", "true_sd"), lin.get("true_sd", 1.0)),
-                  "effects": eff, "error_sd": esd}
-        n_raters = len(eff)
-    else:
-        spec = raters.get("steps", "table3")
-        if spec == "table3":
-            for m in scales:
-                if m < 2:
-                    raise where.error(("raters", "steps"), "the Table 3 formula needs a scale maximum of 2 or more")
-                steps[m] = table3_steps(m)
-        else:
-            per_scale = spec if isinstance(spec, dict) else {m: spec for m in scales}
-            for m in scales:
-                if m not in per_scale:
-                    raise where.error(("raters", "steps"), f"no step parameters for the 0-{m} scale")
-                rows = per_scale[m]
-                p = ("raters", "steps") + ((m,) if isinstance(spec, dict) else ())
-                if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
-                    raise where.error(p, "expected a list of raters, each a list of step parameters")
-                for i, r in enumerate(rows):
-                    if len(r) != m:
-                        raise where.error(p + (i,), f"rater {i + 1} has {len(r)} steps; the 0-{m} scale needs {m}")
-                steps[m] = np.array([[_number(where, p + (i, k), v) for k, v in enumerate(r)]
-                                     for i, r in enumerate(rows)])
-        counts = {s.shape[0] for s in steps.values()}
-        if len(counts) > 1:
-            raise where.error(("raters", "steps"), "every scale must have the same number of raters")
-        n_raters = counts.pop()
-    if "count" in raters and _int(where, ("raters", "count"), raters["count"], 1) != n_raters:
-        raise where.error(("raters", "count"), f"count is {raters['count']} but the steps give {n_raters} raters")
-    for b, c in zip(blocks, cells):
-        need = 3 if c.raters_per_paper == "2+" else int(c.raters_per_paper)
-        if need > n_raters:
-            raise where.error(("cells", b, "raters_per_paper"), f"set {c.code}: {c.raters_per_paper} raters per paper, but only "
-                                          f"{n_raters} raters")
-    if generator == "basic1990":
-        for b, c in zip(blocks, cells):
-            if c.raters_per_paper not in ("1", "2", "3", "2+") or c.papers % 100 or c.papers > 900 or c.max_score > 9:
-                raise where.error(("cells", b), f"set {c.code}: the basic1990 generator only makes the programs' "
-                                              "designs (1, 2, 3 or 2+ raters; 100..900 papers; scale maximum <= 9)")
-
-    # chains
-    chains = []
-    if generator == "basic1990":
-        raw_chains = data.get("chains")
-        if raw_chains is None:
-            raw_chains = [{"start": "fresh", "sets": [c.code for c in cells]}]
-        seen = {}
-        for i, ch in enumerate(_list(where, ("chains",), raw_chains)):
-            cp = ("chains", i)
-            if not isinstance(ch, dict):
-                raise where.error(cp, "expected a mapping with start and sets")
-            _check_keys(where, cp, ch, ("start", "sets"))
-            start = ch.get("start", "fresh")
-            if start == "fresh":
-                low = None
-            else:
-                low = _int(where, cp + ("start",), start, 0, 255)
-            sets = []
-            for j, s in enumerate(_list(where, cp + ("sets",), ch.get("sets", []))):
-                try:
-                    code = parse_code(str(s)).code
-                except ValueError as exc:
-                    raise where.error(cp + ("sets", j), str(exc)) from None
-                if code not in codes:
-                    raise where.error(cp + ("sets", j), f"set {code} is not among the cells")
-                if code in seen:
-                    raise where.error(cp + ("sets", j), f"set {code} is already in chain {seen[code] + 1}")
-                seen[code] = i
-                sets.append(code)
-            chains.append(Chain(tuple(sets), low))
-        missing = [c for c in codes if c not in seen]
-        if missing:
-            raise where.error(("chains",), f"set(s) in no chain: {', '.join(missing)}")
-    elif "chains" in data:
-        raise where.error(("chains",), "chains apply only to the basic1990 generator")
-
+    variants = _variants(data, where)
+    methods = _methods(data, where)
+    cells, blocks = _cells(data, where)
+    steps, linear, n_raters = _raters(data, where, generator, sorted({c.max_score for c in cells}))
+    _check_design(where, generator, cells, blocks, n_raters)
+    chains = _chains(data, where, generator, [c.code for c in cells])
     true_score = _choice(where, ("true_score",), data.get("true_score", "model"), TRUE_SCORES)
     if true_score == "pcm" and generator == "linear":
         raise where.error(("true_score",), "the linear model's true score is its own; 'pcm' needs step parameters")
@@ -454,9 +289,187 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
 
     raw = {"name": name, "generator": generator, "variant": list(variants), "methods": methods,
            "true_score": true_score, "cut": cut,
-           "cells": codes, "steps": {m: s.tolist() for m, s in steps.items()}, "linear": linear,
+           "cells": [c.code for c in cells], "steps": {m: s.tolist() for m, s in steps.items()}, "linear": linear,
            "chains": [[list(c.sets), c.low_byte] for c in chains], "seed": seed, "replications": reps}
     return StudyConfig(name=name, generator=generator, methods=tuple(methods), cells=cells,
                        steps=steps, n_raters=n_raters, chains=chains, seed=seed, replications=reps,
                        linear=linear, variants=variants, true_score=true_score, cut=cut,
                        source=where.source, raw=raw)
+
+
+def _variants(data, where) -> tuple:
+    """``variant``: one of :data:`VARIANTS` or a list of them, none twice."""
+    listed = isinstance(data.get("variant"), list)
+    variants = tuple(_choice(where, ("variant", i) if listed else ("variant",), v, VARIANTS)
+                     for i, v in enumerate(_list(where, ("variant",), data.get("variant", "faithful"))))
+    if len(set(variants)) < len(variants):
+        raise where.error(("variant",), "a variant is listed twice")
+    return variants
+
+
+def _methods(data, where) -> list:
+    """``methods``: known method codes (any case, written upper case), none twice."""
+    known = method_codes()
+    methods = []
+    for i, m in enumerate(_list(where, ("methods",), data.get("methods", list(STUDY_METHODS)))):
+        code = str(m).upper()
+        if code not in known:
+            raise where.error(("methods", i), f"unknown method {m!r} (known: {', '.join(known)})")
+        if code in methods:
+            raise where.error(("methods", i), f"method {code} is listed twice")
+        methods.append(code)
+    return methods
+
+
+def _cells(data, where):
+    """``cells``: every combination of each factorial block, as ``(cells, block of each cell)``;
+    no set twice."""
+    if "cells" not in data:
+        raise where.error(("cells",), "missing: the list of data sets to simulate")
+    cells, blocks = [], []
+    for b, block in enumerate(_list(where, ("cells",), data["cells"])):
+        made = _block_cells(where, ("cells", b), block)
+        cells += made
+        blocks += [b] * len(made)
+    codes = [c.code for c in cells]
+    dup = sorted({c for c in codes if codes.count(c) > 1})
+    if dup:
+        raise where.error(("cells",), f"set(s) listed twice: {', '.join(dup)}")
+    return cells, blocks
+
+
+def _block_cells(where, bp, block) -> list:
+    """The cells of one factorial block of ``cells`` (at ``bp``)."""
+    if not isinstance(block, dict):
+        raise where.error(bp, "expected a mapping with raters_per_paper, papers, max_score, quality")
+    _check_keys(where, bp, block, ("raters_per_paper", "papers", "max_score", "quality"))
+    for k in ("raters_per_paper", "papers", "max_score"):
+        if k not in block:
+            raise where.error(bp, f"missing key {k}")
+    rpps = []
+    for i, v in enumerate(_list(where, bp + ("raters_per_paper",), block["raters_per_paper"])):
+        s = str(v).strip()
+        if s != "2+" and not (s.isdigit() and int(s) >= 1):
+            raise where.error(bp + ("raters_per_paper", i), f"expected a count >= 1 or \"2+\", got {v!r}")
+        rpps.append(s)
+    papers = [_int(where, bp + ("papers", i), v, 1)
+              for i, v in enumerate(_list(where, bp + ("papers",), block["papers"]))]
+    scales = [_int(where, bp + ("max_score", i), v, 1, 99)
+              for i, v in enumerate(_list(where, bp + ("max_score",), block["max_score"]))]
+    quals = [_choice(where, bp + ("quality", i), v, tuple(QUALITY_CODES))
+             for i, v in enumerate(_list(where, bp + ("quality",), block.get("quality", "normal")))]
+    return [Cell(r, p, m, q) for r in rpps for p in papers for m in scales for q in quals]
+
+
+def _raters(data, where, generator, scales):
+    """``(steps, linear, n_raters)``: the raters of the linear model (``linear``), or their step
+    parameters on each of ``scales`` (``raters.steps``); ``raters.count`` must agree."""
+    raters = data.get("raters", {}) or {}
+    if not isinstance(raters, dict):
+        raise where.error(("raters",), "expected a mapping with steps (and count)")
+    _check_keys(where, ("raters",), raters, ("steps", "count"))
+    steps, linear = {}, {}
+    if generator == "linear":
+        linear = _linear(data, where)
+        n_raters = len(linear["effects"])
+    else:
+        steps = _steps(where, raters.get("steps", "table3"), scales)
+        counts = {s.shape[0] for s in steps.values()}
+        if len(counts) > 1:
+            raise where.error(("raters", "steps"), "every scale must have the same number of raters")
+        n_raters = counts.pop()
+    if "count" in raters and _int(where, ("raters", "count"), raters["count"], 1) != n_raters:
+        raise where.error(("raters", "count"), f"count is {raters['count']} but the steps give {n_raters} raters")
+    return steps, linear, n_raters
+
+
+def _linear(data, where) -> dict:
+    """``linear``: the linear model's true-score mean and SD, rater effects and error SDs."""
+    lin = data.get("linear", {}) or {}
+    _check_keys(where, ("linear",), lin, ("true_mean", "true_sd", "effects", "error_sd"))
+    eff = [_number(where, ("linear", "effects", i), v) for i, v in
+           enumerate(_list(where, ("linear", "effects"), lin.get("effects", [.5] * 3 + [0] * 3 + [-.5] * 3)))]
+    esd = [_number(where, ("linear", "error_sd", i), v) for i, v in
+           enumerate(_list(where, ("linear", "error_sd"), lin.get("error_sd", [1.0, .7, .4] * 3)))]
+    if len(eff) != len(esd):
+        raise where.error(("linear", "error_sd"), f"{len(esd)} error SDs for {len(eff)} rater effects")
+    return {"true_mean": _number(where, ("linear", "true_mean"), lin.get("true_mean", 3.5)),
+            "true_sd": _number(where, ("linear", "true_sd"), lin.get("true_sd", 1.0)),
+            "effects": eff, "error_sd": esd}
+
+
+def _steps(where, spec, scales) -> dict:
+    """``raters.steps``: ``table3``, one list of raters' step parameters for every scale, or a
+    mapping scale -> list; ``{max_score: (raters, max_score) array}``."""
+    steps = {}
+    if spec == "table3":
+        for m in scales:
+            if m < 2:
+                raise where.error(("raters", "steps"), "the Table 3 formula needs a scale maximum of 2 or more")
+            steps[m] = table3_steps(m)
+        return steps
+    per_scale = spec if isinstance(spec, dict) else {m: spec for m in scales}
+    for m in scales:
+        if m not in per_scale:
+            raise where.error(("raters", "steps"), f"no step parameters for the 0-{m} scale")
+        rows = per_scale[m]
+        p = ("raters", "steps") + ((m,) if isinstance(spec, dict) else ())
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
+            raise where.error(p, "expected a list of raters, each a list of step parameters")
+        for i, r in enumerate(rows):
+            if len(r) != m:
+                raise where.error(p + (i,), f"rater {i + 1} has {len(r)} steps; the 0-{m} scale needs {m}")
+        steps[m] = np.array([[_number(where, p + (i, k), v) for k, v in enumerate(r)]
+                             for i, r in enumerate(rows)])
+    return steps
+
+
+def _check_design(where, generator, cells, blocks, n_raters) -> None:
+    """Every cell has the raters it draws; the basic1990 generator makes only the programs' designs."""
+    for b, c in zip(blocks, cells):
+        need = 3 if c.raters_per_paper == "2+" else int(c.raters_per_paper)
+        if need > n_raters:
+            raise where.error(("cells", b, "raters_per_paper"), f"set {c.code}: {c.raters_per_paper} raters per paper, but only "
+                                          f"{n_raters} raters")
+    if generator == "basic1990":
+        for b, c in zip(blocks, cells):
+            if c.raters_per_paper not in ("1", "2", "3", "2+") or c.papers % 100 or c.papers > 900 or c.max_score > 9:
+                raise where.error(("cells", b), f"set {c.code}: the basic1990 generator only makes the programs' "
+                                              "designs (1, 2, 3 or 2+ raters; 100..900 papers; scale maximum <= 9)")
+
+
+def _chains(data, where, generator, codes) -> list:
+    """``chains`` (basic1990 only): each QuickBASIC session's start and sets; every set in
+    exactly one chain (default: one fresh session running the sets in config order)."""
+    if generator != "basic1990":
+        if "chains" in data:
+            raise where.error(("chains",), "chains apply only to the basic1990 generator")
+        return []
+    raw_chains = data.get("chains")
+    if raw_chains is None:
+        raw_chains = [{"start": "fresh", "sets": list(codes)}]
+    chains, seen = [], {}
+    for i, ch in enumerate(_list(where, ("chains",), raw_chains)):
+        cp = ("chains", i)
+        if not isinstance(ch, dict):
+            raise where.error(cp, "expected a mapping with start and sets")
+        _check_keys(where, cp, ch, ("start", "sets"))
+        start = ch.get("start", "fresh")
+        low = None if start == "fresh" else _int(where, cp + ("start",), start, 0, 255)
+        sets = []
+        for j, s in enumerate(_list(where, cp + ("sets",), ch.get("sets", []))):
+            try:
+                code = parse_code(str(s)).code
+            except ValueError as exc:
+                raise where.error(cp + ("sets", j), str(exc)) from None
+            if code not in codes:
+                raise where.error(cp + ("sets", j), f"set {code} is not among the cells")
+            if code in seen:
+                raise where.error(cp + ("sets", j), f"set {code} is already in chain {seen[code] + 1}")
+            seen[code] = i
+            sets.append(code)
+        chains.append(Chain(tuple(sets), low))
+    missing = [c for c in codes if c not in seen]
+    if missing:
+        raise where.error(("chains",), f"set(s) in no chain: {', '.join(missing)}")
+    return chains

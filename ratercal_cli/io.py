@@ -213,9 +213,10 @@ def sniff_delimiter(text: str) -> str:
     return "\t" if first.count("\t") > first.count(",") else ","
 
 
-def read_text(path, encoding=None) -> str:
+def read_text(path, encoding=None, option="--encoding") -> str:
     """A text file's contents; ``encoding=None`` is UTF-8 (a byte-order mark skipped).
-    A byte that does not decode is an :class:`InputError` naming its line and byte offset."""
+    A byte that does not decode is an :class:`InputError` naming its line and byte offset (and,
+    for UTF-8, the command's ``option`` that names another encoding, if it has one)."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -232,7 +233,8 @@ def read_text(path, encoding=None) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         name = "UTF-8" if encoding is None else encoding
-        hint = "; give --encoding (e.g. latin-1 or cp1252) if the file is not UTF-8" if encoding is None else ""
+        hint = f"; give {option} (e.g. latin-1 or cp1252) if the file is not UTF-8" \
+            if encoding is None and option else ""
         raise InputError(f"not {name} text: byte 0x{data[exc.start]:02x} at byte offset {exc.start} "
                          f"({exc.reason}){hint}", path, line) from None
 

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from ratercal_cli.config import load_config, parse_config
@@ -81,43 +83,52 @@ def test_error_under_a_per_scale_steps_mapping_names_its_own_line():
         parse_config(text, source="x.yaml")
 
 
-def test_a_run_reads_its_config_from_the_parse_cache_while_the_text_is_unchanged(tmp_path):
-    """``load_config(..., cache=)``: the same config from the YAML and from the cache, which a
-    changed text, a damaged cache or another version's key leave unused."""
-    import subprocess
-    import sys
+def test_an_alias_bomb_is_refused_at_once():
+    """Nine levels of aliases, each ten of the one before (10**9 values when expanded): one line,
+    in milliseconds, naming the line where the expansion passes the bound."""
+    import time
 
-    path, cache = tmp_path / "config.yaml", tmp_path / ".config.yaml.parsed"
-    path.write_text(CONFIG.read_text())
-    first = load_config(path, cache=cache)
-    assert cache.read_text().startswith("ratercal-config-cache ")
-    again = load_config(path, cache=cache)
-    assert again.digest() == first.digest() == load_config(CONFIG).digest() and again.methods[0] == "NO"
-    # read from the cache, PyYAML is not imported
-    code = (f"import sys; from ratercal_cli.config import load_config; "
-            f"c = load_config({str(path)!r}, cache={str(cache)!r}); print(len(c.cells), 'yaml' in sys.modules)")
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split() == \
-        ["32", "False"]
-    path.write_text(BASE + "seed: 7\ngenerator: pcm\n")     # a new text: parsed, cached anew
-    changed = load_config(path, cache=cache)
-    assert changed.seed == 7 and len(changed.cells) == 1 and "'seed': 7" in cache.read_text()
-    cache.write_text(cache.read_text().splitlines()[0] + "\n{'cells': [oops\n")   # damaged
-    assert load_config(path, cache=cache).digest() == changed.digest()
+    lines = ["a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    lines += [f"a{k}: &a{k} [" + ", ".join([f"*a{k - 1}"] * 10) + "]" for k in range(1, 10)]
+    text = "\n".join(lines) + "\n" + BASE.replace("[100]", "*a9")
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match=r"^x\.yaml:\d+: a\d[][0-9]*: the config expands to more than 100,000 values") as exc:
+        parse_config(text, source="x.yaml")
+    assert time.perf_counter() - t0 < 2 and "\n" not in str(exc.value)
 
 
-def test_an_error_in_cached_data_still_names_the_line(tmp_path):
-    """A config that this version rejects, cached by one that did not: the error gets its line
-    from the text, parsed only then."""
-    import hashlib
+def test_an_alias_of_itself_is_refused():
+    with pytest.raises(InputError, match=r"^x\.yaml:1: .*more than 50 levels deep"):
+        parse_config("loop: &x [*x]\n" + BASE, source="x.yaml")
+    deep = "cut: " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(InputError, match=r"^x\.yaml:6: .*(levels deep|nesting depth)"):
+        parse_config(BASE + deep, source="x.yaml")
 
-    from ratercal_cli import __version__
-    from ratercal_cli.config import _CACHE_KEY
 
-    text = BASE + "bogus: 1\n"
-    path, cache = tmp_path / "config.yaml", tmp_path / "cache"
-    path.write_text(text)
-    key = f"{_CACHE_KEY} {__version__} {hashlib.sha256(text.encode()).hexdigest()}"
-    cache.write_text(key + "\n" + repr({"cells": [{"raters_per_paper": [2], "papers": [100], "max_score": [5]}],
-                                        "bogus": 1}) + "\n")
-    with pytest.raises(InputError, match=r"config\.yaml:6: bogus: unknown key"):
-        load_config(path, cache=cache)
+def test_a_few_aliases_are_fine():
+    text = BASE.replace("papers: [100]", "papers: &p [100, 200]") + \
+        "  - {raters_per_paper: [3], papers: *p, max_score: [5]}\n"
+    assert [c.code for c in parse_config(text, source="x.yaml").cells] == ["2151", "2251", "3151", "3251"]
+
+
+def test_a_key_given_twice_is_refused_naming_both_lines():
+    with pytest.raises(InputError, match=r"^x\.yaml:8: seed: given twice, on lines 6 and 8; keep one$"):
+        parse_config(BASE + "seed: 1\ngenerator: pcm\nseed: 2\n", source="x.yaml")
+    with pytest.raises(InputError, match=r"^x\.yaml:5: cells\[0\]\.papers: given twice, on lines 4 and 5"):
+        parse_config(BASE.replace("    max_score", "    papers: [200]\n    max_score"), source="x.yaml")
+
+
+def test_a_key_that_is_a_list_is_refused():
+    with pytest.raises(InputError, match=r"^x\.yaml:6: a key must be a plain name"):
+        parse_config(BASE + "? [a, b]\n: 1\n", source="x.yaml")
+
+
+def test_a_config_that_is_not_utf8_names_the_line_and_byte(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(BASE.encode() + b"name: caf\xe9\n")
+    offset = len(BASE.encode()) + len("name: caf")
+    with pytest.raises(InputError, match=rf"^{re.escape(str(path))}:6: not UTF-8 text: byte 0xe9 at byte offset "
+                                         rf"{offset} \(invalid continuation byte\)$"):
+        load_config(path)
+    with pytest.raises(InputError, match=r"missing\.yaml: no such config file"):
+        load_config(tmp_path / "missing.yaml")

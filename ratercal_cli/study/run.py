@@ -11,15 +11,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import load_config
+from ..config import config_text, load_config, parse_config
 from ..design import Cell
 from ..errors import InputError
 from ..io import write_text
 from ..vocabulary import VARIANTS
 
 CONFIG_NAME = "config.yaml"
-#: The parsed data of ``config.yaml``, under the hash of its text (:func:`load_config`'s cache).
-CONFIG_CACHE = ".config.yaml.parsed"
 DESIGN_PATH = ("rater", "design.json")
 
 
@@ -65,16 +63,16 @@ class Run:
         if not cfg.exists():
             raise InputError(f"not a run folder (no {CONFIG_NAME}); make one with "
                              "`ratercal simulate CONFIG --out RUN` or `ratercal rater CONFIG --out RUN`", self.root)
-        self.config = load_config(cfg, cache=self.root / CONFIG_CACHE)
+        self.config = load_config(cfg)
 
     @classmethod
     def create(cls, config_path, root) -> "Run":
         """Validate ``config_path`` and copy it into ``root`` (unchanged text: no rerun)."""
-        load_config(config_path)  # errors name the user's file, not the copy
+        text = config_text(config_path)
+        parse_config(text, source=str(config_path))  # errors name the user's file, not the copy
         root = Path(root)
-        text = Path(config_path).read_text(encoding="utf-8")
         target = root / CONFIG_NAME
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
+        if not target.exists() or target.read_bytes() != text.encode("utf-8"):
             write_text(target, text)
         return cls(root)
 
