@@ -1,0 +1,187 @@
+"""Rater x facet interaction (bias) tables, as Facets' Tables 13 and 14, fitted jointly with the
+main effects by marginal maximum likelihood.
+
+The model is the many-facet rating scale model with one location per rater x level cell:
+
+    P(x | theta) ~ exp(x (theta - l[j, f]) - sum_{k<=x} kappa[k]),   theta ~ N(mu, sigma^2),
+    l[j, f] = severity[j] + difficulty[f] + bias[j, f]
+
+(Linacre's ``?,?B,?B,R``), fitted in one marginal ML fit (:func:`ratercal_cli.methods.mml.fit_mml`
+with the cells as the further facet), so the papers' measures, the main effects, the thresholds and
+every interaction are estimated together.  The interaction is the part of the cells' locations that
+no rater effect plus level effect explains: with ``X`` the incidence of the observed cells on raters
+and levels, ``bias = (I - X X^+) l`` (for a complete design: ``l[j, f] - l[j, .] - l[., f] + l[., .]``);
+its standard errors are from the fit's information by the delta method, ``t = bias / S.E.`` with
+count - 1 degrees of freedom (as Facets), p two-sided, Holm-adjusted over the cells, and |t| >= 2
+flagged as Facets flags.  + = the rater is more severe in that level than its overall severity and
+the level's difficulty predict.
+
+Facets estimates each interaction after the main analysis with every other measure held at its
+value; with two ratings per paper the paper's measure then absorbs much of a bias (the note in
+:func:`.rater_report.rater_group_bias`).  The joint fit here does not.
+
+In score points, per cell: the observed minus expected average score of its ratings under the
+main-effects model (Facets' "Obs-Exp Average": negative where the rater scores lower there than
+the main effects predict), and the bias's effect on the expected score, the mean over the cell's
+ratings of ``E(theta_i; l + bias) - E(theta_i; l)`` at the papers' EAP measures (negative for + bias).
+
+The pairwise table (Facets Table 14): within each level, every two raters' cell locations
+``l[A, f] - l[B, f]`` (their severities with their biases there), S.E. from the joint covariance,
+t, Holm over all pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from ..methods.mml import PRIOR_LOCATION_SD, PRIOR_STEP_SD, _design, _items, fit_mml
+from ..methods.quality import expected_score
+from ..ratings import Ratings
+from .multiplicity import holm
+from .text import num, pvalue, text_table
+
+#: Facets flags an interaction whose |t| reaches this.
+T_FLAG = 2.0
+
+
+@dataclass
+class BiasTable:
+    """Rater x ``facet`` interactions (``rows``: one dict per observed cell) and the pairwise contrasts
+    (``pairs``), from one joint fit (``fit``: its :class:`MMLFit`)."""
+
+    facet: str
+    rows: list
+    pairs: list
+    alpha: float
+    fit: object = None
+    notes: list = field(default_factory=list)
+
+    @property
+    def flagged(self) -> list:
+        return [r for r in self.rows if abs(r["t"]) >= T_FLAG]
+
+    @property
+    def significant(self) -> list:
+        return [r for r in self.rows if math.isfinite(r["p_holm"]) and r["p_holm"] < self.alpha]
+
+    def to_dict(self) -> dict:
+        return {"facet": self.facet, "model": "MFRM (rater x " + self.facet + " interaction, joint marginal ML)",
+                "alpha": self.alpha, "rows": self.rows, "pairs": self.pairs, "flagged": len(self.flagged),
+                "significant": len(self.significant), "notes": self.notes}
+
+    def format_text(self, all_pairs: bool = False) -> list:
+        f = self.facet
+        L = [f"Rater x {f} bias/interaction (Facets Table 13; joint MFRM by marginal ML; bias in logits, "
+             f"+ = more severe in that {f}; p Holm-adjusted over cells; |t| >= {T_FLAG:g} flagged):"]
+        rows = [[str(r["rater"]), str(r["level"]), str(r["count"]), num(r["observed_average"], 2),
+                 num(r["obs_minus_exp"], 2), num(r["bias"], 2), num(r["se"], 2), num(r["bias_points"], 2),
+                 num(r["t"], 2), str(r["df"]), pvalue(r["p"]),
+                 pvalue(r["p_holm"]) + (" *" if math.isfinite(r["p_holm"]) and r["p_holm"] < self.alpha else ""),
+                 "<" if abs(r["t"]) >= T_FLAG else ""] for r in self.rows]
+        L += text_table(["rater", f, "count", "obs avg", "obs-exp", "bias", "S.E.", "points", "t", "df", "p",
+                         "Holm p", ""], rows)
+        L.append(f"  {len(self.flagged)} of {len(self.rows)} cells with |t| >= {T_FLAG:g}; "
+                 f"{len(self.significant)} significant at {self.alpha:g} after Holm")
+        shown = self.pairs if all_pairs else [p for p in self.pairs if abs(p["t"]) >= T_FLAG]
+        L.append("")
+        L.append(f"Rater pairs within each {f} (Facets Table 14: contrast = rater A's minus rater B's severity "
+                 f"there, bias included; {'all' if all_pairs else f'|t| >= {T_FLAG:g}'}, "
+                 f"{len(shown)} of {len(self.pairs)} pairs):")
+        if shown:
+            L += text_table([f, "rater A", "rater B", "contrast", "S.E.", "t", "p", "Holm p"],
+                            [[str(p["level"]), str(p["rater_a"]), str(p["rater_b"]), num(p["contrast"], 2),
+                              num(p["se"], 2), num(p["t"], 2), pvalue(p["p"]), pvalue(p["p_holm"])] for p in shown])
+        L += [f"  {n}" for n in self.notes]
+        return L
+
+
+def _interaction_projector(cell_rater, cell_level):
+    """``I - X X^+`` over the observed cells, ``X`` their incidence on raters and levels."""
+    C = cell_rater.size
+    X = np.zeros((C, int(cell_rater.max()) + 1 + int(cell_level.max()) + 1))
+    X[np.arange(C), cell_rater] = 1.0
+    X[np.arange(C), int(cell_rater.max()) + 1 + cell_level] = 1.0
+    return np.eye(C) - X @ np.linalg.pinv(X)
+
+
+def bias_table(ratings: Ratings, levels, level_ids, facet: str = "facet", main_expected=None, alpha: float = 0.05,
+               scale_low: int = 0, n_nodes: int = 21, step_sd: float = PRIOR_STEP_SD,
+               location_sd: float = PRIOR_LOCATION_SD) -> BiasTable:
+    """Rater x ``facet`` interactions of ``ratings`` (module docstring).
+
+    ``levels``: (n,) int level of each rating (0..F-1), ``level_ids`` their labels.
+    ``main_expected``: (n,) each rating's expected score (0..M) under the main-effects model, for the
+    observed-minus-expected column (None: left nan).
+    """
+    levels = np.asarray(levels, dtype=np.int64)
+    F = len(level_ids)
+    key = ratings.rater * F + levels
+    ukeys, cell = np.unique(key, return_inverse=True)
+    cell = cell.ravel()
+    cell_rater, cell_level = ukeys // F, ukeys % F
+    fit = fit_mml(ratings, model="rsm", facet=cell, n_nodes=n_nodes, step_sd=step_sd, location_sd=location_sd)
+    # the cells' locations l = severity[j] + gamma[cell] as rows over the free parameters (the fit's design)
+    K = ratings.max_score + 1
+    _, items, seen, Fc = _items(ratings, cell)
+    des = _design("rsm", items, seen.size, Fc, K, step_sd, location_sd)
+    jj = np.searchsorted(seen, cell_rater)
+    L_rows = des.severity[jj] + des.gamma[np.arange(ukeys.size)]
+    cov = fit.cov[:-1, :-1]
+    loc = fit.item_tau[:, -1] / (K - 1)                       # item u's location (shared kappa sums to 0)
+    u_of = {(int(j), int(c)): u for u, (j, c) in enumerate(fit.items)}
+    l_hat = np.array([loc[u_of[(int(j), c)]] for c, j in enumerate(cell_rater)])
+    Pj = _interaction_projector(jj, cell_level)
+    B_rows = Pj @ L_rows
+    bias = Pj @ l_hat
+    se = np.sqrt(np.maximum(np.einsum("ip,pq,iq->i", B_rows, cov, B_rows), 0.0))
+    count = np.bincount(cell, minlength=ukeys.size)
+    total = np.bincount(cell, weights=ratings.score, minlength=ukeys.size)
+    if main_expected is None:
+        ome = np.full(ukeys.size, np.nan)
+    else:
+        ome = np.bincount(cell, weights=ratings.score - np.asarray(main_expected, float), minlength=ukeys.size) / count
+    # the bias's effect on the expected score of the cell's ratings, at the papers' EAP measures
+    theta = fit.eap[ratings.paper]
+    kappa_cum = np.r_[0.0, np.cumsum(fit.thresholds)]
+    x = np.arange(K)
+    l_main = (l_hat - bias)[cell]
+    e1 = expected_score(theta, x[None, :] * l_hat[cell][:, None] + kappa_cum[None, :])
+    e0 = expected_score(theta, x[None, :] * l_main[:, None] + kappa_cum[None, :])
+    points = np.bincount(cell, weights=e1 - e0, minlength=ukeys.size) / count
+    rows = []
+    for c in range(ukeys.size):
+        t = bias[c] / se[c] if se[c] > 0 else math.nan
+        df = int(count[c]) - 1
+        p = float(2 * stats.t.sf(abs(t), df)) if df > 0 and math.isfinite(t) else math.nan
+        rows.append(dict(rater=ratings.rater_ids[cell_rater[c]], level=level_ids[cell_level[c]], count=int(count[c]),
+                         observed_average=float(total[c] / count[c]) + scale_low, obs_minus_exp=float(ome[c]),
+                         bias=float(bias[c]), se=float(se[c]), bias_points=float(points[c]), t=float(t), df=df,
+                         p=p))
+    for r, v in zip(rows, holm([r["p"] for r in rows])):
+        r["p_holm"] = float(v)
+    pairs = []
+    for f in range(F):
+        here = np.flatnonzero(cell_level == f)
+        for a in range(here.size):
+            for b in range(a + 1, here.size):
+                ca, cb = here[a], here[b]
+                row = L_rows[ca] - L_rows[cb]
+                d = float(l_hat[ca] - l_hat[cb])
+                s = float(np.sqrt(max(row @ cov @ row, 0.0)))
+                t = d / s if s > 0 else math.nan
+                df = int(count[ca] + count[cb]) - 2
+                pairs.append(dict(level=level_ids[f], rater_a=ratings.rater_ids[cell_rater[ca]],
+                                  rater_b=ratings.rater_ids[cell_rater[cb]], contrast=d, se=s, t=t, df=df,
+                                  p=float(2 * stats.t.sf(abs(t), df)) if df > 0 and math.isfinite(t) else math.nan))
+    for r, v in zip(pairs, holm([r["p"] for r in pairs])):
+        r["p_holm"] = float(v)
+    notes = list(fit.notes)
+    one = sorted({str(ratings.rater_ids[j]) for j in np.unique(cell_rater)
+                  if np.sum(cell_rater == j) < 2}, key=str)
+    if one:
+        notes.append(f"rater(s) seen in one {facet} only: their interaction is 0 by definition ({', '.join(one)})")
+    return BiasTable(facet=facet, rows=rows, pairs=pairs, alpha=alpha, fit=fit, notes=notes)

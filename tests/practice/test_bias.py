@@ -1,0 +1,101 @@
+"""Rater x facet bias tables (Facets Tables 13/14) from the joint marginal-ML fit."""
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from ratercal_cli.methods.mml import marginal_loglik
+from ratercal_cli.models.pcm import sample_scores
+from ratercal_cli.practice.bias import T_FLAG, bias_table
+from ratercal_cli.ratings import Ratings
+
+
+def small(seed=4, J=4, F=2, M=2, n=80):
+    """Two raters of four per paper, each scoring both levels; rater 2 harsher in level a, kinder in b."""
+    rng = np.random.default_rng(seed)
+    sev = np.array([-0.5, 0.0, 0.2, 0.3])
+    crit = np.array([-0.2, 0.2])
+    kap = np.array([-0.8, 0.8])
+    bias = np.zeros((J, F))
+    bias[1] = [0.8, -0.8]
+    theta = rng.normal(0.2, 1.0, n)
+    P, R, L, S = [], [], [], []
+    for p in range(n):
+        for j in rng.permutation(J)[:2]:
+            s = sample_scores(rng, np.full(F, theta[p]), (sev[j] + crit + bias[j])[:, None] + kap[None, :])
+            P += [p] * F
+            R += [j] * F
+            L += list(range(F))
+            S += list(s)
+    return Ratings(np.array(P), np.array(R), np.array(S), M, n, J, rater_ids=("A", "B", "C", "D")), np.array(L)
+
+
+def test_table_pieces():
+    r, lev = small()
+    bt = bias_table(r, lev, ("a", "b"), "criterion", main_expected=np.full(r.n_ratings, 1.0), scale_low=1)
+    assert bt.fit.converged and len(bt.rows) == 8
+    bias = np.array([x["bias"] for x in bt.rows]).reshape(4, 2)
+    # a complete rater x level design: the interaction sums to zero over raters and over levels
+    np.testing.assert_allclose(bias.sum(axis=0), 0, atol=1e-9)
+    np.testing.assert_allclose(bias.sum(axis=1), 0, atol=1e-9)
+    b = bt.rows[2]
+    assert (b["rater"], b["level"]) == ("B", "a") and b["bias"] > 0 and abs(b["t"]) >= T_FLAG
+    assert b["bias_points"] < 0    # harsher there: lower expected scores
+    cnt = int(((r.rater == 1) & (lev == 0)).sum())
+    assert b["count"] == cnt and b["df"] == cnt - 1
+    obs = r.score[(r.rater == 1) & (lev == 0)]
+    assert b["observed_average"] == pytest.approx(obs.mean() + 1)
+    assert b["obs_minus_exp"] == pytest.approx(obs.mean() - 1.0)
+    assert b in bt.flagged
+    # pairs: 6 per level; the contrast is the two raters' cell locations' difference
+    assert len(bt.pairs) == 12
+    loc = {(x["rater"], x["level"]): x for x in bt.rows}
+    pab = next(p for p in bt.pairs if (p["level"], p["rater_a"], p["rater_b"]) == ("a", "A", "B"))
+    assert pab["contrast"] < 0 and pab["se"] > 0
+    text = "\n".join(bt.format_text())
+    assert "Rater x criterion bias/interaction" in text and "Table 14" in text
+    assert bt.to_dict()["flagged"] == len(bt.flagged)
+    assert loc
+
+
+@pytest.mark.slow
+def test_bias_is_the_joint_fits_interaction_by_brute_force():
+    """The definition by brute force: maximise the marginal likelihood of
+    l[j, f] = a[j] + b[f] + i[j, f] (b and i summing to zero) with scipy over every parameter at once,
+    the likelihood from :func:`marginal_loglik` (items = cells); SEs from a finite-difference Hessian."""
+    r, lev = small()
+    J, F, M = 4, 2, 2
+    bt = bias_table(r, lev, ("a", "b"), "criterion", step_sd=1e6, location_sd=1e6, n_nodes=41)  # priors off
+    cells = Ratings(r.paper, r.rater * F + lev, r.score, M, r.n_papers, J * F)
+
+    def unpack(q):
+        inter = np.zeros((J, F))
+        inter[:3, 0] = q[J + 1:J + 4]
+        inter[3, 0] = -q[J + 1:J + 4].sum()
+        inter[:, 1] = -inter[:, 0]
+        loc = (q[:J, None] + np.array([q[J], -q[J]])[None, :] + inter).ravel()
+        tau = np.arange(M + 1)[None, :] * loc[:, None] + np.r_[0.0, q[J + 4], 0.0][None, :]
+        return tau, q[J + 5], inter
+
+    def nll(q):
+        tau, ls, _ = unpack(q)
+        return -marginal_loglik(cells, tau, np.exp(ls), n_nodes=41, refine=3)
+
+    res = optimize.minimize(nll, np.zeros(J + 6), method="BFGS", options=dict(gtol=1e-7))
+    got = np.array([x["bias"] for x in bt.rows])
+    np.testing.assert_allclose(got, unpack(res.x)[2].ravel(), atol=2e-5)
+    assert bt.fit.loglik == pytest.approx(-res.fun, abs=1e-6)
+    # SEs: inverse finite-difference Hessian, mapped to the interactions i[j, 0] (i[j, 1] = -i[j, 0])
+    h, P = 1e-4, res.x.size
+    H = np.zeros((P, P))
+    for a in range(P):
+        for b in range(a, P):
+            e_a, e_b = np.eye(P)[a] * h, np.eye(P)[b] * h
+            H[a, b] = H[b, a] = (nll(res.x + e_a + e_b) - nll(res.x + e_a - e_b) - nll(res.x - e_a + e_b)
+                                 + nll(res.x - e_a - e_b)) / (4 * h * h)
+    V = np.linalg.inv(H)
+    G = np.zeros((J, P))
+    G[:3, J + 1:J + 4] = np.eye(3)
+    G[3, J + 1:J + 4] = -1.0
+    se = np.sqrt(np.diag(G @ V @ G.T))
+    np.testing.assert_allclose([x["se"] for x in bt.rows][::2], se, rtol=2e-3)
