@@ -1,3 +1,50 @@
-"""ratercal: rater calibration methods and the Denny (1990) simulation study."""
+"""ratercal: rater calibration methods and the Denny (1990) simulation study.
+
+The library a notebook uses (the command line calls the same functions)::
+
+    import ratercal_cli as rc
+
+    ratings = rc.read_ratings("examples/ratings.csv", scale="0-5", group_col="grade")
+    rc.check(ratings).summary()                 # the text of `ratercal check`
+    rc.adjust(ratings, "TLI,MN").paper_frame()  # a DataFrame, papers and raters in natural order
+    rc.compare(ratings, "all", cut=3.25).to_frame()
+
+Names are imported on first use (PEP 562), so ``import ratercal_cli`` and the command line stay
+quick.
+"""
 
 __version__ = "0.1.0"
+
+#: public name -> the module that defines it
+_EXPORTS = {
+    "Ratings": "ratings",
+    "Adjusted": "ratings",
+    "read_ratings": "practice.ratings_file",
+    "check": "practice.check",
+    "CheckResults": "practice.check",
+    "adjust": "practice.adjust",
+    "AdjustResults": "practice.adjust",
+    "compare": "practice.compare",
+    "CompareResults": "practice.compare",
+    "make_method": "methods",
+    "method_codes": "methods",
+    "RatercalError": "errors",
+    "InputError": "errors",
+    "MethodError": "errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -2,7 +2,15 @@
 
 A rating is (paper, rater, score).  Papers and raters are held as dense integer
 indices ``0..n_papers-1`` and ``0..n_raters-1``; the labels they came with are kept
-in ``paper_ids`` and ``rater_ids`` so that outputs can name them again.
+in ``paper_ids`` and ``rater_ids`` so that outputs can name them again.  Raters are
+in natural order (R1, R2, ..., R10: :func:`natural_key`), papers in the order first seen.
+
+Scores are held as ``0..max_score``; ``scale_low`` is the bottom of the scale they were
+given on (a file's ``1-6`` is held as ``0..5`` with ``scale_low=1``), which labelled
+outputs add back.  A practitioner's file analysed by group (``--group-col grade``) is one
+:class:`Ratings` with a ``group`` per rating; a paper belongs to one group (the same
+paper label in two groups is two papers), :meth:`Ratings.by_group` gives each group's
+ratings as a data set of its own, and every method applies to one group at a time.
 
 Ratings are kept in the order they were written (for simulated data: the order of
 the BASIC .OBS file, paper by paper); the faithful methods depend on nothing else.
@@ -12,9 +20,83 @@ rater (index 8) is the one the BASIC pairwise programs use as reference.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+import re
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from .errors import InputError
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(label):
+    """Sort key of a label: numbers first, by value, then other labels in natural order (R1, R2,
+    R10: runs of digits compare as numbers); ties ("1", "01", "1.0"; "R1", "R01") by the label
+    itself, so the order never depends on the order of a file.  "nan" and "inf" sort as text."""
+    label = str(label)
+    try:
+        value = float(label)
+    except ValueError:
+        value = math.nan
+    if math.isfinite(value):
+        return (0, value, label)
+    parts = tuple((0, len(p.lstrip("0")), p.lstrip("0")) if k % 2 else (1, 0, p)
+                  for k, p in enumerate(_DIGITS.split(label)))
+    return (1, parts, label)
+
+
+# -- the scale -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Scale:
+    """The rating scale ``low..high`` (whole numbers)."""
+
+    low: int
+    high: int
+
+    @property
+    def max_score(self) -> int:
+        """M of the methods: scores run ``0..M`` after subtracting ``low``."""
+        return self.high - self.low
+
+    def __str__(self):
+        return f"{self.low}-{self.high}"
+
+
+_SCALE_RE = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|:|to)\s*(-?\d+)\s*$")
+
+
+def parse_scale(text) -> Scale:
+    """``"0-5"``, ``"1..6"``, ``"0:5"`` or ``"5"`` (meaning ``0-5``) -> :class:`Scale`."""
+    if isinstance(text, Scale):
+        return text
+    s = str(text).strip()
+    m = _SCALE_RE.match(s)
+    if m:
+        low, high = int(m.group(1)), int(m.group(2))
+    elif re.fullmatch(r"\d+", s):
+        low, high = 0, int(s)
+    else:
+        raise InputError(f"expected LOW-HIGH such as 0-5, not {text!r}", field="--scale")
+    if high <= low:
+        raise InputError(f"the top of the scale must exceed the bottom, not {text!r}", field="--scale")
+    return checked_scale(Scale(low, high), text)
+
+
+#: The widest scale the methods handle: 0-100 (their arrays grow with the number of
+#: score categories, e.g. the PCM's steps x steps pair counts).
+MAX_SCALE_POINTS = 100
+
+
+def checked_scale(scale: Scale, given=None) -> Scale:
+    """``scale`` if it spans at most :data:`MAX_SCALE_POINTS` points, else InputError."""
+    if scale.max_score > MAX_SCALE_POINTS:
+        what = f"{given!r}" if given is not None else f"{scale} (from the scores found; give --scale)"
+        raise InputError(f"scales of at most {MAX_SCALE_POINTS} points from bottom to top (such as "
+                         f"0-{MAX_SCALE_POINTS}) are supported, not {what}", field="--scale")
+    return scale
+
 
 
 @dataclass(frozen=True)
@@ -29,6 +111,16 @@ class Ratings:
     n_papers, n_raters : sizes; a rater may have no ratings (``n_raters`` is the
         design's number of raters, e.g. 9 in the simulation).
     paper_ids, rater_ids : labels of the indices (default: 1-based numbers).
+    scale_low : int, the bottom of the scale the scores were given on (held as
+        ``score - scale_low``).
+    group : int array or None, each rating's group (an index into ``group_ids``);
+        None: one group.
+    group_ids : labels of the groups, in natural order; group_name : the grouping's
+        name (a file's group column, e.g. ``"grade"``).
+    facets : dict ``{name: (levels, labels)}``, further facets of each rating (a level index
+        per rating and the levels' labels); empty: none.
+    source : str or None, where the ratings came from (a file's name), for messages.
+    notes : tuple of str, what reading them found worth saying (the CLI's warnings).
     """
 
     paper: np.ndarray
@@ -39,6 +131,13 @@ class Ratings:
     n_raters: int
     paper_ids: tuple = field(default=())
     rater_ids: tuple = field(default=())
+    scale_low: int = 0
+    group: np.ndarray | None = None
+    group_ids: tuple = field(default=())
+    group_name: str | None = None
+    facets: dict = field(default_factory=dict, compare=False)
+    source: str | None = field(default=None, compare=False)
+    notes: tuple = field(default=(), compare=False)
 
     def __post_init__(self):
         paper = np.ascontiguousarray(self.paper, dtype=np.int64)
@@ -59,11 +158,17 @@ class Ratings:
             object.__setattr__(self, "paper_ids", tuple(range(1, self.n_papers + 1)))
         if not self.rater_ids:
             object.__setattr__(self, "rater_ids", tuple(range(1, self.n_raters + 1)))
+        if self.group is not None:
+            group = np.ascontiguousarray(self.group, dtype=np.int64)
+            if group.shape != paper.shape or (group.size and (group.min() < 0 or group.max() >= len(self.group_ids))):
+                raise ValueError("group must give each rating an index into group_ids")
+            object.__setattr__(self, "group", group)
 
     # -- construction -------------------------------------------------------------
     @classmethod
     def from_labels(cls, papers, raters, scores, max_score, rater_ids=None):
-        """Build from label sequences; papers keep first-seen order, raters sort.
+        """Build from label sequences; papers keep first-seen order, raters sort in natural
+        order (:func:`natural_key`: R1, R2, ..., R10).
 
         ``rater_ids`` fixes the rater set and order (e.g. ``range(1, 10)`` for the
         nine simulated raters, some of whom may have rated nothing).
@@ -72,7 +177,7 @@ class Ratings:
         raters = list(raters)
         paper_ids = tuple(dict.fromkeys(papers))
         if rater_ids is None:
-            rater_ids = tuple(sorted(set(raters)))
+            rater_ids = tuple(sorted(set(raters), key=natural_key))
         rater_ids = tuple(rater_ids)
         pidx = {p: i for i, p in enumerate(paper_ids)}
         ridx = {r: i for i, r in enumerate(rater_ids)}
@@ -86,6 +191,44 @@ class Ratings:
             paper_ids=paper_ids,
             rater_ids=rater_ids,
         )
+
+    @classmethod
+    def from_frame(cls, df, paper="paper", rater="rater", score="score", scale=None, group=None,
+                   facets=()) -> "Ratings":
+        """Ratings from a pandas DataFrame with one rating per row.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+        paper, rater, score : str
+            The columns naming the paper and the rater and holding the score (whole numbers;
+            a missing score, NaN or None, leaves the row out).
+        scale : str or (int, int), optional
+            ``"0-5"`` or ``(0, 5)``; default 0 (or the lowest score, if below) to the highest.
+        group : str, optional
+            A column (e.g. ``"grade"``) whose groups are analysed separately (groups in natural
+            order; a paper label in two groups is two papers).
+        facets : sequence of str
+            Further facets of each rating (e.g. ``["task"]``): kept per rating in ``facets``,
+            levels in natural order.
+
+        Returns
+        -------
+        Ratings
+            Papers in the order first seen, raters in natural order (R1, R2, ..., R10).  A
+            duplicate paper-rater pair within a group, a blank label or a score off the scale
+            raises :class:`~ratercal_cli.errors.InputError` naming the row and column.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"paper": ["a", "a", "b", "b"], "rater": ["R10", "R2", "R2", "R10"],
+        ...                    "score": [3, 4, 2, 2]})
+        >>> r = Ratings.from_frame(df, scale="0-5")
+        >>> r.rater_ids, r.paper_ids
+        (('R2', 'R10'), ('a', 'b'))
+        """
+        return _from_frame(cls, df, paper, rater, score, scale, group, tuple(facets))
 
     # -- views --------------------------------------------------------------------
     @property
@@ -111,8 +254,56 @@ class Ratings:
     def subset(self, mask) -> "Ratings":
         """The ratings where ``mask`` is true, with the same papers and raters."""
         mask = np.asarray(mask, dtype=bool)
-        return Ratings(self.paper[mask], self.rater[mask], self.score[mask], self.max_score,
-                       self.n_papers, self.n_raters, self.paper_ids, self.rater_ids)
+        return replace(self, paper=self.paper[mask], rater=self.rater[mask], score=self.score[mask],
+                       group=None if self.group is None else self.group[mask],
+                       facets={k: (v[mask], labels) for k, (v, labels) in self.facets.items()})
+
+    # -- groups -------------------------------------------------------------------
+    @classmethod
+    def from_groups(cls, parts, group_name=None, **meta) -> "Ratings":
+        """One :class:`Ratings` of several groups' (``parts``: ``[(label, Ratings)]``, in order, on
+        one scale), each part's papers and ratings in its order, raters the union in natural
+        order; :meth:`by_group` gives the parts back.  One part labelled None: that part itself
+        (with ``meta``: ``source``, ``notes``)."""
+        parts = list(parts)
+        if len(parts) == 1 and parts[0][0] is None:
+            return replace(parts[0][1], **meta)
+        first = parts[0][1]
+        rater_ids = tuple(sorted({r for _, p in parts for r in p.rater_ids}, key=natural_key))
+        ridx = {r: j for j, r in enumerate(rater_ids)}
+        offsets = np.cumsum([0] + [p.n_papers for _, p in parts])
+        return cls(paper=np.concatenate([p.paper + o for (_, p), o in zip(parts, offsets)]),
+                   rater=np.concatenate([np.array([ridx[r] for r in p.rater_ids], dtype=np.int64)[p.rater]
+                                         for _, p in parts]),
+                   score=np.concatenate([p.score for _, p in parts]), max_score=first.max_score,
+                   n_papers=int(offsets[-1]), n_raters=len(rater_ids),
+                   paper_ids=tuple(x for _, p in parts for x in p.paper_ids), rater_ids=rater_ids,
+                   scale_low=first.scale_low, group_name=group_name,
+                   group=np.repeat(np.arange(len(parts)), [p.n_ratings for _, p in parts]),
+                   group_ids=tuple(name for name, _ in parts), **meta)
+
+    def by_group(self) -> list:
+        """``[(group label, Ratings)]``: each group's ratings as a data set of its own (its papers in
+        this one's order, the raters who rated in it in natural order); without groups
+        ``[(None, self)]``."""
+        if self.group is None:
+            return [(None, self)]
+        out = []
+        for g, name in enumerate(self.group_ids):
+            mask = self.group == g
+            papers, paper = np.unique(self.paper[mask], return_inverse=True)
+            raters, rater = np.unique(self.rater[mask], return_inverse=True)
+            out.append((name, Ratings(paper=paper, rater=rater, score=self.score[mask], max_score=self.max_score,
+                                      n_papers=papers.size, n_raters=raters.size,
+                                      paper_ids=tuple(self.paper_ids[k] for k in papers),
+                                      rater_ids=tuple(self.rater_ids[k] for k in raters),
+                                      scale_low=self.scale_low, source=self.source,
+                                      facets={k: (v[mask], labels) for k, (v, labels) in self.facets.items()})))
+        return out
+
+    def group_tag(self, name) -> str:
+        """How messages name a group: ``grade=5`` (empty without groups)."""
+        return "" if name is None else f"{self.group_name}={name}"
 
 
 @dataclass(frozen=True)
@@ -126,3 +317,73 @@ class Adjusted:
 
     rating: np.ndarray
     paper: np.ndarray
+
+
+# -- from a DataFrame ------------------------------------------------------------------
+def _frame_column(df, name, what):
+    if name not in df.columns:
+        raise InputError(f"no column {name!r} (columns: {', '.join(map(str, df.columns))})", field=what)
+    return df[name]
+
+
+def _frame_scores(df, column, scale):
+    """Each row's score as a whole number or None (missing); the scale (given or from the scores)."""
+    values = _frame_column(df, column, "score").tolist()
+    scores = []
+    for label, v in zip(df.index, values):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            scores.append(None)
+            continue
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise InputError(f"row {label}: {v!r} is not a number", field=column) from None
+        if not math.isfinite(x) or x != int(x):
+            raise InputError(f"row {label}: {v!r} is not a whole number", field=column)
+        scores.append(int(x))
+    present = [s for s in scores if s is not None]
+    if not present:
+        raise InputError("no usable score", field=column)
+    if scale is None:
+        low = min(0, min(present))
+        scale = checked_scale(Scale(low, max(max(present), low + 1)))
+    else:
+        scale = Scale(*map(int, scale)) if isinstance(scale, tuple) else parse_scale(scale)
+        for label, s in zip(df.index, scores):
+            if s is not None and not scale.low <= s <= scale.high:
+                raise InputError(f"row {label}: {s} is outside the scale {scale}", field=column)
+    return scores, scale
+
+
+def _frame_labels(df, column, what):
+    values = _frame_column(df, column, what).tolist()
+    for label, v in zip(df.index, values):
+        if v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip() == "":
+            raise InputError(f"row {label}: blank", field=column)
+    return values
+
+
+def _from_frame(cls, df, paper, rater, score, scale, group, facets):
+    scores, scale = _frame_scores(df, score, scale)
+    papers, raters = _frame_labels(df, paper, "paper"), _frame_labels(df, rater, "rater")
+    groups = _frame_labels(df, group, "group") if group is not None else [None] * len(papers)
+    levels = {f: _frame_labels(df, f, f) for f in facets}
+    codes = {f: {v: k for k, v in enumerate(sorted(set(vals), key=natural_key))} for f, vals in levels.items()}
+    rows = {}
+    for k, (label, g) in enumerate(zip(df.index, groups)):
+        key = (g, papers[k], raters[k]) + tuple(levels[f][k] for f in facets)
+        if key in rows:
+            raise InputError(f"row {label}: duplicate rating of paper {papers[k]} by rater {raters[k]}"
+                             f"{'' if g is None else f' ({group} {g})'} (first at row {rows[key]})", field=rater)
+        rows[key] = label
+    parts = []
+    for name in sorted(dict.fromkeys(groups), key=natural_key):
+        at = [k for k, g in enumerate(groups) if g == name and scores[k] is not None]
+        if not at:
+            continue
+        part = cls.from_labels([papers[k] for k in at], [raters[k] for k in at], [scores[k] - scale.low for k in at],
+                               scale.max_score)
+        facet_of = {f: (np.array([codes[f][levels[f][k]] for k in at], dtype=np.int64), tuple(codes[f]))
+                    for f in facets}
+        parts.append((name, replace(part, scale_low=scale.low, facets=facet_of)))
+    return cls.from_groups(parts, group)

@@ -13,12 +13,10 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import sys
 from pathlib import Path
 
 import click
-import numpy as np
 
 from ..errors import InputError, RatercalError
 
@@ -72,13 +70,10 @@ def _file_options(fn):
 
 def _read(path, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, quiet,
           encoding=None, order_col=None):
-    from ..practice.ratings_file import Columns, read_ratings_file
+    from ..practice.ratings_file import read_ratings_table
 
-    delimiter = {"auto": None, "comma": ",", ",": ",", "tab": "\t", "semicolon": ";", ";": ";"}[sep]
-    table = read_ratings_file(path, scale=scale,
-                              columns=Columns(paper_col, rater_col, score_col, group_col, order_col),
-                              delimiter=delimiter, resolve=resolve, threshold=discrepancy,
-                              encoding=encoding)
+    table = read_ratings_table(path, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col,
+                               resolve, discrepancy)
     _warn(table.warnings, quiet)
     return table
 
@@ -89,10 +84,6 @@ def _warn(messages, quiet):
             click.echo(f"warning: {m}", err=True)
 
 
-#: ``adjust --method recommended``: each group gets the method ``check`` recommends for it.
-RECOMMENDED = "recommended"
-
-
 def _method_help(what):
     from ..methods import method_codes
 
@@ -100,44 +91,9 @@ def _method_help(what):
 
 
 def _parse_methods(values, default, allow_recommended=False):
-    """``-m TLI -m MN``, ``-m TLI,MN`` or ``-m all`` -> (codes, all?); ``recommended`` stays
-    lower case where allowed."""
-    from ..methods import method_codes
-    from ..vocabulary import STUDY_METHODS
+    from ..practice.adjust import parse_methods
 
-    raw = [v.strip().upper() for val in (values or ()) for v in val.split(",") if v.strip()]
-    if not raw:
-        raw = [d.upper() for d in default]
-    if "ALL" in raw:
-        return list(STUDY_METHODS), True
-    known = method_codes()
-    raw = [RECOMMENDED if allow_recommended and m == RECOMMENDED.upper() else m for m in raw]
-    bad = [m for m in raw if m not in known and m != RECOMMENDED]
-    if bad:
-        extra = ", recommended" if allow_recommended else ""
-        raise InputError(f"unknown method {bad[0]} (known: {', '.join(known)}, all{extra})", field="--method")
-    return list(dict.fromkeys(raw)), False
-
-
-def _apply(ratings, codes, variant, strict, where):
-    """The methods on one group's ratings (:func:`ratercal_cli.methods.apply.apply_methods`):
-    ``({code: Adjusted}, [warnings])``; a failure under ``strict`` is one error line naming ``where``."""
-    from ..methods.apply import apply_methods, non_finite_count
-
-    try:
-        applied = apply_methods(ratings, codes, variant, strict=strict)
-    except RatercalError as exc:
-        raise RatercalError(f"{where}{exc}") from None
-    notes = [f"{code} skipped: {reason}" for code, reason in applied.skipped.items()]
-    notes += [f"{code}: {w}" for code, est in applied.estimators.items()
-              for w in getattr(est, "warnings_", ())]   # e.g. MML's categories no rater used
-    notes += [f"{code}: {n} adjusted score(s) are not finite (e.g. a rater whose scores do not vary) "
-              "and are left blank" for code, adj in applied.adjusted.items() if (n := non_finite_count(adj))]
-    return applied.adjusted, notes
-
-
-def _group_tag(table, group):
-    return "" if group.name is None else f"{table.columns.group}={group.name}"
+    return parse_methods(values, default, allow_recommended)
 
 
 #: ``adjust`` options that describe a ratings file and mean nothing for a run folder.
@@ -193,58 +149,19 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
     The recommendation (fewer than 8 papers per rater or non-random assignment: NO; 8-20:
     TMN; over 20: TLI) and the corrected study's best method for this design, with its RMSE.
     """
-    from ..practice.diagnostics import check_ratings
-    from ..practice.text import json_clean
+    from ..practice.check import check as check_ratings
 
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col)
-    reports = [check_ratings(g.ratings, group=g.name, scale_low=table.scale.low,
-                             assignment=assignment, alpha=alpha, rasch=not no_rasch) for g in table.groups]
-    bias = None
-    if group_col is not None and len(table.groups) > 1 and not no_rasch:
-        from ..practice.rater_report import rater_group_bias
-
-        bias = rater_group_bias([(g.name, g.ratings) for g in table.groups], group_col, alpha=alpha,
-                                scale_low=table.scale.low, models=[r.rater_model for r in reports])
-    maps = []
-    if png is not None:
-        from ..practice.rater_report import RaterReport, wright_map
-
-        targets = [_group_png(png, g.name, group_col) for g in table.groups]
-        for g, rep, target in zip(table.groups, reports, targets):
-            model = rep.rater_model
-            if model is None:
-                continue
-            tag = _group_tag(table, g)
-            wright_map(target, RaterReport(**rep.rater_report), model.measure[model.measured],
-                       "Wright map" + (f", {tag}" if tag else ""))
-            maps.append(target)
+    result = check_ratings(table.ratings, assignment=assignment, alpha=alpha, rasch=not no_rasch)
+    maps = result.wright_maps(png) if png is not None else []
     if as_json:
-        click.echo(json.dumps({"file": str(ratings_file), "scale": str(table.scale),
-                               "group_column": group_col, "warnings": table.warnings,
-                               "groups": [r.to_dict() for r in reports],
-                               "bias": json_clean(bias), "png": [str(p) for p in maps]}, indent=2))
+        click.echo(json.dumps({**result.to_dict(), "png": [str(p) for p in maps]}, indent=2))
         return
-    for k, (g, rep) in enumerate(zip(table.groups, reports)):
-        if k:
-            click.echo("\n" + "=" * 72 + "\n")
-        click.echo(rep.format_text(str(ratings_file), _group_tag(table, g)))
-    if bias is not None:
-        from ..practice.rater_report import format_bias
-
-        click.echo("\n" + "=" * 72 + "\n")
-        click.echo("\n".join(format_bias(bias)))
+    click.echo(result.summary())
     if not quiet:
         for p in maps:
             click.echo(f"wrote {p}")
-
-
-def _group_png(png, name, group_col):
-    """The PNG of one group: ``png`` itself without groups, else ``NAME_GROUP.png``."""
-    if name is None:
-        return png
-    safe = re.sub(r"[^A-Za-z0-9.+-]+", "_", str(name))
-    return png.with_name(f"{png.stem}_{safe}{png.suffix or '.png'}")
 
 
 # -- adjust --------------------------------------------------------------------------
@@ -292,31 +209,15 @@ def adjust(source, methods, variant, output, assignment, scale, paper_col, rater
     if output is None:
         output = source.with_name(source.stem + ".adjusted" + (".tsv" if table.delimiter == "\t" else ".csv"))
         _check_output(output, source)
-    variant = variant or "corrected"
-    results, done = {}, []
-    for g in table.groups:
-        where = f"{source}: " + (f"{_group_tag(table, g)}: " if _group_tag(table, g) else "")
-        want = [c for c in codes if c != RECOMMENDED]
-        if RECOMMENDED in codes:
-            rec = _recommendation(g, assignment)
-            _warn([f"{where}recommended {rec}"], quiet)
-            want = list(dict.fromkeys(want + [rec]))
-        res, notes = _apply(g.ratings, want, variant, not is_all, where)
-        _warn([where + n for n in notes], quiet)
-        if RECOMMENDED in codes:
-            res[RECOMMENDED] = res[rec]
-            if rec not in codes:
-                del res[rec]
-        results[g.name] = res
-        done += [c for c in res if c not in done]
-    if not done:
-        raise RatercalError(f"{source}: no method could be applied")
-    done = [c for c in codes if c in done]
-    write_adjusted(output, table, results, done)
+    from ..practice.adjust import adjust as adjust_ratings
+
+    result = adjust_ratings(table.ratings, codes, variant or "corrected", assignment, strict=not is_all)
+    _warn(result.warnings, quiet)
+    write_adjusted(output, table, result.by_group(), result.methods)
     if not quiet:
         n_pap = sum(g.ratings.n_papers for g in table.groups)
         click.echo(f"wrote {'standard output' if to_stdout else output}: {len(table.rows)} lines, {n_pap} "
-                   f"papers, {len(table.groups)} group(s); methods {' '.join(done)} ({variant})",
+                   f"papers, {len(table.groups)} group(s); methods {' '.join(result.methods)} ({result.variant})",
                    err=to_stdout)
 
 
@@ -327,13 +228,6 @@ def _check_output(output, source):
     real = output_target(output)
     if real == source.resolve():
         raise InputError("the output would overwrite the input; give another -o", output)
-
-
-def _recommendation(group, assignment):
-    """The method ``check`` recommends for one group (Denny's Chapter 5 rule; no Rasch fit)."""
-    from ..practice.diagnostics import check_ratings
-
-    return check_ratings(group.ratings, group=group.name, assignment=assignment, rasch=False).recommendation
 
 
 # -- compare -------------------------------------------------------------------------
@@ -360,64 +254,27 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
     relative to unadjusted (NO) scores; with --png, a classical MDS map of the methods
     from their RMSDs.
     """
-    from ..practice.compare import (
-        classical_mds,
-        format_comparison,
-        method_differences,
-        pass_fail,
-    )
-    from ..report.figures import mds_figure
+    from ..practice.compare import compare as compare_ratings
 
     if not ratings_file.exists() or ratings_file.is_dir():
         raise InputError("no such file" if not ratings_file.exists() else "is a directory", ratings_file)
     codes, is_all = _parse_methods(methods, ("all",))
-    if "NO" not in codes:
-        codes = ["NO"] + codes
     if png is not None:   # refuse a bad --png before the work (each group's map goes beside it)
         from ..io import output_target
 
         output_target(png)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col)
-    variant = variant or "corrected"
-    out, texts, maps = [], [], {}   # maps: {target: (group name, drawing arguments)}
-    for g in table.groups:
-        tag = _group_tag(table, g)
-        res, notes = _apply(g.ratings, codes, variant, not is_all, f"{ratings_file}: {tag + ': ' if tag else ''}")
-        _warn([f"{ratings_file}: {tag + ': ' if tag else ''}{n}" for n in notes], quiet or as_json)
-        scores = {c: res[c].paper + table.scale.low for c in codes if c in res}
-        if len(scores) < 2:
-            raise RatercalError(f"{ratings_file}: {tag + ': ' if tag else ''}fewer than two methods "
-                                "could be applied; nothing to compare")
-        cmp = method_differences(scores)
-        pf = pass_fail(scores, cut) if cut is not None else None
-        coords, eig = classical_mds(np.nan_to_num(cmp.rmsd), 2)
-        entry = {"group": g.name, "comparison": cmp.to_dict(), "pass_fail": pf, "cut": cut,
-                 "mds": {"methods": cmp.methods, "coordinates": coords.tolist(),
-                         "eigenvalues": eig.tolist()}, "warnings": notes}
-        if png is not None:   # drawn only once every group has succeeded
-            target = _group_png(png, g.name, group_col)
-            clash = next((name for t, (name, _) in maps.items() if str(t).lower() == str(target).lower()), None)
-            if clash is not None:
-                raise InputError(f"groups {clash!r} and {g.name!r} would both be mapped to {target}; "
-                                 f"rename one in the {group_col} column", field="--png")
-            output_target(target)
-            title = "Methods mapped by RMSD (classical MDS)" + (f", {tag}" if tag else "")
-            maps[target] = (g.name, (cmp.methods, coords, title, eig))
-            entry["png"] = str(target)
-        out.append(entry)
-        text = format_comparison(cmp, pf, cut)
-        mds = "\n".join(f"{m:<6}{x:>9.4f}{y:>9.4f}" for m, (x, y) in zip(cmp.methods, coords[:, :2]))
-        head = f"{ratings_file}" + (f"  {tag}" if tag else "") + f"  ({variant} methods)"
-        texts.append(f"{head}\n\n{text}\n\nMDS coordinates (classical, from RMSDs)\n{mds}")
-    for target, (_, args) in maps.items():
-        mds_figure(target, *args)
+    result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all)
+    _warn(result.warnings, quiet or as_json)
+    maps = result.draw_maps(png) if png is not None else []   # drawn only once every group has succeeded
     if as_json:
-        click.echo(json.dumps({"file": str(ratings_file), "variant": variant, "scale": str(table.scale),
-                               "warnings": table.warnings, "groups": out}, indent=2))
+        d = result.to_dict()
+        for entry, target in zip(d["groups"], maps):
+            entry["png"] = str(target)
+        click.echo(json.dumps(d, indent=2))
     else:
-        click.echo(("\n\n" + "=" * 72 + "\n\n").join(texts))
+        click.echo(result.summary())
         if not quiet:
             for p in maps:
                 click.echo(f"wrote {p}")
-

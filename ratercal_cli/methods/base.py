@@ -20,6 +20,13 @@ from ..errors import MethodError, NotFittedError
 from ..ratings import Adjusted, Ratings
 from ..vocabulary import DEFAULT_VARIANT, VARIANTS
 
+#: The fitted per-rater attributes :meth:`RaterAdjuster.rater_frame` shows (those a method has),
+#: and the per-paper ones of :meth:`RaterAdjuster.paper_frame`.
+RATER_ATTRIBUTES = ("n_", "n_ratings_", "mean_", "sd_", "shift_", "slope_", "intercept_", "params_", "b_",
+                    "sigma2_", "weights_", "beta_", "severity_", "severity_se_")
+PAPER_ATTRIBUTES = ("quality_", "quality_se_", "quality_eap_", "quality_eap_se_", "quality_wle_",
+                    "quality_wle_se_", "extreme_")
+
 #: What a fit may raise on data it cannot handle: the study records the method as
 #: skipped on that data set (with the reason) instead of stopping.
 FIT_FAILURES = (MethodError, ArithmeticError, ValueError, np.linalg.LinAlgError)
@@ -89,8 +96,35 @@ class RaterAdjuster:
         self.n_raters_ = ratings.n_raters
         self.max_score_ = ratings.max_score
         self.rater_ids_ = tuple(ratings.rater_ids)
+        self.paper_ids_ = tuple(ratings.paper_ids)
         self.raters_seen_ = ratings.ratings_per_rater() > 0
         return self
+
+    # -- labelled views ------------------------------------------------------------
+    def rater_frame(self):
+        """The fitted per-rater parameters as a pandas DataFrame indexed by rater label (natural
+        order: R1, R2, ..., R10), one column per attribute of :data:`RATER_ATTRIBUTES` the method
+        has (named without the trailing ``_``) and ``seen`` (the rater had ratings in the fit)."""
+        return self._frame(RATER_ATTRIBUTES, self.rater_ids_, "rater", {"seen": self.raters_seen_})
+
+    def paper_frame(self):
+        """The fitted per-paper estimates (the Rasch models' paper measures and S.E.s:
+        :data:`PAPER_ATTRIBUTES`) as a DataFrame indexed by paper label in natural order; no
+        columns for a method that estimates none."""
+        return self._frame(PAPER_ATTRIBUTES, self.paper_ids_, "paper", {})
+
+    def _frame(self, names, labels, index_name, extra):
+        if not hasattr(self, "n_raters_"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")
+        import pandas as pd
+
+        from ..ratings import natural_key
+
+        cols = {n.rstrip("_"): getattr(self, n) for n in names
+                if np.shape(getattr(self, n, None)) == (len(labels),)}
+        cols.update(extra)
+        df = pd.DataFrame(cols, index=pd.Index(list(labels), name=index_name))
+        return df.iloc[sorted(range(len(labels)), key=lambda k: natural_key(labels[k]))]
 
     def transform(self, ratings: Ratings, **params) -> Adjusted:
         """Adjusted scores of ``ratings`` (raters the fit saw, same scale); the estimator is unchanged."""

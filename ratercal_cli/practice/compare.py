@@ -115,3 +115,188 @@ def format_comparison(cmp: MethodComparison, pf_rows, cut) -> str:
 
 def _nan_to_none(a):
     return [[None if not math.isfinite(v) else float(v) for v in row] for row in np.asarray(a)]
+
+
+# -- the comparison of a ratings file ------------------------------------------------
+@dataclass
+class GroupComparison:
+    """One group's comparison: the papers' adjusted ``scores`` per method (input scale), Table 4
+    (``comparison``), Table 5 (``pass_fail``, None without a cut), the MDS ``coordinates`` and
+    ``eigenvalues``, and the ``warnings`` of applying the methods (without the file's prefix)."""
+
+    name: object
+    ratings: object
+    scores: dict
+    comparison: MethodComparison
+    pass_fail: list | None
+    coordinates: np.ndarray
+    eigenvalues: np.ndarray
+    warnings: list
+
+
+def compare(ratings, methods="all", variant: str = "corrected", cut: float | None = None,
+            strict: bool | None = None) -> "CompareResults":
+    """How far apart do the methods put these papers?  Denny's Tables 4 and 5 and Figures 7-10, group
+    by group.
+
+    Parameters
+    ----------
+    ratings : Ratings
+        From :func:`read_ratings` or :meth:`Ratings.from_frame`; groups are compared one by one.
+    methods : str or list of str, default "all"
+        Method codes (``"TLI,MN"``, ``["TLI", "MML"]``) or ``"all"`` (the study's ten); ``NO`` (no
+        equating) is always among them, first.
+    variant : {"corrected", "faithful"}
+    cut : float, optional
+        Cut score: papers passing (score >= cut) and those each method helped or hurt relative to NO.
+    strict : bool, optional
+        A method that cannot be applied raises (default: unless ``methods`` is ``"all"``).
+
+    Returns
+    -------
+    CompareResults
+        Per group a :class:`GroupComparison`; labelled tables (:meth:`CompareResults.to_frame`,
+        :meth:`CompareResults.scores_frame`), the JSON and text of ``ratercal compare``.
+
+    Examples
+    --------
+    >>> import ratercal_cli as rc
+    >>> r = rc.read_ratings("examples/ratings.csv", scale="0-5")   # doctest: +SKIP
+    >>> rc.compare(r, "TLI,MN", cut=3.25).to_frame()               # doctest: +SKIP
+    """
+    from .adjust import apply_group, parse_methods, where
+
+    codes, is_all = parse_methods(methods, ("all",))
+    if "NO" not in codes:
+        codes = ["NO"] + codes
+    strict = (not is_all) if strict is None else strict
+    groups = []
+    for name, g in ratings.by_group():
+        prefix = where(ratings, name)
+        applied, notes = apply_group(g, codes, variant, strict, prefix)
+        scores = {c: applied.adjusted[c].paper + ratings.scale_low for c in codes if c in applied.adjusted}
+        if len(scores) < 2:
+            from ..errors import RatercalError
+
+            raise RatercalError(f"{prefix}fewer than two methods could be applied; nothing to compare")
+        cmp = method_differences(scores)
+        coords, eig = classical_mds(np.nan_to_num(cmp.rmsd), 2)
+        groups.append(GroupComparison(name, g, scores, cmp, pass_fail(scores, cut) if cut is not None else None,
+                                      coords, eig, notes))
+    return CompareResults(ratings, variant, cut, groups)
+
+
+@dataclass
+class CompareResults:
+    """What :func:`compare` found: per group a :class:`GroupComparison`."""
+
+    ratings: object
+    variant: str
+    cut: float | None
+    groups: list
+
+    def _tag(self, g):
+        return self.ratings.group_tag(g.name) if self.ratings.group is not None else ""
+
+    @property
+    def warnings(self) -> list:
+        """Every group's warnings with the file's and group's prefix, as the CLI prints them."""
+        from .adjust import where
+
+        return [where(self.ratings, g.name) + w for g in self.groups for w in g.warnings]
+
+    def to_dict(self) -> dict:
+        """The JSON of ``ratercal compare --json`` (without the maps' ``png``)."""
+        r = self.ratings
+        return {"file": r.source, "variant": self.variant, "scale": f"{r.scale_low}-{r.scale_low + r.max_score}",
+                "warnings": list(r.notes),
+                "groups": [{"group": g.name, "comparison": g.comparison.to_dict(), "pass_fail": g.pass_fail,
+                            "cut": self.cut,
+                            "mds": {"methods": g.comparison.methods, "coordinates": g.coordinates.tolist(),
+                                    "eigenvalues": g.eigenvalues.tolist()}, "warnings": g.warnings}
+                           for g in self.groups]}
+
+    def summary(self) -> str:
+        """The text of ``ratercal compare``: per group Table 4, Table 5 (with a cut) and the MDS
+        coordinates."""
+        texts = []
+        for g in self.groups:
+            cmp, tag = g.comparison, self._tag(g)
+            text = format_comparison(cmp, g.pass_fail, self.cut)
+            mds = "\n".join(f"{m:<6}{x:>9.4f}{y:>9.4f}" for m, (x, y) in zip(cmp.methods, g.coordinates[:, :2]))
+            head = f"{self.ratings.source or ''}" + (f"  {tag}" if tag else "") + f"  ({self.variant} methods)"
+            texts.append(f"{head}\n\n{text}\n\nMDS coordinates (classical, from RMSDs)\n{mds}")
+        return ("\n\n" + "=" * 72 + "\n\n").join(texts)
+
+    def to_frame(self):
+        """Table 4 as a long table: per group and pair of methods (in the order compared), the
+        papers' RMSD, maximum difference and correlation."""
+        from .frames import frame
+
+        rows = []
+        for g in self.groups:
+            c = g.comparison
+            for a, ma in enumerate(c.methods):
+                for b, mb in enumerate(c.methods):
+                    rows.append({"group": g.name, "method": ma, "other": mb, "papers": c.n_papers,
+                                 "rmsd": c.rmsd[a, b], "maxdiff": c.maxdiff[a, b], "corr": c.corr[a, b]})
+        return self._grouped(frame(rows))
+
+    def pass_fail_frame(self):
+        """Table 5: per group and method, papers passing and failing at the cut, helped and hurt."""
+        from .frames import frame
+
+        return self._grouped(frame([{"group": g.name, **row} for g in self.groups for row in (g.pass_fail or [])]))
+
+    def scores_frame(self):
+        """The papers' adjusted scores (input scale), one column per method; rows per group and
+        paper in natural order."""
+        from .frames import columns_frame
+
+        cols = {"group": [], "paper": []}
+        methods = list(dict.fromkeys(c for g in self.groups for c in g.scores))
+        for c in methods:
+            cols[c] = []
+        for g in self.groups:
+            cols["group"] += [g.name] * g.ratings.n_papers
+            cols["paper"] += list(g.ratings.paper_ids)
+            for c in methods:
+                cols[c] += list(g.scores.get(c, np.full(g.ratings.n_papers, np.nan)))
+        return self._grouped(columns_frame(cols, ("group", "paper")))
+
+    def _grouped(self, df):
+        if self.ratings.group is None:
+            return df.drop(columns="group") if "group" in df else df
+        return df.rename(columns={"group": self.ratings.group_name or "group"})
+
+    def map_targets(self, png) -> list:
+        """Each group's MDS map file (``png`` or ``NAME_GROUP.png`` beside it), refused where two
+        groups' names would give one file (on a case-insensitive file system too)."""
+        from ..errors import InputError
+        from .text import group_path
+
+        targets = []
+        for g in self.groups:
+            target = group_path(png, g.name)
+            clash = next((h.name for h, t in zip(self.groups, targets) if str(t).lower() == str(target).lower()),
+                         None)
+            if clash is not None:
+                raise InputError(f"groups {clash!r} and {g.name!r} would both be mapped to {target}; "
+                                 f"rename one in the {self.ratings.group_name} column", field="--png")
+            targets.append(target)
+        return targets
+
+    def draw_maps(self, png) -> list:
+        """Draw each group's classical MDS map of the methods (Figures 7-10) to :meth:`map_targets`;
+        every target is checked before any is drawn.  Returns the paths."""
+        from ..io import output_target
+        from ..report.figures import mds_figure
+
+        targets = self.map_targets(png)
+        for t in targets:
+            output_target(t)
+        for g, target in zip(self.groups, targets):
+            tag = self._tag(g)
+            title = "Methods mapped by RMSD (classical MDS)" + (f", {tag}" if tag else "")
+            mds_figure(target, g.comparison.methods, g.coordinates, title, g.eigenvalues)
+        return targets

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 from scipy import stats
@@ -282,12 +282,17 @@ class CheckReport:
     notes: list = field(default_factory=list)
     rasch_fit: list = field(default_factory=list)   # per rater: infit/outfit mean squares (CML PCM)
     rasch_notes: list = field(default_factory=list)
-    rater_report: dict = field(default_factory=dict)   # rater_report.RaterReport.to_dict()
+    rater_report: RaterReport | None = None            # the Facets-style rater report
     agreement: dict = field(default_factory=dict)      # agreement.Agreement.to_dict()
     study: dict = field(default_factory=dict)          # study_rule.study_recommendation()
+    #: the fitted rater model behind ``rater_report`` (None: not fitted), for the bias analysis
+    #: and the Wright map; not part of :meth:`to_dict`
+    rater_model: object = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        d = asdict(replace(self, rater_model=None))
+        del d["rater_model"]
+        d["rater_report"] = self.rater_report.to_dict() if self.rater_report is not None else {}
         d["linked"] = len(self.components) <= 1
         return json_clean(d)
 
@@ -322,15 +327,13 @@ class CheckReport:
                  for t in self.tests]
         L += text_table(["test", "statistic", "df", "p", ""], trows)
         L.append("")
-        if self.rater_report:
-            from .rater_report import format_rater_report
-
-            L += format_rater_report(self.rater_report)
+        if self.rater_report is not None:
+            L += self.rater_report.format_text()
         if self.agreement:
             from .agreement import format_agreement
 
             L += format_agreement(self.agreement)
-        if self.rater_report.get("fitted"):
+        if self.rater_report is not None and self.rater_report.fitted:
             pass   # the rater report's infit/outfit replace the PCM table (still in --json: rasch_fit)
         elif self.rasch_fit:
             L.append("Rasch fit per rater (PCM by conditional ML, Warm qualities): mean squares and z;")
@@ -432,7 +435,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                                and rr.rater_separation["chi2_p"] < alpha)
     study = study_recommendation(ratings, rr.fitted, differ, rr.reason) if not (
         all_scored_all or assignment == "nonrandom") else {}
-    report = CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes, rater_report=rr.to_dict(),
+    return CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes, rater_report=rr, rater_model=model,
                        agreement=agreement(ratings).to_dict(), study=study,
                        group=group, scale_low=scale_low, scale_high=scale_low + ratings.max_score,
                        n_ratings=ratings.n_ratings, n_papers=int(used_papers.sum()),
@@ -441,5 +444,3 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                        min_papers=min_papers, assignment=assignment, alpha=alpha,
                        warranted=warranted, warranted_by=warranted_by, recommendation=rec,
                        reason=reason, notes=notes)
-    report.rater_model = model   # not a field: kept for the bias analysis and the Wright map, not printed
-    return report

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io import open_output, read_table
-from ..ratings import Adjusted, Ratings
+from ..ratings import MAX_SCALE_POINTS, Adjusted, Ratings, Scale, checked_scale, natural_key, parse_scale  # noqa: F401
 from ..vocabulary import adjusted_columns
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
@@ -44,57 +44,6 @@ MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
 #: Per-row flags written to the ``flag`` column.
 FLAG_OK, FLAG_RESOLVED, FLAG_DROPPED, FLAG_UNRESOLVED, FLAG_MISSING, FLAG_MANY = (
     "", "resolved", "dropped", "unresolved", "missing", "many")
-
-
-# -- the scale -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class Scale:
-    """The rating scale ``low..high`` (whole numbers)."""
-
-    low: int
-    high: int
-
-    @property
-    def max_score(self) -> int:
-        """M of the methods: scores run ``0..M`` after subtracting ``low``."""
-        return self.high - self.low
-
-    def __str__(self):
-        return f"{self.low}-{self.high}"
-
-
-_SCALE_RE = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|:|to)\s*(-?\d+)\s*$")
-
-
-def parse_scale(text) -> Scale:
-    """``"0-5"``, ``"1..6"``, ``"0:5"`` or ``"5"`` (meaning ``0-5``) -> :class:`Scale`."""
-    if isinstance(text, Scale):
-        return text
-    s = str(text).strip()
-    m = _SCALE_RE.match(s)
-    if m:
-        low, high = int(m.group(1)), int(m.group(2))
-    elif re.fullmatch(r"\d+", s):
-        low, high = 0, int(s)
-    else:
-        raise InputError(f"expected LOW-HIGH such as 0-5, not {text!r}", field="--scale")
-    if high <= low:
-        raise InputError(f"the top of the scale must exceed the bottom, not {text!r}", field="--scale")
-    return checked_scale(Scale(low, high), text)
-
-
-#: The widest scale the methods handle: 0-100 (their arrays grow with the number of
-#: score categories, e.g. the PCM's steps x steps pair counts).
-MAX_SCALE_POINTS = 100
-
-
-def checked_scale(scale: Scale, given=None) -> Scale:
-    """``scale`` if it spans at most :data:`MAX_SCALE_POINTS` points, else InputError."""
-    if scale.max_score > MAX_SCALE_POINTS:
-        what = f"{given!r}" if given is not None else f"{scale} (from the scores found; give --scale)"
-        raise InputError(f"scales of at most {MAX_SCALE_POINTS} points from bottom to top (such as "
-                         f"0-{MAX_SCALE_POINTS}) are supported, not {what}", field="--scale")
-    return scale
 
 
 # -- what a file holds ---------------------------------------------------------------
@@ -146,23 +95,17 @@ class RatingsTable:
     scale_inferred: bool = False
     order_column: str | None = None   # the column giving the order of reading, if any
 
+    @property
+    def ratings(self) -> Ratings:
+        """The groups' ratings as one :class:`Ratings` (``group`` per rating when the file has a group
+        column; :meth:`Ratings.by_group` gives :attr:`groups`' ratings back), named after the file,
+        with the warnings of reading as its ``notes``."""
+        return Ratings.from_groups([(g.name, g.ratings) for g in self.groups], self.columns.group,
+                                   source=str(self.path), notes=tuple(self.warnings))
 
-_DIGITS = re.compile(r"(\d+)")
 
-
-def _natural_key(label):
-    """Numbers first, by value, then other labels in natural order (R1, R2, R10: runs of
-    digits compare as numbers); ties ("1", "01", "1.0"; "R1", "R01") by the label itself,
-    so the order never depends on the file's or a set's order.  "nan" and "inf" sort as text."""
-    try:
-        value = float(label)
-    except ValueError:
-        value = math.nan
-    if math.isfinite(value):
-        return (0, value, label)
-    parts = tuple((0, len(p.lstrip("0")), p.lstrip("0")) if k % 2 else (1, 0, p)
-                  for k, p in enumerate(_DIGITS.split(label)))
-    return (1, parts, label)
+#: The order of raters and groups (R1, R2, ..., R10), the one of :mod:`ratercal_cli.ratings`.
+_natural_key = natural_key
 
 
 #: A score as written: digits with an optional fraction and exponent (no "_", "0x", spaces).
@@ -424,7 +367,8 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
                                   "(corrected MN/TMN/LI/TLI leave it unadjusted)")
     ratings = Ratings(paper=p_used, rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
                       n_papers=len(paper_ids), n_raters=len(rater_ids_used),
-                      paper_ids=paper_ids, rater_ids=rater_ids_used)
+                      paper_ids=paper_ids, rater_ids=rater_ids_used, scale_low=table.scale.low,
+                      source=str(path))
     return RatingsGroup(name=name, ratings=ratings, rows=used, file_rows=np.asarray(idx, dtype=np.int64))
 
 
@@ -482,3 +426,70 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
                      for c in extra]
             w.writerows([table.rows[i][c] for c in table.header] + [table.flags[i]] + [col[i - a] for col in cells]
                         for i in range(a, b))
+
+
+# -- the public reader -----------------------------------------------------------------
+#: ``--sep`` as the command line spells it -> the separator (None: from the header line).
+SEPARATORS = {"auto": None, "comma": ",", ",": ",", "tab": "\t", "semicolon": ";", ";": ";"}
+
+
+def read_ratings_table(path, scale=None, paper_col="paper", rater_col="rater", score_col="score", group_col=None,
+                       sep="auto", encoding=None, order_col=None, resolve_discrepancies=False,
+                       discrepancy=1) -> RatingsTable:
+    """:func:`read_ratings_file` with the command line's file options (``--paper-col`` ... as keywords)."""
+    if sep not in SEPARATORS:
+        raise InputError(f"expected one of {', '.join(SEPARATORS)}, not {sep!r}", field="--sep")
+    return read_ratings_file(path, scale=scale, columns=Columns(paper_col, rater_col, score_col, group_col, order_col),
+                             delimiter=SEPARATORS[sep], resolve=resolve_discrepancies, threshold=discrepancy,
+                             encoding=encoding)
+
+
+def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_col="score", group_col=None,
+                 sep="auto", encoding=None, order_col=None, resolve_discrepancies=False,
+                 discrepancy=1) -> Ratings:
+    """Read a ratings file (CSV or TSV, one rating per line) as ``ratercal check/adjust/compare`` do.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    scale : str, optional
+        ``"0-5"`` (``--scale``); default 0 to the highest score found (with a warning).
+    paper_col, rater_col, score_col : str
+        The columns naming the paper and the rater and holding the score.
+    group_col : str, optional
+        A column (e.g. ``"grade"``) whose groups are analysed separately.
+    sep : {"auto", "comma", "tab", "semicolon"}
+        The separator (auto: tab or comma, from the header line).
+    encoding : str, optional
+        The file's text encoding (default UTF-8).
+    order_col : str, optional
+        The order in which a paper's ratings were read (default: a column ``order``, else the lines).
+    resolve_discrepancies : bool
+        Apply the third-reading rule: on a paper whose first two ratings differ by more than
+        ``discrepancy``, keep the third and the nearer of the first two.
+    discrepancy : int
+        The largest difference of the first two ratings that needs no third.
+
+    Returns
+    -------
+    Ratings
+        Every usable rating (missing scores left out, dropped ones with ``resolve_discrepancies``),
+        raters in natural order (R1, R2, ..., R10), groups in natural order, ``source`` the file's
+        name; what reading found worth saying is in ``notes`` and issued as :class:`UserWarning`.
+        Bad input raises :class:`~ratercal_cli.errors.InputError` naming the file, line and field.
+
+    Examples
+    --------
+    >>> import ratercal_cli as rc
+    >>> r = rc.read_ratings("examples/ratings.csv", scale="0-5", group_col="grade")   # doctest: +SKIP
+    >>> r.group_ids, r.rater_ids[:3]                                                  # doctest: +SKIP
+    (('5', '8', '11'), ('R1', 'R2', 'R3'))
+    """
+    import warnings
+
+    table = read_ratings_table(path, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col,
+                               resolve_discrepancies, discrepancy)
+    for message in table.warnings:
+        warnings.warn(message, UserWarning, stacklevel=2)
+    return table.ratings

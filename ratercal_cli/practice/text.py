@@ -38,3 +38,18 @@ def text_table(header, rows):
     fmt = lambda r: "  ".join(str(x).rjust(w) if i else str(x).ljust(w)  # noqa: E731
                               for i, (x, w) in enumerate(zip(r, widths))).rstrip()
     return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+
+
+#: Between the groups' parts of a command's text.
+GROUP_RULE = "=" * 72
+
+
+def group_path(path, name):
+    """The file of one group: ``path`` itself without groups, else ``NAME_GROUP.png`` beside it (the
+    group's label with anything but letters, digits, ``.``, ``+`` and ``-`` made ``_``)."""
+    import re
+
+    if name is None:
+        return path
+    safe = re.sub(r"[^A-Za-z0-9.+-]+", "_", str(name))
+    return path.with_name(f"{path.stem}_{safe}{path.suffix or '.png'}")

@@ -1,0 +1,276 @@
+"""Adjust a practitioner's ratings: the methods on each group, or the method ``check`` recommends
+for each group; :func:`adjust` returns an :class:`AdjustResults`.
+
+The methods are applied by the one service that applies methods
+(:func:`ratercal_cli.methods.apply.apply_methods`); this module adds what a practitioner's file
+needs around it: method lists as the command line spells them (``TLI,MN``, ``all``,
+``recommended``), one pass per group, the warnings a person should read (a method skipped, a
+category no rater used, scores left blank), and labelled tables of the results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError, RatercalError
+from ..ratings import Ratings
+from ..vocabulary import DEFAULT_VARIANT, STUDY_METHODS, adjusted_columns
+
+__all__ = ["RECOMMENDED", "parse_methods", "recommended_method", "apply_group", "adjust", "AdjustResults",
+           "GroupAdjustment"]
+
+#: ``adjust(..., "recommended")``: each group gets the method ``check`` recommends for it.
+RECOMMENDED = "recommended"
+
+
+def parse_methods(values, default=("TLI",), allow_recommended=False):
+    """Method codes as the command line takes them -> ``(codes, all?)``.
+
+    ``values``: a code, ``"TLI,MN"``, ``"all"`` (the study's ten) or a list of these;
+    case-insensitive; ``recommended`` stays lower case where allowed.  An unknown code is an
+    :class:`InputError` naming ``--method``.
+    """
+    from ..methods import method_codes
+
+    if isinstance(values, str):
+        values = [values]
+    raw = [v.strip().upper() for val in (values or ()) for v in val.split(",") if v.strip()]
+    if not raw:
+        raw = [d.upper() for d in default]
+    if "ALL" in raw:
+        return list(STUDY_METHODS), True
+    known = method_codes()
+    raw = [RECOMMENDED if allow_recommended and m == RECOMMENDED.upper() else m for m in raw]
+    bad = [m for m in raw if m not in known and m != RECOMMENDED]
+    if bad:
+        extra = ", recommended" if allow_recommended else ""
+        raise InputError(f"unknown method {bad[0]} (known: {', '.join(known)}, all{extra})", field="--method")
+    return list(dict.fromkeys(raw)), False
+
+
+def where(ratings: Ratings, name) -> str:
+    """The prefix of a group's messages: ``FILE: grade=5: `` (parts left out when unknown)."""
+    tag = ratings.group_tag(name) if ratings.group is not None else ""
+    return (f"{ratings.source}: " if ratings.source else "") + (f"{tag}: " if tag else "")
+
+
+def recommended_method(ratings: Ratings, assignment: str = "random") -> str:
+    """The method ``check`` recommends for one group's ratings (Denny's Chapter 5 rule; no Rasch fit)."""
+    from .diagnostics import check_ratings
+
+    return check_ratings(ratings, assignment=assignment, rasch=False).recommendation
+
+
+def apply_group(ratings: Ratings, codes, variant=DEFAULT_VARIANT, strict=True, prefix=""):
+    """The methods on one group's ratings: ``(Applied, [notes])``; a failure under ``strict`` is one
+    error line starting with ``prefix``.  Notes: methods skipped, an estimator's own warnings (e.g.
+    MML's categories no rater used), adjusted scores that are not finite."""
+    from ..methods.apply import apply_methods, non_finite_count
+
+    try:
+        applied = apply_methods(ratings, codes, variant, strict=strict)
+    except RatercalError as exc:
+        raise RatercalError(f"{prefix}{exc}") from None
+    notes = [f"{code} skipped: {reason}" for code, reason in applied.skipped.items()]
+    notes += [f"{code}: {w}" for code, est in applied.estimators.items()
+              for w in getattr(est, "warnings_", ())]
+    notes += [f"{code}: {n} adjusted score(s) are not finite (e.g. a rater whose scores do not vary) "
+              "and are left blank" for code, adj in applied.adjusted.items() if (n := non_finite_count(adj))]
+    return applied, notes
+
+
+@dataclass
+class GroupAdjustment:
+    """One group's adjustment: ``adjusted`` ``{code: Adjusted}`` (scores ``0..M``, as the methods
+    give them), the fitted ``estimators``, the methods ``skipped`` with their reasons, the
+    ``recommended`` method (when asked for) and the ``warnings`` (full lines, as the CLI prints them)."""
+
+    name: object
+    ratings: Ratings
+    adjusted: dict
+    estimators: dict
+    skipped: dict
+    recommended: str | None = None
+    warnings: list = field(default_factory=list)
+
+
+def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment):
+    want = [c for c in codes if c != RECOMMENDED]
+    warnings, rec = [], None
+    if RECOMMENDED in codes:
+        rec = recommended_method(ratings, assignment)
+        warnings.append(f"{prefix}recommended {rec}")
+        want = list(dict.fromkeys(want + [rec]))
+    applied, notes = apply_group(ratings, want, variant, strict, prefix)
+    warnings += [prefix + n for n in notes]
+    adjusted, estimators = dict(applied.adjusted), dict(applied.estimators)
+    if rec is not None and rec in adjusted:
+        adjusted[RECOMMENDED], estimators[RECOMMENDED] = adjusted[rec], estimators[rec]
+        if rec not in codes:
+            del adjusted[rec], estimators[rec]
+    return GroupAdjustment(name, ratings, adjusted, estimators, dict(applied.skipped), rec, warnings)
+
+
+def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assignment: str = "random",
+           strict: bool | None = None) -> "AdjustResults":
+    """Adjust the scores of ``ratings`` by one or more methods, group by group.
+
+    Parameters
+    ----------
+    ratings : Ratings
+        From :func:`read_ratings` or :meth:`Ratings.from_frame`; with groups (``group_col=``),
+        each group is adjusted on its own, as Denny adjusted each grade.
+    method : str or list of str, default "TLI"
+        Method code(s) (``"TLI"``, ``"TLI,MN"``, ``["TLI", "MML"]``), ``"all"`` (the study's ten)
+        or ``"recommended"``: each group's method by Chapter 5's rule, as :func:`check`
+        recommends it (its scores under the name ``recommended``).
+    variant : {"corrected", "faithful"}
+        The 1990 methods as they should compute, or as the QuickBASIC programs did.
+    assignment : {"random", "nonrandom"}
+        How papers were assigned to raters (for ``recommended``).
+    strict : bool, optional
+        A method that cannot be applied to a group raises :class:`~ratercal_cli.errors.RatercalError`
+        (default: unless ``method`` is ``"all"``, where it is skipped with a warning).
+
+    Returns
+    -------
+    AdjustResults
+        Per rating and per paper adjusted scores on the file's scale (:meth:`AdjustResults.to_frame`,
+        :meth:`AdjustResults.paper_frame`), the fitted estimators, the warnings.
+
+    Examples
+    --------
+    >>> import ratercal_cli as rc
+    >>> r = rc.read_ratings("examples/ratings.csv", scale="0-5", group_col="grade")  # doctest: +SKIP
+    >>> res = rc.adjust(r, "TLI,MN")                                                 # doctest: +SKIP
+    >>> res.paper_frame().head()                                                     # doctest: +SKIP
+    """
+    codes, is_all = parse_methods(method, allow_recommended=True)
+    strict = (not is_all) if strict is None else strict
+    groups = [_adjust_group(name, g, where(ratings, name), codes, variant, strict, assignment)
+              for name, g in ratings.by_group()]
+    done = [c for c in codes if any(c in g.adjusted for g in groups)]
+    if not done:
+        raise RatercalError(f"{ratings.source + ': ' if ratings.source else ''}no method could be applied")
+    return AdjustResults(ratings, variant, done, groups)
+
+
+@dataclass
+class AdjustResults:
+    """What :func:`adjust` made: per group a :class:`GroupAdjustment`, the ``methods`` applied to at
+    least one group (in the order asked for) and the ``variant``."""
+
+    ratings: Ratings
+    variant: str
+    methods: list
+    groups: list
+
+    @property
+    def warnings(self) -> list:
+        """The warning lines of every group, in order (what the CLI prints to standard error)."""
+        return [w for g in self.groups for w in g.warnings]
+
+    @property
+    def recommended(self) -> dict:
+        """``{group: method}`` recommended (when ``"recommended"`` was asked for)."""
+        return {g.name: g.recommended for g in self.groups if g.recommended is not None}
+
+    def by_group(self) -> dict:
+        """``{group: {code: Adjusted}}`` (scores ``0..M``), as :func:`write_adjusted` takes them."""
+        return {g.name: g.adjusted for g in self.groups}
+
+    def rating_scores(self, code) -> np.ndarray:
+        """Method ``code``'s adjusted score of each rating of :attr:`ratings`, on the scale of the
+        input (nan where the method was not applied or gave no finite score)."""
+        return self._scores(code, "rating", self.ratings.n_ratings, lambda r: r.group)
+
+    def paper_scores(self, code) -> np.ndarray:
+        """Method ``code``'s adjusted score of each paper of :attr:`ratings`, on the input's scale."""
+        return self._scores(code, "paper", self.ratings.n_papers, self._paper_group)
+
+    def _paper_group(self, r):
+        group = np.zeros(r.n_papers, dtype=np.int64)
+        group[r.paper] = r.group
+        return group
+
+    def _scores(self, code, kind, n, group_of):
+        r = self.ratings
+        out = np.full(n, np.nan)
+        if r.group is None:
+            adj = self.groups[0].adjusted.get(code)
+            return out if adj is None else getattr(adj, kind) + r.scale_low
+        of = group_of(r)
+        for k, g in enumerate(self.groups):
+            adj = g.adjusted.get(code)
+            if adj is not None:
+                out[of == k] = getattr(adj, kind) + r.scale_low
+        return out
+
+    def to_frame(self):
+        """Per rating (in the ratings' order): group (if any), paper, rater, score, then per method
+        ``X`` (the rating adjusted) and ``X_paper`` (its paper's adjusted score), as the CLI's file."""
+        r = self.ratings
+        cols = self._label_columns(r.paper, r.rater, r.group)
+        cols["score"] = r.score + r.scale_low
+        for code in self.methods:
+            rating_col, paper_col = adjusted_columns([code])
+            cols[rating_col] = self.rating_scores(code)
+            cols[paper_col] = self.paper_scores(code)[r.paper]
+        return _columns_frame(cols)
+
+    def paper_frame(self):
+        """Per paper (papers and groups in natural order): group (if any), paper, ratings, the mean of
+        its scores, and each method's adjusted score."""
+        r = self.ratings
+        group = self._paper_group(r) if r.group is not None else None
+        cols = self._label_columns(np.arange(r.n_papers), None, group)
+        cols["ratings"] = r.ratings_per_paper()
+        cols["mean"] = r.paper_mean() + r.scale_low
+        for code in self.methods:
+            cols[code] = self.paper_scores(code)
+        return _columns_frame(cols, order=[c for c in (r.group_name or "group", "paper") if c in cols])
+
+    def _label_columns(self, paper, rater, group):
+        r = self.ratings
+        cols = {}
+        if group is not None:
+            cols[r.group_name or "group"] = [r.group_ids[k] for k in group]
+        cols["paper"] = [r.paper_ids[k] for k in paper]
+        if rater is not None:
+            cols["rater"] = [r.rater_ids[k] for k in rater]
+        return cols
+
+    def to_dict(self) -> dict:
+        """JSON-ready: the file, scale, variant, methods and per group the methods applied, skipped
+        (with reasons), the recommendation and the warnings."""
+        r = self.ratings
+        return {"file": r.source, "scale": f"{r.scale_low}-{r.scale_low + r.max_score}", "variant": self.variant,
+                "methods": list(self.methods),
+                "groups": [{"group": g.name, "methods": [c for c in self.methods if c in g.adjusted],
+                            "recommended": g.recommended, "skipped": dict(g.skipped), "warnings": list(g.warnings)}
+                           for g in self.groups]}
+
+    def summary(self) -> str:
+        """A few lines: what was adjusted, by which methods, per group."""
+        r = self.ratings
+        head = (f"{r.source or 'ratings'}: {r.n_ratings} ratings, {r.n_papers} papers, {len(self.groups)} "
+                f"group(s); methods {' '.join(self.methods)} ({self.variant})")
+        lines = [head]
+        for g in self.groups:
+            tag = r.group_tag(g.name) if r.group is not None else "all"
+            used = [c for c in self.methods if c in g.adjusted]
+            line = f"  {tag}: {' '.join(used) or 'none'}"
+            if g.recommended is not None:
+                line += f" (recommended {g.recommended})"
+            if g.skipped:
+                line += "; skipped " + ", ".join(f"{c} ({why})" for c, why in g.skipped.items())
+            lines.append(line)
+        return "\n".join(lines)
+
+
+def _columns_frame(cols, order=()):
+    from .frames import columns_frame
+
+    return columns_frame(cols, order)

@@ -1,0 +1,175 @@
+"""Is adjustment warranted?  :func:`check` runs every group's diagnostics
+(:func:`~ratercal_cli.practice.diagnostics.check_ratings`: the tests, the rater report, agreement,
+Chapter 5's rule and the corrected study's advice) and, with two or more groups, the rater x group
+bias; it returns a :class:`CheckResults`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ratings import Ratings
+from .diagnostics import ALPHA, CheckReport, check_ratings
+from .text import GROUP_RULE, group_path, json_clean
+
+__all__ = ["check", "CheckResults"]
+
+
+def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, rasch: bool = True) -> "CheckResults":
+    """Test whether the raters differ and say which adjustment is warranted, group by group.
+
+    Parameters
+    ----------
+    ratings : Ratings
+        From :func:`read_ratings` or :meth:`Ratings.from_frame`; with groups, each group is checked
+        on its own and the rater x group bias follows.
+    assignment : {"random", "nonrandom"}
+        How papers were assigned to raters (Chapter 5's rule: non-random -> no equating).
+    alpha : float
+        Significance level of the tests.
+    rasch : bool
+        Fit the Rasch models (the per-rater fit, the rater report, the bias); False is
+        ``check --no-rasch``.
+
+    Returns
+    -------
+    CheckResults
+        Per group a :class:`~ratercal_cli.practice.diagnostics.CheckReport`; the recommendations,
+        labelled tables (:meth:`CheckResults.to_frame`), the JSON (:meth:`CheckResults.to_dict`) and
+        the text (:meth:`CheckResults.summary`) of ``ratercal check``.
+
+    Examples
+    --------
+    >>> import ratercal_cli as rc
+    >>> r = rc.read_ratings("examples/ratings.csv", scale="0-5", group_col="grade")   # doctest: +SKIP
+    >>> res = rc.check(r)                                                             # doctest: +SKIP
+    >>> res.recommendation                                                            # doctest: +SKIP
+    {'5': 'TLI', '8': 'TLI', '11': 'TLI'}
+    """
+    groups = ratings.by_group()
+    reports = [check_ratings(g, group=name, scale_low=ratings.scale_low, assignment=assignment, alpha=alpha,
+                             rasch=rasch) for name, g in groups]
+    bias = None
+    if ratings.group is not None and len(groups) > 1 and rasch:
+        from .rater_report import rater_group_bias
+
+        bias = rater_group_bias(groups, ratings.group_name, alpha=alpha, scale_low=ratings.scale_low,
+                                models=[r.rater_model for r in reports])
+    return CheckResults(ratings, reports, bias)
+
+
+@dataclass
+class CheckResults:
+    """What :func:`check` found: ``reports`` (one :class:`CheckReport` per group, in the groups'
+    natural order) and ``bias`` (the rater x group bias, a dict, or None)."""
+
+    ratings: Ratings
+    reports: list
+    bias: dict | None = None
+
+    @property
+    def recommendation(self) -> dict:
+        """``{group: method}`` by Chapter 5's rule (group None without groups)."""
+        return {r.group: r.recommendation for r in self.reports}
+
+    def report(self, group=None) -> CheckReport:
+        """The :class:`CheckReport` of ``group`` (its label; None: the only one)."""
+        if group is None and len(self.reports) == 1:
+            return self.reports[0]
+        for r in self.reports:
+            if r.group == group or str(r.group) == str(group):
+                return r
+        raise KeyError(f"no group {group!r}; groups: {', '.join(str(r.group) for r in self.reports)}")
+
+    def _tag(self, report):
+        return self.ratings.group_tag(report.group) if self.ratings.group is not None else ""
+
+    # -- outputs -------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """The JSON of ``ratercal check --json`` (without its ``png``): the file, scale, group column,
+        warnings of reading, per group the report, and the bias."""
+        r = self.ratings
+        return {"file": r.source, "scale": f"{r.scale_low}-{r.scale_low + r.max_score}",
+                "group_column": r.group_name, "warnings": list(r.notes),
+                "groups": [rep.to_dict() for rep in self.reports], "bias": json_clean(self.bias)}
+
+    def summary(self) -> str:
+        """The text of ``ratercal check``: each group's report, then the bias table."""
+        parts = []
+        for k, rep in enumerate(self.reports):
+            if k:
+                parts.append("\n" + GROUP_RULE + "\n")
+            parts.append(rep.format_text(self.ratings.source or "", self._tag(rep)))
+        if self.bias is not None:
+            from .rater_report import format_bias
+
+            parts += ["\n" + GROUP_RULE + "\n", "\n".join(format_bias(self.bias))]
+        return "\n".join(parts)
+
+    def to_frame(self, table: str = "raters"):
+        """A labelled table (rows in natural order of group, then rater):
+
+        ``"raters"``: per rater the papers, mean, SD, score counts and the tests against the
+        other raters, with the rater report's measure, S.E., fit and fair average where fitted;
+        ``"tests"``: the overall tests per group; ``"bias"``: the rater x group bias;
+        ``"agreement"``: agreement per rater pair.
+        """
+        from .frames import frame
+
+        rows, order = getattr(self, f"_{table}_rows", None), None
+        if rows is None:
+            raise ValueError(f"table must be raters, tests, bias or agreement, not {table!r}")
+        rows, order = rows()
+        gname = self.ratings.group_name or "group"
+        if self.ratings.group is None:
+            rows = [{k: v for k, v in row.items() if k != "group"} for row in rows]
+            order = tuple(c for c in order if c != "group")
+        df = frame(rows, order=order)
+        return df.rename(columns={"group": gname})
+
+    def _raters_rows(self):
+        rows = []
+        for rep in self.reports:
+            measured = {x["rater"]: x for x in rep.rater_report.raters}
+            for x in rep.raters:
+                row = {"group": rep.group, "rater": x["rater"], "papers": x["papers"], "mean": x["mean"],
+                       "sd": x["sd"]}
+                row.update({str(s): c for s, c in zip(range(rep.scale_low, rep.scale_high + 1), x["counts"])})
+                row.update({k: x[k] for k in ("chi2", "chi2_p_holm", "ks_d", "ks_p_holm")})
+                m = measured.get(x["rater"])
+                for k in ("measure", "se", "infit", "outfit", "fair_average"):
+                    row[k] = m[k] if m else np.nan
+                rows.append(row)
+        return rows, ("group", "rater")
+
+    def _tests_rows(self):
+        return [{"group": rep.group, "test": t.test, "statistic": t.statistic,
+                 "df": ", ".join(str(d) for d in t.df), "p": t.p_value, "note": t.note}
+                for rep in self.reports for t in rep.tests], ("group",)
+
+    def _bias_rows(self):
+        rows = [] if self.bias is None else [dict(r) for r in self.bias["rows"]]
+        return rows, ("group", "rater")
+
+    def _agreement_rows(self):
+        return [{"group": rep.group, **p} for rep in self.reports for p in rep.agreement.get("pairs", [])], \
+            ("group", "rater_a", "rater_b")
+
+    def wright_maps(self, png) -> list:
+        """Draw each fitted group's Wright map (papers' measures, raters' severities, thresholds) to
+        ``png`` (one group) or ``NAME_GROUP.png`` beside it; returns the paths written."""
+        from .rater_report import wright_map
+
+        maps = []
+        for rep in self.reports:
+            model = rep.rater_model
+            if model is None:
+                continue
+            target = group_path(png, rep.group)
+            tag = self._tag(rep)
+            wright_map(target, rep.rater_report, model.measure[model.measured],
+                       "Wright map" + (f", {tag}" if tag else ""))
+            maps.append(target)
+        return maps

@@ -1,0 +1,187 @@
+"""The public API (``import ratercal_cli as rc``): reading into Ratings, check/adjust/compare and
+their results objects, which must give what the command line prints and label everything."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import ratercal_cli as rc
+from ratercal_cli.commands.practice import check as check_cmd
+from ratercal_cli.errors import InputError
+from ratercal_cli.methods import make_method
+from ratercal_cli.practice.ratings_file import read_ratings_table
+from ratercal_cli.ratings import Ratings, natural_key
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "ratings.csv"
+NATURAL = ["R1", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11"]
+
+
+@pytest.fixture(scope="module")
+def grouped():
+    with pytest.warns(UserWarning) as caught:
+        r = rc.read_ratings(EXAMPLE, scale="0-5", group_col="grade")
+    assert [str(w.message) for w in caught] == list(r.notes) and "third rating" in r.notes[0]
+    return r
+
+
+def test_public_names_resolve():
+    for name in rc.__all__:
+        assert getattr(rc, name) is not None
+    assert rc.read_ratings.__doc__ and "Parameters" in rc.check.__doc__ and "Returns" in rc.adjust.__doc__
+
+
+def test_from_labels_orders_raters_naturally():
+    r = Ratings.from_labels(["a", "a", "b", "b", "c"], ["R10", "R2", "R2", "R1", "R10"], [1, 2, 3, 4, 5], 5)
+    assert r.rater_ids == ("R1", "R2", "R10")
+    assert r.paper_ids == ("a", "b", "c")
+    assert r.rater.tolist() == [2, 1, 1, 0, 2]
+    assert sorted(["R10", "R9", "2", "10", "R1"], key=natural_key) == ["2", "10", "R1", "R9", "R10"]
+
+
+def test_groups_round_trip_to_the_readers_groups():
+    """One Ratings of the file's groups splits back into exactly the groups the reader made
+    (indices, labels, scores), with third readings resolved."""
+    table = read_ratings_table(EXAMPLE, scale="0-5", group_col="grade", resolve_discrepancies=True)
+    whole = table.ratings
+    assert whole.group_ids == ("5", "8", "11") and whole.group_name == "grade"
+    assert whole.n_ratings == sum(g.ratings.n_ratings for g in table.groups) == 774
+    assert whole.rater_ids == tuple(NATURAL) and whole.notes == tuple(table.warnings)
+    for (name, part), g in zip(whole.by_group(), table.groups):
+        assert name == g.name
+        for k in ("paper", "rater", "score"):
+            assert np.array_equal(getattr(part, k), getattr(g.ratings, k))
+        assert part.paper_ids == g.ratings.paper_ids and part.rater_ids == g.ratings.rater_ids
+        assert (part.n_papers, part.n_raters, part.scale_low) == (g.ratings.n_papers, g.ratings.n_raters, 0)
+
+
+def test_from_frame_equals_the_file(grouped):
+    df = pd.read_csv(EXAMPLE)
+    r = Ratings.from_frame(df.assign(grade=df.grade.astype(str)), scale="0-5", group="grade")
+    for k in ("paper", "rater", "score", "group"):
+        assert np.array_equal(getattr(r, k), getattr(grouped, k))
+    assert (r.paper_ids, r.rater_ids, r.group_ids) == (grouped.paper_ids, grouped.rater_ids, grouped.group_ids)
+
+
+def test_from_frame_scale_facets_and_errors():
+    df = pd.DataFrame({"paper": ["p1", "p1", "p2", "p2"], "rater": ["R2", "R10", "R10", "R2"],
+                       "score": [2, 6, None, 3], "task": ["t2", "t10", "t2", "t2"]})
+    r = Ratings.from_frame(df, scale="1-6", facets=["task"])
+    assert r.scale_low == 1 and r.max_score == 5 and r.n_ratings == 3          # the missing score left out
+    assert r.score.tolist() == [1, 5, 2] and r.rater_ids == ("R2", "R10")
+    levels, labels = r.facets["task"]
+    assert labels == ("t2", "t10") and levels.tolist() == [0, 1, 0]
+    with pytest.raises(InputError, match=r"score: row 1: 6 is outside the scale 0-5"):
+        Ratings.from_frame(df, scale="0-5")
+    with pytest.raises(InputError, match=r"rater: row 4: duplicate rating of paper p1 by rater R2 \(first at row 0\)"):
+        Ratings.from_frame(pd.concat([df, df.iloc[[0]]], ignore_index=True), scale="1-6")
+    with pytest.raises(InputError, match=r"score: row 0: 2.5 is not a whole number"):
+        Ratings.from_frame(df.assign(score=[2.5, 3, 3, 3]))
+    with pytest.raises(InputError, match="group: no column 'grade'"):
+        Ratings.from_frame(df, group="grade")
+
+
+def test_adjust_results_are_the_methods_per_group_and_labelled(grouped):
+    res = rc.adjust(grouped, "TLI,MN")
+    assert res.methods == ["TLI", "MN"] and res.variant == "corrected"
+    papers = res.paper_frame()
+    assert list(papers.columns) == ["grade", "paper", "ratings", "mean", "TLI", "MN"]
+    assert papers.grade.tolist() == sorted(papers.grade.tolist(), key=natural_key)
+    for (name, part), in zip(grouped.by_group()):
+        direct = make_method("TLI").fit_transform(part)
+        mine = papers[papers.grade == name].set_index("paper").loc[list(part.paper_ids), "TLI"]
+        np.testing.assert_array_equal(mine.to_numpy(), direct.paper)
+        in_group = grouped.group == grouped.group_ids.index(name)
+        np.testing.assert_array_equal(res.rating_scores("TLI")[in_group], direct.rating)
+    per_rating = res.to_frame()
+    assert list(per_rating.columns) == ["grade", "paper", "rater", "score", "TLI", "TLI_paper", "MN", "MN_paper"]
+    assert len(per_rating) == grouped.n_ratings
+    first = per_rating.iloc[0]
+    assert (first.paper, first.rater, first.score) == ("G5-001", "R4", 4)
+
+
+def _chapter5(grouped):
+    """Chapter 5's rule from the fewest papers a rater scored in each grade (the tests find the
+    raters differing in every grade): 8-20 -> TMN, more -> TLI."""
+    fewest = {name: part.ratings_per_rater().min() for name, part in grouped.by_group()}
+    assert fewest == {"5": 20, "8": 22, "11": 20}
+    return {name: "TMN" if n <= 20 else "TLI" for name, n in fewest.items()}
+
+
+def test_adjust_recommended_names_the_method(grouped):
+    res = rc.adjust(grouped, "recommended")
+    assert res.methods == ["recommended"]
+    assert res.recommended == _chapter5(grouped)
+    assert [w.split(": ", 1)[1] for w in res.warnings[:1]] == ["grade=5: recommended TMN"]
+    each = {code: rc.adjust(grouped, code).paper_scores(code) for code in ("TMN", "TLI")}
+    papers_group = np.zeros(grouped.n_papers, dtype=int)
+    papers_group[grouped.paper] = grouped.group
+    want = np.array([each[res.recommended[grouped.group_ids[g]]][k] for k, g in enumerate(papers_group)])
+    np.testing.assert_array_equal(res.paper_scores("recommended"), want)
+
+
+def test_check_to_dict_is_the_cli_json(grouped):
+    mine = rc.check(grouped, rasch=False)
+    out = CliRunner().invoke(check_cmd, [str(EXAMPLE), "--scale", "0-5", "--group-col", "grade", "--no-rasch",
+                                         "--json"])
+    assert out.exit_code == 0, out.output
+    cli = json.loads(out.output)
+    assert cli.pop("png") == []
+    assert json.loads(json.dumps(mine.to_dict())) == {**cli, "file": str(EXAMPLE)}
+    raters = mine.to_frame("raters")
+    assert raters[raters.grade == "11"].rater.tolist() == NATURAL
+    r11 = raters[(raters.grade == "11") & (raters.rater == "R11")].iloc[0]
+    part = dict(grouped.by_group())["11"]
+    scores = part.score[part.rater == part.rater_ids.index("R11")]
+    assert r11.papers == scores.size and r11["mean"] == pytest.approx(scores.mean())
+    assert r11.sd == pytest.approx(scores.std(ddof=1))
+    assert mine.recommendation == _chapter5(grouped)
+
+
+def test_compare_frames_hold_table_4(grouped):
+    res = rc.compare(grouped, "TLI", cut=3.25)
+    t4 = res.to_frame()
+    scores = res.scores_frame()
+    five = scores[scores.grade == "5"]
+    diff = five.TLI.to_numpy() - five.NO.to_numpy()
+    row = t4[(t4.grade == "5") & (t4.method == "NO") & (t4.other == "TLI")].iloc[0]
+    assert row.rmsd == pytest.approx(np.sqrt(np.mean(diff ** 2)), rel=1e-12)
+    assert row.maxdiff == pytest.approx(np.abs(diff).max(), rel=1e-12)
+    pf = res.pass_fail_frame()
+    assert pf[(pf.grade == "5") & (pf.method == "NO")].passing.item() == int((five.NO >= 3.25).sum())
+    assert five.paper.tolist() == sorted(five.paper.tolist(), key=natural_key)
+
+
+def test_estimators_label_their_parameters(grouped):
+    part = dict(grouped.by_group())["11"]
+    est = make_method("TLI").fit(part)
+    frame = est.rater_frame()
+    assert frame.index.tolist() == NATURAL
+    j = part.rater_ids.index("R10")
+    assert frame.loc["R10", "slope"] == est.slope_[j] and frame.loc["R10", "intercept"] == est.intercept_[j]
+    assert make_method("TLI").fit(part).paper_frame().shape == (part.n_papers, 0)
+
+
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
+def test_the_api_example_runs_and_labels_in_natural_order(capsys):
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        env = runpy.run_path(str(ROOT / "examples" / "api.py"), run_name="__main__")
+    finally:
+        os.chdir(cwd)
+    raters, papers = env["raters"], env["papers"]
+    for grade in ("5", "8", "11"):
+        assert raters[raters.grade == grade].rater.tolist() == NATURAL
+    assert papers.grade.unique().tolist() == ["5", "8", "11"]
+    assert papers.paper.tolist() == sorted(papers.paper.tolist(), key=lambda p: natural_key(p))
+    assert env["mfrm"].rater_frame().index.tolist() == NATURAL
+    assert "recommended:" in capsys.readouterr().out
