@@ -56,6 +56,36 @@ class Cell:
         return 0 if self.raters_per_paper == "2+" else int(self.raters_per_paper)
 
 
+def shape_quality(z, quality: str):
+    """The programs' paper qualities from standard normal draws ``z``: ``3z + 2`` (normal),
+    ``5|z| - 3`` (positive skew), ``-5|z| + 7`` (negative skew), in the precision of ``z``
+    (PARGEN.BAS's singles in the faithful generator, doubles in the seeded ones), any shape."""
+    c = np.asarray(z).dtype.type
+    if quality == "normal":
+        return z * c(3) + c(2)
+    if quality == "positive":
+        return np.abs(z) * c(5) - c(3)
+    return c(-5) * np.abs(z) + c(7)
+
+
+#: The 2+ design's third reading: drawn when the first two scores differ by more than this.
+THIRD_READING_GAP = 1
+
+
+def needs_third(s1, s2, gap=THIRD_READING_GAP):
+    """Whether a paper scored ``s1`` and ``s2`` gets a third rating (scalars or arrays)."""
+    return abs(s1 - s2) > gap
+
+
+def keep_first(s1, s2, s3):
+    """Which of the first two ratings the third is kept with (True: the first): the nearer to
+    ``s3``; on a tie (the third midway) the lower is dropped -- OBSGEN.BAS's rule and the
+    district's (Denny 1990, p. 50).  Scalars or arrays; where ``s1 == s2`` (never on a paper
+    that needs a third) the second is kept."""
+    d1, d2 = abs(s3 - s1), abs(s3 - s2)
+    return (d1 < d2) | ((d1 == d2) & (s1 > s2))
+
+
 _CODE = re.compile(r"^(?:2\+|[0-3])(\d)(\d)([1-3])$")
 
 

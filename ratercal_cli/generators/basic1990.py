@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..design import QUALITY_CODES, Cell
+from ..design import QUALITY_CODES, Cell, keep_first, needs_third, shape_quality
 from ..qbasic import QBasicRandom, print_singles, read_singles
 
 F32 = np.float32
@@ -38,13 +38,7 @@ def pargen(rng: QBasicRandom, cell: Cell) -> np.ndarray:
     pi2 = F32(np.arctan(F32(1))) * F32(8)
     with np.errstate(divide="ignore"):
         z = np.sqrt(F32(-2) * np.log(u[:, 0])) * np.sin(pi2 * u[:, 1])
-    if cell.quality == "normal":
-        p = z * F32(3) + F32(2)
-    elif cell.quality == "positive":
-        p = np.abs(z) * F32(5) - F32(3)
-    else:
-        p = F32(-5) * np.abs(z) + F32(7)
-    return read_singles(print_singles(p))
+    return read_singles(print_singles(shape_quality(z, cell.quality)))
 
 
 def rater_true_scores(quality: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -151,13 +145,12 @@ def obsgen(rng: QBasicRandom, cell: Cell, quality: np.ndarray, steps: np.ndarray
             continue
         s1 = scoregen(ti[r1])
         s2 = scoregen(ti[r2])
-        if rpp == "2+" and abs(s1 - s2) > 1:
+        if rpp == "2+" and needs_third(s1, s2):
             r3 = r1
             while r3 == r2 or r3 == r1:
                 r3 = fnr()
             s3 = scoregen(ti[r3])
-            d1, d2 = abs(s3 - s1), abs(s3 - s2)
-            keep1 = d1 < d2 or (d1 == d2 and s1 > s2)
+            keep1 = keep_first(s1, s2, s3)
             rows = ((r1, s1, 1, keep1), (r2, s2, 2, not keep1), (r3, s3, 3, True))
         else:
             rows = ((r1, s1, 1, True), (r2, s2, 2, True))

@@ -20,12 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..design import Cell
-from ..models.pcm import inverse_cdf
+from ..models import pcm as pcm_model
 from ..ratings import Ratings
-from .modern import generate_set, stage_seed
-
-#: the rescaling threshold of :func:`ratercal_cli.models.pcm._probabilities_cm`
-_RESCALE = 600
+from .modern import draw_for_scores, draw_papers, draw_raters, generate_set, stage_seed, two_plus_kept
 
 
 @dataclass
@@ -63,19 +60,12 @@ class CellBatch:
 
 
 def _probabilities(theta, delta):
-    """``_probabilities_cm`` without its rescaling (the caller checks it is not needed):
-    the same element-wise operations in the same order."""
-    m = delta.shape[-1]
-    shape = np.broadcast_shapes(theta.shape, delta.shape[:-1])
-    p = np.zeros((m + 1,) + shape)
-    for k in range(m):
-        p[k + 1] = p[k] + (theta - delta[..., k])
-    flat = p.reshape(m + 1, shape[0], -1)     # per replication: the largest |p| (max and -min)
-    big = np.maximum(np.maximum.reduce(flat, axis=0).max(axis=1),
-                     -np.minimum.reduce(flat, axis=0).min(axis=1)) > _RESCALE
-    np.exp(p, out=p)
-    p /= p.sum(axis=0)
-    return p, big
+    """:func:`~ratercal_cli.models.pcm.probabilities_cm` of every replication (the second axis of
+    the result) at once, without its rescaling: also which replications would have needed it
+    (the caller makes those one by one)."""
+    p = pcm_model.log_numerators_cm(theta, delta)
+    big = pcm_model.needs_rescale(p, per_batch=True)
+    return pcm_model.normalise_cm(p, rescale=False), big
 
 
 def _from_sets(cell, reps, sets, n_raters):
@@ -105,42 +95,29 @@ def generate_batch(cell: Cell, generator: str, seed: int, reps, steps=None, line
         nr = n_raters or (len(linear["effects"]) if generator == "linear" else np.asarray(steps).shape[0])
         return _from_sets(cell, reps, sets, nr)
     steps = np.asarray(steps, dtype=np.float64)
-    nr, n, m = steps.shape[0], cell.papers, cell.max_score
-    two_plus = cell.raters_per_paper == "2+"
-    k = cell.raters_drawn
+    nr, n, k = steps.shape[0], cell.papers, cell.raters_drawn
     B = len(reps)
-    z = np.empty((B, n))
-    order_u = np.empty((B, n, nr))
+    quality = np.empty((B, n))
+    raters = np.empty((B, n, k), dtype=np.int64)
     u = np.empty((B, n, k))
-    for b, r in enumerate(reps):   # each replication's draws, in generate_set's order
-        z[b] = np.random.default_rng(stage_seed(seed, cell.code, r, 0)).standard_normal(n)
+    for b, r in enumerate(reps):   # each replication's draws, by generate_set's own functions
+        quality[b] = draw_papers(cell, generator, stage_seed(seed, cell.code, r, 0))
         rng = np.random.default_rng(stage_seed(seed, cell.code, r, 1))
-        order_u[b] = rng.random((n, nr))
-        if two_plus:
-            u[b, :, :2] = rng.random((n, 2))
-            u[b, :, 2:] = rng.random((n, 1))
-        else:
-            u[b] = rng.random((n, k))
-    quality = draw_quality_batch(z, cell)
-    # truegen: mean over the raters of the PCM expected score (tensordot: per replication)
+        raters[b] = draw_raters(rng, n, nr, k)
+        u[b] = draw_for_scores(rng, cell, generator)
+    # truegen: mean over the raters of the PCM expected score (its BLAS product per replication)
     p_true, big_true = _probabilities(quality[:, :, None], steps[None, None, :, :])
-    cats = np.arange(m + 1, dtype=np.float64)
     true = np.empty((B, n))
     for b in range(B):
-        true[b] = np.tensordot(cats, np.ascontiguousarray(p_true[:, b]), axes=1).mean(axis=1)
+        true[b] = pcm_model.expected_cm(np.ascontiguousarray(p_true[:, b])).mean(axis=1)
     # obsgen
-    raters = np.argsort(order_u, axis=2)[:, :, :k]
     p_obs, big_obs = _probabilities(quality[:, :, None], steps[raters])
-    s = inverse_cdf(p_obs, u)
+    s = pcm_model.inverse_cdf(p_obs, u)
     big = big_true | big_obs   # some scoring call of generate_set would rescale
-    if two_plus:
-        third = np.abs(s[:, :, 0] - s[:, :, 1]) > 1
-        d1, d2 = np.abs(s[:, :, 2] - s[:, :, 0]), np.abs(s[:, :, 2] - s[:, :, 1])
-        keep1 = (d1 < d2) | ((d1 == d2) & (s[:, :, 0] > s[:, :, 1]))
+    if cell.raters_per_paper == "2+":
         # kept ratings in file order: (r1, r2) without a third; (r1 or r2, r3) with one
-        first = np.where(third & ~keep1, 1, 0)
-        second = np.where(third, 2, 1)
-        pick = np.stack([first, second], axis=2)
+        kept = two_plus_kept(s)
+        pick = np.stack([np.where(kept[..., 0], 0, 1), np.where(kept[..., 2], 2, 1)], axis=2)
         r_kept = np.take_along_axis(raters, pick, axis=2)
         s_kept = np.take_along_axis(s, pick, axis=2)
     else:
@@ -151,13 +128,3 @@ def generate_batch(cell: Cell, generator: str, seed: int, reps, steps=None, line
                                                          true_score)], nr)
         batch.rater[b], batch.score[b], batch.true[b] = one.rater[0], one.score[0], one.true[0]
     return batch
-
-
-def draw_quality_batch(z, cell: Cell):
-    """:func:`draw_quality`'s shapes of z, element-wise over a batch."""
-    if cell.quality == "normal":
-        return 3.0 * z + 2.0
-    if cell.quality == "positive":
-        return 5.0 * np.abs(z) - 3.0
-    return -5.0 * np.abs(z) + 7.0
-

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..design import Cell
+from ..design import Cell, keep_first, needs_third, shape_quality
 from ..models import pcm as pcm_model
 from ..models import sequential as seq_model
 from .basic1990 import ObservedRatings
@@ -44,17 +44,37 @@ class GeneratedSet:
 
 def draw_quality(rng, cell: Cell) -> np.ndarray:
     """The programs' shapes of a standard normal z: 3z + 2, 5|z| - 3, -5|z| + 7."""
-    z = rng.standard_normal(cell.papers)
-    if cell.quality == "normal":
-        return 3.0 * z + 2.0
-    if cell.quality == "positive":
-        return 5.0 * np.abs(z) - 3.0
-    return -5.0 * np.abs(z) + 7.0
+    return shape_quality(rng.standard_normal(cell.papers), cell.quality)
 
 
 def draw_raters(rng, n_papers: int, n_raters: int, k: int) -> np.ndarray:
     """k distinct raters per paper, uniformly: shape (papers, k)."""
     return np.argsort(rng.random((n_papers, n_raters)), axis=1)[:, :k]
+
+
+def score_groups(cell: Cell):
+    """The raters drawn for each paper as obsgen scores them, ``(start, stop)`` column ranges: the
+    2+ design scores the first two raters of every paper, then the third."""
+    k = cell.raters_drawn
+    return ((0, 2), (2, 3)) if cell.raters_per_paper == "2+" else ((0, k),)
+
+
+def draw_for_scores(rng, cell: Cell, generator: str) -> np.ndarray:
+    """obsgen's random numbers behind the scores, one per rater drawn, ``(papers, raters
+    drawn)``, group by group (:func:`score_groups`): uniforms (the PCM and the sequential
+    process invert their CDFs), standard normals for the linear model."""
+    draw = rng.standard_normal if generator == "linear" else rng.random
+    return np.concatenate([draw((cell.papers, b - a)) for a, b in score_groups(cell)], axis=1)
+
+
+def two_plus_kept(scores):
+    """The 2+ design's bookkeeping: ``scores`` ``(..., 3)`` of the three raters drawn for each
+    paper -> which ratings the file keeps ``(..., 3)``: the first two when they differ by at
+    most a point, else the third with the nearer of the two (:func:`~ratercal_cli.design.keep_first`)."""
+    s1, s2, s3 = scores[..., 0], scores[..., 1], scores[..., 2]
+    third = needs_third(s1, s2)
+    keep1 = keep_first(s1, s2, s3)
+    return np.stack([~third | keep1, ~third | ~keep1, third], axis=-1)
 
 
 class _Scorer:
@@ -64,13 +84,14 @@ class _Scorer:
     def n_raters(self):
         return len(self.linear["effects"]) if self.generator == "linear" else self.steps.shape[0]
 
-    def score(self, rng, quality, raters, max_score):
+    def score(self, quality, raters, draws, max_score):
+        """Scores of ``raters`` on papers of ``quality`` from their :func:`draw_for_scores`."""
         if self.generator == "linear":
             eff = np.asarray(self.linear["effects"])[raters]
             sd = np.asarray(self.linear["error_sd"])[raters]
-            x = quality + eff + sd * rng.standard_normal(np.shape(raters))
+            x = quality + eff + sd * draws
             return np.clip(np.floor(x + 0.5), 0, max_score).astype(np.int64)
-        return MODELS[self.generator].sample_scores(rng, quality, self.steps[raters])
+        return MODELS[self.generator].scores_from_uniforms(quality, self.steps[raters], draws)
 
 
 def stage_seed(seed: int, code: str, replication: int, stage: int) -> np.random.SeedSequence:
@@ -113,17 +134,13 @@ def observe(cell: Cell, quality, generator: str, seed_seq, steps=None, linear=No
     two_plus = cell.raters_per_paper == "2+"
     k = cell.raters_drawn
     raters = draw_raters(rng, n, nr, k)
+    draws = draw_for_scores(rng, cell, generator)
+    scores = np.concatenate([scorer.score(quality[:, None], raters[:, a:b], draws[:, a:b], m)
+                             for a, b in score_groups(cell)], axis=1)
     if two_plus:
-        s12 = scorer.score(rng, quality[:, None], raters[:, :2], m)
-        s3 = scorer.score(rng, quality[:, None], raters[:, 2:], m)[:, 0]
-        third = np.abs(s12[:, 0] - s12[:, 1]) > 1
-        d1, d2 = np.abs(s3 - s12[:, 0]), np.abs(s3 - s12[:, 1])
-        keep1 = (d1 < d2) | ((d1 == d2) & (s12[:, 0] > s12[:, 1]))
-        scores = np.column_stack([s12, s3])
-        kept = np.column_stack([~third | keep1, ~third | ~keep1, third])
-        present = np.column_stack([np.ones((n, 2), bool), third])
+        kept = two_plus_kept(scores)
+        present = np.column_stack([np.ones((n, 2), bool), kept[:, 2]])
     else:
-        scores = scorer.score(rng, quality[:, None], raters, m)
         kept = present = np.ones((n, k), bool)
     order = np.broadcast_to(np.arange(1, k + 1), (n, k))
     paper = np.broadcast_to(np.arange(n)[:, None], (n, k))

@@ -37,6 +37,15 @@ def sample_scores(rng, theta, delta):
     """Draw a score per (theta, delta) pair from the process's category probabilities
     (one uniform per score, inverting the CDF; OBSGEN drew one per step attempted)."""
     p = category_probabilities(theta, delta)
+    return _inverse_cdf(p, rng.random(p.shape[:-1]))
+
+
+def scores_from_uniforms(theta, delta, u):
+    """:func:`sample_scores` with its uniform draws ``u`` (the broadcast shape) given."""
+    return _inverse_cdf(category_probabilities(theta, delta), u)
+
+
+def _inverse_cdf(p, u):
+    """The first category whose cumulative probability reaches ``u`` (``p``'s last axis)."""
     cdf = np.cumsum(p, axis=-1)
-    u = rng.random(cdf.shape[:-1] + (1,))
-    return np.minimum((u > cdf).sum(axis=-1), p.shape[-1] - 1)
+    return np.minimum((u[..., None] > cdf).sum(axis=-1), p.shape[-1] - 1)

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..design import keep_first, needs_third
 from ..errors import InputError
 from ..io import open_output, read_table
 from ..ratings import MAX_SCALE_POINTS, Adjusted, Ratings, Scale, checked_scale, natural_key, parse_scale  # noqa: F401
@@ -135,7 +136,8 @@ def resolve_discrepancies(paper, score, threshold: int = 1, order=None):
     to it; on a tie (third midway) the lower of the two is dropped -- OBSGEN.BAS's
     rule and the district's (Denny 1990, p. 50: "the most discrepant rating was
     omitted, or if the third rating was midway between the other two then the lower
-    rating was omitted").
+    rating was omitted"); the rule is :func:`~ratercal_cli.design.needs_third` and
+    :func:`~ratercal_cli.design.keep_first`, which the generators use too.
 
     Returns ``(keep, resolved)``: ``keep`` false for the dropped rating,
     ``resolved`` true for every rating of a resolved paper.
@@ -155,11 +157,9 @@ def resolve_discrepancies(paper, score, threshold: int = 1, order=None):
     three = np.flatnonzero(counts == 3)
     i1, i2, i3 = (order[starts[three] + k] for k in range(3))
     s1, s2, s3 = score[i1], score[i2], score[i3]
-    disc = np.abs(s1 - s2) > threshold
+    disc = needs_third(s1, s2, threshold)
     i1, i2, i3, s1, s2, s3 = (a[disc] for a in (i1, i2, i3, s1, s2, s3))
-    d1, d2 = np.abs(s3 - s1), np.abs(s3 - s2)
-    drop_first = (d1 > d2) | ((d1 == d2) & (s1 < s2))
-    dropped = np.where(drop_first, i1, i2)
+    dropped = np.where(keep_first(s1, s2, s3), i2, i1)
     keep[dropped] = False
     resolved[np.concatenate([i1, i2, i3])] = True
     return keep, resolved

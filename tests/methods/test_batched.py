@@ -17,7 +17,6 @@ import pytest
 
 from ratercal_cli.config import load_config
 from ratercal_cli.generators.batched import generate_batch
-from ratercal_cli.generators.modern import generate_set
 from ratercal_cli.methods import STUDY_METHODS, make_method
 from ratercal_cli.methods.batched import batched_codes, paper_scores
 from ratercal_cli.montecarlo.replicate import chunk_rows, replicate
@@ -35,20 +34,6 @@ def _batch(code, reps=REPS):
     cell = CFG.cell(code)
     return cell, generate_batch(cell, SPEC.generator, SPEC.seed, reps, SPEC.steps_for(cell.max_score),
                                 SPEC.linear or None, SPEC.true_score, SPEC.n_raters)
-
-
-@pytest.mark.parametrize("code", CELLS)
-def test_batch_holds_the_sets_generate_set_makes(code):
-    cell, batch = _batch(code)
-    assert batch.rater.shape == (len(REPS), cell.papers, 2 if code[0] == "0" else int(code[0]))
-    for b, rep in enumerate(REPS):
-        gen = generate_set(cell, SPEC.generator, SPEC.seed, rep, SPEC.steps_for(cell.max_score), None,
-                           SPEC.true_score)
-        o, r = gen.observed, batch.ratings(b)
-        assert np.array_equal(r.paper, o.paper[o.kept])
-        assert np.array_equal(r.rater, o.rater[o.kept])
-        assert np.array_equal(r.score, o.score[o.kept])
-        assert np.array_equal(batch.true[b], gen.true_score)
 
 
 @pytest.mark.parametrize("variant", ["faithful", "corrected"])
