@@ -1,36 +1,49 @@
 """Marginal maximum likelihood (MML) for the partial credit and rating scale models of raters,
 and their many-facet form (Linacre's MFRM), with a normal distribution of paper quality.
 
-Rating ``i`` of paper ``p`` by rater ``j`` (in level ``f`` of an optional further facet, e.g.
-the task or domain) is ``x`` in 0..M with, for the "item" ``u = (j, f)``,
+Rating ``i`` of paper ``p`` by rater ``j`` (in levels ``f1, f2, ...`` of optional further facets,
+e.g. the task, the domain of a rubric) is ``x`` in 0..M with, for the "item" ``u = (j, f1, ...)``,
 
     P(x | theta_p) = exp(x theta_p - tau[u, x]) / sum_h exp(h theta_p - tau[u, h])
     PCM  (``model="pcm"``, rater-specific thresholds, Masters 1982):
-         tau[u, x] = sum_{k<=x} delta[j, k] + x gamma[f]
+         tau[u, x] = sum_{k<=x} delta[j, k] + x sum_f gamma_f[l_f]
     RSM  (``model="rsm"``, shared thresholds + rater severity, Andrich 1978; Linacre 1989):
-         tau[u, x] = x (beta[j] + gamma[f]) + sum_{k<=x} kappa[k]
+         tau[u, x] = x (beta[j] + sum_f gamma_f[l_f]) + sum_{k<=x} kappa[g, k]
 
-with ``theta_p ~ N(0, sigma^2)`` (sigma estimated), ``sum gamma = 0`` and ``sum kappa = 0``.
+with ``theta_p ~ N(0, sigma^2)`` (sigma estimated), each facet summing to 0 and ``sum kappa = 0``;
+``g`` is 0 (shared thresholds) or the item's level of the facet named by ``threshold_facet``.
+
+**For the many-facet models built on this** (anchors, more facets, bias terms): the
+parameters are the named blocks of :class:`.mml_layout.Layout` (``steps`` or ``severity`` +
+``thresholds``, ``facet0``, ``facet1``, ..., ``theta_mean``, ``log_sigma``); ``fit_mml(...,
+anchor=f)`` calls ``f(layout)`` before fitting, and ``layout.fix(block, index, value)`` holds any
+entry at a value (``layout.free("theta_mean")`` lets the paper mean move once raters are
+anchored; an anchored block drops its sum-zero constraint).  Estimates of every block are in
+``MMLFit.effects`` (name -> (estimate, SE)); ``MMLFit.layout.value`` the natural vector.  A new
+kind of term is a new block with its columns of the layout's ``B`` (``tau = B @ value``) and,
+if wanted, rows of its ``penalty``: the engine (:mod:`.mml_engine`) sees only ``tau``.
+
 The marginal log-likelihood (Bock & Aitkin 1981)
 
     log L = sum_p log  integral  prod_{i in p} P(x_i | theta) N(theta; 0, sigma^2) d theta
 
-is computed by Gauss-Hermite quadrature, by default adaptive (Schilling & Bock 2005: each
-paper's nodes at its posterior mean, spread by its posterior sd: 21 nodes integrate a paper
-with a near-normal posterior to 1e-9, where fixed nodes ``N(0, sigma^2)`` (``adaptive=False``)
-need hundreds).  The hard case is a paper at the top (bottom) of a wide scale: its posterior
-is the normal tail cut sharply by the likelihood, integrated by 21 nodes to about 1e-3 in
-log L (61: 1e-5); on 100-paper 0-9 sets this moves such papers' EAP by up to a few hundredths
-against 61 nodes (``n_nodes``).
+is computed on an equally spaced grid of ``theta = sigma z`` over +-7 sigma (the trapezoidal
+rule, :mod:`.mml_engine`), shared by every paper, so that ``log P`` is one table of items x
+categories x nodes and a paper's likelihood a sum of its rows; papers with the same ratings are
+computed once.  The grid's spacing is set by the papers' posteriors (at most the 1% quantile of
+their sd / ``NODE_RATIO``; at least MIN_NODES nodes): the trapezoidal rule's error falls like
+``exp(-2 pi^2 (sd / spacing)^2)``, so log L is exact to about 1e-10 both for near-normal posteriors
+and for a top paper on a wide scale (its posterior a normal tail cut by the likelihood), and a
+rubric's many ratings a paper (narrow posteriors) get a finer grid.  This is the likelihood of
+Python's ``mirt`` (``fit_mfrm``), which uses the same rule over +-6 sigma.
 
 log L is maximised by Newton-Raphson with the analytic gradient (Fisher's identity) and the
 observed information of Louis (1982), every step halved until log L rises; where that
-information is not positive definite (far from the maximum) the step is Bock and Aitkin's EM
-step instead (E step: each paper's posterior weights at the nodes; M step: one Newton step on
-the expected complete-data log-likelihood, Lange's 1995 EM gradient).  The nodes follow the
-posteriors between iterations.  From a start of sigma = 2 this takes 7-25 iterations; where
-21 nodes integrate too roughly for Newton's method to settle (a few percent of 100-paper 0-9
-sets, with large sigma and many top or bottom papers), the fit goes on with 61 nodes after 40.
+information is not positive definite (far from the maximum) the step is the EM gradient step
+(the expected complete-data information, Lange 1995).  The information is recomputed only
+while Newton's method needs it (a chord step with the last one otherwise: a gradient costs
+about a tenth of the information).  From a start of sigma = 2 this takes 6-10 iterations; the
+grid is chosen at the start and refined at the end if the posteriors there need it.
 
 Weak priors keep every estimate finite whatever the data (penalised ML; they move estimable
 parameters by a small fraction of their SE: 0.05 logits, 0.07 SE, for a step into a category
@@ -59,16 +72,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 from scipy.linalg import cho_factor, cho_solve
-from scipy.sparse import csr_matrix
 
 from ..errors import MethodError
 from ..ratings import Adjusted, Ratings
 from .base import RaterAdjuster, fair_score_adjusted
-from .quality import (category_probabilities, estimate_quality, expected_score, log_category_probabilities,
-                      mean_expected_score, moments)
+from .mml_engine import SPAN, GridEngine
+from .mml_layout import Layout, make_layout
+from .quality import category_probabilities, estimate_quality, expected_score, mean_expected_score, moments
 
-__all__ = ["MMLFit", "fit_mml", "marginal_loglik", "MarginalRaterModel", "PRIOR_STEP_SD", "PRIOR_LOCATION_SD"]
+__all__ = ["MMLFit", "fit_mml", "marginal_loglik", "MarginalRaterModel", "PRIOR_STEP_SD", "PRIOR_LOCATION_SD",
+           "Layout", "required_nodes"]
 
 #: sd of the weak normal prior on the difference of adjacent thresholds (logits)
 PRIOR_STEP_SD = 5.0
@@ -77,217 +92,16 @@ PRIOR_LOCATION_SD = 10.0
 
 #: the largest change of a parameter in one iteration (logits)
 MAX_STEP = 8.0
-#: iterations with ``n_nodes`` nodes before going on with ESCALATE_NODES (adaptive quadrature only)
-ESCALATE_AFTER = 40
-ESCALATE_NODES = 61
+#: the grid: at least MIN_NODES, at most MAX_NODES nodes, spacing at most the 1% quantile of the
+#: papers' posterior sd (in units of sigma) / NODE_RATIO
+MIN_NODES = 31
+MAX_NODES = 401
+NODE_RATIO = 1.5
+#: Newton steps reuse the information while the decrement falls at least this much a step
+REUSE_GAIN = 20.0
 #: the start of sigma
 SIGMA0 = 2.0
-_LOG2PI = np.log(2.0 * np.pi)
-_SQ2 = np.sqrt(2.0)
-_TRACE = None  # a list to which fit_mml appends (iteration, newton, log L, decrement, node shift, sigma)
-
-
-# ---------------------------------------------------------------------------------------
-# the marginal likelihood at given quadrature nodes
-# ---------------------------------------------------------------------------------------
-@dataclass
-class _Eval:
-    ll: float
-    w: np.ndarray            # (N, Q) posterior weights
-    theta: np.ndarray        # (N, Q) nodes
-    g_tau: np.ndarray = None  # (U, M)
-    g_ls: float = 0.0
-    H: np.ndarray = None     # (U*M+1, U*M+1) Louis Hessian of log L in (tau, log sigma)
-    H_em: np.ndarray = None  # the complete-data (EM) Hessian
-
-
-class _Engine:
-    """Ratings sorted by paper; log L, gradient and Hessian in (tau[u, 1..M], log sigma)."""
-
-    def __init__(self, paper, item, score, n_items, K, n_nodes=11):
-        paper = np.asarray(paper, dtype=np.int64)
-        order = np.argsort(paper, kind="stable")
-        self.order = order
-        paper = paper[order]
-        self.item = np.asarray(item, dtype=np.int64)[order]
-        self.x = np.asarray(score, dtype=np.int64)[order]
-        self.papers, self.p = np.unique(paper, return_inverse=True)  # used papers, compact index
-        self.p = self.p.ravel()
-        n = self.x.size
-        self.n, self.N, self.U, self.K, self.M = n, self.papers.size, n_items, K, K - 1
-        self.starts = np.flatnonzero(np.r_[True, self.p[1:] != self.p[:-1]])
-        self.ar = np.arange(n)
-        self.Eu = csr_matrix((np.ones(n), (self.item, self.ar)), shape=(n_items, n))
-        a, b = [], []
-        idx = np.arange(n)
-        for d in range(1, int(np.bincount(self.p).max()) if n else 1):
-            same = self.p[:-d] == self.p[d:]
-            a.append(idx[:-d][same])
-            b.append(idx[d:][same])
-        self.a = np.concatenate(a) if a else np.zeros(0, np.int64)
-        self.b = np.concatenate(b) if b else np.zeros(0, np.int64)
-        key = self.item[self.a] * n_items + self.item[self.b]
-        self.Ep = csr_matrix((np.ones(self.a.size), (key, np.arange(self.a.size))), shape=(n_items ** 2, self.a.size))
-        t, w = np.polynomial.hermite.hermgauss(n_nodes)
-        self.t, self.logw = t, np.log(w) + t * t  # physicists' Gauss-Hermite, e^{t^2} folded in
-
-    def nodes(self, mu, s):
-        return mu[:, None] + (s * _SQ2)[:, None] * self.t[None, :]
-
-    def evaluate(self, tau, log_sigma, mu, s, level=0) -> _Eval:
-        """log L at nodes ``mu + s sqrt(2) t`` per paper; level 1 adds the gradient, 2 the Hessians."""
-        theta = self.nodes(mu, s)
-        sig2 = np.exp(2.0 * log_sigma)
-        L = self.logw[None, :] + np.log(s * _SQ2)[:, None] - 0.5 * _LOG2PI - log_sigma - 0.5 * theta * theta / sig2
-        logP = log_category_probabilities(theta[self.p], tau[self.item][:, None, :])  # (n, Q, K)
-        L = L + np.add.reduceat(logP[self.ar, :, self.x], self.starts, axis=0)
-        top = L.max(axis=1, keepdims=True)
-        llp = top[:, 0] + np.log(np.exp(L - top).sum(axis=1))
-        w = np.exp(L - llp[:, None])
-        ev = _Eval(ll=float(llp.sum()), w=w, theta=theta)
-        if level == 0:
-            return ev
-        n, M, U = self.n, self.M, self.U
-        P = np.exp(logP)
-        Wi = w[self.p]
-        Pbar = np.einsum("nq,nqk->nk", Wi, P)
-        G = Pbar.copy()
-        G[self.ar, self.x] -= 1.0
-        ev.g_tau = np.asarray(self.Eu @ G)[:, 1:]
-        c = theta * theta / sig2 - 1.0  # d log N(theta; 0, sigma^2) / d log sigma
-        ev.g_ls = float((w * c).sum())
-        if level == 1:
-            return ev
-        Pb = Pbar[:, 1:]
-        Pq = P[:, :, 1:]
-        # one rating: E_w[d2 log P] = -(diag Pbar - S), S = sum_q w P P'; its posterior covariance
-        # S - Pbar Pbar' (Louis) appears once in the complete-data (EM) and twice in the observed form
-        selfcov = np.matmul((Pq * Wi[:, :, None]).transpose(0, 2, 1), Pq) - Pb[:, :, None] * Pb[:, None, :]
-        em = -(np.einsum("nh,hg->nhg", Pb, np.eye(M)) - Pb[:, :, None] * Pb[:, None, :]) + selfcov
-        own = em + selfcov
-        blocks = np.zeros((U, U, M, M))
-        if self.a.size:
-            Da = (P[self.a][:, :, 1:] - Pbar[self.a][:, None, 1:]) * Wi[self.a][:, :, None]
-            Db = P[self.b][:, :, 1:] - Pbar[self.b][:, None, 1:]
-            C = np.matmul(Da.transpose(0, 2, 1), Db)  # posterior covariance of two ratings' scores
-            blocks = np.asarray(self.Ep @ C.reshape(-1, M * M)).reshape(U, U, M, M)
-            blocks = blocks + blocks.transpose(1, 0, 3, 2)
-        diag = np.asarray(self.Eu @ own.reshape(n, M * M)).reshape(U, M, M)
-        blocks[np.arange(U), np.arange(U)] += diag
-        D = U * M
-        H = np.zeros((D + 1, D + 1))
-        H[:D, :D] = blocks.transpose(0, 2, 1, 3).reshape(D, D)
-        ct = c - (w * c).sum(axis=1, keepdims=True)
-        H[:D, D] = H[D, :D] = np.asarray(self.Eu @ np.einsum("nq,nqk->nk", Wi * ct[self.p], P[:, :, 1:])).ravel()
-        Hss = float((w * (-2.0 * theta * theta / sig2)).sum())
-        H[D, D] = Hss + float((w * ct * ct).sum())
-        ev.H = H
-        em = np.asarray(self.Eu @ em.reshape(n, M * M)).reshape(U, M, M)
-        Hem = np.zeros((D + 1, D + 1))
-        for u in range(U):
-            Hem[u * M:(u + 1) * M, u * M:(u + 1) * M] = em[u]
-        Hem[D, D] = Hss
-        ev.H_em = Hem
-        return ev
-
-    def posterior_moments(self, ev: _Eval):
-        mu = (ev.w * ev.theta).sum(axis=1)
-        sd = np.sqrt(np.maximum((ev.w * (ev.theta - mu[:, None]) ** 2).sum(axis=1), 0.0))
-        return mu, sd
-
-    def grid_moments(self, tau, log_sigma, n_grid=61):
-        """Posterior mean and sd of every paper on a fixed grid of ``n_grid`` points over +-6 sigma
-        (the start of the adaptive nodes)."""
-        sig = np.exp(log_sigma)
-        grid = np.linspace(-6.0, 6.0, n_grid) * sig
-        logP = log_category_probabilities(grid[None, :], tau[self.item][:, None, :])
-        L = np.add.reduceat(logP[self.ar, :, self.x], self.starts, axis=0) - 0.5 * (grid / sig) ** 2
-        L -= L.max(axis=1, keepdims=True)
-        w = np.exp(L)
-        w /= w.sum(axis=1, keepdims=True)
-        mu = w @ grid
-        sd = np.sqrt(np.maximum(w @ grid ** 2 - mu ** 2, 0.0))
-        return mu, np.maximum(sd, grid[1] - grid[0])
-
-
-# ---------------------------------------------------------------------------------------
-# parametrisation: phi -> tau[u, 1..M] (linear), and the priors
-# ---------------------------------------------------------------------------------------
-@dataclass
-class _Design:
-    A: np.ndarray        # (U*M, P): tau[u, 1..M] = (A @ phi)[u*M:(u+1)*M]
-    Omega: np.ndarray    # (P, P): prior precision, penalty 0.5 phi' Omega phi
-    # reported quantities as linear maps of phi (rows), before centring
-    steps: np.ndarray    # (J*M, P): rater j's step k at the facets' mean
-    severity: np.ndarray  # (J, P)
-    kappa: np.ndarray    # (M, P) RSM shared thresholds (zero rows for the PCM)
-    gamma: np.ndarray    # (F, P)
-
-
-def _sum_zero(n):
-    """(n, n-1): n effects summing to zero from n-1 free ones (the last = -sum of the others)."""
-    C = np.zeros((n, max(n - 1, 0)))
-    if n > 1:
-        C[:-1] = np.eye(n - 1)
-        C[-1] = -1.0
-    return C
-
-
-def _design(model, items, J, F, K, step_sd, location_sd, used=None) -> _Design:
-    """items: (U, 2) rater and facet level of each item; used: (J, K) bool, categories each rater
-    gave (the PCM's severity is the mean of the steps between a rater's lowest and highest)."""
-    M = K - 1
-    U = items.shape[0]
-    cum = np.tril(np.ones((M, M)))  # steps -> cumulative
-    dif = np.eye(M) - np.eye(M, k=-1)  # cumulative -> steps
-    second = (np.eye(M) - np.eye(M, k=1))[:-1]  # steps -> adjacent differences (M-1, M)
-    Cg = _sum_zero(F)
-    x = np.arange(1, M + 1, dtype=np.float64)
-    if model == "pcm":
-        P = J * M + Cg.shape[1]
-        A = np.zeros((U * M, P))
-        for u, (j, f) in enumerate(items):
-            A[u * M:(u + 1) * M, j * M:(j + 1) * M] = np.eye(M)
-            A[u * M:(u + 1) * M, J * M:] = np.outer(x, Cg[f])
-        steps = np.zeros((J * M, P))
-        for j in range(J):
-            steps[j * M:(j + 1) * M, j * M:(j + 1) * M] = dif
-        severity = np.zeros((J, P))
-        for j in range(J):
-            cats = np.flatnonzero(used[j]) if used is not None else np.arange(K)
-            lo, hi = (cats[0], cats[-1]) if cats.size > 1 else (0, M)
-            # mean of steps lo+1..hi = (tau[hi] - tau[lo]) / (hi - lo): estimable whatever the
-            # steps into unused end categories do
-            severity[j] = steps[j * M + lo:j * M + hi].mean(axis=0)
-        kappa = np.zeros((M, P))
-        smooth = [second @ steps[j * M:(j + 1) * M] for j in range(J)]
-        gamma = np.zeros((F, P))
-        gamma[:, J * M:] = Cg
-    elif model == "rsm":
-        Ck = _sum_zero(M)
-        nk = Ck.shape[1]
-        P = J + nk + Cg.shape[1]
-        A = np.zeros((U * M, P))
-        for u, (j, f) in enumerate(items):
-            A[u * M:(u + 1) * M, j] = x
-            A[u * M:(u + 1) * M, J:J + nk] = cum @ Ck
-            A[u * M:(u + 1) * M, J + nk:] = np.outer(x, Cg[f])
-        severity = np.zeros((J, P))
-        severity[np.arange(J), np.arange(J)] = 1.0
-        kappa = np.zeros((M, P))
-        kappa[:, J:J + nk] = Ck
-        steps = np.zeros((J * M, P))
-        for j in range(J):
-            steps[j * M:(j + 1) * M] = severity[j][None, :] + kappa
-        smooth = [second @ kappa]
-        gamma = np.zeros((F, P))
-        gamma[:, J + nk:] = Cg
-    else:
-        raise ValueError(f"model must be 'pcm' or 'rsm', not {model!r}")
-    R = np.vstack(smooth) / step_sd
-    L = np.vstack([severity, gamma]) / location_sd
-    Omega = R.T @ R + L.T @ L
-    return _Design(A=A, Omega=Omega, steps=steps, severity=severity, kappa=kappa, gamma=gamma)
+_TRACE = None  # a list to which fit_mml appends (iteration, newton, log L, decrement, nodes)
 
 
 # ---------------------------------------------------------------------------------------
@@ -298,13 +112,17 @@ class MMLFit:
     """What :func:`fit_mml` estimates (raters as in the ratings, rows of unrated raters nan).
 
     Centred so that the raters' mean severity is 0 (the paper distribution has mean
-    ``theta_mean`` and sd ``sigma``).  ``steps`` (J, M) rater j's step k (RSM: beta_j + kappa_k),
-    ``thresholds`` (PCM: (J, M) steps minus the rater's severity; RSM: (M,) kappa), ``severity``
-    (J,), ``facet`` (F,) effects of the further facet (sum 0; empty without one), each with a
-    model SE ``*_se``; ``tau`` (J, K) cumulative parameters of each rater at the facets' mean,
-    ``item_tau`` (U, K) of each (rater, facet level) item with ``items`` (U, 2); ``eap``/``eap_sd``
-    per paper (nan: no ratings); ``loglik`` the marginal log-likelihood (without the priors);
-    ``cov`` the covariance of the free parameters and log sigma.
+    ``theta_mean`` and sd ``sigma``) unless the layout is anchored (then on the anchors' scale).
+    ``steps`` (J, M) rater j's step k (RSM: beta_j + kappa_k) at the facets' mean,
+    ``thresholds`` (PCM: (J, M) steps minus the rater's severity; RSM: (M,) kappa, or (G, M) with
+    thresholds per level of a facet), ``severity`` (J,), ``facet`` (L,) effects of the first
+    further facet (empty without one), each with a model SE ``*_se``; ``effects`` every block of
+    the layout by name: (estimate, SE) on the reported scale; ``tau`` (J, K) cumulative
+    parameters of each rater at the facets' mean, ``item_tau`` (U, K) of each item with ``items``
+    (U, 1 + F: rater, facet levels); ``eap``/``eap_sd`` per paper (nan: no ratings); ``loglik``
+    the marginal log-likelihood (without the priors); ``cov`` the covariance of the layout's free
+    coordinates (:meth:`.mml_layout.Layout.free_map`); ``layout`` with ``value`` the estimates
+    (natural, before centring).
     """
 
     model: str
@@ -330,190 +148,317 @@ class MMLFit:
     cov: np.ndarray
     unused: np.ndarray   # (J, K) bool: category never given (RSM: by no rater) -> prior-borne thresholds
     notes: list
-    n_nodes: int = 0     # quadrature nodes of the final iterations (21, or 61 after escalating)
+    n_nodes: int = 0     # grid nodes of the final iterations
+    effects: dict = None
+    layout: Layout = None
 
 
 def _items(ratings: Ratings, facet):
-    """Item (rater, facet level) of every rating, the items (U, 2), active raters and F."""
+    """Item of every rating, the items (U, 1 + F: compact rater, facet levels), the active raters
+    and the facets' numbers of levels.  ``facet``: None, a level per rating, or (n, F) levels."""
     seen = np.flatnonzero(ratings.ratings_per_rater() > 0)
     rmap = np.full(ratings.n_raters, -1)
     rmap[seen] = np.arange(seen.size)
     if facet is None:
-        f = np.zeros(ratings.n_ratings, dtype=np.int64)
-        F = 1
+        f = np.zeros((ratings.n_ratings, 0), dtype=np.int64)
     else:
         f = np.asarray(facet, dtype=np.int64)
-        if f.shape != ratings.rater.shape or (f.size and f.min() < 0):
-            raise ValueError("facet must give a non-negative level per rating")
-        F = int(f.max()) + 1 if f.size else 1
-    key = rmap[ratings.rater] * F + f
-    ukeys, item = np.unique(key, return_inverse=True)
-    items = np.column_stack([ukeys // F, ukeys % F])
-    return item.ravel(), items, seen, F
+        f = f.reshape(f.shape[0], -1) if f.ndim else f
+        if f.shape[0] != ratings.n_ratings or (f.size and f.min() < 0):
+            raise ValueError("facet must give a non-negative level per rating (one column per facet)")
+    levels = [int(f[:, c].max()) + 1 if f.size else 1 for c in range(f.shape[1])]
+    key = np.column_stack([rmap[ratings.rater], f])
+    items, item = np.unique(key, axis=0, return_inverse=True)
+    return item.ravel(), items, seen, levels
 
 
-def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int = 21, adaptive: bool = True,
-            max_iter: int = 200, tol: float = 1e-9, node_tol: float = 1e-2, step_sd: float = PRIOR_STEP_SD,
-            location_sd: float = PRIOR_LOCATION_SD) -> MMLFit:
-    """Fit the PCM (``model="pcm"``) or RSM/MFRM (``"rsm"``) by MML (module docstring).
+class _Objective:
+    """The penalised log L of a layout over its free coordinates ``phi`` (value = C phi + offset)."""
 
-    ``facet``: optional int level (0..F-1) per rating of a further facet.  Raises
-    :class:`MethodError` only for designs that cannot be put on one scale (raters not
-    linked through shared papers) or with no ratings; otherwise always returns estimates
-    (``converged`` False and a note when ``max_iter`` was reached).
-    """
-    from ..network import require_connected
+    def __init__(self, eng: GridEngine, layout: Layout):
+        self.eng, self.layout = eng, layout
+        self.C, self.offset = layout.free_map()
+        U, M = eng.U, eng.M
+        ls = layout.blocks["log_sigma"].start
+        E = sparse.vstack([layout.B, sparse.csr_matrix(([1.0], ([0], [ls])), shape=(1, layout.n))]).tocsr()
+        self.K = (E @ self.C).tocsr()            # free -> (tau[:, 1:], log sigma)
+        self.R = sparse.csr_matrix(layout.penalty)
+        self.RC = (self.R @ self.C).tocsr()
+        self.pen = (self.RC.T @ self.RC).toarray()
+        self.U, self.M, self.ls = U, M, ls
+        self._item_rows()
 
-    if ratings.n_ratings == 0:
-        raise MethodError(f"MML ({model.upper()}): no ratings")
-    require_connected(ratings, f"MML ({model.upper()})")
-    K = ratings.max_score + 1
-    M = K - 1
-    item, items, seen, F = _items(ratings, facet)
-    J = seen.size
-    U = items.shape[0]
-    counts = np.zeros((J, K))
-    np.add.at(counts, (np.searchsorted(seen, ratings.rater), ratings.score), 1.0)
-    des = _design(model, items, J, F, K, step_sd, location_sd, used=counts > 0)
-    eng = _Engine(ratings.paper, item, ratings.score, U, K, n_nodes)
+    def _item_rows(self):
+        """K's rows of each item as a dense (M, w) block over its w free coordinates (``cols``,
+        padded with P), and its log sigma row ``ks``: what :meth:`.BlockHessian.project` takes."""
+        U, M = self.U, self.M
+        P = self.K.shape[1]
+        Kt = self.K[:-1].tocoo()
+        it = Kt.row // M
+        key = it.astype(np.int64) * (P + 1) + Kt.col
+        ukey = np.unique(key)
+        item_of, col_of = ukey // (P + 1), ukey % (P + 1)
+        first = np.searchsorted(item_of, np.arange(U))
+        rank = np.arange(ukey.size) - first[item_of]
+        w = int(rank.max()) + 1 if rank.size else 1
+        self.cols = np.full((U, w), P, dtype=np.int64)
+        self.cols[item_of, rank] = col_of
+        self.Ku = np.zeros((U, M, w))
+        pos = np.searchsorted(ukey, key)
+        self.Ku[it, Kt.row % M, rank[pos]] = Kt.data
+        self.ks = self.K[-1].toarray().ravel()
+        self.P = P
 
-    # start: sigma = SIGMA0 and each rater's adjacent-category log odds (RSM: all raters'), stretched
-    # by sqrt(1 + 0.346 sigma^2), the attenuation of logits by a normal quality (0.346 = (16 sqrt 3 / 15 pi)^2)
-    stretch = np.sqrt(1.0 + 0.346 * SIGMA0 ** 2)
-    if model == "pcm":
+    def value(self, phi):
+        return self.C @ phi + self.offset
+
+    def tau(self, phi):
+        v = self.value(phi)
+        t = np.zeros((self.U, self.M + 1))
+        t[:, 1:] = (self.layout.B @ v).reshape(self.U, self.M)
+        return t, float(v[self.ls])
+
+    def __call__(self, phi, level=0, moments=False):
+        """(penalised log L, gradient, Hessian, complete-data Hessian, evaluation)."""
+        v = self.value(phi)
+        tau, ls = self.tau(phi)
+        ev = self.eng.evaluate(tau, ls, level=level, moments=moments)
+        rv = self.R @ v
+        ll = ev.ll - 0.5 * float(rv @ rv)
+        if level == 0:
+            return ll, None, None, None, ev
+        g = self.K.T @ ev.g - self.RC.T @ rv
+        if level == 1:
+            return ll, g, None, None, ev
+        H = ev.H.project(self.Ku, self.cols, self.ks, self.P) - self.pen
+        Hem = ev.H_em.project(self.Ku, self.cols, self.ks, self.P) - self.pen
+        return ll, g, H, Hem, ev
+
+
+def _start(obj: _Objective, counts, items, sigma0=SIGMA0):
+    """Free coordinates where the fit starts: sigma = SIGMA0 and each rater's adjacent-category log
+    odds (RSM: all raters'), stretched by sqrt(1 + 0.346 sigma^2), the attenuation of logits by a
+    normal quality (0.346 = (16 sqrt 3 / 15 pi)^2), fitted by least squares to the layout."""
+    from scipy.sparse.linalg import lsqr
+
+    stretch = np.sqrt(1.0 + 0.346 * sigma0 ** 2)
+    if obj.layout.model == "pcm":
         tau0 = -np.log((counts + 0.5) / (counts[:, :1] + 0.5))[:, 1:] * stretch
         target = tau0[items[:, 0]].ravel()
     else:
         tot = counts.sum(axis=0) + 0.5
-        target = np.tile(-np.log(tot / tot[0])[1:] * stretch, U)
-    phi = np.linalg.lstsq(des.A, target, rcond=None)[0]
-    psi = np.r_[phi, np.log(SIGMA0)]
-    Ptot = psi.size
+        target = np.tile(-np.log(tot / tot[0])[1:] * stretch, items.shape[0])
+    Kt = obj.K[:-1]
+    want = np.r_[target - obj.layout.B @ obj.offset]
+    phi = lsqr(Kt, want, atol=1e-12, btol=1e-12, iter_lim=10 * Kt.shape[1] + 100)[0]
+    ls = obj.layout.index("log_sigma")[0]
+    col = obj.C[ls].indices
+    if col.size:   # log sigma free
+        phi[col[0]] = np.log(sigma0)
+    return phi
 
-    def tau_of(psi):
-        t = np.zeros((U, K))
-        t[:, 1:] = (des.A @ psi[:-1]).reshape(U, M)
-        return t
 
-    def penalised(ev, psi, level):
-        phi = psi[:-1]
-        ll = ev.ll - 0.5 * phi @ des.Omega @ phi
-        if level == 0:
-            return ll, None, None, None
-        g = np.r_[des.A.T @ ev.g_tau.ravel() - des.Omega @ phi, ev.g_ls]
-        AA = np.zeros((U * M + 1, Ptot))
-        AA[:U * M, :-1] = des.A
-        AA[-1, -1] = 1.0
-        Om = np.zeros((Ptot, Ptot))
-        Om[:-1, :-1] = des.Omega
-        return ll, g, AA.T @ ev.H @ AA - Om, AA.T @ ev.H_em @ AA - Om
+def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
+    """Newton-Raphson on the penalised log L (Louis information; the EM step where it is not
+    negative definite), each step at most MAX_STEP logits and halved until log L rises.  The
+    information is recomputed only while it is needed: at the start, after a step that had to be
+    halved, and while the Newton decrement falls by less than a factor REUSE_GAIN an iteration
+    (a chord step with the last information otherwise, which costs a gradient).
+    Returns (phi, converged, iterations so far)."""
+    factor, last_dec, newton = None, np.inf, False
+    while it < max_iter:
+        it += 1
+        if factor is None:
+            ll, g, H, Hem, _ = obj(phi, level=2)
+            factor, newton = _factor(H, Hem)
+        else:
+            ll, g = obj(phi, level=1)[:2]
+        d = cho_solve(factor, g)
+        dec = float(g @ d)   # twice the predicted gain of the Newton step
+        if _TRACE is not None:
+            _TRACE.append((it, newton, ll, dec, obj.eng.Q))
+        if newton and dec < tol * n_scale:   # converged: the last (tiny) step taken too
+            return phi + d, True, it
+        big = np.max(np.abs(d), initial=0.0)
+        if big > MAX_STEP:
+            d = d * (MAX_STEP / big)
+        step = 1.0
+        while True:
+            new = phi + step * d
+            ll_new = obj(new)[0]
+            if ll_new >= ll - 1e-12 * abs(ll) or step < 1e-6:
+                break
+            step /= 2.0
+        if ll_new < ll - 1e-12 * abs(ll):   # no ascent left at numerical precision
+            if factor is not None and step < 1.0:
+                factor = None   # try again with the information here
+                continue
+            return phi, newton, it
+        if step < 1.0 or not dec < last_dec / REUSE_GAIN:
+            factor = None
+        last_dec = dec
+        phi = new
+    return phi, False, it
 
-    if adaptive:
-        mu, s = eng.grid_moments(tau_of(psi), psi[-1])
-    # Where 21 nodes leave the integral of skewed posteriors (top or bottom papers on a wide scale,
-    # large sigma) rough, log L is not smooth enough for Newton's method to settle: after
-    # ESCALATE_AFTER iterations without convergence the fit goes on from where it is with
-    # ESCALATE_NODES nodes (about 3% of the 100-paper 0-9 sets of the study).
-    plan = [n_nodes]
-    if adaptive and ESCALATE_NODES > n_nodes:
-        plan.append(ESCALATE_NODES)
-    converged = False
+
+def _factor(H, Hem):
+    """Cholesky factor of -H (Newton), or of -Hem (+ a ridge) where -H is not positive definite."""
+    try:
+        return cho_factor(-H), True
+    except np.linalg.LinAlgError:
+        neg = -Hem
+        P = neg.shape[0]
+        return cho_factor(neg + 1e-9 * max(np.trace(neg), 1.0) / P * np.eye(P)), False
+
+
+def required_nodes(z_sd_low: float) -> int:
+    """Grid nodes whose spacing resolves posteriors of sd ``z_sd_low`` (z units): spacing at most
+    ``z_sd_low / NODE_RATIO``, between MIN_NODES and MAX_NODES, odd (a node at 0)."""
+    if not np.isfinite(z_sd_low) or z_sd_low <= 0:
+        return MAX_NODES
+    n = int(np.ceil(2 * SPAN * NODE_RATIO / z_sd_low)) + 1
+    n += 1 - n % 2
+    return int(min(max(n, MIN_NODES), MAX_NODES))
+
+
+def _fit_on_grids(obj: _Objective, phi, n_nodes, max_iter, tol, n_scale):
+    """Newton on the grid; then, unless ``n_nodes`` was given, on a finer grid while the
+    posteriors at the estimates need one (:func:`required_nodes`)."""
     it = 0
-    for stage, q in enumerate(plan):
-        if q != eng.t.size:
-            eng = _Engine(ratings.paper, item, ratings.score, U, K, q)
-        last = stage == len(plan) - 1
-        stop = max_iter if last else min(max_iter, it + ESCALATE_AFTER)
-        shift = np.inf
-        while it < stop:
-            it += 1
-            if not adaptive:
-                mu, s = np.zeros(eng.N), np.full(eng.N, np.exp(psi[-1]))
-            ev = eng.evaluate(tau_of(psi), psi[-1], mu, s, level=2)
-            ll, g, H, Hem = penalised(ev, psi, 2)
-            try:  # Newton-Raphson on log L (Louis information) ...
-                d = cho_solve(cho_factor(-H), g)
-                newton = True
-            except np.linalg.LinAlgError:  # ... or the EM step where that is not positive definite
-                neg = -Hem
-                d = cho_solve(cho_factor(neg + 1e-9 * np.trace(neg) / Ptot * np.eye(Ptot)), g)
-                newton = False
-            dec = float(g @ d)  # twice the predicted gain of the Newton step
-            if _TRACE is not None:
-                _TRACE.append((it, newton, ll, dec, shift, float(np.exp(psi[-1])), q))
-            if newton and dec < tol * max(eng.N, 1) and shift < node_tol:
-                converged = True
-                break
-            big = np.max(np.abs(d[:-1]), initial=0.0)
-            if big > MAX_STEP:  # at most MAX_STEP logits a step, and a factor e on sigma
-                d = d * (MAX_STEP / big)
-            if abs(d[-1]) > 1.0:
-                d = d / abs(d[-1])
-            step = 1.0
-            while True:
-                new = psi + step * d
-                ev_new = eng.evaluate(tau_of(new), new[-1], mu, s, level=0)
-                ll_new = penalised(ev_new, new, 0)[0]
-                if ll_new >= ll - 1e-12 * abs(ll) or step < 1e-6:
-                    break
-                step /= 2.0
-            if ll_new < ll - 1e-12 * abs(ll):  # no ascent left at numerical precision
-                converged = newton and shift < 10 * node_tol
-                break
-            psi = new
-            if adaptive:
-                mu_new, s_new = eng.posterior_moments(ev_new)
-                s_new = np.maximum(s_new, 1e-3 * np.exp(psi[-1]))
-                shift = float(np.max(np.abs(mu_new - mu) / s_new, initial=0.0))
-                mu, s = mu_new, s_new
-            else:
-                shift = 0.0
-        if converged:
-            break
-    # final: nodes at the last posterior, information there
-    if not adaptive:
-        mu, s = np.zeros(eng.N), np.full(eng.N, np.exp(psi[-1]))
-    ev = eng.evaluate(tau_of(psi), psi[-1], mu, s, level=2)
-    ll_pen, g, H, _ = penalised(ev, psi, 2)
+    if n_nodes is None:   # a grid for the posteriors at the start
+        obj.eng.set_nodes(max(obj.eng.Q, required_nodes(obj(phi)[4].z_sd_low)))
+    while True:
+        phi, converged, it = _newton(obj, phi, max_iter, tol, n_scale, it)
+        if n_nodes is not None or it >= max_iter:
+            return phi, converged, it
+        need = required_nodes(obj(phi)[4].z_sd_low)
+        if need <= obj.eng.Q:
+            return phi, converged, it
+        obj.eng.set_nodes(need)
+
+
+def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | None = None, max_iter: int = 200,
+            tol: float = 1e-9, step_sd: float = PRIOR_STEP_SD, location_sd: float = PRIOR_LOCATION_SD,
+            threshold_facet: int | None = None, anchor=None) -> MMLFit:
+    """Fit the PCM (``model="pcm"``) or RSM/MFRM (``"rsm"``) by MML (module docstring).
+
+    ``facet``: optional levels (0..L-1) per rating of further facets (a vector: one facet; (n, F):
+    F facets); ``threshold_facet``: RSM thresholds per level of that facet; ``anchor``: a function
+    given the default :class:`.mml_layout.Layout` (blocks named there) that fixes or frees entries
+    (``lambda lay: lay.fix("severity", 3, 0.5)``).  ``n_nodes``: grid nodes (default: chosen so the
+    grid resolves the papers' posteriors).  Raises :class:`MethodError` only for designs that cannot
+    be put on one scale (raters not linked through shared papers) or with no ratings; otherwise
+    always returns estimates (``converged`` False and a note when ``max_iter`` was reached).
+    """
+    from ..network import require_connected
+
+    name = f"MML ({model.upper()})"
+    if ratings.n_ratings == 0:
+        raise MethodError(f"{name}: no ratings")
+    require_connected(ratings, name)
+    K = ratings.max_score + 1
+    item, items, seen, levels = _items(ratings, facet)
+    counts = np.zeros((seen.size, K))
+    np.add.at(counts, (np.searchsorted(seen, ratings.rater), ratings.score), 1.0)
+    layout = make_layout(model, items, seen.size, levels, K - 1, threshold_facet, used=counts > 0,
+                         step_sd=step_sd, location_sd=location_sd)
+    if anchor is not None:
+        anchor(layout)
+    eng = GridEngine(ratings.paper, item, ratings.score, items.shape[0], K, n_nodes or MIN_NODES)
+    obj = _Objective(eng, layout)
+    phi = _start(obj, counts, items)
+    phi, converged, it = _fit_on_grids(obj, phi, n_nodes, max_iter, tol, max(eng.papers.size, 1))
+    return _report(ratings, obj, phi, converged, it, counts, seen, items, step_sd)
+
+
+def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, step_sd) -> MMLFit:
+    """The fit's reported quantities: centred estimates with delta-method SEs, EAPs, notes."""
+    lay, eng = obj.layout, obj.eng
+    _, g, H, _, ev = obj(phi, level=2, moments=True)
     w_, V = np.linalg.eigh(-H)
     keep = w_ > w_.max() * 1e-12
     cov = (V[:, keep] / w_[keep]) @ V[:, keep].T
-
-    # reported quantities, centred on the raters' mean severity
-    phi = psi[:-1]
-    c_row = des.severity.mean(axis=0)  # mean severity as a row over phi
-    sev_rows = des.severity - c_row
-    step_rows = des.steps - c_row
-    if model == "pcm":
-        thr_rows = des.steps - np.repeat(des.severity, M, axis=0)
+    v = obj.value(phi)
+    C = obj.C.toarray()
+    J, M, K = lay.J, lay.M, lay.M + 1
+    n = lay.n
+    # rows over the natural vector of the reported quantities, before centring
+    fmean = np.zeros(n)
+    for f in range(lay.items.shape[1] - 1):
+        fmean[lay.index(f"facet{f}")] = 1.0 / lay.shapes[f"facet{f}"][0]
+    if lay.model == "pcm":
+        steps = np.zeros((J * M, n))
+        steps[np.arange(J * M), lay.index("steps")] = 1.0
     else:
-        thr_rows = des.kappa
+        G = lay.shapes["thresholds"][0]
+        thr = np.zeros((G * M, n))
+        thr[np.arange(G * M), lay.index("thresholds")] = 1.0
+        thr_mean = thr.reshape(G, M, n).mean(axis=0)
+        steps = (lay.severity_rows[:, None, :] + thr_mean[None, :, :]).reshape(J * M, n)
+    steps = steps + fmean[None, :]
+    c_row = np.zeros(n) if lay.anchored() else lay.severity_rows.mean(axis=0)
+    mu_row = np.zeros(n)
+    mu_row[lay.index("theta_mean")] = 1.0
 
     def est(rows):
-        return rows @ phi, np.sqrt(np.maximum(np.einsum("ip,pq,iq->i", rows, cov[:-1, :-1], rows), 0.0))
+        rows = np.atleast_2d(rows)
+        rc = rows @ C
+        return rows @ v, np.sqrt(np.maximum(np.einsum("ip,pq,iq->i", rc, cov, rc), 0.0))
 
-    sev, sev_se = est(sev_rows)
-    stp, stp_se = est(step_rows)
-    thr, thr_se = est(thr_rows)
-    gam, gam_se = est(des.gamma)
-    c = float(c_row @ phi)
+    sev, sev_se = est(lay.severity_rows - c_row)
+    stp, stp_se = est(steps - c_row)
+    if lay.model == "pcm":
+        thr_, thr_se = est(steps - np.repeat(lay.severity_rows, M, axis=0))
+    else:
+        thr_, thr_se = est(thr)
+        if G == 1:
+            thr_, thr_se = thr_.reshape(M), thr_se.reshape(M)
+        else:
+            thr_, thr_se = thr_.reshape(G, M), thr_se.reshape(G, M)
+    effects = {}
+    for b in lay.blocks:
+        eye = np.zeros((lay.blocks[b].stop - lay.blocks[b].start, n))
+        eye[np.arange(eye.shape[0]), lay.index(b)] = 1.0
+        effects[b] = est(eye)
+    gam, gam_se = effects.get("facet0", (np.zeros(0), np.zeros(0)))
+    c = float(c_row @ v)
+    shift = float(mu_row @ v) - c   # reported theta = engine theta + shift
     Jall = ratings.n_raters
 
-    def per_rater(v, width=None):
+    def per_rater(x, width=None):
         out = np.full((Jall,) + ((width,) if width else ()), np.nan)
-        out[seen] = v.reshape((J, width) if width else (J,))
+        out[seen] = x.reshape((J, width) if width else (J,))
         return out
 
     tau_r = np.full((Jall, K), np.nan)
     tau_r[seen, 0] = 0.0
     tau_r[seen, 1:] = np.cumsum(stp.reshape(J, M), axis=1)
-    item_tau = tau_of(psi) - c * np.arange(K)[None, :]
-    ev_post = eng.posterior_moments(ev)
+    tau_eff, log_sigma = obj.tau(phi)
+    item_tau = tau_eff + shift * np.arange(K)[None, :]
     eap = np.full(ratings.n_papers, np.nan)
     eap_sd = np.full(ratings.n_papers, np.nan)
-    eap[eng.papers] = ev_post[0] - c
-    eap_sd[eng.papers] = ev_post[1]
-    sigma = float(np.exp(psi[-1]))
+    eap[eng.papers] = ev.eap[eng.pattern] + shift
+    eap_sd[eng.papers] = ev.eap_sd[eng.pattern]
+    sigma = float(np.exp(log_sigma))
+    ls_rows = np.zeros(n)
+    ls_rows[lay.blocks["log_sigma"].start] = 1.0
+    unused, notes = _unused_notes(ratings, lay.model, counts, seen, step_sd)
+    if not converged:
+        notes.append(f"MML ({lay.model.upper()}): not converged after {it} iterations; estimates are the last iterate")
+    items_out = np.column_stack([seen[items[:, 0]], items[:, 1:]])
+    return MMLFit(model=lay.model, steps=per_rater(stp, M), steps_se=per_rater(stp_se, M),
+                  thresholds=per_rater(thr_, M) if lay.model == "pcm" else thr_,
+                  thresholds_se=per_rater(thr_se, M) if lay.model == "pcm" else thr_se,
+                  severity=per_rater(sev), severity_se=per_rater(sev_se), facet=gam, facet_se=gam_se,
+                  sigma=sigma, sigma_se=float(sigma * est(ls_rows)[1][0]), theta_mean=shift,
+                  tau=tau_r, item_tau=item_tau, items=items_out, eap=eap, eap_sd=eap_sd, loglik=float(ev.ll),
+                  n_iter=it, converged=converged, cov=cov, unused=unused, notes=notes, n_nodes=int(eng.Q),
+                  effects=effects, layout=lay)
+
+
+def _unused_notes(ratings, model, counts, seen, step_sd):
+    """(J, K) unused categories and the notes naming them."""
+    Jall, K = ratings.n_raters, counts.shape[1]
     unused = np.zeros((Jall, K), dtype=bool)
     notes = []
     prior = f"rest on the weak prior N(0, {step_sd:g}^2) on adjacent threshold differences"
@@ -529,39 +474,28 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int = 21,
         if none.any():
             ks = ",".join(str(k) for k in np.flatnonzero(none))
             notes.append(f"categories {ks} given by no rater: the shared thresholds next to them {prior}")
-    if not converged:
-        notes.append(f"MML ({model.upper()}): not converged after {it} iterations; estimates are the last iterate")
-    return MMLFit(model=model, steps=per_rater(stp, M), steps_se=per_rater(stp_se, M),
-                  thresholds=per_rater(thr, M) if model == "pcm" else thr,
-                  thresholds_se=per_rater(thr_se, M) if model == "pcm" else thr_se,
-                  severity=per_rater(sev), severity_se=per_rater(sev_se), facet=gam, facet_se=gam_se,
-                  sigma=sigma, sigma_se=float(sigma * np.sqrt(max(cov[-1, -1], 0.0))), theta_mean=-c,
-                  tau=tau_r, item_tau=item_tau, items=np.column_stack([seen[items[:, 0]], items[:, 1]]),
-                  eap=eap, eap_sd=eap_sd, loglik=float(ev.ll), n_iter=it, converged=converged, cov=cov,
-                  unused=unused, notes=notes, n_nodes=int(eng.t.size))
+    return unused, notes
 
 
-def _posterior(eng: _Engine, tau, log_sigma, refine: int = 8):
-    """Adaptive nodes at fixed parameters: each paper's posterior mean and sd, and the last
-    evaluation (from a 61-point grid, ``refine`` times re-centred)."""
-    sigma = np.exp(log_sigma)
-    mu, s = eng.grid_moments(tau, log_sigma)
-    for _ in range(refine):
-        mu, s = eng.posterior_moments(eng.evaluate(tau, log_sigma, mu, s))
-        s = np.maximum(s, 1e-3 * sigma)
-    ev = eng.evaluate(tau, log_sigma, mu, s)
-    return eng.posterior_moments(ev) + (ev,)
+def _settled_engine(paper, item, score, U, K, tau, log_sigma, n_nodes=None):
+    """An engine for fixed parameters, on ``n_nodes`` nodes or on a grid that resolves the
+    posteriors there (refined until it does), and its evaluation with the posterior moments."""
+    eng = GridEngine(paper, item, score, U, K, n_nodes or MIN_NODES)
+    while True:
+        ev = eng.evaluate(tau, log_sigma, moments=True)
+        need = required_nodes(ev.z_sd_low)
+        if n_nodes is not None or need <= eng.Q:
+            return eng, ev
+        eng.set_nodes(need)
 
 
-def marginal_loglik(ratings: Ratings, tau, sigma, n_nodes: int = 21, adaptive: bool = True, refine: int = 8):
+def marginal_loglik(ratings: Ratings, tau, sigma, n_nodes: int | None = None):
     """The marginal log-likelihood of ``ratings`` at rater parameters ``tau`` (n_raters, K)
-    (cumulative, ``tau[:, 0] = 0``) and quality ``N(0, sigma^2)``, by the quadrature of the fit
-    (adaptive nodes refined ``refine`` times from a 61-point grid)."""
+    (cumulative, ``tau[:, 0] = 0``) and quality ``N(0, sigma^2)``, by the grid of the fit
+    (``n_nodes`` nodes, or as many as resolve the posteriors)."""
     tau = np.asarray(tau, dtype=np.float64)
-    eng = _Engine(ratings.paper, ratings.rater, ratings.score, ratings.n_raters, ratings.max_score + 1, n_nodes)
-    if not adaptive:
-        return eng.evaluate(tau, float(np.log(sigma)), np.zeros(eng.N), np.full(eng.N, float(sigma))).ll
-    return _posterior(eng, tau, float(np.log(sigma)), refine)[2].ll
+    return _settled_engine(ratings.paper, ratings.rater, ratings.score, ratings.n_raters, ratings.max_score + 1,
+                           tau, float(np.log(sigma)), n_nodes)[1].ll
 
 
 # ---------------------------------------------------------------------------------------
@@ -600,13 +534,11 @@ class MarginalRaterModel(RaterAdjuster):
     def code(self):
         return "MFRM" if self.model == "rsm" else "MML"
 
-    def __init__(self, model: str = "pcm", quality: str = "eap", fair: str = "mean-rater", n_nodes: int = 21,
-                 adaptive: bool = True):
+    def __init__(self, model: str = "pcm", quality: str = "eap", fair: str = "mean-rater", n_nodes: int | None = None):
         self.model = model
         self.quality = quality
         self.fair = fair
         self.n_nodes = n_nodes
-        self.adaptive = adaptive
 
     def _fit(self, ratings: Ratings, facet=None) -> None:
         if self.quality not in ("eap", "wle"):
@@ -616,7 +548,7 @@ class MarginalRaterModel(RaterAdjuster):
         from ..fit_stats import rater_fit
 
         facet = None if facet is None else np.asarray(facet, dtype=np.int64)
-        res = fit_mml(ratings, model=self.model, facet=facet, n_nodes=self.n_nodes, adaptive=self.adaptive)
+        res = fit_mml(ratings, model=self.model, facet=facet, n_nodes=self.n_nodes)
         self.result_ = res
         for name in ("steps", "steps_se", "thresholds", "thresholds_se", "severity", "severity_se", "facet",
                      "facet_se", "sigma", "sigma_se", "theta_mean", "tau", "loglik", "converged", "n_iter", "n_nodes"):
@@ -638,15 +570,20 @@ class MarginalRaterModel(RaterAdjuster):
                                     mask=extreme[ratings.paper] == 0)
 
     def _item_of(self, ratings: Ratings, facet):
-        """Index into ``result_.item_tau`` of every rating ((rater, facet level) of the fit)."""
+        """Index into ``result_.item_tau`` of every rating ((rater, facet levels) of the fit)."""
         items = self.result_.items
-        F = int(items[:, 1].max()) + 1
-        lookup = np.full(ratings.n_raters * F, -1)
-        lookup[items[:, 0] * F + items[:, 1]] = np.arange(items.shape[0])
-        f = np.zeros(ratings.n_ratings, dtype=np.int64) if facet is None else np.asarray(facet, dtype=np.int64)
-        if f.size and (f.min() < 0 or f.max() >= F):
-            raise MethodError(f"{self.code}: facet levels outside the fitted 0..{F - 1}")
-        item = lookup[ratings.rater * F + f]
+        dims = (ratings.n_raters,) + tuple(int(x) for x in items[:, 1:].max(axis=0, initial=0) + 1)
+        f = np.zeros((ratings.n_ratings, 0), dtype=np.int64) if facet is None else np.asarray(facet, dtype=np.int64)
+        f = f.reshape(ratings.n_ratings, -1)
+        if f.shape[1] != items.shape[1] - 1:
+            raise MethodError(f"{self.code}: {f.shape[1]} facets given, the fit had {items.shape[1] - 1}")
+        if f.size and (f.min() < 0 or (f >= np.array(dims[1:])).any()):
+            raise MethodError(f"{self.code}: facet levels outside those fitted")
+        fitted = np.ravel_multi_index(tuple(items.T), dims)
+        order = np.argsort(fitted)
+        key = np.ravel_multi_index((ratings.rater,) + tuple(f.T), dims)
+        pos = np.minimum(np.searchsorted(fitted[order], key), fitted.size - 1)
+        item = np.where(fitted[order][pos] == key, order[pos], -1)
         if (item < 0).any():
             raise MethodError(f"{self.code}: {int((item < 0).sum())} ratings by a rater in a facet level the fit "
                               "never saw")
@@ -654,7 +591,7 @@ class MarginalRaterModel(RaterAdjuster):
 
     def average_tau(self):
         """Cumulative parameters (K,) of the average rater (severity 0, the mean steps)."""
-        steps = self.thresholds_ if self.model == "rsm" else np.nanmean(self.steps_, axis=0)
+        steps = np.atleast_2d(self.thresholds_).mean(axis=0) if self.model == "rsm" else np.nanmean(self.steps_, axis=0)
         return np.r_[0.0, np.cumsum(steps)]
 
     def fair_scores(self, theta):
@@ -675,11 +612,11 @@ class MarginalRaterModel(RaterAdjuster):
         se = np.full(ratings.n_papers, np.nan)
         if ratings.n_ratings:
             K = tau.shape[1]
-            eng = _Engine(ratings.paper, item, ratings.score, tau.shape[0], K, self.n_nodes_)
-            # the fit's scale has mean 0: shift the centred parameters back
-            mu, sd, _ = _posterior(eng, tau - self.theta_mean_ * np.arange(K), float(np.log(self.sigma_)))
-            theta[eng.papers] = mu + self.theta_mean_
-            se[eng.papers] = sd
+            # the engine's qualities have mean 0: shift the reported parameters back
+            eng, ev = _settled_engine(ratings.paper, item, ratings.score, tau.shape[0], K,
+                                      tau - self.theta_mean_ * np.arange(K), float(np.log(self.sigma_)), self.n_nodes_)
+            theta[eng.papers] = ev.eap[eng.pattern] + self.theta_mean_
+            se[eng.papers] = ev.eap_sd[eng.pattern]
         return theta, se
 
     def _transform(self, ratings: Ratings, training: bool, facet=None) -> Adjusted:

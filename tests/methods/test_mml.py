@@ -18,7 +18,8 @@ from ratercal_cli.errors import MethodError
 from ratercal_cli.generators.modern import generate_set
 from ratercal_cli.methods import make_method
 from ratercal_cli.methods.cml import fit_cml
-from ratercal_cli.methods.mml import _Engine, fit_mml, marginal_loglik
+from ratercal_cli.methods.mml import fit_mml, marginal_loglik
+from ratercal_cli.methods.mml_engine import GridEngine
 from ratercal_cli.methods.quality import category_probabilities
 from ratercal_cli.models import pcm as pcm_model
 from ratercal_cli.ratings import Ratings
@@ -66,15 +67,14 @@ def test_marginal_loglik_matches_scipy_quad():
     rng = np.random.default_rng(1)
     tau = np.zeros((5, 4))
     tau[:, 1:] = np.cumsum(rng.normal(0, 1, (5, 3)), axis=1)
-    # adaptive Gauss-Hermite (21 nodes at each paper's posterior mean and sd) is exact to 1e-5 where
-    # the posteriors are near normal; with sigma = 4 an all-top paper's posterior is a normal tail cut
-    # sharply by the likelihood, which 21 nodes integrate to about 2e-3 and 61 to about 2e-5
-    for sigma, tol in ((0.5, 1e-9), (1.7, 1e-5), (4.0, 3e-3)):
+    # the grid (spacing set by the papers' posterior sds) integrates to 1e-9 and better whether the
+    # posteriors are near normal (small sigma) or normal tails cut sharply by the likelihood (an
+    # all-top paper with sigma = 4, where 21 adaptive Gauss-Hermite nodes were off by 2e-3)
+    for sigma in (0.5, 1.7, 4.0):
         ref = quad_loglik(r, tau, sigma)
-        assert marginal_loglik(r, tau, sigma) == pytest.approx(ref, abs=tol)
-    assert marginal_loglik(r, tau, 4.0, n_nodes=61) == pytest.approx(ref, abs=1e-4)
-    # fixed (non-adaptive) nodes need many more: 61 of them are 100 times further off
-    assert abs(marginal_loglik(r, tau, 4.0, n_nodes=61, adaptive=False) - ref) > 0.05
+        assert marginal_loglik(r, tau, sigma) == pytest.approx(ref, abs=1e-9)
+    # a grid too coarse for the posteriors is not: 9 nodes over +-7 sigma
+    assert abs(marginal_loglik(r, tau, 4.0, n_nodes=9) - ref) > 1e-3
 
 
 @pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
@@ -89,26 +89,31 @@ def test_fitted_loglik_is_the_marginal_loglik_at_the_estimates():
 
 def test_louis_hessian_is_the_numerical_hessian_of_log_l():
     r = small_set(n=40)
-    eng = _Engine(r.paper, r.rater, r.score, 5, 4, 7)
+    # papers 40-42 repeat papers 0-2: patterns counted twice
+    extra = r.paper < 3
+    eng = GridEngine(np.r_[r.paper, r.paper[extra] + 40], np.r_[r.rater, r.rater[extra]],
+                     np.r_[r.score, r.score[extra]], 5, 4, 25)
+    distinct = {tuple(sorted(zip(r.rater[r.paper == p], r.score[r.paper == p]))) for p in range(40)}
+    assert eng.N == len(distinct) and eng.papers.size == 43
     rng = np.random.default_rng(0)
     tau = np.zeros((5, 4))
     tau[:, 1:] = rng.normal(size=(5, 3))
-    mu, s, ls = rng.normal(size=eng.N), 0.3 + rng.random(eng.N), 0.3
+    ls = 0.3
 
     def ll(v):
         t = tau.copy()
         t[:, 1:] = v[:-1].reshape(5, 3)
-        return eng.evaluate(t, v[-1], mu, s).ll
+        return eng.evaluate(t, v[-1]).ll
 
     v = np.r_[tau[:, 1:].ravel(), ls]
-    ev = eng.evaluate(tau, ls, mu, s, level=2)
+    ev = eng.evaluate(tau, ls, level=2)
     h = 1e-4
     E = np.eye(v.size) * h
     grad = np.array([(ll(v + e) - ll(v - e)) / (2 * h) for e in E])
     hess = np.array([[(ll(v + a + b) - ll(v + a - b) - ll(v - a + b) + ll(v - a - b)) / (4 * h * h) for b in E]
                      for a in E])
-    np.testing.assert_allclose(np.r_[ev.g_tau.ravel(), ev.g_ls], grad, atol=1e-6)
-    np.testing.assert_allclose(ev.H, hess, atol=2e-5)
+    np.testing.assert_allclose(ev.g, grad, atol=1e-6)
+    np.testing.assert_allclose(ev.H.dense(), hess, atol=2e-5)
 
 
 # ---- against CML --------------------------------------------------------------------------------
@@ -348,7 +353,7 @@ def test_pcm_matches_r_integrate_and_optim():
     r = Ratings.from_labels(d[:, 0], d[:, 1], d[:, 2], 3, rater_ids=range(1, 6))
     with open(RESULTS / "mml_r_reference_150x5_0-3.csv") as fh:
         ref = {row["parameter"]: row for row in csv.DictReader(fh)}
-    fit = fit_mml(r, model="pcm", n_nodes=41, step_sd=1e6, location_sd=1e6)  # priors off
+    fit = fit_mml(r, model="pcm", step_sd=1e6, location_sd=1e6)  # priors off
     assert fit.converged
     tau = (fit.tau - fit.theta_mean * np.arange(4))[:, 1:]  # back to the scale with mean quality 0
     want = np.array([[float(ref[f"tau_{j}_{k}"]["estimate"]) for k in (1, 2, 3)] for j in range(1, 6)])
@@ -359,4 +364,51 @@ def test_pcm_matches_r_integrate_and_optim():
     # model SEs (Louis information) against R's numerical Hessian, same parametrisation
     se_ref = np.array([float(ref[f"tau_{j}_{k}"]["se"]) for j in range(1, 6) for k in (1, 2, 3)]
                       + [float(ref["log_sigma"]["se"])])
-    np.testing.assert_allclose(np.sqrt(np.diag(fit.cov)), se_ref, rtol=1e-4)
+    # (the fit's free coordinates are the steps: cumulated to R's tau by the layout's map)
+    from ratercal_cli.methods.mml import _Objective
+    K = _Objective(GridEngine(r.paper, r.rater, r.score, 5, 4, 9), fit.layout).K.toarray()
+    np.testing.assert_allclose(np.sqrt(np.diag(K @ fit.cov @ K.T)), se_ref, rtol=1e-4)
+
+
+# ---- many facets and anchors (the layout) -------------------------------------------------------
+def rubric_like(n=800, seed=4):
+    """Two of six raters score each paper in two domains (thresholds per domain); a task facet
+    (three levels, one per paper) and a domain facet shift every step."""
+    rng = np.random.default_rng(seed)
+    sev = np.linspace(-0.8, 0.8, 6)
+    task, dom = np.array([-0.5, 0.0, 0.5]), np.array([-0.3, 0.3])
+    kappa = np.array([[-1.5, -0.5, 0.5, 1.5], [-1.0, -0.6, 0.4, 1.2]])
+    theta = rng.normal(0.0, 1.3, n)
+    raters = np.argsort(rng.random((n, 6)), axis=1)[:, :2]
+    t = rng.integers(0, 3, n)
+    paper = np.repeat(np.arange(n), 4)
+    rater = np.repeat(raters, 2, axis=1).ravel()
+    domain = np.tile([0, 1], 2 * n)
+    tk = t[paper]
+    steps = (sev[rater] + task[tk] + dom[domain])[:, None] + kappa[domain]
+    score = pcm_model.sample_scores(rng, theta[paper][:, None], steps[:, None, :])[:, 0]
+    r = Ratings(paper, rater, score, 4, n, 6)
+    return r, np.column_stack([tk, domain]), dict(sev=sev, task=task, dom=dom, kappa=kappa)
+
+
+@pytest.mark.slow  # over 0.6 s
+def test_two_facets_thresholds_per_domain_and_anchors():
+    r, facets, true = rubric_like()
+    # (the priors on locations off: the prior on severities is not the same about another origin)
+    fit = fit_mml(r, model="rsm", facet=facets, threshold_facet=1, location_sd=1e6)
+    assert fit.converged
+    z = np.r_[(fit.severity - (true["sev"] - true["sev"].mean())) / fit.severity_se,
+              (fit.effects["facet0"][0] - true["task"]) / fit.effects["facet0"][1],
+              (fit.effects["facet1"][0] - true["dom"]) / fit.effects["facet1"][1],
+              ((fit.thresholds - true["kappa"]) / fit.thresholds_se).ravel()]
+    assert fit.thresholds.shape == (2, 4) and np.abs(z).max() < 3.5, np.round(z, 2)
+    # anchoring rater 1 at 0.3 and letting the paper mean move gives the same model on another origin
+    anch = fit_mml(r, model="rsm", facet=facets, threshold_facet=1, location_sd=1e6,
+                   anchor=lambda lay: lay.fix("severity", 0, 0.3).free("theta_mean"))
+    assert anch.loglik == pytest.approx(fit.loglik, abs=1e-7)
+    assert anch.severity[0] == pytest.approx(0.3, abs=1e-12)
+    np.testing.assert_allclose(anch.severity - anch.severity[0], fit.severity - fit.severity[0], atol=1e-4)
+    assert anch.theta_mean - anch.severity[0] == pytest.approx(fit.theta_mean - fit.severity[0], abs=1e-4)
+    np.testing.assert_allclose(anch.eap - anch.severity[0], fit.eap - fit.severity[0], atol=1e-4)
+    # the anchored severity has no SE; the others' SEs now include the origin's uncertainty
+    assert anch.severity_se[0] == pytest.approx(0.0, abs=1e-9)

@@ -1,0 +1,388 @@
+"""The marginal likelihood of the Rasch models of raters (:mod:`.mml`), its gradient and its
+observed information, on an equally spaced grid shared by every paper.
+
+A rating ``i`` of paper ``p`` is a score ``x`` in 0..M given by an "item" ``u`` (a rater, or a
+rater in a level of one or more further facets) with
+
+    P(x | theta) = exp(x theta - tau[u, x]) / sum_h exp(h theta - tau[u, h]),   tau[u, 0] = 0,
+
+and the papers' qualities ``theta = sigma z``, ``z ~ N(0, 1)`` (a mean other than 0 is a term
+``-x mu`` of ``tau``: see :class:`.mml_layout.Layout`).  A paper's ratings are independent
+given ``theta``, so with nodes ``z_q`` (equally spaced over +-``SPAN``, weights ``h phi(z_q)``
+normalised to sum 1: the trapezoidal rule, whose error for a smooth posterior of sd ``s``
+falls like ``exp(-2 pi^2 (s / h)^2)``)
+
+    log L = sum_p log sum_q w_q prod_{i in p} P(x_i | sigma z_q).
+
+What makes this fast at a million ratings:
+
+* ``log P`` is a table (cells ``u*K + x`` x nodes), the same for every paper: a paper's
+  log-likelihood at the nodes is a sum of table rows (a sparse product), never a rating x
+  node x category array;
+* papers with the same ratings (items and scores) are one *pattern*, computed once and
+  counted ``mult`` times;
+* everything else is a sum over papers of per-(cell, node) or per-(item pair, node) weights
+  (:meth:`GridEngine.evaluate`), gathered block by block of patterns (``BLOCK`` at a time):
+  memory is patterns x nodes per block, whatever the number of ratings;
+* the observed information (Louis 1982) needs the posterior covariance of each paper's score
+  vector, a sum over the *pairs* of the paper's items: its node part is a per-(item pair,
+  node) weight times the tables (cost: distinct item pairs x nodes, not papers x pairs), its
+  mean part one outer product per (pattern, item pair) of the posterior-mean probabilities.
+
+Coordinates of the gradient and information: ``tau[u, 1..M]`` (row-major) and ``log sigma``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from .quality import log_category_probabilities
+
+__all__ = ["GridEngine", "Evaluation", "SPAN", "grid_nodes"]
+
+#: the grid covers z in [-SPAN, SPAN] (the normal's mass outside: 2.6e-12)
+SPAN = 7.0
+#: patterns per block of the E step
+BLOCK = 1 << 15
+
+
+def grid_nodes(n_nodes: int):
+    """Equally spaced standard-normal nodes over +-SPAN and their log weights (summing to 1)."""
+    z = np.linspace(-SPAN, SPAN, n_nodes)
+    lw = -0.5 * z * z
+    lw -= np.log(np.exp(lw).sum())
+    return z, lw
+
+
+@dataclass
+class Evaluation:
+    """log L at one parameter value; with ``level >= 1`` the gradient, ``2`` the information."""
+    ll: float
+    g: np.ndarray = None      # (U*M + 1,) d log L / d (tau[:, 1:], log sigma)
+    H: "BlockHessian" = None     # Louis Hessian of log L, same coordinates
+    H_em: "BlockHessian" = None  # the expected complete-data Hessian (negative semidefinite)
+    eap: np.ndarray = None    # per pattern: posterior mean and sd of theta (``moments=True``)
+    eap_sd: np.ndarray = None
+    z_sd_low: float = np.nan  # a low (1%) quantile of the patterns' posterior sd in z units
+
+
+class GridEngine:
+    """Ratings of ``n_items`` items on 0..K-1, grouped into distinct patterns; evaluates log L and
+    its derivatives at ``n_nodes`` grid nodes (:func:`grid_nodes`)."""
+
+    def __init__(self, paper, item, score, n_items: int, K: int, n_nodes: int = 31):
+        paper = np.asarray(paper, dtype=np.int64)
+        item = np.asarray(item, dtype=np.int64)
+        score = np.asarray(score, dtype=np.int64)
+        self.U, self.K, self.M = int(n_items), int(K), int(K) - 1
+        self.n_ratings = paper.size
+        self._patterns(paper, item * K + score)
+        self._pairs()
+        self.set_nodes(n_nodes)
+
+    # ---- set-up -------------------------------------------------------------------------------
+    def _patterns(self, paper, cell):
+        """Distinct (sorted cells) rows: ``self.cells`` (patterns x cells, counts), ``mult``,
+        ``pattern`` of every used paper (``papers``)."""
+        order = np.lexsort((cell, paper))
+        p, c = paper[order], cell[order]
+        self.papers, start, length = np.unique(p, return_index=True, return_counts=True)
+        pattern = np.empty(self.papers.size, dtype=np.int64)
+        rows, cols, mult = [], [], []
+        n_pat = 0
+        UK = self.U * self.K
+        for n in np.unique(length):
+            sel = np.flatnonzero(length == n)
+            R = c[start[sel][:, None] + np.arange(n)]
+            if n * np.log2(max(UK, 2)) < 62:
+                key = np.zeros(sel.size, dtype=np.int64)
+                for k in range(n):
+                    key = key * UK + R[:, k]
+                _, first, inv, cnt = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+            else:
+                _, first, inv, cnt = np.unique(R, axis=0, return_index=True, return_inverse=True,
+                                               return_counts=True)
+            pattern[sel] = n_pat + inv.ravel()
+            rows.append(np.repeat(np.arange(n_pat, n_pat + first.size), n))
+            cols.append(R[first].ravel())
+            mult.append(cnt)
+            n_pat += first.size
+        self.pattern = pattern
+        self.mult = np.concatenate(mult).astype(np.float64)
+        self.N = n_pat
+        rows, cols = np.concatenate(rows), np.concatenate(cols)
+        self.cells = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n_pat, UK))
+        self.cells.sum_duplicates()
+        self.cells_T = self.cells.T.tocsr()
+        self.n_obs = np.asarray(self.cells_T @ self.mult).reshape(self.U, self.K)   # ratings per cell
+        x = np.tile(np.arange(self.K, dtype=np.float64), self.U)
+        self.total = np.asarray(self.cells @ x)   # each pattern's total score
+        items = sparse.csr_matrix((self.cells.data, (np.repeat(np.arange(n_pat), np.diff(self.cells.indptr)),
+                                                     self.cells.indices // self.K)), shape=(n_pat, self.U))
+        items.sum_duplicates()
+        items.sort_indices()
+        self.items = items
+
+    def _pairs(self):
+        """Each pattern's pairs of items u <= v with weight c_u c_v (c_u: the pattern's ratings
+        by item u): ``pairs`` (patterns x distinct pairs), ``pair_u``, ``pair_v``."""
+        it = self.items
+        n = np.diff(it.indptr)
+        # within each pattern, entries a <= b of its item list (sorted by item)
+        offs = it.indptr[:-1]
+        a_list, b_list = [], []
+        for d in range(int(n.max()) if n.size else 0):
+            ok = n > d
+            base = offs[ok]
+            cnt = n[ok] - d
+            ia = np.repeat(base, cnt) + _ranges(cnt)
+            a_list.append(ia)
+            b_list.append(ia + d)
+        ia = np.concatenate(a_list) if a_list else np.zeros(0, np.int64)
+        ib = np.concatenate(b_list) if b_list else np.zeros(0, np.int64)
+        pp = np.searchsorted(it.indptr, ia, side="right") - 1
+        u, v = it.indices[ia], it.indices[ib]
+        key = u.astype(np.int64) * self.U + v
+        ukey, inv = np.unique(key, return_inverse=True)
+        self.pair_u, self.pair_v = ukey // self.U, ukey % self.U
+        self.pairs = sparse.csr_matrix((it.data[ia] * it.data[ib], (pp, inv.ravel())), shape=(self.N, ukey.size))
+        self.pair_entry = (pp, inv.ravel(), ia, ib)   # per (pattern, pair): its entries of ``items``
+
+    def block_static(self, a, b) -> "_BlockStatic":
+        """What the information needs of patterns a..b that does not change with the parameters."""
+        cache = self.__dict__.setdefault("_static", {})
+        if (a, b) not in cache:
+            cache[(a, b)] = _BlockStatic(self, a, b)
+        return cache[(a, b)]
+
+    def set_nodes(self, n_nodes: int):
+        self.z, self.logw = grid_nodes(int(n_nodes))
+        self.Q = self.z.size
+
+    # ---- tables -------------------------------------------------------------------------------
+    def _tables(self, tau, log_sigma):
+        sigma = np.exp(log_sigma)
+        theta = sigma * self.z
+        logP = log_category_probabilities(theta[None, :], np.asarray(tau, float)[:, None, :])  # (U, Q, K)
+        return sigma, logP
+
+    def _posterior(self, logP, a, b):
+        """log L of patterns a..b and their normalised posteriors (b-a, Q)."""
+        T = logP.transpose(0, 2, 1).reshape(self.U * self.K, self.Q)
+        L = self.cells[a:b] @ T
+        L += self.logw
+        top = L.max(axis=1)
+        L -= top[:, None]
+        np.exp(L, out=L)
+        s = L.sum(axis=1)
+        L /= s[:, None]
+        return top + np.log(s), L
+
+    # ---- evaluation ---------------------------------------------------------------------------
+    def evaluate(self, tau, log_sigma, level: int = 0, moments: bool = False) -> Evaluation:
+        """log L at cumulative parameters ``tau`` (U, K) and ``log_sigma``; ``level`` 1 adds the
+        gradient, 2 the Louis and the complete-data Hessians; ``moments`` each pattern's
+        posterior mean and sd of theta."""
+        sigma, logP = self._tables(tau, log_sigma)
+        U, K, M, Q, z = self.U, self.K, self.M, self.Q, self.z
+        ll = 0.0
+        ncell = np.zeros((U * K, Q)) if level >= 1 else None
+        eap = np.empty(self.N) if moments else None
+        eap_sd = np.empty(self.N) if moments else None
+        sd_z = np.empty(self.N)
+        if level >= 2:
+            P = np.exp(logP)
+            E = P @ np.arange(K, dtype=np.float64)               # (U, Q)
+            acc = _Louis(self, P, E, sigma)
+        for a in range(0, self.N, BLOCK):
+            b = min(self.N, a + BLOCK)
+            llp, pi = self._posterior(logP, a, b)
+            m = self.mult[a:b]
+            ll += float(llp @ m)
+            mz = pi @ z
+            sd_z[a:b] = np.sqrt(np.maximum(pi @ (z * z) - mz * mz, 0.0))
+            if moments:
+                eap[a:b] = sigma * mz
+                eap_sd[a:b] = sigma * sd_z[a:b]
+            if level >= 1:
+                pim = pi * m[:, None]
+                ncell += self.cells[a:b].T @ pim
+                if level >= 2:
+                    acc.add_block(a, b, pi, pim, m)
+        ev = Evaluation(ll=ll, eap=eap, eap_sd=eap_sd)
+        if self.N:
+            ev.z_sd_low = float(np.quantile(sd_z, 0.01))
+        if level == 0:
+            return ev
+        P = np.exp(logP) if level < 2 else P
+        n = ncell.reshape(U, K, Q)
+        Nuq = n.sum(axis=1)                                      # (U, Q) expected ratings of u at node q
+        g_tau = np.einsum("uq,uqk->uk", Nuq, P[:, :, 1:]) - self.n_obs[:, 1:]
+        Eq = P @ np.arange(K, dtype=np.float64) if level < 2 else E
+        xs = np.einsum("ukq,k->uq", n, np.arange(K, dtype=np.float64))   # expected score sums
+        resid = xs - Nuq * Eq
+        g_s = float(sigma * (resid @ z).sum())
+        ev.g = np.r_[g_tau.ravel(), g_s]
+        if level >= 2:
+            ev.H, ev.H_em = acc.finish(Nuq, resid)
+        return ev
+
+
+def _ranges(cnt):
+    """Concatenated aranges 0..cnt[i]-1."""
+    if cnt.size == 0:
+        return np.zeros(0, np.int64)
+    tot = int(cnt.sum())
+    out = np.ones(tot, dtype=np.int64)
+    out[0] = 0
+    ends = np.cumsum(cnt)[:-1]
+    out[ends] = 1 - cnt[:-1]
+    return np.cumsum(out)
+
+
+class _BlockStatic:
+    """Patterns a..b: their rows of ``items`` and ``pairs``; their (pattern, item) entries grouped
+    by item (``by_item``); sums over entries (``item_sum``: per item, weight mult x count) and over
+    (pattern, item pair) entries (``pair_sum``: per pair, weight mult x c_u x c_v; ``ia``, ``ib``
+    the two entries)."""
+
+    def __init__(self, eng: GridEngine, a, b):
+        it = eng.items[a:b]
+        self.items, self.items_T = it, it.T.tocsr()
+        self.pairs_T = eng.pairs[a:b].T.tocsr()
+        e0 = eng.items.indptr[a]
+        self.ent_p = np.repeat(np.arange(b - a), np.diff(it.indptr))
+        ent_u = it.indices
+        order = np.argsort(ent_u, kind="stable")
+        bounds = np.searchsorted(ent_u[order], np.arange(eng.U + 1))
+        self.by_item = [(u, order[bounds[u]:bounds[u + 1]]) for u in np.flatnonzero(np.diff(bounds))]
+        m = eng.mult[a:b]
+        c = it.data
+        ne = ent_u.size
+        self.item_sum = sparse.csr_matrix((m[self.ent_p] * c, (ent_u, np.arange(ne))), shape=(eng.U, ne))
+        pp, pair, ia, ib = eng.pair_entry
+        sel = (pp >= a) & (pp < b)
+        pp, pair, ia, ib = pp[sel] - a, pair[sel], ia[sel] - e0, ib[sel] - e0
+        self.ia, self.ib = ia, ib
+        self.pair_sum = sparse.csr_matrix((m[pp] * c[ia] * c[ib], (pair, np.arange(pair.size))),
+                                          shape=(eng.pair_u.size, pair.size))
+
+
+class _Louis:
+    """Accumulates, block by block of patterns, the sums behind the observed information."""
+
+    def __init__(self, eng: GridEngine, P, E, sigma):
+        self.eng, self.P, self.E, self.sigma = eng, P, E, sigma
+        U, Q, M = eng.U, eng.Q, eng.M
+        npair = eng.pair_u.size
+        self.C = np.zeros((npair, Q))                # sum_p pi_pq m_p c_pu c_pv
+        self.mean_pairs = np.zeros((npair, M * M))   # sum_p m_p c_pu c_pv Pbar_pu Pbar_pv'
+        self.W = np.zeros((U, Q))                    # sum_p pi_pq m_p c_pu S_pq (the log sigma score)
+        self.mean_us = np.zeros((U, M))              # sum_p m_p c_pu Pbar_pu Sbar_p
+        self.ss = 0.0                                 # sum_p m_p (E_pi[S^2] - Sbar^2)
+        self.PE = np.concatenate([P[:, :, 1:], E[:, :, None]], axis=2)   # (U, Q, M+1)
+
+    def add_block(self, a, b, pi, pim, m):
+        eng, sigma, z, M = self.eng, self.sigma, self.eng.z, self.eng.M
+        st = eng.block_static(a, b)
+        self.C += st.pairs_T @ pim
+        # the log sigma score at each node: sigma z (total - sum_u c_u E_u)
+        rho = st.items @ self.E                       # (b-a, Q)
+        S = sigma * z * (eng.total[a:b, None] - rho)
+        Sbar = (pi * S).sum(axis=1)
+        self.ss += float(m @ ((pi * S * S).sum(axis=1) - Sbar * Sbar))
+        self.W += st.items_T @ (pim * S)
+        # posterior means of each (pattern, item) entry: Pbar (M) and Ebar
+        bar = np.empty((st.ent_p.size, M + 1))
+        for u, idx in st.by_item:
+            bar[idx] = pi[st.ent_p[idx]] @ self.PE[u]
+        self.mean_us += st.item_sum @ (bar[:, :M] * Sbar[st.ent_p][:, None])
+        # (pattern, pair) outer products of the posterior-mean probabilities
+        Ba = bar[st.ia, :M]
+        Bb = bar[st.ib, :M]
+        self.mean_pairs += st.pair_sum @ (Ba[:, :, None] * Bb[:, None, :]).reshape(-1, M * M)
+
+    def finish(self, Nuq, resid):
+        """The Louis Hessian and the complete-data Hessian, sparse, in (tau[:, 1:], log sigma)."""
+        eng, P, E, sigma, z = self.eng, self.P, self.E, self.sigma, self.eng.z
+        U, M, Q = eng.U, eng.M, eng.Q
+        D = U * M
+        Pk = P[:, :, 1:]                                        # (U, Q, M)
+        k = np.arange(1, M + 1, dtype=np.float64)
+        # expected complete-data Hessian: per item -sum_q N (diag P - P P')
+        diagP = np.einsum("uq,uqk->uk", Nuq, Pk)
+        outer = np.einsum("uq,uqk,uql->ukl", Nuq, Pk, Pk)
+        em_blocks = outer.copy()
+        em_blocks[:, np.arange(M), np.arange(M)] -= diagP
+        # tau-s: sum_q N sigma z P_k (k - E)
+        em_ts = sigma * np.einsum("uq,q,uqk->uk", Nuq, z, Pk * (k[None, None, :] - E[:, :, None]))
+        var = np.einsum("uqk,k->uq", P, np.arange(M + 1, dtype=np.float64) ** 2) - E * E
+        em_ss = float(sigma * (resid @ z).sum() - sigma ** 2 * (Nuq * var * (z * z)).sum())
+        # posterior covariance of the complete-data scores
+        pu, pv = eng.pair_u, eng.pair_v
+        cov = np.empty((pu.size, M, M))
+        step = max(1, (1 << 22) // max(Q * M, 1))
+        for s0 in range(0, pu.size, step):
+            s1 = min(pu.size, s0 + step)
+            A = self.C[s0:s1, :, None] * Pk[pu[s0:s1]]
+            cov[s0:s1] = np.matmul(A.transpose(0, 2, 1), Pk[pv[s0:s1]])
+        cov -= self.mean_pairs.reshape(-1, M, M)
+        cov_ts = np.einsum("uq,uqk->uk", self.W, Pk) - self.mean_us
+        # the items' own blocks (u == v pairs) take the complete-data part too
+        diag = np.flatnonzero(pu == pv)
+        cov[diag] += em_blocks[pu[diag]]
+        missing = np.setdiff1d(np.arange(U), pu[diag])   # (every rated item has its pair (u, u))
+        H = BlockHessian(U, M, np.r_[pu, missing], np.r_[pv, missing],
+                         np.concatenate([cov, em_blocks[missing]]), em_ts + cov_ts, em_ss + self.ss)
+        em_info_ss = -float(sigma ** 2 * (Nuq * var * (z * z)).sum())
+        Hem = BlockHessian(U, M, np.arange(U), np.arange(U), em_blocks, np.zeros((U, M)), em_info_ss)
+        return H, Hem
+
+
+@dataclass
+class BlockHessian:
+    """A symmetric matrix in (tau[:, 1:], log sigma) held by its nonzero parts: the (M, M) blocks
+    of item pairs ``(pair_u[i], pair_v[i])`` with ``pair_u <= pair_v`` (the block (v, u) is the
+    transpose), the items' rows against log sigma ``ts`` (U, M) and ``ss``."""
+    U: int
+    M: int
+    pair_u: np.ndarray
+    pair_v: np.ndarray
+    blocks: np.ndarray
+    ts: np.ndarray
+    ss: float
+
+    def dense(self):
+        U, M = self.U, self.M
+        D = U * M
+        H = np.zeros((D + 1, D + 1))
+        for u, v, blk in zip(self.pair_u, self.pair_v, self.blocks):
+            H[u * M:(u + 1) * M, v * M:(v + 1) * M] += blk
+            if u != v:
+                H[v * M:(v + 1) * M, u * M:(u + 1) * M] += blk.T
+        H[:D, D] = H[D, :D] = self.ts.ravel()
+        H[D, D] = self.ss
+        return H
+
+    def project(self, Ku, cols, ks, P):
+        """``K' H K`` (P, P) for a map K whose rows of item u are ``Ku[u]`` (M, w) over the free
+        coordinates ``cols[u]`` (w,; P marks padding) and whose log sigma row is ``ks`` (P,)."""
+        w = Ku.shape[2]
+        out = np.zeros((P + 1) * (P + 1))
+        step = max(1, (1 << 21) // max(w * w, 1))
+        for s0 in range(0, self.pair_u.size, step):
+            pu, pv = self.pair_u[s0:s0 + step], self.pair_v[s0:s0 + step]
+            X = np.matmul(np.matmul(Ku[pu].transpose(0, 2, 1), self.blocks[s0:s0 + step]), Ku[pv])
+            ca, cb = cols[pu], cols[pv]
+            out += np.bincount((ca[:, :, None] * (P + 1) + cb[:, None, :]).ravel(), X.ravel(),
+                               minlength=out.size)
+            off = pu != pv
+            out += np.bincount((cb[off][:, :, None] * (P + 1) + ca[off][:, None, :]).ravel(),
+                               X[off].transpose(0, 2, 1).ravel(), minlength=out.size)
+        H = out.reshape(P + 1, P + 1)[:P, :P]
+        t = np.bincount(cols.ravel(), np.einsum("umw,um->uw", Ku, self.ts).ravel(), minlength=P + 1)[:P]
+        H += np.outer(t, ks) + np.outer(ks, t) + self.ss * np.outer(ks, ks)
+        return H
