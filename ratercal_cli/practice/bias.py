@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from ..methods.mml import PRIOR_LOCATION_SD, PRIOR_STEP_SD, _design, _items, fit_mml
+from ..methods.mml import PRIOR_LOCATION_SD, PRIOR_STEP_SD, fit_mml
 from ..methods.quality import expected_score
 from ..ratings import Ratings
 from .multiplicity import holm
@@ -109,7 +109,7 @@ def _interaction_projector(cell_rater, cell_level):
 
 
 def bias_table(ratings: Ratings, levels, level_ids, facet: str = "facet", main_expected=None, alpha: float = 0.05,
-               scale_low: int = 0, n_nodes: int = 21, step_sd: float = PRIOR_STEP_SD,
+               scale_low: int = 0, n_nodes: int | None = None, step_sd: float = PRIOR_STEP_SD,
                location_sd: float = PRIOR_LOCATION_SD) -> BiasTable:
     """Rater x ``facet`` interactions of ``ratings`` (module docstring).
 
@@ -124,13 +124,14 @@ def bias_table(ratings: Ratings, levels, level_ids, facet: str = "facet", main_e
     cell = cell.ravel()
     cell_rater, cell_level = ukeys // F, ukeys % F
     fit = fit_mml(ratings, model="rsm", facet=cell, n_nodes=n_nodes, step_sd=step_sd, location_sd=location_sd)
-    # the cells' locations l = severity[j] + gamma[cell] as rows over the free parameters (the fit's design)
+    # the cells' locations l = severity[j] + gamma[cell] as rows over the fit's free coordinates
     K = ratings.max_score + 1
-    _, items, seen, Fc = _items(ratings, cell)
-    des = _design("rsm", items, seen.size, Fc, K, step_sd, location_sd)
-    jj = np.searchsorted(seen, cell_rater)
-    L_rows = des.severity[jj] + des.gamma[np.arange(ukeys.size)]
-    cov = fit.cov[:-1, :-1]
+    lay = fit.layout
+    jj = np.searchsorted(np.flatnonzero(ratings.ratings_per_rater() > 0), cell_rater)
+    natural = lay.severity_rows[jj].copy()
+    natural[np.arange(ukeys.size), lay.index("facet0")] += 1.0
+    L_rows = natural @ lay.free_map()[0].toarray()
+    cov = fit.cov
     loc = fit.item_tau[:, -1] / (K - 1)                       # item u's location (shared kappa sums to 0)
     u_of = {(int(j), int(c)): u for u, (j, c) in enumerate(fit.items)}
     l_hat = np.array([loc[u_of[(int(j), c)]] for c, j in enumerate(cell_rater)])

@@ -79,7 +79,7 @@ def test_bias_is_the_joint_fits_interaction_by_brute_force():
 
     def nll(q):
         tau, ls, _ = unpack(q)
-        return -marginal_loglik(cells, tau, np.exp(ls), n_nodes=41, refine=3)
+        return -marginal_loglik(cells, tau, np.exp(ls), n_nodes=41)
 
     res = optimize.minimize(nll, np.zeros(J + 6), method="BFGS", options=dict(gtol=1e-7))
     got = np.array([x["bias"] for x in bt.rows])
