@@ -8,6 +8,15 @@ estimator; ``get_params``/``set_params`` read and set the ``__init__`` parameter
 A method the 1990 programs ran has a ``variant`` parameter: ``"faithful"`` computes what the
 QuickBASIC listing computes (bugs included), ``"corrected"`` (the default, as everywhere) what
 the method should.  Methods beyond 1990 have one version and no ``variant``.
+
+A rater with fewer than :data:`MIN_RATINGS` ratings (a *thin* rater) is treated one way by every
+method but the faithful variants (the 1990 programs adjust every rater): its ratings are left
+out of the fit, keep their raw scores, and count in their paper's score as one unadjusted
+rating each -- the paper's score is ``(k * s + sum of the thin raw scores) / (k + t)``, ``s``
+the method's score of the paper from its ``k`` other ratings, ``t`` thin ones (for the methods
+whose paper score is the mean of its adjusted ratings, exactly that mean).  MN and LI apply
+their ``min_ratings`` themselves (their target mean and SD still count every rating).
+``thin_raters_`` lists the raters so treated.
 """
 
 from __future__ import annotations
@@ -31,6 +40,9 @@ PAPER_ATTRIBUTES = ("quality_", "quality_se_", "quality_eap_", "quality_eap_se_"
 #: skipped on that data set (with the reason) instead of stopping.
 FIT_FAILURES = (MethodError, ArithmeticError, ValueError, np.linalg.LinAlgError)
 
+#: The fewest ratings a rater needs to be adjusted (every method's corrected version; see above).
+MIN_RATINGS = 2
+
 
 class RaterAdjuster:
     """Base class: subclasses implement ``_fit`` and ``_adjust_ratings`` (and may override
@@ -46,6 +58,9 @@ class RaterAdjuster:
 
     code = "?"
     needs_multiple_raters = False
+    #: the method applies :meth:`min_ratings_used` itself (MN, LI); the others are given the
+    #: ratings of the raters with enough, and the base class leaves the thin raters' ratings alone
+    handles_thin_raters = False
 
     # -- parameters ----------------------------------------------------------------
     @classmethod
@@ -81,6 +96,11 @@ class RaterAdjuster:
         """True for the faithful variant of a 1990 method."""
         return getattr(self, "variant", DEFAULT_VARIANT) == "faithful"
 
+    def min_ratings_used(self) -> int:
+        """The fewest ratings a rater needs to be adjusted: 1 for a faithful variant (the 1990
+        programs adjust every rater), :data:`MIN_RATINGS` otherwise."""
+        return 1 if self.faithful else MIN_RATINGS
+
     # -- public API ----------------------------------------------------------------
     def fit(self, ratings: Ratings, **fit_params):
         """Learn the rater parameters from ``ratings``; ``fit_params`` (e.g. MML's ``facet``, a level per
@@ -92,7 +112,14 @@ class RaterAdjuster:
             raise MethodError(
                 f"{self.code} needs papers scored by at least two raters; these data have one rater per paper"
             )
-        self._fit(ratings, **fit_params)
+        n = ratings.ratings_per_rater()
+        self.thin_raters_ = np.flatnonzero((n > 0) & (n < self.min_ratings_used()))
+        fit_on = ratings
+        if self.thin_raters_.size and not self.handles_thin_raters:
+            fit_on, fit_params = self._without_thin(ratings, fit_params)
+        self.all_thin_ = fit_on.n_ratings == 0   # nothing to fit: every rating stays as it is
+        if not self.all_thin_:
+            self._fit(fit_on, **fit_params)
         self.n_raters_ = ratings.n_raters
         self.max_score_ = ratings.max_score
         self.rater_ids_ = tuple(ratings.rater_ids)
@@ -131,11 +158,41 @@ class RaterAdjuster:
         if not hasattr(self, "n_raters_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")
         self._check_same_raters(ratings)
-        return self._transform(ratings, training=False, **params)
+        return self._transform_thin(ratings, False, params)
 
     def fit_transform(self, ratings: Ratings, **params) -> Adjusted:
         """``fit(ratings).transform(ratings)``, reusing what the fit estimated for these papers."""
-        return self.fit(ratings, **params)._transform(ratings, training=True, **params)
+        return self.fit(ratings, **params)._transform_thin(ratings, True, params)
+
+    # -- thin raters ---------------------------------------------------------------
+    def _without_thin(self, ratings: Ratings, params):
+        """``ratings`` without the thin raters' ratings, and ``params`` with their per-rating
+        arrays (e.g. MML's ``facet``) cut alike."""
+        keep = ~np.isin(ratings.rater, self.thin_raters_)
+        cut = {k: (np.asarray(v)[keep] if v is not None and np.ndim(v) == 1 and len(v) == ratings.n_ratings
+                   else v) for k, v in params.items()}
+        return ratings.subset(keep), cut
+
+    def _transform_thin(self, ratings: Ratings, training: bool, params) -> Adjusted:
+        """:meth:`_transform`, the thin raters' ratings left as they are (see the module)."""
+        if self.handles_thin_raters or not self.thin_raters_.size:
+            return self._transform(ratings, training=training, **params)
+        thin = np.isin(ratings.rater, self.thin_raters_)
+        if not thin.any():
+            return self._transform(ratings, training=training, **params)
+        rest, cut = self._without_thin(ratings, params)
+        rating = ratings.score.astype(np.float64)
+        k = rest.ratings_per_paper()
+        inner = np.full(ratings.n_papers, np.nan)
+        if rest.n_ratings and not self.all_thin_:
+            adj = self._transform(rest, training=training, **cut)
+            rating[~thin] = adj.rating
+            inner = np.asarray(adj.paper, dtype=np.float64)
+        t = np.bincount(ratings.paper[thin], minlength=ratings.n_papers)
+        raw = np.bincount(ratings.paper[thin], weights=rating[thin], minlength=ratings.n_papers)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            paper = (np.where(k > 0, k * inner, 0.0) + raw) / (k + t)
+        return Adjusted(rating=rating, paper=np.where(k + t > 0, paper, inner))
 
     def _transform(self, ratings: Ratings, training: bool) -> Adjusted:
         """Adjusted scores; ``training``: ``ratings`` are the data just fitted (a subclass may reuse

@@ -83,6 +83,11 @@ class LinearEquating(RaterAdjuster):
             return max(int(self.min_ratings), 1)
         return 1 if self.variant == "faithful" else 2
 
+    handles_thin_raters = True   # min_ratings: the target mean (and SD) still count every rating
+
+    def min_ratings_used(self):
+        return self._min_ratings()
+
     # -- fit -----------------------------------------------------------------------
     def _fit(self, ratings):
         rule = self._zero_sd()

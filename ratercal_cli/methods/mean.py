@@ -51,6 +51,11 @@ class MeanEquating(RaterAdjuster):
             return int(self.min_ratings)
         return 1 if self.variant == "faithful" else 2
 
+    handles_thin_raters = True   # min_ratings: the target mean (and SD) still count every rating
+
+    def min_ratings_used(self):
+        return self._min_ratings()
+
     def _fit(self, ratings):
         dtype = F32 if self.variant == "faithful" else np.float64
         n, s, _, n0, s0, _ = rater_sums(ratings, dtype)
