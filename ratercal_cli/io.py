@@ -34,8 +34,8 @@ def output_target(path, make_dirs=False) -> Path:
     it) a folder that does not exist."""
     given = Path(path)
     real = Path(os.path.realpath(given))
-    try:
-        mode = os.stat(real).st_mode
+    try:   # the given path: /dev/stdout on a pipe resolves to a name (pipe:[N]) that cannot be opened
+        mode = os.stat(given).st_mode
     except (FileNotFoundError, NotADirectoryError):
         mode = None
     if mode is not None and stat.S_ISDIR(mode):
@@ -249,22 +249,37 @@ def read_csv(path, required=(), delimiter=None):
     return header, rows
 
 
-def read_table(path, required=(), delimiter=None, encoding=None, strip=True):
+def find_column(header, name):
+    """The column of ``header`` called ``name``: itself, else the one name equal to it ignoring case
+    (``Score`` for ``score``); None when absent or when several names match."""
+    if name in header:
+        return name
+    same = [h for h in header if h.casefold() == name.casefold()]
+    return same[0] if len(same) == 1 else None
+
+
+def read_table(path, required=(), delimiter=None, encoding=None, strip=True, text=None, hint=""):
     """Read a CSV/TSV into ``(header, rows, delimiter)``.
 
     ``header`` is the list of names, ``rows`` a list of ``(line_number, dict)``, the
     line number being the first file line of the record (a quoted field may span
     lines).  Raises :class:`InputError` naming the file (and line) for an empty
-    file, a column named twice, a missing column, a short row, a field over
+    file, a NUL byte, a column named twice, a missing column (a name differing only in case
+    counts when it is the only one: :func:`find_column`; ``hint`` ends the message), a short row, a field over
     :data:`FIELD_LIMIT` (an unterminated quote swallowing the file) or bytes that do not
     decode.  ``delimiter=None`` sniffs tab vs comma (:func:`sniff_delimiter`);
     ``strip=False`` keeps the cells' surrounding whitespace (header names are always
     stripped).
     """
     path = Path(path)
-    text = read_text(path, encoding)
+    if text is None:
+        text = read_text(path, encoding)
     if not text.strip():
         raise InputError("empty file", path)
+    if "\0" in text:   # no character of a text export: a label would carry it into the output
+        at = text.index("\0")
+        raise InputError(f"a NUL byte at character {at - text.rfind(chr(10), 0, at)} of the line: "
+                         "not a text export, or a damaged one", path, text.count("\n", 0, at) + 1)
     if delimiter is None:
         delimiter = sniff_delimiter(text)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
@@ -277,7 +292,7 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True):
             if not row or not "".join(row).strip():
                 continue
             if header is None:
-                header = _header(row, required, delimiter, path, start)
+                header = _header(row, required, delimiter, path, start, hint)
                 width = len(header)
                 continue
             if len(row) != width:
@@ -291,7 +306,7 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True):
     return header, rows, delimiter
 
 
-def _header(row, required, delimiter, path, line):
+def _header(row, required, delimiter, path, line, hint=""):
     """Column names of a header row; InputError for a name used twice or a missing column."""
     header = [c.strip() for c in row]
     twice = next((c for k, c in enumerate(header) if c in header[:k]), None)
@@ -300,9 +315,8 @@ def _header(row, required, delimiter, path, line):
                          "of the header); name them", path, line)
     if twice is not None:
         raise InputError(f"column {twice} appears twice", path, line, twice)
-    missing = [c for c in required if c not in header]
+    missing = [c for c in required if find_column(header, c) is None]
     if missing:
-        hint = ""
         if delimiter != ";" and any(";" in c for c in header):
             hint = "; the fields look separated by ';': give --sep semicolon"
         raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(header)}){hint}",

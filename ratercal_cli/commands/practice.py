@@ -40,7 +40,8 @@ def _one_line_errors(fn):
 def _file_options(fn):
     opts = [
         click.option("--scale", default=None, metavar="LOW-HIGH",
-                     help="Rating scale, e.g. 0-5 (default: 0 to the highest score found)."),
+                     help="Rating scale, e.g. 0-5 (default: the lowest to the highest score found, "
+                          "with a warning: give it)."),
         click.option("--paper-col", default="paper", show_default=True, help="Column naming the paper."),
         click.option("--rater-col", default="rater", show_default=True, help="Column naming the rater."),
         click.option("--score-col", default="score", show_default=True, help="Column holding the score."),
@@ -51,6 +52,13 @@ def _file_options(fn):
                      help="Field separator of the input (auto: tab or comma, from the header line)."),
         click.option("--encoding", default=None, metavar="NAME",
                      help="Text encoding of the input, e.g. latin-1 or cp1252 (default: UTF-8)."),
+        click.option("--decimal", type=click.Choice(["point", "comma"]), default="point", show_default=True,
+                     help="Decimal mark of the scores (comma: 2,0 in a file separated by ';' or tabs)."),
+        click.option("--sheet", default=None, metavar="NAME",
+                     help="The sheet of an .xlsx workbook to read (default: its only sheet)."),
+        click.option("--fold-labels", "fold_labels", is_flag=True,
+                     help="Merge paper, rater and group labels that differ only in case, spacing or "
+                          "Unicode form (without it they are warned of and kept apart)."),
         click.option("--order-col", default=None,
                      help="Column giving the order in which a paper's ratings were read (1, 2, 3...), "
                           "for --resolve-discrepancies (default: a column named 'order' if there "
@@ -69,11 +77,11 @@ def _file_options(fn):
 
 
 def _read(path, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, quiet,
-          encoding=None, order_col=None):
+          encoding=None, order_col=None, decimal="point", sheet=None, fold_labels=False):
     from ..practice.ratings_file import read_ratings_table
 
     table = read_ratings_table(path, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col,
-                               resolve, discrepancy)
+                               resolve, discrepancy, decimal=decimal, sheet=sheet, fold_labels=fold_labels)
     _warn(table.warnings, quiet)
     return table
 
@@ -98,7 +106,7 @@ def _parse_methods(values, default, allow_recommended=False):
 
 #: ``adjust`` options that describe a ratings file and mean nothing for a run folder.
 FILE_ONLY = ("output", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
-             "discrepancy", "encoding", "order_col", "assignment")
+             "discrepancy", "encoding", "order_col", "assignment", "decimal", "sheet", "fold_labels")
 
 
 def _refuse_file_options(ctx, source):
@@ -133,8 +141,8 @@ def _variant_option(default_help):
               help="Skip the Rasch fits (the per-rater PCM fit table, the rater report and the bias "
                    "table): the slowest part on large files.")
 @_one_line_errors
-def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col, resolve,
-          discrepancy, quiet, assignment, alpha, as_json, png, no_rasch):
+def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, encoding, decimal, sheet,
+          fold_labels, order_col, resolve, discrepancy, quiet, assignment, alpha, as_json, png, no_rasch):
     """Is adjustment warranted?  Tests of rater differences, the rater report, agreement, and
     which adjustment Chapter 5's rule and the corrected study support.
 
@@ -142,17 +150,20 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
     against the pooled other raters.  Overall: ANOVA F of the rater means, Levene /
     Brown-Forsythe / Bartlett tests of the spreads, chi-square of rater x score, whether
     raters are linked through shared papers.  The rater report (as Facets prints it, from the
-    rating scale model by conditional ML): severity and S.E., infit/outfit with ZSTD, observed
-    and fair averages, separation, strata and reliability of raters and papers, the fixed
-    (all same) chi-square; with --group-col, the rater x group bias.  Agreement per rater pair
-    and overall: exact and adjacent %, quadratic-weighted kappa, Krippendorff's alpha, ICC.
-    The recommendation (fewer than 8 papers per rater or non-random assignment: NO; 8-20:
-    TMN; over 20: TLI) and the corrected study's best method for this design, with its RMSE.
+    rating scale model by conditional ML, or by marginal ML (MFRM) where CML cannot be fitted):
+    severity and S.E., infit/outfit with ZSTD, observed and fair averages, separation, strata and
+    reliability of raters and papers, the fixed (all same) chi-square; with --group-col, the
+    rater x group bias.  Agreement per rater pair and overall: exact and adjacent %,
+    quadratic-weighted kappa, Krippendorff's alpha, ICC.
+    The recommendation by Chapter 5's rule: NO when every rater scored every paper, when
+    assignment is non-random, when a rater scored fewer than 8 papers (named), or when no test
+    finds the raters differing; else TMN when the fewest papers a rater scored is 8-20, TLI
+    above 20.  Then the corrected study's best method for this design, with its RMSE.
     """
     from ..practice.check import check as check_ratings
 
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
-                  discrepancy, quiet or as_json, encoding, order_col)
+                  discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels)
     result = check_ratings(table.ratings, assignment=assignment, alpha=alpha, rasch=not no_rasch)
     maps = result.wright_maps(png) if png is not None else []
     if as_json:
@@ -180,11 +191,11 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
 @_file_options
 @_one_line_errors
 def adjust(source, methods, variant, output, assignment, scale, paper_col, rater_col, score_col, group_col,
-           sep, encoding, order_col, resolve, discrepancy, quiet):
+           sep, encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet):
     """Adjust the scores of a ratings file (or every data set of a run folder).
 
     The output holds the input's columns, then `flag` (resolved / dropped /
-    unresolved / missing, blank otherwise) and, per method X, `X` (the rating's
+    unresolved / many / missing / thin, blank otherwise) and, per method X, `X` (the rating's
     adjusted score) and `X_paper` (the paper's adjusted score, the same on each of
     its lines).  For a run folder only --method, --variant and --quiet apply; the
     file options are refused.
@@ -205,7 +216,7 @@ def adjust(source, methods, variant, output, assignment, scale, paper_col, rater
     if output is not None and not to_stdout:   # refuse a bad -o before the work
         _check_output(output, source)
     table = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
-                  discrepancy, quiet, encoding, order_col)
+                  discrepancy, quiet, encoding, order_col, decimal, sheet, fold_labels)
     if output is None:
         output = source.with_name(source.stem + ".adjusted" + (".tsv" if table.delimiter == "\t" else ".csv"))
         _check_output(output, source)
@@ -246,7 +257,7 @@ def _check_output(output, source):
 @_file_options
 @_one_line_errors
 def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col, rater_col, score_col,
-            group_col, sep, encoding, order_col, resolve, discrepancy, quiet):
+            group_col, sep, encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet):
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5, Figures 7-10.
 
     Between every pair of methods: RMSD, maximum difference and correlation of the
@@ -264,7 +275,7 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
 
         output_target(png)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
-                  discrepancy, quiet or as_json, encoding, order_col)
+                  discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels)
     result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all)
     _warn(result.warnings, quiet or as_json)
     maps = result.draw_maps(png) if png is not None else []   # drawn only once every group has succeeded

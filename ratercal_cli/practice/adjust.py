@@ -65,20 +65,17 @@ def recommended_method(ratings: Ratings, assignment: str = "random") -> str:
 
 def apply_group(ratings: Ratings, codes, variant=DEFAULT_VARIANT, strict=True, prefix=""):
     """The methods on one group's ratings: ``(Applied, [notes])``; a failure under ``strict`` is one
-    error line starting with ``prefix``.  Notes: methods skipped, an estimator's own warnings (e.g.
-    MML's categories no rater used), adjusted scores that are not finite."""
-    from ..methods.apply import apply_methods, non_finite_count
+    error line starting with ``prefix``.  Notes (:func:`.notes.method_notes`): methods skipped, raters
+    with too few ratings and the methods that left them unadjusted, scores no rater gave (named on the
+    scale), adjusted scores that are not finite or outside the scale."""
+    from ..methods.apply import apply_methods
+    from .notes import method_notes
 
     try:
         applied = apply_methods(ratings, codes, variant, strict=strict)
     except RatercalError as exc:
         raise RatercalError(f"{prefix}{exc}") from None
-    notes = [f"{code} skipped: {reason}" for code, reason in applied.skipped.items()]
-    notes += [f"{code}: {w}" for code, est in applied.estimators.items()
-              for w in getattr(est, "warnings_", ())]
-    notes += [f"{code}: {n} adjusted score(s) are not finite (e.g. a rater whose scores do not vary) "
-              "and are left blank" for code, adj in applied.adjusted.items() if (n := non_finite_count(adj))]
-    return applied, notes
+    return applied, method_notes(applied, ratings, ratings.scale_low)
 
 
 @dataclass

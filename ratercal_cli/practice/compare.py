@@ -298,5 +298,5 @@ class CompareResults:
         for g, target in zip(self.groups, targets):
             tag = self._tag(g)
             title = "Methods mapped by RMSD (classical MDS)" + (f", {tag}" if tag else "")
-            mds_figure(target, g.comparison.methods, g.coordinates, title, g.eigenvalues)
+            mds_figure(target, g.comparison.methods, g.coordinates, title, g.eigenvalues, explain=True)
         return targets

@@ -234,12 +234,23 @@ def rater_components(ratings: Ratings):
 
 
 # -- Chapter 5's rule ----------------------------------------------------------------
+def _who(raters, n=4):
+    """``rater R3`` or ``raters R3, R7`` (at most ``n`` named, then how many more)."""
+    raters = [str(r) for r in raters]
+    if not raters:
+        return "a rater"
+    more = f" and {len(raters) - n} more" if len(raters) > n else ""
+    return ("rater " if len(raters) == 1 else "raters ") + ", ".join(raters[:n]) + more
+
+
 def recommend(min_papers: int, assignment: str = "random", warranted: bool | None = True,
-              all_scored_all: bool = False):
-    """(method, reason) by Denny's Chapter 5 rule and pp. 7-8.
+              all_scored_all: bool = False, fewest=(), under=()):
+    """(method, reason) by Denny's Chapter 5 rule and pp. 7-8; the reason names the raters the
+    deciding rule is about.
 
     ``assignment``: "random" or "nonrandom"; ``min_papers``: the fewest papers any
-    rater scored; ``warranted``: whether any test found raters differing (None:
+    rater scored, ``fewest`` the raters who scored that many, ``under`` every rater with fewer
+    than :data:`FEW_PAPERS`; ``warranted``: whether any test found raters differing (None:
     not known).
     """
     if all_scored_all:
@@ -247,14 +258,16 @@ def recommend(min_papers: int, assignment: str = "random", warranted: bool | Non
     if assignment == "nonrandom":
         return "NO", "papers were not randomly assigned to raters (Chapter 5: no equating)"
     if min_papers < FEW_PAPERS:
-        return "NO", (f"a rater scored only {min_papers} paper(s), fewer than {FEW_PAPERS}: rater means "
-                      "are unstable (Chapter 5: no equating)")
+        others = [r for r in under if r not in fewest]
+        also = f"; {_who(others)} also fewer than {FEW_PAPERS}" if others else ""
+        return "NO", (f"{_who(fewest)} scored only {min_papers} paper(s), fewer than {FEW_PAPERS}{also}: "
+                      "rater means are unstable (Chapter 5: no equating)")
     if warranted is False:
         return "NO", "no test found the raters differing significantly: no adjustment is necessary"
     if min_papers <= MANY_PAPERS:
-        return "TMN", (f"the fewest papers a rater scored is {min_papers}, within {FEW_PAPERS} to "
-                       f"{MANY_PAPERS}: truncated mean equating (rater spreads are unstable)")
-    return "TLI", (f"every rater scored more than {MANY_PAPERS} papers (fewest {min_papers}): "
+        return "TMN", (f"the fewest papers a rater scored is {min_papers} ({_who(fewest)}), within "
+                       f"{FEW_PAPERS} to {MANY_PAPERS}: truncated mean equating (rater spreads are unstable)")
+    return "TLI", (f"every rater scored more than {MANY_PAPERS} papers (fewest {min_papers}, {_who(fewest)}): "
                    "truncated linear equating")
 
 
@@ -350,7 +363,9 @@ class CheckReport:
             L.append(f"rater differences significant at {self.alpha:g}: yes ({'; '.join(self.warranted_by)})")
         else:
             L.append(f"rater differences significant at {self.alpha:g}: no")
-        L.append(f"papers per rater: fewest {self.min_papers}; assignment of papers to raters: "
+        fewest = [str(r["rater"]) for r in self.raters if r["papers"] == self.min_papers]
+        L.append(f"papers per rater: fewest {self.min_papers} ({', '.join(fewest[:4])}"
+                 f"{f' and {len(fewest) - 4} more' if len(fewest) > 4 else ''}); assignment of papers to raters: "
                  f"{self.assignment}{' (assumed; say --assignment nonrandom if not)' if self.assignment == 'random' else ''}")
         L.append(f"RECOMMENDATION: {self.recommendation} -- {self.reason}")
         if self.study.get("lines"):
@@ -411,7 +426,9 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     used_papers = ratings.ratings_per_paper() > 0
     all_scored_all = bool(active.size > 1 and (ratings.ratings_per_paper()[used_papers] == active.size).all())
     warranted = bool(warranted_by)
-    rec, reason = recommend(min_papers, assignment, warranted, all_scored_all)
+    fewest = [r["rater"] for r in raters if r["papers"] == min_papers]
+    under = [r["rater"] for r in raters if r["papers"] < FEW_PAPERS]
+    rec, reason = recommend(min_papers, assignment, warranted, all_scored_all, fewest, under)
     notes = []
     if len(comps) > 1:
         notes.append("the raters fall into separate groups with no paper in common: OLS, TLS, RAS and "

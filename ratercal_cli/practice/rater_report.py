@@ -41,7 +41,7 @@ from ..fit_stats import fit_from_moments
 from ..methods.cml import ConditionalPCM, _design, _group, _loglik_grad_hess, estimable_categories
 from ..methods.mml import MarginalRaterModel
 from ..methods.quality import category_probabilities, estimate_quality, expected_score, moments
-from ..ratings import Ratings
+from ..ratings import Ratings, natural_key
 from .multiplicity import holm
 from .text import num, pvalue, text_table
 
@@ -379,13 +379,13 @@ def rater_group_bias(groups, group_label="group", models=None, alpha=0.05, scale
                              severity=sev[(rid, k)], bias=b, se=se, t=t, df=n - 1,
                              p=float(2 * stats.t.sf(abs(t), n - 1)) if n > 1 else math.nan))
     order = {n: i for i, n in enumerate(names)}
-    rows.sort(key=lambda r: (str(r["rater"]), order[r["group"]]))
+    rows.sort(key=lambda r: (natural_key(r["rater"]), order[r["group"]]))   # R1, R2, R10
     for r, v in zip(rows, holm([r["p"] for r in rows])):
         r["p_holm"] = float(v)
     notes = []
     if failed:
         notes.append(f"the rater model could not be fitted in {group_label} " + "; ".join(failed))
-    single = sorted(str(rid) for rid, ks in by_rater.items() if len(ks) < 2)
+    single = sorted((str(rid) for rid, ks in by_rater.items() if len(ks) < 2), key=natural_key)
     if single:
         notes.append(f"rater(s) measured in one {group_label} only (no interaction to estimate): {', '.join(single)}")
     if not rows:

@@ -22,29 +22,35 @@ a paper whose discrepancy was resolved, ``dropped`` for the rating the resolutio
 removed (no adjusted score), ``unresolved`` for a rating on a paper with a third
 rating that was not resolved (``--resolve-discrepancies`` not given), ``many``
 for a rating on a paper with four or more ratings (the third-reading rule covers three:
-all are used), ``missing`` for a rating without a usable score.
+all are used), ``missing`` for a rating without a usable score, ``thin`` for an otherwise
+ordinary rating by a rater with fewer than :data:`~ratercal_cli.methods.base.MIN_RATINGS`
+usable ratings (every corrected method leaves its ratings unadjusted).
 """
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
-from dataclasses import dataclass, field
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..design import keep_first, needs_third
 from ..errors import InputError
-from ..io import open_output, read_table
+from ..io import find_column, open_output, read_table, read_text
+from ..methods.base import MIN_RATINGS
 from ..ratings import MAX_SCALE_POINTS, Adjusted, Ratings, Scale, checked_scale, natural_key, parse_scale  # noqa: F401
 from ..vocabulary import adjusted_columns
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
 
 #: Per-row flags written to the ``flag`` column.
-FLAG_OK, FLAG_RESOLVED, FLAG_DROPPED, FLAG_UNRESOLVED, FLAG_MISSING, FLAG_MANY = (
-    "", "resolved", "dropped", "unresolved", "missing", "many")
+FLAG_OK, FLAG_RESOLVED, FLAG_DROPPED, FLAG_UNRESOLVED, FLAG_MISSING, FLAG_MANY, FLAG_THIN = (
+    "", "resolved", "dropped", "unresolved", "missing", "many", "thin")
 
 
 # -- what a file holds ---------------------------------------------------------------
@@ -95,6 +101,12 @@ class RatingsTable:
     delimiter: str = ","
     scale_inferred: bool = False
     order_column: str | None = None   # the column giving the order of reading, if any
+    #: how the input was written, kept by the output: a UTF-8 byte-order mark, the line ends
+    bom: bool = False
+    newline: str = "\n"
+    #: lookalike labels: per column, groups of labels that differ only in case, spacing or
+    #: Unicode form (:func:`lookalike_groups`); folded into one when read with ``fold_labels``
+    lookalikes: dict = field(default_factory=dict)
 
     @property
     def ratings(self) -> Ratings:
@@ -109,15 +121,176 @@ class RatingsTable:
 _natural_key = natural_key
 
 
+# -- labels that look alike ----------------------------------------------------------
+#: Characters that show as nothing: zero-width space, non-joiner, joiner, word joiner, BOM, soft hyphen.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
+
+
+def label_key(label: str) -> str:
+    """What a label looks like to a reader: Unicode compatibility form (NFKC: a precomposed and a
+    decomposed "Zoë" are one), invisible characters removed, runs of whitespace as one space,
+    case folded.  Two labels with the same key are lookalikes."""
+    if not label.isascii():
+        label = unicodedata.normalize("NFKC", label).translate(_INVISIBLE)
+    return " ".join(label.split()).casefold()
+
+
+def lookalike_groups(labels) -> list:
+    """Groups (lists, most used first, then first seen) of the distinct ``labels`` that share a
+    :func:`label_key`; ``labels`` in file order, repeats counted."""
+    counts = Counter(labels)
+    by_key = {}
+    for lab in counts:        # distinct labels, first seen first
+        by_key.setdefault(label_key(lab), []).append(lab)
+    return [sorted(g, key=lambda lab: -counts[lab]) for g in by_key.values() if len(g) > 1]
+
+
+def _show(label) -> str:
+    """A label as Python writes a string, so invisible and decomposed characters show."""
+    return ascii(label) if not label.isascii() or label != label.strip() else repr(label)
+
+
+def _lookalike_warnings(path, column, kind, groups, folded, limit=5):
+    if not groups:
+        return []
+    if folded:
+        text = "; ".join(f"{_show(g[0])} <- {', '.join(map(_show, g[1:]))}" for g in groups[:limit])
+        more = f"; and {len(groups) - limit} more" if len(groups) > limit else ""
+        return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels differing only in case, spacing "
+                f"or Unicode form folded into one label each (--fold-labels): {text}{more}"]
+    if kind == "rater":
+        return [f"{path}: {column}: raters {' and '.join(map(_show, g))} differ only in case, spacing or "
+                "Unicode form and are counted as different raters (give --fold-labels to merge them)"
+                for g in groups]
+    text = "; ".join(" / ".join(map(_show, g)) for g in groups[:limit])
+    more = f"; and {len(groups) - limit} more" if len(groups) > limit else ""
+    return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels differ only in case, spacing or "
+            f"Unicode form and are counted as different {kind}s: {text}{more} (give --fold-labels to "
+            "merge them)"]
+
+
+def _check_lookalikes(rows, columns, path, fold, warnings):
+    """Warn of (or, ``fold``, merge) lookalike labels in the paper, rater and group columns."""
+    found = {}
+    for kind, col in (("rater", columns.rater), ("paper", columns.paper), ("group", columns.group)):
+        if col is None:
+            continue
+        groups = lookalike_groups([r[col] for r in rows])
+        if not groups:
+            continue
+        found[col] = groups
+        if fold:
+            to = {lab: g[0] for g in groups for lab in g[1:]}
+            for r in rows:
+                r[col] = to.get(r[col], r[col])
+        warnings += _lookalike_warnings(path, col, kind, groups, fold)
+    return found
+
+
+# -- reading the file ----------------------------------------------------------------
+@dataclass
+class Source:
+    """A table as read: header, rows ``(line, {column: text})``, and how it was written."""
+
+    header: list
+    rows: list
+    delimiter: str = ","
+    bom: bool = False
+    newline: str = "\n"
+
+
+#: What a spreadsheet file starts with (a zip archive): read by openpyxl, not as text.
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint="") -> Source:
+    """The rows of a CSV/TSV (:func:`ratercal_cli.io.read_table`) or of one sheet of an ``.xlsx``
+    workbook (:func:`read_xlsx`), cells as text."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    if head == _ZIP_MAGIC or path.suffix.lower() in (".xlsx", ".xlsm"):
+        return read_xlsx(path, required, sheet, hint)
+    if sheet is not None:
+        raise InputError("--sheet applies to an .xlsx workbook, and this is a text file", path)
+    text = read_text(path, encoding)
+    bom = (encoding is None or codecs.lookup(encoding).name.startswith("utf-8")) and \
+        path.read_bytes()[:3] == codecs.BOM_UTF8
+    newline = "\r\n" if "\r\n" in text[:1 << 16] else "\n"
+    header, rows, delimiter = read_table(path, required=required, delimiter=delimiter, encoding=encoding,
+                                         strip=False, text=text, hint=hint)
+    return Source(header, rows, delimiter, bom, newline)
+
+
+def _cell_text(v) -> str:
+    """A spreadsheet cell as the text a CSV export would hold: whole numbers without ``.0``."""
+    if v is None:
+        return ""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def read_xlsx(path, required, sheet=None, hint="") -> Source:
+    """One sheet (``sheet``, or the only one) of an Excel workbook, by openpyxl, as rows of text;
+    wholly empty rows skipped, line numbers the sheet's row numbers."""
+    try:
+        import openpyxl
+    except ImportError:   # pragma: no cover - a dependency
+        raise InputError("reading .xlsx needs the openpyxl package; or save the sheet as CSV", path) from None
+    try:
+        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:   # openpyxl raises zipfile, KeyError and its own errors on a bad file
+        raise InputError(f"not readable as an .xlsx workbook ({type(exc).__name__}: {exc}); save it as CSV",
+                         path) from None
+    try:
+        names = wb.sheetnames
+        if sheet is None and len(names) > 1:
+            raise InputError(f"the workbook has {len(names)} sheets ({', '.join(names)}); name one with --sheet",
+                             path)
+        if sheet is not None and sheet not in names:
+            raise InputError(f"no sheet {sheet!r} (sheets: {', '.join(names)})", path, field="--sheet")
+        ws = wb[sheet if sheet is not None else names[0]]
+        header, rows = None, []
+        for n, values in enumerate(ws.iter_rows(values_only=True), start=1):
+            cells = [_cell_text(v) for v in values]
+            if not "".join(cells).strip():
+                continue
+            nul = next((c for c in cells if "\0" in c), None)
+            if nul is not None:
+                raise InputError("a NUL byte in a cell", path, n)
+            if header is None:
+                from ..io import _header
+
+                while cells and not cells[-1].strip():   # empty columns right of the table
+                    cells.pop()
+                header = _header(cells, required, ",", path, n, hint)
+                continue
+            cells = (cells + [""] * len(header))[:len(header)] if not "".join(cells[len(header):]).strip() else cells
+            if len(cells) != len(header):
+                raise InputError(f"expected {len(header)} fields, found {len(cells)}", path, n)
+            rows.append((n, dict(zip(header, cells))))
+    finally:
+        wb.close()
+    if header is None:
+        raise InputError("empty sheet", path)
+    return Source(header, rows, ",", False, "\n")
+
+
 #: A score as written: digits with an optional fraction and exponent (no "_", "0x", spaces).
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
-def _parse_score(text, path, line, column):
-    """Whole number or None (missing); InputError otherwise."""
+def _parse_score(text, path, line, column, decimal="."):
+    """Whole number or None (missing); InputError otherwise.  ``decimal=","``: ``2,0`` is 2."""
     text = text.strip()
     if text.lower() in MISSING_TOKENS:
         return None
+    if decimal == ",":
+        text = text.replace(",", ".")
     if not _NUMBER.fullmatch(text):
         raise InputError(f"{text!r} is not a number", path, line, column)
     value = float(text)
@@ -166,12 +339,22 @@ def resolve_discrepancies(paper, score, threshold: int = 1, order=None):
 
 
 # -- reading -------------------------------------------------------------------------
+#: The end of the error for a missing column of a ratings file.
+COLUMN_HINT = "; name the columns with --paper-col, --rater-col and --score-col"
+
+
 def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=None,
-                      resolve: bool = False, threshold: int = 1, encoding=None) -> RatingsTable:
-    """Read and validate a ratings CSV/TSV into one :class:`Ratings` per group.
+                      resolve: bool = False, threshold: int = 1, encoding=None, decimal: str = ".",
+                      sheet=None, fold_labels: bool = False) -> RatingsTable:
+    """Read and validate a ratings CSV/TSV (or a sheet of an ``.xlsx`` workbook) into one
+    :class:`Ratings` per group.
 
     ``scale``: a :class:`Scale`, a string for :func:`parse_scale`, or None to infer
-    ``0..max`` from the data (with a warning).  ``resolve``: apply
+    ``lowest..highest`` score found (with a loud warning).  ``decimal``: ``","`` reads ``2,0``
+    as 2 (a file separated by ``;``).  ``sheet``: the sheet of a workbook.  ``fold_labels``:
+    merge paper, rater and group labels that differ only in case, spacing or Unicode form
+    (:func:`label_key`; without it they are warned of).  Column names match a header differing
+    only in case when that is the only match.  ``resolve``: apply
     :func:`resolve_discrepancies` within each group, in the order of the
     ``columns.order`` column (or a column ``order``), else in file order (with a
     warning).  ``encoding``: the file's text encoding (default UTF-8).  Cells of the
@@ -181,11 +364,21 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     path = Path(path)
     if path.is_dir():
         raise InputError("is a directory, not a ratings file", path)
+    if decimal not in (".", ","):
+        raise ValueError("decimal must be '.' or ','")
+    if decimal == "," and delimiter == ",":
+        raise InputError("a decimal comma needs another field separator (--sep semicolon or tab)",
+                         field="--decimal")
     required = [columns.paper, columns.rater, columns.score] + ([columns.group] if columns.group else [])
     if columns.order:
         required.append(columns.order)
-    header, rows_with_lines, delimiter = read_table(path, required=required, delimiter=delimiter,
-                                                    encoding=encoding, strip=False)
+    source = read_source(path, required, delimiter, encoding, sheet, COLUMN_HINT)
+    header, rows_with_lines, delimiter = source.header, source.rows, source.delimiter
+    if decimal == "," and delimiter == ",":
+        raise InputError("a decimal comma needs another field separator: the header looks separated by "
+                         "commas (give --sep semicolon or tab)", path, 1, field="--decimal")
+    columns = replace(columns, **{k: find_column(header, getattr(columns, k))
+                                  for k in ("paper", "rater", "score", "group", "order") if getattr(columns, k)})
     if not rows_with_lines:
         raise InputError("no ratings below the header line", path, 2)
     order_col = columns.order or (DEFAULT_ORDER_COLUMN if DEFAULT_ORDER_COLUMN in header else None)
@@ -209,17 +402,21 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
         text = r[columns.score]
         value = parsed.get(text, parsed)
         if value is parsed:
-            value = parsed[text] = _parse_score(text, path, ln, columns.score)
+            value = parsed[text] = _parse_score(text, path, ln, columns.score, decimal)
         scores.append(value)
+    lookalikes = _check_lookalikes(rows, columns, path, fold_labels, warnings)
 
     scale_inferred = scale is None
     if scale is None:
         present = [s for s in scores if s is not None]
         if not present:
             raise InputError("no usable score in the file", path, None, columns.score)
-        low = min(0, min(present))
+        low = min(present)
         scale = checked_scale(Scale(low, max(max(present), low + 1)))
-        warnings.append(f"{path}: no --scale given; assuming {scale} from the scores found")
+        warnings.append(f"{path}: NO --scale GIVEN: the scale is taken to be {scale}, the lowest to the "
+                        "highest score found; if it is wider (a score no rater gave), give it with --scale "
+                        "LOW-HIGH: the truncated methods keep scores inside the scale and the category "
+                        "counts and models depend on it")
     else:
         scale = parse_scale(scale)
         for ln, s in zip(lines, scores):
@@ -254,7 +451,8 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
 
     table = RatingsTable(path=path, header=list(header), rows=rows, lines=lines, columns=columns,
                          scale=scale, flags=flags, warnings=warnings, delimiter=delimiter,
-                         scale_inferred=scale_inferred, order_column=order_col)
+                         scale_inferred=scale_inferred, order_column=order_col, bom=source.bom,
+                         newline=source.newline, lookalikes=lookalikes)
     for g in group_names:
         group = _build_group(table, g, members[g], scores, resolve, threshold, reading_order)
         if group is not None:
@@ -355,16 +553,19 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
         r_used = remap[r_used]
         rater_ids_used = tuple(rater_ids[k] for k in present)
         counts = counts[present]
-    single = np.flatnonzero(counts == 1)
-    if single.size:
+    thin = np.flatnonzero(counts < MIN_RATINGS)
+    if thin.size:
         _, first_at = np.unique(r_used, return_index=True)   # each rater's first rating
         first_of = np.zeros(counts.size, dtype=np.int64)
         first_of[np.unique(r_used)] = first_at
-        for k in single:
+        for k in thin:
             i = used[first_of[k]]
             table.warnings.append(f"{path}:{lines[i]}: {cols.rater}: rater {rater_ids_used[k]}{where} has "
-                                  "only one rating; its level and spread cannot be estimated from it "
-                                  "(corrected MN/TMN/LI/TLI leave it unadjusted)")
+                                  f"only {'one rating' if counts[k] == 1 else f'{counts[k]} ratings'}; its level "
+                                  "and spread cannot be estimated from it (flag thin)")
+        for i in used[np.isin(r_used, thin)]:
+            if table.flags[i] == FLAG_OK:
+                table.flags[i] = FLAG_THIN
     ratings = Ratings(paper=p_used, rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
                       n_papers=len(paper_ids), n_raters=len(rater_ids_used),
                       paper_ids=paper_ids, rater_ids=rater_ids_used, scale_low=table.scale.low,
@@ -418,7 +619,9 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
     extra = adjusted_columns(methods)
     delim = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
     with open_output(path) as fh:
-        w = csv.writer(fh, delimiter=delim, lineterminator="\n")
+        if table.bom and str(path) != "-":   # as the input: Excel then reads the accents as they were
+            fh.write("\ufeff")
+        w = csv.writer(fh, delimiter=delim, lineterminator=table.newline)
         w.writerow(header)
         for a in range(0, n, chunk):
             b = min(n, a + chunk)
@@ -433,15 +636,21 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
 SEPARATORS = {"auto": None, "comma": ",", ",": ",", "tab": "\t", "semicolon": ";", ";": ";"}
 
 
+#: ``--decimal``: the decimal mark of the scores.
+DECIMALS = {"point": ".", ".": ".", "comma": ",", ",": ","}
+
+
 def read_ratings_table(path, scale=None, paper_col="paper", rater_col="rater", score_col="score", group_col=None,
                        sep="auto", encoding=None, order_col=None, resolve_discrepancies=False,
-                       discrepancy=1) -> RatingsTable:
+                       discrepancy=1, decimal="point", sheet=None, fold_labels=False) -> RatingsTable:
     """:func:`read_ratings_file` with the command line's file options (``--paper-col`` ... as keywords)."""
     if sep not in SEPARATORS:
         raise InputError(f"expected one of {', '.join(SEPARATORS)}, not {sep!r}", field="--sep")
+    if decimal not in DECIMALS:
+        raise InputError(f"expected point or comma, not {decimal!r}", field="--decimal")
     return read_ratings_file(path, scale=scale, columns=Columns(paper_col, rater_col, score_col, group_col, order_col),
                              delimiter=SEPARATORS[sep], resolve=resolve_discrepancies, threshold=discrepancy,
-                             encoding=encoding)
+                             encoding=encoding, decimal=DECIMALS[decimal], sheet=sheet, fold_labels=fold_labels)
 
 
 def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_col="score", group_col=None,

@@ -261,12 +261,19 @@ def facet_figure(path, table, title):
     return _draw(path, 3 * max(1, len(facets)), 3.8, paint)
 
 
+#: What the digits beside the methods' codes on a map mean (``mds_figure(..., explain=True)``).
+METHOD_KEY_NOTE = ("(0)-(9): the symbol of each of the study's ten methods in Denny's Figures 7-10; "
+                   "methods closer than 3% of the map share a label")
+
+
 @_deferrable
-def mds_figure(path, labels, coords, title, eigenvalues=None):
+def mds_figure(path, labels, coords, title, eigenvalues=None, explain=False):
     """A two-dimensional map of the methods (classical MDS of RMSDs), as Figures 7-10.
 
     Used by ``ratercal report`` and ``ratercal compare --png``.  Points closer than 3% of the
     map's span share one label ("MN (2)/TMN (3)") so coincident methods stay legible.
+    ``explain``: a line under the map says what the digits are (:data:`METHOD_KEY_NOTE`; the
+    report's committed figure is drawn without it).
     """
     coords = np.asarray(coords, dtype=np.float64)
     if coords.ndim != 2 or coords.shape[1] < 2:
@@ -293,7 +300,9 @@ def mds_figure(path, labels, coords, title, eigenvalues=None):
             ax.set_xlabel(f"dimension 1 ({100 * share[0]:.0f}% of the centred squared distances)")
             ax.set_ylabel(f"dimension 2 ({100 * share[1]:.0f}%)")
         ax.set_title(title, fontsize=9)
-        fig.tight_layout()
+        if explain:
+            fig.text(0.01, 0.01, METHOD_KEY_NOTE, fontsize=6.5, color="#444444")
+        fig.tight_layout(rect=(0, 0.03 if explain else 0, 1, 1))
 
     return _draw(path, 6.5, 5.5, paint)
 

@@ -199,7 +199,8 @@ def test_the_order_column_decides_the_first_two(tmp_path):
     p.write_text(THIRD)
     t = read_ratings_file(p, "0-5", resolve=True)
     assert t.order_column == "order"
-    assert t.flags == ["", "", "", "dropped", FLAG_RESOLVED, FLAG_RESOLVED]
+    # r1 keeps one rating once its 1 on B is dropped: thin
+    assert t.flags == ["thin", "", "", "dropped", FLAG_RESOLVED, FLAG_RESOLVED]
     assert not any("file" in w and "order" in w for w in t.warnings)
     # the same lines without the column: file order (A's first two are 5 and 1), with a warning
     q = tmp_path / "n.csv"

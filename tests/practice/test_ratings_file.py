@@ -111,7 +111,8 @@ def test_read_groups_scale_and_order(tmp_path):
     np.testing.assert_array_equal(t.groups[0].rows, [0, 1, 2, 3, 4])
     g8 = t.groups[1].ratings
     assert g8.n_ratings == 3 and g8.paper_ids == ("a", "d")
-    assert t.flags == ["", "", "unresolved", "unresolved", "unresolved", "missing", "", "missing", "", ""]
+    # the rater with one rating is flagged thin (every corrected method leaves it unadjusted)
+    assert t.flags == ["", "", "unresolved", "unresolved", "unresolved", "missing", "", "missing", "thin", ""]
     text = "\n".join(t.warnings)
     assert "2 rating(s) without a usable score" in text
     assert "1 paper(s) (grade 5) with no usable rating (e.g. paper c)" in text
@@ -134,8 +135,10 @@ def test_read_resolves_within_group(tmp_path):
 def test_inferred_scale_and_tsv(tmp_path):
     p = write(tmp_path, "paper\trater\tscore\n1\tA\t3\n1\tB\t4\n2\tA\t1\n", "r.tsv")
     t = read_ratings_file(p)
-    assert (t.scale.low, t.scale.high, t.delimiter) == (0, 4, "\t")
-    assert t.scale_inferred and "assuming 0-4" in t.warnings[0]
+    # the lowest to the highest score found (not 0 up to it), loudly, naming --scale
+    assert (t.scale.low, t.scale.high, t.delimiter) == (1, 4, "\t")
+    assert t.scale_inferred and "NO --scale GIVEN: the scale is taken to be 1-4" in t.warnings[0]
+    assert "give it with --scale" in t.warnings[0]
 
 
 @pytest.mark.parametrize("text, line, field, words", [

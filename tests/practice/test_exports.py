@@ -1,0 +1,290 @@
+"""Issue 18: practitioners' real exports must give no silent wrong result.  Each numbered item of
+the issue has its tests here, on files the tests write; the district-style export of
+``district_export`` goes through check, adjust and compare."""
+
+import csv
+import subprocess
+import sys
+import unicodedata
+
+import click
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from district_export import COLUMNS, district_export
+
+from ratercal_cli.commands.practice import adjust, check, compare
+from ratercal_cli.errors import InputError
+from ratercal_cli.methods import make_method, method_codes
+from ratercal_cli.practice.ratings_file import label_key, lookalike_groups, read_ratings_file
+from ratercal_cli.ratings import Ratings
+
+CLI = click.Group("ratercal", commands={"check": check, "adjust": adjust, "compare": compare})
+
+
+def run(*args):
+    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+
+
+def linked(n_papers=24, extra=()):
+    """Papers scored by two of raters A-D in turn (linked), then ``extra`` (paper, rater, score)."""
+    pairs = [("A", "B"), ("B", "C"), ("C", "D"), ("D", "A")]
+    rows = [(f"P{p}", pairs[p % 4][k], (p * 7 + k * 3) % 6) for p in range(n_papers) for k in range(2)]
+    return rows + list(extra)
+
+
+def write_rows(path, rows, header=("paper", "rater", "score"), newline="\n"):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator=newline)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+# -- 1. lookalike labels -----------------------------------------------------------------
+def test_label_key_sees_case_spacing_invisible_and_unicode_forms_alike():
+    nfc, nfd = "Zo\u00eb", unicodedata.normalize("NFD", "Zo\u00eb")
+    assert nfc != nfd and label_key(nfc) == label_key(nfd)
+    assert label_key("R1") == label_key("R1\u200b") == label_key("r1") == label_key("R1\u00a0")
+    assert label_key("Brown,  Sam") == label_key("BROWN, SAM")
+    assert label_key("R1") != label_key("R11")
+    assert lookalike_groups(["a", "A", "b", "A", "c"]) == [["A", "a"]]   # most used first
+
+
+def test_lookalike_raters_and_papers_are_warned_of_by_name_and_folded_on_request(tmp_path):
+    nfd = unicodedata.normalize("NFD", "Zo\u00eb")
+    rows = linked(extra=[("P1", "a", 3), ("P2", "B\u200b", 2), ("P3", nfd, 4), ("P4", "Zo\u00eb", 1),
+                         ("p5", "D", 2)])
+    p = write_rows(tmp_path / "look.csv", rows)
+    t = read_ratings_file(p, "0-5")
+    text = "\n".join(t.warnings)
+    assert "raters 'A' and 'a' differ only in case" in text
+    assert "raters 'B' and 'B\\u200b'" in text                      # the invisible one shows
+    assert "raters 'Zo\\xeb' and 'Zoe\\u0308'" in text or "raters 'Zoe\\u0308' and 'Zo\\xeb'" in text
+    assert "1 group(s) of paper labels differ" in text and "'P5' / 'p5'" in text
+    assert "--fold-labels" in text
+    assert len(t.groups[0].ratings.rater_ids) == 8                   # kept apart, as written
+    f = read_ratings_file(p, "0-5", fold_labels=True)
+    ids = f.groups[0].ratings.rater_ids
+    assert len(ids) == 5 and ids[:4] == ("A", "B", "C", "D") and label_key(ids[4]) == label_key("zo\u00eb")
+    assert "P5" in f.groups[0].ratings.paper_ids
+    assert "p5" not in f.groups[0].ratings.paper_ids
+    assert any("folded into one label each (--fold-labels)" in w for w in f.warnings)
+
+
+def test_the_recommendation_names_the_rater_behind_its_rule(tmp_path):
+    rows = linked(40, extra=[("P0", "E", 3), ("P1", "E", 2), ("P2", "E", 4)])
+    p = write_rows(tmp_path / "few.csv", rows)
+    res = run("check", p, "--scale", "0-5", "--no-rasch")
+    assert res.exit_code == 0, res.output
+    assert "RECOMMENDATION: NO -- rater E scored only 3 paper(s), fewer than 8" in res.output
+    assert "papers per rater: fewest 3 (E)" in res.output
+
+
+# -- 2. NUL bytes ------------------------------------------------------------------------
+def test_a_nul_byte_is_refused_naming_its_line(tmp_path):
+    p = tmp_path / "nul.csv"
+    p.write_bytes(b"paper,rater,score\nP1,A,3\nP5\x00,B,4\n")
+    for cmd in ("check", "adjust", "compare"):
+        res = run(cmd, p, "--scale", "0-5")
+        assert res.exit_code == 2
+        assert res.stderr.strip() == f"error: {p}:3: a NUL byte at character 3 of the line: not a text export, " \
+                                     "or a damaged one"
+
+
+# -- 3. raters with too few ratings -------------------------------------------------------
+@pytest.mark.parametrize("code", method_codes())
+def test_every_method_leaves_a_rater_with_one_rating_unadjusted(code):
+    # 40 linked papers by A-D; E's lone 5 and F's lone 0 on papers of their own; G's 2 beside others
+    pairs = np.array([(0, 1), (1, 2), (2, 3), (3, 0)])
+    rng = np.random.default_rng(3)
+    paper = np.r_[np.repeat(np.arange(40), 2), 40, 41, 0]
+    rater = np.r_[pairs[np.arange(40) % 4].ravel(), 4, 5, 6]
+    score = np.r_[rng.integers(0, 6, 80), 5, 0, 2]
+    r = Ratings(paper, rater, score, 5, 42, 7, rater_ids=tuple("ABCDEFG"))
+    est = make_method(code)
+    adj = est.fit_transform(r)
+    assert est.thin_raters_.tolist() == [4, 5, 6]
+    assert adj.rating[-3:].tolist() == [5.0, 0.0, 2.0]                   # unadjusted
+    assert adj.paper[40] == 5.0 and adj.paper[41] == 0.0                 # not pulled to one value
+    # paper 0: its two other ratings' score from the method fitted without the thin raters, and G's 2
+    if est.handles_thin_raters:   # MN, LI: the target mean and SD count every rating (documented)
+        assert adj.paper[0] == pytest.approx(adj.rating[r.paper == 0].mean(), abs=1e-12)
+        return
+    alone = make_method(code).fit_transform(r.subset(np.arange(r.n_ratings) < 80))
+    assert adj.paper[0] == pytest.approx((2 * alone.paper[0] + 2) / 3, abs=1e-9)
+    assert adj.rating[:80] == pytest.approx(alone.rating[:80], abs=1e-9)
+
+
+def test_eqp_of_raters_with_one_rating_each_keeps_every_score():
+    rng = np.random.default_rng(1)
+    s = rng.integers(0, 6, 1000)
+    r = Ratings(np.arange(1000), np.arange(1000), s, 5, 1000, 1000)
+    np.testing.assert_array_equal(make_method("EQP").fit_transform(r).paper, s)   # was 2.4764 for all
+    assert make_method("EQP", "faithful").fit(r).thin_raters_.size == 0           # 1990: adjusts all
+
+
+def test_the_warning_names_the_methods_that_left_a_rater_unadjusted(tmp_path):
+    p = write_rows(tmp_path / "thin.csv", linked(extra=[("P99", "E", 5), ("P99", "A", 4)]))
+    out = tmp_path / "o.csv"
+    res = run("adjust", p, "--scale", "0-5", "-m", "MN,EQP,OLS", "-o", out)
+    assert res.exit_code == 0, res.output
+    assert "rater(s) E with fewer than 2 ratings (fewest 1): left unadjusted by MN, EQP, OLS" in res.stderr
+    got = list(csv.DictReader(out.open()))
+    e = got[-2]   # E's lone 5
+    assert e["flag"] == "thin" and float(e["EQP"]) == 5.0 and float(e["OLS"]) == 5.0
+
+
+# -- 4. the scale ------------------------------------------------------------------------
+def test_without_scale_the_observed_range_is_taken_loudly(tmp_path):
+    # 1-6; rater A gives 3s and one 6: linear equating stretches the 6 far above the top
+    rows = [(p, r, (6 if p == "P0" else 3) if r == "A" else s + 1) for p, r, s in linked()]
+    p = write_rows(tmp_path / "s16.csv", rows)
+    res = run("adjust", p, "-m", "TLI,LI", "-o", tmp_path / "o.csv")
+    assert res.exit_code == 0, res.output
+    assert "NO --scale GIVEN: the scale is taken to be 1-6" in res.stderr and "--scale LOW-HIGH" in res.stderr
+    got = list(csv.DictReader((tmp_path / "o.csv").open()))
+    tli = np.array([float(r["TLI"]) for r in got])
+    assert tli.min() >= 1 and tli.max() <= 6                             # inside the real scale
+    li = np.array([float(r["LI"]) for r in got])
+    n_out = int(((li < 1) | (li > 6)).sum())
+    assert n_out > 0
+    assert f"LI: {n_out} adjusted rating(s) and" in res.stderr and "(LI does not truncate; TLI does)" in res.stderr
+
+
+def test_category_warnings_name_scores_not_categories(tmp_path):
+    # a 1-6 scale on which no rater gave a 6; rater A never gave a 1 either
+    rows = [(p, r, min(s, 4) + 1) for p, r, s in linked(24)]
+    rows = [(p, r, 2 if (r == "A" and s == 1) else s) for p, r, s in rows]
+    p = write_rows(tmp_path / "cat.csv", rows)
+    res = run("adjust", p, "--scale", "1-6", "-m", "MFRM,MML", "-o", tmp_path / "o.csv")
+    assert res.exit_code == 0, res.output
+    assert "MFRM: no rater gave a 6" in res.stderr
+    assert "MML: rater A never gave 1, 4 or 6; rater B never gave 1, 3 or 6" in res.stderr
+    assert "categories" not in res.stderr
+
+
+# -- 5. spreadsheet exports --------------------------------------------------------------
+def test_bom_crlf_and_empty_rows_are_read_and_kept(tmp_path):
+    p = tmp_path / "ex.csv"
+    body = "".join(f'"{a}","{b}",{c}\r\n' for a, b, c in linked(8))
+    p.write_bytes(("\ufeffpaper,rater,score\r\n" + body + ",,\r\n\r\n").encode("utf-8"))
+    out = tmp_path / "o.csv"
+    res = run("adjust", p, "--scale", "0-5", "-m", "MN", "-o", out)
+    assert res.exit_code == 0, res.output
+    data = out.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbfpaper,rater,score,flag,MN,MN_paper\r\n")
+    assert data.count(b"\r\n") == 17 and b"\n" not in data.replace(b"\r\n", b"")
+
+
+def test_xlsx_is_read_by_sheet(tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Fall"
+    ws.append(["Paper", "Rater", "Score"])              # names differing in case: matched
+    for row in linked(8):
+        ws.append(list(row[:2]) + [float(row[2])])      # a spreadsheet's numbers are floats
+    ws.append([None, None, None])
+    wb.create_sheet("Notes").append(["nothing here"])
+    p = tmp_path / "ratings.xlsx"
+    wb.save(p)
+    res = run("check", p, "--scale", "0-5", "--no-rasch")
+    assert res.exit_code == 2 and "has 2 sheets (Fall, Notes); name one with --sheet" in res.stderr
+    res = run("check", p, "--scale", "0-5", "--no-rasch", "--sheet", "Winter")
+    assert res.exit_code == 2 and "no sheet 'Winter' (sheets: Fall, Notes)" in res.stderr
+    out = tmp_path / "o.csv"
+    res = run("adjust", p, "--scale", "0-5", "--sheet", "Fall", "-m", "NO", "-o", out)
+    assert res.exit_code == 0, res.output
+    got = list(csv.DictReader(out.open()))
+    assert len(got) == 16 and got[0]["Score"] == "0" and float(got[0]["NO"]) == 0.0
+    csv_p = write_rows(tmp_path / "same.csv", linked(8))
+    assert [r.ratings.score.tolist() for r in read_ratings_file(p, "0-5", sheet="Fall").groups] == \
+        [r.ratings.score.tolist() for r in read_ratings_file(csv_p, "0-5").groups]
+
+
+def test_decimal_comma(tmp_path):
+    p = tmp_path / "dc.csv"
+    p.write_text("paper;rater;score\n" + "".join(f"{a};{b};{c},0\n" for a, b, c in linked(8)))
+    t = read_ratings_file(p, "0-5", delimiter=";", decimal=",")
+    assert t.groups[0].ratings.score.tolist()[:4] == [0, 3, 1, 4]
+    res = run("check", p, "--scale", "0-5", "--sep", "semicolon", "--no-rasch")
+    assert res.exit_code == 2 and "'0,0' is not a number" in res.stderr
+    res = run("check", p, "--scale", "0-5", "--sep", "semicolon", "--decimal", "comma", "--no-rasch")
+    assert res.exit_code == 0, res.output
+    res = run("check", write_rows(tmp_path / "c.csv", linked(8)), "--decimal", "comma", "--no-rasch")
+    assert res.exit_code == 2 and "decimal comma needs another field separator" in res.stderr
+
+
+def test_missing_columns_are_listed_with_the_options_and_case_is_forgiven(tmp_path):
+    p = write_rows(tmp_path / "h.csv", linked(8), header=("Student ID", "Reader", "Score"))
+    res = run("check", p, "--scale", "0-5", "--no-rasch")
+    assert res.exit_code == 2
+    assert res.stderr.strip() == (f"error: {p}:1: missing column(s) paper, rater (found: Student ID, Reader, "
+                                  "Score); name the columns with --paper-col, --rater-col and --score-col")
+    res = run("check", p, "--scale", "0-5", "--no-rasch", "--paper-col", "student id", "--rater-col", "reader")
+    assert res.exit_code == 0, res.output
+    q = write_rows(tmp_path / "two.csv", [(a, b, c, c) for a, b, c in linked(8)],
+                   header=("paper", "rater", "Score", "SCORE"))
+    with pytest.raises(InputError, match="missing column"):   # two columns match: not guessed
+        read_ratings_file(q, "0-5")
+
+
+# -- 6. /dev/stdout ----------------------------------------------------------------------
+def test_dev_stdout_into_a_pipe_is_refused_pointing_to_dash(tmp_path):
+    p = write_rows(tmp_path / "g.csv", linked(8))
+    proc = subprocess.run([sys.executable, "-m", "ratercal_cli.cli", "adjust", str(p), "--scale", "0-5",
+                           "-o", "/dev/stdout"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == ("error: /dev/stdout: is not a regular file (a device, pipe or socket); give a "
+                                   "file name, or - for standard output")
+
+
+# -- the realistic export ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def export(tmp_path_factory):
+    p = tmp_path_factory.mktemp("district") / "export.csv"
+    truth = district_export(p, n_papers=160)
+    return p, truth
+
+
+def test_a_district_export_goes_through_every_command_with_its_warnings(export, tmp_path):
+    p, truth = export
+    res = run("check", p, *COLUMNS, "--no-rasch")
+    assert res.exit_code == 0, res.output
+    assert "raters 'Brown, Sam' and 'BROWN, SAM' differ only in case" in res.stderr
+    assert "NO --scale GIVEN: the scale is taken to be 1-6" in res.stderr
+    assert "scale 1-6:" in res.output
+    out = tmp_path / "adj.csv"
+    res = run("adjust", p, *COLUMNS, "--scale", "1-6", "--fold-labels", "-m", "TLI,LI", "-o", out)
+    assert res.exit_code == 0, res.output
+    assert "folded into one label each" in res.stderr and "Brown, Sam' <- 'BROWN, SAM'" in res.stderr
+    raw = out.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbfStudent ID,Reader,Score,flag,TLI,TLI_paper,LI,LI_paper\r\n")
+    assert b"\r\n" in raw and raw.count(b"\r\n") == len(truth) + 1
+    got = list(csv.DictReader(raw.decode("utf-8-sig").splitlines()))
+    assert len(got) == len(truth)                                         # the empty row is not a rating
+    assert {r["Reader"] for r in got} >= {"Smith, J.", "Brown, Sam"}     # quoted commas kept
+    assert "BROWN, SAM" not in {r["Reader"] for r in got}
+    tli = np.array([float(r["TLI"]) for r in got if r["TLI"]])
+    assert tli.min() >= 1 and tli.max() <= 6
+    blank = [r for r in got if r["Score"] in ("", "NA")]
+    assert blank and all(r["flag"] == "missing" and r["TLI"] == "" for r in blank)
+    res = run("compare", p, *COLUMNS, "--scale", "1-6", "-m", "NO,MN,TLI,EQP", "--cut", "4")
+    assert res.exit_code == 0, res.output
+    assert "differ only in case" in res.stderr and "Pass/fail at cut 4" in res.output
+
+
+# -- the README's and --help's truths -------------------------------------------------------
+def test_help_names_the_flags_the_fallback_and_the_whole_rule():
+    text = run("adjust", "--help").output
+    assert "unresolved / many / missing / thin" in text
+    text = " ".join(run("check", "--help").output.split())
+    assert "marginal ML (MFRM) where CML cannot be fitted" in text
+    assert "NO when every rater scored every paper, when assignment is non-random, when a rater scored " \
+           "fewer than 8 papers (named), or when no test finds the raters differing" in text
+
+
+def test_ratings_from_labels_sort_raters_naturally():
+    r = Ratings.from_labels(["p"] * 4, ["R10", "R2", "R1", "R11"], [1, 2, 3, 4], 5)
+    assert r.rater_ids == ("R1", "R2", "R10", "R11")
