@@ -99,3 +99,28 @@ def test_bias_is_the_joint_fits_interaction_by_brute_force():
     G[3, J + 1:J + 4] = -1.0
     se = np.sqrt(np.diag(G @ V @ G.T))
     np.testing.assert_allclose([x["se"] for x in bt.rows][::2], se, rtol=2e-3)
+
+
+@pytest.mark.slow
+def test_planted_rubric_biases_are_flagged():
+    """The issue's rubric: 500 papers, 12 raters (2 a paper), 4 criteria, 1-6; rater R3 1 logit harsher
+    on org, R8 1 logit kinder on sent_form.  Both are flagged and significant after Holm."""
+    from ratercal_cli.generators.rubric import simulate_rubric
+
+    bias = np.zeros((12, 4))
+    bias[2, 1], bias[7, 3] = 1.0, -1.0
+    rub = simulate_rubric(seed=1, bias=bias)
+    rows = rub.rows
+    papers = {p: k for k, p in enumerate(dict.fromkeys(r[0] for r in rows))}
+    P = np.repeat([papers[r[0]] for r in rows], 4)
+    R = np.repeat([int(r[1][1:]) - 1 for r in rows], 4)
+    S = np.array([int(x) - 1 for r in rows for x in r[2:]])
+    lev = np.tile(np.arange(4), len(rows))
+    r = Ratings(P, R, S, 5, len(papers), 12, rater_ids=tuple(rub.raters))
+    bt = bias_table(r, lev, tuple(rub.criteria), "criterion")
+    sig = {(x["rater"], x["level"]): x for x in bt.significant}
+    assert ("R3", "org") in sig and sig[("R3", "org")]["bias"] > 0
+    assert ("R8", "sent_form") in sig and sig[("R8", "sent_form")]["bias"] < 0
+    # the planted 1 logit is shared out over the rater's row and the criterion's column by the
+    # sum-zero definition: (1 - 1/4)(1 - 1/12) = 0.69 in the cell itself
+    assert sig[("R3", "org")]["bias"] == pytest.approx(0.69, abs=0.3)
