@@ -113,3 +113,39 @@ def category_statistics(score, measure, probabilities, thresholds, thresholds_se
     return CategoryTable(categories=cats, count=count.astype(np.int64), percent=100.0 * count / n,
                          average_measure=avg, expected_measure=expected, outfit=outfit, threshold=thr,
                          threshold_se=thr_se, label=label, warnings=warnings)
+
+
+def model_category_tables(score, theta, item_tau, thresholds, thresholds_se=None, groups=None, group_ids=(),
+                          low: int = 0, mask=None) -> list:
+    """Category tables of a fitted Rasch rater model, from its pieces.
+
+    score : (n,) 0..M; theta : (n,) the measure of each rating's paper; item_tau : (n, K) the
+    cumulative parameters of each rating's item (rater and facet levels);
+    thresholds, thresholds_se : (M,) shared Rasch-Andrich thresholds, or (G, M) one row per group
+    with ``groups`` (n,) each rating's row (the rater for the PCM, the level for thresholds per level)
+    and ``group_ids`` their labels; ``mask`` (n,) ratings to use (e.g. papers not at an extreme score).
+
+    A rating's measure is its paper's measure minus its item's location, ``(tau[M] - sum thr) / M``
+    (``tau[k] = k loc + sum_{h<=k} thr[h]``), and its probabilities those of the fitted model.
+    """
+    from ..methods.quality import category_probabilities
+
+    score = np.asarray(score, dtype=np.int64)
+    theta = np.asarray(theta, dtype=np.float64)
+    item_tau = np.asarray(item_tau, dtype=np.float64)
+    thr = np.atleast_2d(np.asarray(thresholds, dtype=np.float64))
+    se = None if thresholds_se is None else np.atleast_2d(np.asarray(thresholds_se, dtype=np.float64))
+    g = np.zeros(score.size, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
+    keep = np.ones(score.size, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    M = item_tau.shape[1] - 1
+    loc = (item_tau[:, M] - thr[g].sum(axis=1)) / M
+    P = category_probabilities(theta, item_tau)
+    out = []
+    for k in range(thr.shape[0]):
+        sel = keep & (g == k)
+        if not sel.any():
+            continue
+        label = str(group_ids[k]) if len(group_ids) else ""
+        out.append(category_statistics(score[sel], theta[sel] - loc[sel], P[sel], thr[k],
+                                       None if se is None else se[k], low=low, label=label))
+    return out

@@ -61,3 +61,35 @@ def test_model_data_behave_and_disorder_is_flagged():
     assert any("fewer than 10 ratings" in w for w in few.warnings)
     rev = category_statistics(4 - x, m, P, KAPPA)   # categories used backwards
     assert any("average measures do not rise" in w for w in rev.warnings)
+
+
+@pytest.mark.slow
+def test_model_tables_from_a_fitted_mfrm():
+    """From a fitted MFRM's pieces: the rating's measure is its paper's measure less its rater's severity
+    and its level's difficulty, the thresholds are the fit's."""
+    from ratercal_cli.methods import make_method
+    from ratercal_cli.models.pcm import sample_scores
+    from ratercal_cli.practice.categories import model_category_tables
+    from ratercal_cli.ratings import Ratings
+
+    rng = np.random.default_rng(2)
+    n, J = 300, 6
+    sev = np.linspace(-0.5, 0.5, J)
+    theta = rng.normal(0, 1.5, n)
+    raters = np.argsort(rng.random((n, J)), axis=1)[:, :2]
+    task = rng.integers(0, 2, n)
+    gam = np.array([-0.3, 0.3])
+    s = sample_scores(rng, theta[:, None], (sev[raters] + gam[task][:, None])[..., None] + KAPPA)
+    r = Ratings(np.repeat(np.arange(n), 2), raters.ravel(), s.ravel(), 4, n, J)
+    facet = np.repeat(task, 2)
+    est = make_method("MFRM").fit(r, facet=facet)
+    item = est._item_of(r, facet)
+    th = est.quality_wle_[r.paper]
+    (t,) = model_category_tables(r.score, th, est.result_.item_tau[item], est.thresholds_, est.thresholds_se_,
+                                 mask=est.extreme_[r.paper] == 0)
+    m = th - est.severity_[r.rater] - est.facet_[facet]
+    use = est.extreme_[r.paper] == 0
+    k = r.score[use] == 2
+    assert t.average_measure[2] == pytest.approx(m[use][k].mean(), abs=1e-9)
+    assert t.count.sum() == use.sum() and list(t.threshold[1:]) == pytest.approx(list(est.thresholds_))
+    assert np.all(np.diff(t.average_measure) > 0) and not any("disordered" in w for w in t.warnings)
