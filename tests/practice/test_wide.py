@@ -1,0 +1,47 @@
+"""Wide rubric exports (a column per criterion, or a column per rater) read as long ratings."""
+
+import pytest
+
+from ratercal_cli.errors import InputError
+from ratercal_cli.practice.wide import expand_columns, melt
+
+HEADER = ["student", "rater", "style", "org", "conv"]
+ROWS = [dict(student="S1", rater="R1", style="4", org="3", conv=""),
+        dict(student="S1", rater="R2", style="5", org="4", conv="4")]
+
+
+def test_score_columns_become_a_criterion_facet():
+    header, rows, lines, notes = melt(HEADER, ROWS, [2, 3], "f.csv", score_cols="style,org,conv")
+    assert header == ["student", "rater", "criterion", "score"]
+    assert lines == [2, 2, 2, 3, 3, 3]
+    assert rows[0] == dict(student="S1", rater="R1", criterion="style", score="4")
+    assert rows[2] == dict(student="S1", rater="R1", criterion="conv", score="")   # a missing rating, kept
+    assert "2 wide row(s) read as 6 rating(s)" in notes[0]
+
+
+def test_rater_columns_become_raters_and_blanks_are_no_reading():
+    header = ["paper", "grade", "rater_1", "rater_2", "rater_3"]
+    rows = [dict(paper="P1", grade="5", rater_1="3", rater_2="", rater_3="4"),
+            dict(paper="P2", grade="5", rater_1="", rater_2="2", rater_3="2")]
+    h, out, lines, _ = melt(header, rows, [2, 3], "f.csv", rater_cols="rater_*")
+    assert h == ["paper", "grade", "rater", "score"]
+    assert [(r["paper"], r["rater"], r["score"]) for r in out] == [("P1", "rater_1", "3"), ("P1", "rater_3", "4"),
+                                                                   ("P2", "rater_2", "2"), ("P2", "rater_3", "2")]
+    assert lines == [2, 2, 3, 3]
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(score_cols="style,voice"), "f.csv:1: --score-cols: no column 'voice'"),
+    (dict(rater_cols="judge_*"), "f.csv:1: --rater-cols: pattern 'judge_*' matches no column"),
+    (dict(score_cols="style", rater_cols="rater"), "not both"),
+    (dict(rater_cols="style,org"), "f.csv:1: rater: the file already has a column 'rater'"),
+])
+def test_errors_name_the_option(kw, message):
+    with pytest.raises(InputError) as exc:
+        melt(HEADER, ROWS, [2, 3], "f.csv", **kw)
+    assert message in str(exc.value)
+
+
+def test_patterns_keep_header_order():
+    assert expand_columns(["c*", "style"], ["a", "conv", "b", "cx", "style"], "f", "--score-cols") == \
+        ["conv", "cx", "style"]
