@@ -1,0 +1,67 @@
+"""Facetted ratings: classical methods within each cell, MFRM with the facets as main effects, totals."""
+
+import numpy as np
+import pytest
+
+from ratercal_cli.methods.apply import apply_methods
+from ratercal_cli.models.pcm import sample_scores
+from ratercal_cli.practice.rubric import adjust_facets, cells, paper_total
+from ratercal_cli.ratings import Ratings
+
+
+def rubric_ratings(seed=3, n=120, J=6, C=3, M=4):
+    rng = np.random.default_rng(seed)
+    sev = np.linspace(-0.6, 0.6, J)
+    dif = np.array([-0.4, 0.0, 0.4])[:C]
+    kap = np.linspace(-1.5, 1.5, M)
+    theta = rng.normal(0, 1.2, n)
+    P, R, L, S = [], [], [], []
+    for p in range(n):
+        for j in rng.permutation(J)[:2]:
+            s = sample_scores(rng, np.full(C, theta[p]), (sev[j] + dif)[:, None] + kap[None, :])
+            P += [p] * C
+            R += [j] * C
+            L += list(range(C))
+            S += list(s)
+    lab = ("style", "org", "conv")[:C]
+    return Ratings(np.array(P), np.array(R), np.array(S), M, n, J, scale_low=1,
+                   facets={"criterion": (np.array(L), lab)})
+
+
+def test_classical_methods_apply_within_each_cell():
+    r = rubric_ratings()
+    cell, labels = cells(r)
+    assert labels == [("style",), ("org",), ("conv",)]
+    fa = adjust_facets("TLI", r, "corrected")
+    for c in range(3):
+        sub = r.subset(cell == c)
+        want = apply_methods(sub, ["TLI"], "corrected", strict=True).adjusted["TLI"]
+        np.testing.assert_allclose(fa.adjusted.rating[cell == c], want.rating)
+        np.testing.assert_allclose(fa.cell_scores[:, c], want.paper)
+    np.testing.assert_allclose(fa.adjusted.paper, fa.cell_scores.mean(axis=1))
+    tot = paper_total(fa.cell_scores, 1, "sum")
+    np.testing.assert_allclose(tot, (fa.cell_scores + 1).sum(axis=1))
+    np.testing.assert_allclose(paper_total(fa.cell_scores, 1, "mean"), tot / 3)
+
+
+@pytest.mark.slow
+def test_mfrm_cell_scores_shift_the_measure_by_the_criterion():
+    r = rubric_ratings()
+    fa = adjust_facets("MFRM", r, "corrected")
+    est = fa.estimators[0]
+    assert est.facet_ == pytest.approx([-0.4, 0.0, 0.4], abs=0.25)
+    # a harder criterion gives lower fair scores to every paper
+    assert np.all(fa.cell_scores[:, 2] < fa.cell_scores[:, 0])
+    for c in range(3):
+        np.testing.assert_allclose(fa.cell_scores[:, c], est.fair_scores(est.quality_ - est.facet_[c]))
+    cell, _ = cells(r)
+    np.testing.assert_allclose(fa.adjusted.rating, fa.cell_scores[r.paper, cell])
+
+
+def test_a_paper_missing_a_cell():
+    r = rubric_ratings()
+    cell, _ = cells(r)
+    drop = (r.paper == 0) & (cell == 1)
+    fa = adjust_facets("MN", r.subset(~drop), "corrected")
+    assert np.isnan(fa.cell_scores[0, 1]) and np.isfinite(fa.cell_scores[0, [0, 2]]).all()
+    assert paper_total(fa.cell_scores, 1)[0] == pytest.approx(np.nansum(fa.cell_scores[0] + 1))
