@@ -49,6 +49,8 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     {'5': 'TLI', '8': 'TLI', '11': 'TLI'}
     """
     groups = ratings.by_group()
+    if ratings.facets:
+        return _check_facets(ratings, groups, assignment, alpha, rasch)
     reports = [check_ratings(g, group=name, scale_low=ratings.scale_low, assignment=assignment, alpha=alpha,
                              rasch=rasch) for name, g in groups]
     bias = None
@@ -60,6 +62,24 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     return CheckResults(ratings, reports, bias)
 
 
+def _check_facets(ratings, groups, assignment, alpha, rasch):
+    """Facetted ratings (``--facet-col``): the checks of one rating per paper and rater within each
+    cell (criterion, ...), then per group the many-facet model, its category statistics and the rater
+    x facet bias (:func:`.rubric.rubric_check`)."""
+    from .rubric import cell_parts, cell_tag, rubric_check
+
+    reports, rubric = [], []
+    for name, g in groups:
+        for labels, part in cell_parts(g):
+            tag = cell_tag(ratings, labels)
+            label = tag if name is None else f"{ratings.group_tag(name)}, {tag}"
+            reports.append(check_ratings(part, group=label, scale_low=ratings.scale_low, assignment=assignment,
+                                         alpha=alpha, rasch=rasch))
+        if rasch:
+            rubric.append((name, rubric_check(g, alpha=alpha)))
+    return CheckResults(ratings, reports, None, rubric)
+
+
 @dataclass
 class CheckResults:
     """What :func:`check` found: ``reports`` (one :class:`CheckReport` per group, in the groups'
@@ -68,6 +88,8 @@ class CheckResults:
     ratings: Ratings
     reports: list
     bias: dict | None = None
+    #: facetted ratings: ``[(group, RubricReport)]``, the many-facet model of each group
+    rubric: list = None
 
     @property
     def recommendation(self) -> dict:
@@ -84,6 +106,8 @@ class CheckResults:
         raise KeyError(f"no group {group!r}; groups: {', '.join(str(r.group) for r in self.reports)}")
 
     def _tag(self, report):
+        if self.ratings.facets:
+            return str(report.group)
         return self.ratings.group_tag(report.group) if self.ratings.group is not None else ""
 
     # -- outputs -------------------------------------------------------------------------
@@ -93,7 +117,9 @@ class CheckResults:
         r = self.ratings
         return {"file": r.source, "scale": f"{r.scale_low}-{r.scale_low + r.max_score}",
                 "group_column": r.group_name, "warnings": list(r.notes),
-                "groups": [rep.to_dict() for rep in self.reports], "bias": json_clean(self.bias)}
+                "groups": [rep.to_dict() for rep in self.reports], "bias": json_clean(self.bias),
+                **({"facets": list(r.facets), "rubric": [{"group": name, **rep.to_dict()} for name, rep in self.rubric]}
+                   if self.rubric is not None else {})}
 
     def summary(self) -> str:
         """The text of ``ratercal check``: each group's report, then the bias table."""
@@ -106,6 +132,9 @@ class CheckResults:
             from .rater_report import format_bias
 
             parts += ["\n" + GROUP_RULE + "\n", "\n".join(format_bias(self.bias))]
+        for name, rep in self.rubric or ():
+            head = self.ratings.group_tag(name) if name is not None else ""
+            parts += ["\n" + GROUP_RULE + "\n", (f"{head}\n\n" if head else "") + rep.format_text()]
         return "\n".join(parts)
 
     def to_frame(self, table: str = "raters"):

@@ -152,3 +152,112 @@ def paper_total(cell_scores, low: int, total: str = "sum"):
     n = np.isfinite(s).sum(axis=1)
     out = np.nansum(s, axis=1) if total == "sum" else np.nansum(s, axis=1) / np.maximum(n, 1)
     return np.where(n > 0, out, np.nan)
+
+
+# -- check: the many-facet report ------------------------------------------------------------
+@dataclass
+class RubricReport:
+    """``check`` on facetted ratings: the MFRM with the facets as main effects (raters' severities,
+    each facet's level difficulties, with SEs and fit), the category statistics (Facets Table 8) and a
+    rater x facet bias table (Tables 13/14) for each facet."""
+
+    model: object
+    raters: list
+    facets: dict
+    categories: list
+    bias: dict
+    scale_low: int = 0
+    notes: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        from .text import json_clean
+
+        return json_clean({"model": "MFRM (" + " + ".join(["paper", "rater", *self.facets]) + ", shared thresholds; "
+                           "marginal ML)", "raters": self.raters, "facets": self.facets,
+                           "thresholds": [float(t) for t in self.model.thresholds_],
+                           "thresholds_se": [float(t) for t in self.model.thresholds_se_],
+                           "categories": [t.to_dict() for t in self.categories],
+                           "bias": {f: b.to_dict() for f, b in self.bias.items()}, "notes": self.notes})
+
+    def format_text(self) -> str:
+        from .text import num, text_table
+
+        L = ["Many-facet Rasch model (MFRM: " + " + ".join(["paper", "rater", *self.facets]) + ", shared "
+             "thresholds; marginal ML; logits, + = lower scores)", ""]
+        L += text_table(["rater", "count", "obs avg", "severity", "S.E.", "infit", "outfit"],
+                        [[str(r["rater"]), str(r["count"]), num(r["observed_average"], 2), num(r["severity"], 2),
+                          num(r["se"], 2), num(r["infit"], 2), num(r["outfit"], 2)] for r in self.raters])
+        for f, rows in self.facets.items():
+            L += ["", f"{f}:"]
+            L += text_table([f, "count", "obs avg", "difficulty", "S.E."],
+                            [[str(r["level"]), str(r["count"]), num(r["observed_average"], 2),
+                              num(r["difficulty"], 2), num(r["se"], 2)] for r in rows])
+        for t in self.categories:
+            L += [""] + t.format_text()
+        for b in self.bias.values():
+            L += [""] + b.format_text()
+        L += [f"  {n}" for n in self.notes]
+        return "\n".join(L)
+
+
+def rubric_check(ratings: Ratings, alpha: float = 0.05) -> RubricReport:
+    """The many-facet part of ``check`` on one group's facetted ratings (:class:`RubricReport`)."""
+    from ..methods import make_method
+    from .bias import bias_table
+    from .categories import model_category_tables
+
+    low = ratings.scale_low
+    facet = facet_levels_matrix(ratings)
+    est = make_method("MFRM")
+    try:
+        est.fit(ratings, facet=facet)
+    except ValueError as exc:
+        if np.ndim(facet) == 2:
+            raise MethodError(f"MFRM: this version's model takes one further facet, not {facet.shape[1]}") from exc
+        raise
+    n = ratings.ratings_per_rater()
+    tot = np.bincount(ratings.rater, weights=ratings.score, minlength=ratings.n_raters)
+    fit = est.rater_fit_
+    raters = [dict(rater=ratings.rater_ids[j], count=int(n[j]), observed_average=float(tot[j] / n[j]) + low,
+                   severity=float(est.severity_[j]), se=float(est.severity_se_[j]), infit=float(fit.infit[j]),
+                   outfit=float(fit.outfit[j])) for j in np.flatnonzero(n > 0)]
+    effects = getattr(est.result_, "effects", None) or {}
+    facets = {}
+    for k, (name, (lev, labels)) in enumerate(ratings.facets.items()):
+        d, se = effects.get(f"facet{k}", (est.facet_, est.facet_se_) if k == 0 else (None, None))
+        cnt = np.bincount(lev, minlength=len(labels))
+        s = np.bincount(lev, weights=ratings.score, minlength=len(labels))
+        facets[name] = [dict(level=labels[i], count=int(cnt[i]), observed_average=float(s[i] / cnt[i]) + low
+                             if cnt[i] else float("nan"), difficulty=float(d[i]), se=float(se[i]))
+                        for i in range(len(labels))]
+    item = est._item_of(ratings, facet)
+    categories = model_category_tables(ratings.score, est.quality_wle_[ratings.paper], est.result_.item_tau[item],
+                                       est.thresholds_, est.thresholds_se_, low=low,
+                                       mask=est.extreme_[ratings.paper] == 0)
+    bias = {name: bias_table(ratings, lev, labels, name, main_expected=est.rating_expected_, alpha=alpha,
+                             scale_low=low)
+            for name, (lev, labels) in ratings.facets.items()}
+    return RubricReport(model=est, raters=raters, facets=facets, categories=categories, bias=bias, scale_low=low,
+                        notes=list(est.notes_))
+
+
+def cell_parts(ratings: Ratings) -> list:
+    """``[(labels, Ratings)]``: each cell's ratings as a data set of its own (its papers and raters
+    only, in this one's order), for the checks that take one rating per paper and rater."""
+    cell, labels = cells(ratings)
+    out = []
+    for c, lab in enumerate(labels):
+        mask = cell == c
+        papers, paper = np.unique(ratings.paper[mask], return_inverse=True)
+        raters, rater = np.unique(ratings.rater[mask], return_inverse=True)
+        out.append((lab, Ratings(paper=paper.ravel(), rater=rater.ravel(), score=ratings.score[mask],
+                                 max_score=ratings.max_score, n_papers=papers.size, n_raters=raters.size,
+                                 paper_ids=tuple(ratings.paper_ids[k] for k in papers),
+                                 rater_ids=tuple(ratings.rater_ids[k] for k in raters), scale_low=ratings.scale_low,
+                                 source=ratings.source)))
+    return out
+
+
+def cell_tag(ratings: Ratings, labels) -> str:
+    """``criterion=org`` (``criterion=org, task=2``) for messages."""
+    return ", ".join(f"{f}={v}" for f, v in zip(ratings.facets, labels))

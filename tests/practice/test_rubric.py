@@ -65,3 +65,20 @@ def test_a_paper_missing_a_cell():
     fa = adjust_facets("MN", r.subset(~drop), "corrected")
     assert np.isnan(fa.cell_scores[0, 1]) and np.isfinite(fa.cell_scores[0, [0, 2]]).all()
     assert paper_total(fa.cell_scores, 1)[0] == pytest.approx(np.nansum(fa.cell_scores[0] + 1))
+
+
+@pytest.mark.slow
+def test_rubric_check_report():
+    from ratercal_cli.practice.rubric import rubric_check
+
+    r = rubric_ratings()
+    rep = rubric_check(r)
+    assert [x["rater"] for x in rep.raters] == list(range(1, 7))
+    assert [x["level"] for x in rep.facets["criterion"]] == ["style", "org", "conv"]
+    assert len(rep.categories) == 1 and list(rep.categories[0].categories) == [1, 2, 3, 4, 5]
+    assert set(rep.bias) == {"criterion"} and len(rep.bias["criterion"].rows) == 18
+    text = rep.format_text()
+    assert "Many-facet Rasch model (MFRM: paper + rater + criterion" in text
+    assert "Category statistics (Facets Table 8)" in text and "Rater x criterion bias/interaction" in text
+    d = rep.to_dict()
+    assert d["facets"]["criterion"][2]["difficulty"] > d["facets"]["criterion"][0]["difficulty"]
