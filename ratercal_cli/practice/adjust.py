@@ -91,9 +91,40 @@ class GroupAdjustment:
     skipped: dict
     recommended: str | None = None
     warnings: list = field(default_factory=list)
+    #: facetted ratings: ``{code: (cell labels, papers x cells scores 0..M)}`` (:mod:`.rubric`)
+    cells: dict = field(default_factory=dict)
+
+
+def _adjust_facets(name, ratings, prefix, codes, variant, strict):
+    """A group's facetted ratings: each method by :func:`.rubric.adjust_facets` (the marginal models
+    with the facets as effects, the others within each cell)."""
+    from ..methods.apply import non_finite_count
+    from .rubric import adjust_facets
+
+    if RECOMMENDED in codes:
+        raise InputError("--method recommended is not available with facets (the rule is for one rating per "
+                         "paper and rater); name the method(s)", field="--method")
+    adjusted, estimators, skipped, cells, warnings = {}, {}, {}, {}, []
+    for code in codes:
+        try:
+            fa = adjust_facets(code, ratings, variant, strict=strict, prefix=prefix)
+        except RatercalError as exc:
+            if strict:
+                raise RatercalError(f"{prefix}{exc}" if prefix and not str(exc).startswith(prefix) else str(exc)) \
+                    from None
+            skipped[code] = str(exc)
+            warnings.append(f"{prefix}{code} skipped: {exc}")
+            continue
+        adjusted[code], estimators[code], cells[code] = fa.adjusted, fa.estimators, (fa.labels, fa.cell_scores)
+        warnings += [w if w.startswith(prefix) else prefix + f"{code}: {w}" for w in fa.warnings]
+        if (n := non_finite_count(fa.adjusted)):
+            warnings.append(f"{prefix}{code}: {n} adjusted score(s) are not finite and are left blank")
+    return GroupAdjustment(name, ratings, adjusted, estimators, skipped, None, warnings, cells)
 
 
 def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment):
+    if ratings.facets:
+        return _adjust_facets(name, ratings, prefix, codes, variant, strict)
     want = [c for c in codes if c != RECOMMENDED]
     warnings, rec = [], None
     if RECOMMENDED in codes:
@@ -205,16 +236,53 @@ class AdjustResults:
                 out[of == k] = getattr(adj, kind) + r.scale_low
         return out
 
-    def to_frame(self):
-        """Per rating (in the ratings' order): group (if any), paper, rater, score, then per method
-        ``X`` (the rating adjusted) and ``X_paper`` (its paper's adjusted score), as the CLI's file."""
+    def rating_paper_scores(self, code) -> np.ndarray:
+        """Per rating, its paper's adjusted score (with facets: the paper's score in the rating's cell,
+        e.g. its criterion), on the input's scale: the ``X_paper`` column."""
+        r = self.ratings
+        if not r.facets:
+            return self.paper_scores(code)[r.paper]
+        from .rubric import cells
+
+        out = np.full(r.n_ratings, np.nan)
+        for k, g in enumerate(self.groups):
+            if code not in g.cells:
+                continue
+            mask = np.ones(r.n_ratings, dtype=bool) if r.group is None else r.group == k
+            cell, _ = cells(g.ratings)
+            out[mask] = g.cells[code][1][g.ratings.paper, cell] + r.scale_low
+        return out
+
+    def paper_totals(self, code, total: str = "sum") -> np.ndarray:
+        """With facets: each paper's rubric total (:func:`.rubric.paper_total`: the sum of its cell
+        scores, or their mean) on the input's scale; without facets its adjusted score."""
+        r = self.ratings
+        if not r.facets:
+            return self.paper_scores(code)
+        from .rubric import paper_total
+
+        out = np.full(r.n_papers, np.nan)
+        of = self._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
+        for k, g in enumerate(self.groups):
+            if code in g.cells:
+                out[of == k] = paper_total(g.cells[code][1], r.scale_low, total)
+        return out
+
+    def to_frame(self, total: str = "sum"):
+        """Per rating (in the ratings' order): group (if any), paper, rater, (facets,) score, then per
+        method ``X`` (the rating adjusted) and ``X_paper`` (its paper's adjusted score; with facets the
+        paper's score in the rating's cell, and ``X_total`` the paper's rubric total), as the CLI's file."""
         r = self.ratings
         cols = self._label_columns(r.paper, r.rater, r.group)
+        for f, (lev, labels) in r.facets.items():
+            cols[f] = [labels[k] for k in lev]
         cols["score"] = r.score + r.scale_low
         for code in self.methods:
             rating_col, paper_col = adjusted_columns([code])
             cols[rating_col] = self.rating_scores(code)
-            cols[paper_col] = self.paper_scores(code)[r.paper]
+            cols[paper_col] = self.rating_paper_scores(code)
+            if r.facets:
+                cols[f"{code}_total"] = self.paper_totals(code, total)[r.paper]
         return _columns_frame(cols)
 
     def paper_frame(self):
@@ -227,6 +295,8 @@ class AdjustResults:
         cols["mean"] = r.paper_mean() + r.scale_low
         for code in self.methods:
             cols[code] = self.paper_scores(code)
+            if r.facets:
+                cols[f"{code}_total"] = self.paper_totals(code)
         return _columns_frame(cols, order=[c for c in (r.group_name or "group", "paper") if c in cols])
 
     def _label_columns(self, paper, rater, group):

@@ -82,3 +82,21 @@ def test_rubric_check_report():
     assert "Category statistics (Facets Table 8)" in text and "Rater x criterion bias/interaction" in text
     d = rep.to_dict()
     assert d["facets"]["criterion"][2]["difficulty"] > d["facets"]["criterion"][0]["difficulty"]
+
+
+@pytest.mark.slow
+def test_adjust_results_carry_cells_and_totals():
+    from ratercal_cli.errors import InputError
+    from ratercal_cli.practice.adjust import adjust
+
+    r = rubric_ratings()
+    res = adjust(r, "TLI,MN")
+    df = res.to_frame()
+    assert list(df.columns) == ["paper", "rater", "criterion", "score", "TLI", "TLI_paper", "TLI_total", "MN",
+                                "MN_paper", "MN_total"]
+    fa = adjust_facets("TLI", r, "corrected")
+    cell, _ = cells(r)
+    np.testing.assert_allclose(df["TLI_paper"], fa.cell_scores[r.paper, cell] + 1)
+    np.testing.assert_allclose(df["TLI_total"], paper_total(fa.cell_scores, 1)[r.paper])
+    with pytest.raises(InputError, match="recommended is not available with facets"):
+        adjust(r, "recommended")
