@@ -49,6 +49,22 @@ TOP_KEYS = ("name", "generator", "variant", "methods", "raters", "cells", "chain
             "replications", "linear", "quality", "true_score", "cut", "description")
 TRUE_SCORES = ("model", "pcm")
 
+#: Memory a rating takes while its data set is made, adjusted and scored, rounded up from what
+#: was measured (200,000 papers of 2+ raters: ``simulate`` 0.9 KiB a rating, ``adjust`` with the
+#: study's ten methods 1.4 KiB).
+RATING_BYTES = 1536
+#: The same in a Monte Carlo chunk, whose replications are made and fitted as one batch
+#: (measured: 25 replications of 20,000 papers of 2+ raters, 0.4 KiB a rating).
+CHUNK_RATING_BYTES = 512
+#: The same with a marginal-ML fit (:data:`MARGINAL_METHODS`), which holds every rating at every
+#: quadrature node (README: 1,000,000 ratings in 6.6 GiB).
+MARGINAL_RATING_BYTES = 8192
+MARGINAL_METHODS = ("MML", "MFRM")
+#: A paper's true scores by every rater (truegen's ``rater_true_scores.csv``) and their working copies.
+PAPER_RATER_BYTES = 64
+#: One replication of one set, variant and method in the Monte Carlo summary (8-byte criteria).
+REPLICATION_BYTES = 8 * 8
+
 
 @dataclass(frozen=True)
 class Chain:
@@ -90,6 +106,46 @@ class StudyConfig:
     def digest(self) -> str:
         """Hash of the normalised config: a stage reruns when it changes."""
         return hashlib.sha256(json.dumps(self.raw, sort_keys=True, default=str).encode()).hexdigest()
+
+    def set_bytes(self, cell: Cell, at_once: int = 1) -> int:
+        """About the memory that making, adjusting and scoring ``at_once`` replications of
+        ``cell`` at a time takes (a Monte Carlo chunk makes its replications together)."""
+        if set(self.methods) & set(MARGINAL_METHODS):
+            per_rating = MARGINAL_RATING_BYTES
+        else:
+            per_rating = RATING_BYTES if at_once == 1 else CHUNK_RATING_BYTES
+        return at_once * cell.papers * (cell.raters_drawn * per_rating + self.n_raters * PAPER_RATER_BYTES)
+
+    def summary_bytes(self, replications: int) -> int:
+        """About the memory of the Monte Carlo summary of ``replications`` of every set."""
+        return len(self.cells) * len(self.variants) * len(self.methods) * replications * REPLICATION_BYTES
+
+
+def memory_available() -> int:
+    """This machine's memory in bytes (what a design is bounded by)."""
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):   # pragma: no cover - not POSIX
+        return 16 << 30
+
+
+def _size(n: int) -> str:
+    """``745 GiB``: a memory size as people read it."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+
+
+def too_big(needed: int, what: str):
+    """The message refusing a design that needs ``needed`` bytes, or None when it fits the
+    machine's memory (:func:`memory_available`)."""
+    have = memory_available()
+    if needed <= have:
+        return None
+    return f"{what} would need about {_size(needed)} of memory; this machine has {_size(have)}"
 
 
 #: The most values a config may hold, aliases expanded (a real one holds a few hundred): an
@@ -286,15 +342,28 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     reps = _int(where, ("replications",), data.get("replications", 1), 1)
     if "quality" in data and data["quality"] != "basic":
         raise where.error(("quality",), "only 'basic' (the programs' shapes of a standard normal) is supported")
-
-    raw = {"name": name, "generator": generator, "variant": list(variants), "methods": methods,
+    cfg = StudyConfig(name=name, generator=generator, methods=tuple(methods), cells=cells,
+                      steps=steps, n_raters=n_raters, chains=chains, seed=seed, replications=reps,
+                      linear=linear, variants=variants, true_score=true_score, cut=cut, source=where.source)
+    _check_memory(where, cfg, blocks)
+    cfg.raw = {"name": name, "generator": generator, "variant": list(variants), "methods": methods,
            "true_score": true_score, "cut": cut,
            "cells": [c.code for c in cells], "steps": {m: s.tolist() for m, s in steps.items()}, "linear": linear,
            "chains": [[list(c.sets), c.low_byte] for c in chains], "seed": seed, "replications": reps}
-    return StudyConfig(name=name, generator=generator, methods=tuple(methods), cells=cells,
-                       steps=steps, n_raters=n_raters, chains=chains, seed=seed, replications=reps,
-                       linear=linear, variants=variants, true_score=true_score, cut=cut,
-                       source=where.source, raw=raw)
+    return cfg
+
+
+def _check_memory(where, cfg, blocks) -> None:
+    """The design fits this machine's memory (:func:`too_big`): its largest set, and the Monte
+    Carlo summary of its replications; checked before anything is written or allocated."""
+    for b, c in zip(blocks, cfg.cells):
+        msg = too_big(cfg.set_bytes(c), f"set {c.code} ({c.papers:,} papers, {c.raters_drawn} ratings each)")
+        if msg:
+            raise where.error(("cells", b, "papers"), msg)
+    msg = too_big(cfg.summary_bytes(cfg.replications),
+                  f"{cfg.replications:,} replications of {len(cfg.cells)} set(s)")
+    if msg:
+        raise where.error(("replications",), msg)
 
 
 def _variants(data, where) -> tuple:

@@ -7,6 +7,7 @@ import contextlib
 import json
 from pathlib import Path
 
+from ..config import too_big
 from ..errors import InputError, RatercalError
 from ..io import atomic_write, write_json
 from ..progress import progress
@@ -36,9 +37,24 @@ class MonteCarloRun:
         if chunk_size < 1:
             raise InputError("must be 1 or more", field="chunk_size")
         self.chunk_size = int(chunk_size)
+        self._check_memory()
         self.spec = StudySpec.from_config(config, variants, methods)
         self.digest = self.spec.digest()
         self._locked = 0
+
+    def _check_memory(self) -> None:
+        """The replications asked for fit this machine's memory (the config's own were checked
+        when it was read): the largest chunk, and the summary of them all."""
+        cfg = self.config
+        cell = max(cfg.cells, key=lambda c: cfg.set_bytes(c, self.chunk_size))
+        msg = too_big(cfg.set_bytes(cell, self.chunk_size), f"a chunk of {self.chunk_size} replications of "
+                                                              f"set {cell.code}")
+        if msg:
+            raise InputError(f"{msg}; give a smaller --chunk-size", cfg.source, field="--chunk-size")
+        msg = too_big(cfg.summary_bytes(self.replications),
+                      f"{self.replications:,} replications of {len(cfg.cells)} set(s)")
+        if msg:
+            raise InputError(msg, cfg.source, field="--replications")
 
     @contextlib.contextmanager
     def lock(self):
