@@ -338,3 +338,38 @@ def sha256_file(path) -> str:
     finally:
         os.close(fd)
     return h.hexdigest()
+
+
+#: The lock file of a run folder (:func:`folder_lock`).
+LOCK_NAME = ".lock"
+
+
+@contextlib.contextmanager
+def folder_lock(folder, command: str):
+    """Hold ``FOLDER/.lock`` exclusively (``fcntl.flock``) for the block: one ratercal command
+    writing a run folder at a time.  A second writer gets a one-line :class:`RatercalError`
+    naming the folder and the command holding it (the file says which, and its process id).
+    The kernel drops the lock when the holder and the workers it forked have ended, so a killed
+    run leaves no stale lock.  Not re-entrant: each holder takes it once (the folder is made if
+    missing)."""
+    import fcntl
+
+    from .errors import RatercalError
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fh = open(folder / LOCK_NAME, "a+", encoding="utf-8")
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.seek(0)
+        holder = fh.read().strip() or "another ratercal command"
+        fh.close()
+        raise RatercalError(f"{folder}: in use by {holder}; wait for it to end, or give another folder") from None
+    try:
+        fh.truncate(0)
+        fh.write(f"ratercal {command} (process {os.getpid()})\n")
+        fh.flush()
+        yield
+    finally:
+        fh.close()      # closing the file releases the lock

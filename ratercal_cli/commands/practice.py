@@ -203,9 +203,11 @@ def adjust(source, methods, variant, output, assignment, scale, paper_col, rater
     if source.is_dir():
         _refuse_file_options(click.get_current_context(), source)
         codes, _ = _parse_methods(methods, ()) if methods else (None, False)
+        from ..study import Run
         from ..study.equate import run_equate
 
-        run_equate(source, methods=codes, variants=(variant,) if variant else None, quiet=quiet)
+        with Run.writing(source, "adjust") as run:   # one writer at a time
+            run_equate(run, methods=codes, variants=(variant,) if variant else None, quiet=quiet)
         return
     if not source.exists():
         raise InputError("no such file", source)

@@ -21,10 +21,15 @@ def report(run, out, quiet):
     A faithful run of the Denny (1990) design also gets each published table beside the
     regenerated one, differences marked, with "N of M published values reproduced".
     """
+    import contextlib
+
+    from ..io import folder_lock
     from ..report import build_report
 
     out = out if out is not None else run / "report"
-    summary = build_report(run, out, quiet=quiet)
+    inside = out.resolve().is_relative_to(run.resolve())
+    with folder_lock(run, "report") if inside else contextlib.nullcontext():   # writing into RUN
+        summary = build_report(run, out, quiet=quiet)
     for variant, s in summary.items():
         for name, (n, m) in s["comparisons"].items():
             click.echo(f"{variant} {name}: {n} of {m} published values reproduced")

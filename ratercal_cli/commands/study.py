@@ -12,7 +12,8 @@ from ..vocabulary import VARIANTS
 
 run_option = click.argument("run", type=click.Path(file_okay=False))
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-force_option = click.option("--force", is_flag=True, help="Redo stages even when up to date.")
+force_option = click.option("--force", is_flag=True, help="Redo stages even when up to date (simulate, rater: "
+                                                            "also replace the run of another config).")
 sets_option = click.option("--set", "sets", multiple=True, metavar="CODE",
                            help="Only this set (e.g. 0551 or 2+551); repeatable.")
 
@@ -26,8 +27,8 @@ def rater(config, out, force):
     from ..study import Run
     from ..study.simulate import run_stage
 
-    run = Run.create(config, out)
-    run_stage(run, "rater", force=force)
+    with Run.creating(config, out, "rater", replace=force) as run:
+        run_stage(run, "rater", force=force)
 
 
 def _stage_command(name, doc):
@@ -40,7 +41,8 @@ def _stage_command(name, doc):
         from ..study import Run
         from ..study.simulate import run_stage
 
-        r = run_stage(Run(run), name, codes=sets, force=force, quiet=quiet)
+        with Run.writing(run, name) as opened:
+            r = run_stage(opened, name, codes=sets, force=force, quiet=quiet)
         if not quiet:
             click.echo(f"{name}: {len(r.ran)} stage(s) run, {len(r.done) - len(r.ran)} up to date", err=True)
 
@@ -59,15 +61,15 @@ obsgen = _stage_command("obsgen", "Observed ratings: RUN/<set>/obsgen/ratings.cs
 @force_option
 @quiet_option
 def simulate(config, out, sets, force, quiet):
-    """Make every data set of CONFIG: rater, pargen, truegen, obsgen."""
+    """Make every data set of CONFIG: rater, pargen, truegen, obsgen.
+
+    A folder holding the run of another config is refused; --force replaces it."""
     from ..study import Run
-    from ..study.simulate import run_stage
+    from ..study.simulate import run_stage, write_run_manifest
 
-    from ..study.simulate import write_run_manifest
-
-    run = Run.create(config, out)
-    r = run_stage(run, "obsgen", codes=sets, force=force, quiet=quiet)
-    write_run_manifest(run)
+    with Run.creating(config, out, "simulate", replace=force) as run:
+        r = run_stage(run, "obsgen", codes=sets, force=force, quiet=quiet)
+        write_run_manifest(run)
     if not quiet:
         click.echo(f"simulate: {len(run.cells(sets))} set(s) in {out}; {len(r.ran)} stage(s) run", err=True)
 
@@ -84,7 +86,8 @@ def score(run, sets, variants, force, quiet):
     from ..study import Run
     from ..study.score import run_score
 
-    r = run_score(Run(run), codes=sets, variants=variants, force=force, quiet=quiet)
+    with Run.writing(run, "score") as opened:
+        r = run_score(opened, codes=sets, variants=variants, force=force, quiet=quiet)
     if not quiet:
         click.echo(f"score: {len(r.ran)} stage(s) run", err=True)
 

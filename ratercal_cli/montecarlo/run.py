@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..config import too_big
 from ..errors import InputError, RatercalError
-from ..io import atomic_write, write_json
+from ..io import atomic_write, folder_lock, write_json
 from ..progress import progress
 from ..study.files import write_adjusted
 from .chunks import Chunk, chunk_text, load_chunk, read_chunk
@@ -58,10 +58,9 @@ class MonteCarloRun:
 
     @contextlib.contextmanager
     def lock(self):
-        """Hold ``RUN/montecarlo/.lock`` exclusively (``fcntl.flock``) for the block, so two runs
-        into one folder cannot delete each other's temporary files or interleave their
-        chunks; a second run gets :class:`RatercalError`.  Re-entrant within this object; the
-        kernel drops the lock when the process dies, so a killed run leaves no stale lock."""
+        """Hold the run folder's lock (:func:`~ratercal_cli.io.folder_lock`) for the block, so two
+        runs into one folder cannot delete each other's temporary files or interleave their
+        chunks; a second run gets :class:`RatercalError`.  Re-entrant within this object."""
         if self._locked:
             self._locked += 1
             try:
@@ -69,21 +68,12 @@ class MonteCarloRun:
             finally:
                 self._locked -= 1
             return
-        import fcntl
-
-        self.root.mkdir(parents=True, exist_ok=True)
-        fh = open(self.root / ".lock", "a")
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            raise RatercalError(f"another montecarlo run is using {self.root.parent}") from None
-        self._locked = 1
-        try:
-            yield self
-        finally:
-            self._locked = 0
-            fh.close()      # closing the file releases the lock
+        with folder_lock(self.root.parent, "montecarlo"):
+            self._locked = 1
+            try:
+                yield self
+            finally:
+                self._locked = 0
 
     @property
     def chunk_dir(self) -> Path:
@@ -211,6 +201,13 @@ def run_single(config, out, cell_code, replication, keep_data=False, variants=No
     spec = StudySpec.from_config(config, variants, methods)
     rep = replicate(spec, cell, int(replication), keep=True)
     folder = Path(out) / "montecarlo" / "single" / f"{cell.code}_r{int(replication)}"
+    with folder_lock(out, "montecarlo"):
+        _write_single(folder, rep, keep_data)
+    return folder, rep
+
+
+def _write_single(folder, rep, keep_data) -> None:
+    """:func:`run_single`'s files."""
     with atomic_write(folder / "criteria.csv") as fh:
         fh.write(",".join(COLUMNS) + "\n")
         fh.writelines(",".join(r) + "\n" for r in rep.rows)
@@ -227,4 +224,3 @@ def run_single(config, out, cell_code, replication, keep_data=False, variants=No
         for variant in dict.fromkeys(v for v, _ in rep.adjusted):
             write_adjusted(folder / f"adjusted_{variant}.csv", rep.ratings,
                            {code: adj for (v, code), adj in rep.adjusted.items() if v == variant})
-    return folder, rep

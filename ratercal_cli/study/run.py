@@ -7,17 +7,21 @@ cells and variants from there, never from set names or the config again.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import config_text, load_config, parse_config
 from ..design import Cell
 from ..errors import InputError
-from ..io import write_text
+from ..io import folder_lock, write_json, write_text
 from ..vocabulary import VARIANTS
 
 CONFIG_NAME = "config.yaml"
+#: Which config the run was made from (:meth:`Run.creating`).
+SOURCE_NAME = ".config-source.json"
 DESIGN_PATH = ("rater", "design.json")
 
 
@@ -54,6 +58,16 @@ class RunDesign:
             raise InputError(f"not a design file written by ratercal ({type(exc).__name__}: {exc})", path) from None
 
 
+def _source(root) -> dict:
+    """``RUN/.config-source.json``: the config the run was made from (its ``name`` and path),
+    {} when unknown (a run made before it was recorded)."""
+    try:
+        d = json.loads((Path(root) / SOURCE_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
 class Run:
     """``RUN/config.yaml`` plus the stage folders ``RUN/<code>/<stage>/``."""
 
@@ -66,15 +80,61 @@ class Run:
         self.config = load_config(cfg)
 
     @classmethod
-    def create(cls, config_path, root) -> "Run":
-        """Validate ``config_path`` and copy it into ``root`` (unchanged text: no rerun)."""
+    @contextlib.contextmanager
+    def creating(cls, config_path, root, command: str, replace: bool = False):
+        """Validate ``config_path`` (its errors name it, and nothing is written), then hold the
+        folder ``root``'s lock (:func:`~ratercal_cli.io.folder_lock`) for the block and copy the
+        config in (unchanged text: no rerun); yields the :class:`Run`.
+
+        A folder holding the run of another config (another ``name``: the config's key, else
+        its file's name) is refused unless ``replace``, which also removes the sets of the
+        other config's design that this one does not have.
+        """
         text = config_text(config_path)
-        parse_config(text, source=str(config_path))  # errors name the user's file, not the copy
+        cfg = parse_config(text, source=str(config_path))
         root = Path(root)
-        target = root / CONFIG_NAME
-        if not target.exists() or target.read_bytes() != text.encode("utf-8"):
-            write_text(target, text)
-        return cls(root)
+        with folder_lock(root, command):
+            target = root / CONFIG_NAME
+            if not target.exists() or target.read_bytes() != text.encode("utf-8"):
+                cls._make_way(root, cfg, replace)
+                write_text(target, text)
+            if _source(root).get("name") != cfg.name:
+                write_json(root / SOURCE_NAME, {"config": str(config_path), "name": cfg.name})
+            yield cls(root)
+
+    @classmethod
+    def create(cls, config_path, root, replace: bool = False) -> "Run":
+        """:meth:`creating`, the lock held only while the config is copied in."""
+        with cls.creating(config_path, root, "create", replace) as run:
+            return run
+
+    @staticmethod
+    def _make_way(root, cfg, replace) -> None:
+        """Before another config is copied into ``root``: refuse, unless ``replace``, a run of a
+        config of another name; on replacing it, remove its sets that ``cfg`` does not have."""
+        previous = _source(root)
+        if previous.get("name") in (None, cfg.name):
+            return
+        if not replace:
+            raise InputError(f"holds the run of another config, {previous['name']!r} ({previous.get('config')}); "
+                             "give --force to replace it, or another --out folder", root)
+        try:
+            old = {c.code for c in RunDesign.read(root.joinpath(*DESIGN_PATH)).cells}
+        except InputError:
+            old = set()
+        for code in sorted(old - {c.code for c in cfg.cells}):
+            shutil.rmtree(root / code, ignore_errors=True)
+
+    @classmethod
+    @contextlib.contextmanager
+    def writing(cls, root, command: str):
+        """The existing run folder ``root`` for the block, its lock held by ``command``
+        (:func:`~ratercal_cli.io.folder_lock`: one writer at a time)."""
+        root = Path(root)
+        if not (root / CONFIG_NAME).exists():
+            cls(root)   # the error naming what is missing, before the folder gets a lock file
+        with folder_lock(root, command):
+            yield cls(root)
 
     @property
     def design_path(self) -> Path:

@@ -321,8 +321,8 @@ def test_a_second_run_into_the_same_folder_is_refused_while_the_first_holds_it(t
         tmp.parent.mkdir(parents=True)
         tmp.write_text("being written by the first run")
         one_line_error(invoke(["montecarlo", config, "--out", out, "-r", "2", "-q"]),
-                       f"another montecarlo run is using {out}")
-        with pytest.raises(RatercalError, match="another montecarlo run"):
+                       f"{out}: in use by ratercal montecarlo (process {os.getpid()})")
+        with pytest.raises(RatercalError, match="in use by ratercal montecarlo"):
             MonteCarloRun(cfg, out, replications=2).run(quiet=True)
         assert tmp.exists()                                   # left alone
         assert first.run(quiet=True) == (3, 0)                # the holder itself may run (re-entrant)

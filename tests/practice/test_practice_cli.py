@@ -246,11 +246,12 @@ def test_warnings_let_the_method_go_on(tmp_path):
 def test_adjust_run_folder_calls_equate(tmp_path, monkeypatch):
     calls = []
     fake = types.ModuleType("ratercal_cli.study.equate")
-    fake.run_equate = lambda run_dir, methods=None, variants=None, quiet=False: calls.append(
-        (run_dir, methods, variants, quiet))
+    fake.run_equate = lambda run, methods=None, variants=None, quiet=False: calls.append(
+        (run.root, methods, variants, quiet))
     monkeypatch.setitem(sys.modules, "ratercal_cli.study.equate", fake)
     import ratercal_cli.study as study
     monkeypatch.setattr(study, "equate", fake, raising=False)
+    (tmp_path / "config.yaml").write_text("generator: pcm\ncells: [{raters_per_paper: 2, papers: 100, max_score: 5}]\n")
     res = run("adjust", tmp_path, "-m", "TLI,MN", "-q")
     assert res.exit_code == 0, res.output
     assert calls == [(tmp_path, ["TLI", "MN"], None, True)]      # None: the run's own variant
@@ -322,13 +323,15 @@ def test_adjust_run_dir_refuses_file_options(tmp_path, monkeypatch, option):
     fake = types.ModuleType("ratercal_cli.study.equate")
     fake.run_equate = lambda *a, **k: calls.append((a, k))
     monkeypatch.setitem(sys.modules, "ratercal_cli.study.equate", fake)
+    (tmp_path / "config.yaml").write_text("generator: pcm\ncells: [{raters_per_paper: 2, papers: 100, max_score: 5}]\n")
     res = run("adjust", tmp_path, *option)
     assert res.exit_code == 2 and not calls
     err = res.stderr.strip()
     assert len(err.splitlines()) == 1 and option[0] in err and "run folder" in err
     # the options a run folder does take still reach it
     res = run("adjust", tmp_path, "-m", "MN", "--variant", "faithful", "-q")
-    assert res.exit_code == 0 and calls == [((tmp_path,), {"methods": ["MN"], "variants": ("faithful",), "quiet": True})]
+    assert res.exit_code == 0 and [(a[0].root, k) for a, k in calls] == \
+        [(tmp_path, {"methods": ["MN"], "variants": ("faithful",), "quiet": True})]
 
 
 # -- the rater report, agreement and the corrected study's advice in check ----------------

@@ -64,3 +64,40 @@ def test_replications_and_chunk_size_given_on_the_command_line_are_bounded_too(s
         res = CliRunner().invoke(cli, ["montecarlo", str(small), "--out", str(tmp_path / "run"), option, value])
         one_line_error(res, f"{small}: {option}: ", "would need about")
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("command", ["simulate", "rater", "obsgen", "adjust", "score"])
+def test_a_second_writer_of_a_run_folder_is_refused_while_the_first_holds_it(small, tmp_path, command):
+    import os
+
+    from ratercal_cli.io import folder_lock
+
+    run = tmp_path / "run"
+    assert CliRunner().invoke(cli, ["rater", str(small), "--out", str(run)]).exit_code == 0
+    args = [command, str(small), "--out", str(run)] if command in ("simulate", "rater") else [command, str(run)]
+    with folder_lock(run, "simulate"):
+        one_line_error(CliRunner().invoke(cli, args + ["-q"] if command != "rater" else args),
+                       f"{run}: in use by ratercal simulate (process {os.getpid()}); wait for it to end")
+        assert not (run / "2151" / "obsgen").exists()
+    res = CliRunner().invoke(cli, args)   # released: the next one goes ahead
+    assert res.exit_code == 0, res.output
+
+
+def test_simulate_into_the_run_of_another_config_is_refused_unless_forced(small, tmp_path):
+    """``simulate a.yaml`` then ``simulate b.yaml`` into one folder made it silently the second study,
+    with the first one's sets left beside it."""
+    run = tmp_path / "run"
+    other = tmp_path / "other.yaml"
+    other.write_text(SMALL.replace("[2]", "[3]"))
+    assert CliRunner().invoke(cli, ["simulate", str(small), "--out", str(run), "-q"]).exit_code == 0
+    before = (run / "config.yaml").read_bytes()
+    res = CliRunner().invoke(cli, ["simulate", str(other), "--out", str(run), "-q"])
+    one_line_error(res, f"{run}: holds the run of another config, 'small' ({small}); give --force to replace it")
+    assert (run / "config.yaml").read_bytes() == before and not (run / "3151").exists()
+    # the same config, edited: its own run, brought up to date (no --force needed)
+    small.write_text(SMALL.replace("seed: 7", "seed: 8"))
+    assert CliRunner().invoke(cli, ["simulate", str(small), "--out", str(run), "-q"]).exit_code == 0
+    res = CliRunner().invoke(cli, ["simulate", str(other), "--out", str(run), "-q", "--force"])
+    assert res.exit_code == 0, res.output
+    assert (run / "3151" / "obsgen" / "ratings.csv").exists() and not (run / "2151").exists()
+    assert (run / "config.yaml").read_text() == other.read_text()
