@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import hashlib
 import io
 import json
@@ -141,7 +142,7 @@ def atomic_write(path, mode="w", newline="", make_dirs=True):
     """
     path = _write_target(path, make_dirs)
     remove_stale_temporaries(path.parent, path.name)
-    with _term_unwinds():
+    with _term_unwinds(), _naming_write_errors(path):
         try:
             fd, tmp = _create_temporary(path)
         except FileNotFoundError:
@@ -159,6 +160,27 @@ def atomic_write(path, mode="w", newline="", make_dirs=True):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
+
+
+#: Why a file cannot be written that the user can act on: a full disk, a quota, a file too large,
+#: a read-only or forbidden folder.
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM})
+
+
+@contextlib.contextmanager
+def _naming_write_errors(path):
+    """Such an error while ``path`` is written (:data:`_WRITE_ERRNOS`) becomes one line naming
+    it, ``PATH: cannot write: No space left on device`` (exit status 2), wherever it happens: in
+    this process or a worker, which sends it back."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRNOS:
+            raise
+        from .errors import RatercalError
+
+        other = exc.filename is not None and Path(exc.filename).parent != path.parent
+        raise RatercalError(f"{exc.filename if other else path}: cannot write: {exc.strerror}") from None
 
 
 @contextlib.contextmanager
@@ -367,9 +389,10 @@ def folder_lock(folder, command: str):
         fh.close()
         raise RatercalError(f"{folder}: in use by {holder}; wait for it to end, or give another folder") from None
     try:
-        fh.truncate(0)
-        fh.write(f"ratercal {command} (process {os.getpid()})\n")
-        fh.flush()
+        with contextlib.suppress(OSError):   # only a note for the next writer: a full disk may refuse it
+            fh.truncate(0)
+            fh.write(f"ratercal {command} (process {os.getpid()})\n")
+            fh.flush()
         yield
     finally:
         fh.close()      # closing the file releases the lock

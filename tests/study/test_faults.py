@@ -101,3 +101,97 @@ def test_simulate_into_the_run_of_another_config_is_refused_unless_forced(small,
     assert res.exit_code == 0, res.output
     assert (run / "3151" / "obsgen" / "ratings.csv").exists() and not (run / "2151").exists()
     assert (run / "config.yaml").read_text() == other.read_text()
+
+
+class _FullDiskOS:
+    """``os`` for :mod:`ratercal_cli.io` on a full disk: every write of a file it opens fails with
+    ENOSPC, as the kernel reports it."""
+
+    def __getattr__(self, name):
+        import os
+
+        return getattr(os, name)
+
+    @staticmethod
+    def fdopen(fd, *args, **kwargs):
+        import errno
+        import os
+
+        class Full:
+            def __init__(self):
+                self.fh = os.fdopen(fd, *args, **kwargs)
+
+            def write(self, *_):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+            writelines = write
+
+            def flush(self):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                self.fh.close()
+
+        return Full()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_full_disk_is_one_line_naming_the_file_in_simulate_montecarlo_and_adjust(small, tmp_path, monkeypatch,
+                                                                                   jobs):
+    """ENOSPC injected at the write call (forked workers inherit it): a 38-line traceback in
+    simulate and montecarlo, and a message without the file in adjust, before."""
+    import ratercal_cli.io
+
+    many = tmp_path / "many.yaml"
+    many.write_text(SMALL.replace("[2]", "[1, 2, 3, 4]").replace("seed: 7", "seed: 7\nreplications: 4"))
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("paper,rater,score\n" + "".join(f"P{p},R{(p + k) % 5},{(p + 2 * k) % 6}\n"
+                                                      for p in range(40) for k in (0, 1)))
+    monkeypatch.setattr(ratercal_cli.io, "os", _FullDiskOS())
+    out = tmp_path / "run"
+    res = CliRunner().invoke(cli, ["simulate", str(many), "--out", str(out), "-q"])
+    one_line_error(res, f"{out}/", ": cannot write: No space left on device")
+    res = CliRunner().invoke(cli, ["montecarlo", str(many), "--out", str(tmp_path / "mc"), "-q", "-j", str(jobs),
+                                   "--chunk-size", "2"])
+    one_line_error(res, f"{tmp_path / 'mc'}/", ": cannot write: No space left on device")
+    res = CliRunner().invoke(cli, ["adjust", str(ratings), "--scale", "0-5", "-m", "MN", "-q",
+                                   "-o", str(tmp_path / "adjusted.csv")])
+    one_line_error(res, f"{tmp_path / 'adjusted.csv'}: cannot write: No space left on device")
+    assert not list(tmp_path.rglob("*.tmp")) and not (tmp_path / "adjusted.csv").exists()
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 64 KiB tmpfs (mounting needs root: skipped otherwise)."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root; the injected ENOSPC test covers the same path")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("this machine does not let root mount a tmpfs here")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def test_a_real_full_disk_is_one_line_and_the_run_resumes_once_there_is_room(small, tmp_path, tiny_disk):
+    out = tiny_disk / "run"
+    res = CliRunner().invoke(cli, ["simulate", str(small), "--out", str(out), "-q"])
+    one_line_error(res, f"{out}/2151/", ": cannot write: No space left on device")
+    assert not list(tiny_disk.rglob("*.tmp"))
+    ref = tmp_path / "ref"
+    assert CliRunner().invoke(cli, ["simulate", str(small), "--out", str(ref), "-q"]).exit_code == 0
+    import shutil
+    import subprocess
+
+    subprocess.run(["mount", "-o", "remount,size=4m", str(tiny_disk)], check=True)
+    assert CliRunner().invoke(cli, ["simulate", str(small), "--out", str(out), "-q"]).exit_code == 0
+    for f in ref.rglob("*.csv"):
+        assert (out / f.relative_to(ref)).read_bytes() == f.read_bytes()
+    shutil.rmtree(out)
