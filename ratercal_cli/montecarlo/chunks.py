@@ -1,8 +1,11 @@
 """Chunks: ``chunk_size`` consecutive replications of one cell, one task and one file
 ``RUN/montecarlo/chunks/<cell>/r<start>-<stop>.csv`` (header naming the study digest, cell and range;
-one block of rows per replication; a closing ``# end`` line), valid or computed again."""
+one block of rows per replication; a closing ``# end rows=N sha256=HEX`` line recording the rows'
+count and hash), valid or computed again."""
 
 from __future__ import annotations
+
+import hashlib
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +49,15 @@ def run_chunk(spec: StudySpec, cell: Cell, start: int, stop: int) -> str:
     return "".join(",".join(r) + "\n" for rows in chunk_rows(spec, cell, start, stop) for r in rows)
 
 
+def chunk_end(body: str) -> str:
+    """The closing line: the count of the rows and the SHA-256 of their text, as the pipeline's
+    manifests record a stage's files, so that a chunk changed after it was written (a row
+    deleted, a digit changed) is computed again instead of trusted."""
+    return f"# end rows={body.count(chr(10))} sha256={hashlib.sha256(body.encode()).hexdigest()}\n"
+
+
 def chunk_text(spec_digest: str, chunk: Chunk, body: str) -> str:
-    return chunk_header(spec_digest, chunk) + ",".join(COLUMNS) + "\n" + body + "# end\n"
+    return chunk_header(spec_digest, chunk) + ",".join(COLUMNS) + "\n" + body + chunk_end(body)
 
 
 def read_chunk(path, spec_digest: str, chunk: Chunk):
@@ -70,9 +80,10 @@ def _valid_chunk(path, spec_digest: str, chunk: Chunk):
     except (FileNotFoundError, UnicodeDecodeError):
         return None
     head = chunk_header(spec_digest, chunk) + ",".join(COLUMNS) + "\n"
-    if not text.startswith(head) or not text.endswith("# end\n"):
+    end = text.rfind("# end ", len(head) - 1)
+    if not text.startswith(head) or end < len(head) or text[end:] != chunk_end(text[len(head):end]):
         return None
-    body = text[len(head):-len("# end\n")]
+    body = text[len(head):end]
     lines = body.splitlines(keepends=True)
     commas = len(COLUMNS) - 1
     if any(line.count(",") != commas or not line.endswith("\n") for line in lines):

@@ -3,6 +3,7 @@ a replication regenerates alone, and each row's criteria match an independent co
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import signal
@@ -200,6 +201,27 @@ def test_chunk_with_a_damaged_row_is_refused_and_rows_parse_back(serial_run, tmp
         assert read_chunk(path, run.digest, ch) is None, bad
     path.write_text(good.replace("".join(line for line in lines if line.split(",")[1] == "1"), ""))
     assert read_chunk(path, run.digest, ch) is None                   # replication 1 missing
+
+
+def test_a_chunk_edited_after_it_was_written_is_computed_again(serial_run, tmp_path):
+    """One method row deleted, or one digit changed: the rows still cover every replication, so
+    only the recorded count and SHA-256 tell; such a chunk used to go into the summary (a method
+    "failed", another promoted) or into replications.csv."""
+    cfg, ref = serial_run
+    run, ch, path, good = _chunk_of_a_run(cfg, tmp_path, 1, 2)
+    assert good.endswith(f"sha256={hashlib.sha256(''.join(read_chunk(path, run.digest, ch)).encode()).hexdigest()}\n")
+    rows = read_chunk(path, run.digest, ch)
+    tli = next(r for r in rows if ",corrected,TLI," in r)
+    digit = next(r for r in rows if ",faithful,MN," in r)
+    changed = digit.replace(digit.split(",")[4], digit.split(",")[4][:-1] + str((int(digit.split(",")[4][-1]) + 1) % 10))
+    for edited in (good.replace(tli, "", 1), good.replace(digit, changed, 1)):
+        path.write_text(edited)
+        assert read_chunk(path, run.digest, ch) is None
+        assert [c.relpath for c in run.pending()] == [ch.relpath]
+        assert run.run(quiet=True) == (1, 8)
+        assert path.read_text() == good
+    run.summarise()
+    assert outputs(tmp_path / "run") == outputs(ref)
 
 
 def test_another_study_in_the_same_folder_is_refused(serial_run, tmp_path):
