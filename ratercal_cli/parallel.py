@@ -46,14 +46,16 @@ def start_method() -> str:
 
 def process_pool(jobs: int):
     """A :class:`~concurrent.futures.ProcessPoolExecutor` of ``jobs`` worker processes started by
-    :func:`start_method`; a spawned worker starts its BLAS library with one thread."""
+    :func:`start_method`; a spawned worker starts its BLAS library with one thread, and ends
+    when this process dies (:func:`die_with_parent`)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     saved = {k: os.environ.get(k) for k in BLAS_THREADS}
     os.environ.update({k: "1" for k in BLAS_THREADS})   # read by spawned workers as they start
     try:
-        return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(start_method()))
+        return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(start_method()),
+                                   initializer=die_with_parent, initargs=(os.getpid(),))
     finally:
         for k, v in saved.items():
             if v is None:
@@ -107,30 +109,31 @@ class ForkedMap:
     20-45 ms.  An exception in a worker (``KeyboardInterrupt`` included) is raised here and
     :meth:`close` (always called: ``with`` or ``finally``) stops the others (SIGTERM: an atomic
     write in progress removes its temporary file); the workers end with ``os._exit``, running
-    none of this process's exit handlers.
+    none of this process's exit handlers, and when this process dies (:func:`die_with_parent`).
+
+    A worker that dies (killed, out of memory) is replaced at once, as Dask replaces one, and
+    the items it took without sending their results back are done again by fresh workers once
+    the others are through; after :data:`RETRIES` deaths the map stops with one line,
+    :class:`~ratercal_cli.errors.RatercalError`.
     """
 
-    def __init__(self, fn, items, jobs: int):
+    #: Worker deaths a map survives (a worker that dies on every try of an item stops it).
+    RETRIES = 3
+
+    def __init__(self, fn, items, jobs: int, deaths=None):
+        self.fn, self.items, self.jobs = fn, items, jobs
         self.n = len(items)
         self.workers = {}                 # result pipe's read end -> pid
+        self.deaths = deaths if deaths is not None else []   # how each dead worker ended
+        self._parent = os.getpid()
         self._pending = b"".join(_INDEX.pack(i) for i in range(self.n))
         self._tasks_r, self._tasks_w = os.pipe()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()                # else a worker would write this process's buffered text again
+        _parent_death_signal()            # looked up here, once, not in each worker
         try:
             for _ in range(jobs):
-                read_end, write_end = os.pipe()
-                pid = os.fork()
-                if pid == 0:   # the worker
-                    os.close(self._tasks_w)
-                    os.close(read_end)
-                    for other in self.workers:
-                        os.close(other)
-                    _work(fn, items, self._tasks_r, write_end)
-                os.close(write_end)
-                self.workers[read_end] = pid
-            os.close(self._tasks_r)
-            self._tasks_r = None
+                self._fork()
             os.set_blocking(self._tasks_w, False)
             self._pending = self._pending[self._write_tasks():]
             if not self._pending:   # all handed out: closed now, so a process forked later holds no copy
@@ -139,6 +142,22 @@ class ForkedMap:
         except BaseException:
             self.close()
             raise
+
+    def _fork(self) -> int:
+        """Start one worker; returns its result pipe's read end.  The read end of the item
+        numbers stays open here, so that a worker started later (a replacement) can take them."""
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:   # the worker
+            if self._tasks_w is not None:
+                os.close(self._tasks_w)
+            os.close(read_end)
+            for other in self.workers:
+                os.close(other)
+            _work(self.fn, self.items, self._tasks_r, write_end, self._parent)
+        os.close(write_end)
+        self.workers[read_end] = pid
+        return read_end
 
     def _write_tasks(self) -> int:
         try:
@@ -162,15 +181,18 @@ class ForkedMap:
         for fd in self.workers:
             sel.register(fd, selectors.EVENT_READ)
         try:
-            yield from self._results(sel)
+            received = yield from self._results(sel)
         finally:
             sel.close()
+        yield from self._redo([i for i in range(self.n) if i not in received])
 
     def _results(self, sel):
+        """Yield the results as they come; returns the numbers of the items received."""
         import pickle
+        import selectors
 
         buffers = {fd: bytearray() for fd in self.workers}
-        open_fds, received = set(self.workers), 0
+        open_fds, received = set(self.workers), set()
         while open_fds:
             for key, _ in sel.select():
                 fd = key.fd
@@ -185,6 +207,11 @@ class ForkedMap:
                 if not chunk:
                     sel.unregister(fd)
                     open_fds.discard(fd)
+                    if self._ended(fd) and len(received) < self.n:   # died: a replacement takes its place
+                        new = self._fork()
+                        sel.register(new, selectors.EVENT_READ)
+                        open_fds.add(new)
+                        buffers[new] = bytearray()
                     continue
                 buf = buffers[fd]
                 buf += chunk
@@ -196,10 +223,37 @@ class ForkedMap:
                     del buf[:_FRAME.size + size]
                     if not ok:
                         raise value
-                    received += 1
+                    received.add(i)
                     yield i, value
-        if received != self.n:
-            raise RuntimeError(f"a worker process ended with {self.n - received} of {self.n} items not done")
+        return received
+
+    def _ended(self, fd) -> bool:
+        """Reap the worker whose result pipe ``fd`` closed; True if it died rather than ended
+        (recorded in :attr:`deaths`, and stopping the map after :data:`RETRIES`)."""
+        pid = self.workers.pop(fd)
+        os.close(fd)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            return False
+        how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"status {os.WEXITSTATUS(status)}"
+        self.deaths.append(how)
+        if len(self.deaths) > self.RETRIES:
+            from .errors import RatercalError
+
+            raise RatercalError(f"worker processes died {len(self.deaths)} times ({', '.join(self.deaths)}); "
+                                "stopped (out of memory? see the system log)")
+        return True
+
+    def _redo(self, missing):
+        """The items taken by workers that died, done again in fresh workers."""
+        if not missing:
+            return
+        if not self.deaths:   # pragma: no cover - every worker ended cleanly, yet items are missing
+            raise RuntimeError(f"a worker process ended with {len(missing)} of {self.n} items not done")
+        again = ForkedMap(self.fn, [self.items[i] for i in missing], min(self.jobs, len(missing)), self.deaths)
+        with again:
+            for j, value in again:
+                yield missing[j], value
 
     def close(self) -> None:
         """Stop the workers still busy (a worker that is done has ended) and reap them all."""
@@ -223,12 +277,49 @@ class ForkedMap:
             os.waitpid(pid, 0)
 
 
-def _work(fn, items, tasks_r, out):
+_PRCTL = []   # [prctl function, or None where there is none]
+
+
+def _parent_death_signal():
+    """libc's ``prctl`` (Linux), looked up once per process; None elsewhere."""
+    if not _PRCTL:
+        try:
+            import ctypes
+
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+            prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        except (ImportError, OSError, AttributeError):   # pragma: no cover - not Linux
+            prctl = None
+        _PRCTL.append(prctl)
+    return _PRCTL[0]
+
+
+#: ``prctl``'s option: the signal a process gets when its parent dies.
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """End this worker when its parent ``parent`` dies: the kernel sends it SIGTERM (Linux
+    ``PR_SET_PDEATHSIG``; an atomic write in progress removes its temporary file), so a killed
+    command leaves no worker writing beside the run that resumes it.  A parent already gone
+    ends it now.  Elsewhere, the parent's end of its result pipe, closed, stops it at its next
+    result."""
+    import signal
+
+    prctl = _parent_death_signal()
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _work(fn, items, tasks_r, out, parent):
     """A forked worker's life: take item numbers until there are none, send each result."""
     import pickle
 
     code = 0
     try:
+        die_with_parent(parent)
         while True:
             raw = os.read(tasks_r, _INDEX.size)
             if len(raw) < _INDEX.size:

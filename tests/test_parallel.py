@@ -106,3 +106,76 @@ def test_workers_forked_later_do_not_hold_up_an_earlier_map():
     with later, background:
         assert sorted(background) == [(0, 1), (1, 2), (2, 3)]
         assert time.perf_counter() - t0 < 10
+
+
+def _dies_once_on(marker_dir, doomed):
+    """``fn`` whose worker is SIGKILLed the first time it takes an item of ``doomed`` (a marker
+    file says it happened), as ``kill -9`` of one worker does."""
+    import signal
+
+    def fn(x):
+        marker = marker_dir / f"killed-{x}"
+        if x in doomed and not marker.exists():
+            marker.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(0.001)
+        return x * x, os.getpid()
+
+    return fn
+
+
+def test_a_killed_worker_is_replaced_and_its_item_done_again(tmp_path):
+    """kill -9 of one worker: its item used to be lost (a traceback, exit 1, after the other
+    worker did the rest); now a new worker takes its place and the item is done again."""
+    work = ForkedMap(_dies_once_on(tmp_path, {3, 40}), list(range(60)), 2)
+    first = set(work.workers.values())
+    with work:
+        out = dict(work)
+    assert sorted(out) == list(range(60)) and all(out[x][0] == x * x for x in out)
+    assert len(work.deaths) == 2 and work.deaths[0] == "signal 9"
+    assert {pid for _, pid in out.values()} - first            # replacements did some of the work
+    assert _in_order(lambda x: x + 1, range(5)) == [1, 2, 3, 4, 5]
+
+
+def test_a_worker_that_dies_on_every_try_stops_the_map_with_one_line(tmp_path):
+    from ratercal_cli.errors import RatercalError
+
+    def always(x):
+        if x == 2:
+            os.kill(os.getpid(), 9)
+        return x
+
+    t0 = time.perf_counter()
+    with pytest.raises(RatercalError, match=r"^worker processes died 4 times \(signal 9, signal 9, signal 9, "
+                                            r"signal 9\); stopped"):
+        list(forked_map(always, list(range(6)), 2))
+    assert time.perf_counter() - t0 < 5
+
+
+def test_workers_die_with_their_parent(tmp_path):
+    """SIGKILL of the process that forked them: its workers end at once (PR_SET_PDEATHSIG), instead
+    of living on for seconds and writing beside the run that resumes it."""
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import sys, time; from ratercal_cli.parallel import ForkedMap; "
+            "w = ForkedMap(time.sleep, [30.0] * 4, 2); print(*w.workers.values(), flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    assert len(pids) == 2
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_running(p) for p in pids):
+        time.sleep(0.02)
+    assert not any(_running(p) for p in pids)
+
+
+def _running(pid) -> bool:
+    """Alive and not a zombie (a worker whose new parent has not reaped it yet has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
