@@ -188,17 +188,30 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
                    "beside it).  A link is written through; the folder must exist.")
 @click.option("--assignment", type=click.Choice(["random", "nonrandom"]), default="random",
               show_default=True, help="For --method recommended: how papers were assigned to raters.")
+@click.option("--cut", type=float, default=None,
+              help="Cut score (a paper passes with a score >= cut): the summary names the papers whose "
+                   "pass/fail the adjustment changed; with paper SEs, columns X_paper_pass.")
+@click.option("--bootstrap", type=click.IntRange(0), default=0, show_default=True, metavar="N",
+              help="Each paper's standard error (columns X_paper_se) by N draws of a bootstrap over papers "
+                   "(equating and least-squares methods; MML/MFRM always get their posterior SD).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary (per rater shifts, papers moved, pass/fail changes) as JSON.")
 @_file_options
 @_one_line_errors
-def adjust(source, methods, variant, output, assignment, scale, paper_col, rater_col, score_col, group_col,
-           sep, encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet):
+def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, as_json, scale, paper_col, rater_col,
+           score_col, group_col, sep, encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet):
     """Adjust the scores of a ratings file (or every data set of a run folder).
 
     The output holds the input's columns, then `flag` (resolved / dropped /
     unresolved / many / missing / thin, blank otherwise) and, per method X, `X` (the rating's
     adjusted score) and `X_paper` (the paper's adjusted score, the same on each of
-    its lines).  For a run folder only --method, --variant and --quiet apply; the
-    file options are refused.
+    its lines).  With --bootstrap (and for MML/MFRM always), `X_paper_se`, and with --cut
+    `X_paper_pass`, the probability that the paper passes; with --method recommended,
+    `recommended_method`, the method each line's group got.  A summary (per rater the mean
+    shift; papers moved; with --cut the papers that went fail->pass and pass->fail) goes to
+    standard error, or with --json to standard output.  For a run folder only --method,
+    --variant and --quiet apply; the file options are refused.
     """
     if source.is_dir():
         _refuse_file_options(click.get_current_context(), source)
@@ -215,6 +228,8 @@ def adjust(source, methods, variant, output, assignment, scale, paper_col, rater
 
     codes, is_all = _parse_methods(methods, ("TLI",), allow_recommended=True)
     to_stdout = output is not None and str(output) == "-"
+    if to_stdout and as_json:
+        raise InputError("--json prints to standard output, and so does -o -; give -o a file name", field="--json")
     if output is not None and not to_stdout:   # refuse a bad -o before the work
         _check_output(output, source)
     table = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
@@ -224,10 +239,18 @@ def adjust(source, methods, variant, output, assignment, scale, paper_col, rater
         _check_output(output, source)
     from ..practice.adjust import adjust as adjust_ratings
 
-    result = adjust_ratings(table.ratings, codes, variant or "corrected", assignment, strict=not is_all)
+    result = adjust_ratings(table.ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=cut,
+                            bootstrap=bootstrap, seed=seed)
     _warn(result.warnings, quiet)
-    write_adjusted(output, table, result.by_group(), result.methods)
-    if not quiet:
+    write_adjusted(output, table, result.by_group(), result.methods, uncertainty=result.uncertainty_by_group(),
+                   applied=result.recommended or None)
+    if as_json:
+        from ..practice.text import json_clean
+
+        click.echo(json.dumps(json_clean({**result.to_dict(), "output": str(output)}), indent=2))
+    elif not quiet:
+        click.echo(result.summary_text(), err=True)
+    if not quiet and not as_json:
         n_pap = sum(g.ratings.n_papers for g in table.groups)
         click.echo(f"wrote {'standard output' if to_stdout else output}: {len(table.rows)} lines, {n_pap} "
                    f"papers, {len(table.groups)} group(s); methods {' '.join(result.methods)} ({result.variant})",

@@ -93,6 +93,8 @@ class GroupAdjustment:
     warnings: list = field(default_factory=list)
     #: facetted ratings: ``{code: (cell labels, papers x cells scores 0..M)}`` (:mod:`.rubric`)
     cells: dict = field(default_factory=dict)
+    #: ``{code: PaperUncertainty}``: each paper's SE and pass probability (:mod:`.uncertainty`)
+    uncertainty: dict = field(default_factory=dict)
 
 
 def _adjust_facets(name, ratings, prefix, codes, variant, strict):
@@ -122,6 +124,25 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict):
     return GroupAdjustment(name, ratings, adjusted, estimators, skipped, None, warnings, cells)
 
 
+def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k):
+    """Each method's paper SEs in one group: posterior for MML/MFRM, bootstrap (``n_boot``) for the
+    equating and least-squares methods, seeded by ``(seed, group number, method number)``."""
+    from .uncertainty import paper_uncertainty
+
+    if getattr(g.ratings, "facets", None) or g.cells:   # facetted ratings: no paper SEs yet
+        return
+    low = g.ratings.scale_low
+    done = {}
+    for j, (code, adj) in enumerate(g.adjusted.items()):
+        est = g.estimators.get(code)
+        key = id(adj)
+        if key not in done:   # ``recommended`` is the same fit as its method
+            done[key] = paper_uncertainty(g.ratings, code, est, adj, n_boot, [seed, k, j], variant,
+                                          None if cut is None else cut - low)
+        if done[key] is not None:
+            g.uncertainty[code] = done[key]
+
+
 def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment):
     if ratings.facets:
         return _adjust_facets(name, ratings, prefix, codes, variant, strict)
@@ -142,7 +163,8 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment):
 
 
 def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assignment: str = "random",
-           strict: bool | None = None) -> "AdjustResults":
+           strict: bool | None = None, cut: float | None = None, bootstrap: int = 0,
+           seed: int = 0) -> "AdjustResults":
     """Adjust the scores of ``ratings`` by one or more methods, group by group.
 
     Parameters
@@ -161,6 +183,15 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
     strict : bool, optional
         A method that cannot be applied to a group raises :class:`~ratercal_cli.errors.RatercalError`
         (default: unless ``method`` is ``"all"``, where it is skipped with a warning).
+    cut : float, optional
+        A cut score on the input's scale (a paper passes with a score >= cut): the summary
+        (:meth:`AdjustResults.adjustment_summaries`) names the papers whose pass/fail changed, and
+        each paper gets the probability that it passes.
+    bootstrap : int
+        Draws of the bootstrap over papers giving the equating and least-squares methods' paper SEs
+        (0: none); MML and MFRM always get their posterior SDs (:mod:`.uncertainty`).
+    seed : int
+        The bootstrap's seed: the same seed gives the same SEs.
 
     Returns
     -------
@@ -182,7 +213,9 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
     done = [c for c in codes if any(c in g.adjusted for g in groups)]
     if not done:
         raise RatercalError(f"{ratings.source + ': ' if ratings.source else ''}no method could be applied")
-    return AdjustResults(ratings, variant, done, groups)
+    for k, g in enumerate(groups):
+        _uncertainty(g, variant, cut, int(bootstrap), int(seed), k)
+    return AdjustResults(ratings, variant, done, groups, cut, int(bootstrap))
 
 
 @dataclass
@@ -194,6 +227,28 @@ class AdjustResults:
     variant: str
     methods: list
     groups: list
+    cut: float | None = None
+    bootstrap: int = 0
+
+    def adjustment_summaries(self) -> list:
+        """Per group, how far each method moved each rater and the papers and, at the cut, whose
+        pass/fail changed (:func:`.summary.summarise`); ``recommended`` names the method applied."""
+        from .summary import summarise
+
+        return [summarise(g.ratings, {c: g.adjusted[c] for c in self.methods if c in g.adjusted},
+                          g.ratings.scale_low, self.cut, g.name, {RECOMMENDED: g.recommended},
+                          g.uncertainty) for g in self.groups]
+
+    def summary_text(self) -> str:
+        """The summary ``ratercal adjust`` prints on standard error."""
+        r = self.ratings
+        return "\n".join(s.format_text(f"{r.source + ', ' if r.source else ''}"
+                                       f"{r.group_tag(s.group) if r.group is not None else 'all papers'}")
+                         for s in self.adjustment_summaries())
+
+    def uncertainty_by_group(self) -> dict:
+        """``{group: {code: PaperUncertainty}}``, as :func:`write_adjusted` takes them."""
+        return {g.name: g.uncertainty for g in self.groups}
 
     @property
     def warnings(self) -> list:
@@ -283,7 +338,24 @@ class AdjustResults:
             cols[paper_col] = self.rating_paper_scores(code)
             if r.facets:
                 cols[f"{code}_total"] = self.paper_totals(code, total)[r.paper]
+            for kind, name in (("se", "se"), ("pass_prob", "pass")):
+                v = self._uncertain(code, kind)
+                if v is not None:
+                    cols[f"{paper_col}_{name}"] = v[r.paper]
         return _columns_frame(cols)
+
+    def _uncertain(self, code, kind):
+        """Per paper of :attr:`ratings`: ``se`` or ``pass_prob`` of ``code`` (None where no group has it)."""
+        if not any(code in g.uncertainty and getattr(g.uncertainty[code], kind) is not None for g in self.groups):
+            return None
+        r = self.ratings
+        out = np.full(r.n_papers, np.nan)
+        of = self._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
+        for k, g in enumerate(self.groups):
+            u = g.uncertainty.get(code)
+            if u is not None and getattr(u, kind) is not None:
+                out[of == k] = getattr(u, kind)
+        return out
 
     def paper_frame(self):
         """Per paper (papers and groups in natural order): group (if any), paper, ratings, the mean of
@@ -315,9 +387,11 @@ class AdjustResults:
         r = self.ratings
         return {"file": r.source, "scale": f"{r.scale_low}-{r.scale_low + r.max_score}", "variant": self.variant,
                 "methods": list(self.methods),
+                "cut": self.cut, "bootstrap": self.bootstrap,
                 "groups": [{"group": g.name, "methods": [c for c in self.methods if c in g.adjusted],
-                            "recommended": g.recommended, "skipped": dict(g.skipped), "warnings": list(g.warnings)}
-                           for g in self.groups]}
+                            "recommended": g.recommended, "skipped": dict(g.skipped), "warnings": list(g.warnings),
+                            "summary": s.to_dict()}
+                           for g, s in zip(self.groups, self.adjustment_summaries())]}
 
     def summary(self) -> str:
         """A few lines: what was adjusted, by which methods, per group."""

@@ -586,11 +586,15 @@ def adjusted_header(table: RatingsTable, methods) -> list:
 
 
 def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4f}",
-                   chunk: int = 65536) -> None:
+                   chunk: int = 65536, uncertainty=None, applied=None) -> None:
     """Write the input rows with adjusted scores, atomically (``path`` ``-``: standard output).
 
     ``results``: ``{group name: {method code: Adjusted}}`` (a method missing for a
     group leaves its cells blank).  Non-finite values are written blank.
+    ``uncertainty``: ``{group name: {method code: PaperUncertainty}}``: after ``X_paper``, the
+    columns ``X_paper_se`` and (with a cut) ``X_paper_pass``, the probability that the paper
+    passes (:mod:`.uncertainty`).  ``applied``: ``{group name: method}`` of
+    ``--method recommended``: the column ``recommended_method`` says which method each line got.
     Delimiter: tab if ``path`` ends in ``.tsv``/``.tab``, else comma.  The adjusted
     values are held as one float array per column; the text is made ``chunk`` rows
     at a time, so memory stays a few arrays over the ratings.
@@ -598,25 +602,59 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
     import csv
 
     methods = list(methods)
-    header = adjusted_header(table, methods)
+    uncertainty = uncertainty or {}
     n = len(table.rows)
     low = table.scale.low
-    values = {}   # column -> float per row (nan: blank)
+    values, shifted, extra = {}, set(), []   # column -> float per row (nan: blank); on the scale; order
+    paper_at = {}
+    for group in table.groups:    # each line's paper within its group (-1: none)
+        pid = {p: j for j, p in enumerate(group.ratings.paper_ids)}
+        pcol = table.columns.paper
+        paper_at[group.name] = np.array([pid.get(table.rows[i][pcol], -1) for i in group.file_rows],
+                                        dtype=np.int64)
+
+    def per_paper(get):
+        col = np.full(n, np.nan)
+        for group in table.groups:
+            v = get(group.name)
+            if v is None:
+                continue
+            at, rows = paper_at[group.name], group.file_rows
+            col[rows[at >= 0]] = np.asarray(v)[at[at >= 0]]
+        return col
+
     for m in methods:
         rating = np.full(n, np.nan)
-        paper = np.full(n, np.nan)
         for group in table.groups:
             adj: Adjusted | None = results.get(group.name, {}).get(m)
-            if adj is None:
-                continue
-            rating[group.rows] = adj.rating
-            pid = {p: j for j, p in enumerate(group.ratings.paper_ids)}
-            pcol = table.columns.paper
-            rows = group.file_rows
-            at = np.array([pid.get(table.rows[i][pcol], -1) for i in rows], dtype=np.int64)
-            paper[rows[at >= 0]] = adj.paper[at[at >= 0]]
-        values.update(zip(adjusted_columns([m]), (rating, paper)))
-    extra = adjusted_columns(methods)
+            if adj is not None:
+                rating[group.rows] = adj.rating
+        paper = per_paper(lambda g: getattr(results.get(g, {}).get(m), "paper", None))
+        cols = adjusted_columns([m])
+        values.update(zip(cols, (rating, paper)))
+        shifted.update(cols)
+        extra += cols
+        us = [u.get(m) for u in uncertainty.values() if u.get(m) is not None]
+        if us:
+            values[f"{m}_paper_se"] = per_paper(lambda g: getattr(uncertainty.get(g, {}).get(m), "se", None))
+            extra.append(f"{m}_paper_se")
+            if any(u.pass_prob is not None for u in us):
+                values[f"{m}_paper_pass"] = per_paper(
+                    lambda g: getattr(uncertainty.get(g, {}).get(m), "pass_prob", None))
+                extra.append(f"{m}_paper_pass")
+    text = {}
+    if applied:
+        text["recommended_method"] = [""] * n
+        for group in table.groups:
+            for i in group.file_rows:
+                text["recommended_method"][i] = applied.get(group.name) or ""
+        extra.append("recommended_method")
+    adjusted_header(table, methods)    # refuses an input column the output would add
+    clash = [c for c in extra if c in table.header]
+    if clash:
+        raise InputError(f"input already has column(s) {', '.join(clash)} that the output adds; rename them",
+                         table.path, 1, clash[0])
+    header = table.header + ["flag"] + extra
     delim = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
     with open_output(path) as fh:
         if table.bom and str(path) != "-":   # as the input: Excel then reads the accents as they were
@@ -625,8 +663,9 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
         w.writerow(header)
         for a in range(0, n, chunk):
             b = min(n, a + chunk)
-            cells = [[fmt.format(v + low) if math.isfinite(v) else "" for v in values[c][a:b].tolist()]
-                     for c in extra]
+            cells = [text[c][a:b] if c in text else
+                     [fmt.format(v + (low if c in shifted else 0)) if math.isfinite(v) else ""
+                      for v in values[c][a:b].tolist()] for c in extra]
             w.writerows([table.rows[i][c] for c in table.header] + [table.flags[i]] + [col[i - a] for col in cells]
                         for i in range(a, b))
 

@@ -308,7 +308,9 @@ def test_method_recommended_follows_check(tmp_path):
     assert res.exit_code == 0, res.stderr
     assert f"grade=1: recommended {recs[0]}" in res.stderr and f"grade=2: recommended {recs[1]}" in res.stderr
     rows = list(csv.DictReader(out.open()))
-    assert list(rows[0])[-4:] == ["recommended", "recommended_paper", "MN", "MN_paper"]
+    assert list(rows[0])[-5:] == ["recommended", "recommended_paper", "MN", "MN_paper", "recommended_method"]
+    assert [r["recommended_method"] for r in rows if r["grade"] in "12"] == \
+        [recs[int(r["grade"]) - 1] for r in rows if r["grade"] in "12"]   # the method each line got
     for grade, rec in zip("12", recs):
         ref = tmp_path / f"ref{grade}.csv"
         run("adjust", p, "--scale", "0-5", "--group-col", "grade", "-m", rec, "-o", ref, "-q")

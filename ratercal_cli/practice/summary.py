@@ -1,0 +1,181 @@
+"""What the person who signs off adjusted scores must see: how far each method moved each
+rater and the papers, and, at a cut score, whose pass/fail changed.
+
+For one group of ratings and the methods applied to it (``{code: Adjusted}``, scores ``0..M``):
+
+* per rater, the mean shift of its ratings (adjusted minus given), in points;
+* over the papers, how far the paper's adjusted score moved from the mean of its given scores:
+  the mean and the largest distance (and which paper), and how many moved by 0.5 or more;
+* with a cut (a paper passes when its score >= cut): how many pass unadjusted and adjusted,
+  the papers that went fail->pass and pass->fail (named), and a warning when the cut falls on
+  the grid of raw averages (with two ratings a paper's average is a multiple of 1/2, with
+  three of 1/3): every paper averaging exactly the cut passes unadjusted, and a method that
+  moves it down by a hair fails it, so a handful of points of the scale decide many papers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..criteria import passes
+from ..ratings import Ratings
+from .text import json_clean, num, text_table
+
+#: A paper "moved" when its adjusted score is this far or farther from its raw average.
+MOVED = 0.5
+#: How many papers a list of pass/fail changes names before "and N more".
+NAMED = 10
+#: A paper's decision is uncertain when its probability of passing is within this of 1/2 ... of
+#: 0 and 1: between 0.05 and 0.95.
+SURE = 0.95
+
+
+@dataclass
+class MethodSummary:
+    """One method on one group: per-rater mean shifts, paper movement, pass/fail changes."""
+
+    method: str
+    applied: str                     # the method actually applied (``recommended`` -> e.g. "TLI")
+    rater_shift: dict                # rater label -> mean (adjusted - given) over its ratings
+    papers: int
+    mean_move: float
+    largest_move: float
+    largest_paper: object
+    moved: int                       # papers moved by MOVED or more
+    passing_raw: int | None = None
+    passing: int | None = None
+    fail_to_pass: list = field(default_factory=list)
+    pass_to_fail: list = field(default_factory=list)
+    se_source: str | None = None     # "bootstrap" or "posterior" when papers have SEs
+    mean_se: float | None = None
+    uncertain: list = field(default_factory=list)   # papers passing with probability in (0.05, 0.95)
+
+    def to_dict(self):
+        return json_clean(self.__dict__.copy())
+
+
+@dataclass
+class AdjustmentSummary:
+    """:func:`summarise` of one group: per method a :class:`MethodSummary`, and warnings."""
+
+    group: object
+    cut: float | None
+    methods: list
+    raters: list                     # rater labels in the ratings' (natural) order
+    ratings_per_rater: list
+    warnings: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return json_clean({"group": self.group, "cut": self.cut, "moved_threshold": MOVED,
+                           "warnings": self.warnings, "methods": [m.to_dict() for m in self.methods]})
+
+    def format_text(self, title="") -> str:
+        """The lines ``adjust`` prints on standard error."""
+        L = [f"summary{f' ({title})' if title else ''}: how far the adjustment moved raters and papers"]
+        hdr = ["rater", "ratings"] + [f"{m.method} shift" if m.method == m.applied else f"{m.method} ({m.applied})"
+                                      for m in self.methods]
+        rows = [[str(r), str(n)] + [_signed(m.rater_shift.get(r)) for m in self.methods]
+                for r, n in zip(self.raters, self.ratings_per_rater)]
+        L += ["  " + line for line in text_table(hdr, rows)]
+        L.append(f"  papers moved (adjusted score minus the mean of its given scores; {MOVED:g} or more counted):")
+        prow = [[m.method, str(m.papers), num(m.mean_move, 3), num(m.largest_move, 3), str(m.largest_paper),
+                 str(m.moved)] for m in self.methods]
+        L += ["  " + line for line in text_table(["method", "papers", "mean", "largest", "paper", f">= {MOVED:g}"],
+                                                   prow)]
+        if self.cut is not None:
+            L.append(f"  at cut {self.cut:g} (a paper passes with a score >= cut):")
+            for m in self.methods:
+                L.append(f"    {m.method}: {m.passing_raw} pass unadjusted, {m.passing} adjusted; "
+                         f"fail->pass {len(m.fail_to_pass)}{_names(m.fail_to_pass)}, "
+                         f"pass->fail {len(m.pass_to_fail)}{_names(m.pass_to_fail)}")
+        for m in self.methods:
+            if m.se_source is None:
+                continue
+            line = f"  {m.method}: papers' standard errors ({m.se_source}) average {num(m.mean_se, 3)}"
+            if self.cut is not None:
+                line += (f"; {len(m.uncertain)} paper(s) pass with a probability between {1 - SURE:.2f} and "
+                         f"{SURE:.2f}{_names(m.uncertain)}")
+            L.append(line)
+        L += [f"  warning: {w}" for w in self.warnings]
+        return "\n".join(L)
+
+
+def _signed(x):
+    return "-" if x is None or not np.isfinite(x) else f"{x:+.3f}"
+
+
+def _names(papers):
+    if not papers:
+        return ""
+    more = f" and {len(papers) - NAMED} more" if len(papers) > NAMED else ""
+    return " (" + ", ".join(str(p) for p in papers[:NAMED]) + more + ")"
+
+
+def grid_warning(raw_average, cut, n_ratings) -> str | None:
+    """The warning when papers' raw averages sit exactly on ``cut`` (see the module), else None."""
+    on = np.isclose(raw_average, cut, rtol=0, atol=1e-9)
+    n = int(on.sum())
+    if not n:
+        return None
+    ks = sorted({int(k) for k in n_ratings[on]})
+    grid = " and ".join(f"1/{k}" for k in ks if k > 1) or "1"
+    return (f"the cut {cut:g} falls on the grid of raw averages (multiples of {grid}): {n} paper(s) average "
+            f"exactly {cut:g} and pass unadjusted (score >= cut), so any method that lowers them by a hair "
+            "fails them; pass counts at this cut say more about the grid than about the raters -- consider "
+            "a cut between grid points")
+
+
+def summarise(ratings: Ratings, adjusted: dict, scale_low: int = 0, cut: float | None = None, group=None,
+              applied: dict | None = None, uncertainty: dict | None = None) -> AdjustmentSummary:
+    """The summary of one group (see the module).  ``adjusted``: ``{code: Adjusted}`` on ``0..M``;
+    ``cut`` on the file's scale; ``applied``: ``{code: method actually applied}`` (``recommended``);
+    ``uncertainty``: ``{code: PaperUncertainty}`` (:mod:`.uncertainty`)."""
+    applied = {k: v for k, v in (applied or {}).items() if v is not None}
+    uncertainty = uncertainty or {}
+    n_r = ratings.ratings_per_rater()
+    rpp = ratings.ratings_per_paper()
+    has = rpp > 0
+    raw = ratings.paper_mean() + scale_low
+    ids = ratings.paper_ids
+    out = []
+    for code, adj in adjusted.items():
+        rating = np.asarray(adj.rating, dtype=np.float64)
+        ok = np.isfinite(rating)
+        diff = np.where(ok, rating - ratings.score, 0.0)
+        s = np.bincount(ratings.rater, weights=diff, minlength=ratings.n_raters)
+        c = np.bincount(ratings.rater, weights=ok.astype(float), minlength=ratings.n_raters)
+        shift = {ratings.rater_ids[j]: float(s[j] / c[j]) for j in range(ratings.n_raters) if c[j] > 0}
+        paper = np.asarray(adj.paper, dtype=np.float64) + scale_low
+        fine = has & np.isfinite(paper)
+        move = np.abs(paper - raw)[fine]
+        at = np.flatnonzero(fine)
+        big = int(np.argmax(move)) if move.size else None
+        m = MethodSummary(code, applied.get(code, code), shift, int(fine.sum()),
+                          float(move.mean()) if move.size else float("nan"),
+                          float(move[big]) if big is not None else float("nan"),
+                          ids[at[big]] if big is not None else None, int((move >= MOVED - 1e-12).sum()))
+        if cut is not None:
+            p_raw, p_adj = passes(raw, cut), passes(paper, cut)
+            m.passing_raw = int((fine & p_raw).sum())
+            m.passing = int((fine & p_adj).sum())
+            m.fail_to_pass = [ids[i] for i in np.flatnonzero(fine & p_adj & ~p_raw)]
+            m.pass_to_fail = [ids[i] for i in np.flatnonzero(fine & ~p_adj & p_raw)]
+        u = uncertainty.get(code)
+        if u is not None:
+            m.se_source = u.source
+            se = np.asarray(u.se)[fine]
+            m.mean_se = float(np.nanmean(se)) if np.isfinite(se).any() else float("nan")
+            if u.pass_prob is not None:
+                p = np.asarray(u.pass_prob)
+                m.uncertain = [ids[i] for i in np.flatnonzero(fine & (p > 1 - SURE) & (p < SURE))]
+        out.append(m)
+    warnings = []
+    if cut is not None:
+        w = grid_warning(raw[has], cut, rpp[has])
+        if w:
+            warnings.append(w)
+    active = np.flatnonzero(n_r > 0)
+    return AdjustmentSummary(group, cut, out, [ratings.rater_ids[j] for j in active],
+                             [int(n_r[j]) for j in active], warnings)

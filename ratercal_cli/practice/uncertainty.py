@@ -1,0 +1,192 @@
+"""Each paper's uncertainty: a standard error of its adjusted score and, at a cut, the
+probability that it passes.
+
+Two sources, as the methods differ:
+
+* **Equating and least-squares methods** (NO, MN, TMN, LI, TLI, EQP, SEQP, PWEQP, OLS, TLS, RAS,
+  WLS): a paper's adjusted score is (a weighted) mean of its ratings, each moved by its rater's
+  estimated parameters.  Its error has two parts, taken as independent:
+
+  - the rater parameters', by a **bootstrap over papers**: draw the papers with replacement
+    (each keeps all its ratings), refit the method on the draw, and adjust the *original* papers
+    with the refitted parameters; the variance of a paper's score over the draws.  A draw in
+    which a rater of the paper has no rating (so no parameter) leaves that paper out of that
+    draw's variance; a draw the method cannot fit is not counted.  Seeded: the same seed and
+    ``n_boot`` give the same numbers;
+  - the paper's own ratings': the pooled variance of adjusted ratings about their paper's
+    score (papers with two or more ratings), divided by the paper's number of ratings.
+
+  ``se = sqrt(bootstrap variance + within variance / k)``.
+
+* **MML and MFRM**: the model's own: the paper's posterior distribution of quality (normal, with
+  the fit's EAP and posterior SD) carried through the fair-score curve: the posterior SD of the
+  fair average (Gauss-Hermite, 21 nodes), and the pass probability ``P(fair(theta) >= cut)``.
+
+The pass probability of the other methods is ``Phi((score - cut) / se)``.  CML, RSM and PCM
+get neither (their quality estimates are WLE/PAIR, not posterior): left blank, and said so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ..methods import make_method
+from ..methods.base import FIT_FAILURES
+from ..ratings import Adjusted, Ratings
+
+#: Methods whose paper SE comes from the bootstrap over papers.
+BOOTSTRAP_METHODS = ("NO", "MN", "TMN", "LI", "TLI", "EQP", "SEQP", "PWEQP", "OLS", "TLS", "RAS", "WLS")
+#: Methods whose paper SE is the posterior SD of the fair average.
+POSTERIOR_METHODS = ("MML", "MFRM")
+
+
+@dataclass
+class PaperUncertainty:
+    """Per paper (the ratings' papers, scores ``0..M``): ``se`` and, at a cut, ``pass_prob``
+    (nan where not known); ``source``: "bootstrap" or "posterior"; ``draws``: bootstrap draws
+    fitted (and ``failed`` not)."""
+
+    method: str
+    se: np.ndarray
+    pass_prob: np.ndarray | None
+    source: str
+    draws: int = 0
+    failed: int = 0
+
+
+def resample_papers(ratings: Ratings, rng) -> Ratings:
+    """A bootstrap draw: the papers with ratings drawn with replacement, each drawn copy a paper
+    of its own with all the original's ratings (raters as in ``ratings``)."""
+    rpp = ratings.ratings_per_paper()
+    papers = np.flatnonzero(rpp > 0)
+    order = np.argsort(ratings.paper, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(rpp)[:-1]])
+    pick = papers[rng.integers(0, papers.size, papers.size)]
+    counts = rpp[pick]
+    total = int(counts.sum())
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    rows = order[np.repeat(starts[pick], counts) + np.arange(total) - first]
+    return Ratings(np.repeat(np.arange(pick.size), counts), ratings.rater[rows], ratings.score[rows],
+                   ratings.max_score, int(pick.size), ratings.n_raters, rater_ids=ratings.rater_ids)
+
+
+def within_variance(ratings: Ratings, adj: Adjusted) -> float:
+    """Pooled variance of the adjusted ratings about their paper's adjusted score, over papers
+    with two or more finite adjusted ratings (``sum (x - paper)^2 / sum (k - 1)``)."""
+    r = np.asarray(adj.rating, dtype=np.float64)
+    p = np.asarray(adj.paper, dtype=np.float64)[ratings.paper]
+    ok = np.isfinite(r) & np.isfinite(p)
+    k = np.bincount(ratings.paper[ok], minlength=ratings.n_papers)
+    use = ok & (k[ratings.paper] >= 2)
+    dof = float((k[k >= 2] - 1).sum())
+    return float(((r[use] - p[use]) ** 2).sum() / dof) if dof > 0 else float("nan")
+
+
+def bootstrap_paper_se(ratings: Ratings, code: str, adj: Adjusted, n_boot: int, seed=0, variant="corrected",
+                       cut=None) -> PaperUncertainty:
+    """The bootstrap SE of every paper's adjusted score by ``code`` (see the module); ``cut`` on
+    ``0..M``."""
+    rng = np.random.default_rng(seed)
+    draws = np.full((n_boot, ratings.n_papers), np.nan)
+    failed = 0
+    for b in range(n_boot):
+        boot = resample_papers(ratings, rng)
+        try:
+            est = make_method(code, variant).fit(boot)
+        except FIT_FAILURES:
+            failed += 1
+            continue
+        seen = np.asarray(est.raters_seen_)
+        missing = ~seen[ratings.rater]
+        sub = ratings.subset(~missing) if missing.any() else ratings
+        try:
+            with np.errstate(all="ignore"):
+                draws[b] = est.transform(sub).paper
+        except FIT_FAILURES:
+            failed += 1
+            continue
+        if missing.any():
+            draws[b, np.unique(ratings.paper[missing])] = np.nan
+    fitted = n_boot - failed
+    with np.errstate(all="ignore"), _quiet():
+        n_ok = np.isfinite(draws).sum(axis=0)
+        boot_var = np.where(n_ok >= 2, np.nanvar(draws, axis=0, ddof=1), np.nan)
+    k = ratings.ratings_per_paper()
+    within = within_variance(ratings, adj)
+    with np.errstate(all="ignore"):
+        se = np.sqrt(boot_var + (within if np.isfinite(within) else 0.0) / k)
+    se[k == 0] = np.nan
+    prob = None
+    if cut is not None:
+        with np.errstate(all="ignore"):
+            prob = stats.norm.cdf((np.asarray(adj.paper) - cut) / se)
+        exact = se == 0
+        prob[exact] = (np.asarray(adj.paper)[exact] >= cut).astype(float)
+        prob[~np.isfinite(se)] = np.nan
+    return PaperUncertainty(code, se, prob, "bootstrap", fitted, failed)
+
+
+class _quiet:
+    """``warnings`` silenced (nanvar of an all-nan column)."""
+
+    def __enter__(self):
+        import warnings
+
+        self._cm = warnings.catch_warnings()
+        self._cm.__enter__()
+        warnings.simplefilter("ignore")
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
+
+
+def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUncertainty:
+    """MML/MFRM: the posterior SD of each paper's fair average and ``P(fair >= cut)`` from the
+    fitted estimator's EAP quality and posterior SD (``cut`` on ``0..M``)."""
+    mu = np.asarray(est.quality_eap_, dtype=np.float64)
+    sd = np.asarray(est.quality_eap_se_, dtype=np.float64)
+    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
+    w = w / w.sum()
+    ok = np.isfinite(mu) & np.isfinite(sd)
+    se = np.full(mu.size, np.nan)
+    prob = None if cut is None else np.full(mu.size, np.nan)
+    if ok.any():
+        theta = mu[ok, None] + sd[ok, None] * x[None, :]
+        f = np.asarray(est.fair_scores(theta.ravel())).reshape(theta.shape)
+        m1 = f @ w
+        se[ok] = np.sqrt(np.maximum((f * f) @ w - m1 * m1, 0.0))
+        if cut is not None:
+            t_cut = _fair_inverse(est, cut)
+            prob[ok] = stats.norm.sf((t_cut - mu[ok]) / np.maximum(sd[ok], 1e-12))
+    return PaperUncertainty(code, se, prob, "posterior")
+
+
+def _fair_inverse(est, cut, lo=-30.0, hi=30.0):
+    """The quality at which the fitted fair score equals ``cut`` (it rises with quality)."""
+    f_lo, f_hi = (float(np.asarray(est.fair_scores(np.array([t])))[0]) for t in (lo, hi))
+    if cut <= f_lo:
+        return -np.inf
+    if cut > f_hi:
+        return np.inf
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if float(np.asarray(est.fair_scores(np.array([mid])))[0]) >= cut:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def paper_uncertainty(ratings: Ratings, code: str, est, adj: Adjusted, n_boot: int = 0, seed=0,
+                      variant="corrected", cut=None) -> PaperUncertainty | None:
+    """The paper SEs of one method: posterior for MML/MFRM, bootstrap (``n_boot`` > 0) for the
+    equating and least-squares methods, None otherwise (``cut`` on ``0..M``)."""
+    base = est.code if est is not None else code
+    if base in POSTERIOR_METHODS:
+        return posterior_paper_se(est, code, cut)
+    if base in BOOTSTRAP_METHODS and n_boot > 0:
+        return bootstrap_paper_se(ratings, base, adj, n_boot, seed, variant, cut)
+    return None
