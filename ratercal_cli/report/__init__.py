@@ -112,10 +112,12 @@ def _say(quiet, msg):
         print(msg, file=sys.stderr)
 
 
-def _build_variant(run_dir, out, d, quiet, draw=True, jobs=None):
+def _build_variant(run_dir, out, d, quiet, batch, draw=True, jobs=None):
+    """One variant's report; its figures are noted in ``batch`` (a :class:`figures.FigureBatch`)
+    and drawn together at the end."""
     figs = []
     if draw:   # the models' figures first: drawn in another process while the tables are built
-        figs = _model_figures(out / "figures", d, jobs)
+        figs = _model_figures(out / "figures", d, batch, jobs)
     tables = all_tables(d)
     comps = comparisons(tables) if is_denny_run(d) else []
     md_tables = []
@@ -132,8 +134,8 @@ def _build_variant(run_dir, out, d, quiet, draw=True, jobs=None):
         for crit, label in (("rmse", "RMSE"), ("maxdiff", "maximum difference")):
             t = facet_table(d, crit)
             figs.append((f"{label} by facet and method",
-                         figures.facet_figure(fdir / f"{crit}_by_facet.png", t,
-                                              f"{t.title.split('. ', 1)[1]}")))
+                         batch.add(figures.facet_figure, fdir / f"{crit}_by_facet.png", t,
+                                   f"{t.title.split('. ', 1)[1]}")))
     mds_md = ""
     dist = method_distances(run_dir, multi, d.methods, d.variant) if multi else None
     if dist is not None:
@@ -144,34 +146,34 @@ def _build_variant(run_dir, out, d, quiet, draw=True, jobs=None):
         k = len(labels) - 1  # the map leaves TRUE out, as Figures 7-10 (real data) had none
         coords, lam = classical_mds(mat[:k, :k])
         figs.append(("Map of the methods: classical MDS of the mean RMSDs (as Figures 7-10)",
-                     figures.mds_figure(fdir / "mds_methods.png", labels[:k], coords,
-                                        f"Classical MDS of mean RMSDs between the methods' paper scores "
-                                        f"({n} multi-rater sets)", lam)))
+                     batch.add(figures.mds_figure, fdir / "mds_methods.png", labels[:k], coords,
+                               f"Classical MDS of mean RMSDs between the methods' paper scores "
+                               f"({n} multi-rater sets)", lam)))
     if comps:
         figs.append(("Published against regenerated values",
-                     figures.published_vs_regenerated_figure(fdir / "published_vs_regenerated.png", comps)))
-    figures.draw_deferred(jobs)
+                     batch.add(figures.published_vs_regenerated_figure, fdir / "published_vs_regenerated.png",
+                               comps)))
+    batch.draw(jobs)
     return _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs)
 
 
-def _model_figures(fdir, d, jobs):
+def _model_figures(fdir, d, batch, jobs):
     """Note Figures 3-5 (the Rasch extension, the PCM's category probabilities and expected
-    scores of the nine raters at the run's scales) and start drawing Figures 4 and 5 in another
-    process (:func:`figures.start_drawing`): they need nothing the report computes.  Figure 3,
-    the smallest, is drawn here with the figures of the results, which evens out the two
-    cores' work.  From here on figures are noted and drawn together
-    (:func:`figures.draw_deferred`).  Returns ``[(caption, path)]`` in the report's order."""
+    scores of the nine raters at the run's scales) in ``batch`` and start drawing Figures 4 and 5
+    in another process (:meth:`figures.FigureBatch.start`): they need nothing the report computes.
+    Figure 3, the smallest, is drawn here with the figures of the results, which evens out the
+    two cores' work (:meth:`figures.FigureBatch.draw`).  Returns ``[(caption, path)]`` in the
+    report's order."""
     scales = sorted({d.cells[s].max_score for s in d.sets}) or [5, 9]
-    figures.defer()
     figs = []
     for m in scales:
         figs.append((f"Figure 4. PCM category probabilities of the nine raters, scores 0-{m}",
-                     figures.pcm_probability_figure(fdir / f"fig04_pcm_probabilities_M{m}.png", m)))
+                     batch.add(figures.pcm_probability_figure, fdir / f"fig04_pcm_probabilities_M{m}.png", m)))
     figs.append(("Figure 5. Expected-score functions of the nine raters (PCM and sequential)",
-                 figures.expected_score_figure(fdir / "fig05_expected_scores.png", tuple(scales))))
-    figures.start_drawing(jobs)
+                 batch.add(figures.expected_score_figure, fdir / "fig05_expected_scores.png", tuple(scales))))
+    batch.start(jobs)
     return [("Figure 3. Rasch extension expected-score curves",
-             figures.rasch_extension_figure(fdir / "fig03_rasch_extension.png"))] + figs
+             batch.add(figures.rasch_extension_figure, fdir / "fig03_rasch_extension.png"))] + figs
 
 
 def _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs, drawn=True):
@@ -223,10 +225,8 @@ def build_report(run_dir, out_dir, quiet=False, draw=True, jobs=None):
     if not data:
         raise InputError("no rows", run_dir / "score" / "scores.csv")
     summary = {}
-    try:
+    with figures.FigureBatch() as batch:   # a report failed half-way stops the figures it started
         for variant, d in data.items():
             out = out_dir if len(data) == 1 else out_dir / variant
-            summary[variant] = _build_variant(run_dir, out, d, quiet, draw, jobs)
-    finally:
-        figures.stop_deferring()
+            summary[variant] = _build_variant(run_dir, out, d, quiet, batch, draw, jobs)
     return summary

@@ -7,7 +7,6 @@ metadata, so the same inputs and matplotlib give byte-identical files.
 
 from __future__ import annotations
 
-import functools
 import io
 from pathlib import Path
 
@@ -63,77 +62,73 @@ def save_png(fig, path):
     return Path(path)
 
 
-_noted = None  # while deferring: the figure calls to make, [(name, path, args, kwargs)]
-_background = None  # the figures noted before start_drawing, being drawn by forked workers
+class FigureBatch:
+    """Figures to draw together, several at a time, instead of one after another.
 
+    :meth:`add` notes a figure (a function of this module and its arguments) and returns the
+    path it will write; :meth:`start` starts drawing the figures noted so far in forked
+    processes while this one goes on (the report's tables); :meth:`draw` draws the rest and
+    waits for all; :meth:`close` (or leaving a ``with`` block) stops workers still drawing, for a
+    report that failed half-way.  Every figure is drawn under the same fixed rcParams whichever
+    process draws it: the same bytes.
+    """
 
-def _deferrable(figure):
-    """``figure`` draws at once, or, between :func:`defer` and :func:`draw_deferred`, notes
-    the call and returns the path it will write."""
-    @functools.wraps(figure)
-    def call(path, *args, **kwargs):
-        if _noted is None:
-            return figure(path, *args, **kwargs)
-        _noted.append((figure.__name__, path, args, kwargs))
+    def __init__(self):
+        self.notes = []          # [(figure, path, args, kwargs)] not yet given to a process
+        self.background = None   # the ForkedMap drawing the figures given to :meth:`start`
+
+    def add(self, figure, path, *args, **kwargs) -> Path:
+        """Note ``figure(path, *args, **kwargs)``; returns ``Path(path)``."""
+        self.notes.append((figure, path, args, kwargs))
         return Path(path)
 
-    return call
+    def start(self, jobs=None) -> None:
+        """Start drawing the figures noted so far in ``jobs - 1`` forked processes (default
+        ``jobs``: one per core, at most 2); figures noted later are drawn by :meth:`draw`.
+        Figures that need nothing the report computes (the models' Figures 4 and 5) are noted
+        first, so two cores draw from the start.  Without fork (or one job) nothing starts."""
+        jobs = default_jobs(len(self.notes), 1) if jobs is None else jobs
+        if jobs < 2 or not self.notes or self.background is not None or start_method() != "fork":
+            return
+        notes, self.notes = self.notes, []
+        self.background = ForkedMap(_draw_note, notes, min(jobs - 1, len(notes)))
+
+    def draw(self, jobs=None) -> None:
+        """Draw every figure noted and not yet started, in ``jobs`` processes (default: one per
+        core, at most 2; :mod:`ratercal_cli.parallel`), or here while the figures given to
+        :meth:`start` are drawn in the background; returns when all are written."""
+        notes, self.notes = self.notes, []
+        background, self.background = self.background, None
+        if background is not None:
+            with background:
+                for note in notes:
+                    _draw_note(note)
+                for _ in background:
+                    pass
+            return
+        jobs = default_jobs(len(notes), 2) if jobs is None else jobs
+        if jobs > 1 and len(notes) > 1:
+            import matplotlib.backends.backend_agg  # noqa: F401  once, before the workers fork
+            import matplotlib.figure  # noqa: F401
+        ordered_map(_draw_note, notes, jobs)
+
+    def close(self) -> None:
+        """Forget the figures not drawn and stop (and reap) the workers still drawing."""
+        background, self.notes, self.background = self.background, [], None
+        if background is not None:
+            background.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
 
-def defer() -> None:
-    """Note the figures asked for from now on instead of drawing them one after another."""
-    global _noted
-    _noted = []
-
-
-def start_drawing(jobs=None) -> None:
-    """Start drawing the figures noted so far in ``jobs - 1`` forked processes (default ``jobs``:
-    one per core, at most 2) while this one goes on (the report's tables) and draws the figures
-    noted after, in :func:`draw_deferred`.  Figures that need nothing the report computes (the
-    models' Figures 4 and 5) are noted first, so two cores draw from the start: the workers
-    import matplotlib and draw while this process builds the tables."""
-    global _noted, _background
-    jobs = default_jobs(len(_noted or ()), 1) if jobs is None else jobs
-    if jobs < 2 or not _noted or _background is not None or start_method() != "fork":
-        return
-    notes, _noted = _noted, []
-    _background = ForkedMap(_draw_noted, notes, min(jobs - 1, len(notes)))
-
-
-def draw_deferred(jobs=None) -> None:
-    """Draw the figures noted since :func:`defer`, in ``jobs`` processes (default: one per
-    core, at most 2; :mod:`ratercal_cli.parallel`), and draw at once again; with figures
-    started by :func:`start_drawing`, this process draws the later ones meanwhile.  Every
-    figure is drawn under the same fixed rcParams whichever process draws it: the same bytes."""
-    global _noted, _background
-    noted, _noted = _noted or [], None
-    background, _background = _background, None
-    if background is not None:
-        with background:
-            for note in noted:
-                _draw_noted(note)
-            for _ in background:
-                pass
-        return
-    jobs = default_jobs(len(noted), 2) if jobs is None else jobs
-    if jobs > 1 and len(noted) > 1:
-        import matplotlib.backends.backend_agg  # noqa: F401  once, before the workers fork
-        import matplotlib.figure  # noqa: F401
-    ordered_map(_draw_noted, noted, jobs)
-
-
-def stop_deferring() -> None:
-    """Forget the noted figures (a report that failed half-way), stop the workers drawing
-    any, and draw at once again."""
-    global _noted, _background
-    background, _noted, _background = _background, None, None
-    if background is not None:
-        background.close()
-
-
-def _draw_noted(note):
-    name, path, args, kwargs = note
-    return globals()[name].__wrapped__(path, *args, **kwargs)
+def _draw_note(note):
+    figure, path, args, kwargs = note
+    return figure(path, *args, **kwargs)
 
 
 def _draw(path, w, h, painter):
@@ -157,7 +152,6 @@ def rasch_expected_score(beta, delta, max_score):
     return max_score / (1.0 + np.exp(np.asarray(delta, float) - np.asarray(beta, float)))
 
 
-@_deferrable
 def rasch_extension_figure(path, max_score=5, deltas=(-1.0, 0.0, 1.0)):
     """Figure 3: Rasch extension expected scores for raters of stringency ``d``."""
     beta = np.linspace(-3, 3, 241)
@@ -177,7 +171,6 @@ def rasch_extension_figure(path, max_score=5, deltas=(-1.0, 0.0, 1.0)):
     return _draw(path, 6, 4, paint)
 
 
-@_deferrable
 def pcm_probability_figure(path, max_score=5):
     """Figure 4 for the nine raters of Table 3: PCM category probabilities against quality."""
     delta = table3_steps(max_score)
@@ -203,7 +196,6 @@ def pcm_probability_figure(path, max_score=5):
     return _draw(path, 9, 7, paint)
 
 
-@_deferrable
 def expected_score_figure(path, max_scores=(5, 9)):
     """Figure 5 for the nine raters: PCM expected score (solid, what TRUEGEN averages into the true
     score) and the sequential process OBSGEN samples from (dashed)."""
@@ -232,7 +224,6 @@ def expected_score_figure(path, max_scores=(5, 9)):
 
 # ----------------------------------------------------------------------------- result figures
 
-@_deferrable
 def facet_figure(path, table, title):
     """One panel per facet: the facet-averaged criterion (``table`` as from ``facet_table``) by
     method, one line per level."""
@@ -266,7 +257,6 @@ METHOD_KEY_NOTE = ("(0)-(9): the symbol of each of the study's ten methods in De
                    "methods closer than 3% of the map share a label")
 
 
-@_deferrable
 def mds_figure(path, labels, coords, title, eigenvalues=None, explain=False):
     """A two-dimensional map of the methods (classical MDS of RMSDs), as Figures 7-10.
 
@@ -319,7 +309,6 @@ def _coincident(xy, tol):
     return groups
 
 
-@_deferrable
 def published_vs_regenerated_figure(path, comparisons):
     """Scatter of every published value against the regenerated one (Tables 7, 12, ...)."""
 

@@ -89,24 +89,33 @@ def test_figures_are_deterministic_pngs(tmp_path):
 
 
 def test_a_failed_report_stops_the_figures_it_started(tmp_path):
-    """``start_drawing`` forks a worker for the figures noted so far; ``stop_deferring`` (a report
-    that failed half-way) stops and reaps it, and figures draw at once again."""
+    """``FigureBatch.start`` forks a worker for the figures noted so far; leaving the batch (a
+    report that failed half-way) stops and reaps it, and draws nothing more."""
     import os
 
     from ratercal_cli.parallel import start_method
 
-    figures.defer()
-    figures.pcm_probability_figure(tmp_path / "late.png", 9)
-    figures.start_drawing(2)
-    background = figures._background
-    assert (background is not None) == (start_method() == "fork")   # else drawn at the end, in a pool
-    pids = list(background.workers.values()) if background is not None else []
-    figures.stop_deferring()
-    assert figures._background is None and figures._noted is None
+    with figures.FigureBatch() as batch:
+        assert batch.add(figures.pcm_probability_figure, tmp_path / "late.png", 9) == tmp_path / "late.png"
+        batch.start(2)
+        background = batch.background
+        assert (background is not None) == (start_method() == "fork")   # else drawn at the end, in a pool
+        pids = list(background.workers.values()) if background is not None else []
+        batch.add(figures.rasch_extension_figure, tmp_path / "never.png")
+    assert batch.background is None and batch.notes == []
     for pid in pids:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)   # stopped and reaped
-    assert figures.rasch_extension_figure(tmp_path / "now.png").read_bytes().startswith(PNG)
+    assert not (tmp_path / "never.png").exists()
+
+
+def test_a_batch_draws_what_it_noted_as_drawing_at_once_would(tmp_path):
+    batch = figures.FigureBatch()
+    noted = [batch.add(figures.rasch_extension_figure, tmp_path / f"{k}.png", 5, (-k, 0.0, k)) for k in (1, 2)]
+    assert not any(p.exists() for p in noted)
+    batch.draw(2)
+    for k, p in zip((1, 2), noted):
+        assert p.read_bytes() == figures.rasch_extension_figure(tmp_path / "now.png", 5, (-k, 0.0, k)).read_bytes()
 
 
 def _digest(root):
