@@ -60,8 +60,7 @@ def apply_methods(ratings: Ratings, methods, variant: str = DEFAULT_VARIANT, str
             continue
         t0 = time.perf_counter()
         try:
-            with np.errstate(all="ignore"):
-                adj = est.fit_transform(ratings)
+            adj = est.fit_transform(ratings)
             if np.shape(adj.paper) != (ratings.n_papers,):
                 raise MethodError(f"{np.size(adj.paper)} paper scores for {ratings.n_papers} papers")
         except FIT_FAILURES as exc:

@@ -36,9 +36,13 @@ RATER_ATTRIBUTES = ("n_", "n_ratings_", "mean_", "sd_", "shift_", "slope_", "int
 PAPER_ATTRIBUTES = ("quality_", "quality_se_", "quality_eap_", "quality_eap_se_", "quality_wle_",
                     "quality_wle_se_", "extreme_")
 
-#: What a fit may raise on data it cannot handle: the study records the method as
-#: skipped on that data set (with the reason) instead of stopping.
-FIT_FAILURES = (MethodError, ArithmeticError, ValueError, np.linalg.LinAlgError)
+#: What a fit may raise on data it cannot handle, the failures the methods document: the
+#: method's own :class:`MethodError` (one rater per paper, unlinked raters, estimates that
+#: diverge, ...), a singular system (``LinAlgError``) and a floating-point failure
+#: (``ArithmeticError``).  The study records the method as skipped on that data set (with the
+#: reason) instead of stopping.  Anything else (a ``ValueError`` or ``TypeError`` from a bad
+#: parameter or a coding error) is a bug and propagates.
+FIT_FAILURES = (MethodError, ArithmeticError, np.linalg.LinAlgError)
 
 #: The fewest ratings a rater needs to be adjusted (every method's corrected version; see above).
 MIN_RATINGS = 2

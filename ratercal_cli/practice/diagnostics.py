@@ -73,12 +73,17 @@ def _groups(ratings: Ratings, min_size=1):
 
 
 def _quiet(fn, *args, **kw):
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
+    """``(fn(*args, **kw), "")`` with the warnings scipy and numpy give on degenerate data (a rater
+    whose scores do not vary: division by zero, log of zero) silenced, since the caller reports a
+    non-finite statistic itself; ``(None, reason)`` where scipy refuses the data (its ``ValueError``),
+    the reason naming the test and scipy's message.  Any other exception is a bug and propagates."""
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore")
         try:
-            return fn(*args, **kw)
-        except ValueError:
-            return None
+            return fn(*args, **kw), ""
+        except ValueError as exc:
+            message = (str(exc).splitlines() or [type(exc).__name__])[0]
+            return None, f"scipy's {fn.__name__} refused the data: {message}"
 
 
 @dataclass
@@ -106,10 +111,10 @@ def anova_means(ratings: Ratings) -> TestResult:
     n = sum(g.size for g in groups)
     if len(groups) < 2 or n <= len(groups):
         return _nan_result("ANOVA F, rater means", "needs two raters and more ratings than raters")
-    res = _quiet(stats.f_oneway, *groups)
+    res, refused = _quiet(stats.f_oneway, *groups)
     df = (len(groups) - 1, n - len(groups))
     if res is None or not np.isfinite(res.statistic):
-        return TestResult("ANOVA F, rater means", math.nan, df, math.nan, "no variation within raters")
+        return TestResult("ANOVA F, rater means", math.nan, df, math.nan, refused or "no variation within raters")
     return TestResult("ANOVA F, rater means", float(res.statistic), df, float(res.pvalue))
 
 
@@ -125,10 +130,10 @@ def variance_tests(ratings: Ratings):
         if len(groups) < 2:
             out.append(_nan_result(name, "needs two raters with two or more ratings"))
             continue
-        res = _quiet(fn, *groups, **kw)
+        res, refused = _quiet(fn, *groups, **kw)
         df = (len(groups) - 1,) if fn is stats.bartlett else (len(groups) - 1, n - len(groups))
         if res is None or not np.isfinite(res.statistic):
-            note = "a rater gave one score only" if fn is stats.bartlett else "no variation"
+            note = refused or ("a rater gave one score only" if fn is stats.bartlett else "no variation")
             out.append(TestResult(name, math.nan, df, math.nan, note))
         else:
             out.append(TestResult(name, float(res.statistic), df, float(res.pvalue)))
@@ -136,22 +141,24 @@ def variance_tests(ratings: Ratings):
 
 
 def _chi2(table):
+    """``(statistic, df, p, share of expected counts < 5)`` of a contingency table without its empty
+    rows and columns; ``(None, reason)`` when it cannot be computed."""
     table = table[:, table.sum(axis=0) > 0]
     table = table[table.sum(axis=1) > 0]
     if table.shape[0] < 2 or table.shape[1] < 2:
-        return None
-    res = _quiet(stats.chi2_contingency, table, correction=False)
+        return None, "needs two raters and two scores"
+    res, refused = _quiet(stats.chi2_contingency, table, correction=False)
     if res is None:
-        return None
+        return None, refused
     small = float((res.expected_freq < 5).mean())
-    return float(res.statistic), int(res.dof), float(res.pvalue), small
+    return (float(res.statistic), int(res.dof), float(res.pvalue), small), ""
 
 
 def chi_square_raters(ratings: Ratings) -> TestResult:
     """Pearson chi-square of the rater x score table (independence of score and rater)."""
-    got = _chi2(score_table(ratings))
+    got, why = _chi2(score_table(ratings))
     if got is None:
-        return _nan_result("chi-square, rater x score", "needs two raters and two scores")
+        return _nan_result("chi-square, rater x score", why)
     stat, dof, p, small = got
     note = f"{small:.0%} of expected counts < 5: {SPARSE_NOTE}" if small > 0.2 else ""
     return TestResult("chi-square, rater x score", stat, (dof,), p, note)
@@ -173,14 +180,14 @@ def per_rater_tests(ratings: Ratings):
     for j in range(r):
         if table[j].sum() == 0 or table[j].sum() == total.sum():
             continue
-        got = _chi2(np.vstack([table[j], total - table[j]]))
+        got, _ = _chi2(np.vstack([table[j], total - table[j]]))
         if got is not None:
             out["chi2"][j], out["chi2_df"][j], out["chi2_p"][j], _ = got
         if max(table[j].sum(), total.sum() - table[j].sum()) > KS_EXACT_MAX_N:
             out["ks_d"][j], out["ks_p"][j] = ks_from_counts(table[j], total - table[j])
             continue
         others = ratings.score[ratings.rater != j]
-        res = _quiet(stats.ks_2samp, groups[j], others)
+        res, _ = _quiet(stats.ks_2samp, groups[j], others)
         if res is not None:
             out["ks_d"][j], out["ks_p"][j] = res.statistic, res.pvalue
     out["chi2_p_holm"] = holm(out["chi2_p"])

@@ -42,3 +42,35 @@ def test_failure_reason_is_one_line():
 
 def test_non_finite_count():
     assert non_finite_count(Adjusted(rating=np.array([1.0, np.nan]), paper=np.array([np.inf]))) == 2
+
+
+def test_a_bug_in_a_fit_propagates_instead_of_being_skipped(monkeypatch):
+    """Only the failures the methods document (MethodError, a singular system, a floating-point
+    failure) are "could not be fitted"; a ValueError or TypeError is a bug and stops the run."""
+    from ratercal_cli.methods import linear
+    from ratercal_cli.methods.base import FIT_FAILURES
+
+    assert ValueError not in FIT_FAILURES and not issubclass(ValueError, FIT_FAILURES)
+    r = Ratings([0, 0, 1, 1], [0, 1, 0, 1], [1, 3, 2, 3], 5, 2, 2)
+
+    def broken(self, ratings):
+        raise ValueError("a coding error")
+
+    monkeypatch.setattr(linear.LinearEquating, "_fit", broken)
+    with pytest.raises(ValueError, match="a coding error"):
+        apply_methods(r, ["NO", "LI"], "corrected")
+
+    def singular(self, ratings):
+        raise np.linalg.LinAlgError("Singular matrix")
+
+    monkeypatch.setattr(linear.LinearEquating, "_fit", singular)
+    out = apply_methods(r, ["NO", "LI"], "corrected")
+    assert out.skipped == {"LI": "LinAlgError: Singular matrix"} and list(out.adjusted) == ["NO"]
+
+
+def test_a_bad_parameter_is_an_error_not_a_skipped_method():
+    from ratercal_cli.methods import make_method
+
+    r = Ratings([0, 0, 1, 1], [0, 1, 0, 1], [1, 3, 2, 3], 5, 2, 2)
+    with pytest.raises(ValueError, match="zero_sd must be one of"):
+        make_method("LI", zero_sd="nonsense").fit(r)

@@ -199,3 +199,24 @@ def test_ks_row_is_one_raters_d_and_p():
     assert ks.test == "KS, rater C vs others (smallest Holm p)"
     assert ks.statistic == pytest.approx(d[2].statistic) and ks.p_value == pytest.approx(p_holm[2])
     assert d[2].statistic == pytest.approx(39 / 80)
+
+
+def test_a_test_scipy_refuses_says_why_and_a_bug_propagates():
+    """``_quiet`` names what failed (the note the report prints) instead of a guess such as "no
+    variation within raters"; anything but scipy's ValueError is not swallowed."""
+    from scipy import stats
+
+    from ratercal_cli.practice.diagnostics import _quiet
+
+    res, why = _quiet(stats.chi2_contingency, np.array([[1, 0], [0, 0]]), correction=False)
+    assert res is None
+    assert why.startswith("scipy's chi2_contingency refused the data: The internally computed table of expected "
+                          "frequencies has a zero element")
+    res, why = _quiet(stats.f_oneway, np.array([1.0, 2.0]), np.array([2.0, 4.0]))
+    assert why == "" and res.statistic == pytest.approx(1.8)   # between 2.25 / within (0.5 + 2) / 2
+
+    def buggy(*groups):
+        raise TypeError("a coding error")
+
+    with pytest.raises(TypeError, match="a coding error"):
+        _quiet(buggy, np.array([1.0]))
