@@ -263,23 +263,22 @@ class Ratings:
     def from_groups(cls, parts, group_name=None, **meta) -> "Ratings":
         """One :class:`Ratings` of several groups' (``parts``: ``[(label, Ratings)]``, in order, on
         one scale), each part's papers and ratings in its order, raters the union in natural
-        order; :meth:`by_group` gives the parts back.  One part labelled None: that part itself
-        (with ``meta``: ``source``, ``notes``)."""
+        order; :meth:`by_group` gives the parts back.  ``meta``: further fields (``scale_low``,
+        ``source``, ``notes``).  One part labelled None: that part itself, with ``meta``."""
         parts = list(parts)
         if len(parts) == 1 and parts[0][0] is None:
             return replace(parts[0][1], **meta)
-        first = parts[0][1]
         rater_ids = tuple(sorted({r for _, p in parts for r in p.rater_ids}, key=natural_key))
         ridx = {r: j for j, r in enumerate(rater_ids)}
         offsets = np.cumsum([0] + [p.n_papers for _, p in parts])
+        meta.setdefault("scale_low", parts[0][1].scale_low)
         return cls(paper=np.concatenate([p.paper + o for (_, p), o in zip(parts, offsets)]),
                    rater=np.concatenate([np.array([ridx[r] for r in p.rater_ids], dtype=np.int64)[p.rater]
                                          for _, p in parts]),
-                   score=np.concatenate([p.score for _, p in parts]), max_score=first.max_score,
+                   score=np.concatenate([p.score for _, p in parts]), max_score=parts[0][1].max_score,
                    n_papers=int(offsets[-1]), n_raters=len(rater_ids),
                    paper_ids=tuple(x for _, p in parts for x in p.paper_ids), rater_ids=rater_ids,
-                   scale_low=first.scale_low, group_name=group_name,
-                   group=np.repeat(np.arange(len(parts)), [p.n_ratings for _, p in parts]),
+                   group_name=group_name, group=np.repeat(np.arange(len(parts)), [p.n_ratings for _, p in parts]),
                    group_ids=tuple(name for name, _ in parts), **meta)
 
     def by_group(self) -> list:

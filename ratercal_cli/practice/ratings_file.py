@@ -114,7 +114,7 @@ class RatingsTable:
         column; :meth:`Ratings.by_group` gives :attr:`groups`' ratings back), named after the file,
         with the warnings of reading as its ``notes``."""
         return Ratings.from_groups([(g.name, g.ratings) for g in self.groups], self.columns.group,
-                                   source=str(self.path), notes=tuple(self.warnings))
+                                   scale_low=self.scale.low, source=str(self.path), notes=tuple(self.warnings))
 
 
 #: The order of raters and groups (R1, R2, ..., R10), the one of :mod:`ratercal_cli.ratings`.
@@ -568,8 +568,7 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
                 table.flags[i] = FLAG_THIN
     ratings = Ratings(paper=p_used, rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
                       n_papers=len(paper_ids), n_raters=len(rater_ids_used),
-                      paper_ids=paper_ids, rater_ids=rater_ids_used, scale_low=table.scale.low,
-                      source=str(path))
+                      paper_ids=paper_ids, rater_ids=rater_ids_used)
     return RatingsGroup(name=name, ratings=ratings, rows=used, file_rows=np.asarray(idx, dtype=np.int64))
 
 
