@@ -379,8 +379,9 @@ def folder_lock(folder, command: str):
     from .errors import RatercalError
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    fh = open(folder / LOCK_NAME, "a+", encoding="utf-8")
+    with _naming_write_errors(folder / LOCK_NAME):   # a read-only folder, a full disk: one line
+        folder.mkdir(parents=True, exist_ok=True)
+        fh = open(folder / LOCK_NAME, "a+", encoding="utf-8")
     try:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

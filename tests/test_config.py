@@ -132,3 +132,15 @@ def test_a_config_that_is_not_utf8_names_the_line_and_byte(tmp_path):
         load_config(path)
     with pytest.raises(InputError, match=r"missing\.yaml: no such config file"):
         load_config(tmp_path / "missing.yaml")
+
+
+def test_validation_is_in_named_steps_none_over_80_lines():
+    import ast
+    import inspect
+
+    import ratercal_cli.config as config
+
+    tree = ast.parse(inspect.getsource(config))
+    long = {n.name: n.end_lineno - n.lineno + 1 for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno + 1 > 80}
+    assert long == {} and len([n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]) > 20

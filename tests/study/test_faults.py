@@ -195,3 +195,24 @@ def test_a_real_full_disk_is_one_line_and_the_run_resumes_once_there_is_room(sma
     for f in ref.rglob("*.csv"):
         assert (out / f.relative_to(ref)).read_bytes() == f.read_bytes()
     shutil.rmtree(out)
+
+
+def test_a_read_only_run_folder_is_one_line(small, tmp_path):
+    """The lock file cannot be made: one line naming it (root ignores permissions: a read-only
+    bind mount, which needs root; skipped otherwise)."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("a read-only bind mount needs root (and root ignores file permissions)")
+    src, ro = tmp_path / "src", tmp_path / "ro"
+    assert CliRunner().invoke(cli, ["rater", str(small), "--out", str(src)]).exit_code == 0
+    ro.mkdir()
+    if subprocess.run(["mount", "--bind", str(src), str(ro)], capture_output=True).returncode != 0:
+        pytest.skip("this machine does not let root bind-mount here")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True, capture_output=True)
+        one_line_error(CliRunner().invoke(cli, ["score", str(ro), "-q"]),
+                       f"{ro / '.lock'}: cannot write: Read-only file system")
+    finally:
+        subprocess.run(["umount", str(ro)], capture_output=True)
