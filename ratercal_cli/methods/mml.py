@@ -101,7 +101,6 @@ NODE_RATIO = 1.5
 REUSE_GAIN = 20.0
 #: the start of sigma
 SIGMA0 = 2.0
-_TRACE = None  # a list to which fit_mml appends (iteration, newton, log L, decrement, nodes)
 
 
 # ---------------------------------------------------------------------------------------
@@ -275,8 +274,6 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
             ll, g = obj(phi, level=1)[:2]
         d = cho_solve(factor, g)
         dec = float(g @ d)   # twice the predicted gain of the Newton step
-        if _TRACE is not None:
-            _TRACE.append((it, newton, ll, dec, obj.eng.Q))
         if newton and dec < tol * n_scale:   # converged: the last (tiny) step taken too
             return phi + d, True, it
         big = np.max(np.abs(d), initial=0.0)
@@ -302,7 +299,11 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
 
 
 def _factor(H, Hem):
-    """Cholesky factor of -H (Newton), or of -Hem (+ a ridge) where -H is not positive definite."""
+    """Cholesky factor of -H (Newton), or of -Hem (+ a ridge) where -H is not positive definite;
+    a non-finite information (estimates run off to infinity) is a :class:`MethodError`, the
+    numerical failure the fit documents, where scipy would raise a ValueError."""
+    if not (np.isfinite(H).all() and np.isfinite(Hem).all()):
+        raise MethodError("the information matrix is not finite: the estimates diverged")
     try:
         return cho_factor(-H), True
     except np.linalg.LinAlgError:

@@ -412,3 +412,14 @@ def test_two_facets_thresholds_per_domain_and_anchors():
     np.testing.assert_allclose(anch.eap - anch.severity[0], fit.eap - fit.severity[0], atol=1e-4)
     # the anchored severity has no SE; the others' SEs now include the origin's uncertainty
     assert anch.severity_se[0] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_diverged_information_is_a_method_error_not_a_value_error():
+    """scipy's Cholesky refuses a non-finite matrix with ValueError, which is no longer taken for
+    "the method could not be fitted"; the fit names the numerical failure itself."""
+    from ratercal_cli.methods.mml import _factor
+
+    H = -np.eye(2)
+    assert _factor(H, H)[1] is True
+    with pytest.raises(MethodError, match="not finite: the estimates diverged"):
+        _factor(np.array([[-1.0, np.nan], [np.nan, -1.0]]), H)
