@@ -88,7 +88,7 @@ class Run:
 
         A folder holding the run of another config (another ``name``: the config's key, else
         its file's name) is refused unless ``replace``, which also removes the sets of the
-        other config's design that this one does not have.
+        other config's design that this one does not have, and its scores and report.
         """
         text = config_text(config_path)
         cfg = parse_config(text, source=str(config_path))
@@ -111,7 +111,8 @@ class Run:
     @staticmethod
     def _make_way(root, cfg, replace) -> None:
         """Before another config is copied into ``root``: refuse, unless ``replace``, a run of a
-        config of another name; on replacing it, remove its sets that ``cfg`` does not have."""
+        config of another name; on replacing it, remove its sets that ``cfg`` does not have, and
+        its scores and report (``RUN/score``, ``RUN/report``)."""
         previous = _source(root)
         if previous.get("name") in (None, cfg.name):
             return
@@ -122,8 +123,8 @@ class Run:
             old = {c.code for c in RunDesign.read(root.joinpath(*DESIGN_PATH)).cells}
         except InputError:
             old = set()
-        for code in sorted(old - {c.code for c in cfg.cells}):
-            shutil.rmtree(root / code, ignore_errors=True)
+        for name in sorted(old - {c.code for c in cfg.cells}) + ["score", "report"]:   # and what was made of them
+            shutil.rmtree(root / name, ignore_errors=True)
 
     @classmethod
     @contextlib.contextmanager

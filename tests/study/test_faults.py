@@ -97,15 +97,19 @@ def test_simulate_into_the_run_of_another_config_is_refused_unless_forced(small,
     # the same config, edited: its own run, brought up to date (no --force needed)
     small.write_text(SMALL.replace("seed: 7", "seed: 8"))
     assert CliRunner().invoke(cli, ["simulate", str(small), "--out", str(run), "-q"]).exit_code == 0
+    (run / "score").mkdir()
+    (run / "score" / "scores.csv").write_text("set,method,variant,rmse,r,maxdiff\n")   # as score leaves it
     res = CliRunner().invoke(cli, ["simulate", str(other), "--out", str(run), "-q", "--force"])
     assert res.exit_code == 0, res.output
     assert (run / "3151" / "obsgen" / "ratings.csv").exists() and not (run / "2151").exists()
+    assert not (run / "score").exists()      # the other config's scores went with its sets
     assert (run / "config.yaml").read_text() == other.read_text()
 
 
 class _FullDiskOS:
-    """``os`` for :mod:`ratercal_cli.io` on a full disk: every write of a file it opens fails with
-    ENOSPC, as the kernel reports it."""
+    """``os`` for :mod:`ratercal_cli.io` on a disk that fills up when the data are written: every
+    write of a ratings file, a chunk or an output (not of a config or manifest) fails with ENOSPC,
+    as the kernel reports it."""
 
     def __getattr__(self, name):
         import os
@@ -116,6 +120,10 @@ class _FullDiskOS:
     def fdopen(fd, *args, **kwargs):
         import errno
         import os
+
+        name = os.readlink(f"/proc/self/fd/{fd}")
+        if not any(part in name for part in ("ratings.csv", "/chunks/", "adjusted.csv")):
+            return os.fdopen(fd, *args, **kwargs)
 
         class Full:
             def __init__(self):
@@ -152,11 +160,14 @@ def test_a_full_disk_is_one_line_naming_the_file_in_simulate_montecarlo_and_adju
                                                       for p in range(40) for k in (0, 1)))
     monkeypatch.setattr(ratercal_cli.io, "os", _FullDiskOS())
     out = tmp_path / "run"
-    res = CliRunner().invoke(cli, ["simulate", str(many), "--out", str(out), "-q"])
-    one_line_error(res, f"{out}/", ": cannot write: No space left on device")
+    from ratercal_cli.parallel import start_method
+
+    if start_method() == "fork":   # else (threads left by another test) spawned workers would not inherit the patch
+        res = CliRunner().invoke(cli, ["simulate", str(many), "--out", str(out), "-q"])   # 4 sets: in 2 workers
+        one_line_error(res, f"{out}/", "/obsgen/ratings.csv: cannot write: No space left on device")
     res = CliRunner().invoke(cli, ["montecarlo", str(many), "--out", str(tmp_path / "mc"), "-q", "-j", str(jobs),
                                    "--chunk-size", "2"])
-    one_line_error(res, f"{tmp_path / 'mc'}/", ": cannot write: No space left on device")
+    one_line_error(res, f"{tmp_path / 'mc'}/montecarlo/chunks/", ".csv: cannot write: No space left on device")
     res = CliRunner().invoke(cli, ["adjust", str(ratings), "--scale", "0-5", "-m", "MN", "-q",
                                    "-o", str(tmp_path / "adjusted.csv")])
     one_line_error(res, f"{tmp_path / 'adjusted.csv'}: cannot write: No space left on device")
