@@ -106,7 +106,8 @@ def _parse_methods(values, default, allow_recommended=False):
 
 #: ``adjust`` options that describe a ratings file and mean nothing for a run folder.
 FILE_ONLY = ("output", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
-             "discrepancy", "encoding", "order_col", "assignment", "decimal", "sheet", "fold_labels")
+             "discrepancy", "encoding", "order_col", "assignment", "decimal", "sheet", "fold_labels", "cut",
+             "bootstrap", "seed", "as_json", "html_out")
 
 
 def _refuse_file_options(ctx, source):
@@ -140,9 +141,12 @@ def _variant_option(default_help):
 @click.option("--no-rasch", "no_rasch", is_flag=True,
               help="Skip the Rasch fits (the per-rater PCM fit table, the rater report and the bias "
                    "table): the slowest part on large files.")
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
+                   "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
 @_one_line_errors
 def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, encoding, decimal, sheet,
-          fold_labels, order_col, resolve, discrepancy, quiet, assignment, alpha, as_json, png, no_rasch):
+          fold_labels, order_col, resolve, discrepancy, quiet, assignment, alpha, as_json, png, no_rasch, html_out):
     """Is adjustment warranted?  Tests of rater differences, the rater report, agreement, and
     which adjustment Chapter 5's rule and the corrected study support.
 
@@ -162,10 +166,12 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
     """
     from ..practice.check import check as check_ratings
 
+    _check_html(html_out)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels)
     result = check_ratings(table.ratings, assignment=assignment, alpha=alpha, rasch=not no_rasch)
     maps = result.wright_maps(png) if png is not None else []
+    maps += _write_html(html_out, table.ratings, check=result)
     if as_json:
         click.echo(json.dumps({**result.to_dict(), "png": [str(p) for p in maps]}, indent=2))
         return
@@ -197,10 +203,14 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary (per rater shifts, papers moved, pass/fail changes) as JSON.")
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
+                   "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
 @_file_options
 @_one_line_errors
-def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, as_json, scale, paper_col, rater_col,
-           score_col, group_col, sep, encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet):
+def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, as_json, html_out, scale, paper_col,
+           rater_col, score_col, group_col, sep, encoding, decimal, sheet, fold_labels, order_col, resolve,
+           discrepancy, quiet):
     """Adjust the scores of a ratings file (or every data set of a run folder).
 
     The output holds the input's columns, then `flag` (resolved / dropped /
@@ -232,6 +242,7 @@ def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, a
         raise InputError("--json prints to standard output, and so does -o -; give -o a file name", field="--json")
     if output is not None and not to_stdout:   # refuse a bad -o before the work
         _check_output(output, source)
+    _check_html(html_out)
     table = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet, encoding, order_col, decimal, sheet, fold_labels)
     if output is None:
@@ -244,17 +255,37 @@ def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, a
     _warn(result.warnings, quiet)
     write_adjusted(output, table, result.by_group(), result.methods, uncertainty=result.uncertainty_by_group(),
                    applied=result.recommended or None)
+    written = _write_html(html_out, table.ratings, adjust=result, cut=cut, variant=result.variant)
     if as_json:
         from ..practice.text import json_clean
 
         click.echo(json.dumps(json_clean({**result.to_dict(), "output": str(output)}), indent=2))
     elif not quiet:
         click.echo(result.summary_text(), err=True)
+        for p in written:
+            click.echo(f"wrote {p}", err=True)
     if not quiet and not as_json:
         n_pap = sum(g.ratings.n_papers for g in table.groups)
         click.echo(f"wrote {'standard output' if to_stdout else output}: {len(table.rows)} lines, {n_pap} "
                    f"papers, {len(table.groups)} group(s); methods {' '.join(result.methods)} ({result.variant})",
                    err=to_stdout)
+
+
+def _check_html(html_out):
+    """Refuse a bad --html before the work."""
+    if html_out is not None:
+        from ..io import output_target
+
+        output_target(html_out)
+
+
+def _write_html(html_out, ratings, **results) -> list:
+    """``--html FILE``: the report (:func:`ratercal_cli.practice.html_report.write_html_report`)."""
+    if html_out is None:
+        return []
+    from ..practice.html_report import write_html_report
+
+    return [write_html_report(html_out, ratings, **results)]
 
 
 def _check_output(output, source):
@@ -279,9 +310,12 @@ def _check_output(output, source):
               help="Write the MDS map of the methods here (one file per group: NAME_GROUP.png), "
                    "only once every group has been compared.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
+                   "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
 @_file_options
 @_one_line_errors
-def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col, rater_col, score_col,
+def compare(ratings_file, methods, variant, cut, png, as_json, html_out, scale, paper_col, rater_col, score_col,
             group_col, sep, encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet):
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5, Figures 7-10.
 
@@ -299,11 +333,13 @@ def compare(ratings_file, methods, variant, cut, png, as_json, scale, paper_col,
         from ..io import output_target
 
         output_target(png)
+    _check_html(html_out)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels)
     result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all)
     _warn(result.warnings, quiet or as_json)
     maps = result.draw_maps(png) if png is not None else []   # drawn only once every group has succeeded
+    maps += _write_html(html_out, table.ratings, compare=result, cut=cut, variant=result.variant)
     if as_json:
         d = result.to_dict()
         for entry, target in zip(d["groups"], maps):

@@ -213,6 +213,10 @@ def agreement(ratings: Ratings, scale_low: int = 0) -> Agreement:
     return out
 
 
+#: Rater pairs sharing fewer papers than this are folded into one line of ``check``'s text.
+THIN_PAIR = 10
+
+
 def format_agreement(d: dict, max_pairs: int = 60) -> list:
     """Text lines of an :meth:`Agreement.to_dict`: the overall figures, then the rater pairs (all
     when at most ``max_pairs``, else the ``max_pairs`` with the lowest exact agreement among
@@ -230,6 +234,13 @@ def format_agreement(d: dict, max_pairs: int = 60) -> list:
          f"[{num(icc['icc1_lo'], 3)}, {num(icc['icc1_hi'], 3)}]; ICC(1,k), mean of k0 = {num(icc['k0'], 2)} ratings: "
          f"{num(icc['icc1k'], 3)} [{num(icc['icc1k_lo'], 3)}, {num(icc['icc1k_hi'], 3)}]"]
     pairs = d["pairs"]
+    thin = [p for p in pairs if p["papers"] < THIN_PAIR]
+    if thin and len(thin) < len(pairs):   # pairs sharing a few papers say little each: one line for them all
+        pairs = [p for p in pairs if p["papers"] >= THIN_PAIR]
+        n = sum(p["papers"] for p in thin)
+        ex = sum(p["exact"] * p["papers"] for p in thin if np.isfinite(p["exact"]))
+        L.append(f"  {len(thin)} rater pairs sharing fewer than {THIN_PAIR} papers ({n} papers in all; exact "
+                 f"{pct(ex / n) if n else '-'}) are folded into this line; every pair in --json")
     shown = pairs
     if len(pairs) > max_pairs:
         big = [p for p in pairs if p["papers"] >= 10] or pairs

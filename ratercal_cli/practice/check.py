@@ -121,9 +121,21 @@ class CheckResults:
                 **({"facets": list(r.facets), "rubric": [{"group": name, **rep.to_dict()} for name, rep in self.rubric]}
                    if self.rubric is not None else {})}
 
+    def short_summary(self) -> str:
+        """The lines ``check``'s text starts with: per group, whether adjustment is warranted and
+        which method Chapter 5's rule recommends, and why."""
+        r = self.ratings
+        lines = ["SUMMARY"]
+        for rep in self.reports:
+            tag = r.group_tag(rep.group) if r.group is not None else "all papers"
+            why = "; ".join(rep.warranted_by) if rep.warranted else "no test found the raters differing"
+            lines.append(f"  {tag}: adjustment warranted: {'yes' if rep.warranted else 'no'} ({why}); "
+                         f"recommended {rep.recommendation} -- {rep.reason}")
+        return "\n".join(lines)
+
     def summary(self) -> str:
-        """The text of ``ratercal check``: each group's report, then the bias table."""
-        parts = []
+        """The text of ``ratercal check``: the short summary, each group's report, then the bias table."""
+        parts = [self.short_summary(), ""]
         for k, rep in enumerate(self.reports):
             if k:
                 parts.append("\n" + GROUP_RULE + "\n")

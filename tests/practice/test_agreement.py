@@ -111,9 +111,11 @@ def test_text_shows_the_weakest_pairs_when_there_are_many():
 
     got = agreement(_ratings("cml_500x2_0-9")).to_dict()     # 36 rater pairs
     full = format_agreement(got)
-    assert sum(1 for line in full if line[:1].isdigit()) == 36
+    thin = sum(p["papers"] < 10 for p in got["pairs"])     # folded into one line (issue 18)
+    assert sum(1 for line in full if line[:1].isdigit()) == 36 - thin
+    assert (f"{thin} rater pairs sharing fewer than 10 papers" in "\n".join(full)) == (thin > 0)
     short = format_agreement(got, max_pairs=5)
     rows = [line.split() for line in short if line[:1].isdigit()]
-    assert len(rows) == 5 and "every pair in --json" in short[4]
+    assert len(rows) == 5 and "every pair in --json" in short[4 + (thin > 0)]
     worst = sorted((p for p in got["pairs"] if p["papers"] >= 10), key=lambda p: (p["exact"], p["papers"]))[:5]
     assert [(int(r[0]), int(r[1])) for r in rows] == [(p["rater_a"], p["rater_b"]) for p in worst]

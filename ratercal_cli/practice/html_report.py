@@ -1,0 +1,249 @@
+"""One self-contained HTML file staff can hand on: ``check``, ``adjust`` and ``compare --html FILE``.
+
+The page has no external link: the figures (the Wright map of each group, the methods' MDS map)
+are PNGs embedded as ``data:`` URIs, the style is inline.  From the top:
+
+1. **Summary**: per group, whether adjustment is warranted (the tests that found the raters
+   differing), the method Chapter 5's rule recommends and why, and at a cut how many papers the
+   adjustment moves across it and how many decisions are uncertain.
+2. **Raters**: the rater report (severity, S.E., fit, observed and fair averages) with the Wright
+   map, and the agreement between raters.
+3. **Methods**: how far apart the methods put the papers (RMSD), pass/fail at the cut, the MDS map.
+4. **Adjustment**: per rater, each method's mean shift; how far papers moved.
+5. **Uncertain decisions**: the papers whose probability of passing lies between 0.05 and 0.95.
+
+:func:`html_report` builds the page from whichever results it is given (a
+:class:`~.check.CheckResults`, :class:`~.adjust.AdjustResults`, :class:`~.compare.CompareResults`)
+and computes the others it needs from the same ratings: the check (with the Rasch fits), the
+recommended method's adjustment, and a comparison of the study's methods.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..ratings import Ratings
+from .summary import SURE
+
+#: The methods compared when the report has to compare them itself (those that run on any design
+#: first; the ones needing two raters per paper are skipped where they cannot run).
+COMPARED = "all"
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1100px;margin:24px auto;padding:0 16px;
+color:#1b1b1b;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #ccd;padding-bottom:.2em;margin-top:1.6em}
+h3{margin-bottom:.3em}table{border-collapse:collapse;margin:.5em 0 1em;font-size:.88em}
+th,td{border:1px solid #ccd;padding:3px 7px;text-align:right}th{background:#eef}
+td:first-child,th:first-child{text-align:left}.summary{background:#f5f7ff;border:1px solid #ccd;padding:10px 16px}
+.warn{color:#8a4b00}.yes{color:#0a6b2b;font-weight:bold}.no{color:#8a1f1f;font-weight:bold}
+img{max-width:100%;border:1px solid #dde}.note{color:#555;font-size:.85em}
+"""
+
+
+def _esc(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _num(x, nd=2) -> str:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return "-"
+    return "-" if not math.isfinite(x) else f"{x:.{nd}f}"
+
+
+def _table(header, rows, cls=None) -> str:
+    head = "".join(f"<th>{_esc(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table{f" class={cls!r}" if cls else ""}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _img(path: Path, alt: str) -> str:
+    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    return f'<img alt="{_esc(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _tag(ratings: Ratings, name) -> str:
+    return ratings.group_tag(name) if ratings.group is not None else "all papers"
+
+
+def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=None, title=None,
+                variant="corrected") -> str:
+    """The page (see the module) as text.  Results not given are computed from ``ratings``."""
+    from .adjust import adjust as adjust_ratings
+    from .check import check as check_ratings
+    from .compare import compare as compare_ratings
+
+    if check is None:
+        check = check_ratings(ratings)
+    if adjust is None:
+        adjust = adjust_ratings(ratings, "recommended", variant, cut=cut)
+    cut = adjust.cut if cut is None else cut
+    if compare is None:
+        compare = compare_ratings(ratings, COMPARED, variant, cut, strict=False)
+    title = title or f"Rater calibration report: {ratings.source or 'ratings'}"
+    summaries = adjust.adjustment_summaries()
+    with tempfile.TemporaryDirectory() as tmp:
+        maps = {rep.group: p for rep, p in zip([r for r in check.reports if r.rater_model is not None],
+                                                check.wright_maps(Path(tmp) / "wright.png"))}
+        mds = dict(zip([g.name for g in compare.groups], compare.draw_maps(Path(tmp) / "mds.png")))
+        parts = [f"<h1>{_esc(title)}</h1>",
+                 f'<p class="note">scale {ratings.scale_low}-{ratings.scale_low + ratings.max_score}; '
+                 f"{ratings.n_ratings} ratings, {ratings.n_papers} papers; {variant} methods"
+                 + (f"; cut {cut:g} (a paper passes with a score &gt;= cut)" if cut is not None else "") + "</p>",
+                 _summary(ratings, check, adjust, summaries, cut)]
+        for k, rep in enumerate(check.reports):
+            name = rep.group
+            tag = _tag(ratings, name)
+            parts.append(f'<h2 id="group-{k}">{_esc(tag)}</h2>')
+            parts.append(_raters(rep, maps.get(name)))
+            g_cmp = next((g for g in compare.groups if g.name == name), None)
+            if g_cmp is not None:
+                parts.append(_methods(g_cmp, mds.get(name), cut))
+            s = next((s for s in summaries if s.group == name), None)
+            if s is not None:
+                parts.append(_shifts(s))
+                parts.append(_uncertain(ratings, adjust, name, cut))
+        warn = list(ratings.notes) + adjust.warnings
+        if warn:
+            parts.append('<h2 id="warnings">Warnings</h2><ul>'
+                         + "".join(f'<li class="warn">{_esc(w)}</li>' for w in dict.fromkeys(warn)) + "</ul>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{_esc(title)}</title><style>{_STYLE}</style></head><body>\n"
+            + "\n".join(parts) + "\n</body></html>\n")
+
+
+def _summary(ratings, check, adjust, summaries, cut) -> str:
+    items = []
+    for rep in check.reports:
+        tag = _tag(ratings, rep.group)
+        why = "; ".join(rep.warranted_by) if rep.warranted else "no test found the raters differing"
+        li = [f"<b>{_esc(tag)}</b>: adjustment warranted: "
+              + (f'<span class="yes">yes</span> ({_esc(why)})' if rep.warranted else f'<span class="no">no</span> '
+                 f"({_esc(why)})"),
+              f"recommended method: <b>{_esc(rep.recommendation)}</b> -- {_esc(rep.reason)}"]
+        s = next((s for s in summaries if s.group == rep.group), None)
+        m = None if s is None else next((m for m in s.methods if m.method == "recommended"), s.methods[0])
+        if m is not None:
+            li.append(f"{_esc(m.method)}{f' ({_esc(m.applied)})' if m.applied != m.method else ''} moved papers "
+                      f"by {_num(m.mean_move)} on average, at most {_num(m.largest_move)}; {m.moved} by 0.5 or more")
+            if cut is not None:
+                li.append(f"at cut {cut:g}: {len(m.fail_to_pass) + len(m.pass_to_fail)} paper(s) change pass/fail "
+                          f"(fail&rarr;pass {len(m.fail_to_pass)}, pass&rarr;fail {len(m.pass_to_fail)})"
+                          + (f"; {len(m.uncertain)} decision(s) uncertain" if m.se_source else ""))
+            li += [f'<span class="warn">{_esc(w)}</span>' for w in s.warnings]
+        items.append("<li>" + "<br>".join(li) + "</li>")
+    return f'<div class="summary" id="summary"><h2>Summary</h2><ul>{"".join(items)}</ul></div>'
+
+
+def _raters(rep, wright) -> str:
+    out = ['<h3>Raters</h3>']
+    rr = rep.rater_report if isinstance(rep.rater_report, dict) else rep.rater_report.to_dict()
+    if rr.get("fitted"):
+        rows = [[r["rater"], r["count"], _num(r["observed_average"]), _num(r["fair_average"]), _num(r["measure"]),
+                 _num(r["se"]), _num(r["infit"]), _num(r["outfit"])] for r in rr["raters"]]
+        out.append(f'<p class="note">{_esc(rr["model"])}; logits, + = more severe</p>')
+        out.append(_table(["rater", "ratings", "observed average", "fair average", "severity", "S.E.", "infit",
+                           "outfit"], rows, "rater-report"))
+        sep = rr.get("rater_separation", {})
+        out.append(f'<p class="note">rater separation {_num(sep.get("separation"))}, reliability '
+                   f'{_num(sep.get("reliability"))}; fixed (all same) chi-square {_num(sep.get("chi2"), 1)}, '
+                   f'df {sep.get("chi2_df", "-")}, p {_num(sep.get("chi2_p"), 3)}</p>')
+    else:
+        out.append(f'<p class="note">no rater model: {_esc(rr.get("reason", ""))}</p>')
+    if wright is not None:
+        out.append(_img(wright, "Wright map: papers' measures, raters' severities and thresholds on one logit ruler"))
+    ag = rep.agreement or {}
+    if ag.get("overall"):
+        o = ag["overall"]
+        icc = o.get("icc") or {}
+        out.append("<h3>Agreement</h3>")
+        out.append(_table(["statistic", "value"], [
+            ["exact agreement", _num(o.get("exact"), 3)], ["adjacent (within a point)", _num(o.get("adjacent"), 3)],
+            ["quadratic-weighted kappa", _num(o.get("kappa_w"), 3)],
+            ["Krippendorff's alpha (ordinal)", _num(o.get("alpha_ordinal"), 3)],
+            ["ICC(1)", _num(icc.get("icc1"), 3)], ["ICC(1,k)", _num(icc.get("icc1k"), 3)]], "agreement"))
+        pairs = [p for p in ag.get("pairs", []) if p["papers"] >= 10]
+        if pairs:
+            out.append(_table(["rater pair", "papers", "exact", "adjacent", "kappa"],
+                              [[f'{p["rater_a"]} & {p["rater_b"]}', p["papers"], _num(p["exact"], 3),
+                                _num(p["adjacent"], 3), _num(p["kappa_w"], 3)] for p in pairs], "pairs"))
+        thin = len(ag.get("pairs", [])) - len(pairs)
+        if thin:
+            out.append(f'<p class="note">{thin} pair(s) of raters sharing fewer than 10 papers not shown</p>')
+    return "\n".join(out)
+
+
+def _methods(g, mds, cut) -> str:
+    c = g.comparison
+    out = ["<h3>Methods compared</h3>",
+           f'<p class="note">root mean squared difference between the methods\' paper scores, over {c.n_papers} '
+           "papers (Denny's Table 4)</p>",
+           _table([""] + list(c.methods), [[m] + [_num(v, 3) for v in row] for m, row in zip(c.methods, c.rmsd)],
+                  "rmsd")]
+    if g.pass_fail:
+        out.append(f'<p class="note">pass/fail at cut {cut:g}, relative to no adjustment (NO; Table 5)</p>')
+        out.append(_table(["method", "passing", "failing", "helped (fail\u2192pass)", "hurt (pass\u2192fail)"],
+                          [[r["method"], r["passing"], r["failing"], "-" if r["helped"] is None else r["helped"],
+                            "-" if r["hurt"] is None else r["hurt"]] for r in g.pass_fail], "pass-fail"))
+    if mds is not None:
+        out.append(_img(mds, "MDS map of the methods from their RMSDs"))
+    return "\n".join(out)
+
+
+def _shifts(s) -> str:
+    hdr = ["rater", "ratings"] + [m.method if m.method == m.applied else f"{m.method} ({m.applied})"
+                                  for m in s.methods]
+    rows = [[r, n] + [_signed(m.rater_shift.get(r)) for m in s.methods]
+            for r, n in zip(s.raters, s.ratings_per_rater)]
+    moved = [[m.method, m.papers, _num(m.mean_move, 3), _num(m.largest_move, 3), m.largest_paper, m.moved]
+             for m in s.methods]
+    return "\n".join(["<h3>Adjustment per rater</h3>",
+                      '<p class="note">mean shift of each rater\'s ratings, in points (adjusted minus given)</p>',
+                      _table(hdr, rows, "shifts"),
+                      _table(["method", "papers", "mean move", "largest", "paper", "moved 0.5 or more"], moved,
+                             "moved")])
+
+
+def _signed(x):
+    return "-" if x is None or not math.isfinite(x) else f"{x:+.3f}"
+
+
+def _uncertain(ratings, adjust, name, cut) -> str:
+    g = next(g for g in adjust.groups if g.name == name)
+    if cut is None:
+        return ""
+    out = ["<h3>Uncertain decisions</h3>"]
+    code = "recommended" if "recommended" in g.uncertainty else next(iter(g.uncertainty), None)
+    if code is None:
+        out.append('<p class="note">no paper standard errors: give --bootstrap N (or use MML/MFRM)</p>')
+        return "\n".join(out)
+    u = g.uncertainty[code]
+    low = g.ratings.scale_low
+    score = np.asarray(g.adjusted[code].paper) + low
+    p = np.asarray(u.pass_prob)
+    idx = np.flatnonzero((p > 1 - SURE) & (p < SURE))
+    idx = idx[np.argsort(np.abs(p[idx] - 0.5))]
+    out.append(f'<p class="note">{len(idx)} paper(s) by {_esc(code)} whose probability of passing lies between '
+               f"{1 - SURE:.2f} and {SURE:.2f} (standard errors: {u.source}); closest to a coin toss first</p>")
+    out.append(_table(["paper", "adjusted score", "S.E.", "P(pass)"],
+                      [[g.ratings.paper_ids[i], _num(score[i], 3), _num(u.se[i], 3), _num(p[i], 3)] for i in idx[:200]],
+                      "uncertain"))
+    return "\n".join(out)
+
+
+def write_html_report(path, ratings: Ratings, **kwargs) -> Path:
+    """:func:`html_report` written atomically to ``path``."""
+    from ..io import open_output
+
+    text = html_report(ratings, **kwargs)
+    with open_output(path) as fh:
+        fh.write(text)
+    return Path(path)

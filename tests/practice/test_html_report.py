@@ -1,0 +1,146 @@
+"""Issue 18, item 9: the self-contained HTML report of check, adjust and compare (--html), read
+back with the standard library's HTML parser; check's text starts with the short summary and folds
+thin rater pairs into one line."""
+
+import base64
+from html.parser import HTMLParser
+
+import click
+import pytest
+from click.testing import CliRunner
+from district_export import COLUMNS, district_export
+
+import ratercal_cli as rc
+from ratercal_cli.commands.practice import adjust, check, compare
+from ratercal_cli.practice.html_report import html_report
+
+CLI = click.Group("ratercal", commands={"check": check, "adjust": adjust, "compare": compare})
+
+
+def run(*args):
+    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+
+
+class Page(HTMLParser):
+    """Headings (level, text), images' sources, every URL-valued attribute, tables by class, and
+    the text, in document order."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.headings, self.images, self.urls, self.tables, self.ids, self.text = [], [], [], [], [], []
+        self._h = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag in ("h1", "h2", "h3"):
+            self._h = [tag, ""]
+        if tag == "img":
+            self.images.append(a.get("src", ""))
+        if tag == "table":
+            self.tables.append(a.get("class"))
+        if "id" in a:
+            self.ids.append(a["id"])
+        self.urls += [v for k, v in attrs if k in ("href", "src", "action", "data") and v]
+        if tag in ("link", "script", "iframe", "object", "embed"):
+            self.urls.append(f"<{tag}>")
+
+    def handle_endtag(self, tag):
+        if self._h and tag == self._h[0]:
+            self.headings.append(tuple(self._h))
+            self._h = None
+
+    def handle_data(self, data):
+        if self._h:
+            self._h[1] += data
+        self.text.append(data)
+
+
+def _self_contained(page):
+    assert all(u.startswith("data:image/png;base64,") for u in page.urls), page.urls   # no external link
+    for src in page.images:
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_the_report_from_the_library(tmp_path):
+    p = tmp_path / "r.csv"
+    rows = ["paper,rater,score"] + [f"P{q},{'ABCD'[(q + k) % 4]},{(q * 7 + k * 3) % 6}"
+                                    for q in range(40) for k in range(2)]
+    p.write_text("\n".join(rows) + "\n")
+    r = rc.read_ratings(p, scale="0-5")
+    res = rc.adjust(r, "recommended,MN", cut=2.5, bootstrap=20)
+    text = html_report(r, check=rc.check(r, rasch=False), adjust=res, compare=rc.compare(r, "NO,MN,TLI", cut=2.5))
+    page = Page(text)
+    assert [h for lvl, h in page.headings if lvl == "h1"] == [f"Rater calibration report: {p}"]
+    h2 = [h for lvl, h in page.headings if lvl == "h2"]
+    assert h2[0] == "Summary" and "all papers" in h2
+    h3 = [h for lvl, h in page.headings if lvl == "h3"]
+    assert h3 == ["Raters", "Agreement", "Methods compared", "Adjustment per rater", "Uncertain decisions"]
+    assert page.ids[0] == "summary"
+    assert {"agreement", "rmsd", "pass-fail", "shifts", "moved", "uncertain"} <= set(page.tables)
+    body = " ".join(page.text)
+    assert "adjustment warranted" in body and "recommended method" in body and "change pass/fail" in body
+    _self_contained(page)
+    assert len(page.images) == 1                        # the MDS map (no Rasch fit: no Wright map)
+
+
+@pytest.mark.slow
+def test_html_of_each_command_on_a_district_export(tmp_path):
+    p = tmp_path / "export.csv"
+    district_export(p, n_papers=160)
+    for cmd, extra in (("check", ()), ("adjust", ("-m", "recommended", "--cut", "4", "--bootstrap", "20", "-o",
+                                                   tmp_path / "a.csv")),
+                       ("compare", ("-m", "NO,MN,TLI,EQP", "--cut", "4"))):
+        out = tmp_path / f"{cmd}.html"
+        res = run(cmd, p, *COLUMNS, "--scale", "1-6", "--fold-labels", "--html", out, *extra)
+        assert res.exit_code == 0, res.output
+        page = Page(out.read_text(encoding="utf-8"))
+        _self_contained(page)
+        assert len(page.images) == 2                    # the Wright map and the MDS map
+        h3 = [h for lvl, h in page.headings if lvl == "h3"]
+        assert h3[:3] == ["Raters", "Agreement", "Methods compared"]
+        body = " ".join(page.text)
+        assert "Brown, Sam" in body and "BROWN, SAM" in body   # the rater report; the folding warning
+        if cmd == "adjust":
+            assert "Uncertain decisions" in h3 and "falls on the grid of raw averages" in body
+
+
+def test_check_starts_with_the_summary_and_folds_thin_pairs(tmp_path):
+    p = tmp_path / "r.csv"
+    # A-D share 40 papers in pairs; E scores 3 papers with A: a thin pair
+    rows = ["paper,rater,score"] + [f"P{q},{'ABCD'[(q + k) % 4]},{(q * 7 + k * 3) % 6}"
+                                    for q in range(40) for k in range(2)]
+    rows += [f"Q{q},{r},{q + k}" for q in range(3) for k, r in enumerate("AE")]
+    p.write_text("\n".join(rows) + "\n")
+    res = run("check", p, "--scale", "0-5", "--no-rasch")
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0] == "SUMMARY"
+    assert lines[1].startswith("  all papers: adjustment warranted: ")
+    assert "recommended NO -- rater E scored only 3 paper(s)" in lines[1]
+    assert "1 rater pairs sharing fewer than 10 papers (3 papers in all; exact 0.0%) are folded into this line" \
+        in res.output
+    assert not any(line.split()[:2] == ["A", "E"] for line in lines)
+
+
+@pytest.mark.slow
+def test_the_readme_walk_through_shows_what_the_commands_print(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+
+    def block(name):
+        return readme.split(f"<!-- {name}:")[1].split("```\n")[1].split("```")[0]
+
+    monkeypatch.chdir(root)
+    src = "examples/ratings.csv"                          # as the README names it
+    res = run("check", src, "--scale", "0-5", "--group-col", "grade", "--resolve-discrepancies", "--no-rasch")
+    assert res.stdout.startswith(block("check-summary"))
+    res = run("adjust", src, "--scale", "0-5", "--group-col", "grade", "--resolve-discrepancies", "--method",
+              "recommended", "--cut", "3.25", "--bootstrap", "200", "-o", tmp_path / "adjusted.csv", "--html",
+              tmp_path / "report.html")
+    assert res.exit_code == 0, res.output
+    assert block("adjust-summary") in res.stderr
+    _self_contained(Page((tmp_path / "report.html").read_text(encoding="utf-8")))
