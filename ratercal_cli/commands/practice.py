@@ -199,7 +199,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
                    "pass/fail the adjustment changed; with paper SEs, columns X_paper_pass.")
 @click.option("--bootstrap", type=click.IntRange(0), default=0, show_default=True, metavar="N",
               help="Each paper's standard error (columns X_paper_se) by N draws of a bootstrap over papers "
-                   "(equating and least-squares methods; MML/MFRM always get their posterior SD).")
+                   "(equating and least-squares methods; MML/MFRM always get their posterior SD, CML/RSM "
+                   "their WLE's).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary (per rater shifts, papers moved, pass/fail changes) as JSON.")

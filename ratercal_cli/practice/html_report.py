@@ -30,6 +30,7 @@ import numpy as np
 
 from ..ratings import Ratings
 from .summary import SURE
+from .text import pvalue
 
 #: The methods compared when the report has to compare them itself (those that run on any design
 #: first; the ones needing two raters per paper are skipped where they cannot run).
@@ -155,7 +156,7 @@ def _raters(rep, wright) -> str:
         sep = rr.get("rater_separation", {})
         out.append(f'<p class="note">rater separation {_num(sep.get("separation"))}, reliability '
                    f'{_num(sep.get("reliability"))}; fixed (all same) chi-square {_num(sep.get("chi2"), 1)}, '
-                   f'df {sep.get("chi2_df", "-")}, p {_num(sep.get("chi2_p"), 3)}</p>')
+                   f'df {sep.get("chi2_df", "-")}, p {_esc(pvalue(sep.get("chi2_p")))}</p>')
     else:
         out.append(f'<p class="note">no rater model: {_esc(rr.get("reason", ""))}</p>')
     if wright is not None:

@@ -21,9 +21,11 @@ Two sources, as the methods differ:
 * **MML and MFRM**: the model's own: the paper's posterior distribution of quality (normal, with
   the fit's EAP and posterior SD) carried through the fair-score curve: the posterior SD of the
   fair average (Gauss-Hermite, 21 nodes), and the pass probability ``P(fair(theta) >= cut)``.
+* **CML and RSM**: the same with the paper's Warm (WLE) quality and its standard error in place of
+  the posterior (the sampling distribution of the WLE, taken as normal).
 
-The pass probability of the other methods is ``Phi((score - cut) / se)``.  CML, RSM and PCM
-get neither (their quality estimates are WLE/PAIR, not posterior): left blank, and said so.
+The pass probability of the bootstrap methods is ``Phi((score - cut) / se)``.  The PCM (PAIR)
+has no standard error of its qualities: it gets neither (no columns).
 """
 
 from __future__ import annotations
@@ -39,8 +41,11 @@ from ..ratings import Adjusted, Ratings
 
 #: Methods whose paper SE comes from the bootstrap over papers.
 BOOTSTRAP_METHODS = ("NO", "MN", "TMN", "LI", "TLI", "EQP", "SEQP", "PWEQP", "OLS", "TLS", "RAS", "WLS")
-#: Methods whose paper SE is the posterior SD of the fair average.
-POSTERIOR_METHODS = ("MML", "MFRM")
+#: Methods whose paper SE comes from the model: the quality's mean and SD attributes, and what they are.
+MODEL_METHODS = {"MML": ("quality_eap_", "quality_eap_se_", "posterior"),
+                 "MFRM": ("quality_eap_", "quality_eap_se_", "posterior"),
+                 "CML": ("quality_", "quality_se_", "WLE"), "RSM": ("quality_", "quality_se_", "WLE")}
+POSTERIOR_METHODS = tuple(MODEL_METHODS)
 
 
 @dataclass
@@ -145,9 +150,10 @@ class _quiet:
 
 def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUncertainty:
     """MML/MFRM: the posterior SD of each paper's fair average and ``P(fair >= cut)`` from the
-    fitted estimator's EAP quality and posterior SD (``cut`` on ``0..M``)."""
-    mu = np.asarray(est.quality_eap_, dtype=np.float64)
-    sd = np.asarray(est.quality_eap_se_, dtype=np.float64)
+    fitted estimator's EAP quality and posterior SD (CML/RSM: the WLE and its SE; ``cut`` on ``0..M``)."""
+    mean_attr, sd_attr, source = MODEL_METHODS.get(est.code, MODEL_METHODS["MML"])
+    mu = np.asarray(getattr(est, mean_attr), dtype=np.float64)
+    sd = np.asarray(getattr(est, sd_attr), dtype=np.float64)
     x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
     w = w / w.sum()
     ok = np.isfinite(mu) & np.isfinite(sd)
@@ -161,7 +167,7 @@ def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUnce
         if cut is not None:
             t_cut = _fair_inverse(est, cut)
             prob[ok] = stats.norm.sf((t_cut - mu[ok]) / np.maximum(sd[ok], 1e-12))
-    return PaperUncertainty(code, se, prob, "posterior")
+    return PaperUncertainty(code, se, prob, source)
 
 
 def _fair_inverse(est, cut, lo=-30.0, hi=30.0):
@@ -182,8 +188,8 @@ def _fair_inverse(est, cut, lo=-30.0, hi=30.0):
 
 def paper_uncertainty(ratings: Ratings, code: str, est, adj: Adjusted, n_boot: int = 0, seed=0,
                       variant="corrected", cut=None) -> PaperUncertainty | None:
-    """The paper SEs of one method: posterior for MML/MFRM, bootstrap (``n_boot`` > 0) for the
-    equating and least-squares methods, None otherwise (``cut`` on ``0..M``)."""
+    """The paper SEs of one method: from the model for MML/MFRM/CML/RSM, bootstrap (``n_boot`` > 0) for
+    the equating and least-squares methods, None otherwise (``cut`` on ``0..M``)."""
     base = est.code if est is not None else code
     if base in POSTERIOR_METHODS:
         return posterior_paper_se(est, code, cut)

@@ -256,11 +256,14 @@ def test_a_district_export_goes_through_every_command_with_its_warnings(export, 
     assert "NO --scale GIVEN: the scale is taken to be 1-6" in res.stderr
     assert "scale 1-6:" in res.output
     out = tmp_path / "adj.csv"
-    res = run("adjust", p, *COLUMNS, "--scale", "1-6", "--fold-labels", "-m", "TLI,LI", "-o", out)
+    res = run("adjust", p, *COLUMNS, "--scale", "1-6", "--fold-labels", "-m", "TLI,LI", "--cut", "4", "-o", out)
     assert res.exit_code == 0, res.output
     assert "folded into one label each" in res.stderr and "Brown, Sam' <- 'BROWN, SAM'" in res.stderr
+    # the summary: per rater shifts, pass/fail changes named, the cut on the grid of raw averages
+    assert "TLI shift" in res.stderr and "fail->pass" in res.stderr and "pass->fail" in res.stderr
+    assert "the cut 4 falls on the grid of raw averages" in res.stderr
     raw = out.read_bytes()
-    assert raw.startswith(b"\xef\xbb\xbfStudent ID,Reader,Score,flag,TLI,TLI_paper,LI,LI_paper\r\n")
+    assert raw.startswith(b"\xef\xbb\xbfStudent ID,Reader,Score,flag,TLI,TLI_paper,LI,LI_paper\r\n")   # no SEs asked
     assert b"\r\n" in raw and raw.count(b"\r\n") == len(truth) + 1
     got = list(csv.DictReader(raw.decode("utf-8-sig").splitlines()))
     assert len(got) == len(truth)                                         # the empty row is not a rating
