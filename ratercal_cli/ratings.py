@@ -268,6 +268,13 @@ class Ratings:
         parts = list(parts)
         if len(parts) == 1 and parts[0][0] is None:
             return replace(parts[0][1], **meta)
+        first = parts[0][1]
+        facets = {}
+        for f in first.facets:   # each facet's levels: the union over the parts, in natural order
+            labels = tuple(sorted({v for _, p in parts for v in p.facets[f][1]}, key=natural_key))
+            code = {v: k for k, v in enumerate(labels)}
+            facets[f] = (np.concatenate([np.array([code[v] for v in p.facets[f][1]], dtype=np.int64)[p.facets[f][0]]
+                                         for _, p in parts]), labels)
         rater_ids = tuple(sorted({r for _, p in parts for r in p.rater_ids}, key=natural_key))
         ridx = {r: j for j, r in enumerate(rater_ids)}
         offsets = np.cumsum([0] + [p.n_papers for _, p in parts])
@@ -275,11 +282,11 @@ class Ratings:
         return cls(paper=np.concatenate([p.paper + o for (_, p), o in zip(parts, offsets)]),
                    rater=np.concatenate([np.array([ridx[r] for r in p.rater_ids], dtype=np.int64)[p.rater]
                                          for _, p in parts]),
-                   score=np.concatenate([p.score for _, p in parts]), max_score=parts[0][1].max_score,
+                   score=np.concatenate([p.score for _, p in parts]), max_score=first.max_score,
                    n_papers=int(offsets[-1]), n_raters=len(rater_ids),
                    paper_ids=tuple(x for _, p in parts for x in p.paper_ids), rater_ids=rater_ids,
                    group_name=group_name, group=np.repeat(np.arange(len(parts)), [p.n_ratings for _, p in parts]),
-                   group_ids=tuple(name for name, _ in parts), **meta)
+                   group_ids=tuple(name for name, _ in parts), facets=facets, **meta)
 
     def by_group(self) -> list:
         """``[(group label, Ratings)]``: each group's ratings as a data set of its own (its papers in

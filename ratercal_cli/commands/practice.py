@@ -47,6 +47,16 @@ def _file_options(fn):
         click.option("--score-col", default="score", show_default=True, help="Column holding the score."),
         click.option("--group-col", default=None,
                      help="Column (e.g. grade) whose groups are analysed separately."),
+        click.option("--facet-col", "facet_cols", multiple=True, metavar="NAME",
+                     help="A further facet of each rating (criterion, task, session...; repeatable): one rating "
+                          "per paper, rater and combination of facet levels.  MFRM/MML take the facets as "
+                          "effects; the other methods apply within each combination."),
+        click.option("--score-cols", default=None, metavar="A,B,...",
+                     help="A wide file with a column per criterion (e.g. style,org,conv): each cell is a "
+                          "rating, its column the facet 'criterion'."),
+        click.option("--rater-cols", default=None, metavar="A,B,...|PATTERN",
+                     help="A wide file with a column per rater (e.g. rater_1,rater_2 or 'rater_*'): each "
+                          "filled cell a rating by that column's rater."),
         click.option("--sep", type=click.Choice(["auto", "comma", "tab", "semicolon", ",", ";"]),
                      default="auto", show_default=True,
                      help="Field separator of the input (auto: tab or comma, from the header line)."),
@@ -77,11 +87,13 @@ def _file_options(fn):
 
 
 def _read(path, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, quiet,
-          encoding=None, order_col=None, decimal="point", sheet=None, fold_labels=False):
+          encoding=None, order_col=None, decimal="point", sheet=None, fold_labels=False, facet_cols=(),
+          score_cols=None, rater_cols=None):
     from ..practice.ratings_file import read_ratings_table
 
     table = read_ratings_table(path, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col,
-                               resolve, discrepancy, decimal=decimal, sheet=sheet, fold_labels=fold_labels)
+                               resolve, discrepancy, decimal=decimal, sheet=sheet, fold_labels=fold_labels,
+                               facet_cols=facet_cols, score_cols=score_cols, rater_cols=rater_cols)
     _warn(table.warnings, quiet)
     return table
 
@@ -107,7 +119,7 @@ def _parse_methods(values, default, allow_recommended=False):
 #: ``adjust`` options that describe a ratings file and mean nothing for a run folder.
 FILE_ONLY = ("output", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
              "discrepancy", "encoding", "order_col", "assignment", "decimal", "sheet", "fold_labels", "cut",
-             "bootstrap", "seed", "as_json", "html_out")
+             "bootstrap", "seed", "as_json", "html_out", "facet_cols", "score_cols", "rater_cols", "total")
 
 
 def _refuse_file_options(ctx, source):
@@ -145,8 +157,9 @@ def _variant_option(default_help):
               help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
                    "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
 @_one_line_errors
-def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, encoding, decimal, sheet,
-          fold_labels, order_col, resolve, discrepancy, quiet, assignment, alpha, as_json, png, no_rasch, html_out):
+def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep,
+          encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, assignment, alpha, as_json,
+          png, no_rasch, html_out):
     """Is adjustment warranted?  Tests of rater differences, the rater report, agreement, and
     which adjustment Chapter 5's rule and the corrected study support.
 
@@ -168,7 +181,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
 
     _check_html(html_out)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
-                  discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels)
+                  discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
+                  score_cols, rater_cols)
     result = check_ratings(table.ratings, assignment=assignment, alpha=alpha, rasch=not no_rasch)
     maps = result.wright_maps(png) if png is not None else []
     maps += _write_html(html_out, table.ratings, check=result)
@@ -202,6 +216,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
                    "(equating and least-squares methods; MML/MFRM always get their posterior SD, CML/RSM "
                    "their WLE's).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--total", type=click.Choice(["sum", "mean"]), default="sum", show_default=True,
+              help="With facets: a paper's rubric total (column X_total) over its criteria.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary (per rater shifts, papers moved, pass/fail changes) as JSON.")
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
@@ -209,9 +225,9 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, 
                    "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
 @_file_options
 @_one_line_errors
-def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, as_json, html_out, scale, paper_col,
-           rater_col, score_col, group_col, sep, encoding, decimal, sheet, fold_labels, order_col, resolve,
-           discrepancy, quiet):
+def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, total, as_json, html_out, scale,
+           paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding, decimal,
+           sheet, fold_labels, order_col, resolve, discrepancy, quiet):
     """Adjust the scores of a ratings file (or every data set of a run folder).
 
     The output holds the input's columns, then `flag` (resolved / dropped /
@@ -245,7 +261,8 @@ def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, a
         _check_output(output, source)
     _check_html(html_out)
     table = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
-                  discrepancy, quiet, encoding, order_col, decimal, sheet, fold_labels)
+                  discrepancy, quiet, encoding, order_col, decimal, sheet, fold_labels, facet_cols, score_cols,
+                  rater_cols)
     if output is None:
         output = source.with_name(source.stem + ".adjusted" + (".tsv" if table.delimiter == "\t" else ".csv"))
         _check_output(output, source)
@@ -255,7 +272,7 @@ def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, a
                             bootstrap=bootstrap, seed=seed)
     _warn(result.warnings, quiet)
     write_adjusted(output, table, result.by_group(), result.methods, uncertainty=result.uncertainty_by_group(),
-                   applied=result.recommended or None)
+                   applied=result.recommended or None, cells=result.cells_by_group(total))
     written = _write_html(html_out, table.ratings, adjust=result, cut=cut, variant=result.variant)
     if as_json:
         from ..practice.text import json_clean
@@ -317,7 +334,8 @@ def _check_output(output, source):
 @_file_options
 @_one_line_errors
 def compare(ratings_file, methods, variant, cut, png, as_json, html_out, scale, paper_col, rater_col, score_col,
-            group_col, sep, encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet):
+            group_col, facet_cols, score_cols, rater_cols, sep, encoding, decimal, sheet, fold_labels, order_col,
+            resolve, discrepancy, quiet):
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5, Figures 7-10.
 
     Between every pair of methods: RMSD, maximum difference and correlation of the
@@ -336,7 +354,8 @@ def compare(ratings_file, methods, variant, cut, png, as_json, html_out, scale, 
         output_target(png)
     _check_html(html_out)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
-                  discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels)
+                  discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
+                  score_cols, rater_cols)
     result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all)
     _warn(result.warnings, quiet or as_json)
     maps = result.draw_maps(png) if png is not None else []   # drawn only once every group has succeeded

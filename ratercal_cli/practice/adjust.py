@@ -264,6 +264,21 @@ class AdjustResults:
         """``{group: {code: Adjusted}}`` (scores ``0..M``), as :func:`write_adjusted` takes them."""
         return {g.name: g.adjusted for g in self.groups}
 
+    def cells_by_group(self, total: str = "sum") -> dict | None:
+        """With facets, ``{group: {code: (paper score in each rating's cell 0..M, paper total on the
+        file's scale)}}`` per rating of the group, as :func:`write_adjusted` takes them; else None."""
+        if not self.ratings.facets:
+            return None
+        from .rubric import cells, paper_total
+
+        out = {}
+        for g in self.groups:
+            cell, _ = cells(g.ratings)
+            out[g.name] = {code: (scores[g.ratings.paper, cell],
+                                  paper_total(scores, self.ratings.scale_low, total)[g.ratings.paper])
+                           for code, (_, scores) in g.cells.items()}
+        return out
+
     def rating_scores(self, code) -> np.ndarray:
         """Method ``code``'s adjusted score of each rating of :attr:`ratings`, on the scale of the
         input (nan where the method was not applied or gave no finite score)."""

@@ -45,6 +45,7 @@ from ..io import find_column, open_output, read_table, read_text
 from ..methods.base import MIN_RATINGS
 from ..ratings import MAX_SCALE_POINTS, Adjusted, Ratings, Scale, checked_scale, natural_key, parse_scale  # noqa: F401
 from ..vocabulary import adjusted_columns
+from .wide import CRITERION, melt
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
 
@@ -65,6 +66,9 @@ class Columns:
     #: the order in which a paper's ratings were given (the third-reading rule needs the
     #: first two); None: a column named ``order`` if the file has one, else file order
     order: str | None = None
+    #: further facets of a rating (``--facet-col criterion``): a paper has one rating per rater in
+    #: each combination of their levels
+    facets: tuple = ()
 
 
 #: The column read as the reading order when :attr:`Columns.order` is not given.
@@ -345,7 +349,7 @@ COLUMN_HINT = "; name the columns with --paper-col, --rater-col and --score-col"
 
 def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=None,
                       resolve: bool = False, threshold: int = 1, encoding=None, decimal: str = ".",
-                      sheet=None, fold_labels: bool = False) -> RatingsTable:
+                      sheet=None, fold_labels: bool = False, score_cols=None, rater_cols=None) -> RatingsTable:
     """Read and validate a ratings CSV/TSV (or a sheet of an ``.xlsx`` workbook) into one
     :class:`Ratings` per group.
 
@@ -354,7 +358,10 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     as 2 (a file separated by ``;``).  ``sheet``: the sheet of a workbook.  ``fold_labels``:
     merge paper, rater and group labels that differ only in case, spacing or Unicode form
     (:func:`label_key`; without it they are warned of).  Column names match a header differing
-    only in case when that is the only match.  ``resolve``: apply
+    only in case when that is the only match.  ``columns.facets``: further facets (a duplicate is a
+    duplicate only within one combination of their levels; the third-reading rule applies within it).
+    ``score_cols`` / ``rater_cols``: a wide file, a column per criterion (which become the facet
+    ``criterion``) or per rater (:func:`.wide.melt`).  ``resolve``: apply
     :func:`resolve_discrepancies` within each group, in the order of the
     ``columns.order`` column (or a column ``order``), else in file order (with a
     warning).  ``encoding``: the file's text encoding (default UTF-8).  Cells of the
@@ -369,7 +376,11 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     if decimal == "," and delimiter == ",":
         raise InputError("a decimal comma needs another field separator (--sep semicolon or tab)",
                          field="--decimal")
-    required = [columns.paper, columns.rater, columns.score] + ([columns.group] if columns.group else [])
+    made = {columns.score} if score_cols else {columns.rater, columns.score} if rater_cols else set()   # by melting
+    if score_cols and CRITERION not in columns.facets:
+        columns = replace(columns, facets=tuple(columns.facets) + (CRITERION,))
+    required = [c for c in [columns.paper, columns.rater, columns.score] + ([columns.group] if columns.group else [])
+                + list(columns.facets) if c not in made and not (score_cols and c == CRITERION)]
     if columns.order:
         required.append(columns.order)
     source = read_source(path, required, delimiter, encoding, sheet, COLUMN_HINT)
@@ -378,21 +389,33 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
         raise InputError("a decimal comma needs another field separator: the header looks separated by "
                          "commas (give --sep semicolon or tab)", path, 1, field="--decimal")
     columns = replace(columns, **{k: find_column(header, getattr(columns, k))
-                                  for k in ("paper", "rater", "score", "group", "order") if getattr(columns, k)})
+                                  for k in ("paper", "rater", "score", "group", "order")
+                                  if getattr(columns, k) and getattr(columns, k) not in made},
+                      facets=tuple(c if score_cols and c == CRITERION else find_column(header, c)
+                                   for c in columns.facets))
     if not rows_with_lines:
         raise InputError("no ratings below the header line", path, 2)
-    order_col = columns.order or (DEFAULT_ORDER_COLUMN if DEFAULT_ORDER_COLUMN in header else None)
-    keys = list(dict.fromkeys([columns.paper, columns.rater, columns.score]
-                              + [c for c in (columns.group, order_col) if c]))
     lines = [ln for ln, _ in rows_with_lines]
     rows = [r for _, r in rows_with_lines]
     del rows_with_lines
     warnings = []
+    if score_cols or rater_cols:
+        header, rows, lines, notes = melt(header, rows, lines, path, score_cols, rater_cols, score=columns.score,
+                                          rater=columns.rater)
+        warnings += notes
+    twice = [c for c in columns.facets if columns.facets.count(c) > 1 or c in (columns.paper, columns.rater,
+                                                                                columns.score, columns.group)]
+    if twice:
+        raise InputError(f"column {twice[0]} is named as a facet and as another column (or twice)", path, 1,
+                         "--facet-col")
+    order_col = columns.order or (DEFAULT_ORDER_COLUMN if DEFAULT_ORDER_COLUMN in header else None)
+    keys = list(dict.fromkeys([columns.paper, columns.rater, columns.score]
+                              + [c for c in (columns.group, order_col) if c] + list(columns.facets)))
 
     # -- field by field ---------------------------------------------------------------
     scores = []
     parsed = {}   # score text -> value: a file has few distinct score texts
-    named = (columns.paper, columns.rater) + ((columns.group,) if columns.group else ())
+    named = (columns.paper, columns.rater) + ((columns.group,) if columns.group else ()) + tuple(columns.facets)
     for ln, r in zip(lines, rows):
         for c in keys:
             r[c] = r[c].strip()
@@ -480,10 +503,12 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
     where = "" if name is None else f" ({cols.group} {name})"
 
     seen = {}
+    fcols = tuple(cols.facets)
     for i in idx:
-        key = (rows[i][cols.paper], rows[i][cols.rater])
+        key = (rows[i][cols.paper], rows[i][cols.rater]) + tuple(rows[i][c] for c in fcols)
         if key in seen:
-            raise InputError(f"duplicate rating of paper {key[0]} by rater {key[1]}{where} "
+            at = "".join(f", {c} {v}" for c, v in zip(fcols, key[2:]))
+            raise InputError(f"duplicate rating of paper {key[0]} by rater {key[1]}{at}{where} "
                              f"(first at line {lines[seen[key]]})", path, lines[i], cols.rater)
         seen[key] = i
     del seen
@@ -501,10 +526,16 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
     s_arr = np.array([scores[i] for i in usable], dtype=np.int64) - table.scale.low
 
     order = None if reading_order is None else reading_order[usable]
-    keep, resolved = resolve_discrepancies(p_arr, s_arr, threshold, order)
+    # the third-reading rule and the count of a paper's ratings: within one combination of facet levels
+    pc_arr = p_arr
+    if fcols:
+        cell_of = {}
+        pc_arr = np.array([cell_of.setdefault((int(p),) + tuple(rows[i][c] for c in fcols), len(cell_of))
+                           for p, i in zip(p_arr, usable)], dtype=np.int64)
+    keep, resolved = resolve_discrepancies(pc_arr, s_arr, threshold, order)
     for i in usable[resolved]:
         table.flags[i] = FLAG_RESOLVED if resolve else FLAG_UNRESOLVED
-    n_res = int(np.unique(p_arr[resolved]).size)
+    n_res = int(np.unique(pc_arr[resolved]).size)
     if resolve:
         for i in usable[~keep]:
             table.flags[i] = FLAG_DROPPED
@@ -522,8 +553,8 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
                 "be its first two lines in the file (give --order-col for the order of reading)")
     if n_res and reading_order is None and no_order not in table.warnings:   # once per file
         table.warnings.append(no_order)
-    per_paper = np.bincount(p_arr, minlength=len(paper_ids))
-    many = per_paper[p_arr] >= 4
+    per_paper = np.bincount(pc_arr)
+    many = per_paper[pc_arr] >= 4
     if many.any():
         for i in usable[many]:
             table.flags[i] = FLAG_MANY
@@ -566,17 +597,31 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
         for i in used[np.isin(r_used, thin)]:
             if table.flags[i] == FLAG_OK:
                 table.flags[i] = FLAG_THIN
+    facets = {}
+    for c in fcols:
+        values = [rows[i][c] for i in used]
+        labels = tuple(sorted(dict.fromkeys(values), key=_natural_key))
+        code = {v: k for k, v in enumerate(labels)}
+        facets[c] = (np.array([code[v] for v in values], dtype=np.int64), labels)
     ratings = Ratings(paper=p_used, rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
                       n_papers=len(paper_ids), n_raters=len(rater_ids_used),
-                      paper_ids=paper_ids, rater_ids=rater_ids_used)
+                      paper_ids=paper_ids, rater_ids=rater_ids_used, facets=facets)
     return RatingsGroup(name=name, ratings=ratings, rows=used, file_rows=np.asarray(idx, dtype=np.int64))
 
 
 # -- writing -------------------------------------------------------------------------
+def _output_columns(table: RatingsTable, methods) -> list:
+    """``X``, ``X_paper`` per method (:func:`~ratercal_cli.vocabulary.adjusted_columns`), and ``X_total``
+    (the paper's rubric total) when the ratings have facets."""
+    if not table.columns.facets:
+        return adjusted_columns(methods)
+    return [c for m in methods for c in adjusted_columns([m]) + [f"{m}_total"]]
+
+
 def adjusted_header(table: RatingsTable, methods) -> list:
-    """Output header: the input's, then ``flag``, then ``X``, ``X_paper`` per method
-    (:func:`~ratercal_cli.vocabulary.adjusted_columns`)."""
-    extra = ["flag"] + adjusted_columns(methods)
+    """Output header: the input's, then ``flag``, then ``X``, ``X_paper`` per method (and
+    ``X_total`` with facets)."""
+    extra = ["flag"] + _output_columns(table, methods)
     clash = [c for c in extra if c in table.header]
     if clash:
         raise InputError(f"input already has column(s) {', '.join(clash)} that the output adds; "
@@ -585,7 +630,7 @@ def adjusted_header(table: RatingsTable, methods) -> list:
 
 
 def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4f}",
-                   chunk: int = 65536, uncertainty=None, applied=None) -> None:
+                   chunk: int = 65536, uncertainty=None, applied=None, cells=None) -> None:
     """Write the input rows with adjusted scores, atomically (``path`` ``-``: standard output).
 
     ``results``: ``{group name: {method code: Adjusted}}`` (a method missing for a
@@ -594,6 +639,8 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
     columns ``X_paper_se`` and (with a cut) ``X_paper_pass``, the probability that the paper
     passes (:mod:`.uncertainty`).  ``applied``: ``{group name: method}`` of
     ``--method recommended``: the column ``recommended_method`` says which method each line got.
+    With facets, ``cells``: ``{group name: {method code: (paper score in the rating's cell, paper
+    total)}}`` per rating of the group (0..M and the file's scale): ``X_paper`` and ``X_total``.
     Delimiter: tab if ``path`` ends in ``.tsv``/``.tab``, else comma.  The adjusted
     values are held as one float array per column; the text is made ``chunk`` rows
     at a time, so memory stays a few arrays over the ratings.
@@ -630,6 +677,15 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
                 rating[group.rows] = adj.rating
         paper = per_paper(lambda g: getattr(results.get(g, {}).get(m), "paper", None))
         cols = adjusted_columns([m])
+        if table.columns.facets:   # the paper's score in each line's cell, and its rubric total
+            paper[:] = np.nan
+            total = np.full(n, np.nan)
+            for group in table.groups:
+                got = (cells or {}).get(group.name, {}).get(m)
+                if got is not None:
+                    paper[group.rows], total[group.rows] = got[0], got[1] - low
+            cols = cols + [f"{m}_total"]
+            values[f"{m}_total"] = total
         values.update(zip(cols, (rating, paper)))
         shifted.update(cols)
         extra += cols
@@ -680,20 +736,23 @@ DECIMALS = {"point": ".", ".": ".", "comma": ",", ",": ","}
 
 def read_ratings_table(path, scale=None, paper_col="paper", rater_col="rater", score_col="score", group_col=None,
                        sep="auto", encoding=None, order_col=None, resolve_discrepancies=False,
-                       discrepancy=1, decimal="point", sheet=None, fold_labels=False) -> RatingsTable:
+                       discrepancy=1, decimal="point", sheet=None, fold_labels=False, facet_cols=(),
+                       score_cols=None, rater_cols=None) -> RatingsTable:
     """:func:`read_ratings_file` with the command line's file options (``--paper-col`` ... as keywords)."""
     if sep not in SEPARATORS:
         raise InputError(f"expected one of {', '.join(SEPARATORS)}, not {sep!r}", field="--sep")
     if decimal not in DECIMALS:
         raise InputError(f"expected point or comma, not {decimal!r}", field="--decimal")
-    return read_ratings_file(path, scale=scale, columns=Columns(paper_col, rater_col, score_col, group_col, order_col),
+    return read_ratings_file(path, scale=scale, columns=Columns(paper_col, rater_col, score_col, group_col, order_col,
+                                                                tuple(facet_cols or ())),
                              delimiter=SEPARATORS[sep], resolve=resolve_discrepancies, threshold=discrepancy,
-                             encoding=encoding, decimal=DECIMALS[decimal], sheet=sheet, fold_labels=fold_labels)
+                             encoding=encoding, decimal=DECIMALS[decimal], sheet=sheet, fold_labels=fold_labels,
+                             score_cols=score_cols, rater_cols=rater_cols)
 
 
 def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_col="score", group_col=None,
                  sep="auto", encoding=None, order_col=None, resolve_discrepancies=False,
-                 discrepancy=1) -> Ratings:
+                 discrepancy=1, facet_cols=(), score_cols=None, rater_cols=None) -> Ratings:
     """Read a ratings file (CSV or TSV, one rating per line) as ``ratercal check/adjust/compare`` do.
 
     Parameters
@@ -717,6 +776,12 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
         ``discrepancy``, keep the third and the nearer of the first two.
     discrepancy : int
         The largest difference of the first two ratings that needs no third.
+    facet_cols : sequence of str
+        Further facets of each rating (``["criterion"]``, ``--facet-col``): one rating per paper,
+        rater and combination of their levels.
+    score_cols, rater_cols : str or list, optional
+        A wide file: a column per criterion (``"style,org,conv"``; they become the facet
+        ``criterion``) or a column per rater (``"rater_*"``).
 
     Returns
     -------
@@ -736,7 +801,8 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
     import warnings
 
     table = read_ratings_table(path, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col,
-                               resolve_discrepancies, discrepancy)
+                               resolve_discrepancies, discrepancy, facet_cols=facet_cols, score_cols=score_cols,
+                               rater_cols=rater_cols)
     for message in table.warnings:
         warnings.warn(message, UserWarning, stacklevel=2)
     return table.ratings

@@ -1,0 +1,97 @@
+"""Rubric files on the command line: --facet-col, --score-cols, --rater-cols, --total."""
+
+import csv
+
+import click
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ratercal_cli.commands.practice import adjust, check, compare
+from ratercal_cli.generators.rubric import simulate_rubric
+from ratercal_cli.practice.ratings_file import read_ratings
+
+CLI = click.Group("ratercal", commands={"check": check, "adjust": adjust, "compare": compare})
+
+
+def run(*args):
+    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rub")
+    rub = simulate_rubric(seed=2, n_papers=60, n_raters=6, criteria=("style", "org"))
+    path = d / "wide.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(rub.header)
+        w.writerows(rub.rows)
+    long = d / "long.csv"
+    with open(long, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["paper", "rater", "criterion", "score"])
+        w.writerows([r[0], r[1], c, x] for r in rub.rows for c, x in zip(rub.criteria, r[2:]))
+    return path, long, rub
+
+
+def test_wide_and_long_read_the_same(wide):
+    path, long, rub = wide
+    a = read_ratings(path, scale="1-6", score_cols="style,org")
+    b = read_ratings(long, scale="1-6", facet_cols=["criterion"])
+    assert a.n_ratings == b.n_ratings == 240 and a.facets["criterion"][1] == ("org", "style")
+    np.testing.assert_array_equal(a.score, b.score)
+    np.testing.assert_array_equal(a.facets["criterion"][0], b.facets["criterion"][0])
+
+
+def test_duplicates_only_within_a_combination(wide, tmp_path):
+    _, long, _ = wide
+    res = run("check", long, "--scale", "1-6", "--no-rasch")
+    assert res.exit_code == 2 and "duplicate rating of paper P01 by rater" in res.output
+    lines = long.read_text().splitlines()
+    bad = tmp_path / "dup.csv"
+    bad.write_text("\n".join(lines + [lines[1]]) + "\n")
+    res = run("check", bad, "--scale", "1-6", "--no-rasch", "--facet-col", "criterion")
+    assert res.exit_code == 2
+    assert f"dup.csv:{len(lines) + 1}: rater: duplicate rating of paper P01 by rater" in res.output
+    assert "criterion style" in res.output and "(first at line 2)" in res.output
+
+
+def test_adjust_writes_cell_scores_and_totals(wide, tmp_path):
+    path, _, rub = wide
+    out = tmp_path / "adj.csv"
+    res = run("adjust", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "-o", out, "--total", "mean")
+    assert res.exit_code == 0, res.output
+    with open(out, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == ["paper", "rater", "criterion", "score", "flag", "MN", "MN_paper", "MN_total"]
+    assert len(rows) == 240
+    # a paper's total (mean) is the mean of its two criterion scores; each criterion's paper score is the
+    # mean of its raters' adjusted scores in that criterion (MN within each criterion)
+    p = [r for r in rows if r["paper"] == "P01"]
+    by_crit = {c: float(next(r["MN_paper"] for r in p if r["criterion"] == c)) for c in ("style", "org")}
+    for c in by_crit:
+        assert by_crit[c] == pytest.approx(np.mean([float(r["MN"]) for r in p if r["criterion"] == c]), abs=2e-4)
+    assert float(p[0]["MN_total"]) == pytest.approx(np.mean(list(by_crit.values())), abs=2e-4)
+
+
+def test_rater_columns(tmp_path):
+    f = tmp_path / "byrater.csv"
+    f.write_text("paper,r1,r2,r3\nA,3,4,\nB,,2,2\nC,5,,4\nD,1,1,\nE,,3,4\nF,2,,3\n")
+    res = run("adjust", f, "--scale", "0-5", "--rater-cols", "r*", "-m", "MN", "-o", tmp_path / "o.csv", "-q")
+    assert res.exit_code == 0, res.output
+    with open(tmp_path / "o.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["paper"], r["rater"], r["score"]) for r in rows][:3] == [("A", "r1", "3"), ("A", "r2", "4"),
+                                                                       ("B", "r2", "2")]
+
+
+@pytest.mark.slow
+def test_check_prints_the_many_facet_report(wide):
+    _, long, _ = wide
+    res = run("check", long, "--scale", "1-6", "--facet-col", "criterion")
+    assert res.exit_code == 0, res.output
+    assert "criterion=org" in res.output and "criterion=style" in res.output
+    for part in ("Many-facet Rasch model (MFRM: paper + rater + criterion", "Category statistics (Facets Table 8)",
+                 "Rater x criterion bias/interaction", "Rater pairs within each criterion"):
+        assert part in res.output
