@@ -231,6 +231,7 @@ def test_missing_columns_are_listed_with_the_options_and_case_is_forgiven(tmp_pa
 
 
 # -- 6. /dev/stdout ----------------------------------------------------------------------
+@pytest.mark.slow   # a process of its own (the pipe must be real)
 def test_dev_stdout_into_a_pipe_is_refused_pointing_to_dash(tmp_path):
     p = write_rows(tmp_path / "g.csv", linked(8))
     proc = subprocess.run([sys.executable, "-m", "ratercal_cli.cli", "adjust", str(p), "--scale", "0-5",
@@ -291,3 +292,21 @@ def test_help_names_the_flags_the_fallback_and_the_whole_rule():
 def test_ratings_from_labels_sort_raters_naturally():
     r = Ratings.from_labels(["p"] * 4, ["R10", "R2", "R1", "R11"], [1, 2, 3, 4], 5)
     assert r.rater_ids == ("R1", "R2", "R10", "R11")
+
+
+@pytest.mark.slow
+def test_the_bias_table_lists_raters_in_natural_order():
+    from ratercal_cli.practice.rater_report import rater_group_bias
+
+    rng = np.random.default_rng(4)
+    names = ("R1", "R2", "R10", "R11")
+    groups = []
+    for g in ("5", "8"):
+        # 60 papers, each by two of the four raters in turn, scores 0-4
+        who = np.array([(k % 4, (k + 1 + k // 4 % 3) % 4) for k in range(60)])
+        who[who[:, 0] == who[:, 1], 1] = (who[who[:, 0] == who[:, 1], 1] + 1) % 4
+        r = Ratings(np.repeat(np.arange(60), 2), who.ravel(), rng.integers(0, 5, 120), 4, 60, 4, rater_ids=names)
+        groups.append((g, r))
+    bias = rater_group_bias(groups, "grade")
+    assert bias["fitted"]
+    assert list(dict.fromkeys(row["rater"] for row in bias["rows"])) == ["R1", "R2", "R10", "R11"]   # not R1, R10
