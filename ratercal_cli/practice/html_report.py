@@ -224,7 +224,8 @@ def _uncertain(ratings, adjust, name, cut) -> str:
     out = ["<h3>Uncertain decisions</h3>"]
     code = "recommended" if "recommended" in g.uncertainty else next(iter(g.uncertainty), None)
     if code is None:
-        out.append('<p class="note">no paper standard errors: give --bootstrap N (or use MML/MFRM)</p>')
+        out.append('<p class="note">no paper standard errors: run adjust with --bootstrap N (or a model-based '
+                   'method: MML, MFRM, CML, RSM)</p>')
         return "\n".join(out)
     u = g.uncertainty[code]
     low = g.ratings.scale_low
