@@ -128,8 +128,6 @@ class ForkedMap:
         self._parent = os.getpid()
         self._pending = b"".join(_INDEX.pack(i) for i in range(self.n))
         self._tasks_r, self._tasks_w = os.pipe()
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()                # else a worker would write this process's buffered text again
         _parent_death_signal()            # looked up here, once, not in each worker
         try:
             for _ in range(jobs):
@@ -146,6 +144,8 @@ class ForkedMap:
     def _fork(self) -> int:
         """Start one worker; returns its result pipe's read end.  The read end of the item
         numbers stays open here, so that a worker started later (a replacement) can take them."""
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()                # else the worker would write this process's buffered text again
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:   # the worker
