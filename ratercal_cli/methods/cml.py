@@ -347,6 +347,8 @@ class CMLFit:
     n_iter, converged : Newton iterations and whether the gradient vanished.
     diverged : (J, M) bool, steps whose estimate runs off to infinity (reported as nan).
     notes : one line per rater with steps that cannot be estimated, and why.
+    resting : (J, M+1) bool, categories that a limited non-estimable step makes (almost)
+        impossible: a rating there rests on that step (:func:`_cap_diverged`).
     """
 
     steps: np.ndarray
@@ -361,6 +363,7 @@ class CMLFit:
     converged: bool
     diverged: np.ndarray = None
     notes: list = field(default_factory=list)
+    resting: np.ndarray = None
 
 
 def _design(cats, model):
@@ -417,15 +420,24 @@ def _centre(tau, cats, model, exclude=None):
 
 
 def _cap_diverged(tau, cats, diverged, bound):
-    """tau with every diverging step limited to +-bound (per step spanned); +inf off ``cats``.
+    """(tau, resting): tau with every diverging step, and every difference across categories the
+    rater never used, limited to +-bound per step spanned; +inf off ``cats``.  ``resting`` (J, K)
+    marks the categories made (almost) impossible by such a limit: a rating there rests on a step
+    that cannot be estimated.
 
     Where a diverging estimate stops is arbitrary (it depends on the stopping rule), so the
     parameters used for qualities, fair scores and fit take such steps at ``bound`` logits:
     the category stays (almost) impossible in that direction, but no paper's quality is
-    dragged to where an essentially impossible rating would become likely.
+    dragged to where an essentially impossible rating would become likely.  The same holds for
+    the sum of the steps across an unused category: estimable in principle, it runs off when the
+    categories on its two sides are never compared on an informative paper (a rater's only 0,
+    on a paper rated 1, 0, 0, beside ratings of 2 and more: the sum of steps 1-2 was -34 logits
+    and that paper's quality -17).  ``tau[b] - tau[a] -> -inf`` makes category ``a`` impossible,
+    ``+inf`` category ``b``.
     """
     J, K = cats.shape
     out = np.full((J, K), np.inf)
+    resting = np.zeros((J, K), dtype=bool)
     for j in range(J):
         cj = np.flatnonzero(cats[j])
         if cj.size == 0:
@@ -433,10 +445,13 @@ def _cap_diverged(tau, cats, diverged, bound):
         out[j, cj[0]] = 0.0
         for a, b in zip(cj[:-1], cj[1:]):
             diff = tau[j, b] - tau[j, a]
-            if diverged[j, a:b].any():
-                diff = float(np.clip(diff, -(b - a) * bound, (b - a) * bound))
+            if diverged[j, a:b].any() or b - a > 1:
+                lim = (b - a) * bound
+                resting[j, a] |= bool(diff < -lim)
+                resting[j, b] |= bool(diff > lim)
+                diff = float(np.clip(diff, -lim, lim))
             out[j, b] = out[j, a] + diff
-    return out
+    return out, resting
 
 
 def _below(pen, t):
@@ -597,7 +612,7 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     se = np.sqrt(np.maximum(((C @ cov_phi) * C).sum(axis=1), 0.0)).reshape(J, K - 1)   # diag(C cov C')
     se[~finite] = np.nan
     steps = np.where(finite, steps, np.nan)
-    tau_c = _cap_diverged(tau_c, cats, diverged, np.max(np.abs(steps[finite])) + cap_margin)
+    tau_c, resting = _cap_diverged(tau_c, cats, diverged, np.max(np.abs(steps[finite])) + cap_margin)
     beta = np.full(J, np.nan)
     kappa = np.full(K - 1, np.nan)
     if model == "rsm":
@@ -636,7 +651,7 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
                          "(the estimate diverges)")
     return CMLFit(steps=steps, steps_se=se, tau=tau_c, categories=cats, diverged=diverged,
                   beta=beta, kappa=kappa, loglik=float(ll), informative=informative,
-                  n_iter=it, converged=converged, notes=notes)
+                  n_iter=it, converged=converged, notes=notes, resting=resting)
 
 
 # ---------------------------------------------------------------------------------------
@@ -669,7 +684,8 @@ class ConditionalPCM(RaterAdjuster):
     ``tau_``, ``beta_``/``kappa_`` (RSM), ``quality_``/``quality_se_`` of the fitted papers,
     ``rater_fit_`` (:class:`~ratercal_cli.fit_stats.RaterFit`, over non-extreme papers),
     ``average_tau_`` (the average rater), ``notes_`` (steps that cannot be estimated, and why),
-    ``result_`` (the :class:`CMLFit`).
+    ``resting_papers_`` (papers whose quality rests on such a step, bounded: :func:`_cap_diverged`;
+    named in ``warnings_``, which ``adjust`` prints), ``result_`` (the :class:`CMLFit`).
     """
 
     @property
@@ -706,10 +722,28 @@ class ConditionalPCM(RaterAdjuster):
                 f"step (raters {','.join(none)}; {int(res.informative.sum())} of {ratings.n_papers} papers inform "
                 "the conditional likelihood)")
         self.quality_, self.quality_se_ = theta, se
+        self._flag_resting(ratings, res)
         p = category_probabilities(theta[ratings.paper], self.tau_[ratings.rater])
         usable = res.informative[ratings.paper] & np.isfinite(self.tau_).any(axis=1)[ratings.rater]
         score = np.clip(ratings.score, *_range(self.tau_, ratings.rater))
         self.rater_fit_ = rater_fit(p, score, ratings.rater, ratings.n_raters, mask=usable)
+
+    def _flag_resting(self, ratings: Ratings, res: CMLFit):
+        """``resting_papers_``: papers with a rating in a category that only a limited non-estimable
+        step keeps possible (their quality is bounded by that limit, not measured); a warning names them."""
+        rest = res.resting[ratings.rater, ratings.score]
+        papers = np.zeros(ratings.n_papers, dtype=bool)
+        papers[ratings.paper[rest]] = True
+        self.resting_papers_ = papers
+        self.warnings_ = []
+        if papers.any():
+            ids = [str(ratings.paper_ids[p]) for p in np.flatnonzero(papers)]
+            shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+            line = (f"{len(ids)} paper(s) whose adjusted score rests on a step that cannot be estimated (a "
+                    f"category given there and almost nowhere else; the step is limited, so the quality is a "
+                    f"bound, not a measure): {shown}; MML estimates them")
+            self.warnings_.append(line)
+            self.notes_.append(line)
 
     def _average_tau(self, res: CMLFit):
         """Cumulative parameters of the average rater (K,), +inf for unreachable categories."""

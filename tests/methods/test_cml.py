@@ -339,3 +339,31 @@ def test_transform_of_new_data_recomputes_the_same_qualities(data500):
     np.testing.assert_allclose(copy.paper, same.paper, atol=1e-9)
     half = data500.subset(data500.paper < 250)
     assert np.isnan(est.transform(half).paper[300])  # a paper without ratings has no score
+
+
+def test_a_paper_resting_on_a_non_estimable_step_is_bounded_and_named():
+    """Issue 21: a rater's only 0 (it never gives 1) on a paper rated 1, 0, 0.  The sum of its steps 1-2
+    (across the unused category 1) runs off to -34 logits, and with it that paper's quality (-16.8, SE 1.0;
+    the next lowest -3.8).  The difference is limited as a diverging step is, and the paper is named."""
+    from ratercal_cli.models import pcm as pcm_model
+
+    rng = np.random.default_rng(2)
+    n, J, M = 300, 6, 5
+    steps = np.linspace(-2, 2, M)[None, :] + np.linspace(-0.5, 0.5, J)[:, None]
+    theta = rng.normal(0.5, 1.2, n)
+    raters = np.argsort(rng.random((n, J)), axis=1)[:, :3]
+    score = pcm_model.sample_scores(rng, theta[:, None], steps[raters])
+    score[raters == 0] = np.maximum(score[raters == 0], 2)
+    p = np.flatnonzero((raters == 0).any(axis=1))[0]
+    score[p] = np.where(raters[p] == 0, 0, [1, 0, 0])
+    assert sorted(score[p]) == [0, 0, 1] and score[p][raters[p] == 0] == 0
+    r = Ratings(np.repeat(np.arange(n), 3), raters.ravel(), score.ravel(), M, n, J)
+    est = ConditionalPCM().fit(r)
+    assert np.isnan(est.steps_[0, :2]).all()            # steps 1-2 of that rater: not estimable
+    bound = np.nanmax(np.abs(est.steps_)) + 2.0          # the cap of a diverging step, per step spanned
+    assert est.tau_[0, 2] - est.tau_[0, 0] == pytest.approx(-2 * bound)
+    assert np.flatnonzero(est.resting_papers_).tolist() == [p]
+    assert est.warnings_ and f": {r.paper_ids[p]}; MML estimates them" in est.warnings_[0]
+    others = np.delete(est.quality_, p)
+    # bounded: about the lowest of the others (the cap's doing), no longer 13 logits below them
+    assert others.min() - 1.5 < est.quality_[p] < others.min() + 0.5
