@@ -121,3 +121,21 @@ def test_last_axis_sum_and_max_are_numpys_to_the_bit(K):
         with np.errstate(invalid="ignore"):
             assert np.array_equal(last_axis_sum(a).view(np.int64), np.sum(a, axis=-1).view(np.int64))
             np.testing.assert_array_equal(last_axis_max(a), np.max(a, axis=-1))
+
+
+@pytest.mark.parametrize("M, sd", [(5, 1.0), pytest.param(15, 0.4, marks=pytest.mark.slow)])
+def test_interpolated_fair_scores_are_the_exact_ones_to_1e_10(monkeypatch, M, sd):
+    """mean_expected_score interpolates (cubic Hermite on exact values and slopes) when there are many
+    more distinct qualities than grid points: within 1e-10 of the exact values, on every scale width."""
+    import ratercal_cli.methods.quality as q
+
+    rng = np.random.default_rng(M)
+    tau = np.zeros((30, M + 1))
+    tau[:, 1:] = np.cumsum(rng.normal(0, sd, (30, M)), axis=1)
+    theta = np.r_[rng.normal(0, 1.5, 3000), np.nan]
+    exact = q.mean_expected_score(theta, tau)
+    monkeypatch.setattr(q, "FAIR_INTERPOLATE_RATIO", 0)   # interpolate whatever the count
+    got = q.mean_expected_score(theta, tau)
+    assert not np.array_equal(got[:-1], exact[:-1])        # (it did interpolate)
+    np.testing.assert_allclose(got[:-1], exact[:-1], rtol=0, atol=1e-10)
+    assert np.isnan(got[-1]) and np.isnan(exact[-1])
