@@ -37,26 +37,33 @@ RATERCAL = str(Path(sys.executable).with_name("ratercal"))
 GIB = 1 << 30
 
 
-def generate(path: Path, n_ratings: int, n_raters: int, seed: int = 1, top: int = 5) -> None:
-    """Two ratings per paper by two different raters; score = rounded quality + severity + noise."""
+def simulate(n_ratings: int, n_raters: int, seed: int = 1, top: int = 5):
+    """Two ratings per paper by two different raters; score = rounded quality + severity + noise.
+    Returns (paper, rater, score) int arrays, a paper's two ratings next to each other."""
     rng = np.random.default_rng(seed)
     n_papers = n_ratings // 2
     severity = rng.normal(0.0, 0.5, n_raters)
+    out = []
+    for start in range(0, n_papers, 200_000):
+        p = np.arange(start, min(n_papers, start + 200_000))
+        quality = rng.normal(2.5, 1.0, p.size)
+        r1 = rng.integers(0, n_raters, p.size)
+        r2 = (r1 + 1 + rng.integers(0, n_raters - 1, p.size)) % n_raters
+        s = [np.clip(np.rint(quality + severity[r] + rng.normal(0, 0.7, p.size)), 0, top).astype(np.int64)
+             for r in (r1, r2)]
+        out.append((np.repeat(p, 2), np.column_stack([r1, r2]).ravel(), np.column_stack(s).ravel()))
+    return tuple(np.concatenate(x) for x in zip(*out))
+
+
+def generate(path: Path, n_ratings: int, n_raters: int, seed: int = 1, top: int = 5) -> None:
+    """The ratings of :func:`simulate` as a CSV file (paper, rater, score)."""
+    paper, rater, score = simulate(n_ratings, n_raters, seed, top)
     with open(path, "w") as fh:
         fh.write("paper,rater,score\n")
-        for start in range(0, n_papers, 200_000):
-            p = np.arange(start, min(n_papers, start + 200_000))
-            quality = rng.normal(2.5, 1.0, p.size)
-            r1 = rng.integers(0, n_raters, p.size)
-            r2 = (r1 + 1 + rng.integers(0, n_raters - 1, p.size)) % n_raters
-            cols = []
-            for r in (r1, r2):
-                s = np.clip(np.rint(quality + severity[r] + rng.normal(0, 0.7, p.size)), 0, top).astype(int)
-                cols.append((r, s))
-            lines = [f"P{pp},R{a + 1},{sa}\nP{pp},R{b + 1},{sb}\n"
-                     for pp, a, sa, b, sb in zip(p.tolist(), cols[0][0].tolist(), cols[0][1].tolist(),
-                                                 cols[1][0].tolist(), cols[1][1].tolist())]
-            fh.write("".join(lines))
+        for a in range(0, paper.size, 400_000):
+            fh.write("".join(f"P{p},R{r + 1},{s}\n" for p, r, s in zip(paper[a:a + 400_000].tolist(),
+                                                                    rater[a:a + 400_000].tolist(),
+                                                                    score[a:a + 400_000].tolist())))
 
 
 def measure(args):

@@ -83,7 +83,7 @@ from .mml_layout import Layout, make_layout
 from .quality import category_probabilities, estimate_quality, expected_score, mean_expected_score, moments
 
 __all__ = ["MMLFit", "fit_mml", "marginal_loglik", "MarginalRaterModel", "PRIOR_STEP_SD", "PRIOR_LOCATION_SD",
-           "Layout", "required_nodes"]
+           "Layout", "required_grid"]
 
 #: sd of the weak normal prior on the difference of adjacent thresholds (logits)
 PRIOR_STEP_SD = 5.0
@@ -96,7 +96,9 @@ MAX_STEP = 8.0
 #: papers' posterior sd (in units of sigma) / NODE_RATIO
 MIN_NODES = 31
 MAX_NODES = 401
-NODE_RATIO = 1.5
+NODE_RATIO = 1.25
+#: new grids at most this many times a fit
+MAX_REGRIDS = 5
 #: Newton steps reuse the information while the decrement falls at least this much a step
 REUSE_GAIN = 20.0
 #: the start of sigma
@@ -169,6 +171,17 @@ def _items(ratings: Ratings, facet):
     key = np.column_stack([rmap[ratings.rater], f])
     items, item = np.unique(key, axis=0, return_inverse=True)
     return item.ravel(), items, seen, levels
+
+
+def _star_links(ratings: Ratings):
+    """Each paper's raters linked to its first rater: the raters' components with one link a rating
+    (the pairs of a paper's raters, 84 x 83 / 2 a paper of a rubric, link the same raters)."""
+    order = np.argsort(ratings.paper, kind="stable")
+    p, r = ratings.paper[order], ratings.rater[order]
+    first = np.r_[True, p[1:] != p[:-1]]
+    head = r[np.flatnonzero(first)][np.cumsum(first) - 1]
+    keep = head != r
+    return np.minimum(head, r)[keep], np.maximum(head, r)[keep]
 
 
 class _Objective:
@@ -312,30 +325,42 @@ def _factor(H, Hem):
         return cho_factor(neg + 1e-9 * max(np.trace(neg), 1.0) / P * np.eye(P)), False
 
 
-def required_nodes(z_sd_low: float) -> int:
-    """Grid nodes whose spacing resolves posteriors of sd ``z_sd_low`` (z units): spacing at most
-    ``z_sd_low / NODE_RATIO``, between MIN_NODES and MAX_NODES, odd (a node at 0)."""
-    if not np.isfinite(z_sd_low) or z_sd_low <= 0:
-        return MAX_NODES
-    n = int(np.ceil(2 * SPAN * NODE_RATIO / z_sd_low)) + 1
-    n += 1 - n % 2
-    return int(min(max(n, MIN_NODES), MAX_NODES))
+def required_grid(ev) -> tuple:
+    """(nodes, lo, hi): a grid over where the posteriors of evaluation ``ev`` lie (within +-SPAN) whose
+    spacing resolves them: at most the 1% quantile of their sd (z units) / NODE_RATIO; MIN_NODES to
+    MAX_NODES nodes."""
+    lo, hi = max(-SPAN, ev.z_lo - 0.5), min(SPAN, ev.z_hi + 0.5)
+    if not (np.isfinite(ev.z_sd_low) and ev.z_sd_low > 0 and hi > lo):
+        return MAX_NODES, -SPAN, SPAN
+    n = int(np.ceil((hi - lo) * NODE_RATIO / ev.z_sd_low)) + 1
+    return int(min(max(n, MIN_NODES), MAX_NODES)), lo, hi
+
+
+def _grid_suffices(eng: GridEngine, ev) -> bool:
+    """Does the engine's grid cover the posteriors of ``ev`` finely enough (:func:`required_grid`)?"""
+    n, lo, hi = required_grid(ev)
+    z = eng.z
+    spacing = (z[-1] - z[0]) / max(z.size - 1, 1)
+    fine = spacing <= (hi - lo) / max(n - 1, 1) * 1.0001 or eng.Q >= MAX_NODES
+    return fine and z[0] <= max(-SPAN, ev.z_lo) + 1e-9 and z[-1] >= min(SPAN, ev.z_hi) - 1e-9
 
 
 def _fit_on_grids(obj: _Objective, phi, n_nodes, max_iter, tol, n_scale):
-    """Newton on the grid; then, unless ``n_nodes`` was given, on a finer grid while the
-    posteriors at the estimates need one (:func:`required_nodes`)."""
+    """Newton on a grid for the posteriors at the start; then, unless ``n_nodes`` was given, again
+    on a new grid while the posteriors at the estimates need one (:func:`required_grid`)."""
     it = 0
-    if n_nodes is None:   # a grid for the posteriors at the start
-        obj.eng.set_nodes(max(obj.eng.Q, required_nodes(obj(phi)[4].z_sd_low)))
-    while True:
+    if n_nodes is None:   # a grid for the posteriors at the start (twice: a coarse grid misjudges narrow ones)
+        for _ in range(2):
+            obj.eng.set_nodes(*required_grid(obj(phi)[4]))
+    for _ in range(MAX_REGRIDS):
         phi, converged, it = _newton(obj, phi, max_iter, tol, n_scale, it)
         if n_nodes is not None or it >= max_iter:
-            return phi, converged, it
-        need = required_nodes(obj(phi)[4].z_sd_low)
-        if need <= obj.eng.Q:
-            return phi, converged, it
-        obj.eng.set_nodes(need)
+            break
+        ev = obj(phi)[4]
+        if _grid_suffices(obj.eng, ev):
+            break
+        obj.eng.set_nodes(*required_grid(ev))
+    return phi, converged, it
 
 
 def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | None = None, max_iter: int = 200,
@@ -356,7 +381,7 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     name = f"MML ({model.upper()})"
     if ratings.n_ratings == 0:
         raise MethodError(f"{name}: no ratings")
-    require_connected(ratings, name)
+    require_connected(ratings, name, links=_star_links(ratings))
     K = ratings.max_score + 1
     item, items, seen, levels = _items(ratings, facet)
     counts = np.zeros((seen.size, K))
@@ -482,12 +507,12 @@ def _settled_engine(paper, item, score, U, K, tau, log_sigma, n_nodes=None):
     """An engine for fixed parameters, on ``n_nodes`` nodes or on a grid that resolves the
     posteriors there (refined until it does), and its evaluation with the posterior moments."""
     eng = GridEngine(paper, item, score, U, K, n_nodes or MIN_NODES)
-    while True:
+    for _ in range(MAX_REGRIDS):
         ev = eng.evaluate(tau, log_sigma, moments=True)
-        need = required_nodes(ev.z_sd_low)
-        if n_nodes is not None or need <= eng.Q:
-            return eng, ev
-        eng.set_nodes(need)
+        if n_nodes is not None or _grid_suffices(eng, ev):
+            break
+        eng.set_nodes(*required_grid(ev))
+    return eng, ev
 
 
 def marginal_loglik(ratings: Ratings, tau, sigma, n_nodes: int | None = None):

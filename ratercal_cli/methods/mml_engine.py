@@ -47,14 +47,29 @@ __all__ = ["GridEngine", "Evaluation", "SPAN", "grid_nodes"]
 SPAN = 7.0
 #: patterns per block of the E step
 BLOCK = 1 << 15
+#: a pattern x column matrix is held dense (BLAS products) when at least this share is nonzero
+DENSE_SHARE = 0.05
+DENSE_CELLS = 1 << 25
 
 
-def grid_nodes(n_nodes: int):
-    """Equally spaced standard-normal nodes over +-SPAN and their log weights (summing to 1)."""
-    z = np.linspace(-SPAN, SPAN, n_nodes)
-    lw = -0.5 * z * z
-    lw -= np.log(np.exp(lw).sum())
-    return z, lw
+def _operator(m):
+    """``m`` as a dense array when dense enough (a rubric's many ratings a paper), else sparse."""
+    rows, cols = m.shape
+    if rows * cols and rows * cols <= DENSE_CELLS and m.nnz >= DENSE_SHARE * rows * cols:
+        return m.toarray()
+    return m
+
+
+#: a pattern's posterior is taken to lie within TAIL posterior sds of its mean (grid trimming)
+TAIL = 12.0
+
+
+def grid_nodes(n_nodes: int, lo: float = -SPAN, hi: float = SPAN):
+    """Equally spaced standard-normal nodes over [lo, hi] and their log weights ``log(h phi(z))``
+    (the trapezoidal rule; over +-SPAN they sum to 1 within 1e-11)."""
+    z = np.linspace(lo, hi, n_nodes)
+    h = (hi - lo) / max(n_nodes - 1, 1)
+    return z, np.log(h) - 0.5 * z * z - 0.5 * np.log(2.0 * np.pi)
 
 
 @dataclass
@@ -67,6 +82,8 @@ class Evaluation:
     eap: np.ndarray = None    # per pattern: posterior mean and sd of theta (``moments=True``)
     eap_sd: np.ndarray = None
     z_sd_low: float = np.nan  # a low (1%) quantile of the patterns' posterior sd in z units
+    z_lo: float = -SPAN       # where the posteriors lie: min (max) over patterns of mean -+ TAIL sd
+    z_hi: float = SPAN
 
 
 class GridEngine:
@@ -116,8 +133,8 @@ class GridEngine:
         rows, cols = np.concatenate(rows), np.concatenate(cols)
         self.cells = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n_pat, UK))
         self.cells.sum_duplicates()
-        self.cells_T = self.cells.T.tocsr()
-        self.n_obs = np.asarray(self.cells_T @ self.mult).reshape(self.U, self.K)   # ratings per cell
+        self.cells_op = _operator(self.cells)
+        self.n_obs = np.asarray(self.cells.T @ self.mult).reshape(self.U, self.K)   # ratings per cell
         x = np.tile(np.arange(self.K, dtype=np.float64), self.U)
         self.total = np.asarray(self.cells @ x)   # each pattern's total score
         items = sparse.csr_matrix((self.cells.data, (np.repeat(np.arange(n_pat), np.diff(self.cells.indptr)),
@@ -128,8 +145,16 @@ class GridEngine:
 
     def _pairs(self):
         """Each pattern's pairs of items u <= v with weight c_u c_v (c_u: the pattern's ratings
-        by item u): ``pairs`` (patterns x distinct pairs), ``pair_u``, ``pair_v``."""
+        by item u): ``pairs`` (patterns x distinct pairs), ``pair_u``, ``pair_v``.  With the items
+        dense (``items_dense``: many items a pattern) only the pairs that occur; their weights are
+        products of two columns, made per block (:meth:`pair_weights`)."""
         it = self.items
+        self.items_dense = _operator(it)
+        if isinstance(self.items_dense, np.ndarray):
+            co = np.triu((self.items_dense.T > 0).astype(np.float64) @ (self.items_dense > 0)) > 0
+            self.pair_u, self.pair_v = np.nonzero(co)
+            self.pairs = None
+            return
         n = np.diff(it.indptr)
         # within each pattern, entries a <= b of its item list (sorted by item)
         offs = it.indptr[:-1]
@@ -151,6 +176,13 @@ class GridEngine:
         self.pairs = sparse.csr_matrix((it.data[ia] * it.data[ib], (pp, inv.ravel())), shape=(self.N, ukey.size))
         self.pair_entry = (pp, inv.ravel(), ia, ib)   # per (pattern, pair): its entries of ``items``
 
+    def pair_weights(self, a, b):
+        """(patterns a..b) x pairs: c_u c_v, dense or sparse."""
+        if self.pairs is None:
+            X = self.items_dense[a:b]
+            return X[:, self.pair_u] * X[:, self.pair_v]
+        return self.pairs[a:b]
+
     def block_static(self, a, b) -> "_BlockStatic":
         """What the information needs of patterns a..b that does not change with the parameters."""
         cache = self.__dict__.setdefault("_static", {})
@@ -158,8 +190,8 @@ class GridEngine:
             cache[(a, b)] = _BlockStatic(self, a, b)
         return cache[(a, b)]
 
-    def set_nodes(self, n_nodes: int):
-        self.z, self.logw = grid_nodes(int(n_nodes))
+    def set_nodes(self, n_nodes: int, lo: float = -SPAN, hi: float = SPAN):
+        self.z, self.logw = grid_nodes(int(n_nodes), lo, hi)
         self.Q = self.z.size
 
     # ---- tables -------------------------------------------------------------------------------
@@ -172,7 +204,7 @@ class GridEngine:
     def _posterior(self, logP, a, b):
         """log L of patterns a..b and their normalised posteriors (b-a, Q)."""
         T = logP.transpose(0, 2, 1).reshape(self.U * self.K, self.Q)
-        L = self.cells[a:b] @ T
+        L = self.cells_op[a:b] @ T
         L += self.logw
         top = L.max(axis=1)
         L -= top[:, None]
@@ -193,6 +225,7 @@ class GridEngine:
         eap = np.empty(self.N) if moments else None
         eap_sd = np.empty(self.N) if moments else None
         sd_z = np.empty(self.N)
+        mz_all = np.empty(self.N)
         if level >= 2:
             P = np.exp(logP)
             E = P @ np.arange(K, dtype=np.float64)               # (U, Q)
@@ -203,18 +236,20 @@ class GridEngine:
             m = self.mult[a:b]
             ll += float(llp @ m)
             mz = pi @ z
+            mz_all[a:b] = mz
             sd_z[a:b] = np.sqrt(np.maximum(pi @ (z * z) - mz * mz, 0.0))
             if moments:
                 eap[a:b] = sigma * mz
                 eap_sd[a:b] = sigma * sd_z[a:b]
             if level >= 1:
                 pim = pi * m[:, None]
-                ncell += self.cells[a:b].T @ pim
+                ncell += self.cells_op[a:b].T @ pim
                 if level >= 2:
                     acc.add_block(a, b, pi, pim, m)
         ev = Evaluation(ll=ll, eap=eap, eap_sd=eap_sd)
         if self.N:
             ev.z_sd_low = float(np.quantile(sd_z, 0.01))
+            ev.z_lo, ev.z_hi = float(np.min(mz_all - TAIL * sd_z)), float(np.max(mz_all + TAIL * sd_z))
         if level == 0:
             return ev
         P = np.exp(logP) if level < 2 else P
@@ -251,6 +286,10 @@ class _BlockStatic:
 
     def __init__(self, eng: GridEngine, a, b):
         it = eng.items[a:b]
+        if eng.pairs is None:   # dense: the mean parts by BLAS (_Louis._add_dense), pair weights made when used
+            self.items = self.items_T = eng.items_dense[a:b]
+            self.items_T = self.items.T
+            return
         self.items, self.items_T = it, it.T.tocsr()
         self.pairs_T = eng.pairs[a:b].T.tocsr()
         e0 = eng.items.indptr[a]
@@ -288,22 +327,38 @@ class _Louis:
     def add_block(self, a, b, pi, pim, m):
         eng, sigma, z, M = self.eng, self.sigma, self.eng.z, self.eng.M
         st = eng.block_static(a, b)
-        self.C += st.pairs_T @ pim
+        self.C += (eng.pair_weights(a, b).T @ pim) if eng.pairs is None else (st.pairs_T @ pim)
         # the log sigma score at each node: sigma z (total - sum_u c_u E_u)
         rho = st.items @ self.E                       # (b-a, Q)
         S = sigma * z * (eng.total[a:b, None] - rho)
         Sbar = (pi * S).sum(axis=1)
         self.ss += float(m @ ((pi * S * S).sum(axis=1) - Sbar * Sbar))
         self.W += st.items_T @ (pim * S)
+        if isinstance(st.items, np.ndarray):   # many items a pattern (a rubric): all in BLAS products
+            self._add_dense(st, pi, m, Sbar)
+            return
         # posterior means of each (pattern, item) entry: Pbar (M) and Ebar
         bar = np.empty((st.ent_p.size, M + 1))
         for u, idx in st.by_item:
             bar[idx] = pi[st.ent_p[idx]] @ self.PE[u]
         self.mean_us += st.item_sum @ (bar[:, :M] * Sbar[st.ent_p][:, None])
-        # (pattern, pair) outer products of the posterior-mean probabilities
-        Ba = bar[st.ia, :M]
-        Bb = bar[st.ib, :M]
-        self.mean_pairs += st.pair_sum @ (Ba[:, :, None] * Bb[:, None, :]).reshape(-1, M * M)
+        # (pattern, pair) outer products of the posterior-mean probabilities, a column at a time
+        # (numpy broadcasts over tiny trailing axes slowly)
+        barT = np.ascontiguousarray(bar[:, :M].T)
+        Ba, Bb = barT[:, st.ia], barT[:, st.ib]
+        outer = np.empty((M * M, st.ia.size))
+        for k in range(M):
+            np.multiply(Ba[k], Bb, out=outer[k * M:(k + 1) * M])
+        self.mean_pairs += st.pair_sum @ outer.T
+
+    def _add_dense(self, st, pi, m, Sbar):
+        """The mean parts with the patterns' items dense: Y = [c_pu Pbar_pu] (patterns x U*M) and Y' m Y."""
+        eng, M, U = self.eng, self.eng.M, self.eng.U
+        bar = (pi @ self.PE.transpose(1, 0, 2).reshape(eng.Q, U * (M + 1))).reshape(-1, U, M + 1)
+        Y = (st.items[:, :, None] * bar[:, :, :M]).reshape(-1, U * M)
+        G = (Y.T @ (Y * m[:, None])).reshape(U, M, U, M)
+        self.mean_pairs += G[eng.pair_u, :, eng.pair_v, :].reshape(-1, M * M)
+        self.mean_us += (Y.T @ (m * Sbar)).reshape(U, M)
 
     def finish(self, Nuq, resid):
         """The Louis Hessian and the complete-data Hessian, sparse, in (tau[:, 1:], log sigma)."""

@@ -1,0 +1,210 @@
+"""The marginal-ML rater models beside a peer (issue 21): ``MML`` and ``MFRM`` against Python's
+``mirt`` 1.2.0 (``fit_mfrm``) on the same data, timed in the same run, estimates compared.
+
+    .venv/bin/python benchmarks/bench_mirt.py [--sizes 100000,1000000] [--no-rubric] [--only MFRM]
+
+``mirt`` is not a dependency of ratercal: the first run installs it from PyPI into its own
+environment, ``benchmarks/.bench/mirt-venv`` (git-ignored); without it (no network) the benchmark
+says so and exits 0.  Data: two of 200 raters per paper on 0-5 (the large-file benchmark's
+generator) at each size, and a rubric: 372 papers, each scored by all of 21 raters in 4
+domains (84 ratings a paper) on 0-3, with domain effects.  Models, the same in both programs:
+
+* ``MFRM``: rater severity + shared thresholds (+ the domain as a further facet on the rubric);
+  mirt: one item (the rubric: the domains as items) and an anchored rater facet;
+* ``MML``: each rater's own thresholds (PCM; + the domain facet on the rubric); mirt: the raters
+  as items with ``partial_credit`` thresholds (+ an anchored domain facet).
+
+Both fit with flat priors (ours: ``step_sd = location_sd = 1e6``) so that both maximise the same
+marginal likelihood; each in a fresh process, the fit alone timed (data already in memory).
+Printed: both times, the ratio (mirt / ours; the target: >= 2), the two log-likelihoods and the
+largest difference of the estimates (severities or steps, thresholds, facet, sigma; target: within
+2e-3 logits).  Exits 1 if a target is missed (absolute times are for information only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PEER = "mirt==1.2.0"
+PEER_ENV = HERE / ".bench" / "mirt-venv"
+TARGET_RATIO = 2.0
+TARGET_AGREE = 2e-3
+
+#: the peer's side: numpy + mirt only (it runs in the peer's environment)
+_MIRT = r"""
+import json, sys, time, warnings
+import numpy as np
+from mirt.estimation import fit_mfrm
+from mirt.models import Facet, PolytomousMFRM
+d = np.load(sys.argv[1]); model = sys.argv[2]
+paper, rater, score, domain = d["paper"], d["rater"], d["score"], d["domain"]
+K = int(d["K"]); J = int(rater.max()) + 1; N = int(paper.max()) + 1
+width = int(np.bincount(paper).max())
+slot = np.zeros(paper.size, dtype=np.int64)
+order = np.argsort(paper, kind="stable")
+starts = np.r_[0, np.cumsum(np.bincount(paper))[:-1]]
+slot[order] = np.arange(paper.size) - np.repeat(starts, np.bincount(paper))
+def grid(values, fill):
+    out = np.full((N, width), fill, dtype=values.dtype)
+    out[paper, slot] = values
+    return out
+resp = grid(score.astype(float), np.nan)
+rubric = domain.max() > 0
+F = int(domain.max()) + 1
+if model == "rsm":
+    items = grid(domain, 0)
+    m = PolytomousMFRM(F if rubric else 1, K, [Facet("rater", J)], category_structure="rating_scale")
+    facets = {"rater": grid(rater, 0)}
+else:
+    items = grid(rater, 0)
+    m = PolytomousMFRM(J, K, [Facet("domain", F)] if rubric else [], category_structure="partial_credit")
+    facets = {"domain": grid(domain, 0)} if rubric else None
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    t = time.perf_counter()
+    res = fit_mfrm(m, resp, facets, item_indices=items)
+    sec = time.perf_counter() - t
+thr = np.asarray(res.thresholds)
+b = np.asarray(res.item_difficulty)
+if model == "rsm":
+    sev = np.asarray(res.facet_parameters["rater"])
+    facet = (b - b.mean()) if rubric else np.zeros(0)
+    loc = sev + b.mean()
+    out = dict(severity=sev.tolist(), location=loc.tolist(), thresholds=thr.ravel().tolist(), facet=facet.tolist())
+else:
+    steps = b[:, None] + thr
+    out = dict(steps=steps.ravel().tolist(), facet=(np.asarray(res.facet_parameters["domain"]).tolist()
+                                                    if rubric else []))
+out.update(seconds=sec, loglik=float(res.log_likelihood), sigma=float(res.sigma), nodes=int(res.n_quadpts))
+print(json.dumps(out))
+"""
+
+#: our side, in this checkout's environment
+_OURS = r"""
+import json, os, sys, time
+import numpy as np
+sys.path.insert(0, sys.argv[3])
+from ratercal_cli.methods.mml import fit_mml
+from ratercal_cli.ratings import Ratings
+d = np.load(sys.argv[1]); model = sys.argv[2]
+K = int(d["K"])
+r = Ratings(d["paper"], d["rater"], d["score"], K - 1, int(d["paper"].max()) + 1, int(d["rater"].max()) + 1)
+facet = d["domain"] if d["domain"].max() > 0 else None
+t = time.perf_counter()
+fit = fit_mml(r, model=model, facet=facet, step_sd=1e6, location_sd=1e6)
+sec = time.perf_counter() - t
+out = dict(seconds=sec, loglik=fit.loglik, sigma=fit.sigma, nodes=fit.n_nodes, facet=fit.facet.tolist(),
+           converged=bool(fit.converged))
+if model == "rsm":
+    out.update(severity=fit.severity.tolist(), location=(fit.severity - fit.theta_mean).tolist(),
+               thresholds=np.ravel(fit.thresholds).tolist())
+else:
+    out.update(steps=(fit.steps - fit.theta_mean).ravel().tolist())
+print(json.dumps(out))
+"""
+
+
+def peer_python():
+    """The peer's interpreter, installing ``mirt`` into its own environment on first use (None: not available)."""
+    py = PEER_ENV / "bin" / "python"
+    if py.exists() and subprocess.run([str(py), "-c", "import mirt"], capture_output=True).returncode == 0:
+        return py
+    print(f"installing {PEER} into {PEER_ENV.relative_to(ROOT)} (not a ratercal dependency)", flush=True)
+    try:
+        venv.create(PEER_ENV, with_pip=True)
+        subprocess.run([str(py), "-m", "pip", "install", "--quiet", PEER], check=True, capture_output=True)
+    except (subprocess.CalledProcessError, OSError) as e:
+        print(f"mirt: could not install {PEER} ({e}); peer comparison skipped")
+        return None
+    return py
+
+
+def large_file_data(n_ratings: int):
+    """The large-file benchmark's ratings (two of 200 raters per paper, 0-5) as arrays."""
+    sys.path.insert(0, str(HERE))
+    from bench_large_files import simulate
+
+    paper, rater, score = simulate(n_ratings, 200)
+    return dict(paper=paper, rater=rater, score=score, domain=np.zeros_like(paper), K=6)
+
+
+def rubric_data(seed: int = 21):
+    """372 papers, each scored by all 21 raters in all 4 domains (84 ratings a paper), 0-3."""
+    rng = np.random.default_rng(seed)
+    n, J, F, M = 372, 21, 4, 3
+    theta = rng.normal(0.0, 1.5, n)
+    sev = rng.normal(0.0, 0.5, J)
+    dom = np.array([-0.4, -0.1, 0.2, 0.3])
+    kappa = np.array([-1.6, 0.1, 1.5])
+    paper = np.repeat(np.arange(n), J * F)
+    rater = np.tile(np.repeat(np.arange(J), F), n)
+    domain = np.tile(np.arange(F), n * J)
+    eta = theta[paper] - sev[rater] - dom[domain]
+    logits = np.arange(M + 1)[None, :] * eta[:, None] - np.r_[0.0, np.cumsum(kappa)][None, :]
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    score = (rng.random(paper.size)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    return dict(paper=paper, rater=rater, score=np.minimum(score, M), domain=domain, K=M + 1)
+
+
+def run(py, code, data_file, model):
+    res = subprocess.run([str(py), "-c", code, str(data_file), model, str(ROOT)], capture_output=True, text=True,
+                         env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    if res.returncode != 0:
+        raise RuntimeError(res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "failed")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def largest_difference(a, b, model):
+    keys = ("location", "thresholds", "facet") if model == "rsm" else ("steps", "facet")
+    d = [np.max(np.abs(np.asarray(a[k]) - np.asarray(b[k])), initial=0.0) for k in keys]
+    return max(d + [abs(a["sigma"] - b["sigma"])])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="100000,1000000")
+    ap.add_argument("--no-rubric", action="store_true")
+    ap.add_argument("--only", default="MFRM,MML")
+    args = ap.parse_args()
+    py = peer_python()
+    if py is None:
+        return 0
+    models = [("rsm" if c == "MFRM" else "pcm", c) for c in args.only.upper().split(",")]
+    sets = [(f"{int(n):,} ratings, 200 raters, 2 a paper, 0-5", lambda n=int(n): large_file_data(n))
+            for n in args.sizes.split(",") if n]
+    if not args.no_rubric:
+        sets.append(("rubric: 372 papers x 21 raters x 4 domains (84 a paper), 0-3", rubric_data))
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="ratercal-mirt-") as tmp:
+        for label, make in sets:
+            data = Path(tmp) / "data.npz"
+            np.savez(data, **make())
+            for model, code in models:
+                ours = run(sys.executable, _OURS, data, model)
+                peer = run(py, _MIRT, data, model)
+                ratio = peer["seconds"] / ours["seconds"]
+                diff = largest_difference(ours, peer, model)
+                good = ratio >= TARGET_RATIO and diff <= TARGET_AGREE and ours["converged"]
+                ok &= good
+                print(f"{code:<4} {label}: ours {ours['seconds']:7.2f} s ({ours['nodes']} nodes), mirt "
+                      f"{peer['seconds']:7.2f} s ({peer['nodes']} nodes); mirt/ours {ratio:5.2f}x (target >= "
+                      f"{TARGET_RATIO:g}); log L {ours['loglik']:.4f} vs {peer['loglik']:.4f} "
+                      f"(diff {ours['loglik'] - peer['loglik']:+.1e}); estimates within {diff:.1e} "
+                      f"(target {TARGET_AGREE:g})  {'ok' if good else 'FAILED'}", flush=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
