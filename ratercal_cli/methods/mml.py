@@ -429,7 +429,7 @@ def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, s
     def est(rows):
         rows = np.atleast_2d(rows)
         rc = rows @ C
-        return rows @ v, np.sqrt(np.maximum(np.einsum("ip,pq,iq->i", rc, cov, rc), 0.0))
+        return rows @ v, np.sqrt(np.maximum(((rc @ cov) * rc).sum(axis=1), 0.0))
 
     sev, sev_se = est(lay.severity_rows - c_row)
     stp, stp_se = est(steps - c_row)
