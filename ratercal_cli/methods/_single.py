@@ -13,18 +13,38 @@ import numpy as np
 F32 = np.float32
 
 
-def rater_sums(ratings, dtype=np.float64):
-    """Per-rater ``n(j), s(j), ss(j)`` and the totals (EZEQ.BAS's loading loop).
+def by_rater(rater, n_raters, values=None):
+    """Per-rater sums of ``values`` (default: counts), float64, added in rating order like
+    ``np.bincount(rater, values)``.  ``rater`` and ``values`` are ``(L,)`` (one data set) or
+    ``(B, L)`` (a stack of replications, the Monte Carlo fast path): the result is
+    ``(n_raters,)`` or ``(B, n_raters)``, each row the sums of its replication alone."""
+    rater = np.asarray(rater)
+    lead = rater.shape[:-1]
+    rows = int(np.prod(lead))
+    key = rater if not lead else (np.arange(rows)[:, None] * n_raters + rater.reshape(rows, -1)).ravel()
+    w = None if values is None else np.asarray(values, dtype=np.float64).ravel()
+    sums = np.bincount(key, weights=w, minlength=rows * n_raters)
+    return sums.astype(np.float64).reshape(lead + (n_raters,))
+
+
+def at_rater(per_rater, rater):
+    """Each rating's value of a per-rater array: ``per_rater[rater]``, row by row for stacks."""
+    return np.take_along_axis(per_rater, rater, axis=-1) if np.ndim(rater) > 1 else per_rater[rater]
+
+
+def rater_sums(rater, score, n_raters, dtype=np.float64):
+    """Per-rater ``n(j), s(j), ss(j)`` and the totals (EZEQ.BAS's loading loop), of one data
+    set or of each replication of a stack (see :func:`by_rater`; totals then ``(B,)``).
 
     Scores are integers, so the sums are exact in float64; callers round them to
     float32 (exact up to 2**24, far beyond any data set here).
     """
-    x = ratings.score.astype(np.float64)
-    n = np.bincount(ratings.rater, minlength=ratings.n_raters).astype(np.float64)
-    s = np.bincount(ratings.rater, weights=x, minlength=ratings.n_raters)
-    ss = np.bincount(ratings.rater, weights=x * x, minlength=ratings.n_raters)
+    x = np.asarray(score).astype(np.float64)
+    n = by_rater(rater, n_raters)
+    s = by_rater(rater, n_raters, x)
+    ss = by_rater(rater, n_raters, x * x)
     return (n.astype(dtype), s.astype(dtype), ss.astype(dtype),
-            dtype(x.size), dtype(x.sum()), dtype((x * x).sum()))
+            dtype(x.shape[-1]), dtype(x.sum(axis=-1)), dtype((x * x).sum(axis=-1)))
 
 
 def paper_mean_single(ratings, values) -> np.ndarray:

@@ -26,21 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._single import F32, batch_paper_mean
-
-
-# ----------------------------------------------------------------------------- helpers
-
-def _by_rater(batch, values=None):
-    """Per (replication, rater) sums of ``values`` (default: counts), ``(B, nr)`` float64,
-    added in rating order like ``np.bincount(ratings.rater, ...)`` of one replication."""
-    B, nr = batch.size, batch.n_raters
-    key = (np.arange(B)[:, None, None] * nr + batch.rater).ravel()
-    w = None if values is None else np.asarray(values, dtype=np.float64).ravel()
-    return np.bincount(key, weights=w, minlength=B * nr).reshape(B, nr).astype(np.float64)
-
-
-def _clip(x, batch):
-    return np.clip(x, 0, batch.max_score)
+from .linear import LinearEquating
+from .mean import MeanEquating
 
 
 # ----------------------------------------------------------------------------- NO, MN, LI
@@ -49,93 +36,17 @@ def _no(batch, variant):
     return batch.score.astype(np.float64)
 
 
-def _mn(batch, variant, truncate):
-    """:class:`~ratercal_cli.methods.mean.MeanEquating` with its default ``min_ratings``."""
-    n = _by_rater(batch)
-    s = _by_rater(batch, batch.score)
-    L = batch.n_papers * batch.per_paper
-    s0 = batch.score.reshape(batch.size, L).sum(axis=1).astype(np.float64)
-    r_idx = np.arange(batch.size)[:, None, None], batch.rater
-    if variant == "faithful":
-        n32, s32 = n.astype(F32), s.astype(F32)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = (s32 / n32).astype(F32)
-        grand = (s0.astype(F32) / F32(L)).astype(F32)
-        x = batch.score.astype(F32)
-        adj = ((x - mean[r_idx]).astype(F32) + grand[:, None, None]).astype(F32)
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = s / n
-        grand = s0 / float(L)
-        shift = np.where(n >= 2, grand[:, None] - mean, 0.0)
-        adj = batch.score + shift[r_idx]
-    return _clip(adj, batch) if truncate else adj
-
-
-def _li(batch, variant, truncate):
-    """:class:`~ratercal_cli.methods.linear.LinearEquating` with its default ``ddof``,
-    ``zero_sd`` and ``min_ratings``."""
-    B = batch.size
-    L = batch.n_papers * batch.per_paper
-    r_idx = np.arange(B)[:, None, None], batch.rater
-    n = _by_rater(batch)
-    s = _by_rater(batch, batch.score)
-    n_int = n.astype(np.int64)
-    if variant == "faithful":
-        ddof, rule_slope, min_r = 0, 0.0, 1
-        ss = _by_rater(batch, batch.score.astype(np.float64) ** 2)
-        xf = batch.score.reshape(B, L).astype(np.float64)
-        n0, s0, ss0 = F32(L), xf.sum(axis=1).astype(F32), (xf * xf).sum(axis=1).astype(F32)
-        n32, s32, ss32 = n.astype(F32), s.astype(F32), ss.astype(F32)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = (s32 / n32).astype(F32)
-            grand_mean = (s0 / n0).astype(F32)
-
-            def sd_single(n, s, ss):
-                q = ((s * s).astype(F32) / n).astype(F32)
-                v = ((ss - q).astype(F32) / (n - F32(ddof))).astype(F32)
-                return np.sqrt(np.maximum(v, F32(0))).astype(F32)
-
-            sd = sd_single(n32, s32, ss32)
-            grand_sd = sd_single(np.full(B, n0, dtype=F32), s0, ss0)
-        dtype = F32
-    else:
-        ddof, rule_slope, min_r = 1, 1.0, 2
-        x = batch.score.astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = s / n
-            dev2 = _by_rater(batch, (x - mean[r_idx]) ** 2)
-            sd = np.sqrt(dev2 / (n - ddof))
-            xf = x.reshape(B, L)
-            grand_mean = xf.sum(axis=1) / float(L)
-            grand_sd = np.sqrt(((xf - grand_mean[:, None]) ** 2).sum(axis=1) / (float(L) - ddof))
-        dtype = np.float64
-    sd = np.where(n_int > ddof, sd, 0).astype(dtype)
-    mean = np.where(n_int == 0, np.nan, mean).astype(dtype)
-    sd = np.where(n_int == 0, np.nan, sd).astype(dtype)
-    used = n_int >= min_r
-    zero = used & (sd == 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        slope = grand_sd.astype(np.float64)[:, None] / sd.astype(np.float64)
-    slope = np.where(used, slope, 1.0)
-    slope = np.where(zero, rule_slope, slope)
-    intercept = grand_mean.astype(np.float64)[:, None] - slope * mean.astype(np.float64)
-    intercept = np.where(used, intercept, 0.0)
-    intercept = np.where(n_int == 0, np.nan, intercept)
-    slope = np.where(n_int == 0, np.nan, slope)
-    if variant == "faithful":
-        x = batch.score.astype(F32)
-        sd_r = sd[r_idx]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            z = ((x - mean[r_idx]).astype(F32) / sd_r).astype(F32)
-        adj = ((z * grand_sd[:, None, None]).astype(F32) + grand_mean[:, None, None]).astype(F32)
-        special = (sd_r == 0) | (n_int[r_idx] < min_r)
-        if special.any():
-            line = (intercept[r_idx] + slope[r_idx] * batch.score).astype(F32)
-            adj = np.where(special, line, adj)
-    else:
-        adj = intercept[r_idx] + slope[r_idx] * batch.score
-    return _clip(adj, batch) if truncate else adj
+def _rating_method(cls, truncate):
+    """A rater adjuster that fits and transforms stacked arrays (``_fit_arrays`` and
+    ``_adjust_arrays`` on ``(B, L)``): the estimator's own arithmetic, with its defaults,
+    on every replication at once."""
+    def fit(batch, variant):
+        est = cls(variant, truncate=truncate)
+        B, n, k = batch.rater.shape
+        rater, score = batch.rater.reshape(B, n * k), batch.score.reshape(B, n * k)
+        est._fit_arrays(rater, score, batch.n_raters)
+        return est._adjust_arrays(rater, score, batch.max_score).reshape(B, n, k)
+    return fit
 
 
 # ----------------------------------------------------------------------------- EQP
@@ -200,10 +111,10 @@ def _eqp(batch, variant):
 #: code -> function(batch, variant) giving the adjusted ratings ``(B, n, k)``
 _RATING_FITS = {
     "NO": _no,
-    "MN": lambda b, v: _mn(b, v, False),
-    "TMN": lambda b, v: _mn(b, v, True),
-    "LI": lambda b, v: _li(b, v, False),
-    "TLI": lambda b, v: _li(b, v, True),
+    "MN": _rating_method(MeanEquating, False),
+    "TMN": _rating_method(MeanEquating, True),
+    "LI": _rating_method(LinearEquating, False),
+    "TLI": _rating_method(LinearEquating, True),
     "EQP": _eqp,
 }
 def _pcm(batch, variant):

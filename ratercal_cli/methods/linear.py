@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import MethodError
 from ..vocabulary import DEFAULT_VARIANT
-from ._single import F32, rater_sums
+from ._single import F32, at_rater, by_rater, rater_sums
 from .base import RaterAdjuster, clip_to_scale
 
 #: What to do with a rater whose SD is 0 (all ratings equal).
@@ -90,33 +90,38 @@ class LinearEquating(RaterAdjuster):
 
     # -- fit -----------------------------------------------------------------------
     def _fit(self, ratings):
+        zero = self._fit_arrays(ratings.rater, ratings.score, ratings.n_raters)
+        self.zero_sd_ = np.flatnonzero(zero)
+        if self._zero_sd() == "error" and self.zero_sd_.size:
+            ids = [ratings.rater_ids[i] for i in self.zero_sd_]
+            raise MethodError(f"{self.code}: rater(s) {ids} have SD 0; linear equating divides by it")
+
+    def _adjust_ratings(self, ratings):
+        return self._adjust_arrays(ratings.rater, ratings.score, ratings.max_score)
+
+    # -- the arithmetic, on one data set (L,) or a stack of replications (B, L) ---------
+    def _fit_arrays(self, rater, score, n_raters):
+        """The fitted attributes from per-rating arrays (with ``(B, L)`` arrays, the Monte Carlo
+        fast path, each gets the leading replication axis); returns the mask of raters under
+        the ``zero_sd`` rule."""
         rule = self._zero_sd()
         ddof = self._ddof()
         if self.variant == "faithful":
-            n, s, ss, n0, s0, ss0 = rater_sums(ratings, F32)
+            n, s, ss, n0, s0, ss0 = rater_sums(rater, score, n_raters, F32)
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = (s / n).astype(F32)
                 grand_mean = F32(s0 / n0)
-
-                def sd_single(n, s, ss):
-                    # SQR((ss - s ^ 2 / n) / (n - ddof)), every step rounded to single
-                    q = ((s * s).astype(F32) / n).astype(F32)
-                    v = ((ss - q).astype(F32) / (n - F32(ddof))).astype(F32)
-                    return np.sqrt(np.maximum(v, F32(0))).astype(F32)
-
-                sd = sd_single(n, s, ss)
-                grand_sd = F32(sd_single(np.atleast_1d(n0), np.atleast_1d(s0), np.atleast_1d(ss0))[0])
+                sd = _sd_single(n, s, ss, ddof)
+                grand_sd = _sd_single(*(np.asarray(t) for t in (n0, s0, ss0)), ddof)
             dtype = F32
         else:
-            x = ratings.score.astype(np.float64)
-            n, s, _, n0, s0, _ = rater_sums(ratings, np.float64)
+            x = score.astype(np.float64)
+            n, s, _, n0, s0, _ = rater_sums(rater, score, n_raters, np.float64)
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = s / n
-                dev2 = np.bincount(ratings.rater, weights=(x - mean[ratings.rater]) ** 2,
-                                   minlength=ratings.n_raters)
-                sd = np.sqrt(dev2 / (n - ddof))
+                sd = np.sqrt(by_rater(rater, n_raters, (x - at_rater(mean, rater)) ** 2) / (n - ddof))
                 grand_mean = s0 / n0
-                grand_sd = np.sqrt(((x - grand_mean) ** 2).sum() / (n0 - ddof))
+                grand_sd = np.sqrt(((x - grand_mean[..., None]) ** 2).sum(axis=-1) / (n0 - ddof))
             dtype = np.float64
         n_int = n.astype(np.int64)
         sd = np.where(n_int > ddof, sd, 0).astype(dtype)
@@ -126,16 +131,14 @@ class LinearEquating(RaterAdjuster):
         self.grand_mean_, self.grand_sd_ = dtype(grand_mean), dtype(grand_sd)
 
         used = n_int >= self._min_ratings()
-        self.zero_sd_ = np.flatnonzero(used & (sd == 0))
-        if rule == "error" and self.zero_sd_.size:
-            ids = [ratings.rater_ids[i] for i in self.zero_sd_]
-            raise MethodError(f"{self.code}: rater(s) {ids} have SD 0; linear equating divides by it")
-        with np.errstate(invalid="ignore", divide="ignore"):
-            slope = np.float64(self.grand_sd_) / sd.astype(np.float64)
-        slope = np.where(used, slope, 1.0)
         zero = used & (sd == 0)
+        if rule == "error" and zero.any():
+            return zero
+        with np.errstate(invalid="ignore", divide="ignore"):
+            slope = np.float64(self.grand_sd_)[..., None] / sd.astype(np.float64)
+        slope = np.where(used, slope, 1.0)
         slope[zero] = {"mean": 0.0, "shift": 1.0, "raw": 1.0}.get(rule, 0.0)
-        intercept = np.float64(self.grand_mean_) - slope * mean.astype(np.float64)
+        intercept = np.float64(self.grand_mean_)[..., None] - slope * mean.astype(np.float64)
         intercept[~used] = 0.0
         if rule == "raw":
             intercept[zero] = 0.0
@@ -144,23 +147,30 @@ class LinearEquating(RaterAdjuster):
         intercept[n_int == 0] = np.nan
         slope[n_int == 0] = np.nan
         self.slope_, self.intercept_ = slope, intercept
+        return zero
 
     # -- transform -----------------------------------------------------------------
-    def _adjust_ratings(self, ratings):
-        r = ratings.rater
+    def _adjust_arrays(self, rater, score, max_score):
         if self.variant == "faithful":
-            x = ratings.score.astype(F32)
-            sd = self.sd_[r]
+            x = score.astype(F32)
+            sd = at_rater(self.sd_, rater)
             with np.errstate(invalid="ignore", divide="ignore"):
-                z = ((x - self.mean_[r]).astype(F32) / sd).astype(F32)
-            adj = ((z * self.grand_sd_).astype(F32) + self.grand_mean_).astype(F32)
+                z = ((x - at_rater(self.mean_, rater)).astype(F32) / sd).astype(F32)
+            adj = ((z * self.grand_sd_[..., None]).astype(F32) + self.grand_mean_[..., None]).astype(F32)
             # raters under the zero-SD rule or below min_ratings: the fitted line
-            special = (sd == 0) | (self.n_[r] < self._min_ratings())
+            special = (sd == 0) | (at_rater(self.n_, rater) < self._min_ratings())
             if special.any():
-                line = (self.intercept_[r] + self.slope_[r] * ratings.score).astype(F32)
+                line = (at_rater(self.intercept_, rater) + at_rater(self.slope_, rater) * score).astype(F32)
                 adj = np.where(special, line, adj)
         else:
-            adj = self.intercept_[r] + self.slope_[r] * ratings.score
+            adj = at_rater(self.intercept_, rater) + at_rater(self.slope_, rater) * score
         if self.truncate:
-            adj = clip_to_scale(adj, ratings.max_score)
+            adj = clip_to_scale(adj, max_score)
         return adj
+
+
+def _sd_single(n, s, ss, ddof):
+    """EZEQ.BAS's ``SQR((ss - s ^ 2 / n) / (n - ddof))``, every step rounded to single."""
+    q = ((s * s).astype(F32) / n).astype(F32)
+    v = ((ss - q).astype(F32) / (n - F32(ddof))).astype(F32)
+    return np.sqrt(np.maximum(v, F32(0))).astype(F32)

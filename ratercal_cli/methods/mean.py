@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..vocabulary import DEFAULT_VARIANT
-from ._single import F32, rater_sums
+from ._single import F32, at_rater, rater_sums
 from .base import RaterAdjuster, clip_to_scale
 
 
@@ -57,27 +57,35 @@ class MeanEquating(RaterAdjuster):
         return self._min_ratings()
 
     def _fit(self, ratings):
-        dtype = F32 if self.variant == "faithful" else np.float64
-        n, s, _, n0, s0, _ = rater_sums(ratings, dtype)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            self.mean_ = (s / n).astype(dtype)  # mn(j) = s(j) / n(j)
-        self.mean_[n == 0] = np.nan
-        self.grand_mean_ = dtype(s0 / n0) if n0 else dtype(np.nan)  # mn(0)
-        self.n_ = n.astype(np.int64)
-        use = self.n_ >= max(self._min_ratings(), 1)
-        self.shift_ = np.where(use, self.grand_mean_ - self.mean_, 0).astype(dtype)
-        self.shift_[self.n_ == 0] = np.nan
+        self._fit_arrays(ratings.rater, ratings.score, ratings.n_raters)
 
     def _adjust_ratings(self, ratings):
-        r = ratings.rater
+        return self._adjust_arrays(ratings.rater, ratings.score, ratings.max_score)
+
+    # -- the arithmetic, on one data set (L,) or a stack of replications (B, L) ---------
+    def _fit_arrays(self, rater, score, n_raters):
+        """The fitted attributes from per-rating arrays; with ``(B, L)`` arrays (the Monte Carlo
+        fast path) every attribute gets the leading replication axis."""
+        dtype = F32 if self.variant == "faithful" else np.float64
+        n, s, _, n0, s0, _ = rater_sums(rater, score, n_raters, dtype)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.mean_ = (s / n).astype(dtype)  # mn(j) = s(j) / n(j)
+            self.grand_mean_ = dtype(s0 / n0)  # mn(0) (nan without ratings)
+        self.mean_[n == 0] = np.nan
+        self.n_ = n.astype(np.int64)
+        use = self.n_ >= max(self._min_ratings(), 1)
+        self.shift_ = np.where(use, self.grand_mean_[..., None] - self.mean_, 0).astype(dtype)
+        self.shift_[self.n_ == 0] = np.nan
+
+    def _adjust_arrays(self, rater, score, max_score):
         if self.variant == "faithful":
-            x = ratings.score.astype(F32)
-            adj = (x - self.mean_[r]).astype(F32) + self.grand_mean_
+            x = score.astype(F32)
+            adj = (x - at_rater(self.mean_, rater)).astype(F32) + self.grand_mean_[..., None]
             adj = adj.astype(F32)
             if self._min_ratings() > 1:
-                adj = np.where(self.n_[r] >= self._min_ratings(), adj, x)
+                adj = np.where(at_rater(self.n_, rater) >= self._min_ratings(), adj, x)
         else:
-            adj = ratings.score + self.shift_[r]
+            adj = score + at_rater(self.shift_, rater)
         if self.truncate:
-            adj = clip_to_scale(adj, ratings.max_score)
+            adj = clip_to_scale(adj, max_score)
         return adj
