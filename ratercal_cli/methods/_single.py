@@ -13,18 +13,18 @@ import numpy as np
 F32 = np.float32
 
 
-def by_rater(rater, n_raters, values=None):
-    """Per-rater sums of ``values`` (default: counts), float64, added in rating order like
-    ``np.bincount(rater, values)``.  ``rater`` and ``values`` are ``(L,)`` (one data set) or
-    ``(B, L)`` (a stack of replications, the Monte Carlo fast path): the result is
-    ``(n_raters,)`` or ``(B, n_raters)``, each row the sums of its replication alone."""
-    rater = np.asarray(rater)
-    lead = rater.shape[:-1]
+def sums_by(index, size, values=None):
+    """Sums of ``values`` (default: counts) per index ``0..size-1`` (a rater, a team), float64,
+    added in input order like ``np.bincount(index, values, size)``.  ``index`` and ``values``
+    are ``(L,)`` (one data set) or ``(B, L)`` (a stack of replications, the Monte Carlo fast
+    path): the result is ``(size,)`` or ``(B, size)``, each row the sums of its replication alone."""
+    index = np.asarray(index)
+    lead = index.shape[:-1]
     rows = int(np.prod(lead))
-    key = rater if not lead else (np.arange(rows)[:, None] * n_raters + rater.reshape(rows, -1)).ravel()
+    key = index if not lead else (np.arange(rows)[:, None] * size + index.reshape(rows, -1)).ravel()
     w = None if values is None else np.asarray(values, dtype=np.float64).ravel()
-    sums = np.bincount(key, weights=w, minlength=rows * n_raters)
-    return sums.astype(np.float64).reshape(lead + (n_raters,))
+    sums = np.bincount(key, weights=w, minlength=rows * size)
+    return sums.astype(np.float64).reshape(lead + (size,))
 
 
 def at_rater(per_rater, rater):
@@ -34,15 +34,15 @@ def at_rater(per_rater, rater):
 
 def rater_sums(rater, score, n_raters, dtype=np.float64):
     """Per-rater ``n(j), s(j), ss(j)`` and the totals (EZEQ.BAS's loading loop), of one data
-    set or of each replication of a stack (see :func:`by_rater`; totals then ``(B,)``).
+    set or of each replication of a stack (see :func:`sums_by`; totals then ``(B,)``).
 
     Scores are integers, so the sums are exact in float64; callers round them to
     float32 (exact up to 2**24, far beyond any data set here).
     """
     x = np.asarray(score).astype(np.float64)
-    n = by_rater(rater, n_raters)
-    s = by_rater(rater, n_raters, x)
-    ss = by_rater(rater, n_raters, x * x)
+    n = sums_by(rater, n_raters)
+    s = sums_by(rater, n_raters, x)
+    ss = sums_by(rater, n_raters, x * x)
     return (n.astype(dtype), s.astype(dtype), ss.astype(dtype),
             dtype(x.shape[-1]), dtype(x.sum(axis=-1)), dtype((x * x).sum(axis=-1)))
 

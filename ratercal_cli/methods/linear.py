@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import MethodError
 from ..vocabulary import DEFAULT_VARIANT
-from ._single import F32, at_rater, by_rater, rater_sums
+from ._single import F32, at_rater, sums_by, rater_sums
 from .base import RaterAdjuster, clip_to_scale
 
 #: What to do with a rater whose SD is 0 (all ratings equal).
@@ -119,7 +119,7 @@ class LinearEquating(RaterAdjuster):
             n, s, _, n0, s0, _ = rater_sums(rater, score, n_raters, np.float64)
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = s / n
-                sd = np.sqrt(by_rater(rater, n_raters, (x - at_rater(mean, rater)) ** 2) / (n - ddof))
+                sd = np.sqrt(sums_by(rater, n_raters, (x - at_rater(mean, rater)) ** 2) / (n - ddof))
                 grand_mean = s0 / n0
                 grand_sd = np.sqrt(((x - grand_mean[..., None]) ** 2).sum(axis=-1) / (n0 - ddof))
             dtype = np.float64

@@ -40,6 +40,7 @@ from ..errors import MethodError
 from ..network import rating_pairs, require_connected
 from ..ratings import Ratings
 from ..vocabulary import DEFAULT_VARIANT
+from ._single import sums_by
 from .base import RaterAdjuster, clip_to_scale
 
 F32 = np.float32
@@ -71,39 +72,104 @@ def faithful_design(low, high, n_raters):
     return a
 
 
-def gauss_jordan_inverse_single(x):
-    """SUB inverse of OLS.BAS: Gauss-Jordan in singles, swapping rows only on a zero pivot.
+def gauss_jordan_single(x):
+    """SUB inverse of OLS.BAS: Gauss-Jordan in singles, swapping rows only on a zero pivot, of a
+    matrix ``(n, n)`` or each matrix of a stack ``(..., n, n)``.
 
-    Raises :class:`MethodError` where the BASIC prints "no inverse exists".
-    """
+    Returns ``(inverse, inverted)``: ``inverted`` is False where the BASIC prints "no inverse
+    exists" (that matrix's ``inverse`` is meaningless)."""
     a = _single(x)
-    n = a.shape[0]
-    b = np.eye(n, dtype=F32)
+    n = a.shape[-1]
+    lead = a.shape[:-2]
+    a = a.reshape((-1, n, n))
+    b = np.broadcast_to(np.eye(n, dtype=F32), a.shape).copy()
+    ok = np.ones(a.shape[0], dtype=bool)
     for row in range(n):
-        if a[row, row] == 0:
-            below = np.flatnonzero(a[row + 1:, row] != 0)
+        for i in np.flatnonzero(ok & (a[:, row, row] == 0)):
+            below = np.flatnonzero(a[i, row + 1:, row] != 0)
             if below.size == 0:
-                raise MethodError("no inverse exists")
+                ok[i] = False
+                continue
             row2 = row + 1 + below[0]
-            a[[row, row2]] = a[[row2, row]]
-            b[[row, row2]] = b[[row2, row]]
-        d = a[row, row]
-        a[row] = a[row] / d
-        b[row] = b[row] / d
-        m = a[:, row].astype(np.float64)
-        m[row] = 0.0
-        a[:] = _single(a - m[:, None] * a[row].astype(np.float64))
-        b[:] = _single(b - m[:, None] * b[row].astype(np.float64))
-    return b
+            a[i, [row, row2]] = a[i, [row2, row]]
+            b[i, [row, row2]] = b[i, [row2, row]]
+        d = np.where(ok, a[:, row, row], F32(1))[:, None]
+        a[:, row] = a[:, row] / d
+        b[:, row] = b[:, row] / d
+        m = a[:, :, row].astype(np.float64)
+        m[:, row] = 0.0
+        a = _single(a - m[:, :, None] * a[:, row, None, :].astype(np.float64))
+        b = _single(b - m[:, :, None] * b[:, row, None, :].astype(np.float64))
+    return b.reshape(lead + (n, n)), ok.reshape(lead)
+
+
+def gauss_jordan_inverse_single(x):
+    """:func:`gauss_jordan_single` of one matrix; raises :class:`MethodError` where the BASIC
+    prints "no inverse exists"."""
+    inv, ok = gauss_jordan_single(x)
+    if not ok:
+        raise MethodError("no inverse exists")
+    return inv
 
 
 def _matvec_single(mat, vec):
-    """SUB matmult for a vector: ``C(i) = C(i) + a(i, K) * b(K)``, K in order, stored as single."""
-    acc = np.zeros(mat.shape[0], dtype=F32)
+    """SUB matmult for a vector: ``C(i) = C(i) + a(i, K) * b(K)``, K in order, stored as single
+    (a matrix and a vector, or stacks of them)."""
+    acc = np.zeros(mat.shape[:-1], dtype=F32)
     vec = vec.astype(np.float64)
-    for k in range(mat.shape[1]):
-        acc = _single(acc + mat[:, k].astype(np.float64) * vec[k])
+    for k in range(mat.shape[-1]):
+        acc = _single(acc + mat[..., :, k].astype(np.float64) * vec[..., k, None])
     return acc
+
+
+def faithful_solve(a, n, d):
+    """OLS.BAS's ``Theta = (A'NA)^-1 A'N d`` and ``Theta(nj) = -sum Theta(1..nj-1)`` in singles,
+    for one design ``a`` ``(K, nj - 1)`` (:func:`faithful_design`) with team sizes ``n`` and
+    statistics ``d`` ``(K,)``, or a stack of them (``(B, K, nj - 1)``, ``(B, K)``; teams of
+    size 0 add nothing).  Returns ``(theta (..., nj), full_rank, inverted)``: where either
+    is False the listing stops and ``theta`` is meaningless."""
+    ata = np.einsum("...tj,...t,...tk->...jk", a, n.astype(np.float64), a)  # small integers: exact
+    full_rank = np.linalg.matrix_rank(ata) == a.shape[-1]
+    nd = _single(n * np.asarray(d, dtype=F32).astype(np.float64))
+    atnd = np.cumsum(a * nd[..., None], axis=-2, dtype=F32)[..., -1, :]  # A'Nd, summed in order, singles
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # singular systems: not used
+        inv, inverted = gauss_jordan_single(ata)
+        theta = _matvec_single(inv, atnd)
+    last = np.cumsum(-theta, axis=-1, dtype=F32)[..., -1]
+    return np.concatenate([theta, last[..., None]], axis=-1).astype(np.float64), full_rank, inverted
+
+
+def normal_equations(low, high, n, d, n_raters):
+    """The corrected least squares' ``L = A'NA`` (+1/-1 rows: a weighted graph Laplacian) and
+    ``A'N d`` of the teams ``(low, high)`` with sizes ``n`` and statistics ``d``, of one design
+    ``(K,)`` or a stack ``(B, K)``: ``(L (..., nr, nr), rhs (..., nr))``."""
+    nr = n_raters
+    nn = nr * nr
+    w = n.astype(np.float64)
+    wd = w * np.asarray(d, dtype=np.float64)
+    lap = (sums_by(low * nr + low, nn, w) + sums_by(high * nr + high, nn, w)
+           - sums_by(low * nr + high, nn, w) - sums_by(high * nr + low, nn, w))
+    rhs = sums_by(low, nr, wd) - sums_by(high, nr, wd)
+    return lap.reshape(lap.shape[:-1] + (nr, nr)), rhs
+
+
+def solve_sum_zero(lap, rhs, active):
+    """``(L + 11') theta = A'Nd`` over the raters with ratings (``active``), 0 for the others: since
+    ``1'A'Nd = 0`` its solution has sum 0 and solves ``L theta = A'Nd``.  One system or a stack
+    (the systems with the same active raters solved by one stacked LAPACK call)."""
+    nr = lap.shape[-1]
+    lead = lap.shape[:-2]
+    lap, rhs, active = lap.reshape(-1, nr, nr), rhs.reshape(-1, nr), active.reshape(-1, nr)
+    params = np.zeros(rhs.shape)
+    patterns = {}
+    for b in range(active.shape[0]):
+        patterns.setdefault(active[b].tobytes(), []).append(b)
+    for rows in patterns.values():
+        rows = np.array(rows)
+        idx = np.flatnonzero(active[rows[0]])
+        A = lap[rows][:, idx][:, :, idx] + 1.0
+        params[rows[:, None], idx[None, :]] = np.linalg.solve(A, rhs[rows][:, idx, None])[:, :, 0]
+    return params.reshape(lead + (nr,))
 
 
 # -- the estimators ------------------------------------------------------------------
@@ -162,41 +228,25 @@ class _PairwiseDesign(RaterAdjuster):
         if nj < 2:
             raise MethodError(f"{self.code} (faithful) needs at least two raters")
         a = faithful_design(low, high, nj)
-        ata = a.T @ (n[:, None] * a)  # small integers: exact
-        if np.linalg.matrix_rank(ata) < nj - 1:
+        theta, full_rank, inverted = faithful_solve(a, n, d)
+        if not full_rank:
             empty = np.flatnonzero(~a.any(axis=0))
             why = (f" (its column for rater(s) {', '.join(str(ratings.rater_ids[i]) for i in empty)} is all 0)"
                    if empty.size else "")
             raise MethodError(
                 f"{self.code} (faithful): the listing's design matrix (+1 for both raters of a pair) "
                 f"is singular for these data{why}; use variant='corrected'")
-        nd = _single(n * np.asarray(d, dtype=F32).astype(np.float64))
-        atnd = np.cumsum(a * nd[:, None], axis=0, dtype=F32)[-1]  # A'Nd, summed in order, singles
-        try:
-            inv = gauss_jordan_inverse_single(ata)
-        except MethodError:
+        if not inverted:
             raise MethodError(f"{self.code} (faithful): no inverse exists for A'NA; "
-                              "use variant='corrected'") from None
-        theta = _matvec_single(inv, atnd)
-        last = np.cumsum(-theta, dtype=F32)[-1] if theta.size else F32(0)
-        return np.append(theta, last).astype(np.float64)
+                              "use variant='corrected'")
+        return theta
 
     def _solve_corrected(self, low, high, n, d, ratings):
         """Minimise ``sum N (d - (theta_l - theta_h))^2`` with ``sum theta = 0`` over raters with ratings."""
-        nr = ratings.n_raters
         require_connected(ratings, self.code, links=(low, high))
-        w = n.astype(np.float64)
-        wd = w * np.asarray(d, dtype=np.float64)
-        active = np.bincount(ratings.rater, minlength=nr) > 0
-        lap = (np.bincount(low * nr + low, w, nr * nr) + np.bincount(high * nr + high, w, nr * nr)
-               - np.bincount(low * nr + high, w, nr * nr) - np.bincount(high * nr + low, w, nr * nr))
-        lap = lap.reshape(nr, nr)
-        rhs = np.bincount(low, wd, nr) - np.bincount(high, wd, nr)
-        idx = np.flatnonzero(active)
-        # (L + 11') theta = A'Nd: since 1'A'Nd = 0 its solution has sum 0 and solves L theta = A'Nd
-        params = np.zeros(nr)
-        params[idx] = np.linalg.solve(lap[np.ix_(idx, idx)] + 1.0, rhs[idx])
-        return params, active
+        lap, rhs = normal_equations(low, high, n, d, ratings.n_raters)
+        active = np.bincount(ratings.rater, minlength=ratings.n_raters) > 0
+        return solve_sum_zero(lap, rhs, active), active
 
     def _fitted_params(self, ratings):
         """Each rating's rater parameter (the base class refused unknown raters)."""
@@ -224,19 +274,23 @@ class PairwiseLeastSquares(_PairwiseDesign):
         return self.params_
 
     def _team_statistic(self, s_low, s_high, team, n_teams, max_score):
-        diff = np.bincount(team, weights=(s_low - s_high).astype(np.float64), minlength=n_teams)
-        n = np.bincount(team, minlength=n_teams)
+        """``d = mean(s_low - s_high)`` per team (``team`` of each pair ``(P,)``, or a stack ``(B, P)``)."""
+        diff = sums_by(team, n_teams, s_low - s_high)
+        n = sums_by(team, n_teams)
         if self.variant == "faithful":  # d(i, 1) = d(i, 1) / N(i, i), singles
             return _single(diff) / n.astype(F32)
         return diff / n
 
     def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
-        theta = self._fitted_params(ratings)
+        return self._adjust_arrays(self._fitted_params(ratings), ratings.score, ratings.max_score)
+
+    def _adjust_arrays(self, theta, score, max_score):
+        """Adjusted ratings from each rating's rater parameter ``theta`` (any shape)."""
         if self.variant == "faithful":  # adj = s + Theta(r, 1)
-            adj = (ratings.score.astype(F32) + theta.astype(F32)).astype(np.float64)
+            adj = (score.astype(F32) + theta.astype(F32)).astype(np.float64)
         else:
-            adj = ratings.score - theta
-        return clip_to_scale(adj, ratings.max_score) if self.truncate else adj
+            adj = score - theta
+        return clip_to_scale(adj, max_score) if self.truncate else adj
 
 
 class RaschExtension(_PairwiseDesign):
@@ -257,14 +311,14 @@ class RaschExtension(_PairwiseDesign):
         return self.params_
 
     def _team_statistic(self, s_low, s_high, team, n_teams, max_score):
+        """``d`` per team (``team`` of each pair ``(P,)``, or a stack ``(B, P)``)."""
         m = max_score
-        num = np.bincount(team, weights=(s_high * (m - s_low)).astype(np.float64), minlength=n_teams)
-        den = np.bincount(team, weights=(s_low * (m - s_high)).astype(np.float64), minlength=n_teams)
+        num = sums_by(team, n_teams, s_high * (m - s_low))
+        den = sums_by(team, n_teams, s_low * (m - s_high))
         finite = (num > 0) & (den > 0)
         if self.variant == "faithful":  # IF num(i) = 0 OR den(i) = 0 THEN d(i, 1) = 0 ELSE LOG(num / den)
-            d = np.zeros(n_teams)
-            d[finite] = np.log(num[finite] / den[finite])
-            return _single(d)
+            ratio = np.where(finite, num, 1.0) / np.where(finite, den, 1.0)
+            return _single(np.where(finite, np.log(ratio), 0.0))
         # corrected: a zero sum makes the ratio 0 or infinite; add 1/2 to both sums of
         # such a team (Haldane-Anscombe), keeping its direction and the team's links
         num = np.where(finite, num, num + ZERO_CORRECTION)
@@ -272,9 +326,12 @@ class RaschExtension(_PairwiseDesign):
         return np.log(num / den)
 
     def _adjust_ratings(self, ratings: Ratings) -> np.ndarray:
-        b = self._fitted_params(ratings)
-        s = ratings.score.astype(np.float64)
-        m = float(ratings.max_score)
+        return self._adjust_arrays(self._fitted_params(ratings), ratings.score, ratings.max_score)
+
+    def _adjust_arrays(self, b, score, max_score):
+        """Adjusted ratings from each rating's rater parameter ``b`` (any shape)."""
+        s = score.astype(np.float64)
+        m = float(max_score)
         if self.variant == "faithful":
             e = _single(np.exp(b.astype(F32).astype(np.float64))).astype(np.float64)
             return _single(e * s / (1 - s / m * (1 - e))).astype(np.float64)
