@@ -6,10 +6,12 @@ paper scores under one method and variant: exactly the numbers the estimator's
 ``fit_transform(ratings).paper`` gives replication by replication.  To be bit-identical the
 batched code performs the same floating-point operations in the same order:
 
-* element-wise steps are the estimators' own, over a leading replication axis;
+* the arithmetic is the estimators' own: NO..EQP fit and transform ``(B, L)`` stacks of
+  per-rating arrays (their ``_fit_arrays``/``_adjust_arrays``), OLS/TLS/RAS and the PCM call
+  the pieces of :mod:`.pairwise` and :mod:`.pcm` shaped for stacks; nothing is copied here;
 * per-rater and per-paper sums are ``np.bincount`` over ``replication * size + index``
-  (``bincount`` adds in input order, as it does for one replication) or the BASIC's
-  left-to-right float32 accumulations;
+  (:func:`._single.sums_by`: ``bincount`` adds in input order, as it does for one
+  replication) or the BASIC's left-to-right float32 accumulations;
 * whole-replication sums (pairwise summation) reduce the contiguous last axis of a
   ``(B, L)`` array, which numpy sums exactly as the 1-d array of one replication;
 * BLAS/LAPACK calls whose result could depend on the layout run per replication or
@@ -25,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._single import F32, batch_paper_mean
+from ._single import batch_paper_mean
+from .equipercentile import EquipercentileEquating
 from .linear import LinearEquating
 from .mean import MeanEquating
 
@@ -36,74 +39,17 @@ def _no(batch, variant):
     return batch.score.astype(np.float64)
 
 
-def _rating_method(cls, truncate):
+def _rating_method(cls, **params):
     """A rater adjuster that fits and transforms stacked arrays (``_fit_arrays`` and
     ``_adjust_arrays`` on ``(B, L)``): the estimator's own arithmetic, with its defaults,
     on every replication at once."""
     def fit(batch, variant):
-        est = cls(variant, truncate=truncate)
+        est = cls(variant, **params)
         B, n, k = batch.rater.shape
         rater, score = batch.rater.reshape(B, n * k), batch.score.reshape(B, n * k)
-        est._fit_arrays(rater, score, batch.n_raters)
+        est._fit_arrays(rater, score, batch.n_raters, batch.max_score)
         return est._adjust_arrays(rater, score, batch.max_score).reshape(B, n, k)
     return fit
-
-
-# ----------------------------------------------------------------------------- EQP
-
-def _search(G, p, side):
-    """``np.searchsorted(G[b], p[b], side)`` for every replication ``b`` (``G`` sorted
-    ``(B, K)``, ``p`` ``(B, ...)``; nan sorts last, as in ``searchsorted``)."""
-    g = G.reshape(G.shape[0], *([1] * (p.ndim - 1)), G.shape[1])
-    q = p[..., None]
-    cnt = (g < q) if side == "left" else (g <= q)
-    out = cnt.sum(axis=-1)
-    return np.where(np.isnan(p), G.shape[1], out)
-
-
-def _gather(G, idx):
-    """``G[b, idx[b, ...]]``."""
-    flat = idx.reshape(idx.shape[0], -1)
-    return np.take_along_axis(G, flat, axis=1).reshape(idx.shape)
-
-
-def _eqp(batch, variant):
-    """:class:`~ratercal_cli.methods.equipercentile.EquipercentileEquating` (no presmoothing)."""
-    B, nr, m1 = batch.size, batch.n_raters, batch.max_score + 1
-    key = ((np.arange(B)[:, None, None] * nr + batch.rater) * m1 + batch.score).ravel()
-    counts = np.bincount(key, minlength=B * nr * m1).reshape(B, nr, m1)
-    n = counts.sum(axis=2)
-    freq = counts.astype(np.float64)
-    overall = counts.sum(axis=1).astype(np.float64)
-    m = m1 - 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if variant == "faithful":
-            cum = np.cumsum(freq, axis=2).astype(F32)
-            cum0 = np.cumsum(overall, axis=1).astype(F32)
-            rank = (cum / cum[:, :, -1:]).astype(F32)
-            F0 = (cum0 / cum0[:, -1:]).astype(F32)
-            a = np.clip(_search(F0, rank, "left"), 1, m)
-            r, t = _gather(F0, a - 1), _gather(F0, a)
-            q = ((rank - r).astype(F32) / (t - r).astype(F32)).astype(F32)
-            adj = ((a.astype(F32) + q).astype(F32) - F32(1)).astype(F32)
-            table = np.where(rank <= F0[:, 0, None, None], F32(0), adj)
-        else:
-            p = freq / freq.sum(axis=-1, keepdims=True)
-            rank = np.cumsum(p, axis=-1) - p / 2
-            p0 = overall / overall.sum(axis=-1, keepdims=True)
-            G = np.cumsum(p0, axis=-1) - p0 / 2
-            lo = _search(G, rank, "left")
-            hi = _search(G, rank, "right") - 1
-            a = np.clip(lo, 1, m)
-            r, t = _gather(G, a - 1), _gather(G, a)
-            adj = a - 1 + (rank - r) / (t - r)
-            adj = np.where(rank <= G[:, 0, None, None], 0.0, adj)
-            adj = np.where(rank >= G[:, m][:, None, None], float(m), adj)
-            exact = (lo <= hi) & (lo <= m)
-            table = np.where(exact, (lo + np.minimum(hi, m)) / 2.0, adj)
-    table = np.asarray(table, dtype=np.float64)
-    table = np.where((n == 0)[:, :, None], np.nan, table)
-    return table[np.arange(B)[:, None, None], batch.rater, batch.score]
 
 
 # ----------------------------------------------------------------------------- dispatch
@@ -111,11 +57,11 @@ def _eqp(batch, variant):
 #: code -> function(batch, variant) giving the adjusted ratings ``(B, n, k)``
 _RATING_FITS = {
     "NO": _no,
-    "MN": _rating_method(MeanEquating, False),
-    "TMN": _rating_method(MeanEquating, True),
-    "LI": _rating_method(LinearEquating, False),
-    "TLI": _rating_method(LinearEquating, True),
-    "EQP": _eqp,
+    "MN": _rating_method(MeanEquating, truncate=False),
+    "TMN": _rating_method(MeanEquating, truncate=True),
+    "LI": _rating_method(LinearEquating, truncate=False),
+    "TLI": _rating_method(LinearEquating, truncate=True),
+    "EQP": _rating_method(EquipercentileEquating),
 }
 def _pcm(batch, variant):
     from .pcm_batched import corrected_pcm_papers, faithful_pcm_papers

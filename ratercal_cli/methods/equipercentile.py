@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import MethodError
 from ..vocabulary import DEFAULT_VARIANT
-from ._single import F32
+from ._single import F32, at_rater, sums_by
 from .base import RaterAdjuster
 
 DEFINITIONS = ("at_or_below", "mid")
@@ -114,23 +114,45 @@ def mid_percentile_ranks(freq):
     return np.cumsum(p, axis=-1) - p / 2
 
 
+def _search(G, p, side):
+    """``np.searchsorted(G, p, side)`` of an increasing line ``G`` ``(K,)``, or row by row of a
+    stack ``(B, K)`` against ``p`` ``(B, ...)``: the number of points of ``G`` below ``p`` (at or
+    below: ``side="right"``); a nan ``p`` sorts last, as in ``searchsorted``."""
+    g = G.reshape(G.shape[:-1] + (1,) * (p.ndim - G.ndim + 1) + G.shape[-1:])
+    q = p[..., None]
+    out = ((g < q) if side == "left" else (g <= q)).sum(axis=-1)
+    return np.where(np.isnan(p), G.shape[-1], out)
+
+
+def _at(G, idx, p):
+    """``G[idx]``, row by row for a stack (``G`` ``(B, K)``, ``idx`` ``(B, ...)``); ``idx`` an
+    int, a point of every line broadcasting against ``p``."""
+    if isinstance(idx, int):
+        return G[..., idx].reshape(G.shape[:-1] + (1,) * (p.ndim - G.ndim + 1))
+    if G.ndim == 1:
+        return G[idx]
+    flat = idx.reshape(idx.shape[0], -1)
+    return np.take_along_axis(G, flat, axis=1).reshape(idx.shape)
+
+
 def basic_inverse_single(F0, s):
     """EQPEQ.BAS's loop in single precision: the score where the overall
-    at-or-below line ``F0`` reaches each ``s`` (0 where ``s <= F0[0]``)."""
+    at-or-below line ``F0`` reaches each ``s`` (0 where ``s <= F0[0]``); ``F0`` ``(M+1,)``, or
+    a stack ``(B, M+1)`` of lines with ``s`` ``(B, ...)``."""
     F0 = np.asarray(F0, dtype=F32)
     s = np.asarray(s, dtype=F32)
-    a = np.searchsorted(F0, s, side="left")  # first a with F0[a] >= s
-    a = np.clip(a, 1, F0.size - 1)
-    r, t = F0[a - 1], F0[a]
+    a = np.clip(_search(F0, s, "left"), 1, F0.shape[-1] - 1)  # first a with F0[a] >= s
+    r, t = _at(F0, a - 1, s), _at(F0, a, s)
     with np.errstate(invalid="ignore", divide="ignore"):
         q = ((s - r).astype(F32) / (t - r).astype(F32)).astype(F32)
     adj = ((a.astype(F32) + q).astype(F32) - F32(1)).astype(F32)
-    return np.where(s <= F0[0], F32(0), adj)
+    return np.where(s <= _at(F0, 0, s), F32(0), adj)
 
 
 def interpolate_inverse(G, p, ties="lowest"):
     """Score where the increasing polygon through ``(x, G[x])``, ``x = 0..M``,
-    reaches rank ``p`` (double precision).
+    reaches rank ``p`` (double precision); ``G`` ``(M+1,)``, or a stack ``(B, M+1)`` with ``p``
+    ``(B, ...)``.
 
     ``p <= G[0]`` -> 0 (or the middle of the scores tied at ``G[0]``),
     ``p >= G[M]`` -> M (or the middle of the tie there); on a flat stretch
@@ -138,15 +160,15 @@ def interpolate_inverse(G, p, ties="lowest"):
     """
     G = np.asarray(G, dtype=np.float64)
     p = np.asarray(p, dtype=np.float64)
-    m = G.size - 1
-    lo = np.searchsorted(G, p, side="left")  # first index with G >= p
-    hi = np.searchsorted(G, p, side="right") - 1  # last index with G <= p
+    m = G.shape[-1] - 1
+    lo = _search(G, p, "left")  # first index with G >= p
+    hi = _search(G, p, "right") - 1  # last index with G <= p
     a = np.clip(lo, 1, m)
-    r, t = G[a - 1], G[a]
+    r, t = _at(G, a - 1, p), _at(G, a, p)
     with np.errstate(invalid="ignore", divide="ignore"):
         adj = a - 1 + (p - r) / (t - r)
-    adj = np.where(p <= G[0], 0.0, adj)
-    adj = np.where(p >= G[m], float(m), adj)
+    adj = np.where(p <= _at(G, 0, p), 0.0, adj)
+    adj = np.where(p >= _at(G, m, p), float(m), adj)
     exact = (lo <= hi) & (lo <= m)  # p equals G at scores lo..hi
     if ties == "middle":
         adj = np.where(exact, (lo + np.minimum(hi, m)) / 2.0, adj)
@@ -193,13 +215,25 @@ class EquipercentileEquating(RaterAdjuster):
         return d
 
     def _fit(self, ratings):
+        self._fit_arrays(ratings.rater, ratings.score, ratings.n_raters, ratings.max_score)
+
+    def _adjust_ratings(self, ratings):
+        if ratings.max_score + 1 != self.table_.shape[-1]:
+            raise MethodError(f"EQP was fitted on scale 0..{self.table_.shape[-1] - 1}, "
+                              f"these ratings are on 0..{ratings.max_score}")
+        return self._adjust_arrays(ratings.rater, ratings.score, ratings.max_score)
+
+    # -- the arithmetic, on one data set (L,) or a stack of replications (B, L) ---------
+    def _fit_arrays(self, rater, score, n_raters, max_score):
+        """The fitted attributes from per-rating arrays; with ``(B, L)`` arrays (the Monte Carlo
+        fast path; not with presmoothing) every attribute gets the leading replication axis."""
         definition = self._definition()
-        m1 = ratings.max_score + 1
-        counts = np.bincount(ratings.rater * m1 + ratings.score,
-                             minlength=ratings.n_raters * m1).reshape(ratings.n_raters, m1)
-        n = counts.sum(axis=1)
+        m1 = max_score + 1
+        counts = sums_by(rater * m1 + score, n_raters * m1).astype(np.int64)
+        counts = counts.reshape(counts.shape[:-1] + (n_raters, m1))
+        n = counts.sum(axis=-1)
         freq = counts.astype(np.float64)
-        overall = counts.sum(axis=0).astype(np.float64)
+        overall = counts.sum(axis=-2).astype(np.float64)
         if self.presmoothing is not None:
             c = int(self.presmoothing)
             freq = np.array([loglinear_presmooth(f, c) if f.sum() > 0 else f for f in freq])
@@ -209,28 +243,26 @@ class EquipercentileEquating(RaterAdjuster):
         if definition == "at_or_below":
             if self.variant == "faithful":
                 # s = w%(aj, x) / w%(aj, mp);  t = w%(0, a) / bign   (singles)
-                cum = np.cumsum(freq, axis=1).astype(F32)
-                cum0 = np.cumsum(overall).astype(F32)
+                cum = np.cumsum(freq, axis=-1).astype(F32)
+                cum0 = np.cumsum(overall, axis=-1).astype(F32)
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    rank = (cum / cum[:, -1:]).astype(F32)
-                overall_rank = (cum0 / cum0[-1]).astype(F32)
-                table = basic_inverse_single(overall_rank, rank.ravel()).reshape(rank.shape)
+                    rank = (cum / cum[..., -1:]).astype(F32)
+                    overall_rank = (cum0 / cum0[..., -1:]).astype(F32)
+                table = basic_inverse_single(overall_rank, rank)
             else:
                 rank = cumulative_at_or_below(freq)
                 overall_rank = cumulative_at_or_below(overall)
-                table = interpolate_inverse(overall_rank, rank.ravel(), "lowest").reshape(rank.shape)
+                table = interpolate_inverse(overall_rank, rank, "lowest")
         else:
             dtype = F32 if self.variant == "faithful" else np.float64
             rank = mid_percentile_ranks(freq).astype(dtype)
             overall_rank = mid_percentile_ranks(overall).astype(dtype)
-            table = interpolate_inverse(overall_rank, rank.ravel(), "middle").reshape(rank.shape)
+            table = interpolate_inverse(overall_rank, rank, "middle")
             table = table.astype(dtype)
         table = np.asarray(table, dtype=np.float64)
         table[n == 0] = np.nan
         self.rank_, self.overall_rank_, self.table_ = rank, overall_rank, table
 
-    def _adjust_ratings(self, ratings):
-        if ratings.max_score + 1 != self.table_.shape[1]:
-            raise MethodError(f"EQP was fitted on scale 0..{self.table_.shape[1] - 1}, "
-                              f"these ratings are on 0..{ratings.max_score}")
-        return self.table_[ratings.rater, ratings.score]
+    def _adjust_arrays(self, rater, score, max_score=None):
+        m1 = self.table_.shape[-1]
+        return at_rater(self.table_.reshape(self.table_.shape[:-2] + (-1,)), rater * m1 + score)

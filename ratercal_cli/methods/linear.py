@@ -90,7 +90,7 @@ class LinearEquating(RaterAdjuster):
 
     # -- fit -----------------------------------------------------------------------
     def _fit(self, ratings):
-        zero = self._fit_arrays(ratings.rater, ratings.score, ratings.n_raters)
+        zero = self._fit_arrays(ratings.rater, ratings.score, ratings.n_raters, ratings.max_score)
         self.zero_sd_ = np.flatnonzero(zero)
         if self._zero_sd() == "error" and self.zero_sd_.size:
             ids = [ratings.rater_ids[i] for i in self.zero_sd_]
@@ -100,7 +100,7 @@ class LinearEquating(RaterAdjuster):
         return self._adjust_arrays(ratings.rater, ratings.score, ratings.max_score)
 
     # -- the arithmetic, on one data set (L,) or a stack of replications (B, L) ---------
-    def _fit_arrays(self, rater, score, n_raters):
+    def _fit_arrays(self, rater, score, n_raters, max_score=None):
         """The fitted attributes from per-rating arrays (with ``(B, L)`` arrays, the Monte Carlo
         fast path, each gets the leading replication axis); returns the mask of raters under
         the ``zero_sd`` rule."""

@@ -57,13 +57,13 @@ class MeanEquating(RaterAdjuster):
         return self._min_ratings()
 
     def _fit(self, ratings):
-        self._fit_arrays(ratings.rater, ratings.score, ratings.n_raters)
+        self._fit_arrays(ratings.rater, ratings.score, ratings.n_raters, ratings.max_score)
 
     def _adjust_ratings(self, ratings):
         return self._adjust_arrays(ratings.rater, ratings.score, ratings.max_score)
 
     # -- the arithmetic, on one data set (L,) or a stack of replications (B, L) ---------
-    def _fit_arrays(self, rater, score, n_raters):
+    def _fit_arrays(self, rater, score, n_raters, max_score=None):
         """The fitted attributes from per-rating arrays; with ``(B, L)`` arrays (the Monte Carlo
         fast path) every attribute gets the leading replication axis."""
         dtype = F32 if self.variant == "faithful" else np.float64
