@@ -12,6 +12,7 @@ shared_papers(ratings)           (n_raters, n_raters) number of papers two rater
 rater_components(ratings, ...)   connected-component label per rater (-1: no ratings)
 disconnected_raters(ratings,...) raters cut off from the largest component
 require_connected(ratings, ...)  raise MethodError naming those raters
+all_linked(adjacency, active)    whether require_connected would pass, for a stack of data sets
 """
 
 from __future__ import annotations
@@ -161,3 +162,16 @@ def require_connected(ratings: Ratings, method: str = "", links=None, note: str 
         f"{prefix}{word} {name(cut)} not linked through shared papers to raters {name(main)}; "
         "their scores cannot be put on the same scale (drop them or add papers they share)" + note
     )
+
+
+def all_linked(adjacency, active) -> np.ndarray:
+    """For each data set of a stack (the Monte Carlo fast path): whether every rater with
+    ratings (``active`` ``(B, n_raters)``) is linked to the others through the links
+    ``adjacency`` ``(B, n_raters, n_raters)`` (bool, either direction), i.e. whether
+    :func:`require_connected` would pass.  Reachability by repeated squaring."""
+    B, nr = active.shape
+    reach = (adjacency | np.swapaxes(adjacency, 1, 2) | np.eye(nr, dtype=bool)).astype(np.float64)
+    for _ in range(int(np.ceil(np.log2(max(nr, 2)))) + 1):
+        reach = (reach @ reach > 0).astype(np.float64)
+    from_first = reach[np.arange(B), np.argmax(active, axis=1)] > 0
+    return np.all(from_first | ~active, axis=1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..network import all_linked
 from ._single import batch_paper_mean
 from .pairwise import (PairwiseLeastSquares, RaschExtension, faithful_design, faithful_solve, normal_equations,
                        solve_sum_zero)
@@ -65,16 +66,10 @@ def _design(tkey, nr):
 
 def _connected(tkey, active, nr):
     """Every rater with ratings linked to the others through the teams (per replication)."""
-    B, T = tkey.shape
+    B = tkey.shape[0]
     adj = np.zeros((B, nr * nr + 1), dtype=bool)
     adj[np.arange(B)[:, None], tkey] = True
-    adj = adj[:, :nr * nr].reshape(B, nr, nr)
-    reach = (adj | adj.transpose(0, 2, 1) | np.eye(nr, dtype=bool)).astype(np.float64)
-    for _ in range(int(np.ceil(np.log2(max(nr, 2)))) + 1):
-        reach = (reach @ reach > 0).astype(np.float64)
-    first = np.argmax(active, axis=1)
-    from_first = reach[np.arange(B), first] > 0
-    return np.all(from_first | ~active, axis=1)
+    return all_linked(adj[:, :nr * nr].reshape(B, nr, nr), active)
 
 
 def _estimator(code, variant):

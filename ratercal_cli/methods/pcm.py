@@ -641,11 +641,10 @@ class PartialCreditModel(RaterAdjuster):
         nr, m = ratings.n_raters, ratings.max_score
         counts = pair_counts(ratings, self_pairs=False)
         _, wins = step_pair_matrices(counts)
-        used = np.flatnonzero(np.bincount(ratings.score, minlength=m + 1) > 0)
-        lo, hi = (int(used[0]), int(used[-1])) if used.size else (0, m)
+        lo, hi = used_range(ratings.score, m)
         # steps outside the used categories cannot be scored: leave them out of the fit
         x = np.tile(np.arange(1, m + 1), nr)
-        inside = (x > lo) & (x <= hi)
+        inside = scorable_steps(nr, m, lo, hi)
         status, main = estimable_steps(wins * inside[:, None] * inside[None, :])
         status[~inside] = np.where(x[~inside] <= lo, -np.inf, np.inf)
         fitted = _fitted_steps(wins * inside[:, None] * inside[None, :], main, self.smoothing)
@@ -729,11 +728,33 @@ class PartialCreditModel(RaterAdjuster):
 def _pseudo_counts(wins, smoothing):
     """Pseudo-wins each way for every compared pair ``(a, b)``:
     ``smoothing * (1/deg_a + 1/deg_b) / 2`` (``deg`` = number of steps compared with),
-    so that each step gets about ``smoothing`` pseudo-wins and pseudo-losses in all."""
-    comp = (wins + wins.T) > 0
-    deg = comp.sum(axis=1)
+    so that each step gets about ``smoothing`` pseudo-wins and pseudo-losses in all
+    (``wins`` ``(K, K)``, or a stack ``(B, K, K)``)."""
+    comp = (wins + np.swapaxes(wins, -1, -2)) > 0
+    deg = comp.sum(axis=-1)
     inv = np.where(deg > 0, 1.0 / np.maximum(deg, 1), 0.0)
-    return smoothing * comp * (inv[:, None] + inv[None, :]) / 2
+    return smoothing * comp * (inv[..., :, None] + inv[..., None, :]) / 2
+
+
+def used_range(score, max_score):
+    """``(lo, hi)``: the lowest and highest score used (``(0, M)`` without scores), of one data
+    set's scores ``(L,)`` or of each replication of a stack ``(B, L)`` (then two ``(B,)`` arrays)."""
+    score = np.asarray(score)
+    lead = score.shape[:-1]
+    used = np.zeros(lead + (max_score + 1,), dtype=bool)
+    np.put_along_axis(used, score.reshape(lead + (-1,)), True, axis=-1)
+    none = ~used.any(axis=-1)
+    lo = np.where(none, 0, np.argmax(used, axis=-1))
+    hi = np.where(none, max_score, max_score - np.argmax(used[..., ::-1], axis=-1))
+    return (int(lo), int(hi)) if not lead else (lo, hi)
+
+
+def scorable_steps(n_raters, max_score, lo, hi):
+    """Which steps ``(rater, x)``, flattened rater by rater, lie inside the used categories
+    ``lo < x <= hi`` (``lo``, ``hi`` scalars or ``(B,)``: then ``(B, n_raters * M)``)."""
+    x = np.tile(np.arange(1, max_score + 1), n_raters)
+    lo, hi = np.asarray(lo)[..., None], np.asarray(hi)[..., None]
+    return (x > lo) & (x <= hi)
 
 
 def _fitted_steps(wins, main, smoothing):

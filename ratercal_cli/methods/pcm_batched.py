@@ -18,6 +18,7 @@ import numpy as np
 
 from .pcm import (distinct_rows, faithful_expected, faithful_pair, faithful_quality, pair_newton,
                   stacked_pair_counts, step_pair_matrices)
+from ..network import all_linked
 from .quality import estimate_quality, expected_score, pcm_tau
 
 
@@ -78,11 +79,7 @@ def _linked(batch):
                 adj[bi, batch.rater[:, :, p], batch.rater[:, :, q]] = True
     active = np.zeros((B, nr), dtype=bool)
     active[np.broadcast_to(np.arange(B)[:, None, None], batch.rater.shape), batch.rater] = True
-    reach = (adj | np.eye(nr, dtype=bool)).astype(np.float64)
-    for _ in range(int(np.ceil(np.log2(max(nr, 2)))) + 1):
-        reach = (reach @ reach > 0).astype(np.float64)
-    from_first = reach[np.arange(B), np.argmax(active, axis=1)] > 0
-    return np.all(from_first | ~active, axis=1)
+    return all_linked(adj, active)
 
 
 def _largest_components(graph, nodes, B, K):
@@ -114,18 +111,14 @@ def corrected_steps_batch(batch, smoothing=1.0, tol=1e-9, max_iter=100):
     every replication (``smoothing > 0``: the steps fitted are those of the largest
     comparison component, so the estimability analysis is not needed for them).
     Returns ``(steps (B, nr, M), lo, hi, ok)``; ``ok`` False: fit that replication alone."""
-    from .pcm import _impute_steps
+    from .pcm import _impute_steps, _pseudo_counts, scorable_steps, used_range
 
     B, nr, m = batch.size, batch.n_raters, batch.max_score
     K = nr * m
     ok = _linked(batch)
     _, wins = step_pair_matrices(pair_counts_batch(batch, self_pairs=False))
-    used = np.zeros((B, m + 1), dtype=bool)
-    used[np.broadcast_to(np.arange(B)[:, None, None], batch.score.shape), batch.score] = True
-    lo = np.argmax(used, axis=1)
-    hi = m - np.argmax(used[:, ::-1], axis=1)
-    x = np.tile(np.arange(1, m + 1), nr)
-    inside = (x > lo[:, None]) & (x <= hi[:, None])
+    lo, hi = used_range(batch.score.reshape(B, -1), m)
+    inside = scorable_steps(nr, m, lo, hi)
     wins_in = wins * inside[:, :, None] * inside[:, None, :]
     comp = (wins_in + wins_in.transpose(0, 2, 1)) > 0
     fitted, unique = _largest_components(comp, comp.any(axis=2), B, K)
@@ -137,10 +130,7 @@ def corrected_steps_batch(batch, smoothing=1.0, tol=1e-9, max_iter=100):
         idx = np.nonzero(fitted[rows])[1].reshape(rows.size, kk)           # fitted steps, in order
         w = wins[rows[:, None, None], idx[:, :, None], idx[:, None, :]].astype(np.float64)
         if smoothing:
-            c = (w + w.transpose(0, 2, 1)) > 0
-            deg = c.sum(axis=2)
-            inv = np.where(deg > 0, 1.0 / np.maximum(deg, 1), 0.0)
-            w = w + smoothing * c * (inv[:, :, None] + inv[:, None, :]) / 2
+            w = w + _pseudo_counts(w, smoothing)
         est, _, _ = pair_newton(w, tol=tol, max_iter=max_iter)
         for i, b in enumerate(rows):
             values = np.full(K, np.nan)
