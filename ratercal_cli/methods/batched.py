@@ -27,10 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._single import batch_paper_mean
-from .equipercentile import EquipercentileEquating
-from .linear import LinearEquating
-from .mean import MeanEquating
+from ._single import batch_paper_mean, sums_by
 
 
 # ----------------------------------------------------------------------------- NO, MN, LI
@@ -39,12 +36,14 @@ def _no(batch, variant):
     return batch.score.astype(np.float64)
 
 
-def _rating_method(cls, **params):
+def _rating_method(code):
     """A rater adjuster that fits and transforms stacked arrays (``_fit_arrays`` and
     ``_adjust_arrays`` on ``(B, L)``): the estimator's own arithmetic, with its defaults,
     on every replication at once."""
     def fit(batch, variant):
-        est = cls(variant, **params)
+        from . import make_method
+
+        est = make_method(code, variant)
         B, n, k = batch.rater.shape
         rater, score = batch.rater.reshape(B, n * k), batch.score.reshape(B, n * k)
         est._fit_arrays(rater, score, batch.n_raters, batch.max_score)
@@ -57,11 +56,11 @@ def _rating_method(cls, **params):
 #: code -> function(batch, variant) giving the adjusted ratings ``(B, n, k)``
 _RATING_FITS = {
     "NO": _no,
-    "MN": _rating_method(MeanEquating, truncate=False),
-    "TMN": _rating_method(MeanEquating, truncate=True),
-    "LI": _rating_method(LinearEquating, truncate=False),
-    "TLI": _rating_method(LinearEquating, truncate=True),
-    "EQP": _rating_method(EquipercentileEquating),
+    "MN": _rating_method("MN"),
+    "TMN": _rating_method("TMN"),
+    "LI": _rating_method("LI"),
+    "TLI": _rating_method("TLI"),
+    "EQP": _rating_method("EQP"),
 }
 def _pcm(batch, variant):
     from .pcm_batched import corrected_pcm_papers, faithful_pcm_papers
@@ -109,6 +108,19 @@ def _one(code, variant, batch, b):
     return applied.errors[code]
 
 
+def _thin(code, variant, batch):
+    """Replications with a rater the estimator leaves out of its fit (fewer ratings than its
+    ``min_ratings_used()``; the base class then keeps that rater's ratings as given): off the
+    batched path, fitted one by one."""
+    from . import make_method
+
+    est = make_method(code, variant)
+    if est.handles_thin_raters:
+        return np.zeros(batch.size, dtype=bool)
+    n = sums_by(batch.rater.reshape(batch.size, -1), batch.n_raters)
+    return ((n > 0) & (n < est.min_ratings_used())).any(axis=1)
+
+
 def paper_scores(code, variant, batch):
     """Paper scores of every replication of ``batch`` under ``code``/``variant``.
 
@@ -116,18 +128,21 @@ def paper_scores(code, variant, batch):
     nan) and ``failed`` a dict ``{b: exception}`` of replications the method could not
     fit (the estimator's own exception and message)."""
     code = code.upper()
-    failed = {}
+    out = None
     if code in _RATING_FITS:
-        return batch_paper_mean(_RATING_FITS[code](batch, variant), variant), failed
-    if code in _PAPER_FITS:
+        out = batch_paper_mean(_RATING_FITS[code](batch, variant), variant), {}
+    elif code in _PAPER_FITS:
         out = _PAPER_FITS[code](batch, variant)
-        if out is not None:
-            return out
-    P = np.full((batch.size, batch.n_papers), np.nan)
-    for b in range(batch.size):
-        out = _one(code, variant, batch, b)
-        if isinstance(out, BaseException):
-            failed[b] = out
+    if out is None:
+        P, failed, alone = np.full((batch.size, batch.n_papers), np.nan), {}, range(batch.size)
+    else:
+        (P, failed), alone = out, np.flatnonzero(_thin(code, variant, batch))
+    for b in alone:
+        one = _one(code, variant, batch, b)
+        failed.pop(b, None)
+        if isinstance(one, BaseException):
+            failed[b] = one
+            P[b] = np.nan
         else:
-            P[b] = out
+            P[b] = one
     return P, failed

@@ -15,8 +15,7 @@ import numpy as np
 
 from ..network import all_linked
 from ._single import batch_paper_mean
-from .pairwise import (PairwiseLeastSquares, RaschExtension, faithful_design, faithful_solve, normal_equations,
-                       solve_sum_zero)
+from .pairwise import faithful_design, faithful_solve, normal_equations, solve_sum_zero
 
 
 def _pairs(batch):
@@ -72,15 +71,13 @@ def _connected(tkey, active, nr):
     return all_linked(adj[:, :nr * nr].reshape(B, nr, nr), active)
 
 
-def _estimator(code, variant):
-    return RaschExtension(variant) if code == "RAS" else PairwiseLeastSquares(variant, truncate=code == "TLS")
-
-
 def pairwise_papers(code, variant, batch):
     """Paper scores of OLS/TLS/RAS for every replication, ``(B, n)``, and the mask of
     replications computed here (the others, on a rare branch, are refit one by one): the
     estimator's team statistic, solve and adjustment on the stacked teams."""
-    est = _estimator(code, variant)
+    from . import make_method
+
+    est = make_method(code, variant)
     nr, m = batch.n_raters, batch.max_score
     low, high, s_low, s_high = _pairs(batch)
     tkey, size, team, _ = _teams(low, high, nr)

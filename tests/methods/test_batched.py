@@ -95,7 +95,8 @@ def _other(rater, avoid, choices):
 def test_edge_cases_batched_equal_the_estimators():
     """Replications made to reach the estimators' rare branches: a rater whose ratings are all
     equal (LI's zero-SD rule) and one at the floor of the scale (EQP's empty categories, RAS's
-    zero sums); a rater with one rating (below the corrected minimum) and one with none."""
+    zero sums); a rater with one rating (a thin rater: the corrected estimators leave it out of
+    their fit, so that replication is fitted alone) and one with none."""
     from ratercal_cli.generators.batched import CellBatch
 
     for code in ("2151", "0551"):
@@ -115,6 +116,7 @@ def test_edge_cases_batched_equal_the_estimators():
         from ratercal_cli.methods.linear import LinearEquating
 
         assert list(LinearEquating("faithful").fit(edge.ratings(0)).zero_sd_) == [0, 1]
+        assert list(make_method("EQP", "corrected").fit(edge.ratings(1)).thin_raters_) == [8]
         assert assert_batched_is_per_replication(edge, STUDY_METHODS) >= 3 * 2 * 9
 
 
