@@ -16,6 +16,7 @@ the .OBS order (paper by paper, rating order within a paper).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -51,6 +52,12 @@ class CellBatch:
     @property
     def max_score(self) -> int:
         return int(self.cell.max_score)
+
+    @cached_property
+    def ratings_per_rater(self) -> np.ndarray:
+        """``(B, n_raters)``: each replication's :meth:`Ratings.ratings_per_rater`."""
+        key = np.arange(self.size)[:, None] * self.n_raters + self.rater.reshape(self.size, -1)
+        return np.bincount(key.ravel(), minlength=self.size * self.n_raters).reshape(self.size, self.n_raters)
 
     def ratings(self, b: int) -> Ratings:
         """Replication ``b`` of the batch as the :class:`Ratings` the runner builds."""

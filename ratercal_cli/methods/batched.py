@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._single import batch_paper_mean, sums_by
+from ._single import batch_paper_mean
 
 
 # ----------------------------------------------------------------------------- NO, MN, LI
@@ -115,9 +115,9 @@ def _thin(code, variant, batch):
     from . import make_method
 
     est = make_method(code, variant)
-    if est.handles_thin_raters:
+    if est.handles_thin_raters or est.min_ratings_used() <= 1:
         return np.zeros(batch.size, dtype=bool)
-    n = sums_by(batch.rater.reshape(batch.size, -1), batch.n_raters)
+    n = batch.ratings_per_rater
     return ((n > 0) & (n < est.min_ratings_used())).any(axis=1)
 
 
