@@ -771,10 +771,10 @@ class ConditionalPCM(RaterAdjuster):
         from .quality import estimate_quality
 
         theta, se, extreme = estimate_quality(ratings.paper, ratings.rater, ratings.score, ratings.n_papers,
-                                              self.tau_, method="wle")
+                                              self.tau_, quality="wle")
         if self.quality == "mle":
             t2, s2, _ = estimate_quality(ratings.paper, ratings.rater, ratings.score, ratings.n_papers,
-                                         self.tau_, method="mle")
+                                         self.tau_, quality="mle")
             mid = extreme == 0
             theta = np.where(mid, t2, theta)
             se = np.where(mid, s2, se)

@@ -583,7 +583,7 @@ class MarginalRaterModel(RaterAdjuster):
         self.warnings_ = [n for n in res.notes if n.startswith("categories ")]
         item = self._item_of(ratings, facet)
         theta_w, se_w, extreme = estimate_quality(ratings.paper, item, ratings.score, ratings.n_papers,
-                                                  res.item_tau, method="wle")
+                                                  res.item_tau, quality="wle")
         self.quality_eap_, self.quality_eap_se_ = res.eap, res.eap_sd
         self.quality_wle_, self.quality_wle_se_, self.extreme_ = theta_w, se_w, extreme
         if self.quality == "eap":
@@ -632,7 +632,7 @@ class MarginalRaterModel(RaterAdjuster):
         item = self._item_of(ratings, facet)
         tau = self.result_.item_tau
         if self.quality == "wle":
-            theta, se, _ = estimate_quality(ratings.paper, item, ratings.score, ratings.n_papers, tau, method="wle")
+            theta, se, _ = estimate_quality(ratings.paper, item, ratings.score, ratings.n_papers, tau, quality="wle")
             return theta, se
         theta = np.full(ratings.n_papers, np.nan)
         se = np.full(ratings.n_papers, np.nan)

@@ -35,7 +35,7 @@ pairwise log likelihood has gradient ``F = sum_{j,z} (n1 + n2) pi - n2`` in
       ``pair_steps_``); a pseudo-count (``smoothing``, about one pseudo-win and one
       pseudo-loss per step) keeps every compared step finite; steps with no
       comparisons are imputed; categories nobody used are never scored;
-    * paper quality by bounded maximum likelihood (or Warm's WLE), see ``estimator``.
+    * paper quality by bounded maximum likelihood (or Warm's WLE), see ``quality``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from ..network import require_connected
 from ..ratings import Adjusted, Ratings
 from ..vocabulary import DEFAULT_VARIANT
 from .base import RaterAdjuster
-from .quality import estimate_quality, expected_score, pcm_tau
+from .quality import check_quality, estimate_quality, expected_score, pcm_tau
 
 F32 = np.float32
 
@@ -545,7 +545,7 @@ def pair_newton(wins, tol=1e-9, max_iter=100):
     return d, iterations, converged
 
 
-def ml_quality(ratings: Ratings, delta, lo=0, hi=None, bound=15.0, estimator="ml",
+def ml_quality(ratings: Ratings, delta, lo=0, hi=None, bound=15.0, quality="mle",
                tol=1e-10, max_iter=100):
     """Bounded ML (or Warm's WLE) paper quality on ``[-bound, bound]`` with steps ``delta``
     scored on the categories ``lo..hi``: :func:`.quality.estimate_quality` (the one person
@@ -555,13 +555,9 @@ def ml_quality(ratings: Ratings, delta, lo=0, hi=None, bound=15.0, estimator="ml
     if hi is None:
         hi = ratings.max_score
     theta, _, _ = estimate_quality(ratings.paper, ratings.rater, ratings.score, ratings.n_papers,
-                                   pcm_tau(delta, lo, hi), method=QUALITY_METHOD[estimator],
+                                   pcm_tau(delta, lo, hi), quality=quality,
                                    bound=bound, tol=tol, max_iter=max_iter, with_se=False)
     return theta
-
-
-#: the PCM's ``estimator`` names for :func:`.quality.estimate_quality`'s methods
-QUALITY_METHOD = {"ml": "mle", "wle": "wle"}
 
 
 # ---------------------------------------------------------------------------------
@@ -573,8 +569,10 @@ class PartialCreditModel(RaterAdjuster):
     Parameters
     ----------
     variant : ``"faithful"`` (PCM.BAS) or ``"corrected"``.
-    estimator : corrected only: ``"ml"`` (bounded maximum likelihood) or ``"wle"``
-        (Warm's weighted likelihood, finite for all-extreme papers).
+    quality : corrected only: ``"mle"`` (bounded maximum likelihood) or ``"wle"``
+        (Warm's weighted likelihood, finite for all-extreme papers); the paper-quality
+        option is spelled so by every estimator (``CML``: ``"wle"``/``"mle"``, ``MML``:
+        ``"eap"``/``"wle"``).
     theta_bound : corrected only: quality is searched in ``[-theta_bound, theta_bound]``.
     smoothing : corrected only: pseudo-count added to both directions of every pair of
         steps that were compared (Bradley-Terry smoothing); it keeps the steps of small
@@ -606,24 +604,23 @@ class PartialCreditModel(RaterAdjuster):
     code = "PCM"
     needs_multiple_raters = True
 
-    def __init__(self, variant: str = DEFAULT_VARIANT, estimator: str = "ml", theta_bound: float = 15.0,
+    def __init__(self, variant: str = DEFAULT_VARIANT, quality: str = "mle", theta_bound: float = 15.0,
                  smoothing: float = 1.0, tol: float = 1e-9, max_iter: int = 100):
         self.variant = variant
         self.smoothing = smoothing
-        self.estimator = estimator
+        self.quality = quality
         self.theta_bound = theta_bound
         self.tol = tol
         self.max_iter = max_iter
 
     # -- fit -------------------------------------------------------------------------
     def _fit(self, ratings: Ratings) -> None:
-        if self.estimator not in ("ml", "wle"):
-            raise ValueError(f"estimator must be 'ml' or 'wle', not {self.estimator!r}")
+        check_quality(self.quality, ("mle", "wle"))
         if self.variant == "faithful":
             self._fit_faithful(ratings)
         else:
             self._fit_corrected(ratings)
-        self.quality_ = self.quality(ratings)
+        self.quality_ = self.paper_quality(ratings)
 
     def _fit_faithful(self, ratings):
         counts = pair_counts(ratings, self_pairs=True)
@@ -664,7 +661,7 @@ class PartialCreditModel(RaterAdjuster):
         self.converged_ = conv
 
     # -- quality and expected scores --------------------------------------------------
-    def quality(self, ratings: Ratings) -> np.ndarray:
+    def paper_quality(self, ratings: Ratings) -> np.ndarray:
         """Per-paper quality estimate (faithful: PCM.BAS's CEN; corrected: ML/WLE)."""
         if self.variant == "faithful":
             r_pad, s_pad, _ = padded_by_paper(ratings)
@@ -672,12 +669,12 @@ class PartialCreditModel(RaterAdjuster):
         else:
             lo, hi = self.category_range_
             theta = ml_quality(ratings, self.steps_, lo, hi, bound=self.theta_bound,
-                               estimator=self.estimator)
+                               quality=self.quality)
         return theta
 
     def expected_scores(self, ratings: Ratings) -> np.ndarray:
         """``(n_papers, n_raters)``: every rater's expected score at each paper's quality."""
-        return self._expected_at(self.quality(ratings))
+        return self._expected_at(self.paper_quality(ratings))
 
     def _expected_at(self, theta) -> np.ndarray:
         """``(len(theta), n_raters)``: every rater's expected score at each quality."""
@@ -721,7 +718,7 @@ class PartialCreditModel(RaterAdjuster):
         ``PRINT #2, r; sc(r);``); the paper's: the mean over all ``n_raters`` raters of the expected
         score (``PRINT #2, ave / nj``, in single precision for the faithful variant).  The fit's
         qualities serve its own data."""
-        rating, paper = self._scores_by_chunk(ratings, self.quality_ if training else self.quality(ratings))
+        rating, paper = self._scores_by_chunk(ratings, self.quality_ if training else self.paper_quality(ratings))
         return Adjusted(rating=rating, paper=paper)
 
 

@@ -41,14 +41,12 @@ def faithful_pcm_papers(batch):
 
 # ----------------------------------------------------------------------------- corrected
 
-def ml_quality_batch(batch, steps, lo, hi, bound=15.0, estimator="ml", tol=1e-10, max_iter=100):
+def ml_quality_batch(batch, steps, lo, hi, bound=15.0, quality="mle", tol=1e-10, max_iter=100):
     """:func:`~ratercal_cli.methods.pcm.ml_quality` for every paper of every replication at
     once, each with its replication's ``steps`` ``(B, nr, M)`` and category range ``lo``,
     ``hi`` ``(B,)``: one call of :func:`.quality.estimate_quality` (the one person solver,
     which solves each paper as alone) with the papers and raters of all replications numbered
     globally (``b * n + paper``, ``b * nr + rater``).  Returns ``theta`` ``(B, n)``."""
-    from .pcm import QUALITY_METHOD
-
     B, n, k = batch.rater.shape
     nr = steps.shape[1]
     tau = pcm_tau(steps, np.asarray(lo)[:, None], np.asarray(hi)[:, None]).reshape(B * nr, -1)
@@ -61,7 +59,7 @@ def ml_quality_batch(batch, steps, lo, hi, bound=15.0, estimator="ml", tol=1e-10
         rater, score = rater[first], score[first]
     papers = rater.shape[0]
     theta, _, _ = estimate_quality(np.arange(papers).repeat(k), rater.ravel(), score.ravel(), papers, tau,
-                                   method=QUALITY_METHOD[estimator], bound=bound, tol=tol,
+                                   quality=quality, bound=bound, tol=tol,
                                    max_iter=max_iter, with_se=False)
     return (theta if first is None else theta[inverse]).reshape(B, n)
 
@@ -160,7 +158,7 @@ def corrected_pcm_papers(batch):
             continue
         steps[b] = one.steps_
         lo[b], hi[b] = one.category_range_
-    theta = ml_quality_batch(batch, steps, lo, hi, bound=est.theta_bound, estimator=est.estimator)
+    theta = ml_quality_batch(batch, steps, lo, hi, bound=est.theta_bound, quality=est.quality)
     # expected score of every rater at each distinct quality of each replication, all at once
     tau = pcm_tau(steps, lo[:, None], hi[:, None])                      # (B, nr, M+1)
     rep = np.repeat(np.arange(B), n)

@@ -203,9 +203,21 @@ def score_range(tau):
     return lo, hi
 
 
-def estimate_quality(paper, rater, score, n_papers, tau, method="wle", bound=None, tol=1e-10,
+#: The paper-quality estimates a method may use, named alike by every estimator's ``quality=``:
+#: maximum likelihood, Warm's weighted likelihood, the posterior mean (the marginal ML fits).
+QUALITY_ESTIMATES = ("mle", "wle", "eap")
+
+
+def check_quality(quality, allowed) -> str:
+    """``quality`` if it is one of ``allowed`` (a subset of :data:`QUALITY_ESTIMATES`), else ValueError."""
+    if quality not in allowed:
+        raise ValueError(f"quality must be {' or '.join(repr(q) for q in allowed)}, not {quality!r}")
+    return quality
+
+
+def estimate_quality(paper, rater, score, n_papers, tau, quality="wle", bound=None, tol=1e-10,
                      max_iter=200, with_se=True):
-    """Quality of every paper by WLE (``method="wle"``) or MLE (``"mle"``).
+    """Quality of every paper by WLE (``quality="wle"``, Warm 1989) or MLE (``"mle"``).
 
     paper, rater, score : per-rating int arrays; tau : (J, K) cumulative parameters.
     Ratings by raters with no finite category are ignored; scores are clipped into the
@@ -220,24 +232,9 @@ def estimate_quality(paper, rater, score, n_papers, tau, method="wle", bound=Non
     their raters could give, 0 otherwise; ``se`` is None with ``with_se=False`` (one pass
     over the ratings fewer).
     """
-    if method not in ("wle", "mle"):
-        raise ValueError(f"method must be 'wle' or 'mle', not {method!r}")
+    mle = check_quality(quality, ("wle", "mle")) == "mle"
     tau = np.asarray(tau, dtype=np.float64)
-    paper = np.asarray(paper, dtype=np.int64)
-    rater = np.asarray(rater, dtype=np.int64)
-    lo, hi = score_range(tau)
-    usable = np.isfinite(tau).any(axis=1)[rater]
-    paper, rater = paper[usable], rater[usable]
-    score = np.clip(np.asarray(score, dtype=np.int64)[usable], lo[rater], hi[rater])
-    tau_r = tau[rater]  # (n, K)
-    n = np.bincount(paper, minlength=n_papers)
-    r = np.bincount(paper, weights=score, minlength=n_papers)
-    rmin = np.bincount(paper, weights=lo[rater], minlength=n_papers)
-    rmax = np.bincount(paper, weights=hi[rater], minlength=n_papers)
-    extreme = np.where(r <= rmin, -1, np.where(r >= rmax, 1, 0))
-    rated = n > 0
-    extreme[~rated] = 0
-
+    t = _Totals(np.asarray(paper, dtype=np.int64), np.asarray(rater, dtype=np.int64), score, n_papers, tau)
     if bound is None:
         finite_steps = np.diff(np.where(np.isfinite(tau), tau, np.nan), axis=1)
         span = np.nanmax(np.abs(finite_steps)) if np.isfinite(finite_steps).any() else 0.0
@@ -246,49 +243,96 @@ def estimate_quality(paper, rater, score, n_papers, tau, method="wle", bound=Non
         half = float(bound)
     lo_b = np.full(n_papers, -half)
     hi_b = np.full(n_papers, half)
-    # start: the logit of the paper's position within its possible totals, in units of the
-    # raters' average step spacing (cuts the iterations about in half against theta = 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = (r - rmin + 0.5) / (rmax - rmin + 1.0)
-        spread = np.where(n > 0, (rmax - rmin) / np.maximum(n, 1), 1.0)
-        theta = np.where(rated, np.log(frac / (1 - frac)) * np.maximum(spread, 1.0) / 2.0, 0.0)
-    theta = np.clip(np.nan_to_num(theta), -half / 2, half / 2)
-
-    def f_and_df(th, sel=None):
-        """Estimating function F (decreasing in theta), dF and the information, per paper
-        (only the papers with ratings in ``sel`` are computed; the others are 0)."""
-        pp, tr = (paper, tau_r) if sel is None else (paper[sel], tau_r[sel])
-        p = category_probabilities(th[pp], tr)
-        if method == "mle":
-            m, v = moments(p, order=2)
-            info = np.bincount(pp, weights=v, minlength=n_papers)
-            return r - np.bincount(pp, weights=m, minlength=n_papers), -info, info
-        m, v, m3, m4 = moments(p)
-        E = np.bincount(pp, weights=m, minlength=n_papers)
-        info = np.bincount(pp, weights=v, minlength=n_papers)
-        J3 = np.bincount(pp, weights=m3, minlength=n_papers)
-        K4 = np.bincount(pp, weights=m4 - 3.0 * v * v, minlength=n_papers)
-        safe = np.maximum(info, 1e-100)
-        F = r - E + J3 / (2.0 * safe)
-        dF = -info + (K4 * safe - J3 * J3) / (2.0 * safe * safe)
-        return F, dF, info
-
-    active = rated.copy()
+    theta = t.start(half)
+    f_and_df = t.estimating_function(mle)
+    active = t.rated.copy()
     if bound is not None:
         # no root inside [-bound, bound]: the bound where the likelihood rises
-        mle = method == "mle"
-        top = rated & (extreme > 0) & mle
-        bottom = rated & (extreme < 0) & mle
-        if not (top | bottom)[rated].all():
+        top = t.rated & (t.extreme > 0) & mle
+        bottom = t.rated & (t.extreme < 0) & mle
+        if not (top | bottom)[t.rated].all():
             F_hi, _, _ = f_and_df(hi_b)
             F_lo, _, _ = f_and_df(lo_b)
-            top |= rated & (F_hi >= 0)
-            bottom |= rated & ~top & (F_lo <= 0)
+            top |= t.rated & (F_hi >= 0)
+            bottom |= t.rated & ~top & (F_lo <= 0)
         theta[top], theta[bottom] = half, -half
         active &= ~(top | bottom)
-    elif method == "mle":
-        active &= extreme == 0
+    elif mle:
+        active &= t.extreme == 0
+    theta = _solve(f_and_df, theta, active, lo_b, hi_b, t.paper, tol, max_iter)
+    se = None
+    if with_se:
+        _, _, info = f_and_df(theta)
+        se = 1.0 / np.sqrt(np.maximum(info, 1e-300))
+    if mle and bound is None:
+        theta = np.where(t.extreme < 0, -np.inf, np.where(t.extreme > 0, np.inf, theta))
+        se = None if se is None else np.where(t.extreme != 0, np.inf, se)
+    theta = np.where(t.rated, theta, np.nan if bound is None else 0.0)
+    return theta, None if se is None else np.where(t.rated, se, np.nan), t.extreme
 
+
+class _Totals:
+    """The papers' totals of :func:`estimate_quality`: the usable ratings (raters with a finite
+    category, scores clipped into the rater's range), each paper's count ``n``, total ``r``,
+    lowest and highest possible totals, ``extreme`` (-1/0/+1) and ``rated``."""
+
+    def __init__(self, paper, rater, score, n_papers, tau):
+        lo, hi = score_range(tau)
+        usable = np.isfinite(tau).any(axis=1)[rater]
+        self.paper, rater = paper[usable], rater[usable]
+        score = np.clip(np.asarray(score, dtype=np.int64)[usable], lo[rater], hi[rater])
+        self.tau_r = tau[rater]  # (n, K)
+        self.n_papers = n_papers
+        self.n = np.bincount(self.paper, minlength=n_papers)
+        self.r = np.bincount(self.paper, weights=score, minlength=n_papers)
+        self.rmin = np.bincount(self.paper, weights=lo[rater], minlength=n_papers)
+        self.rmax = np.bincount(self.paper, weights=hi[rater], minlength=n_papers)
+        extreme = np.where(self.r <= self.rmin, -1, np.where(self.r >= self.rmax, 1, 0))
+        self.rated = self.n > 0
+        extreme[~self.rated] = 0
+        self.extreme = extreme
+
+    def start(self, half):
+        """The logit of each paper's position within its possible totals, in units of the raters'
+        average step spacing (cuts the iterations about in half against theta = 0)."""
+        n, r, rmin, rmax = self.n, self.r, self.rmin, self.rmax
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = (r - rmin + 0.5) / (rmax - rmin + 1.0)
+            spread = np.where(n > 0, (rmax - rmin) / np.maximum(n, 1), 1.0)
+            theta = np.where(self.rated, np.log(frac / (1 - frac)) * np.maximum(spread, 1.0) / 2.0, 0.0)
+        return np.clip(np.nan_to_num(theta), -half / 2, half / 2)
+
+    def estimating_function(self, mle):
+        """``f_and_df(theta, sel=None)``: the estimating function F (decreasing in theta), dF and the
+        information, per paper (only the papers with ratings in ``sel`` are computed; the others
+        are 0); ML's score equation, or Warm's with the bias term ``J3 / (2 I)``."""
+        paper, tau_r, r, n_papers = self.paper, self.tau_r, self.r, self.n_papers
+
+        def f_and_df(th, sel=None):
+            pp, tr = (paper, tau_r) if sel is None else (paper[sel], tau_r[sel])
+            p = category_probabilities(th[pp], tr)
+            if mle:
+                m, v = moments(p, order=2)
+                info = np.bincount(pp, weights=v, minlength=n_papers)
+                return r - np.bincount(pp, weights=m, minlength=n_papers), -info, info
+            m, v, m3, m4 = moments(p)
+            E = np.bincount(pp, weights=m, minlength=n_papers)
+            info = np.bincount(pp, weights=v, minlength=n_papers)
+            J3 = np.bincount(pp, weights=m3, minlength=n_papers)
+            K4 = np.bincount(pp, weights=m4 - 3.0 * v * v, minlength=n_papers)
+            safe = np.maximum(info, 1e-100)
+            F = r - E + J3 / (2.0 * safe)
+            dF = -info + (K4 * safe - J3 * J3) / (2.0 * safe * safe)
+            return F, dF, info
+
+        return f_and_df
+
+
+def _solve(f_and_df, theta, active, lo_b, hi_b, paper, tol, max_iter):
+    """The root of each active paper's estimating function, safeguarded Newton: a Newton step where
+    it stays in the bracket ``[lo_b, hi_b]`` and the last step at least halved ``|F|``, else
+    bisection (Newton alone can cycle between two points far from the root)."""
+    n_papers = theta.size
     f_prev = np.full(n_papers, np.inf)
     for _ in range(max_iter):
         if not active.any():
@@ -300,20 +344,10 @@ def estimate_quality(paper, rater, score, n_papers, tau, method="wle", bound=Non
         hi_b = np.where(active & (F < 0), theta, hi_b)
         with np.errstate(divide="ignore", invalid="ignore"):
             newton = theta - F / dF
-        # Newton where it stays in the bracket and the last step at least halved |F|; else
-        # bisect (Newton alone can cycle between two points far from the root)
         ok = (dF < 0) & (newton > lo_b) & (newton < hi_b) & (np.abs(F) <= 0.5 * f_prev)
         f_prev = np.abs(F)
         nxt = np.where(ok, newton, 0.5 * (lo_b + hi_b))
         stop = done | (hi_b - lo_b < tol)
         theta = np.where(stop, theta, nxt)
         active &= ~stop
-    se = None
-    if with_se:
-        _, _, info = f_and_df(theta)
-        se = 1.0 / np.sqrt(np.maximum(info, 1e-300))
-    if method == "mle" and bound is None:
-        theta = np.where(extreme < 0, -np.inf, np.where(extreme > 0, np.inf, theta))
-        se = None if se is None else np.where(extreme != 0, np.inf, se)
-    theta = np.where(rated, theta, np.nan if bound is None else 0.0)
-    return theta, None if se is None else np.where(rated, se, np.nan), extreme
+    return theta

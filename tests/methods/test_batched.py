@@ -162,8 +162,8 @@ def test_replications_off_the_batched_path_fail_or_refit_as_the_estimator_does(v
     assert failures >= (4 if variant == "corrected" else 2)
 
 
-@pytest.mark.parametrize("estimator", ["ml", "wle"])
-def test_ml_quality_batch_is_ml_quality_per_replication(estimator):
+@pytest.mark.parametrize("quality", ["mle", "wle"])
+def test_ml_quality_batch_is_ml_quality_per_replication(quality):
     """The batched person-quality solver against :func:`pcm.ml_quality`, with each
     replication's own fitted steps and category range (WLE too, which the study does not use)."""
     from ratercal_cli.methods.pcm import PartialCreditModel, ml_quality
@@ -174,9 +174,9 @@ def test_ml_quality_batch_is_ml_quality_per_replication(estimator):
     steps = np.stack([f.steps_ for f in fits])
     lo = np.array([f.category_range_[0] for f in fits])
     hi = np.array([f.category_range_[1] for f in fits])
-    theta = ml_quality_batch(batch, steps, lo, hi, estimator=estimator)
+    theta = ml_quality_batch(batch, steps, lo, hi, quality=quality)
     for b, f in enumerate(fits):
-        want = ml_quality(batch.ratings(b), f.steps_, lo[b], hi[b], estimator=estimator)
+        want = ml_quality(batch.ratings(b), f.steps_, lo[b], hi[b], quality=quality)
         assert np.array_equal(theta[b], want)
     assert np.isfinite(theta).all() and theta.std() > 0.5
 

@@ -32,10 +32,10 @@ def many_raters(n_papers=300, n_raters=40, seed=5, top=5):
     return Ratings(paper, rater, score, top, n_papers, n_raters)
 
 
-@pytest.mark.parametrize("variant, estimator", [("faithful", "ml"), ("corrected", "ml"), ("corrected", "wle")])
-def test_pcm_blocks_equal_the_whole_array_to_the_bit(variant, estimator):
+@pytest.mark.parametrize("variant, quality", [("faithful", "mle"), ("corrected", "mle"), ("corrected", "wle")])
+def test_pcm_blocks_equal_the_whole_array_to_the_bit(variant, quality):
     data = many_raters()
-    m = PartialCreditModel(variant=variant, estimator=estimator)
+    m = PartialCreditModel(variant=variant, quality=quality)
     m.chunk_cells = 37   # a block of one quality: many blocks, uneven ends
     with np.errstate(all="ignore"):
         adj = m.fit_transform(data)

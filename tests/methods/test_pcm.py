@@ -348,7 +348,7 @@ def test_ml_quality_solves_likelihood_equation(large):
 def test_wle_quality_is_finite_and_solves_warm_equation(large):
     """Warm: sum (x - E) + I'(theta) / (2 I(theta)) = 0, I' by central differences."""
     r, _, _ = large
-    m = PartialCreditModel("corrected", estimator="wle").fit(r)
+    m = PartialCreditModel("corrected", quality="wle").fit(r)
     q = m.quality_
     assert np.all(np.abs(q) < 15)
     h = 1e-5

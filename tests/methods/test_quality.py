@@ -19,7 +19,7 @@ def test_wle_dichotomous_equal_items_closed_form():
     rater = np.tile(np.arange(n), n + 1)
     score = np.concatenate([[1] * r + [0] * (n - r) for r in totals])
     tau = np.zeros((n, 2))  # tau[j, 1] = delta = 0
-    theta, se, extreme = estimate_quality(paper, rater, score, n + 1, tau, method="wle")
+    theta, se, extreme = estimate_quality(paper, rater, score, n + 1, tau, quality="wle")
     np.testing.assert_allclose(theta, np.log((totals + 0.5) / (n - totals + 0.5)), atol=1e-9)
     assert list(extreme) == [-1, 0, 0, 0, 1]
     p = 1 / (1 + np.exp(-theta))
@@ -32,7 +32,7 @@ def test_mle_dichotomous_closed_form_and_infinite_extremes():
     paper = np.repeat(totals, n)
     rater = np.tile(np.arange(n), n + 1)
     score = np.concatenate([[1] * r + [0] * (n - r) for r in totals])
-    theta, se, _ = estimate_quality(paper, rater, score, n + 1, np.zeros((n, 2)), method="mle")
+    theta, se, _ = estimate_quality(paper, rater, score, n + 1, np.zeros((n, 2)), quality="mle")
     np.testing.assert_allclose(theta[1:-1], np.log(totals[1:-1] / (n - totals[1:-1])), atol=1e-9)
     assert theta[0] == -np.inf and theta[-1] == np.inf
 
@@ -100,7 +100,7 @@ def test_newton_does_not_cycle_away_from_the_root():
     tau = pcm_tau(steps)
     for bound in (None, 15.0):
         theta, _, _ = estimate_quality(np.zeros(2, dtype=int), np.array([0, 1]), np.array([6, 5]), 1, tau,
-                                       method="mle", bound=bound, max_iter=100)
+                                       quality="mle", bound=bound, max_iter=100)
         assert 11 - expected_score(theta[0], tau).sum() == pytest.approx(0, abs=1e-9)
         assert theta[0] == pytest.approx(0.4205647, abs=1e-6)
 
@@ -139,3 +139,20 @@ def test_interpolated_fair_scores_are_the_exact_ones_to_1e_10(monkeypatch, M, sd
     assert not np.array_equal(got[:-1], exact[:-1])        # (it did interpolate)
     np.testing.assert_allclose(got[:-1], exact[:-1], rtol=0, atol=1e-10)
     assert np.isnan(got[-1]) and np.isnan(exact[-1])
+
+
+def test_every_estimator_spells_the_paper_quality_option_alike():
+    """One name, ``quality=``, and one spelling of each estimate across the estimators (the PCM's
+    was ``estimator="ml"``, the person solver's ``method=``)."""
+    import inspect
+
+    from ratercal_cli.methods import make_method
+    from ratercal_cli.methods.quality import QUALITY_ESTIMATES
+
+    for code, default in (("PCM", "mle"), ("CML", "wle"), ("RSM", "wle"), ("MML", "eap"), ("MFRM", "eap")):
+        est = make_method(code)
+        assert est.get_params()["quality"] == default and default in QUALITY_ESTIMATES
+        assert "estimator" not in est.get_params()
+    assert "quality" in inspect.signature(estimate_quality).parameters
+    with pytest.raises(ValueError, match="quality must be 'wle' or 'mle', not 'ml'"):
+        estimate_quality(np.array([0]), np.array([0]), np.array([1]), 1, np.zeros((1, 3)), quality="ml")
