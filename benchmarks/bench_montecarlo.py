@@ -14,8 +14,10 @@ largest process), and whether the two runs wrote the same bytes (replications.cs
 summary.csv, paired.csv, summary.md).  It also runs the new code serially and compares its
 bytes with the ``--jobs`` run (``--no-serial-check`` skips that).
 
-Targets (issue 11): >= 500 data sets/s at ``-r 200 -j 2``, identical bytes (but for the corrected
-PCM's rows, which the one quality solver of issue 10 moved: :data:`EXPECTED_CHANGES`), < 1 GiB.
+Targets: new/old >= TARGET_RATIO in the same run (issue 11 asked for 500 data sets/s, 4x the old
+code on a quiet machine; the absolute rate is printed for information), identical bytes (but for the
+corrected PCM's rows, which the one quality solver of issue 10 moved: :data:`EXPECTED_CHANGES`),
+< 1 GiB.
 ``--profile`` prints the top of a cProfile of a serial ``-r 20`` run of the new code.
 """
 
@@ -30,7 +32,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE_COMMIT = "f0bbdaa"
-TARGET_RATE = 500.0
+TARGET_RATE = 500.0   # (issue 11's absolute rate, on a quiet machine; printed for information)
+TARGET_RATIO = 3.0    # new / old in the same run (measured 4.0-4.6x)
 TARGET_MIB = 1024.0
 OUTPUTS = ("replications.csv", "summary.csv", "paired.csv", "summary.md")
 
@@ -144,25 +147,29 @@ def main(argv=None):
         rate_new, rate_old = n / new["wall"], n / old["wall"]
         print(f"montecarlo: {n} data sets ({args.replications} replications x {n_cells} cells), "
               f"both variants, -j {args.jobs}")
-        print(f"montecarlo: new {rate_new:7.1f} data sets/s ({new['wall']:.1f} s, peak {new['mib']:.0f} MiB)")
+        print(f"montecarlo: new {rate_new:7.1f} data sets/s ({new['wall']:.1f} s, peak {new['mib']:.0f} MiB; "
+              f"issue 11 asked {TARGET_RATE:.0f}/s on a quiet machine: for information)")
         print(f"montecarlo: old {rate_old:7.1f} data sets/s ({old['wall']:.1f} s, peak {old['mib']:.0f} MiB) "
               f"[{ref.name}]")
-        print(f"montecarlo: ratio new/old {rate_new / rate_old:.2f}x (target: >= {TARGET_RATE:.0f} data sets/s)")
-        same = same_bytes(tmp / "new", tmp / "old")
-        print("montecarlo: same bytes as the old code: " + ", ".join(f"{k} {'yes' if v else 'NO'}"
-                                                                     for k, v in same.items()))
+        ratio = rate_new / rate_old
+        print(f"montecarlo: ratio new/old {ratio:.2f}x (target >= {TARGET_RATIO:g}x, measured in this run; "
+              f"{'ok' if ratio >= TARGET_RATIO else 'FAILED'})")
         changed = changed_rows(tmp / "new", tmp / "old")
-        print(f"montecarlo: replications.csv rows that differ from the old code's: {sum(changed.values())}"
-              + "".join(f"; {v} {k[0]} {k[1]}" for k, v in sorted(changed.items())))
         # the one quality solver (issue 10) fixed the corrected PCM's Newton cycle: only its rows may move
-        ok &= set(changed) <= EXPECTED_CHANGES and new["mib"] < TARGET_MIB
+        # (and with them the summaries of that method); every other row must be the old code's bytes
+        expected = set(changed) <= EXPECTED_CHANGES
+        print(f"montecarlo: same bytes as the old code but for the rows issue 10 moved "
+              f"({', '.join(' '.join(k) for k in sorted(EXPECTED_CHANGES))}): {'yes' if expected else 'NO'}; "
+              f"replications.csv rows that differ: {sum(changed.values())}"
+              + "".join(f"; {v} {k[0]} {k[1]}" for k, v in sorted(changed.items())))
+        ok &= expected and new["mib"] < TARGET_MIB and ratio >= TARGET_RATIO
         if args.serial_check:
             wall = run(REPO, tmp / "serial", args.config, args.replications, 1)["wall"]
             same = same_bytes(tmp / "new", tmp / "serial")
             print(f"montecarlo: new serial {n / wall:7.1f} data sets/s; same bytes as -j {args.jobs}: "
                   + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in same.items()))
             ok &= all(same.values())
-    # the rate target is reported, not enforced: the machine is shared and the ratio is the figure
+    # the absolute rate is for information (the machine is shared); the ratio is the target
     return 0 if ok else 1
 
 
