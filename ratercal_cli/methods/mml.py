@@ -101,8 +101,9 @@ NODE_RATIO = 1.25
 MAX_REGRIDS = 5
 #: Newton steps reuse the information while the decrement falls at least this much a step
 REUSE_GAIN = 20.0
-#: the start of sigma
+#: the start of sigma: the best of START_SIGMAS
 SIGMA0 = 2.0
+START_SIGMAS = (0.7, 1.0, 1.4, 2.0, 2.8)
 
 
 # ---------------------------------------------------------------------------------------
@@ -248,18 +249,15 @@ class _Objective:
 
 
 def _start(obj: _Objective, counts, items, sigma0=SIGMA0):
-    """Free coordinates where the fit starts: sigma = SIGMA0 and each rater's adjacent-category log
-    odds (RSM: all raters'), stretched by sqrt(1 + 0.346 sigma^2), the attenuation of logits by a
-    normal quality (0.346 = (16 sqrt 3 / 15 pi)^2), fitted by least squares to the layout."""
+    """Free coordinates where the fit starts: sigma = SIGMA0 and each item's cumulative log odds of
+    its categories against its lowest (counts + 0.5), stretched by sqrt(1 + 0.346 sigma^2), the
+    attenuation of logits by a normal quality (0.346 = (16 sqrt 3 / 15 pi)^2), fitted by least
+    squares to the layout (so severities, facets and thresholds all start from the data)."""
     from scipy.sparse.linalg import lsqr
 
     stretch = np.sqrt(1.0 + 0.346 * sigma0 ** 2)
-    if obj.layout.model == "pcm":
-        tau0 = -np.log((counts + 0.5) / (counts[:, :1] + 0.5))[:, 1:] * stretch
-        target = tau0[items[:, 0]].ravel()
-    else:
-        tot = counts.sum(axis=0) + 0.5
-        target = np.tile(-np.log(tot / tot[0])[1:] * stretch, items.shape[0])
+    n = obj.eng.n_obs + 0.5
+    target = (-np.log(n / n[:, :1])[:, 1:] * stretch).ravel()
     Kt = obj.K[:-1]
     want = np.r_[target - obj.layout.B @ obj.offset]
     phi = lsqr(Kt, want, atol=1e-12, btol=1e-12, iter_lim=10 * Kt.shape[1] + 100)[0]
@@ -273,18 +271,17 @@ def _start(obj: _Objective, counts, items, sigma0=SIGMA0):
 def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
     """Newton-Raphson on the penalised log L (Louis information; the EM step where it is not
     negative definite), each step at most MAX_STEP logits and halved until log L rises.  The
-    information is recomputed only while it is needed: at the start, after a step that had to be
-    halved, and while the Newton decrement falls by less than a factor REUSE_GAIN an iteration
-    (a chord step with the last information otherwise, which costs a gradient).
-    Returns (phi, converged, iterations so far)."""
-    factor, last_dec, newton = None, np.inf, False
+    information is computed at the start and again only where a step had to be halved (or
+    failed); in between it is carried forward by the BFGS update from the change of the gradient
+    (a gradient costs a fraction of the information, and from a Newton start the update keeps the
+    convergence superlinear).  Returns (phi, converged, iterations so far)."""
+    B, newton, fresh = None, False, True
     while it < max_iter:
         it += 1
-        if factor is None:
+        if B is None:
             ll, g, H, Hem, _ = obj(phi, level=2)
             factor, newton = _factor(H, Hem)
-        else:
-            ll, g = obj(phi, level=1)[:2]
+            B, fresh = (-H if newton else None), True
         d = cho_solve(factor, g)
         dec = float(g @ d)   # twice the predicted gain of the Newton step
         if newton and dec < tol * n_scale:   # converged: the last (tiny) step taken too
@@ -300,14 +297,22 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
                 break
             step /= 2.0
         if ll_new < ll - 1e-12 * abs(ll):   # no ascent left at numerical precision
-            if factor is not None and step < 1.0:
-                factor = None   # try again with the information here
+            if not fresh:
+                B = None   # try again with the information here
                 continue
             return phi, newton, it
-        if step < 1.0 or not dec < last_dec / REUSE_GAIN:
-            factor = None
-        last_dec = dec
-        phi = new
+        ll, g_new = obj(new, level=1)[:2]
+        s_, y_ = new - phi, g - g_new             # the step, and the change of -gradient
+        phi, g = new, g_new
+        if B is None or step < 1.0 or not y_ @ s_ > 0:
+            B = None   # the information afresh at the new point
+            continue
+        Bs = B @ s_
+        B = B + np.outer(y_, y_) / (y_ @ s_) - np.outer(Bs, Bs) / (s_ @ Bs)
+        try:
+            factor, fresh = cho_factor(B), False
+        except np.linalg.LinAlgError:
+            B = None
     return phi, False, it
 
 
@@ -392,7 +397,8 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
         anchor(layout)
     eng = GridEngine(ratings.paper, item, ratings.score, items.shape[0], K, n_nodes or MIN_NODES)
     obj = _Objective(eng, layout)
-    phi = _start(obj, counts, items)
+    # the start: the layout fitted to the items' log odds at the best of a few sigmas (log L alone)
+    phi = max((_start(obj, counts, items, s0) for s0 in START_SIGMAS), key=lambda p: obj(p)[0])
     phi, converged, it = _fit_on_grids(obj, phi, n_nodes, max_iter, tol, max(eng.papers.size, 1))
     return _report(ratings, obj, phi, converged, it, counts, seen, items, step_sd)
 

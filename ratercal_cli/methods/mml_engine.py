@@ -179,8 +179,14 @@ class GridEngine:
     def pair_weights(self, a, b):
         """(patterns a..b) x pairs: c_u c_v, dense or sparse."""
         if self.pairs is None:
+            cache = self.__dict__.setdefault("_pair_weights", {})
+            if (a, b) in cache:
+                return cache[(a, b)]
             X = self.items_dense[a:b]
-            return X[:, self.pair_u] * X[:, self.pair_v]
+            w = X[:, self.pair_u] * X[:, self.pair_v]
+            if w.size <= DENSE_CELLS // 2:   # kept for the next evaluation when small
+                cache[(a, b)] = w
+            return w
         return self.pairs[a:b]
 
     def block_static(self, a, b) -> "_BlockStatic":
