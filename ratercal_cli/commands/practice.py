@@ -283,7 +283,7 @@ def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, t
         for p in written:
             click.echo(f"wrote {p}", err=True)
     if not quiet and not as_json:
-        n_pap = sum(g.ratings.n_papers for g in table.groups)
+        n_pap = result.ratings.n_papers
         click.echo(f"wrote {'standard output' if to_stdout else output}: {len(table.rows)} lines, {n_pap} "
                    f"papers, {len(table.groups)} group(s); methods {' '.join(result.methods)} ({result.variant})",
                    err=to_stdout)

@@ -185,3 +185,15 @@ def test_the_api_example_runs_and_labels_in_natural_order(capsys):
     assert papers.paper.tolist() == sorted(papers.paper.tolist(), key=lambda p: natural_key(p))
     assert env["mfrm"].rater_frame().index.tolist() == NATURAL
     assert "recommended:" in capsys.readouterr().out
+
+
+def test_compare_to_dict_and_summary_are_the_cli_output(grouped):
+    from ratercal_cli.commands.practice import compare as compare_cmd
+
+    mine = rc.compare(grouped, "TLI,MN", cut=3.25)
+    args = [str(EXAMPLE), "--scale", "0-5", "--group-col", "grade", "-m", "TLI,MN", "--cut", "3.25"]
+    out = CliRunner().invoke(compare_cmd, args + ["--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(json.dumps(mine.to_dict())) == {**json.loads(out.output), "file": str(EXAMPLE)}
+    text = CliRunner().invoke(compare_cmd, args + ["--quiet"])
+    assert text.output == mine.summary() + "\n"
