@@ -86,6 +86,46 @@ def _file_options(fn):
     return fn
 
 
+def _calibration_options(fn):
+    opts = [
+        click.option("--anchors", "anchors_in", type=click.Path(path_type=Path), default=None, metavar="FILE",
+                     help="A calibration (from --write-anchors, CSV or JSON): the many-facet model (MFRM) holds "
+                          "every element named there at its value, estimates the rest on that scale, and reports "
+                          "each anchored element's displacement and drift."),
+        click.option("--write-anchors", "anchors_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
+                     help="Write this file's calibration (MFRM: rater severities, facet levels, thresholds, with "
+                          "SEs) here, as CSV (or JSON if FILE ends in .json), for --anchors next time."),
+        click.option("--steps-by", "steps_by", default=None, metavar="FACET",
+                     help="MFRM thresholds per level of this facet (a partial-credit-by-criterion model)."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _anchors(path):
+    if path is None:
+        return None
+    from ..practice.anchors import read_anchors
+
+    return read_anchors(path)
+
+
+def _write_calibration(path, ratings, steps_by, result=None):
+    """``--write-anchors``: the free MFRM's calibration of ``ratings`` (``result``: one made already)."""
+    if path is None:
+        return
+    from ..io import output_target
+    from ..practice.anchors import calibration, fit_mfrm, write_anchors
+    from ..practice.check import one_group
+
+    output_target(path)
+    if result is None:
+        one_group(ratings, "--write-anchors")
+        result = calibration(fit_mfrm(ratings, steps_by=steps_by)[0], ratings, steps_by=steps_by)
+    write_anchors(path, result)
+
+
 def _read(path, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, quiet,
           encoding=None, order_col=None, decimal="point", sheet=None, fold_labels=False, facet_cols=(),
           score_cols=None, rater_cols=None):
@@ -119,7 +159,8 @@ def _parse_methods(values, default, allow_recommended=False):
 #: ``adjust`` options that describe a ratings file and mean nothing for a run folder.
 FILE_ONLY = ("output", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
              "discrepancy", "encoding", "order_col", "assignment", "decimal", "sheet", "fold_labels", "cut",
-             "bootstrap", "seed", "as_json", "html_out", "facet_cols", "score_cols", "rater_cols", "total")
+             "bootstrap", "seed", "as_json", "html_out", "facet_cols", "score_cols", "rater_cols", "total", "anchors_in",
+             "anchors_out", "steps_by")
 
 
 def _refuse_file_options(ctx, source):
@@ -156,10 +197,11 @@ def _variant_option(default_help):
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
                    "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
+@_calibration_options
 @_one_line_errors
 def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep,
           encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, assignment, alpha, as_json,
-          png, no_rasch, html_out):
+          png, no_rasch, html_out, anchors_in, anchors_out, steps_by):
     """Is adjustment warranted?  Tests of rater differences, the rater report, agreement, and
     which adjustment Chapter 5's rule and the corrected study support.
 
@@ -183,7 +225,9 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
                   score_cols, rater_cols)
-    result = check_ratings(table.ratings, assignment=assignment, alpha=alpha, rasch=not no_rasch)
+    result = check_ratings(table.ratings, assignment=assignment, alpha=alpha, rasch=not no_rasch,
+                           anchors=_anchors(anchors_in), steps_by=steps_by, calibrate=anchors_out is not None)
+    _write_calibration(anchors_out, table.ratings, steps_by, result.calibration)
     maps = result.wright_maps(png) if png is not None else []
     maps += _write_html(html_out, table.ratings, check=result)
     if as_json:
@@ -224,10 +268,11 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
               help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
                    "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
 @_file_options
+@_calibration_options
 @_one_line_errors
 def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, total, as_json, html_out, scale,
            paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding, decimal,
-           sheet, fold_labels, order_col, resolve, discrepancy, quiet):
+           sheet, fold_labels, order_col, resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by):
     """Adjust the scores of a ratings file (or every data set of a run folder).
 
     The output holds the input's columns, then `flag` (resolved / dropped /
@@ -269,7 +314,8 @@ def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, t
     from ..practice.adjust import adjust as adjust_ratings
 
     result = adjust_ratings(table.ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=cut,
-                            bootstrap=bootstrap, seed=seed)
+                            bootstrap=bootstrap, seed=seed, anchors=_anchors(anchors_in), steps_by=steps_by)
+    _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet)
     write_adjusted(output, table, result.by_group(), result.methods, uncertainty=result.uncertainty_by_group(),
                    applied=result.recommended or None, cells=result.cells_by_group(total))
@@ -332,10 +378,11 @@ def _check_output(output, source):
               help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
                    "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
 @_file_options
+@_calibration_options
 @_one_line_errors
 def compare(ratings_file, methods, variant, cut, png, as_json, html_out, scale, paper_col, rater_col, score_col,
             group_col, facet_cols, score_cols, rater_cols, sep, encoding, decimal, sheet, fold_labels, order_col,
-            resolve, discrepancy, quiet):
+            resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by):
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5, Figures 7-10.
 
     Between every pair of methods: RMSD, maximum difference and correlation of the
@@ -356,7 +403,9 @@ def compare(ratings_file, methods, variant, cut, png, as_json, html_out, scale, 
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
                   score_cols, rater_cols)
-    result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all)
+    result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all,
+                             anchors=_anchors(anchors_in), steps_by=steps_by)
+    _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet or as_json)
     maps = result.draw_maps(png) if png is not None else []   # drawn only once every group has succeeded
     maps += _write_html(html_out, table.ratings, compare=result, cut=cut, variant=result.variant)

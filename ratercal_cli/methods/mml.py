@@ -566,11 +566,14 @@ class MarginalRaterModel(RaterAdjuster):
     def code(self):
         return "MFRM" if self.model == "rsm" else "MML"
 
-    def __init__(self, model: str = "pcm", quality: str = "eap", fair: str = "mean-rater", n_nodes: int | None = None):
+    def __init__(self, model: str = "pcm", quality: str = "eap", fair: str = "mean-rater", n_nodes: int | None = None,
+                 threshold_facet: int | None = None, anchor=None):
         self.model = model
         self.quality = quality
         self.fair = fair
         self.n_nodes = n_nodes
+        self.threshold_facet = threshold_facet
+        self.anchor = anchor
 
     def _fit(self, ratings: Ratings, facet=None) -> None:
         if self.quality not in ("eap", "wle"):
@@ -580,7 +583,8 @@ class MarginalRaterModel(RaterAdjuster):
         from ..fit_stats import rater_fit
 
         facet = None if facet is None else np.asarray(facet, dtype=np.int64)
-        res = fit_mml(ratings, model=self.model, facet=facet, n_nodes=self.n_nodes)
+        res = fit_mml(ratings, model=self.model, facet=facet, n_nodes=self.n_nodes,
+                      threshold_facet=self.threshold_facet, anchor=self.anchor)
         self.result_ = res
         for name in ("steps", "steps_se", "thresholds", "thresholds_se", "severity", "severity_se", "facet",
                      "facet_se", "sigma", "sigma_se", "theta_mean", "tau", "loglik", "converged", "n_iter", "n_nodes"):

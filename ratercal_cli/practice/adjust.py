@@ -97,7 +97,7 @@ class GroupAdjustment:
     uncertainty: dict = field(default_factory=dict)
 
 
-def _adjust_facets(name, ratings, prefix, codes, variant, strict):
+def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None):
     """A group's facetted ratings: each method by :func:`.rubric.adjust_facets` (the marginal models
     with the facets as effects, the others within each cell)."""
     from ..methods.apply import non_finite_count
@@ -109,7 +109,8 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict):
     adjusted, estimators, skipped, cells, warnings = {}, {}, {}, {}, []
     for code in codes:
         try:
-            fa = adjust_facets(code, ratings, variant, strict=strict, prefix=prefix)
+            fa = adjust_facets(code, ratings, variant, strict=strict, prefix=prefix,
+                               est=mfrm if code == "MFRM" else None)
         except RatercalError as exc:
             if strict:
                 raise RatercalError(f"{prefix}{exc}" if prefix and not str(exc).startswith(prefix) else str(exc)) \
@@ -143,9 +144,9 @@ def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k):
             g.uncertainty[code] = done[key]
 
 
-def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment):
+def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfrm=None):
     if ratings.facets:
-        return _adjust_facets(name, ratings, prefix, codes, variant, strict)
+        return _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm)
     want = [c for c in codes if c != RECOMMENDED]
     warnings, rec = [], None
     if RECOMMENDED in codes:
@@ -155,6 +156,8 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment):
     applied, notes = apply_group(ratings, want, variant, strict, prefix)
     warnings += [prefix + n for n in notes]
     adjusted, estimators = dict(applied.adjusted), dict(applied.estimators)
+    if mfrm is not None and "MFRM" in adjusted:   # anchored: the MFRM fitted on the calibration's scale
+        adjusted["MFRM"], estimators["MFRM"] = mfrm.transform(ratings), mfrm
     if rec is not None and rec in adjusted:
         adjusted[RECOMMENDED], estimators[RECOMMENDED] = adjusted[rec], estimators[rec]
         if rec not in codes:
@@ -164,7 +167,7 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment):
 
 def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assignment: str = "random",
            strict: bool | None = None, cut: float | None = None, bootstrap: int = 0,
-           seed: int = 0) -> "AdjustResults":
+           seed: int = 0, anchors=None, steps_by: str | None = None) -> "AdjustResults":
     """Adjust the scores of ``ratings`` by one or more methods, group by group.
 
     Parameters
@@ -208,14 +211,28 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
     """
     codes, is_all = parse_methods(method, allow_recommended=True)
     strict = (not is_all) if strict is None else strict
-    groups = [_adjust_group(name, g, where(ratings, name), codes, variant, strict, assignment)
+    mfrm, anchored = {}, None
+    if (anchors is not None or steps_by is not None) and "MFRM" in codes:
+        from .anchors import fit_mfrm
+        from .check import one_group
+
+        if anchors is not None:
+            one_group(ratings, "--anchors")
+        for name, g in ratings.by_group():
+            mfrm[name], rows = fit_mfrm(g, anchors, steps_by)
+            anchored = rows if anchors is not None else None
+    elif anchors is not None:
+        raise InputError("--anchors applies to the many-facet model: give -m MFRM", field="--anchors")
+    groups = [_adjust_group(name, g, where(ratings, name), codes, variant, strict, assignment, mfrm.get(name))
               for name, g in ratings.by_group()]
     done = [c for c in codes if any(c in g.adjusted for g in groups)]
     if not done:
         raise RatercalError(f"{ratings.source + ': ' if ratings.source else ''}no method could be applied")
     for k, g in enumerate(groups):
         _uncertainty(g, variant, cut, int(bootstrap), int(seed), k)
-    return AdjustResults(ratings, variant, done, groups, cut, int(bootstrap))
+    res = AdjustResults(ratings, variant, done, groups, cut, int(bootstrap))
+    res.anchored = anchored
+    return res
 
 
 @dataclass
@@ -229,6 +246,8 @@ class AdjustResults:
     groups: list
     cut: float | None = None
     bootstrap: int = 0
+    #: with anchors: each anchored element's displacement and drift (:func:`.anchors.displacement`)
+    anchored: list | None = None
 
     def adjustment_summaries(self) -> list:
         """Per group, how far each method moved each rater and the papers and, at the cut, whose
@@ -242,9 +261,14 @@ class AdjustResults:
     def summary_text(self) -> str:
         """The summary ``ratercal adjust`` prints on standard error."""
         r = self.ratings
-        return "\n".join(s.format_text(f"{r.source + ', ' if r.source else ''}"
+        text = "\n".join(s.format_text(f"{r.source + ', ' if r.source else ''}"
                                        f"{r.group_tag(s.group) if r.group is not None else 'all papers'}")
                          for s in self.adjustment_summaries())
+        if self.anchored is not None:
+            from .anchors import format_displacement
+
+            text += "\n\n" + "\n".join(format_displacement(self.anchored))
+        return text
 
     def uncertainty_by_group(self) -> dict:
         """``{group: {code: PaperUncertainty}}``, as :func:`write_adjusted` takes them."""
@@ -406,7 +430,8 @@ class AdjustResults:
                 "groups": [{"group": g.name, "methods": [c for c in self.methods if c in g.adjusted],
                             "recommended": g.recommended, "skipped": dict(g.skipped), "warnings": list(g.warnings),
                             "summary": s.to_dict()}
-                           for g, s in zip(self.groups, self.adjustment_summaries())]}
+                           for g, s in zip(self.groups, self.adjustment_summaries())],
+                **({"anchors": self.anchored} if self.anchored is not None else {})}
 
     def summary(self) -> str:
         """A few lines: what was adjusted, by which methods, per group."""

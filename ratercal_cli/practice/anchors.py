@@ -29,6 +29,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import InputError
 from ..io import atomic_write, read_table, read_text
 from .ratings_file import Scale, parse_scale
@@ -207,3 +209,152 @@ def write_anchors(path, anchors: Anchors) -> None:
                                    _fmt(a.se)] for a in anchors.elements])
     with atomic_write(path, make_dirs=False) as fh:
         fh.write(text)
+
+
+# -- a calibration from a fit, and a fit on a calibration ------------------------------------------
+#: |displacement| (logits) beyond which a significant one is flagged as drift (Facets' manual suggests
+#: 0.5 logits as a displacement worth attention).
+DRIFT_LOGITS = 0.5
+
+
+def calibration(est, ratings, model: str = "MFRM", steps_by: str | None = None) -> Anchors:
+    """The :class:`Anchors` of a fitted :class:`~ratercal_cli.methods.mml.MarginalRaterModel` (MFRM):
+    every rater's severity, every facet level's difficulty and the thresholds, with their SEs, as
+    reported (raters centred, facets and thresholds summing to zero: the scale of the fit)."""
+    from ..ratings import Scale
+
+    low = ratings.scale_low
+    out = []
+    n = ratings.ratings_per_rater()
+    for j in np.flatnonzero(n > 0):
+        out.append(Anchor(RATER, str(ratings.rater_ids[j]), float(est.severity_[j]), float(est.severity_se_[j])))
+    effects = est.result_.effects or {}
+    for k, (name, (_, labels)) in enumerate(ratings.facets.items()):
+        d, se = effects[f"facet{k}"]
+        out += [Anchor(name, str(lab), float(d[i]), float(se[i])) for i, lab in enumerate(labels)]
+    thr = np.atleast_2d(est.thresholds_)
+    thr_se = np.atleast_2d(est.thresholds_se_)
+    levels = [""] if steps_by is None else [str(x) for x in ratings.facets[steps_by][1]]
+    for g, lev in enumerate(levels):
+        out += [Anchor(THRESHOLD, str(low + k + 1), float(thr[g, k]), float(thr_se[g, k]), lev)
+                for k in range(thr.shape[1])]
+    return Anchors(model=model, scale=Scale(low, low + ratings.max_score), elements=out)
+
+
+def _positions(anchors: Anchors, ratings, steps_by=None) -> list:
+    """``[(Anchor, block, index)]``: where each anchored element sits in the MML layout."""
+    seen = np.flatnonzero(ratings.ratings_per_rater() > 0)
+    rater_at = {str(ratings.rater_ids[j]): k for k, j in enumerate(seen)}
+    names = list(ratings.facets)
+    out = []
+    low = ratings.scale_low
+    for a in anchors.elements:
+        if a.facet == RATER:
+            out.append((a, "severity", rater_at[a.element]))
+        elif a.facet == THRESHOLD:
+            g = 0 if not a.level else [str(x) for x in ratings.facets[steps_by][1]].index(a.level)
+            out.append((a, "thresholds", (g, int(a.element) - low - 1)))
+        else:
+            labels = [str(x) for x in ratings.facets[a.facet][1]]
+            out.append((a, f"facet{names.index(a.facet)}", labels.index(a.element)))
+    return out
+
+
+def anchor_function(anchors: Anchors, ratings, steps_by=None):
+    """A function of the MML layout (``fit_mml(..., anchor=f)``) holding every anchored element at its
+    value; the papers' mean is then free (the anchors set the scale's origin)."""
+    pos = _positions(anchors, ratings, steps_by)
+
+    def fix(layout):
+        for a, block, index in pos:
+            layout.fix(block, index, a.measure)
+        if any(a.facet == RATER for a, _, _ in pos) or any(b.startswith("facet") for _, b, _ in pos):
+            layout.free("theta_mean")
+        return layout
+
+    return fix
+
+
+def _reported(est, block, index):
+    """(estimate, SE) of one element as the fit reports it."""
+    d, se = est.result_.effects[block]
+    d, se = np.asarray(d), np.asarray(se)
+    return float(d[index]), float(se[index])
+
+
+def displacement(anchors: Anchors, free_est, ratings, steps_by=None, drift: float = DRIFT_LOGITS) -> list:
+    """Each anchored element's displacement: its estimate in the free fit of these data, moved onto the
+    anchors' scale (each facet's and the thresholds' free estimates shifted by the mean difference
+    between the anchors and those estimates over the anchored elements of the facet), minus its
+    anchor; with its SE (the free estimate's and the anchor's, where the file gives one), t, and ``drift`` (True where |displacement| > ``drift`` logits
+    and |t| >= 2).  ``free_est``: the unanchored MFRM fit of the same ratings."""
+    pos = _positions(anchors, ratings, steps_by)
+    seen = np.flatnonzero(ratings.ratings_per_rater() > 0)
+    rows = []
+    by_facet = {}
+    for a, block, index in pos:
+        if block == "severity":   # the reported (centred) severity, not the layout's natural one
+            est, se = float(free_est.severity_[seen[index]]), float(free_est.severity_se_[seen[index]])
+        elif block == "thresholds":
+            thr, thr_se = np.atleast_2d(free_est.thresholds_), np.atleast_2d(free_est.thresholds_se_)
+            est, se = float(thr[index]), float(thr_se[index])
+        else:
+            est, se = _reported(free_est, block, index)
+        by_facet.setdefault((a.facet, a.level), []).append((a, est, se))
+    for (facet, level), items in by_facet.items():
+        shift = float(np.mean([a.measure - est for a, est, _ in items]))
+        for a, est, se in items:
+            d = est + shift - a.measure
+            se = math.hypot(se, a.se) if math.isfinite(a.se) else se   # this year's and the calibration's
+            t = d / se if se > 0 else float("nan")
+            rows.append(dict(facet=facet, element=a.element, level=level, anchor=a.measure, free=est + shift,
+                             displacement=d, se=se, t=t, drift=bool(abs(d) > drift and abs(t) >= 2)))
+    return rows
+
+
+def format_displacement(rows, drift: float = DRIFT_LOGITS) -> list:
+    from .text import num, text_table
+
+    L = [f"Anchored elements (displacement = estimate free of the anchors, moved onto their scale, minus the "
+         f"anchor; logits; drift: |displacement| > {drift:g} and |t| >= 2):"]
+    L += text_table(["facet", "element", "anchor", "free", "displacement", "S.E.", "t", "drift"],
+                    [[r["facet"] + (f" ({r['level']})" if r["level"] else ""), str(r["element"]), num(r["anchor"], 2),
+                      num(r["free"], 2), num(r["displacement"], 2), num(r["se"], 2), num(r["t"], 2),
+                      "DRIFT" if r["drift"] else ""] for r in rows])
+    n = sum(r["drift"] for r in rows)
+    L.append(f"  {n} of {len(rows)} anchored element(s) drifted" + (": " + ", ".join(
+        f"{r['facet']} {r['element']}" for r in rows if r["drift"]) if n else ""))
+    if n:
+        L.append("  a drifted element is still held at its anchor here; to measure it afresh on the anchors' scale, "
+                 "delete its row from the anchor file")
+    return L
+
+
+def analysis_elements(ratings) -> dict:
+    """``{facet: labels}`` of an analysis (``rater`` and each facet) for :meth:`Anchors.check`."""
+    out = {RATER: [str(ratings.rater_ids[j]) for j in np.flatnonzero(ratings.ratings_per_rater() > 0)]}
+    out.update({f: [str(x) for x in labels] for f, (_, labels) in ratings.facets.items()})
+    return out
+
+
+def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = None):
+    """The MFRM of ``ratings`` (the facets as main effects; thresholds per level of ``steps_by``), free or
+    held at ``anchors`` (checked against the data first).  Returns ``(estimator, displacement rows)``; an
+    anchored estimator's fair score is that of a rater of severity 0 on the anchors' scale."""
+    from ..methods import make_method
+    from .rubric import facet_levels_matrix
+
+    facet = facet_levels_matrix(ratings) if ratings.facets else None
+    tf = None if steps_by is None else list(ratings.facets).index(steps_by)
+    if steps_by is not None and steps_by not in ratings.facets:
+        raise InputError(f"{steps_by!r} is not a facet of this analysis (give it with --facet-col)", field="--steps-by")
+    free = make_method("MFRM", threshold_facet=tf).fit(ratings, facet=facet)
+    if anchors is None:
+        return free, []
+    from .ratings_file import Scale
+
+    anchors.check("MFRM", Scale(ratings.scale_low, ratings.scale_low + ratings.max_score),
+                  analysis_elements(ratings), steps_by)
+    est = make_method("MFRM", fair="average-rater", threshold_facet=tf,
+                      anchor=anchor_function(anchors, ratings, steps_by)).fit(ratings, facet=facet)
+    return est, displacement(anchors, free, ratings, steps_by)

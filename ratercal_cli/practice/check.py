@@ -17,7 +17,8 @@ from .text import GROUP_RULE, group_path, json_clean
 __all__ = ["check", "CheckResults"]
 
 
-def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, rasch: bool = True) -> "CheckResults":
+def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, rasch: bool = True,
+          anchors=None, steps_by: str | None = None, calibrate: bool = False) -> "CheckResults":
     """Test whether the raters differ and say which adjustment is warranted, group by group.
 
     Parameters
@@ -32,6 +33,14 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     rasch : bool
         Fit the Rasch models (the per-rater fit, the rater report, the bias); False is
         ``check --no-rasch``.
+    anchors : Anchors, optional
+        A calibration (:func:`~ratercal_cli.practice.anchors.read_anchors`): each anchored element's
+        displacement and drift (:attr:`CheckResults.anchored`).  One group only.
+    steps_by : str, optional
+        A facet whose levels get their own thresholds in the many-facet model.
+    calibrate : bool
+        Also fit the MFRM free and keep its calibration (:attr:`CheckResults.calibration`,
+        ``--write-anchors``).  One group only.
 
     Returns
     -------
@@ -50,19 +59,38 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     """
     groups = ratings.by_group()
     if ratings.facets:
-        return _check_facets(ratings, groups, assignment, alpha, rasch)
-    reports = [check_ratings(g, group=name, scale_low=ratings.scale_low, assignment=assignment, alpha=alpha,
-                             rasch=rasch) for name, g in groups]
-    bias = None
-    if ratings.group is not None and len(groups) > 1 and rasch:
-        from .rater_report import rater_group_bias
+        res = _check_facets(ratings, groups, assignment, alpha, rasch, steps_by)
+    else:
+        reports = [check_ratings(g, group=name, scale_low=ratings.scale_low, assignment=assignment, alpha=alpha,
+                                 rasch=rasch) for name, g in groups]
+        bias = None
+        if ratings.group is not None and len(groups) > 1 and rasch:
+            from .rater_report import rater_group_bias
 
-        bias = rater_group_bias(groups, ratings.group_name, alpha=alpha, scale_low=ratings.scale_low,
-                                models=[r.rater_model for r in reports])
-    return CheckResults(ratings, reports, bias)
+            bias = rater_group_bias(groups, ratings.group_name, alpha=alpha, scale_low=ratings.scale_low,
+                                    models=[r.rater_model for r in reports])
+        res = CheckResults(ratings, reports, bias)
+    if anchors is not None or calibrate:
+        from .anchors import calibration, fit_mfrm
+
+        one_group(ratings, "--anchors" if anchors is not None else "--write-anchors")
+        if calibrate:
+            res.calibration = calibration(fit_mfrm(ratings, steps_by=steps_by)[0], ratings, steps_by=steps_by)
+        if anchors is not None:
+            res.anchored = fit_mfrm(ratings, anchors, steps_by)[1]
+    return res
 
 
-def _check_facets(ratings, groups, assignment, alpha, rasch):
+def one_group(ratings: Ratings, option: str) -> None:
+    """A calibration is of one analysis: InputError for ratings in several groups."""
+    if ratings.group is not None and len(ratings.group_ids) > 1:
+        from ..errors import InputError
+
+        raise InputError(f"a calibration is of one analysis, and these ratings are in {len(ratings.group_ids)} "
+                         f"groups ({ratings.group_name}); give one group's file", field=option)
+
+
+def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None):
     """Facetted ratings (``--facet-col``): the checks of one rating per paper and rater within each
     cell (criterion, ...), then per group the many-facet model, its category statistics and the rater
     x facet bias (:func:`.rubric.rubric_check`)."""
@@ -76,7 +104,7 @@ def _check_facets(ratings, groups, assignment, alpha, rasch):
             reports.append(check_ratings(part, group=label, scale_low=ratings.scale_low, assignment=assignment,
                                          alpha=alpha, rasch=rasch))
         if rasch:
-            rubric.append((name, rubric_check(g, alpha=alpha)))
+            rubric.append((name, rubric_check(g, alpha=alpha, steps_by=steps_by)))
     return CheckResults(ratings, reports, None, rubric)
 
 
@@ -90,6 +118,10 @@ class CheckResults:
     bias: dict | None = None
     #: facetted ratings: ``[(group, RubricReport)]``, the many-facet model of each group
     rubric: list = None
+    #: with anchors: each anchored element's displacement (:func:`.anchors.displacement`)
+    anchored: list = None
+    #: with ``calibrate``: the free MFRM's :class:`~.anchors.Anchors`
+    calibration: object = None
 
     @property
     def recommendation(self) -> dict:
@@ -119,7 +151,8 @@ class CheckResults:
                 "group_column": r.group_name, "warnings": list(r.notes),
                 "groups": [rep.to_dict() for rep in self.reports], "bias": json_clean(self.bias),
                 **({"facets": list(r.facets), "rubric": [{"group": name, **rep.to_dict()} for name, rep in self.rubric]}
-                   if self.rubric is not None else {})}
+                   if self.rubric is not None else {}),
+                **({"anchors": json_clean(self.anchored)} if self.anchored is not None else {})}
 
     def short_summary(self) -> str:
         """The lines ``check``'s text starts with: per group, whether adjustment is warranted and
@@ -147,6 +180,10 @@ class CheckResults:
         for name, rep in self.rubric or ():
             head = self.ratings.group_tag(name) if name is not None else ""
             parts += ["\n" + GROUP_RULE + "\n", (f"{head}\n\n" if head else "") + rep.format_text()]
+        if self.anchored is not None:
+            from .anchors import format_displacement
+
+            parts += ["\n" + GROUP_RULE + "\n", "\n".join(format_displacement(self.anchored))]
         return "\n".join(parts)
 
     def to_frame(self, table: str = "raters"):

@@ -135,7 +135,7 @@ class GroupComparison:
 
 
 def compare(ratings, methods="all", variant: str = "corrected", cut: float | None = None,
-            strict: bool | None = None) -> "CompareResults":
+            strict: bool | None = None, anchors=None, steps_by: str | None = None, total: str = "mean") -> "CompareResults":
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5 and Figures 7-10, group
     by group.
 
@@ -151,6 +151,10 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         Cut score: papers passing (score >= cut) and those each method helped or hurt relative to NO.
     strict : bool, optional
         A method that cannot be applied raises (default: unless ``methods`` is ``"all"``).
+    anchors, steps_by : optional
+        The MFRM held at a calibration, and thresholds per level of a facet (as :func:`adjust`).
+    total : {"mean", "sum"}
+        With facets, the papers' scores compared: the mean of their criterion scores or their total.
 
     Returns
     -------
@@ -171,10 +175,28 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         codes = ["NO"] + codes
     strict = (not is_all) if strict is None else strict
     groups = []
+    mfrm = {}
+    if (anchors is not None or steps_by is not None) and "MFRM" in codes:
+        from .anchors import fit_mfrm
+        from .check import one_group
+
+        if anchors is not None:
+            one_group(ratings, "--anchors")
+        mfrm = {name: fit_mfrm(g, anchors, steps_by)[0] for name, g in ratings.by_group()}
     for name, g in ratings.by_group():
         prefix = where(ratings, name)
-        applied, notes = apply_group(g, codes, variant, strict, prefix)
-        scores = {c: applied.adjusted[c].paper + ratings.scale_low for c in codes if c in applied.adjusted}
+        if g.facets:   # each method as adjust applies it to facetted ratings; a paper's mean or total
+            from .adjust import _adjust_facets
+            from .rubric import paper_total
+
+            ga = _adjust_facets(name, g, prefix, codes, variant, strict, mfrm.get(name))
+            notes = list(ga.warnings)
+            scores = {c: paper_total(ga.cells[c][1], ratings.scale_low, total) for c in codes if c in ga.cells}
+        else:
+            applied, notes = apply_group(g, codes, variant, strict, prefix)
+            if name in mfrm and "MFRM" in applied.adjusted:
+                applied.adjusted["MFRM"] = mfrm[name].transform(g)
+            scores = {c: applied.adjusted[c].paper + ratings.scale_low for c in codes if c in applied.adjusted}
         if len(scores) < 2:
             from ..errors import RatercalError
 

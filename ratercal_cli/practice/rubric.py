@@ -80,19 +80,15 @@ def _cell_effects(est, ratings: Ratings, cell, n_cells):
     return eff
 
 
-def fit_model_based(code, ratings: Ratings, variant=None):
-    """``MFRM``/``MML`` on all the ratings with the facets as main effects: FacetAdjustment."""
+def fit_model_based(code, ratings: Ratings, variant=None, est=None):
+    """``MFRM``/``MML`` on all the ratings with the facets as main effects: FacetAdjustment (``est``: an
+    estimator already fitted to them, e.g. anchored)."""
     from ..methods import make_method
 
     cell, labels = cells(ratings)
-    est = make_method(code) if variant is None else make_method(code, variant)
-    facet = facet_levels_matrix(ratings)
-    try:
-        est.fit(ratings, facet=facet)
-    except ValueError as exc:
-        if np.ndim(facet) == 2:
-            raise MethodError(f"{code}: this version's model takes one further facet, not {facet.shape[1]}") from exc
-        raise
+    if est is None:
+        est = make_method(code) if variant is None else make_method(code, variant)
+        est.fit(ratings, facet=facet_levels_matrix(ratings))
     eff = _cell_effects(est, ratings, cell, len(labels))
     theta = est.quality_
     scores = np.column_stack([est.fair_scores(theta - e) for e in eff])
@@ -136,10 +132,11 @@ def apply_within_cells(code, ratings: Ratings, variant, strict=True, prefix=""):
     return FacetAdjustment(Adjusted(rating=rating, paper=_mean_over_cells(scores)), scores, labels, ests, warnings)
 
 
-def adjust_facets(code, ratings: Ratings, variant, strict=True, prefix="") -> FacetAdjustment:
-    """Method ``code`` on facetted ratings (module docstring)."""
+def adjust_facets(code, ratings: Ratings, variant, strict=True, prefix="", est=None) -> FacetAdjustment:
+    """Method ``code`` on facetted ratings (module docstring); ``est``: the model-based method already
+    fitted (anchored, thresholds per level)."""
     if code in MODEL_BASED:
-        return fit_model_based(code, ratings)
+        return fit_model_based(code, ratings, est=est)
     return apply_within_cells(code, ratings, variant, strict, prefix)
 
 
@@ -174,8 +171,8 @@ class RubricReport:
 
         return json_clean({"model": "MFRM (" + " + ".join(["paper", "rater", *self.facets]) + ", shared thresholds; "
                            "marginal ML)", "raters": self.raters, "facets": self.facets,
-                           "thresholds": [float(t) for t in self.model.thresholds_],
-                           "thresholds_se": [float(t) for t in self.model.thresholds_se_],
+                           "thresholds": np.asarray(self.model.thresholds_).tolist(),
+                           "thresholds_se": np.asarray(self.model.thresholds_se_).tolist(),
                            "categories": [t.to_dict() for t in self.categories],
                            "bias": {f: b.to_dict() for f, b in self.bias.items()}, "notes": self.notes})
 
@@ -200,21 +197,17 @@ class RubricReport:
         return "\n".join(L)
 
 
-def rubric_check(ratings: Ratings, alpha: float = 0.05) -> RubricReport:
-    """The many-facet part of ``check`` on one group's facetted ratings (:class:`RubricReport`)."""
-    from ..methods import make_method
+def rubric_check(ratings: Ratings, alpha: float = 0.05, steps_by: str | None = None, est=None) -> RubricReport:
+    """The many-facet part of ``check`` on one group's facetted ratings (:class:`RubricReport`);
+    ``steps_by``: thresholds per level of that facet; ``est``: the MFRM already fitted."""
+    from .anchors import fit_mfrm
     from .bias import bias_table
     from .categories import model_category_tables
 
     low = ratings.scale_low
     facet = facet_levels_matrix(ratings)
-    est = make_method("MFRM")
-    try:
-        est.fit(ratings, facet=facet)
-    except ValueError as exc:
-        if np.ndim(facet) == 2:
-            raise MethodError(f"MFRM: this version's model takes one further facet, not {facet.shape[1]}") from exc
-        raise
+    if est is None:
+        est = fit_mfrm(ratings, steps_by=steps_by)[0]
     n = ratings.ratings_per_rater()
     tot = np.bincount(ratings.rater, weights=ratings.score, minlength=ratings.n_raters)
     fit = est.rater_fit_
@@ -231,9 +224,12 @@ def rubric_check(ratings: Ratings, alpha: float = 0.05) -> RubricReport:
                              if cnt[i] else float("nan"), difficulty=float(d[i]), se=float(se[i]))
                         for i in range(len(labels))]
     item = est._item_of(ratings, facet)
+    by = None if steps_by is None else ratings.facets[steps_by]
     categories = model_category_tables(ratings.score, est.quality_wle_[ratings.paper], est.result_.item_tau[item],
                                        est.thresholds_, est.thresholds_se_, low=low,
-                                       mask=est.extreme_[ratings.paper] == 0)
+                                       mask=est.extreme_[ratings.paper] == 0,
+                                       groups=None if by is None else by[0],
+                                       group_ids=() if by is None else [f"{steps_by} {x}" for x in by[1]])
     bias = {name: bias_table(ratings, lev, labels, name, main_expected=est.rating_expected_, alpha=alpha,
                              scale_low=low)
             for name, (lev, labels) in ratings.facets.items()}

@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 
 from ratercal_cli.errors import InputError
@@ -85,3 +86,80 @@ def test_check_against_the_data():
         per.check("MFRM", Scale(1, 6), DATA)
     with pytest.raises(InputError, match="threshold level\\(s\\) voice are not levels of criterion"):
         per.check("MFRM", Scale(1, 6), DATA, steps_by="criterion")
+
+
+# -- fits on a calibration ---------------------------------------------------------------------------
+def _rubric(seed, n_papers=200, severity=None, prefix="P"):
+    from ratercal_cli.generators.rubric import simulate_rubric
+
+    rub = simulate_rubric(seed=seed, n_papers=n_papers, n_raters=8, criteria=("style", "org", "conv"),
+                          severity=severity, paper_prefix=prefix)
+    return rub
+
+
+def _write(path, rub):
+    import csv
+
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(rub.header)
+        w.writerows(rub.rows)
+    return path
+
+
+@pytest.mark.slow
+def test_anchored_on_its_own_calibration_moves_nothing(tmp_path):
+    """Anchors equal to the free fit's own estimates: the anchored fit is the free fit (same
+    likelihood maximum), so every measure and fair score stays where it was."""
+    import numpy as np
+
+    from ratercal_cli.practice.anchors import calibration, fit_mfrm
+    from ratercal_cli.practice.ratings_file import read_ratings
+
+    r = read_ratings(_write(tmp_path / "y1.csv", _rubric(1)), scale="1-6", score_cols="style,org,conv")
+    free, _ = fit_mfrm(r)
+    cal = calibration(free, r)
+    anch, rows = fit_mfrm(r, cal)
+    np.testing.assert_allclose(anch.severity_, free.severity_, atol=1e-4)
+    np.testing.assert_allclose(anch.result_.effects["facet0"][0], free.result_.effects["facet0"][0], atol=1e-4)
+    np.testing.assert_allclose(anch.thresholds_, free.thresholds_, atol=1e-4)
+    assert anch.theta_mean_ == pytest.approx(free.theta_mean_, abs=1e-4)
+    # the anchored fair score (a rater of severity 0 on the anchors' scale) is the free fit's average rater's
+    free.fair = "average-rater"
+    np.testing.assert_allclose(anch.fair_scores(anch.quality_), free.fair_scores(free.quality_), atol=1e-4)
+    assert max(abs(x["displacement"]) for x in rows) < 1e-4 and not any(x["drift"] for x in rows)
+
+
+@pytest.mark.slow
+def test_year_two_rater_moved_by_one_logit_is_the_one_flagged(tmp_path):
+    import click
+    from click.testing import CliRunner
+
+    from ratercal_cli.commands.practice import adjust, check
+
+    cli = click.Group("ratercal", commands={"check": check, "adjust": adjust})
+    y1 = _write(tmp_path / "y1.csv", _rubric(1))
+    sev = np.linspace(-0.6, 0.6, 8)
+    sev[3] += 1.0
+    y2 = _write(tmp_path / "y2.csv", _rubric(2, severity=sev, prefix="Q"))
+    opts = ["--scale", "1-6", "--score-cols", "style,org,conv", "-q"]
+    res = CliRunner().invoke(cli, ["check", str(y1), *opts, "--no-rasch", "--write-anchors", str(tmp_path / "a.csv")])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(cli, ["adjust", str(y2), *opts, "-m", "MFRM", "--anchors", str(tmp_path / "a.csv"),
+                                   "-o", str(tmp_path / "y2.adj.csv"), "--json"])
+    assert res.exit_code == 0, res.output
+    import json
+
+    rows = json.loads(res.output)["anchors"]
+    assert [r["element"] for r in rows if r["drift"]] == ["R4"]
+    r4 = next(r for r in rows if r["element"] == "R4")
+    assert r4["displacement"] == pytest.approx(1.0 * (1 - 1 / 8), abs=0.35)
+    # errors: another scale, an element not in the data
+    res = CliRunner().invoke(cli, ["adjust", str(y2), "--scale", "0-6", "--score-cols", "style,org,conv", "-m", "MFRM",
+                                   "--anchors", str(tmp_path / "a.csv"), "-o", str(tmp_path / "x.csv")])
+    assert res.exit_code == 2 and "on the scale 1-6, this file is on 0-6" in res.output
+    (tmp_path / "b.csv").write_text((tmp_path / "a.csv").read_text().replace(",R8,", ",R9,"))
+    res = CliRunner().invoke(cli, ["adjust", str(y2), *opts, "-m", "MFRM", "--anchors", str(tmp_path / "b.csv"),
+                                   "-o", str(tmp_path / "x.csv")])
+    assert res.exit_code == 2 and "anchored element(s) not in the data: rater R9" in res.output
+    assert not (tmp_path / "x.csv").exists()
