@@ -247,6 +247,14 @@ class Ratings:
         sums = np.bincount(self.paper, weights=np.asarray(v, dtype=np.float64), minlength=self.n_papers)
         return sums / np.maximum(self.ratings_per_paper(), 1)
 
+    def facet_levels(self):
+        """The facets' levels as the rater models take them: None without facets, a level per rating
+        for one, (n, F) for several (in ``facets``' order)."""
+        if not self.facets:
+            return None
+        levels = [v for v, _ in self.facets.values()]
+        return levels[0] if len(levels) == 1 else np.column_stack(levels)
+
     def max_raters_per_paper(self) -> int:
         counts = self.ratings_per_paper()
         return int(counts.max()) if counts.size else 0

@@ -342,9 +342,8 @@ def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = Non
     held at ``anchors`` (checked against the data first).  Returns ``(estimator, displacement rows)``; an
     anchored estimator's fair score is that of a rater of severity 0 on the anchors' scale."""
     from ..methods import make_method
-    from .rubric import facet_levels_matrix
 
-    facet = facet_levels_matrix(ratings) if ratings.facets else None
+    facet = ratings.facet_levels()
     tf = None if steps_by is None else list(ratings.facets).index(steps_by)
     if steps_by is not None and steps_by not in ratings.facets:
         raise InputError(f"{steps_by!r} is not a facet of this analysis (give it with --facet-col)", field="--steps-by")

@@ -58,11 +58,8 @@ class FacetAdjustment:
 
 
 def facet_levels_matrix(ratings: Ratings):
-    """The facets' levels as the MML engine takes them: a vector for one facet, (n, F) for several."""
-    names = list(ratings.facets)
-    if len(names) == 1:
-        return ratings.facets[names[0]][0]
-    return np.column_stack([ratings.facets[f][0] for f in names])
+    """The facets' levels as the MML engine takes them (:meth:`Ratings.facet_levels`)."""
+    return ratings.facet_levels()
 
 
 def _cell_effects(est, ratings: Ratings, cell, n_cells):
