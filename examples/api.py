@@ -40,6 +40,7 @@ table4 = compared.to_frame()
 print("\n", table4[table4["method"] == "NO"].round(3), sep="")
 print("\n", compared.pass_fail_frame(), sep="")
 
-# The fitted estimators keep arrays and give labelled views: MFRM's rater severities in grade 11.
+# The fitted estimators keep arrays and give labelled views: MFRM's rater severities in grade 11
+# with standard errors, z, p and 95% intervals, as statsmodels lays out estimates.
 mfrm = adjusted.groups[-1].estimators["MFRM"]
-print("\n", mfrm.rater_frame().round(3), sep="")
+print("\n", mfrm.severity_frame().round(3), sep="")

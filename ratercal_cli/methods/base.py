@@ -144,6 +144,27 @@ class RaterAdjuster:
         columns for a method that estimates none."""
         return self._frame(PAPER_ATTRIBUTES, self.paper_ids_, "paper", {})
 
+    def severity_frame(self, alpha: float = 0.05):
+        """The raters' severities as statsmodels lays out estimates: per rater (natural order) the
+        severity (logits, + = more severe), its model standard error, ``z = severity / se``, the
+        two-sided normal ``p`` of severity 0 (the raters' mean) and the ``1 - alpha`` interval
+        ``severity -+ z_(1 - alpha/2) se``.  For the methods that estimate severities with
+        standard errors (``severity_``, ``severity_se_``: MML, MFRM)."""
+        from scipy import stats
+
+        if not hasattr(self, "n_raters_"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")
+        if getattr(self, "severity_se_", None) is None:
+            raise AttributeError(f"{type(self).__name__} estimates no rater severities with standard errors")
+        sev, se = np.asarray(self.severity_, dtype=np.float64), np.asarray(self.severity_se_, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = sev / se
+        q = stats.norm.ppf(1 - alpha / 2)
+        lo, hi = f"{alpha / 2:g}", f"{1 - alpha / 2:g}"
+        return self._frame((), self.rater_ids_, "rater", {"severity": sev, "se": se, "z": z,
+                                                           "p": 2 * stats.norm.sf(np.abs(z)),
+                                                           lo: sev - q * se, hi: sev + q * se})
+
     def _frame(self, names, labels, index_name, extra):
         if not hasattr(self, "n_raters_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")

@@ -197,3 +197,19 @@ def test_compare_to_dict_and_summary_are_the_cli_output(grouped):
     assert json.loads(json.dumps(mine.to_dict())) == {**json.loads(out.output), "file": str(EXAMPLE)}
     text = CliRunner().invoke(compare_cmd, args + ["--quiet"])
     assert text.output == mine.summary() + "\n"
+
+
+def test_severities_are_laid_out_as_statsmodels_does(grouped):
+    from scipy import stats
+
+    part = dict(grouped.by_group())["8"]
+    est = make_method("MFRM").fit(part)
+    table = est.severity_frame(alpha=0.10)
+    assert table.index.tolist() == NATURAL and list(table.columns) == ["severity", "se", "z", "p", "0.05", "0.95"]
+    j = part.rater_ids.index("R10")
+    row = table.loc["R10"]
+    assert (row.severity, row.se) == (est.severity_[j], est.severity_se_[j])
+    assert row["0.05"] == pytest.approx(est.severity_[j] - 1.6448536269514722 * est.severity_se_[j], rel=1e-12)
+    assert row.p == pytest.approx(2 * stats.norm.sf(abs(est.severity_[j] / est.severity_se_[j])), rel=1e-12)
+    with pytest.raises(AttributeError, match="no rater severities"):
+        make_method("TLI").fit(part).severity_frame()
