@@ -30,10 +30,11 @@ report: score
 ## The whole faithful study, from nothing, into results/denny1990/.
 reproduce: report
 
-## examples/ratings.csv: simulated district-like ratings for the README's walk-through.
+## examples/ratings.csv: simulated district-like ratings for the README's walk-through; examples/rubric_year*.csv: the rubric walk-through's two administrations.
 example: setup
 	$(BIN)/ratercal simulate configs/district_example.yaml --out runs/district_example --quiet
 	$(BIN)/python examples/make_ratings.py runs/district_example examples/ratings.csv
+	$(BIN)/python examples/make_rubric.py examples
 
 ## The fast tests (under 20 s); CI runs test-slow after them.
 test: setup

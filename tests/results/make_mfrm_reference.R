@@ -37,15 +37,14 @@ paper_lik <- function(p, th) {
   loc <- th$beta[p$rater]
   for (f in facets) loc <- loc + th$gamma[[f]][p[[f]]]
   cumk <- c(0, cumsum(th$kappa))
+  x <- p$score
   f <- function(t) {
-    out <- dnorm(t, th$mu, th$sigma)
-    for (i in seq_len(nrow(p))) {
-      E <- outer(t - loc[i], 0:M) - matrix(cumk, length(t), M + 1, byrow = TRUE)
-      mx <- apply(E, 1, max)
-      Q <- exp(E - mx)
-      out <- out * Q[, p$score[i] + 1] / rowSums(Q)
-    }
-    out
+    A <- outer(t, loc, "-")                       # theta - location, nodes x ratings
+    E <- lapply(0:M, function(h) h * A - cumk[h + 1])
+    mx <- do.call(pmax, E)
+    lse <- mx + log(Reduce(`+`, lapply(E, function(e) exp(e - mx))))
+    obs <- A * rep(x, each = length(t)) - rep(cumk[x + 1], each = length(t))
+    exp(rowSums(obs - lse)) * dnorm(t, th$mu, th$sigma)
   }
   lim <- 10 * th$sigma + 10
   integrate(f, th$mu - lim, th$mu + lim, rel.tol = 1e-10, abs.tol = 0, subdivisions = 500L)$value
