@@ -95,3 +95,13 @@ def test_check_prints_the_many_facet_report(wide):
     for part in ("Many-facet Rasch model (MFRM: paper + rater + criterion", "Category statistics (Facets Table 8)",
                  "Rater x criterion bias/interaction", "Rater pairs within each criterion"):
         assert part in res.output
+
+
+def test_committed_rubric_examples_are_what_make_rubric_makes(tmp_path):
+    import runpy
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    runpy.run_path(str(root / "examples" / "make_rubric.py"), run_name="not_main")["main"](tmp_path)
+    for name in ("rubric_year1.csv", "rubric_year2.csv"):
+        assert (tmp_path / name).read_bytes() == (root / "examples" / name).read_bytes(), name
