@@ -407,11 +407,11 @@ def compare(ratings_file, methods, variant, cut, png, as_json, html_out, scale, 
                              anchors=_anchors(anchors_in), steps_by=steps_by)
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet or as_json)
-    maps = result.draw_maps(png) if png is not None else []   # drawn only once every group has succeeded
-    maps += _write_html(html_out, table.ratings, compare=result, cut=cut, variant=result.variant)
+    pngs = result.draw_maps(png) if png is not None else []   # drawn only once every group has succeeded
+    maps = pngs + _write_html(html_out, table.ratings, compare=result, cut=cut, variant=result.variant)
     if as_json:
         d = result.to_dict()
-        for entry, target in zip(d["groups"], maps):
+        for entry, target in zip(d["groups"], pngs):   # each group's map, not the HTML report
             entry["png"] = str(target)
         click.echo(json.dumps(d, indent=2))
     else:

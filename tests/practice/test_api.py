@@ -213,3 +213,17 @@ def test_severities_are_laid_out_as_statsmodels_does(grouped):
     assert row.p == pytest.approx(2 * stats.norm.sf(abs(est.severity_[j] / est.severity_se_[j])), rel=1e-12)
     with pytest.raises(AttributeError, match="no rater severities"):
         make_method("TLI").fit(part).severity_frame()
+
+
+@pytest.mark.slow  # over 0.6 s (an HTML report and a map): `make test-slow` (CI) runs it
+def test_compare_json_names_group_maps_not_the_html_report(tmp_path):
+    """``--json`` gives each group the path of its own map under ``png``; the HTML report is no
+    group's map (it was put under the first group's ``png`` when no --png was given)."""
+    from ratercal_cli.commands.practice import compare as compare_cmd
+
+    args = [str(EXAMPLE), "--scale", "0-5", "-m", "TLI", "--json", "--quiet", "--html", str(tmp_path / "r.html")]
+    out = CliRunner().invoke(compare_cmd, args)
+    assert out.exit_code == 0, out.output
+    assert "png" not in json.loads(out.output)["groups"][0] and (tmp_path / "r.html").is_file()
+    out = CliRunner().invoke(compare_cmd, args + ["--png", str(tmp_path / "m.png")])
+    assert json.loads(out.output)["groups"][0]["png"] == str(tmp_path / "m.png")
