@@ -55,7 +55,7 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     >>> r = rc.read_ratings("examples/ratings.csv", scale="0-5", group_col="grade")   # doctest: +SKIP
     >>> res = rc.check(r)                                                             # doctest: +SKIP
     >>> res.recommendation                                                            # doctest: +SKIP
-    {'5': 'TLI', '8': 'TLI', '11': 'TLI'}
+    {'5': 'TMN', '8': 'TLI', '11': 'TMN'}
     """
     groups = ratings.by_group()
     if ratings.facets:

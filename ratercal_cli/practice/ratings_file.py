@@ -796,7 +796,7 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
     >>> import ratercal_cli as rc
     >>> r = rc.read_ratings("examples/ratings.csv", scale="0-5", group_col="grade")   # doctest: +SKIP
     >>> r.group_ids, r.rater_ids[:3]                                                  # doctest: +SKIP
-    (('5', '8', '11'), ('R1', 'R2', 'R3'))
+    (('5', '8', '11'), ('R1', 'R3', 'R4'))
     """
     import warnings
 

@@ -227,3 +227,25 @@ def test_compare_json_names_group_maps_not_the_html_report(tmp_path):
     assert "png" not in json.loads(out.output)["groups"][0] and (tmp_path / "r.html").is_file()
     out = CliRunner().invoke(compare_cmd, args + ["--png", str(tmp_path / "m.png")])
     assert json.loads(out.output)["groups"][0]["png"] == str(tmp_path / "m.png")
+
+
+@pytest.mark.slow  # over 0.6 s (check with its Rasch fits, MFRM): `make test-slow` (CI) runs it
+def test_the_readmes_python_runs_and_says_what_it_gives():
+    import re
+
+    section = (ROOT / "README.md").read_text().split("## In Python", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    env = {}
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with pytest.warns(UserWarning):
+            for block in blocks:
+                exec(compile(block.replace("print(", "str("), "README.md", "exec"), env)
+    finally:
+        os.chdir(cwd)
+    claimed = re.search(r"checked\.recommendation\s+# (\{.*?\})", blocks[0]).group(1)
+    assert str(env["checked"].recommendation) == claimed
+    assert str(env["r"].rater_ids) == re.search(r"r\.rater_ids\s+# (\(.*?\))", blocks[1]).group(1)
+    assert env["mfrm"].severity_frame().index.tolist() == NATURAL
