@@ -100,3 +100,20 @@ def test_adjust_results_carry_cells_and_totals():
     np.testing.assert_allclose(df["TLI_total"], paper_total(fa.cell_scores, 1)[r.paper])
     with pytest.raises(InputError, match="recommended is not available with facets"):
         adjust(r, "recommended")
+
+
+@pytest.mark.slow
+def test_steps_by_criterion_gives_each_criterion_its_thresholds():
+    from ratercal_cli.practice.anchors import calibration, fit_mfrm
+    from ratercal_cli.practice.rubric import rubric_check
+
+    r = rubric_ratings()
+    rep = rubric_check(r, steps_by="criterion")
+    assert [t.label for t in rep.categories] == ["criterion style", "criterion org", "criterion conv"]
+    est = rep.model
+    assert np.shape(est.thresholds_) == (3, 4)
+    cal = calibration(fit_mfrm(r, steps_by="criterion")[0], r, steps_by="criterion")
+    assert sorted({a.level for a in cal.elements if a.facet == "threshold"}) == ["conv", "org", "style"]
+    anch, rows = fit_mfrm(r, cal, steps_by="criterion")   # its own calibration: nothing moves
+    np.testing.assert_allclose(anch.thresholds_, est.thresholds_, atol=1e-3)
+    assert max(abs(x["displacement"]) for x in rows) < 1e-3
