@@ -70,6 +70,8 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
             bias = rater_group_bias(groups, ratings.group_name, alpha=alpha, scale_low=ratings.scale_low,
                                     models=[r.rater_model for r in reports])
         res = CheckResults(ratings, reports, bias)
+        if bias is not None and len(groups) > 1:
+            res.group_interaction = _joint_group_bias(ratings, alpha)
     if anchors is not None or calibrate:
         from .anchors import calibration, fit_mfrm
 
@@ -79,6 +81,23 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
         if anchors is not None:
             res.anchored = fit_mfrm(ratings, anchors, steps_by)[1]
     return res
+
+
+def _joint_group_bias(ratings: Ratings, alpha: float):
+    """Rater x group interaction fitted jointly with the main effects (one MFRM over every group, the
+    group a further facet: :func:`.bias.bias_table`), beside the group-by-group table; None where the
+    raters of the groups are not linked."""
+    from ..errors import MethodError
+    from .bias import bias_table
+
+    from ..methods import make_method
+
+    try:
+        main = make_method("MFRM").fit(ratings, facet=ratings.group)
+        return bias_table(ratings, ratings.group, ratings.group_ids, ratings.group_name or "group", alpha=alpha,
+                          scale_low=ratings.scale_low, main_expected=main.rating_expected_)
+    except MethodError:
+        return None
 
 
 def one_group(ratings: Ratings, option: str) -> None:
@@ -122,6 +141,8 @@ class CheckResults:
     anchored: list = None
     #: with ``calibrate``: the free MFRM's :class:`~.anchors.Anchors`
     calibration: object = None
+    #: with groups: the rater x group interaction of one joint MFRM (:class:`.bias.BiasTable`)
+    group_interaction: object = None
 
     @property
     def recommendation(self) -> dict:
@@ -152,7 +173,9 @@ class CheckResults:
                 "groups": [rep.to_dict() for rep in self.reports], "bias": json_clean(self.bias),
                 **({"facets": list(r.facets), "rubric": [{"group": name, **rep.to_dict()} for name, rep in self.rubric]}
                    if self.rubric is not None else {}),
-                **({"anchors": json_clean(self.anchored)} if self.anchored is not None else {})}
+                **({"anchors": json_clean(self.anchored)} if self.anchored is not None else {}),
+                **({"group_interaction": json_clean(self.group_interaction.to_dict())}
+                   if self.group_interaction is not None else {})}
 
     def short_summary(self) -> str:
         """The lines ``check``'s text starts with: per group, whether adjustment is warranted and
@@ -177,6 +200,8 @@ class CheckResults:
             from .rater_report import format_bias
 
             parts += ["\n" + GROUP_RULE + "\n", "\n".join(format_bias(self.bias))]
+        if self.group_interaction is not None:
+            parts += ["", "\n".join(self.group_interaction.format_text())]
         for name, rep in self.rubric or ():
             head = self.ratings.group_tag(name) if name is not None else ""
             parts += ["\n" + GROUP_RULE + "\n", (f"{head}\n\n" if head else "") + rep.format_text()]

@@ -124,3 +124,23 @@ def test_planted_rubric_biases_are_flagged():
     # the planted 1 logit is shared out over the rater's row and the criterion's column by the
     # sum-zero definition: (1 - 1/4)(1 - 1/12) = 0.69 in the cell itself
     assert sig[("R3", "org")]["bias"] == pytest.approx(0.69, abs=0.3)
+
+
+@pytest.mark.slow
+def test_check_adds_the_joint_rater_by_group_table():
+    from pathlib import Path
+
+    from ratercal_cli.practice.check import check
+    from ratercal_cli.practice.ratings_file import read_ratings
+
+    root = Path(__file__).resolve().parents[2]
+    with pytest.warns(UserWarning):
+        r = read_ratings(root / "examples" / "ratings.csv", scale="0-5", group_col="grade")
+    res = check(r)
+    gi = res.group_interaction
+    assert gi is not None and gi.facet == "grade" and len(gi.rows) == 30
+    b = np.array([x["bias"] for x in gi.rows]).reshape(10, 3)   # every rater in every grade
+    np.testing.assert_allclose(b.sum(axis=0), 0, atol=1e-9)
+    np.testing.assert_allclose(b.sum(axis=1), 0, atol=1e-9)
+    assert all(np.isfinite(x["obs_minus_exp"]) for x in gi.rows)
+    assert "group_interaction" in res.to_dict() and "joint MFRM by marginal ML" in res.summary()
