@@ -13,23 +13,36 @@ import numpy as np
 F32 = np.float32
 
 
-def sums_by(index, size, values=None):
+def _stack_key(index, size):
+    """``index`` ``(L,)`` as it is; a stack ``(B, L)`` as ``b * size + index``, flattened: the
+    index of row ``b``'s entries in a ``(B, size)`` array."""
+    index = np.asarray(index)
+    if index.ndim == 1:
+        return index
+    rows = index.shape[0]
+    return (np.arange(rows)[:, None] * size + index.reshape(rows, -1)).ravel()
+
+
+def sums_by(index, size, values=None, key=None):
     """Sums of ``values`` (default: counts) per index ``0..size-1`` (a rater, a team), float64,
     added in input order like ``np.bincount(index, values, size)``.  ``index`` and ``values``
     are ``(L,)`` (one data set) or ``(B, L)`` (a stack of replications, the Monte Carlo fast
-    path): the result is ``(size,)`` or ``(B, size)``, each row the sums of its replication alone."""
+    path): the result is ``(size,)`` or ``(B, size)``, each row the sums of its replication
+    alone.  ``key``: :func:`_stack_key` of ``index``, if the caller has it."""
     index = np.asarray(index)
     lead = index.shape[:-1]
-    rows = int(np.prod(lead))
-    key = index if not lead else (np.arange(rows)[:, None] * size + index.reshape(rows, -1)).ravel()
+    key = _stack_key(index, size) if key is None else key
     w = None if values is None else np.asarray(values, dtype=np.float64).ravel()
-    sums = np.bincount(key, weights=w, minlength=rows * size)
+    sums = np.bincount(key, weights=w, minlength=int(np.prod(lead)) * size)
     return sums.astype(np.float64).reshape(lead + (size,))
 
 
 def at_rater(per_rater, rater):
     """Each rating's value of a per-rater array: ``per_rater[rater]``, row by row for stacks."""
-    return np.take_along_axis(per_rater, rater, axis=-1) if np.ndim(rater) > 1 else per_rater[rater]
+    rater = np.asarray(rater)
+    if rater.ndim == 1:
+        return per_rater[rater]
+    return per_rater.reshape(-1)[_stack_key(rater, per_rater.shape[-1])].reshape(rater.shape)
 
 
 def rater_sums(rater, score, n_raters, dtype=np.float64):
@@ -40,9 +53,10 @@ def rater_sums(rater, score, n_raters, dtype=np.float64):
     float32 (exact up to 2**24, far beyond any data set here).
     """
     x = np.asarray(score).astype(np.float64)
-    n = sums_by(rater, n_raters)
-    s = sums_by(rater, n_raters, x)
-    ss = sums_by(rater, n_raters, x * x)
+    key = _stack_key(rater, n_raters)
+    n = sums_by(rater, n_raters, key=key)
+    s = sums_by(rater, n_raters, x, key=key)
+    ss = sums_by(rater, n_raters, x * x, key=key)
     return (n.astype(dtype), s.astype(dtype), ss.astype(dtype),
             dtype(x.shape[-1]), dtype(x.sum(axis=-1)), dtype((x * x).sum(axis=-1)))
 
