@@ -752,8 +752,10 @@ def read_ratings_table(path, scale=None, paper_col="paper", rater_col="rater", s
 
 def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_col="score", group_col=None,
                  sep="auto", encoding=None, order_col=None, resolve_discrepancies=False,
-                 discrepancy=1, facet_cols=(), score_cols=None, rater_cols=None) -> Ratings:
-    """Read a ratings file (CSV or TSV, one rating per line) as ``ratercal check/adjust/compare`` do.
+                 discrepancy=1, decimal="point", sheet=None, fold_labels=False, facet_cols=(), score_cols=None,
+                 rater_cols=None) -> Ratings:
+    """Read a ratings file (CSV, TSV or .xlsx, one rating per line) as ``ratercal check/adjust/compare``
+    do, with their file options as keywords (``--paper-col`` is ``paper_col``, ...).
 
     Parameters
     ----------
@@ -776,6 +778,13 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
         ``discrepancy``, keep the third and the nearer of the first two.
     discrepancy : int
         The largest difference of the first two ratings that needs no third.
+    decimal : {"point", "comma"}
+        The decimal mark of the scores (``"comma"``: ``2,0`` in a file separated by ``;`` or tabs).
+    sheet : str, optional
+        The sheet of an .xlsx workbook (default: its only sheet).
+    fold_labels : bool
+        Merge paper, rater and group labels that differ only in case, spacing or Unicode form
+        (without it they are warned of and kept apart).
     facet_cols : sequence of str
         Further facets of each rating (``["criterion"]``, ``--facet-col``): one rating per paper,
         rater and combination of their levels.
@@ -801,7 +810,8 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
     import warnings
 
     table = read_ratings_table(path, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col,
-                               resolve_discrepancies, discrepancy, facet_cols=facet_cols, score_cols=score_cols,
+                               resolve_discrepancies, discrepancy, decimal=decimal, sheet=sheet,
+                               fold_labels=fold_labels, facet_cols=facet_cols, score_cols=score_cols,
                                rater_cols=rater_cols)
     for message in table.warnings:
         warnings.warn(message, UserWarning, stacklevel=2)

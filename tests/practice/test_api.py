@@ -249,3 +249,19 @@ def test_the_readmes_python_runs_and_says_what_it_gives():
     assert str(env["checked"].recommendation) == claimed
     assert str(env["r"].rater_ids) == re.search(r"r\.rater_ids\s+# (\(.*?\))", blocks[1]).group(1)
     assert env["mfrm"].severity_frame().index.tolist() == NATURAL
+
+
+def test_read_ratings_takes_every_file_option_of_the_commands():
+    """``read_ratings`` is the commands' reader with their file options (``_file_options``) as
+    keywords: an option added to the command line and not to the library fails here."""
+    import inspect
+
+    import click
+
+    from ratercal_cli.commands.practice import _file_options
+
+    command = click.command()(_file_options(lambda **kw: None))
+    file_options = {p.name for p in command.params} - {"quiet"}
+    assert {"scale", "group_col", "sep", "resolve", "discrepancy", "order_col"} <= file_options
+    keywords = set(inspect.signature(rc.read_ratings).parameters) - {"path"}
+    assert keywords == (file_options - {"resolve"}) | {"resolve_discrepancies"}
