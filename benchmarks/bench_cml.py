@@ -7,7 +7,8 @@ Times ``fit_cml`` (best of N) and, when ``Rscript`` with psychotools is installe
 without R it reports the stored reference timing from tests/results/psychotools_fits_500x2_0-9.csv.
 The corrected PAIR-PCM (the study's PCM: pairwise steps, ML qualities, expected scores) is
 timed on the same file, fit and transform.  Exits 1 if the CML PCM fit is not at least 10
-times faster than pcmodel.
+times faster than pcmodel timed in the same run (with the stored timing it only reports: a target
+is a ratio measured in one run).
 """
 
 from __future__ import annotations
@@ -108,9 +109,10 @@ def main():
         erm = {r["fit"]: float(r["seconds"]) for r in csv.DictReader(f)}.get("eRm_PCM_patched")
     if erm:
         print(f"eRm PCM (patched)         {erm:7.3f} s  [stored; too slow to rerun here]")
-    print(f"speed-up over pcmodel: {ratio:.1f}x (target >= 10x); RSM {r_rsm / rsm_best:.1f}x; "
-          f"PAIR-PCM {r_pcm / pair_best:.1f}x")
-    return 0 if ratio >= 10 else 1
+    now = source == "measured now"
+    print(f"speed-up over pcmodel: {ratio:.1f}x (target >= 10x{'' if now else ', not checked: pcmodel not timed in this run'}); "
+          f"RSM {r_rsm / rsm_best:.1f}x; PAIR-PCM {r_pcm / pair_best:.1f}x")
+    return 0 if ratio >= 10 or not now else 1
 
 
 if __name__ == "__main__":

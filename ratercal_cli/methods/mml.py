@@ -99,8 +99,8 @@ MAX_NODES = 401
 NODE_RATIO = 1.25
 #: new grids at most this many times a fit
 MAX_REGRIDS = 5
-#: Newton steps reuse the information while the decrement falls at least this much a step
-REUSE_GAIN = 20.0
+#: BFGS steps go on while the Newton decrement falls at least this much a step
+REUSE_GAIN = 2.0
 #: the start of sigma: the best of START_SIGMAS
 SIGMA0 = 2.0
 START_SIGMAS = (0.7, 1.0, 1.4, 2.0, 2.8)
@@ -272,10 +272,10 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
     """Newton-Raphson on the penalised log L (Louis information; the EM step where it is not
     negative definite), each step at most MAX_STEP logits and halved until log L rises.  The
     information is computed at the start and again only where a step had to be halved (or
-    failed); in between it is carried forward by the BFGS update from the change of the gradient
-    (a gradient costs a fraction of the information, and from a Newton start the update keeps the
-    convergence superlinear).  Returns (phi, converged, iterations so far)."""
-    B, newton, fresh = None, False, True
+    failed) or where the decrement fell by less than REUSE_GAIN in a step; in between it is carried
+    forward by the BFGS update from the change of the gradient (a gradient costs a fraction of the
+    information, and from a Newton start the update keeps the convergence superlinear).  Returns (phi, converged, iterations so far)."""
+    B, newton, fresh, last_dec = None, False, True, np.inf
     while it < max_iter:
         it += 1
         if B is None:
@@ -286,6 +286,10 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
         dec = float(g @ d)   # twice the predicted gain of the Newton step
         if newton and dec < tol * n_scale:   # converged: the last (tiny) step taken too
             return phi + d, True, it
+        if not fresh and dec > last_dec / REUSE_GAIN:   # the updates stall (flat directions): the information
+            B = None
+            continue
+        last_dec = dec
         big = np.max(np.abs(d), initial=0.0)
         if big > MAX_STEP:
             d = d * (MAX_STEP / big)
