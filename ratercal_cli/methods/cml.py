@@ -699,8 +699,9 @@ class ConditionalPCM(RaterAdjuster):
         self.fair = fair
 
     def _fit(self, ratings: Ratings) -> None:
-        if self.quality not in ("wle", "mle"):
-            raise ValueError(f"quality must be 'wle' or 'mle', not {self.quality!r}")
+        from .quality import check_quality
+
+        check_quality(self.quality, ("wle", "mle"))
         if self.fair not in ("average-rater", "mean-rater"):
             raise ValueError(f"fair must be 'average-rater' or 'mean-rater', not {self.fair!r}")
         from ..fit_stats import rater_fit

@@ -80,7 +80,8 @@ from ..ratings import Adjusted, Ratings
 from .base import RaterAdjuster, fair_score_adjusted
 from .mml_engine import SPAN, GridEngine
 from .mml_layout import Layout, make_layout
-from .quality import category_probabilities, estimate_quality, expected_score, mean_expected_score, moments
+from .quality import (category_probabilities, check_quality, estimate_quality, expected_score, mean_expected_score,
+                      moments)
 
 __all__ = ["MMLFit", "fit_mml", "marginal_loglik", "MarginalRaterModel", "PRIOR_STEP_SD", "PRIOR_LOCATION_SD",
            "Layout", "required_grid"]
@@ -580,8 +581,7 @@ class MarginalRaterModel(RaterAdjuster):
         self.anchor = anchor
 
     def _fit(self, ratings: Ratings, facet=None) -> None:
-        if self.quality not in ("eap", "wle"):
-            raise ValueError(f"quality must be 'eap' or 'wle', not {self.quality!r}")
+        check_quality(self.quality, ("eap", "wle"))
         if self.fair not in ("average-rater", "mean-rater"):
             raise ValueError(f"fair must be 'average-rater' or 'mean-rater', not {self.fair!r}")
         from ..fit_stats import rater_fit

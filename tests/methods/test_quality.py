@@ -156,3 +156,13 @@ def test_every_estimator_spells_the_paper_quality_option_alike():
     assert "quality" in inspect.signature(estimate_quality).parameters
     with pytest.raises(ValueError, match="quality must be 'wle' or 'mle', not 'ml'"):
         estimate_quality(np.array([0]), np.array([0]), np.array([1]), 1, np.zeros((1, 3)), quality="ml")
+
+
+@pytest.mark.parametrize("code, wrong", [("PCM", "eap"), ("CML", "eap"), ("MML", "mle")])
+def test_a_quality_an_estimator_does_not_make_is_refused_alike(code, wrong):
+    from ratercal_cli.methods import make_method
+    from ratercal_cli.ratings import Ratings
+
+    r = Ratings([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 2, 0], [1, 3, 2, 3, 0, 2], 3, 3, 3)
+    with pytest.raises(ValueError, match=rf"^quality must be '\w+' or '\w+', not '{wrong}'$"):
+        make_method(code, quality=wrong).fit(r)
