@@ -65,3 +65,28 @@ def test_no_import_cycle():
 def test_the_cycle_finder_finds_one():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+#: The layers of the README's Layout, lowest first; a module imports only from its layer and below.
+LAYERS = (("core", None), ("methods", {"methods", "generators", "models"}),
+          ("products", {"study", "montecarlo", "practice", "report"}), ("command line", {"cli", "commands"}))
+#: The one import upwards: the config's validation asks the methods which codes a config may name.
+UPWARD_ALLOWED = {("ratercal_cli.config", "ratercal_cli.methods")}
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) == 1:   # the package: the public API, imported by nothing below it
+        return len(LAYERS)
+    for k, (_, tops) in reversed(list(enumerate(LAYERS))):
+        if tops is not None and parts[1] in tops:
+            return k
+    return 0
+
+
+def test_each_layer_imports_only_from_below():
+    graph = import_graph()
+    up = {(a, b) for a, edges in graph.items() for b in edges
+          if b != "ratercal_cli" and _layer(b) > _layer(a)} - UPWARD_ALLOWED
+    assert not up, "imports from a higher layer: " + ", ".join(f"{a} -> {b}" for a, b in sorted(up))
+    assert _layer("ratercal_cli.practice.check") == 2 and _layer("ratercal_cli.ratings") == 0
