@@ -18,13 +18,10 @@ DATA = RESULTS / "mfrm_120x6_3crit_2sess_0-3.csv"
 
 def _reference(facets):
     path = RESULTS / f"mfrm_r_reference_{'+'.join(facets)}.csv"
-    if not path.exists():
-        pytest.skip(f"{path.name} not made (Rscript tests/results/make_mfrm_reference.R {','.join(facets)})")
     with open(path) as fh:
         return {row["parameter"]: row for row in csv.DictReader(fh)}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("facets", [("criterion",), ("criterion", "session")])
 def test_multi_facet_mfrm_matches_r(facets):
     ref = _reference(facets)
@@ -42,6 +39,7 @@ def test_multi_facet_mfrm_matches_r(facets):
     def se(name):
         return float(ref[name]["se"])
 
+    # agreement found: estimates 3e-8, log L 2e-10, SEs 1e-7 relative; allowed: far more
     assert fit.loglik == pytest.approx(est("loglik"), abs=1e-6)
     np.testing.assert_allclose(fit.severity, [est(f"beta_{j}") for j in range(1, 7)], atol=1e-4)
     np.testing.assert_allclose(fit.thresholds, [est(f"kappa_{k}") for k in (1, 2, 3)], atol=1e-4)
