@@ -66,8 +66,8 @@ def _pcm(batch, variant):
     from .pcm_batched import corrected_pcm_papers, faithful_pcm_papers
 
     if variant == "faithful":
-        return faithful_pcm_papers(batch), {}
-    return corrected_pcm_papers(batch)
+        return faithful_pcm_papers(batch), {}, None
+    return corrected_pcm_papers(batch) + (None,)
 
 
 def _pairwise(code):
@@ -75,20 +75,12 @@ def _pairwise(code):
         from .pairwise_batched import pairwise_papers
 
         P, ok = pairwise_papers(code, variant, batch)
-        failed = {}
-        for b in np.flatnonzero(~ok):      # a rare branch: the estimator itself
-            out = _one(code, variant, batch, b)
-            if isinstance(out, BaseException):
-                failed[b] = out
-                P[b] = np.nan
-            else:
-                P[b] = out
-        return P, failed
+        return P, {}, ~ok      # a rare branch: the estimator itself
     return fit
 
 
-#: code -> function(batch, variant) giving ``(paper scores (B, n), {b: exception})``, or
-#: None where that variant has no batched form
+#: code -> function(batch, variant) giving ``(paper scores (B, n), {b: exception}, refit)``,
+#: ``refit`` None or a ``(B,)`` mask of the replications the estimator is to fit alone
 _PAPER_FITS = {"PCM": _pcm, "OLS": _pairwise("OLS"), "TLS": _pairwise("TLS"), "RAS": _pairwise("RAS")}
 
 
@@ -128,16 +120,15 @@ def paper_scores(code, variant, batch):
     nan) and ``failed`` a dict ``{b: exception}`` of replications the method could not
     fit (the estimator's own exception and message)."""
     code = code.upper()
-    out = None
     if code in _RATING_FITS:
-        out = batch_paper_mean(_RATING_FITS[code](batch, variant), variant), {}
+        P, failed, alone = batch_paper_mean(_RATING_FITS[code](batch, variant), variant), {}, None
     elif code in _PAPER_FITS:
-        out = _PAPER_FITS[code](batch, variant)
-    if out is None:
-        P, failed, alone = np.full((batch.size, batch.n_papers), np.nan), {}, range(batch.size)
-    else:
-        (P, failed), alone = out, np.flatnonzero(_thin(code, variant, batch))
-    for b in alone:
+        P, failed, alone = _PAPER_FITS[code](batch, variant)
+    else:   # no batched form: every replication by the estimator
+        P, failed, alone = np.full((batch.size, batch.n_papers), np.nan), {}, np.ones(batch.size, dtype=bool)
+    if not (alone is not None and alone.all()):
+        alone = _thin(code, variant, batch) | (False if alone is None else alone)
+    for b in np.flatnonzero(alone):
         one = _one(code, variant, batch, b)
         failed.pop(b, None)
         if isinstance(one, BaseException):
