@@ -479,10 +479,50 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     A step moved by a direction whose information is below ``1 / max_se**2`` is an
     estimate running off to infinity (the conditional MLE does not exist for it): it is reported as nan, left out
     of the centring, and named in ``notes``; the fitted ``tau`` keeps the limiting values.
+
+    Steps: :func:`_cml_problem` (estimable categories, rater-set groups, design),
+    :func:`_cml_start`, :func:`_cml_newton`, :func:`_cml_steps` (diverging steps, centring, SEs,
+    limits), :func:`_rsm_parts` and :func:`_cml_notes`.
     """
     if model not in ("pcm", "rsm"):
         raise ValueError(f"model must be 'pcm' or 'rsm', not {model!r}")
-    J, K = ratings.n_raters, ratings.max_score + 1
+    pb = _cml_problem(ratings, model)
+    phi = _cml_start(pb, start)
+    phi, ll, Hphi, it, converged = _cml_newton(pb, phi, tol, max_iter, max_se)
+    steps, se, tau_c, diverged, resting = _cml_steps(pb, phi, Hphi, max_se, cap_margin)
+    beta, kappa = _rsm_parts(steps, pb.has, model)
+    notes = _cml_notes(ratings, pb, steps, diverged)
+    return CMLFit(steps=steps, steps_se=se, tau=tau_c, categories=pb.cats, diverged=diverged,
+                  beta=beta, kappa=kappa, loglik=float(ll), informative=pb.informative,
+                  n_iter=it, converged=converged, notes=notes, resting=resting)
+
+
+@dataclass
+class _Problem:
+    """What a CML fit works on: the model, sizes, estimable categories, informative papers, the
+    rater-set groups, raters with categories, the design ``A`` (tau = A phi) and, for the PCM,
+    the columns of tau that phi selects (``sel``; None for the RSM)."""
+    model: str
+    J: int
+    K: int
+    cats: np.ndarray
+    informative: np.ndarray
+    groups: _Groups
+    has: np.ndarray
+    A: np.ndarray
+    sel: np.ndarray = None
+
+    def tau(self, phi):
+        return (self.A @ phi).reshape(self.J, self.K)
+
+    def reduce(self, g, H):
+        """Gradient and information over phi."""
+        if self.sel is not None:
+            return g.ravel()[self.sel], H[np.ix_(self.sel, self.sel)]
+        return self.A.T @ g.ravel(), self.A.T @ H @ self.A
+
+
+def _cml_problem(ratings: Ratings, model: str) -> _Problem:
     cats, informative = estimable_categories(ratings, model)
     if not informative.any():
         raise MethodError("CML: no paper has two or more raters with a non-extreme total; nothing to estimate")
@@ -490,41 +530,40 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     has = cats.any(axis=1)
     _check_connected(groups, has, ratings.rater_ids, model.upper() if model == "rsm" else "CML")
     A = _design(cats, model)
-    P = A.shape[1]
+    # PCM: A selects columns of tau; index instead of multiplying
+    sel = np.argmax(A, axis=0) if model == "pcm" else None
+    return _Problem(model, ratings.n_raters, ratings.max_score + 1, cats, informative, groups, has, A, sel)
+
+
+def _cml_start(pb: _Problem, start=None):
+    """phi from ``start`` (cumulative tau) or the adjacent-category log odds of each rater's counts
+    (pcmodel's start, PCM only; zeros for the RSM)."""
     if start is not None:
-        phi = np.linalg.lstsq(A, np.where(cats, start, 0.0).ravel(), rcond=None)[0]
-    else:
-        # start: adjacent-category log odds of each rater's counts (pcmodel's start, PCM only)
-        phi = np.zeros(P)
-        if model == "pcm":
-            n = groups.counts + 0.5 * cats
-            t0 = np.zeros((J, K))
-            for j in np.flatnonzero(has):
-                cj = np.flatnonzero(cats[j])
-                t0[j, cj] = -(np.log(n[j, cj]) - np.log(n[j, cj[0]]))
-            phi = A.T @ t0.ravel()
-    scale = max(groups.n_papers, 1)
-    sel = None  # PCM: A selects columns of tau; index instead of multiplying
-    if model == "pcm":
-        sel = np.argmax(A, axis=0)
+        return np.linalg.lstsq(pb.A, np.where(pb.cats, start, 0.0).ravel(), rcond=None)[0]
+    phi = np.zeros(pb.A.shape[1])
+    if pb.model == "pcm":
+        n = pb.groups.counts + 0.5 * pb.cats
+        t0 = np.zeros((pb.J, pb.K))
+        for j in np.flatnonzero(pb.has):
+            cj = np.flatnonzero(pb.cats[j])
+            t0[j, cj] = -(np.log(n[j, cj]) - np.log(n[j, cj[0]]))
+        phi = pb.A.T @ t0.ravel()
+    return phi
 
-    def reduce(g, H):
-        if sel is not None:
-            return g.ravel()[sel], H[np.ix_(sel, sel)]
-        return A.T @ g.ravel(), A.T @ H @ A
 
-    tau = (A @ phi).reshape(J, K)
-    ll, g, H = _loglik_grad_hess(tau, cats, groups)
-    gphi, Hphi = reduce(g, H)
+def _cml_newton(pb: _Problem, phi, tol, max_iter, max_se):
+    """Newton's method (module docstring of :func:`fit_cml`): (phi, log L, information, iterations,
+    converged)."""
+    scale = max(pb.groups.n_papers, 1)
+    ll, g, H = _loglik_grad_hess(pb.tau(phi), pb.cats, pb.groups)
+    gphi, Hphi = pb.reduce(g, H)
     # the identification's null directions of the information, found once
     w, V = np.linalg.eigh(Hphi)
     null = V[:, w <= w.max() * 1e-10]
-    converged = False
     it = 0
     while it < max_iter:
         if np.max(np.abs(gphi), initial=0.0) < tol * scale:
-            converged = True
-            break
+            return phi, ll, Hphi, it, True
         it += 1
         pen = Hphi + null @ null.T * np.mean(np.diag(Hphi))
         try:
@@ -540,38 +579,54 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
         # (the eigen-decomposition only when a Cholesky factorisation says there is such a
         # direction: with hundreds of raters one eigh costs many Newton steps)
         if it > 2 and _below(pen, 1.0 / max_se ** 2):
-            w, V = np.linalg.eigh(Hphi)
-            Vw = V[:, w < 1.0 / max_se ** 2]
-            if Vw.shape[1] > null.shape[1]:
-                phi_new = phi + d + 7.0 * (Vw @ (Vw.T @ d))
-                tau = (A @ phi_new).reshape(J, K)
-                try:
-                    ll_new, g_new, H_new = _loglik_grad_hess(tau, cats, groups)
-                except MethodError:  # ESFs under- or overflowed that far out: no boost
-                    ll_new = -np.inf
-                if ll_new >= ll:
-                    phi, ll, g, H = phi_new, ll_new, g_new, H_new
-                    gphi, Hphi = reduce(g, H)
-                    continue
-        step = 1.0
-        while True:
-            phi_new = phi + step * d
-            tau = (A @ phi_new).reshape(J, K)
-            try:
-                ll_new, g_new, H_new = _loglik_grad_hess(tau, cats, groups)
-            except MethodError:
-                if step < 1e-4:
-                    raise MethodError(
-                        f"CML ({model.upper()}): the estimates run off to infinity until the elementary symmetric "
-                        "functions overflow; no usable estimate (raters who never differ by more than a point, "
-                        "as the 2+ design keeps?)") from None
-                ll_new = -np.inf
-            if ll_new >= ll - 1e-12 * abs(ll) or step < 1e-4:
-                break
-            step /= 2  # the Newton step went too far: halve it
-        phi, ll, g, H = phi_new, ll_new, g_new, H_new
-        gphi, Hphi = reduce(g, H)
-    tau = (A @ phi).reshape(J, K)
+            boosted = _boost(pb, phi, d, ll, Hphi, null, max_se)
+            if boosted is not None:
+                phi, ll, g, H = boosted
+                gphi, Hphi = pb.reduce(g, H)
+                continue
+        phi, ll, g, H = _halving_step(pb, phi, d, ll)
+        gphi, Hphi = pb.reduce(g, H)
+    return phi, ll, Hphi, it, False
+
+
+def _boost(pb: _Problem, phi, d, ll, Hphi, null, max_se):
+    """The step moved eight times as far along the weak directions, if that raises log L."""
+    w, V = np.linalg.eigh(Hphi)
+    Vw = V[:, w < 1.0 / max_se ** 2]
+    if Vw.shape[1] <= null.shape[1]:
+        return None
+    phi_new = phi + d + 7.0 * (Vw @ (Vw.T @ d))
+    try:
+        ll_new, g_new, H_new = _loglik_grad_hess(pb.tau(phi_new), pb.cats, pb.groups)
+    except MethodError:  # ESFs under- or overflowed that far out: no boost
+        return None
+    return (phi_new, ll_new, g_new, H_new) if ll_new >= ll else None
+
+
+def _halving_step(pb: _Problem, phi, d, ll):
+    """phi + step d, the step halved while log L falls (down to 1e-4)."""
+    step = 1.0
+    while True:
+        phi_new = phi + step * d
+        try:
+            ll_new, g_new, H_new = _loglik_grad_hess(pb.tau(phi_new), pb.cats, pb.groups)
+        except MethodError:
+            if step < 1e-4:
+                raise MethodError(
+                    f"CML ({pb.model.upper()}): the estimates run off to infinity until the elementary symmetric "
+                    "functions overflow; no usable estimate (raters who never differ by more than a point, "
+                    "as the 2+ design keeps?)") from None
+            ll_new = -np.inf
+        if ll_new >= ll - 1e-12 * abs(ll) or step < 1e-4:
+            return phi_new, ll_new, g_new, H_new
+        step /= 2  # the Newton step went too far: halve it
+
+
+def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin):
+    """Centred steps with SEs (nan where not estimable), the fitted tau with diverging and
+    unestimable differences limited, the diverging steps and the categories resting on a limit."""
+    J, K, cats, A = pb.J, pb.K, pb.cats, pb.A
+    tau = pb.tau(phi)
     # covariance of phi: pseudo-inverse of the information (null directions excluded)
     w, V = np.linalg.eigh(Hphi)
     keep = w > w.max() * 1e-11
@@ -582,7 +637,7 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     D[jj, kk - 1, jj, kk - 1] = -1.0
     D = D.reshape(J * (K - 1), J * K)
     DA = D @ A
-    steps, tau_c = _centre(tau, cats, model)
+    steps, tau_c = _centre(tau, cats, pb.model)
     # An estimate running off to infinity (e.g. a category given only where the other rater's
     # score left no alternative) shows as a direction of almost no information (eigenvalue of
     # the information below 1 / max_se**2; the identification's directions have 0) that moves
@@ -598,11 +653,11 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
         moved = (np.abs(delta) > 0.1 * size) & (size > 1e-6)
         diverged[np.flatnonzero(finflat)] = moved.any(axis=1)
     diverged = diverged.reshape(J, K - 1)
-    steps, tau_c = _centre(tau, cats, model, exclude=diverged)
+    steps, tau_c = _centre(tau, cats, pb.model, exclude=diverged)
     finite = np.isfinite(steps) & ~diverged
     if not finite.any():
         raise MethodError(
-            f"CML ({model.upper()}): no step can be estimated: every estimate diverges or its category is "
+            f"CML ({pb.model.upper()}): no step can be estimated: every estimate diverges or its category is "
             f"unused ({int(diverged.sum())} diverging, {int((~np.isfinite(steps)).sum())} unused); too few "
             "papers per rater pair, or raters who never differ by more than a point (as the 2+ design keeps)")
     fin = finite.ravel()
@@ -613,21 +668,35 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     se[~finite] = np.nan
     steps = np.where(finite, steps, np.nan)
     tau_c, resting = _cap_diverged(tau_c, cats, diverged, np.max(np.abs(steps[finite])) + cap_margin)
-    beta = np.full(J, np.nan)
-    kappa = np.full(K - 1, np.nan)
-    if model == "rsm":
-        # steps = beta_j + kappa_k: rater means and step means of the centred steps
-        def _mean(a, axis):
-            ok = np.isfinite(a)
-            n = ok.sum(axis=axis)
-            return np.where(n > 0, np.where(ok, a, 0.0).sum(axis=axis) / np.maximum(n, 1), np.nan)
+    return steps, se, tau_c, diverged, resting
 
-        rows = has & np.isfinite(steps).any(axis=1)
-        beta[rows] = _mean(steps[rows], 1)
-        beta[rows] -= beta[rows].mean()
-        kappa = _mean(steps[rows] - beta[rows, None], 0)
+
+def _rsm_parts(steps, has, model):
+    """RSM: steps = beta_j + kappa_k, as rater means and step means of the centred steps (nan for the PCM)."""
+    J, M = steps.shape
+    beta = np.full(J, np.nan)
+    kappa = np.full(M, np.nan)
+    if model != "rsm":
+        return beta, kappa
+
+    def _mean(a, axis):
+        ok = np.isfinite(a)
+        n = ok.sum(axis=axis)
+        return np.where(n > 0, np.where(ok, a, 0.0).sum(axis=axis) / np.maximum(n, 1), np.nan)
+
+    rows = has & np.isfinite(steps).any(axis=1)
+    beta[rows] = _mean(steps[rows], 1)
+    beta[rows] -= beta[rows].mean()
+    kappa = _mean(steps[rows] - beta[rows, None], 0)
+    return beta, kappa
+
+
+def _cml_notes(ratings: Ratings, pb: _Problem, steps, diverged):
+    """One line per rater with steps that cannot be estimated, and why (RSM: the thresholds once)."""
+    has, model = pb.has, pb.model
+    finite = np.isfinite(steps) & ~diverged
     notes = []
-    for j in range(J):
+    for j in range(pb.J):
         if ratings.ratings_per_rater()[j] and not has[j]:
             notes.append(f"rater {ratings.rater_ids[j]}: fewer than two categories on informative papers; no steps")
         elif has[j] and not finite[j].all() and model == "pcm":
@@ -649,9 +718,7 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
         if div.any():
             notes.append(f"thresholds {','.join(str(k + 1) for k in np.flatnonzero(div))} not estimable "
                          "(the estimate diverges)")
-    return CMLFit(steps=steps, steps_se=se, tau=tau_c, categories=cats, diverged=diverged,
-                  beta=beta, kappa=kappa, loglik=float(ll), informative=informative,
-                  n_iter=it, converged=converged, notes=notes, resting=resting)
+    return notes
 
 
 # ---------------------------------------------------------------------------------------

@@ -408,6 +408,25 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     return _report(ratings, obj, phi, converged, it, counts, seen, items, step_sd)
 
 
+def _step_rows(lay: Layout):
+    """Rows over the natural vector, before centring, of each rater's steps at the facets' mean
+    (J*M, n) and, for the RSM, of the thresholds (G*M, n) with G; (steps, None, 1) for the PCM."""
+    J, M, n = lay.J, lay.M, lay.n
+    fmean = np.zeros(n)
+    for f in range(lay.items.shape[1] - 1):
+        fmean[lay.index(f"facet{f}")] = 1.0 / lay.shapes[f"facet{f}"][0]
+    if lay.model == "pcm":
+        steps = np.zeros((J * M, n))
+        steps[np.arange(J * M), lay.index("steps")] = 1.0
+        return steps + fmean[None, :], None, 1
+    G = lay.shapes["thresholds"][0]
+    thr = np.zeros((G * M, n))
+    thr[np.arange(G * M), lay.index("thresholds")] = 1.0
+    thr_mean = thr.reshape(G, M, n).mean(axis=0)
+    steps = (lay.severity_rows[:, None, :] + thr_mean[None, :, :]).reshape(J * M, n)
+    return steps + fmean[None, :], thr, G
+
+
 def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, step_sd) -> MMLFit:
     """The fit's reported quantities: centred estimates with delta-method SEs, EAPs, notes."""
     lay, eng = obj.layout, obj.eng
@@ -419,20 +438,7 @@ def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, s
     C = obj.C.toarray()
     J, M, K = lay.J, lay.M, lay.M + 1
     n = lay.n
-    # rows over the natural vector of the reported quantities, before centring
-    fmean = np.zeros(n)
-    for f in range(lay.items.shape[1] - 1):
-        fmean[lay.index(f"facet{f}")] = 1.0 / lay.shapes[f"facet{f}"][0]
-    if lay.model == "pcm":
-        steps = np.zeros((J * M, n))
-        steps[np.arange(J * M), lay.index("steps")] = 1.0
-    else:
-        G = lay.shapes["thresholds"][0]
-        thr = np.zeros((G * M, n))
-        thr[np.arange(G * M), lay.index("thresholds")] = 1.0
-        thr_mean = thr.reshape(G, M, n).mean(axis=0)
-        steps = (lay.severity_rows[:, None, :] + thr_mean[None, :, :]).reshape(J * M, n)
-    steps = steps + fmean[None, :]
+    steps, thr, G = _step_rows(lay)
     c_row = np.zeros(n) if lay.anchored() else lay.severity_rows.mean(axis=0)
     mu_row = np.zeros(n)
     mu_row[lay.index("theta_mean")] = 1.0

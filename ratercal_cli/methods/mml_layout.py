@@ -160,7 +160,20 @@ def make_layout(model: str, items, J: int, levels, M: int, threshold_facet=None,
         blocks[name] = slice(start, start + size)
         start += size
     n = start
-    # tau[u, k] = B @ value, row u*M + (k-1)
+    B = _tau_map(model, items, blocks, n, M, threshold_facet)
+    sev = _severity_rows(model, blocks, J, M, n, used)
+    pen = _penalty(model, blocks, shapes, sev, J, G, M, F, n, step_sd, location_sd)
+    value = np.zeros(n)
+    fixed = np.zeros(n, dtype=bool)
+    fixed[blocks["theta_mean"]] = True
+    centred = [f"facet{f}" for f in range(F)] + (["thresholds"] if model == "rsm" else [])
+    return Layout(model=model, items=items, J=J, M=M, blocks=blocks, shapes=shapes, value=value, fixed=fixed,
+                  centred=centred, B=B, penalty=pen, threshold_facet=threshold_facet, severity_rows=sev)
+
+
+def _tau_map(model, items, blocks, n, M, threshold_facet):
+    """B (U*M, n): tau[u, k] = (B @ value)[u*M + k - 1] (module docstring)."""
+    U, F = items.shape[0], items.shape[1] - 1
     rows, cols, vals = [], [], []
     kk = np.arange(1, M + 1)
     for u in range(U):
@@ -187,8 +200,12 @@ def make_layout(model: str, items, J: int, levels, M: int, threshold_facet=None,
         rows += list(r)
         cols += [blocks["theta_mean"].start] * M
         vals += list(-kk.astype(float))
-    B = _sparse(rows, cols, vals, (U * M, n))
-    # severity of each rater as a row over value
+    return _sparse(rows, cols, vals, (U * M, n))
+
+
+def _severity_rows(model, blocks, J, M, n, used):
+    """(J, n): each rater's severity over the natural vector (PCM: the mean of its steps between
+    the lowest and highest category it gave)."""
     sev = np.zeros((J, n))
     if model == "pcm":
         for j in range(J):
@@ -197,7 +214,11 @@ def make_layout(model: str, items, J: int, levels, M: int, threshold_facet=None,
             sev[j, blocks["steps"].start + j * M + lo:blocks["steps"].start + j * M + hi] = 1.0 / (hi - lo)
     else:
         sev[np.arange(J), blocks["severity"].start + np.arange(J)] = 1.0
-    # priors: adjacent differences of steps / thresholds, severities and facet effects
+    return sev
+
+
+def _penalty(model, blocks, shapes, sev, J, G, M, F, n, step_sd, location_sd):
+    """The prior rows: adjacent differences of steps / thresholds, severities and facet effects."""
     pen = []
     step_block = "steps" if model == "pcm" else "thresholds"
     nrow = J if model == "pcm" else G
@@ -209,14 +230,8 @@ def make_layout(model: str, items, J: int, levels, M: int, threshold_facet=None,
             pen.append(row)
     pen += list(sev / location_sd)
     for f in range(F):
-        for lvl in range(levels[f]):
+        for lvl in range(shapes[f"facet{f}"][0]):
             row = np.zeros(n)
             row[blocks[f"facet{f}"].start + lvl] = 1.0 / location_sd
             pen.append(row)
-    value = np.zeros(n)
-    fixed = np.zeros(n, dtype=bool)
-    fixed[blocks["theta_mean"]] = True
-    centred = [f"facet{f}" for f in range(F)] + (["thresholds"] if model == "rsm" else [])
-    return Layout(model=model, items=items, J=J, M=M, blocks=blocks, shapes=shapes, value=value, fixed=fixed,
-                  centred=centred, B=B, penalty=np.array(pen).reshape(-1, n), threshold_facet=threshold_facet,
-                  severity_rows=sev)
+    return np.array(pen).reshape(-1, n)
