@@ -18,7 +18,7 @@ from ..errors import InputError, RatercalError
 from ..ratings import Ratings
 from ..vocabulary import DEFAULT_VARIANT, STUDY_METHODS, adjusted_columns
 
-__all__ = ["RECOMMENDED", "parse_methods", "recommended_method", "apply_group", "adjust", "AdjustResults",
+__all__ = ["RECOMMENDED", "parse_methods", "check_cut", "recommended_method", "apply_group", "adjust", "AdjustResults",
            "GroupAdjustment"]
 
 #: ``adjust(..., "recommended")``: each group gets the method ``check`` recommends for it.
@@ -39,15 +39,28 @@ def parse_methods(values, default=("TLI",), allow_recommended=False):
     raw = [v.strip().upper() for val in (values or ()) for v in val.split(",") if v.strip()]
     if not raw:
         raw = [d.upper() for d in default]
-    if "ALL" in raw:
-        return list(STUDY_METHODS), True
     known = method_codes()
-    raw = [RECOMMENDED if allow_recommended and m == RECOMMENDED.upper() else m for m in raw]
+    is_all = "ALL" in raw
+    # "all" stands for the study's ten where it is named: "all,MML" is the ten and MML
+    raw = [c for m in raw for c in (STUDY_METHODS if m == "ALL" else
+                                    [RECOMMENDED if allow_recommended and m == RECOMMENDED.upper() else m])]
     bad = [m for m in raw if m not in known and m != RECOMMENDED]
     if bad:
         extra = ", recommended" if allow_recommended else ""
         raise InputError(f"unknown method {bad[0]} (known: {', '.join(known)}, all{extra})", field="--method")
-    return list(dict.fromkeys(raw)), False
+    return list(dict.fromkeys(raw)), is_all
+
+
+def check_cut(cut, ratings: Ratings):
+    """``cut`` as a float, or None; an :class:`InputError` naming ``--cut`` unless it is a finite
+    number on the ratings' scale (a cut of 40 on a 1-6 scale passes nobody, silently)."""
+    if cut is None:
+        return None
+    cut = float(cut)
+    low, high = ratings.scale_low, ratings.scale_low + ratings.max_score
+    if not (low <= cut <= high):   # also NaN and infinities
+        raise InputError(f"the cut {cut:g} is not a score on the scale {low}-{high}", field="--cut")
+    return cut
 
 
 def where(ratings: Ratings, name) -> str:
@@ -210,6 +223,10 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
     >>> res.paper_frame().head()                                                     # doctest: +SKIP
     """
     codes, is_all = parse_methods(method, allow_recommended=True)
+    cut = check_cut(cut, ratings)
+    if int(bootstrap) == 1:   # one draw has no spread: the SE columns would be left blank
+        raise InputError("one bootstrap draw gives no standard error; give 0 (none) or N >= 2 (e.g. 200)",
+                         field="--bootstrap")
     strict = (not is_all) if strict is None else strict
     mfrm, anchored = {}, None
     if (anchors is not None or steps_by is not None) and "MFRM" in codes:

@@ -1,0 +1,80 @@
+"""Defects found trying issue 18's work as a new user would (a district's exports, the README's
+walk-through): each test here failed before its fix."""
+
+import csv
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from ratercal_cli.commands.practice import adjust, check, compare
+from ratercal_cli.errors import InputError
+from ratercal_cli.practice.adjust import parse_methods
+from ratercal_cli.vocabulary import STUDY_METHODS
+
+CLI = click.Group("ratercal", commands={"check": check, "adjust": adjust, "compare": compare})
+
+#: 12 papers, 4 raters, two ratings each, scale 1-6
+GOOD = "paper,rater,score\n" + "".join(
+    f"P{p},R{(p + k) % 4 + 1},{(p * 7 + k * 3) % 6 + 1}\n" for p in range(12) for k in range(2))
+
+
+def run(*args):
+    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def good(tmp_path):
+    p = tmp_path / "good.csv"
+    p.write_text(GOOD)
+    return p
+
+
+# -- "-m all,MML": all used to swallow every other code silently ------------------------------
+def test_all_keeps_the_methods_named_beside_it():
+    codes, is_all = parse_methods("all,MML,MFRM")
+    assert is_all and codes == list(STUDY_METHODS) + ["MML", "MFRM"]
+    codes, _ = parse_methods(["MML", "all"])
+    assert codes == ["MML"] + list(STUDY_METHODS)
+    assert parse_methods("all,TLI")[0] == list(STUDY_METHODS)          # no code twice
+    assert parse_methods("all,recommended", allow_recommended=True)[0][-1] == "recommended"
+    with pytest.raises(InputError, match="unknown method BOGUS"):
+        parse_methods("all,BOGUS")
+
+
+@pytest.mark.slow
+def test_adjust_all_and_wls_writes_wls_columns(tmp_path, good):
+    out = tmp_path / "o.csv"
+    res = run("adjust", good, "--scale", "1-6", "-m", "all,WLS", "-o", out, "-q")
+    assert res.exit_code == 0, res.output
+    header = next(csv.reader(out.open()))
+    assert "TLI_paper" in header and "WLS_paper" in header
+
+
+# -- --cut and --bootstrap that cannot mean anything -----------------------------------------
+@pytest.mark.parametrize("cut", ["nan", "inf", "40", "0.5", "-1"])
+@pytest.mark.parametrize("command", ["adjust", "compare"])
+def test_a_cut_off_the_scale_is_an_error(tmp_path, good, cut, command):
+    out = tmp_path / "o.csv"
+    extra = ["-o", out] if command == "adjust" else []
+    res = run(command, good, "--scale", "1-6", "-m", "TLI", "--cut", cut, *extra)
+    assert res.exit_code == 2
+    assert res.stderr.strip().splitlines()[-1].startswith("error: --cut: the cut ")
+    assert "not a score on the scale 1-6" in res.stderr
+    assert not out.exists()
+
+
+def test_cuts_at_the_ends_of_the_scale_are_allowed(tmp_path, good):
+    for cut in ("1", "6", "3.75"):
+        assert run("adjust", good, "--scale", "1-6", "--cut", cut, "-o", tmp_path / "o.csv", "-q").exit_code == 0
+
+
+def test_one_bootstrap_draw_is_an_error_not_blank_columns(tmp_path, good):
+    out = tmp_path / "o.csv"
+    res = run("adjust", good, "--scale", "1-6", "--bootstrap", "1", "--cut", "3.5", "-o", out)
+    assert res.exit_code == 2 and "error: --bootstrap: one bootstrap draw" in res.stderr
+    assert not out.exists()
+    res = run("adjust", good, "--scale", "1-6", "--bootstrap", "2", "--cut", "3.5", "-o", out, "-q")
+    assert res.exit_code == 0
+    rows = list(csv.DictReader(out.open()))
+    assert all(r["TLI_paper_se"] and float(r["TLI_paper_se"]) > 0 for r in rows)
