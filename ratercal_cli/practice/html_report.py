@@ -84,8 +84,8 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
 
     if check is None:
         check = check_ratings(ratings)
-    if adjust is None:
-        adjust = adjust_ratings(ratings, "recommended", variant, cut=cut)
+    if adjust is None:   # facetted ratings (a rubric): the many-facet model, the rule being for one rating a rater
+        adjust = adjust_ratings(ratings, "MFRM" if ratings.facets else "recommended", variant, cut=cut)
     cut = adjust.cut if cut is None else cut
     if compare is None:
         compare = compare_ratings(ratings, COMPARED, variant, cut, strict=False)

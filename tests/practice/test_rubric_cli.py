@@ -95,6 +95,11 @@ def test_check_prints_the_many_facet_report(wide):
     for part in ("Many-facet Rasch model (MFRM: paper + rater + criterion", "Category statistics (Facets Table 8)",
                  "Rater x criterion bias/interaction", "Rater pairs within each criterion"):
         assert part in res.output
+    # the HTML report of a rubric adjusts by the many-facet model (the rule is for one rating a rater)
+    html = long.with_name("report.html")
+    res = run("check", long, "--scale", "1-6", "--facet-col", "criterion", "--no-rasch", "-q", "--html", html)
+    assert res.exit_code == 0, res.output
+    assert html.read_text().startswith("<!DOCTYPE html>")
 
 
 def test_committed_rubric_examples_are_what_make_rubric_makes(tmp_path):
