@@ -62,6 +62,8 @@ _RATING_FITS = {
     "TLI": _rating_method("TLI"),
     "EQP": _rating_method("EQP"),
 }
+
+
 def _pcm(batch, variant):
     from .pcm_batched import corrected_pcm_papers, faithful_pcm_papers
 
