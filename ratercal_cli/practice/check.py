@@ -273,6 +273,6 @@ class CheckResults:
             target = group_path(png, rep.group)
             tag = self._tag(rep)
             wright_map(target, rep.rater_report, model.measure[model.measured],
-                       "Wright map" + (f", {tag}" if tag else ""))
+                       "Wright map" + (f", {tag}" if tag else ""), scale_low=rep.scale_low)
             maps.append(target)
         return maps

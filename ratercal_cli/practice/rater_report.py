@@ -417,9 +417,10 @@ def format_bias(bias: dict) -> list:
 
 
 # -- the Wright map --------------------------------------------------------------------
-def wright_map(path, report: RaterReport, measures, title=""):
+def wright_map(path, report: RaterReport, measures, title="", scale_low=0):
     """Facets' vertical ruler: the papers' measures (histogram, left), the raters' severities
-    (labels, middle) and the rating-scale thresholds (right) on one logit axis."""
+    (labels, middle) and the rating-scale thresholds (right) on one logit axis, each threshold
+    named by the two scores it lies between (``1|2`` on a 1-6 scale: ``scale_low`` is its bottom)."""
     from ..report.figures import _draw
 
     measures = np.asarray(measures, dtype=np.float64)
@@ -447,14 +448,15 @@ def wright_map(path, report: RaterReport, measures, title=""):
         for c in clusters:
             ys = [s for _, s in c]
             axs[1].plot([0.05] * len(c), ys, "o", color="#d62728", ms=4)
-            axs[1].annotate(", ".join(n for n, _ in c), (0.05, float(np.mean(ys))), xytext=(6, -3),
+            # joined by "; ", as names hold commas ("Smith, J.")
+            axs[1].annotate("; ".join(n for n, _ in c), (0.05, float(np.mean(ys))), xytext=(6, -3),
                             textcoords="offset points", fontsize=8)
         axs[1].set_xlim(0, 1)
         axs[1].set_xticks([])
         axs[1].set_xlabel("raters")
         for k, t in thr:
             axs[2].axhline(t, xmin=0.1, xmax=0.6, color="grey", lw=1)
-            axs[2].annotate(f"{k - 1}|{k}", (0.65, t), xycoords=("axes fraction", "data"), fontsize=8, va="center")
+            axs[2].annotate(f"{scale_low + k - 1}|{scale_low + k}", (0.65, t), xycoords=("axes fraction", "data"), fontsize=8, va="center")
         axs[2].set_xticks([])
         axs[2].set_xlabel("thresholds")
         axs[0].set_ylim(lo, hi)

@@ -78,3 +78,46 @@ def test_one_bootstrap_draw_is_an_error_not_blank_columns(tmp_path, good):
     assert res.exit_code == 0
     rows = list(csv.DictReader(out.open()))
     assert all(r["TLI_paper_se"] and float(r["TLI_paper_se"]) > 0 for r in rows)
+
+
+# -- the Wright map names thresholds by the scores they lie between --------------------------
+def _wright_texts(monkeypatch, tmp_path, text, scale):
+    """The texts of the Wright map ``check --png`` draws for a file (the figure caught as drawn)."""
+    import ratercal_cli.report.figures as figures
+
+    caught = []
+    real = figures._draw
+
+    def spy(path, w, h, painter):
+        def paint(fig):
+            painter(fig)
+            caught.extend(t.get_text() for ax in fig.axes for t in ax.texts)
+        return real(path, w, h, paint)
+
+    monkeypatch.setattr(figures, "_draw", spy)
+    p = tmp_path / "r.csv"
+    p.write_text(text, encoding="utf-8")
+    res = run("check", p, "--scale", scale, "--png", tmp_path / "map.png", "-q")
+    assert res.exit_code == 0, res.output
+    return caught
+
+
+@pytest.mark.slow
+def test_wright_map_thresholds_are_named_on_the_files_scale(monkeypatch, tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    names = ["Smith, J.", "Brown, Sam", "Lee, K.", "Kim, S."]
+    lines = ["paper,rater,score"]
+    for p in range(200):
+        q = rng.normal(3.5, 1.2)
+        for k in rng.choice(4, 2, replace=False):
+            s = int(np.clip(np.round(q + (k - 1.5) * 0.2 + rng.normal(0, 0.7)), 1, 6))
+            lines.append(f'S{p},"{names[k]}",{s}')
+    texts = _wright_texts(monkeypatch, tmp_path, "\n".join(lines) + "\n", "1-6")
+    thresholds = sorted(t for t in texts if "|" in t)
+    assert thresholds == ["1|2", "2|3", "3|4", "4|5", "5|6"]      # was 0|1 ... 4|5
+    # raters whose severities lie close share a label: their names joined by "; ", as names hold commas
+    joined = [t for t in texts if "Smith, J." in t or "Kim, S." in t]
+    assert joined and all(", " not in t.replace("Smith, J.", "").replace("Brown, Sam", "")
+                          .replace("Lee, K.", "").replace("Kim, S.", "") for t in joined)
