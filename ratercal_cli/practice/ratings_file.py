@@ -150,8 +150,13 @@ def lookalike_groups(labels) -> list:
 
 
 def _show(label) -> str:
-    """A label as Python writes a string, so invisible and decomposed characters show."""
-    return ascii(label) if not label.isascii() or label != label.strip() else repr(label)
+    """A label in quotes as it shows ('Müller, H.', accents and all), but for the characters that do
+    not show plainly: invisible ones, unusual spaces and combining marks are written as escapes
+    ('R1\\u200b', 'Zoe\\u0308'), so two lookalikes differ on the screen."""
+    shown = "".join(ch if ch == " " or (ch.isprintable() and not unicodedata.category(ch).startswith("M"))
+                    else ascii(ch)[1:-1] for ch in label)
+    quote = '"' if "'" in shown and '"' not in shown else "'"
+    return f"{quote}{shown}{quote}"
 
 
 def _lookalike_warnings(path, column, kind, groups, folded, limit=5):

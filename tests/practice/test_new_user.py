@@ -121,3 +121,27 @@ def test_wright_map_thresholds_are_named_on_the_files_scale(monkeypatch, tmp_pat
     joined = [t for t in texts if "Smith, J." in t or "Kim, S." in t]
     assert joined and all(", " not in t.replace("Smith, J.", "").replace("Brown, Sam", "")
                           .replace("Lee, K.", "").replace("Kim, S.", "") for t in joined)
+
+
+# -- lookalike warnings show accented names as they are --------------------------------------
+def test_lookalike_warnings_show_accents_and_escape_only_what_does_not_show():
+    from ratercal_cli.practice.ratings_file import _show
+
+    assert _show("Müller, H.") == "'Müller, H.'"          # was 'M\\xfcller, H.'
+    assert _show("GARCÍA, ANA") == "'GARCÍA, ANA'"
+    assert _show("O'Neil, P.") == '"O\'Neil, P."'
+    assert _show("R1\u200b") == "'R1\\u200b'"             # invisible: escaped
+    assert _show("Zoe\u0308") == "'Zoe\\u0308'"           # decomposed: the combining mark escaped
+    assert _show("A\u00a0B") == "'A\\xa0B'" and _show(" A ") == "' A '"
+
+
+def test_a_district_export_warns_of_lookalikes_in_readable_names(tmp_path):
+    p = tmp_path / "export.csv"
+    rows = ['"Student ID","Reader","Score"'] + [
+        f'"S{p}","{r}","{(p + k) % 6 + 1}"' for p in range(40)
+        for k, r in enumerate(["Müller, H.", "García, Ana"] if p % 2 else ["Zoë Keller", "Müller, H."])]
+    rows.append('"S99","MÜLLER, H.","4"')
+    p.write_bytes(("\ufeff" + "\r\n".join(rows) + "\r\n").encode("utf-8"))
+    res = run("check", p, "--paper-col", "student id", "--rater-col", "reader", "--scale", "1-6", "--no-rasch")
+    assert res.exit_code == 0
+    assert "raters 'Müller, H.' and 'MÜLLER, H.' differ only in case" in res.stderr
