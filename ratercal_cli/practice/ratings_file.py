@@ -767,7 +767,7 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
     path : str or Path
         The file.
     scale : str, optional
-        ``"0-5"`` (``--scale``); default 0 to the highest score found (with a warning).
+        ``"0-5"`` (``--scale``); default the lowest to the highest score found (with a warning).
     paper_col, rater_col, score_col : str
         The columns naming the paper and the rater and holding the score.
     group_col : str, optional
