@@ -235,7 +235,7 @@ def format_agreement(d: dict, max_pairs: int = 60) -> list:
          f"{num(icc['icc1k'], 3)} [{num(icc['icc1k_lo'], 3)}, {num(icc['icc1k_hi'], 3)}]"]
     pairs = d["pairs"]
     thin = [p for p in pairs if p["papers"] < THIN_PAIR]
-    if thin and len(thin) < len(pairs):   # pairs sharing a few papers say little each: one line for them all
+    if thin:   # pairs sharing a few papers say little each: one line for them all (all of them, if all are thin)
         pairs = [p for p in pairs if p["papers"] >= THIN_PAIR]
         n = sum(p["papers"] for p in thin)
         ex = sum(p["exact"] * p["papers"] for p in thin if np.isfinite(p["exact"]))
@@ -249,7 +249,8 @@ def format_agreement(d: dict, max_pairs: int = 60) -> list:
                  "among those sharing 10+ papers; every pair in --json")
     rows = [[str(p["rater_a"]), str(p["rater_b"]), str(p["papers"]), pct(p["exact"]), pct(p["adjacent"]),
              num(p["kappa_w"], 2)] for p in shown]
-    L += text_table(["rater", "rater", "papers", "exact", "adjacent", "kappa_w"], rows)
+    if rows:
+        L += text_table(["rater", "rater", "papers", "exact", "adjacent", "kappa_w"], rows)
     L += [f"  {n}" for n in d["notes"]]
     L.append("")
     return L

@@ -145,3 +145,23 @@ def test_a_district_export_warns_of_lookalikes_in_readable_names(tmp_path):
     res = run("check", p, "--paper-col", "student id", "--rater-col", "reader", "--scale", "1-6", "--no-rasch")
     assert res.exit_code == 0
     assert "raters 'Müller, H.' and 'MÜLLER, H.' differ only in case" in res.stderr
+
+
+# -- the agreement table folds thin pairs also when every pair is thin -----------------------
+def test_pair_table_folds_when_every_pair_is_thin():
+    """The README's example file: 45 rater pairs, each sharing under 10 papers, printed 45 rows
+    (issue 18 asked for exactly this table to fold into one line)."""
+    from ratercal_cli.practice.agreement import format_agreement
+
+    pairs = [dict(rater_a=f"R{a}", rater_b=f"R{b}", papers=2 + (a + b) % 5, exact=0.5, adjacent=1.0, kappa_w=0.3)
+             for a in range(1, 10) for b in range(a + 1, 11)]
+    overall = dict(rating_pairs=200, rater_pairs=45, exact=0.5, adjacent=1.0, kappa_w=0.7, kappa_w_pair_median=0.5,
+                   alpha_ordinal=0.7, alpha_interval=0.7,
+                   icc=dict(n_papers=100, icc1=0.7, icc1_lo=0.6, icc1_hi=0.8, k0=2.0, icc1k=0.8, icc1k_lo=0.7,
+                            icc1k_hi=0.9))
+    lines = format_agreement(dict(pairs=pairs, overall=overall, notes=[]))
+    n = sum(p["papers"] for p in pairs)
+    assert any(f"45 rater pairs sharing fewer than 10 papers ({n} papers in all; exact 50.0%) are folded" in line
+               for line in lines)
+    assert not any(line.split()[:1] == ["R1"] for line in lines)       # no row of a pair
+    assert not any(line.startswith("rater ") for line in lines)         # nor an empty table's header
