@@ -353,8 +353,12 @@ def _write_html(html_out, ratings, **results) -> list:
 
 
 def _check_output(output, source):
-    """Refuse an output that is a directory, a device, in a missing folder, or the input."""
+    """Refuse an output that is a directory, a device, in a missing folder, the input, or named as
+    a workbook (the output is text: Excel refuses a .xlsx that holds CSV)."""
     from ..io import output_target
+
+    if Path(output).suffix.lower() in (".xlsx", ".xlsm", ".xls", ".ods"):
+        raise InputError("the output is CSV text, not a workbook; name it .csv (Excel opens it) or .tsv", output)
 
     real = output_target(output)
     if real == source.resolve():

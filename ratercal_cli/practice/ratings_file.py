@@ -105,9 +105,11 @@ class RatingsTable:
     delimiter: str = ","
     scale_inferred: bool = False
     order_column: str | None = None   # the column giving the order of reading, if any
-    #: how the input was written, kept by the output: a UTF-8 byte-order mark, the line ends
+    #: how the input was written, kept by the output: a UTF-8 byte-order mark, the line ends, and
+    #: the decimal mark of a file separated by ';' or tabs (``--decimal comma``)
     bom: bool = False
     newline: str = "\n"
+    decimal: str = "."
     #: lookalike labels: per column, groups of labels that differ only in case, spacing or
     #: Unicode form (:func:`lookalike_groups`); folded into one when read with ``fold_labels``
     lookalikes: dict = field(default_factory=dict)
@@ -295,16 +297,16 @@ _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 def _parse_score(text, path, line, column, decimal="."):
     """Whole number or None (missing); InputError otherwise.  ``decimal=","``: ``2,0`` is 2."""
-    text = text.strip()
+    shown = text = text.strip()     # errors quote the score as written ('3,5', not '3.5')
     if text.lower() in MISSING_TOKENS:
         return None
     if decimal == ",":
         text = text.replace(",", ".")
     if not _NUMBER.fullmatch(text):
-        raise InputError(f"{text!r} is not a number", path, line, column)
+        raise InputError(f"{shown!r} is not a number", path, line, column)
     value = float(text)
     if not np.isfinite(value) or value != int(value):
-        raise InputError(f"{text!r} is not a whole number", path, line, column)
+        raise InputError(f"{shown!r} is not a whole number", path, line, column)
     return int(value)
 
 
@@ -480,7 +482,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     table = RatingsTable(path=path, header=list(header), rows=rows, lines=lines, columns=columns,
                          scale=scale, flags=flags, warnings=warnings, delimiter=delimiter,
                          scale_inferred=scale_inferred, order_column=order_col, bom=source.bom,
-                         newline=source.newline, lookalikes=lookalikes)
+                         newline=source.newline, lookalikes=lookalikes, decimal=decimal)
     for g in group_names:
         group = _build_group(table, g, members[g], scores, resolve, threshold, reading_order)
         if group is not None:
@@ -646,7 +648,9 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
     ``--method recommended``: the column ``recommended_method`` says which method each line got.
     With facets, ``cells``: ``{group name: {method code: (paper score in the rating's cell, paper
     total)}}`` per rating of the group (0..M and the file's scale): ``X_paper`` and ``X_total``.
-    Delimiter: tab if ``path`` ends in ``.tsv``/``.tab``, else comma.  The adjusted
+    Delimiter: tab if ``path`` ends in ``.tsv``/``.tab``, else the input's ``;`` (a spreadsheet's CSV
+    where the decimal mark is a comma) or a comma; with ``;`` or tabs, numbers keep the input's
+    decimal mark (``--decimal comma``: ``3,2500``), so the spreadsheet reads them as numbers.  The adjusted
     values are held as one float array per column; the text is made ``chunk`` rows
     at a time, so memory stays a few arrays over the ratings.
     """
@@ -715,7 +719,9 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
         raise InputError(f"input already has column(s) {', '.join(clash)} that the output adds; rename them",
                          table.path, 1, clash[0])
     header = table.header + ["flag"] + extra
-    delim = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
+    delim = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ";" if table.delimiter == ";" else ","
+    comma = table.decimal == "," and delim != ","
+    number = (lambda v: fmt.format(v).replace(".", ",")) if comma else fmt.format  # noqa: E731
     with open_output(path) as fh:
         if table.bom and str(path) != "-":   # as the input: Excel then reads the accents as they were
             fh.write("\ufeff")
@@ -724,7 +730,7 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
         for a in range(0, n, chunk):
             b = min(n, a + chunk)
             cells = [text[c][a:b] if c in text else
-                     [fmt.format(v + (low if c in shifted else 0)) if math.isfinite(v) else ""
+                     [number(v + (low if c in shifted else 0)) if math.isfinite(v) else ""
                       for v in values[c][a:b].tolist()] for c in extra]
             w.writerows([table.rows[i][c] for c in table.header] + [table.flags[i]] + [col[i - a] for col in cells]
                         for i in range(a, b))

@@ -256,7 +256,7 @@ def test_semicolons(tmp_path):
     assert res.exit_code == 2 and "give --sep semicolon" in res.stderr
     for sep in ("semicolon", ";"):
         res = run("adjust", p, "--scale", "0-5", "--sep", sep, "-m", "MN", "-o", "-", "-q")
-        assert res.exit_code == 0 and res.stdout.splitlines()[0] == "paper,rater,score,flag,MN,MN_paper"
+        assert res.exit_code == 0 and res.stdout.splitlines()[0] == "paper;rater;score;flag;MN;MN_paper"
 
 
 def test_extra_columns_keep_their_whitespace(tmp_path):

@@ -165,3 +165,62 @@ def test_pair_table_folds_when_every_pair_is_thin():
                for line in lines)
     assert not any(line.split()[:1] == ["R1"] for line in lines)       # no row of a pair
     assert not any(line.startswith("rater ") for line in lines)         # nor an empty table's header
+
+
+# -- the output of a spreadsheet's ';' file, and of an .xlsx ---------------------------------
+def _semicolon_file(tmp_path, scores=None):
+    p = tmp_path / "noten.csv"
+    rows = ["Schüler;Bewerter;Punkte"] + [f'S{p};"Müller, H.";{s}' if k == 0 else f"S{p};R{(p + k) % 3};{s}"
+                                          for p in range(12) for k, s in enumerate(
+                                              [f"{(p * 7) % 6 + 1},0", f"{(p * 5 + 2) % 6 + 1},0"])]
+    if scores:
+        rows.append(scores)
+    p.write_bytes(("\r\n".join(rows) + "\r\n").encode("utf-8"))
+    return p
+
+
+COLS = ["--paper-col", "Schüler", "--rater-col", "Bewerter", "--score-col", "Punkte", "--scale", "1-6"]
+
+
+def test_a_semicolon_file_with_decimal_commas_is_written_back_the_same_way(tmp_path):
+    """A German or French Excel opens a ';' file with decimal commas; it read the ',' output with
+    points as one column, or '3.2500' as 32500 when imported."""
+    p = _semicolon_file(tmp_path)
+    out = tmp_path / "out.csv"
+    res = run("adjust", p, *COLS, "--sep", "semicolon", "--decimal", "comma", "-m", "TLI", "-o", out, "-q")
+    assert res.exit_code == 0, res.stderr
+    text = out.read_bytes().decode("utf-8")
+    lines = text.split("\r\n")
+    assert lines[0] == "Schüler;Bewerter;Punkte;flag;TLI;TLI_paper"
+    first = next(csv.reader([lines[1]], delimiter=";"))
+    assert first[:3] == ["S0", "Müller, H.", "1,0"]
+    assert "," in first[4] and "." not in first[4] and float(first[4].replace(",", ".")) > 0
+    # the numbers are those of the same file written with points and commas
+    q = tmp_path / "plain.csv"
+    with q.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([["Schüler", "Bewerter", "Punkte"]] + [
+            r[:2] + [r[2].replace(",0", "")] for r in csv.reader(lines[1:-1], delimiter=";")])
+    res = run("adjust", q, *COLS, "-m", "TLI", "-o", tmp_path / "plain_out.csv", "-q")
+    assert res.exit_code == 0, res.stderr
+    plain = list(csv.reader((tmp_path / "plain_out.csv").open(encoding="utf-8")))
+    ours = list(csv.reader(lines[1:-1], delimiter=";"))
+    assert [r[4:] for r in plain[1:]] == [[v.replace(",", ".") for v in r[4:]] for r in ours]
+    # a ';' file with decimal points keeps its ';' and its points
+    p2 = tmp_path / "points.csv"
+    p2.write_text(p.read_text(encoding="utf-8").replace(",0", ""), encoding="utf-8")
+    assert run("adjust", p2, *COLS, "--sep", "semicolon", "-m", "TLI", "-o", out, "-q").exit_code == 0
+    row = out.read_text(encoding="utf-8").splitlines()[1].split(";")
+    assert len(row) == 6 and "." in row[4]
+
+
+def test_a_decimal_comma_score_that_is_not_whole_is_quoted_as_written(tmp_path):
+    p = _semicolon_file(tmp_path, "S99;R1;3,5")
+    res = run("check", p, *COLS, "--sep", "semicolon", "--decimal", "comma", "--no-rasch")
+    assert res.exit_code == 2 and "Punkte: '3,5' is not a whole number" in res.stderr   # was '3.5'
+
+
+def test_an_output_named_as_a_workbook_is_refused_before_the_work(tmp_path, good):
+    for name in ("out.xlsx", "OUT.XLS"):
+        res = run("adjust", good, "--scale", "1-6", "-o", tmp_path / name)
+        assert res.exit_code == 2 and "the output is CSV text, not a workbook; name it .csv" in res.stderr
+        assert not (tmp_path / name).exists()
