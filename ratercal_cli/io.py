@@ -6,6 +6,7 @@ place, so an interrupted run never leaves a half-written file.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import errno
@@ -236,7 +237,8 @@ def sniff_delimiter(text: str) -> str:
 
 
 def read_text(path, encoding=None, option="--encoding") -> str:
-    """A text file's contents; ``encoding=None`` is UTF-8 (a byte-order mark skipped).
+    """A text file's contents; ``encoding=None`` is UTF-8 (a byte-order mark skipped), or UTF-16
+    when the file starts with UTF-16's byte-order mark.
     A byte that does not decode is an :class:`InputError` naming its line and byte offset (and,
     for UTF-8, the command's ``option`` that names another encoding, if it has one)."""
     path = Path(path)
@@ -247,6 +249,8 @@ def read_text(path, encoding=None, option="--encoding") -> str:
     except IsADirectoryError:
         raise InputError("is a directory, not a file", path) from None
     codec = encoding or "utf-8-sig"
+    if encoding is None and data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        codec = "utf-16"   # Excel's "Unicode Text" (tab-separated UTF-16): its byte-order mark says so
     try:
         return data.decode(codec)
     except LookupError:

@@ -228,8 +228,11 @@ def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint=
     if sheet is not None:
         raise InputError("--sheet applies to an .xlsx workbook, and this is a text file", path)
     text = read_text(path, encoding)
-    bom = (encoding is None or codecs.lookup(encoding).name.startswith("utf-8")) and \
-        path.read_bytes()[:3] == codecs.BOM_UTF8
+    with open(path, "rb") as fh:
+        start = fh.read(3)
+    # a UTF-8 (or UTF-16, written back as UTF-8) file with a byte-order mark is written back with one
+    bom = (encoding is None or codecs.lookup(encoding).name.startswith("utf-8")) and start == codecs.BOM_UTF8 \
+        or encoding is None and start[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
     newline = "\r\n" if "\r\n" in text[:1 << 16] else "\n"
     header, rows, delimiter = read_table(path, required=required, delimiter=delimiter, encoding=encoding,
                                          strip=False, text=text, hint=hint)

@@ -224,3 +224,20 @@ def test_an_output_named_as_a_workbook_is_refused_before_the_work(tmp_path, good
         res = run("adjust", good, "--scale", "1-6", "-o", tmp_path / name)
         assert res.exit_code == 2 and "the output is CSV text, not a workbook; name it .csv" in res.stderr
         assert not (tmp_path / name).exists()
+
+
+# -- Excel's "Unicode Text": tab-separated UTF-16 with a byte-order mark ----------------------
+def test_excel_unicode_text_is_read_as_utf16_and_written_back_as_utf8_with_a_bom(tmp_path):
+    rows = [["Student ID", "Reader", "Score"]] + [
+        [f"S{p}", ["Müller, H.", "García, Ana", "Zoë Keller", "Lee, K."][(p + k) % 4], str((p * 3 + k * 5) % 6 + 1)]
+        for p in range(16) for k in range(2)]
+    text = "".join("\t".join(r) + "\r\n" for r in rows)
+    u16, u8 = tmp_path / "export.txt", tmp_path / "export.tsv"
+    u16.write_bytes(text.encode("utf-16"))           # what Excel's Save As "Unicode Text" writes
+    u8.write_bytes(text.encode("utf-8"))
+    args = ["--paper-col", "Student ID", "--rater-col", "Reader", "--scale", "1-6", "-m", "TLI", "-q"]
+    res = run("adjust", u16, *args, "-o", tmp_path / "a.tsv")
+    assert res.exit_code == 0, res.stderr     # was: not UTF-8 text ... give --encoding (e.g. latin-1 ...)
+    assert run("adjust", u8, *args, "-o", tmp_path / "b.tsv").exit_code == 0
+    a, b = (tmp_path / "a.tsv").read_bytes(), (tmp_path / "b.tsv").read_bytes()
+    assert a == b"\xef\xbb\xbf" + b and "Müller, H.\t".encode() in b
