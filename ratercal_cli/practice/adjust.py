@@ -138,7 +138,7 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None):
     return GroupAdjustment(name, ratings, adjusted, estimators, skipped, None, warnings, cells)
 
 
-def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k):
+def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k, prefix=""):
     """Each method's paper SEs in one group: posterior for MML/MFRM, bootstrap (``n_boot``) for the
     equating and least-squares methods, seeded by ``(seed, group number, method number)``."""
     from .uncertainty import paper_uncertainty
@@ -155,6 +155,9 @@ def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k):
                                           None if cut is None else cut - low)
         if done[key] is not None:
             g.uncertainty[code] = done[key]
+            line = prefix + done[key].note
+            if done[key].note and line not in g.warnings:   # once, though "recommended" shares its fit
+                g.warnings.append(line)
 
 
 def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfrm=None):
@@ -246,7 +249,7 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
     if not done:
         raise RatercalError(f"{ratings.source + ': ' if ratings.source else ''}no method could be applied")
     for k, g in enumerate(groups):
-        _uncertainty(g, variant, cut, int(bootstrap), int(seed), k)
+        _uncertainty(g, variant, cut, int(bootstrap), int(seed), k, where(ratings, g.name))
     res = AdjustResults(ratings, variant, done, groups, cut, int(bootstrap))
     res.anchored = anchored
     return res

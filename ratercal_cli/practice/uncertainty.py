@@ -60,6 +60,7 @@ class PaperUncertainty:
     source: str
     draws: int = 0
     failed: int = 0
+    note: str = ""     # why SEs are missing, for a warning line
 
 
 def resample_papers(ratings: Ratings, rng) -> Ratings:
@@ -121,8 +122,16 @@ def bootstrap_paper_se(ratings: Ratings, code: str, adj: Adjusted, n_boot: int, 
         boot_var = np.where(n_ok >= 2, np.nanvar(draws, axis=0, ddof=1), np.nan)
     k = ratings.ratings_per_paper()
     within = within_variance(ratings, adj)
+    note = ""
+    if not np.isfinite(within):
+        # no paper has two ratings: a rating's own error cannot be estimated, and the draws' spread
+        # alone (the rater parameters' uncertainty) gave a paper scored once SEs of 0.08 and
+        # pass probabilities of 0 or 1
+        note = (f"{code}: no standard errors: no paper has two ratings, so a paper's own rating error cannot "
+                "be estimated (the bootstrap gives only the rater parameters' part)")
+        within = np.nan
     with np.errstate(all="ignore"):
-        se = np.sqrt(boot_var + (within if np.isfinite(within) else 0.0) / k)
+        se = np.sqrt(boot_var + within / k)
     se[k == 0] = np.nan
     prob = None
     if cut is not None:
@@ -131,7 +140,7 @@ def bootstrap_paper_se(ratings: Ratings, code: str, adj: Adjusted, n_boot: int, 
         exact = se == 0
         prob[exact] = (np.asarray(adj.paper)[exact] >= cut).astype(float)
         prob[~np.isfinite(se)] = np.nan
-    return PaperUncertainty(code, se, prob, "bootstrap", fitted, failed)
+    return PaperUncertainty(code, se, prob, "bootstrap", fitted, failed, note)
 
 
 class _quiet:

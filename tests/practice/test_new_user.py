@@ -241,3 +241,26 @@ def test_excel_unicode_text_is_read_as_utf16_and_written_back_as_utf8_with_a_bom
     assert run("adjust", u8, *args, "-o", tmp_path / "b.tsv").exit_code == 0
     a, b = (tmp_path / "a.tsv").read_bytes(), (tmp_path / "b.tsv").read_bytes()
     assert a == b"\xef\xbb\xbf" + b and "Müller, H.\t".encode() in b
+
+
+# -- one rating per paper: no paper SE rather than the rater parameters' part alone -----------
+def test_one_rating_per_paper_gives_no_se_rather_than_an_overconfident_one(tmp_path):
+    """Scored once, a paper's adjusted score carries its one rating's whole error; the bootstrap's
+    spread alone (the rater parameters) gave SEs of about 0.08 and pass probabilities of 0 or 1,
+    far surer than the same papers scored twice (SEs about 0.5)."""
+    p = tmp_path / "once.csv"
+    p.write_text("paper,rater,score\n" + "".join(
+        f"P{i},R{i % 6 + 1},{(i * 7 + (i % 6)) % 6 + 1}\n" for i in range(120)))
+    out = tmp_path / "o.csv"
+    res = run("adjust", p, "--scale", "1-6", "-m", "TLI,MN", "--cut", "3.5", "--bootstrap", "20", "-o", out)
+    assert res.exit_code == 0, res.stderr
+    assert "warning: " + str(p) + ": TLI: no standard errors: no paper has two ratings" in res.stderr
+    assert "MN: no standard errors" in res.stderr
+    rows = list(csv.DictReader(out.open()))
+    assert all(r["TLI_paper_se"] == "" and r["TLI_paper_pass"] == "" for r in rows)
+    assert all(r["TLI_paper"] != "" for r in rows)
+    # two ratings a paper: SEs as before
+    q = tmp_path / "twice.csv"
+    q.write_text(GOOD)
+    assert run("adjust", q, "--scale", "1-6", "--bootstrap", "20", "-o", out, "-q").exit_code == 0
+    assert all(float(r["TLI_paper_se"]) > 0.2 for r in csv.DictReader(out.open()))
