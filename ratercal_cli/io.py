@@ -312,15 +312,25 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True, tex
     header = None
     rows = []
     lineno = 1
+    unnamed = 0   # empty columns right of the table, as a spreadsheet exports them ("a,b,c,,")
     try:
         for row in reader:
             start, lineno = lineno, reader.line_num + 1   # this record's first line; the next one's
             if not row or not "".join(row).strip():
                 continue
             if header is None:
-                header = _header(row, required, delimiter, path, start, hint)
+                names = [c.strip() for c in row]
+                while len(names) - unnamed > 1 and not names[len(names) - unnamed - 1]:
+                    unnamed += 1
+                unnamed = unnamed if unnamed >= 2 else 0   # one unnamed column stays a column, named ""
+                header = _header(row[:len(row) - unnamed], required, delimiter, path, start, hint)
                 width = len(header)
                 continue
+            if unnamed and len(row) > width:
+                spill = next((k for k in range(width, len(row)) if row[k].strip()), None)
+                if spill is not None:
+                    raise InputError(f"field {spill + 1} has a value, and its column no name", path, start)
+                row = row[:width]
             if len(row) != width:
                 raise InputError(f"expected {width} fields, found {len(row)}", path, start)
             rows.append((start, dict(zip(header, [c.strip() for c in row] if strip else row))))

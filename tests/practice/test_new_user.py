@@ -264,3 +264,20 @@ def test_one_rating_per_paper_gives_no_se_rather_than_an_overconfident_one(tmp_p
     q.write_text(GOOD)
     assert run("adjust", q, "--scale", "1-6", "--bootstrap", "20", "-o", out, "-q").exit_code == 0
     assert all(float(r["TLI_paper_se"]) > 0.2 for r in csv.DictReader(out.open()))
+
+
+# -- empty columns right of a spreadsheet's table ("a,b,c,,") --------------------------------
+def test_empty_unnamed_columns_right_of_the_table_are_ignored(tmp_path):
+    """Excel exports the used range: columns once touched come out as trailing ',,' on every line,
+    which was refused ("more than one column has no name")."""
+    p = tmp_path / "export.csv"
+    body = "".join(f"P{p},R{(p + k) % 4 + 1},{(p * 7 + k * 3) % 6 + 1},,\r\n" for p in range(12) for k in range(2))
+    p.write_text("paper,rater,score,,\r\n" + body + "P99,R1,4\r\n,,,,\r\n")   # a short line, an empty one
+    out = tmp_path / "o.csv"
+    res = run("adjust", p, "--scale", "1-6", "-o", out, "-q")
+    assert res.exit_code == 0, res.stderr
+    rows = out.read_text().splitlines()
+    assert rows[0] == "paper,rater,score,flag,TLI,TLI_paper" and rows[1].startswith("P0,R1,1,,") and len(rows) == 26
+    p.write_text("paper,rater,score,,\r\n" + body.replace("P3,R4,4,,", "P3,R4,4,,oops", 1))
+    res = run("adjust", p, "--scale", "1-6", "-o", out)
+    assert res.exit_code == 2 and "field 5 has a value, and its column no name" in res.stderr
