@@ -77,11 +77,12 @@ def out_of_scale_notes(applied: Applied, ratings: Ratings, low: int) -> list:
     notes = []
     m = ratings.max_score
     has = ratings.ratings_per_paper() > 0
+    tol = 1e-9 * max(m, 1)   # rounding, not leaving: RAS gave 5.000000000000001 on 0-5 (written 5.0000)
     for code, adj in applied.adjusted.items():
         r = np.asarray(adj.rating)
         p = np.asarray(adj.paper)[has]
-        n_r = int(((r < 0) | (r > m)).sum())
-        n_p = int(((p < 0) | (p > m)).sum())
+        n_r = int(((r < -tol) | (r > m + tol)).sum())
+        n_p = int(((p < -tol) | (p > m + tol)).sum())
         if n_r or n_p:
             alt = TRUNCATED.get(code)
             notes.append(f"{code}: {n_r} adjusted rating(s) and {n_p} paper score(s) fall outside the scale "

@@ -281,3 +281,24 @@ def test_empty_unnamed_columns_right_of_the_table_are_ignored(tmp_path):
     p.write_text("paper,rater,score,,\r\n" + body.replace("P3,R4,4,,", "P3,R4,4,,oops", 1))
     res = run("adjust", p, "--scale", "1-6", "-o", out)
     assert res.exit_code == 2 and "field 5 has a value, and its column no name" in res.stderr
+
+
+# -- "outside the scale" counts scores that leave it, not rounding ---------------------------
+def test_rounding_at_the_top_of_the_scale_is_not_leaving_it():
+    """RAS on the README's grade 8 gave 5.000000000000001 (written 5.0000) five times, and a
+    warning said 5 RAS ratings fell outside the scale 0-5."""
+    import numpy as np
+
+    from ratercal_cli.methods.base import Adjusted
+    from ratercal_cli.practice.notes import out_of_scale_notes
+    from ratercal_cli.ratings import Ratings
+
+    r = Ratings(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1]), np.array([5, 4, 0, 1]), 5, 2, 2)
+
+    class Applied:
+        adjusted = {"RAS": Adjusted(np.array([5 + 1e-15, 4.0, -1e-15, 1.0]), np.array([4.5, 0.5])),
+                    "MN": Adjusted(np.array([5.2, 4.0, 0.0, 1.0]), np.array([4.6, 0.5]))}
+
+    notes = out_of_scale_notes(Applied, r, 1)
+    assert notes == ["MN: 1 adjusted rating(s) and 0 paper score(s) fall outside the scale 1-6 "
+                     "(MN does not truncate; TMN does)"]
