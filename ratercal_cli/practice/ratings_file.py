@@ -291,7 +291,34 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
         wb.close()
     if header is None:
         raise InputError("empty sheet", path)
+    _refuse_unsaved_formulas(path, sheet, header, {n for n, row in rows if "" in row.values()})
     return Source(header, rows, ",", False, "\n")
+
+
+def _refuse_unsaved_formulas(path, sheet, header, rows_with_blanks):
+    """An :class:`InputError` for a formula cell among ``rows_with_blanks`` that has no saved value:
+    a workbook written by a program that does not compute formulas (a script's) holds none, and
+    its cells read as blank -- a score computed by a formula would be skipped as missing."""
+    if not rows_with_blanks:
+        return
+    import openpyxl
+
+    wb = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    try:
+        ws = wb[sheet] if sheet is not None else wb[wb.sheetnames[0]]
+        last = max(rows_with_blanks)
+        for n, values in enumerate(ws.iter_rows(values_only=True), start=1):
+            if n > last:
+                break
+            if n not in rows_with_blanks:
+                continue
+            for name, v in zip(header, values):
+                if isinstance(v, str) and v.startswith("="):
+                    raise InputError(f"a formula ({v}) with no saved value: the workbook was written by a program "
+                                     "that does not compute formulas; open and save it in Excel or LibreOffice, "
+                                     "or save it as CSV", path, n, name)
+    finally:
+        wb.close()
 
 
 #: A score as written: digits with an optional fraction and exponent (no "_", "0x", spaces).

@@ -302,3 +302,28 @@ def test_rounding_at_the_top_of_the_scale_is_not_leaving_it():
     notes = out_of_scale_notes(Applied, r, 1)
     assert notes == ["MN: 1 adjusted rating(s) and 0 paper score(s) fall outside the scale 1-6 "
                      "(MN does not truncate; TMN does)"]
+
+
+# -- a workbook whose formulas have no saved value --------------------------------------------
+@pytest.mark.slow
+def test_a_formula_without_a_saved_value_is_an_error_not_a_missing_score(tmp_path):
+    """openpyxl (and other scripts) write formulas without computing them; such a score cell read
+    as blank, and the rating was skipped as 'blank or NA'."""
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["paper", "rater", "score", "raw"])
+    for p in range(12):
+        for k in range(2):
+            raw = (p * 7 + k * 3) % 6 + 1
+            row = ws.max_row + 1
+            ws.append([f"P{p}", f"R{(p + k) % 4 + 1}", f"=D{row}" if (p, k) == (5, 1) else raw, raw])
+    ws.append(["P99", "R1", None, None])      # a blank score stays a blank score
+    wb.save(tmp_path / "f.xlsx")
+    res = run("check", tmp_path / "f.xlsx", "--scale", "1-6", "--no-rasch")
+    assert res.exit_code == 2
+    assert "f.xlsx:13: score: a formula (=D13) with no saved value" in res.stderr
+    ws["C13"] = 5
+    wb.save(tmp_path / "f.xlsx")
+    res = run("check", tmp_path / "f.xlsx", "--scale", "1-6", "--no-rasch")
+    assert res.exit_code == 0 and "1 rating(s) without a usable score" in res.stderr
