@@ -437,20 +437,34 @@ def wright_map(path, report: RaterReport, measures, title="", scale_low=0):
         axs[0].invert_xaxis()
         axs[0].set_xlabel("papers")
         axs[0].set_ylabel("logits (papers: + = better; raters: + = more severe)")
-        # raters closer than a label's height share one label, so none overprint
-        gap = 0.03 * (hi - lo)
-        clusters = []
-        for name, s in sorted(sev, key=lambda v: v[1]):
-            if clusters and s - clusters[-1][-1][1] < gap:
-                clusters[-1].append((name, s))
-            else:
-                clusters.append([(name, s)])
-        for c in clusters:
-            ys = [s for _, s in c]
-            axs[1].plot([0.05] * len(c), ys, "o", color="#d62728", ms=4)
-            # joined by "; ", as names hold commas ("Smith, J.")
-            axs[1].annotate("; ".join(n for n, _ in c), (0.05, float(np.mean(ys))), xytext=(6, -3),
-                            textcoords="offset points", fontsize=8)
+        gap = 0.03 * (hi - lo)   # a label's height
+        order = sorted(sev, key=lambda v: v[1])
+        if len(order) * gap <= hi - lo:
+            # each rater its own label, moved apart where raters lie close and tied to its dot by a
+            # line (clusters joined into one label ran 11 names off the panel, dots unnamed)
+            ys = [s for _, s in order]
+            pos = list(ys)
+            for i in range(1, len(pos)):
+                pos[i] = max(pos[i], pos[i - 1] + gap)
+            pos = np.array(pos) + (np.mean(ys) - np.mean(pos))   # centred on the raters
+            pos += max(0.0, lo + gap / 2 - pos[0]) - max(0.0, pos[-1] - (hi - gap / 2))
+            for (name, s), y in zip(order, pos):
+                axs[1].plot([0.05], [s], "o", color="#d62728", ms=4)
+                axs[1].annotate(name, (0.05, s), xytext=(0.22, float(y)), textcoords="data", fontsize=8,
+                                va="center", arrowprops=dict(arrowstyle="-", color="#999999", lw=0.5))
+        else:   # too many raters to name each: raters closer than a label's height share one label
+            clusters = []
+            for name, s in order:
+                if clusters and s - clusters[-1][-1][1] < gap:
+                    clusters[-1].append((name, s))
+                else:
+                    clusters.append([(name, s)])
+            for c in clusters:
+                ys = [s for _, s in c]
+                axs[1].plot([0.05] * len(c), ys, "o", color="#d62728", ms=4)
+                # joined by "; ", as names hold commas ("Smith, J.")
+                axs[1].annotate("; ".join(n for n, _ in c), (0.05, float(np.mean(ys))), xytext=(6, -3),
+                                textcoords="offset points", fontsize=8)
         axs[1].set_xlim(0, 1)
         axs[1].set_xticks([])
         axs[1].set_xlabel("raters")
