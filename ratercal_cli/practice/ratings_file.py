@@ -404,22 +404,15 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     warning).  ``encoding``: the file's text encoding (default UTF-8).  Cells of the
     columns that matter are read without surrounding whitespace; other columns are
     kept as they are.
+
+    The steps: the options (:func:`_check_read_options`), the columns wanted
+    (:func:`_wanted_columns`), the file and its header, a wide file melted, each field
+    (:func:`_parse_fields`), the scale (:func:`_settle_scale`), the missing scores and the
+    order of reading (:func:`_order_of_reading`), then each group (:func:`_build_group`).
     """
     path = Path(path)
-    if path.is_dir():
-        raise InputError("is a directory, not a ratings file", path)
-    if decimal not in (".", ","):
-        raise ValueError("decimal must be '.' or ','")
-    if decimal == "," and delimiter == ",":
-        raise InputError("a decimal comma needs another field separator (--sep semicolon or tab)",
-                         field="--decimal")
-    made = {columns.score} if score_cols else {columns.rater, columns.score} if rater_cols else set()   # by melting
-    if score_cols and CRITERION not in columns.facets:
-        columns = replace(columns, facets=tuple(columns.facets) + (CRITERION,))
-    required = [c for c in [columns.paper, columns.rater, columns.score] + ([columns.group] if columns.group else [])
-                + list(columns.facets) if c not in made and not (score_cols and c == CRITERION)]
-    if columns.order:
-        required.append(columns.order)
+    _check_read_options(path, delimiter, decimal)
+    columns, made, required = _wanted_columns(columns, score_cols, rater_cols)
     source = read_source(path, required, delimiter, encoding, sheet, COLUMN_HINT)
     header, rows_with_lines, delimiter = source.header, source.rows, source.delimiter
     if decimal == "," and delimiter == ",":
@@ -446,10 +439,56 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
         raise InputError(f"column {twice[0]} is named as a facet and as another column (or twice)", path, 1,
                          "--facet-col")
     order_col = columns.order or (DEFAULT_ORDER_COLUMN if DEFAULT_ORDER_COLUMN in header else None)
+
+    scores = _parse_fields(rows, lines, columns, order_col, path, decimal)
+    lookalikes = _check_lookalikes(rows, columns, path, fold_labels, warnings)
+    scale_inferred = scale is None
+    scale = _settle_scale(scale, scores, lines, columns, path, warnings)
+    flags = [FLAG_MISSING if s is None else FLAG_OK for s in scores]
+    reading_order, order_col = _order_of_reading(rows, lines, scores, columns, order_col, path, warnings)
+
+    table = RatingsTable(path=path, header=list(header), rows=rows, lines=lines, columns=columns,
+                         scale=scale, flags=flags, warnings=warnings, delimiter=delimiter,
+                         scale_inferred=scale_inferred, order_column=order_col, bom=source.bom,
+                         newline=source.newline, lookalikes=lookalikes, decimal=decimal)
+    for g, members in _group_members(rows, columns.group):
+        group = _build_group(table, g, members, scores, resolve, threshold, reading_order)
+        if group is not None:
+            table.groups.append(group)
+    if not table.groups:
+        raise InputError("no usable rating in the file", path, None, columns.score)
+    return table
+
+
+def _check_read_options(path: Path, delimiter, decimal: str) -> None:
+    """Refuse a directory, an unknown decimal mark, and a decimal comma with ``--sep comma``."""
+    if path.is_dir():
+        raise InputError("is a directory, not a ratings file", path)
+    if decimal not in (".", ","):
+        raise ValueError("decimal must be '.' or ','")
+    if decimal == "," and delimiter == ",":
+        raise InputError("a decimal comma needs another field separator (--sep semicolon or tab)",
+                         field="--decimal")
+
+
+def _wanted_columns(columns: Columns, score_cols, rater_cols):
+    """``(columns, made, required)``: ``columns`` with the facet ``criterion`` of a file with a
+    column per criterion; the columns melting a wide file makes; the columns the file must have."""
+    made = {columns.score} if score_cols else {columns.rater, columns.score} if rater_cols else set()   # by melting
+    if score_cols and CRITERION not in columns.facets:
+        columns = replace(columns, facets=tuple(columns.facets) + (CRITERION,))
+    required = [c for c in [columns.paper, columns.rater, columns.score] + ([columns.group] if columns.group else [])
+                + list(columns.facets) if c not in made and not (score_cols and c == CRITERION)]
+    if columns.order:
+        required.append(columns.order)
+    return columns, made, required
+
+
+def _parse_fields(rows, lines, columns: Columns, order_col, path, decimal: str) -> list:
+    """Strip the cells that matter (in place), refuse a blank label, and parse each row's score
+    (None: missing)."""
     keys = list(dict.fromkeys([columns.paper, columns.rater, columns.score]
                               + [c for c in (columns.group, order_col) if c] + list(columns.facets)))
-
-    # -- field by field ---------------------------------------------------------------
     scores = []
     parsed = {}   # score text -> value: a file has few distinct score texts
     named = (columns.paper, columns.rater) + ((columns.group,) if columns.group else ()) + tuple(columns.facets)
@@ -464,9 +503,12 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
         if value is parsed:
             value = parsed[text] = _parse_score(text, path, ln, columns.score, decimal)
         scores.append(value)
-    lookalikes = _check_lookalikes(rows, columns, path, fold_labels, warnings)
+    return scores
 
-    scale_inferred = scale is None
+
+def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list) -> Scale:
+    """The scale given (every score checked to lie on it), or, with None, the lowest to the highest
+    score found (with a warning)."""
     if scale is None:
         present = [s for s in scores if s is not None]
         if not present:
@@ -483,8 +525,12 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
             if s is not None and not scale.low <= s <= scale.high:
                 raise InputError(f"{s} is outside the scale {scale}", path, ln,
                                  columns.score)
+    return scale
 
-    flags = [FLAG_MISSING if s is None else FLAG_OK for s in scores]
+
+def _order_of_reading(rows, lines, scores, columns: Columns, order_col, path, warnings: list):
+    """Warn of the missing scores; ``(rank of each row in the order of reading or None, the order
+    column used or None)``."""
     n_missing = sum(s is None for s in scores)
     if n_missing:
         first = next(ln for ln, s in zip(lines, scores) if s is None)
@@ -497,29 +543,22 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
             warnings.append(f"{path}: column {order_col} has blank cells; not used as the order "
                             "of reading (give --order-col to name the column that is)")
             order_col = None
+    return reading_order, order_col
 
-    # -- groups -----------------------------------------------------------------------
-    if columns.group:
-        group_of = [r[columns.group] for r in rows]
+
+def _group_members(rows, group_col) -> list:
+    """``[(group name, its row indices)]`` in natural order of the names (one group ``None``
+    without ``group_col``), in one pass over the file."""
+    if group_col:
+        group_of = [r[group_col] for r in rows]
         group_names = sorted(dict.fromkeys(group_of), key=_natural_key)
     else:
         group_names = [None]
         group_of = [None] * len(rows)
-    members = {g: [] for g in group_names}   # each group's rows, in one pass over the file
+    members = {g: [] for g in group_names}
     for i, g in enumerate(group_of):
         members[g].append(i)
-
-    table = RatingsTable(path=path, header=list(header), rows=rows, lines=lines, columns=columns,
-                         scale=scale, flags=flags, warnings=warnings, delimiter=delimiter,
-                         scale_inferred=scale_inferred, order_column=order_col, bom=source.bom,
-                         newline=source.newline, lookalikes=lookalikes, decimal=decimal)
-    for g in group_names:
-        group = _build_group(table, g, members[g], scores, resolve, threshold, reading_order)
-        if group is not None:
-            table.groups.append(group)
-    if not table.groups:
-        raise InputError("no usable rating in the file", path, None, columns.score)
-    return table
+    return [(g, members[g]) for g in group_names]
 
 
 def _reading_order(rows, lines, col, path, strict=True):
@@ -536,19 +575,14 @@ def _reading_order(rows, lines, col, path, strict=True):
 
 
 def _build_group(table, name, idx, scores, resolve, threshold, reading_order=None):
+    """One group's :class:`RatingsGroup` (None, with a warning, when it has no usable score): its
+    duplicates refused (:func:`_refuse_duplicates`), the third-reading rule
+    (:func:`_third_readings`), the papers without a usable rating warned of, the raters coded
+    (:func:`_rater_codes`) and the facets coded (:func:`_facet_codes`).  Flags and warnings go to
+    ``table``."""
     path, cols, lines, rows = table.path, table.columns, table.lines, table.rows
     where = "" if name is None else f" ({cols.group} {name})"
-
-    seen = {}
-    fcols = tuple(cols.facets)
-    for i in idx:
-        key = (rows[i][cols.paper], rows[i][cols.rater]) + tuple(rows[i][c] for c in fcols)
-        if key in seen:
-            at = "".join(f", {c} {v}" for c, v in zip(fcols, key[2:]))
-            raise InputError(f"duplicate rating of paper {key[0]} by rater {key[1]}{at}{where} "
-                             f"(first at line {lines[seen[key]]})", path, lines[i], cols.rater)
-        seen[key] = i
-    del seen
+    _refuse_duplicates(table, idx, where)
 
     all_papers = list(dict.fromkeys(rows[i][cols.paper] for i in idx))
     usable = np.array([i for i in idx if scores[i] is not None], dtype=np.int64)
@@ -561,7 +595,43 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
     pidx = {p: k for k, p in enumerate(paper_ids)}
     p_arr = np.array([pidx[p] for p in papers], dtype=np.int64)
     s_arr = np.array([scores[i] for i in usable], dtype=np.int64) - table.scale.low
+    keep = _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_order, where)
 
+    pid_set = pidx.keys()
+    no_usable = [p for p in all_papers if p not in pid_set]
+    if no_usable:
+        first = next(lines[i] for i in idx if rows[i][cols.paper] == no_usable[0])
+        table.warnings.append(f"{path}:{first}: {cols.score}: {len(no_usable)} paper(s){where} with "
+                              f"no usable rating (e.g. paper {no_usable[0]}) get no adjusted score")
+
+    used = usable[keep]
+    r_used, rater_ids_used = _rater_codes(table, used, raters, where)
+    ratings = Ratings(paper=p_arr[keep], rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
+                      n_papers=len(paper_ids), n_raters=len(rater_ids_used),
+                      paper_ids=paper_ids, rater_ids=rater_ids_used, facets=_facet_codes(rows, used, cols.facets))
+    return RatingsGroup(name=name, ratings=ratings, rows=used, file_rows=np.asarray(idx, dtype=np.int64))
+
+
+def _refuse_duplicates(table, idx, where: str) -> None:
+    """Refuse a second rating of one paper by one rater within one combination of facet levels."""
+    cols, rows, lines = table.columns, table.rows, table.lines
+    seen = {}
+    fcols = tuple(cols.facets)
+    for i in idx:
+        key = (rows[i][cols.paper], rows[i][cols.rater]) + tuple(rows[i][c] for c in fcols)
+        if key in seen:
+            at = "".join(f", {c} {v}" for c, v in zip(fcols, key[2:]))
+            raise InputError(f"duplicate rating of paper {key[0]} by rater {key[1]}{at}{where} "
+                             f"(first at line {lines[seen[key]]})", table.path, lines[i], cols.rater)
+        seen[key] = i
+
+
+def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_order, where: str):
+    """The third-reading rule within each paper (and combination of facet levels): flag the
+    ratings it concerns, and those of a paper with four or more ratings, with warnings; return
+    which usable ratings are kept (all, unless ``resolve``)."""
+    path, cols, lines, rows = table.path, table.columns, table.lines, table.rows
+    fcols = tuple(cols.facets)
     order = None if reading_order is None else reading_order[usable]
     # the third-reading rule and the count of a paper's ratings: within one combination of facet levels
     pc_arr = p_arr
@@ -599,16 +669,14 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
         table.warnings.append(
             f"{path}:{first}: {int((per_paper >= 4).sum())} paper(s){where} have four or more ratings; "
             f"the third-reading rule covers three, so all are used (flag {FLAG_MANY})")
+    return keep
 
-    pid_set = pidx.keys()
-    no_usable = [p for p in all_papers if p not in pid_set]
-    if no_usable:
-        first = next(lines[i] for i in idx if rows[i][cols.paper] == no_usable[0])
-        table.warnings.append(f"{path}:{first}: {cols.score}: {len(no_usable)} paper(s){where} with "
-                              f"no usable rating (e.g. paper {no_usable[0]}) get no adjusted score")
 
-    used = usable[keep]
-    p_used = p_arr[keep]
+def _rater_codes(table, used, raters, where: str):
+    """``(rater code of each kept rating, rater labels)``: labels in natural order, a rater whose
+    every rating was dropped left out; a rater with fewer than ``MIN_RATINGS`` ratings warned of
+    and its ordinary ratings flagged thin."""
+    path, cols, lines, rows = table.path, table.columns, table.lines, table.rows
     rater_ids = tuple(sorted(dict.fromkeys(raters), key=_natural_key))
     ridx = {r: k for k, r in enumerate(rater_ids)}
     r_used = np.array([ridx[rows[i][cols.rater]] for i in used], dtype=np.int64)
@@ -634,16 +702,18 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
         for i in used[np.isin(r_used, thin)]:
             if table.flags[i] == FLAG_OK:
                 table.flags[i] = FLAG_THIN
+    return r_used, rater_ids_used
+
+
+def _facet_codes(rows, used, fcols) -> dict:
+    """``{facet column: (code of each kept rating, labels in natural order)}``."""
     facets = {}
     for c in fcols:
         values = [rows[i][c] for i in used]
         labels = tuple(sorted(dict.fromkeys(values), key=_natural_key))
         code = {v: k for k, v in enumerate(labels)}
         facets[c] = (np.array([code[v] for v in values], dtype=np.int64), labels)
-    ratings = Ratings(paper=p_used, rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
-                      n_papers=len(paper_ids), n_raters=len(rater_ids_used),
-                      paper_ids=paper_ids, rater_ids=rater_ids_used, facets=facets)
-    return RatingsGroup(name=name, ratings=ratings, rows=used, file_rows=np.asarray(idx, dtype=np.int64))
+    return facets
 
 
 # -- writing -------------------------------------------------------------------------
@@ -681,16 +751,32 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
     Delimiter: tab if ``path`` ends in ``.tsv``/``.tab``, else the input's ``;`` (a spreadsheet's CSV
     where the decimal mark is a comma) or a comma; with ``;`` or tabs, numbers keep the input's
     decimal mark (``--decimal comma``: ``3,2500``), so the spreadsheet reads them as numbers.  The adjusted
-    values are held as one float array per column; the text is made ``chunk`` rows
-    at a time, so memory stays a few arrays over the ratings.
+    values are held as one float array per column (:func:`_adjusted_values`); the text is made
+    ``chunk`` rows at a time (:func:`_write_rows`), so memory stays a few arrays over the ratings.
     """
-    import csv
-
     methods = list(methods)
-    uncertainty = uncertainty or {}
+    values, shifted, extra = _adjusted_values(table, results, methods, uncertainty or {}, cells)
+    text = {}
+    if applied:
+        text["recommended_method"] = [""] * len(table.rows)
+        for group in table.groups:
+            for i in group.file_rows:
+                text["recommended_method"][i] = applied.get(group.name) or ""
+        extra.append("recommended_method")
+    adjusted_header(table, methods)    # refuses an input column the output would add
+    clash = [c for c in extra if c in table.header]
+    if clash:
+        raise InputError(f"input already has column(s) {', '.join(clash)} that the output adds; rename them",
+                         table.path, 1, clash[0])
+    _write_rows(path, table, extra, values, text, shifted, fmt, chunk)
+
+
+def _adjusted_values(table: RatingsTable, results, methods, uncertainty, cells):
+    """``(values, shifted, extra)``: ``{column: float per row (nan: blank)}``, the columns on the
+    scale ``0..M`` (shifted by the scale's low end on output), and the added columns in order."""
     n = len(table.rows)
     low = table.scale.low
-    values, shifted, extra = {}, set(), []   # column -> float per row (nan: blank); on the scale; order
+    values, shifted, extra = {}, set(), []
     paper_at = {}
     for group in table.groups:    # each line's paper within its group (-1: none)
         pid = {p: j for j, p in enumerate(group.ratings.paper_ids)}
@@ -736,18 +822,16 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
                 values[f"{m}_paper_pass"] = per_paper(
                     lambda g: getattr(uncertainty.get(g, {}).get(m), "pass_prob", None))
                 extra.append(f"{m}_paper_pass")
-    text = {}
-    if applied:
-        text["recommended_method"] = [""] * n
-        for group in table.groups:
-            for i in group.file_rows:
-                text["recommended_method"][i] = applied.get(group.name) or ""
-        extra.append("recommended_method")
-    adjusted_header(table, methods)    # refuses an input column the output would add
-    clash = [c for c in extra if c in table.header]
-    if clash:
-        raise InputError(f"input already has column(s) {', '.join(clash)} that the output adds; rename them",
-                         table.path, 1, clash[0])
+    return values, shifted, extra
+
+
+def _write_rows(path, table: RatingsTable, extra, values, text, shifted, fmt: str, chunk: int) -> None:
+    """Write the input's columns, ``flag`` and the ``extra`` columns (``text`` as it is, ``values``
+    formatted with ``fmt`` in the input's decimal mark), ``chunk`` rows at a time."""
+    import csv
+
+    n = len(table.rows)
+    low = table.scale.low
     header = table.header + ["flag"] + extra
     delim = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ";" if table.delimiter == ";" else ","
     comma = table.decimal == "," and delim != ","
