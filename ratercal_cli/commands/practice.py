@@ -179,6 +179,13 @@ def _variant_option(default_help):
                         help=default_help)
 
 
+#: ``--html FILE`` of check, adjust and compare (:func:`_write_html`).
+_html_option = click.option(
+    "--html", "html_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
+    help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
+         "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
+
+
 # -- check ---------------------------------------------------------------------------
 @click.command("check")
 @click.argument("ratings_file", type=click.Path(path_type=Path))
@@ -194,9 +201,7 @@ def _variant_option(default_help):
 @click.option("--no-rasch", "no_rasch", is_flag=True,
               help="Skip the Rasch fits (the per-rater PCM fit table, the rater report and the bias "
                    "table): the slowest part on large files.")
-@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
-              help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
-                   "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
+@_html_option
 @_calibration_options
 @_one_line_errors
 def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep,
@@ -264,9 +269,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
               help="With facets: a paper's rubric total (column X_total) over its criteria.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary (per rater shifts, papers moved, pass/fail changes) as JSON.")
-@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
-              help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
-                   "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
+@_html_option
 @_file_options
 @_calibration_options
 @_one_line_errors
@@ -378,9 +381,7 @@ def _check_output(output, source):
               help="Write the MDS map of the methods here (one file per group: NAME_GROUP.png), "
                    "only once every group has been compared.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
-@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
-              help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
-                   "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
+@_html_option
 @_file_options
 @_calibration_options
 @_one_line_errors

@@ -462,6 +462,25 @@ class _Pairs:
         return rank_row * (self.k * self.k) + self.local[sel], base + self.i[sel], base + self.j[sel], self.pos[sel]
 
 
+def _pair_newton_step(d, w, n, selected):
+    """The Newton step ``(Lap + 11'/K)^-1 F`` of :func:`pair_newton` for the steps ``d``
+    ``(G, k)`` of a stack with wins ``w`` and comparisons ``n`` ``(G, k, k)``; ``selected``: the
+    compared pairs' positions, :meth:`_Pairs.select`."""
+    k = d.shape[1]
+    flat, i, j, _ = selected
+    pi = np.zeros(n.size)
+    dflat = d.reshape(-1)
+    pi[flat] = 1.0 / (1.0 + np.exp(dflat[i] - dflat[j]))
+    pi = pi.reshape(n.shape)
+    grad = (n * pi).sum(axis=2) - w.sum(axis=2)
+    q = n * pi * (1.0 - pi)
+    lap = np.zeros_like(q)
+    diag = np.arange(k)
+    lap[:, diag, diag] = q.sum(axis=2)
+    lap = lap - q
+    return np.linalg.solve(lap + np.full((k, k), 1.0 / k), grad[:, :, None])[:, :, 0]
+
+
 def pair_newton(wins, tol=1e-9, max_iter=100):
     """Maximise the pairwise (Bradley-Terry) log likelihood of strongly connected steps.
 
@@ -503,24 +522,12 @@ def pair_newton(wins, tol=1e-9, max_iter=100):
         return -terms.reshape(len(rows), kk).sum(axis=1)
 
     ll = loglik(d, np.arange(G))
-    ones = np.full((k, k), 1.0 / k)
-    diag = np.arange(k)
     active = np.arange(G)
     for _ in range(max_iter):
         if not active.size:
             break
-        da, wa, na = d[active], w[active], n[active]
-        flat, i, j, _ = compared.select(active)
-        pi = np.zeros(na.size)
-        dflat = da.reshape(-1)
-        pi[flat] = 1.0 / (1.0 + np.exp(dflat[i] - dflat[j]))
-        pi = pi.reshape(na.shape)
-        grad = (na * pi).sum(axis=2) - wa.sum(axis=2)
-        q = na * pi * (1.0 - pi)
-        lap = np.zeros_like(q)
-        lap[:, diag, diag] = q.sum(axis=2)
-        lap = lap - q
-        step = np.linalg.solve(lap + ones, grad[:, :, None])[:, :, 0]
+        da = d[active]
+        step = _pair_newton_step(da, w[active], n[active], compared.select(active))
         a_n = active.size
         t = np.ones(a_n)
         new = np.empty_like(da)
