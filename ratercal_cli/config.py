@@ -8,6 +8,7 @@ Schema (all keys optional except ``cells``)::
     name: denny1990
     generator: basic1990     # basic1990 | pcm | sequential | linear
     variant: faithful        # the methods' variant: faithful | corrected, or a list of both
+    shrinkage: none          # paper scores: none | kelley, or a list of both (methods/shrinkage.py)
     true_score: model        # model: the generator's expected score; pcm: TRUEGEN's (1990 mismatch)
     cut: 3.25                # pass/fail cut for decision accuracy
     methods: [NO, MN, ...]   # default: the study's ten
@@ -44,9 +45,9 @@ import numpy as np
 from .design import Cell, parse_code, table3_steps
 from .errors import InputError
 from .methods import method_codes
-from .vocabulary import GENERATORS, QUALITY_CODES, STUDY_METHODS, VARIANTS
+from .vocabulary import GENERATORS, QUALITY_CODES, SHRINKAGES, STUDY_METHODS, VARIANTS
 TOP_KEYS = ("name", "generator", "variant", "methods", "raters", "cells", "chains", "seed",
-            "replications", "linear", "quality", "true_score", "cut", "description")
+            "replications", "linear", "quality", "true_score", "cut", "description", "shrinkage")
 TRUE_SCORES = ("model", "pcm")
 
 #: Memory a rating takes while its data set is made, adjusted and scored, rounded up from what
@@ -62,8 +63,9 @@ MARGINAL_RATING_BYTES = 8192
 MARGINAL_METHODS = ("MML", "MFRM")
 #: A paper's true scores by every rater (truegen's ``rater_true_scores.csv``) and their working copies.
 PAPER_RATER_BYTES = 64
-#: One replication of one set, variant and method in the Monte Carlo summary (8-byte criteria).
-REPLICATION_BYTES = 8 * 8
+#: One replication of one set, variant, shrinkage and method in the Monte Carlo summary (its
+#: criteria, ``criteria.SET_CRITERIA``, 8 bytes each).
+REPLICATION_BYTES = 8 * 20
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class StudyConfig:
     replications: int = 1
     linear: dict = field(default_factory=dict)
     variants: tuple = ("faithful",)  # every one is a dimension of the run
+    shrinkages: tuple = ("none",)    # a dimension of the Monte Carlo runs
     true_score: str = "model"
     cut: float = 3.25
     source: str = "<config>"
@@ -118,7 +121,8 @@ class StudyConfig:
 
     def summary_bytes(self, replications: int) -> int:
         """About the memory of the Monte Carlo summary of ``replications`` of every set."""
-        return len(self.cells) * len(self.variants) * len(self.methods) * replications * REPLICATION_BYTES
+        return (len(self.cells) * len(self.variants) * len(self.shrinkages) * len(self.methods) * replications
+                * REPLICATION_BYTES)
 
 
 def memory_available() -> int:
@@ -329,6 +333,7 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     name = str(data.get("name", Path(where.source).stem))
     generator = _choice(where, ("generator",), data.get("generator", "basic1990"), GENERATORS)
     variants = _variants(data, where)
+    shrinkages = _shrinkages(data, where)
     methods = _methods(data, where)
     cells, blocks = _cells(data, where)
     steps, linear, n_raters = _raters(data, where, generator, sorted({c.max_score for c in cells}))
@@ -344,9 +349,11 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
         raise where.error(("quality",), "only 'basic' (the programs' shapes of a standard normal) is supported")
     cfg = StudyConfig(name=name, generator=generator, methods=tuple(methods), cells=cells,
                       steps=steps, n_raters=n_raters, chains=chains, seed=seed, replications=reps,
-                      linear=linear, variants=variants, true_score=true_score, cut=cut, source=where.source)
+                      linear=linear, variants=variants, shrinkages=shrinkages, true_score=true_score, cut=cut,
+                      source=where.source)
     _check_memory(where, cfg, blocks)
     cfg.raw = {"name": name, "generator": generator, "variant": list(variants), "methods": methods,
+           **({"shrinkage": list(shrinkages)} if shrinkages != ("none",) else {}),
            "true_score": true_score, "cut": cut,
            "cells": [c.code for c in cells], "steps": {m: s.tolist() for m, s in steps.items()}, "linear": linear,
            "chains": [[list(c.sets), c.low_byte] for c in chains], "seed": seed, "replications": reps}
@@ -374,6 +381,16 @@ def _variants(data, where) -> tuple:
     if len(set(variants)) < len(variants):
         raise where.error(("variant",), "a variant is listed twice")
     return variants
+
+
+def _shrinkages(data, where) -> tuple:
+    """``shrinkage``: one of :data:`SHRINKAGES` or a list of them, none twice (default ``none``)."""
+    listed = isinstance(data.get("shrinkage"), list)
+    shrinkages = tuple(_choice(where, ("shrinkage", i) if listed else ("shrinkage",), v, SHRINKAGES)
+                       for i, v in enumerate(_list(where, ("shrinkage",), data.get("shrinkage", "none"))))
+    if len(set(shrinkages)) < len(shrinkages):
+        raise where.error(("shrinkage",), "a shrinkage is listed twice")
+    return shrinkages
 
 
 def _methods(data, where) -> list:

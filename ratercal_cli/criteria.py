@@ -122,7 +122,11 @@ def passes(scores, cut: float = PASS_CUT) -> np.ndarray:
 # -- one method on one data set: the one scoring service ------------------------------
 
 #: Every criterion of :func:`score_set`, in the order the Monte Carlo rows carry them.
-SET_CRITERIA = ("rmse", "r", "maxdiff", "bias", "accuracy", "pass_adjusted", "pass_true")
+SET_CRITERIA = ("rmse", "r", "maxdiff", "bias", "accuracy", "pass_adjusted", "pass_true", "cbias_worst",
+                "rmse_bottom", "rmse_top") + tuple(f"cbias_d{d}" for d in range(1, 11))
+_CUT_CRITERIA = ("accuracy", "pass_adjusted", "pass_true")
+#: Deciles of the true score for the conditional criteria.
+DECILES = 10
 #: The config's cut is on the 0..5 scale (the district's rule); a 0..M scale uses the same
 #: fraction of its top: ``cut * M / CUT_SCALE``.
 CUT_SCALE = 5
@@ -140,7 +144,8 @@ def score_sets(adjusted, true, cut: float | None = None) -> dict:
     the decision accuracy (the share of papers whose pass/fail on the adjusted score is the one on
     the true score) and the shares passing on the adjusted and on the true scores.  RMSE
     ``sqrt(mean((adjusted - true)**2))`` (Tables 7, 14), maximum |difference| (Table 12), Pearson's
-    r (nan when either side is constant; Table 11)."""
+    r (nan when either side is constant; Table 11); and the conditional bias by decile of the true
+    score, its worst decile and the RMSE of the lowest and highest deciles (:func:`conditional_bias`)."""
     P = np.asarray(adjusted, dtype=np.float64)
     T = np.asarray(true, dtype=np.float64)
     if P.shape != T.shape:
@@ -158,10 +163,38 @@ def score_sets(adjusted, true, cut: float | None = None) -> dict:
         denom = np.sqrt(sq)
         ok = denom != 0
         out["r"][ok] = np.clip(num[ok] / denom[ok], -1.0, 1.0)
+    out.update(conditional_bias(P, T))
     if cut is not None:
         pp, pt = passes(P, cut), passes(T, cut)
         out.update(accuracy=np.mean(pp == pt, axis=1), pass_adjusted=np.mean(pp, axis=1),
                    pass_true=np.mean(pt, axis=1))
+    return out
+
+
+def conditional_bias(adjusted, true) -> dict:
+    """What shrinkage costs, per data set (rows of ``(B, n)`` arrays): the papers are put in deciles
+    of their true score (paper of rank ``q`` among ``n``, ties in paper order, in decile
+    ``floor(10 q / n) + 1``); ``cbias_d1`` .. ``cbias_d10`` are the mean ``adjusted - true`` in each
+    decile (the conditional bias: a shrunk score is too high at the bottom, too low at the top),
+    ``cbias_worst`` the largest of their absolute values, and ``rmse_bottom`` / ``rmse_top`` the
+    RMSE over the papers of the lowest and of the highest decile (nan: an empty decile)."""
+    P = np.asarray(adjusted, dtype=np.float64)
+    T = np.asarray(true, dtype=np.float64)
+    B, n = T.shape
+    rank = np.empty((B, n), dtype=np.int64)
+    np.put_along_axis(rank, np.argsort(T, axis=1, kind="stable"), np.arange(n)[None, :].repeat(B, 0), axis=1)
+    dec = (rank * DECILES) // max(n, 1)
+    key = (np.arange(B)[:, None] * DECILES + dec).ravel()
+    D = (P - T).ravel()
+    cnt = np.bincount(key, minlength=B * DECILES).reshape(B, DECILES)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(key, weights=D, minlength=B * DECILES).reshape(B, DECILES) / cnt
+        msq = np.bincount(key, weights=D * D, minlength=B * DECILES).reshape(B, DECILES) / cnt
+    out = {f"cbias_d{d + 1}": mean[:, d] for d in range(DECILES)}
+    absmean = np.abs(mean)
+    worst = np.where(np.isnan(absmean).all(axis=1), np.nan, np.nanmax(np.where(np.isnan(absmean), -np.inf, absmean),
+                                                                       axis=1))
+    out.update(cbias_worst=worst, rmse_bottom=np.sqrt(msq[:, 0]), rmse_top=np.sqrt(msq[:, -1]))
     return out
 
 
@@ -170,5 +203,5 @@ def score_set(adjusted, true, cut: float | None = None) -> dict:
     files (``ratercal score``) and the Monte Carlo rows report them (numbers, nan when empty)."""
     a, t = _pair(adjusted, true)
     if not a.size:
-        return {k: float("nan") for k in (SET_CRITERIA if cut is not None else SET_CRITERIA[:4])}
+        return {k: float("nan") for k in SET_CRITERIA if cut is not None or k not in _CUT_CRITERIA}
     return {k: float(v[0]) for k, v in score_sets(a[None], t[None], cut).items()}

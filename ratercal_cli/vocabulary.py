@@ -11,6 +11,10 @@ import math
 
 #: The methods' variants: what the 1990 listings compute (bugs included), what they should.
 VARIANTS = ("faithful", "corrected")
+#: Shrinkage of the paper scores, a dimension of the study like the variant: ``none`` (each method's
+#: own unshrunk scores; the model-based MML/MFRM: fair averages at Warm's WLE) and ``kelley`` (shrunk
+#: toward the mean: Kelley's regressed score, :mod:`ratercal_cli.methods.shrinkage`; MML/MFRM: at the EAP).
+SHRINKAGES = ("none", "kelley")
 #: The variant of a practitioner's file (``ratercal adjust FILE``) and of a method made without one.
 DEFAULT_VARIANT = "corrected"
 

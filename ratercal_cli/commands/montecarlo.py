@@ -19,7 +19,8 @@ import click
 @click.option("--chunk-size", type=click.IntRange(min=1), default=None,
               help="Replications per task and chunk file (default 25).")
 @click.option("--cell", "cell", metavar="CODE", default=None,
-              help="With --replication: make this one replication of this set alone (e.g. 2551).")
+              help="Run this set alone (e.g. 2551; with -r R its R replications); with --replication: make "
+                   "that one replication alone.")
 @click.option("--replication", type=click.IntRange(min=0), default=None, help="The replication number (0-based).")
 @click.option("--keep-data", is_flag=True, help="With --cell/--replication: also write the ratings, true and "
                                                 "adjusted scores.")
@@ -40,23 +41,24 @@ def montecarlo(config, out, jobs, scheduler, replications, chunk_size, cell, rep
     from ..montecarlo.spec import DEFAULT_CHUNK_SIZE
 
     cfg = load_config(config)
-    if (cell is None) != (replication is None):
-        raise InputError("--cell and --replication go together", field="--cell")
-    if keep_data and cell is None:
+    if replication is not None and cell is None:
+        raise InputError("--replication needs --cell", field="--replication")
+    if keep_data and replication is None:
         raise InputError("--keep-data needs --cell and --replication (only one data set is kept)",
                          field="--keep-data")
-    if cell is not None:
+    if replication is not None:
         folder, rep = run_single(cfg, out, cell, replication, keep_data=keep_data)
         if not quiet:
             click.echo(f"montecarlo: set {cfg.cell(cell).code} replication {replication}: "
                        f"{len(rep.rows)} method rows in {folder}", err=True)
         return
-    run = MonteCarloRun(cfg, out, replications=replications, chunk_size=chunk_size or DEFAULT_CHUNK_SIZE)
+    run = MonteCarloRun(cfg, out, replications=replications, chunk_size=chunk_size or DEFAULT_CHUNK_SIZE,
+                        cells=None if cell is None else [cell])
     with run.lock():        # one run at a time in RUN, from the first chunk to the last summary
         done, resumed = run.run(jobs=jobs, scheduler=scheduler, quiet=quiet)
         paths = run.summarise()
     if not quiet:
-        click.echo(f"montecarlo: {run.replications} replication(s) x {len(cfg.cells)} set(s); "
+        click.echo(f"montecarlo: {run.replications} replication(s) x {len(run.cells)} set(s); "
                    f"{done} chunk(s) computed, {resumed} resumed; summaries in {Path(out) / 'montecarlo'}",
                    err=True)
     return paths

@@ -139,3 +139,47 @@ def paper_scores(code, variant, batch):
         else:
             P[b] = one
     return P, failed
+
+
+def _flat_ratings(batch):
+    """The kept ratings of a batch as flat arrays ``(rep, paper, rater, score)`` in rating order."""
+    B, n, k = batch.rater.shape
+    rep = np.repeat(np.arange(B), n * k)
+    paper = np.tile(np.repeat(np.arange(n), k), B)
+    return rep, paper, batch.rater.ravel(), batch.score.ravel()
+
+
+def paper_scores_by_shrinkage(code, variant, batch, shrinkages=("none",)):
+    """:func:`paper_scores` at each level of ``shrinkages`` (:mod:`.shrinkage`): ``({level: P},
+    failed)``.  A method that scores both levels itself (MML, MFRM: WLE and EAP) is fitted once per
+    replication; for the others ``kelley`` is :func:`.shrinkage.kelley_batch` of the unshrunk
+    scores (nan on one-rater data)."""
+    from . import make_method
+    from .shrinkage import kelley_batch, shrunk_papers
+
+    code = code.upper()
+    if callable(getattr(make_method(code, variant), "paper_scores_by_shrinkage", None)):
+        from .apply import apply_methods
+
+        out = {s: np.full((batch.size, batch.n_papers), np.nan) for s in shrinkages}
+        failed = {}
+        for b in range(batch.size):
+            ratings = batch.ratings(b)
+            applied = apply_methods(ratings, [code], variant)
+            if code not in applied.adjusted:
+                failed[b] = applied.errors[code]
+                continue
+            by = shrunk_papers(applied.estimators[code], ratings, applied.adjusted[code].paper, shrinkages)
+            for s in shrinkages:
+                out[s][b] = by[s]
+        return out, failed
+    P, failed = paper_scores(code, variant, batch)
+    out = {}
+    for s in shrinkages:
+        if s == "none":
+            out[s] = P
+        elif s == "kelley":
+            out[s] = kelley_batch(P, *_flat_ratings(batch), batch.n_raters)[0]
+        else:
+            raise ValueError(f"unknown shrinkage {s!r}")
+    return out, failed

@@ -665,6 +665,13 @@ class MarginalRaterModel(RaterAdjuster):
             se[eng.papers] = ev.eap_sd[eng.pattern]
         return theta, se
 
+    def paper_scores_by_shrinkage(self, ratings: Ratings) -> dict:
+        """The study's two shrinkage levels of the papers' fair scores on the data just fitted
+        (:mod:`.shrinkage`): ``none`` at Warm's WLE quality (unshrunk), ``kelley`` at the EAP
+        (shrunk toward the mean by the fitted normal distribution), whatever ``quality`` says."""
+        return {"none": fair_score_adjusted(ratings, self.fair_scores(self.quality_wle_)).paper,
+                "kelley": fair_score_adjusted(ratings, self.fair_scores(self.quality_eap_)).paper}
+
     def _transform(self, ratings: Ratings, training: bool, facet=None) -> Adjusted:
         """Every rating of a paper gets the paper's fair score (the fit's qualities for its own data)."""
         theta = self.quality_ if training else self.paper_quality(ratings, facet)[0]

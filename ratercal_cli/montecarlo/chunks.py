@@ -14,7 +14,7 @@ import numpy as np
 
 from ..design import Cell
 from .replicate import chunk_rows
-from .spec import COLUMNS, CRITERIA, StudySpec
+from .spec import COLUMNS, CRITERIA, KEYS, StudySpec
 
 
 @dataclass(frozen=True)
@@ -115,10 +115,10 @@ def _columns(fields):
     C = len(COLUMNS)
     out = {"set": np.array(fields[0::C], dtype=object),
            "replication": np.array(fields[1::C], dtype=np.int64),
-           "variant": np.array(fields[2::C], dtype=object), "method": np.array(fields[3::C], dtype=object),
-           "error": np.array(fields[C - 1::C], dtype=object)}
+           "variant": np.array(fields[2::C], dtype=object), "shrinkage": np.array(fields[3::C], dtype=object),
+           "method": np.array(fields[4::C], dtype=object), "error": np.array(fields[C - 1::C], dtype=object)}
     for i, c in enumerate(CRITERIA):
-        column = fields[4 + i::C]
+        column = fields[len(KEYS) + i::C]
         if "" in column:
             column = [x or "nan" for x in column]
         out[c] = np.array(column, dtype=np.float64)

@@ -20,14 +20,31 @@ def _md_table(header, rows):
     return "\n".join(out)
 
 
+def group_label(variant, shrinkage, shrinkages) -> str:
+    """A (variant, shrinkage) group as the report names it: the variant alone when the study has
+    one shrinkage level (``none``), else ``corrected/kelley``."""
+    return variant if list(shrinkages) in (["none"], []) else f"{variant}/{shrinkage}"
+
+
+def _grouped(summary, paired):
+    """Summary and paired rows with ``variant`` replaced by the group label."""
+    shrinkages = list(dict.fromkeys(r.get("shrinkage", "none") for r in summary))
+    out_s = [dict(r, variant=group_label(r["variant"], r.get("shrinkage", "none"), shrinkages)) for r in summary]
+    out_p = [dict(p, variant_a=group_label(p["variant_a"], p.get("shrinkage_a", "none"), shrinkages),
+                  variant_b=group_label(p["variant_b"], p.get("shrinkage_b", "none"), shrinkages)) for p in paired]
+    return out_s, out_p
+
+
 def render_markdown(summary, paired, info) -> str:
     """The report: rankings with MCSEs, corrected beside faithful, paired differences."""
+    summary, paired = _grouped(summary, paired)
     variants = list(dict.fromkeys(r["variant"] for r in summary))
     methods = list(dict.fromkeys(r["method"] for r in summary))
     idx = {(r["variant"], r["method"], r["scope"], r["facet"], r["level"]): r for r in summary}
     pidx = {(p["variant_a"], p["method_a"], p["variant_b"], p["method_b"], p["scope"], p["facet"], p["level"],
              p["criterion"]): p for p in paired}
-    rows = list(dict.fromkeys((r["scope"], r["facet"], r["level"]) for r in summary))
+    rows = list(dict.fromkeys((r["scope"], r["facet"], r["level"]) for r in summary if r["facet"] != "cell"))
+    cell_rows = list(dict.fromkeys((r["scope"], r["facet"], r["level"]) for r in summary if r["facet"] == "cell"))
     lines = [f"# Monte Carlo study: {info['name']}", ""]
     lines += [f"- generator: `{info['generator']}`; true score: "
               + ("the generating model's expected score" if info["true_score"] == "model"
@@ -40,13 +57,16 @@ def render_markdown(summary, paired, info) -> str:
               "- values: mean over replications ± Monte Carlo standard error; a replication's value at a "
               "facet level is the mean over the level's cells; rank 1 = smallest mean RMSE within the variant; "
               "= marks a method whose 95% paired interval with the next-ranked one contains 0; "
+              "shrinkage: `none` is each method's own paper score (MML/MFRM: at the WLE quality), `kelley` the "
+              "same shrunk toward the mean by Kelley's formula (MML/MFRM: at the EAP); methods are ranked "
+              "within a variant and shrinkage (`corrected/kelley`); "
               "a method that failed on some of a level's data sets is not ranked there (-): its mean is over "
               "the data sets it could fit, and the others are ranked among the complete methods",
               ""]
     fails = info.get("failures") or {}
     if fails:
         lines += ["Failed fits (rows with no criteria): "
-                  + "; ".join(f"{v} {m}: {n}" for (v, m), n in sorted(fails.items())), ""]
+                  + "; ".join(f"{' '.join(k[:-1])} {k[-1]}: {n}" for k, n in sorted(fails.items())), ""]
 
     def ranked(v, m, row):
         r = idx.get((v, m) + row)
@@ -124,6 +144,9 @@ def render_markdown(summary, paired, info) -> str:
                 body.append(line)
             lines += [_md_table(["facet", "level"] + ms, body), ""]
 
+        lines += _costs(scope, variants, methods, idx)
+        for v in variants:
+            lines += _per_cell(scope, v, methods, idx, pidx, [r for r in cell_rows if r[0] == scope])
         v = variants[0]
         lines += [f"### {scope}: RMSE difference from the best {v} method (95% CI)", ""]
         body = []
@@ -150,3 +173,54 @@ def render_markdown(summary, paired, info) -> str:
             body.append(line)
         lines += [_md_table(["facet", "level", "best"] + ms, body), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _costs(scope, groups, methods, idx):
+    """What shrinkage costs, all cells: per group and method, RMSE beside the worst decile's
+    conditional bias and the RMSE of the lowest and highest deciles of the true score."""
+    row = (scope, "all", "all")
+    body = []
+    for g in groups:
+        for m in methods:
+            r = idx.get((g, m) + row)
+            if r is not None:
+                body.append([g, m, _pm(r["rmse"], r["rmse_mcse"], 4), _pm(r["cbias_worst"], r["cbias_worst_mcse"], 3),
+                             _pm(r["cbias_d1"], r["cbias_d1_mcse"], 3), _pm(r["cbias_d10"], r["cbias_d10_mcse"], 3),
+                             _pm(r["rmse_bottom"], r["rmse_bottom_mcse"], 3), _pm(r["rmse_top"], r["rmse_top_mcse"], 3)])
+    if not body:
+        return []
+    head = ["group", "method", "RMSE", "worst-decile |bias|", "bias, lowest decile", "bias, highest decile",
+            "RMSE, lowest decile", "RMSE, highest decile"]
+    return [f"### {scope}: what shrinkage costs, all cells (conditional bias, mean adjusted - true, and RMSE by "
+            "decile of the true score; summary.csv has every decile)", "", _md_table(head, body), ""]
+
+
+def _per_cell(scope, v, methods, idx, pidx, cell_rows):
+    """Table 7's shape: every cell x method, RMSE ± MCSE, and the cell's winner: the best-ranked
+    method, joined by ``=`` with every method whose paired 95% interval with it contains 0."""
+    if not cell_rows:
+        return []
+    ms = [m for m in methods if any((v, m) + r in idx for r in cell_rows)]
+    body = []
+    for row in cell_rows:
+        recs = {m: idx.get((v, m) + row) for m in ms}
+        line = [row[2]] + ["" if r is None else _pm(r["rmse"], r["rmse_mcse"], 4) + ("" if r["rank"] is not None
+                                                                                     else " (-)")
+                           for r in recs.values()]
+        best = next((m for m, r in recs.items() if r is not None and r["rank"] == 1), None)
+        if best is None:
+            line.append("")
+        else:
+            ties = []
+            for m, r in sorted(recs.items(), key=lambda kv: (kv[1] is None or kv[1]["rank"] is None,
+                                                             kv[1]["rank"] if kv[1] and kv[1]["rank"] else 0)):
+                if m == best or r is None or r["rank"] is None:
+                    continue
+                p = pidx.get((v, best, v, m) + row + ("rmse",)) or pidx.get((v, m, v, best) + row + ("rmse",))
+                if p is not None and p["ci_low"] <= 0 <= p["ci_high"]:
+                    ties.append(m)
+            line.append(" = ".join([best] + ties))
+        body.append(line)
+    return [f"### {scope}: RMSE by cell, {v} (mean ± MCSE; winner: the best, = the methods whose paired 95% "
+            "interval with it contains 0; (-): not ranked, failed on some replications)", "",
+            _md_table(["cell"] + ms + ["winner"], body), ""]

@@ -18,7 +18,8 @@ from ..generators.batched import generate_batch
 from ..generators.modern import generate_set
 from ..methods import make_method
 from ..methods.apply import apply_methods, failure_reason
-from ..methods.batched import paper_scores
+from ..methods.batched import paper_scores_by_shrinkage
+from ..methods.shrinkage import shrunk_papers
 from ..ratings import Ratings
 from .spec import CRITERIA, StudySpec, _num, _nums
 
@@ -56,20 +57,25 @@ def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False,
     if timings is not None:
         timings["generate"] = timings.get("generate", 0.0) + time.perf_counter() - t0
     rows, adjusted = [], {}
+    one_rater = ratings.max_raters_per_paper() < 2
     for variant in spec.variants:
         applied = apply_methods(ratings, spec.methods, variant, timings=timings)
-        for code in spec.methods:
-            if code in applied.not_applicable:   # as the 1990 study: no row on one-rater sets
+        for shrinkage in spec.shrinkages:
+            if shrinkage != "none" and one_rater:   # no within-paper variance: no reliability
                 continue
-            head = [cell.code, str(replication), variant, code]
-            if code in applied.skipped:
-                rows.append(head + [""] * len(CRITERIA) + [applied.skipped[code].replace(",", ";")])
-                continue
-            adj = applied.adjusted[code]
-            if keep:
-                adjusted[(variant, code)] = adj
-            c = criteria.score_set(adj.paper, true, cut)
-            rows.append(head + [_num(c[name]) for name in CRITERIA] + [""])
+            for code in spec.methods:
+                if code in applied.not_applicable:   # as the 1990 study: no row on one-rater sets
+                    continue
+                head = [cell.code, str(replication), variant, shrinkage, code]
+                if code in applied.skipped:
+                    rows.append(head + [""] * len(CRITERIA) + [applied.skipped[code].replace(",", ";")])
+                    continue
+                adj = applied.adjusted[code]
+                if keep and shrinkage == "none":
+                    adjusted[(variant, code)] = adj
+                paper = shrunk_papers(applied.estimators[code], ratings, adj.paper, (shrinkage,))[shrinkage]
+                c = criteria.score_set(paper, true, cut)
+                rows.append(head + [_num(c[name]) for name in CRITERIA] + [""])
     if keep:
         return Replication(cell, replication, gen, ratings, adjusted, rows)
     return rows
@@ -90,14 +96,19 @@ def chunk_rows(spec, cell, start, stop):
         for code in spec.methods:
             if one_rater and make_method(code, variant).needs_multiple_raters:
                 continue
-            P, failed = paper_scores(code, variant, batch)
-            crit = criteria.score_sets(P, T, cut)
-            text = [_nums(crit[name]) for name in CRITERIA]
-            for b, rep in enumerate(reps):
-                head = [cell.code, str(rep), variant, code]
-                if b in failed:
-                    msg = failure_reason(failed[b]).replace(",", ";")
-                    out[b].append(head + [""] * len(CRITERIA) + [msg])
-                else:
-                    out[b].append(head + [t[b] for t in text] + [""])
-    return out
+            levels = tuple(s for s in spec.shrinkages if s == "none" or not one_rater)
+            by_level, failed = paper_scores_by_shrinkage(code, variant, batch, levels)
+            for shrinkage in levels:
+                crit = criteria.score_sets(by_level[shrinkage], T, cut)
+                text = [_nums(crit[name]) for name in CRITERIA]
+                for b, rep in enumerate(reps):
+                    head = [cell.code, str(rep), variant, shrinkage, code]
+                    if b in failed:
+                        msg = failure_reason(failed[b]).replace(",", ";")
+                        out[b].append(head + [""] * len(CRITERIA) + [msg])
+                    else:
+                        out[b].append(head + [t[b] for t in text] + [""])
+    # the rows of a replication in replicate()'s order: variant, shrinkage, method
+    order = {(v, s, m): i for i, (v, s, m) in enumerate((v, s, m) for v in spec.variants for s in spec.shrinkages
+                                                          for m in spec.methods)}
+    return [sorted(rows, key=lambda r: order[(r[2], r[3], r[4])]) for rows in out]

@@ -28,8 +28,10 @@ class MonteCarloRun:
     """
 
     def __init__(self, config, out, replications=None, chunk_size=DEFAULT_CHUNK_SIZE, variants=None,
-                 methods=None):
+                 methods=None, cells=None):
         self.config = config
+        #: the cells run and summarised (``cells``: set codes or labels; default every cell of the config)
+        self.cells = list(config.cells) if cells is None else [config.cell(c) for c in cells]
         self.root = Path(out) / "montecarlo"
         self.replications = int(replications or config.replications)
         if self.replications < 1:
@@ -84,7 +86,7 @@ class MonteCarloRun:
         out = []
         for start in range(0, self.replications, self.chunk_size):
             stop = min(start + self.chunk_size, self.replications)
-            out.extend(Chunk(c, start, stop) for c in self.config.cells)
+            out.extend(Chunk(c, start, stop) for c in self.cells)
         return out
 
     def _check_manifest(self):
@@ -104,6 +106,7 @@ class MonteCarloRun:
         write_json(path, {"study": self.digest, "code": code, "config": self.config.source, "name": self.config.name,
                           "generator": self.spec.generator, "true_score": self.spec.true_score,
                           "seed": self.spec.seed, "variants": list(self.spec.variants),
+                          "shrinkages": list(self.spec.shrinkages),
                           "methods": list(self.spec.methods), "cut": self.spec.cut,
                           "chunk_size": self.chunk_size})
 
@@ -155,7 +158,7 @@ class MonteCarloRun:
         by_cell = {}
         for ch in self.chunks():
             by_cell.setdefault(ch.cell.code, []).append(ch)
-        for cell in self.config.cells:
+        for cell in self.cells:
             for ch in by_cell[cell.code]:
                 loaded = load_chunk(self.chunk_dir / ch.relpath, self.digest, ch)
                 if loaded is None:
@@ -167,7 +170,7 @@ class MonteCarloRun:
         ``summary.md``, and ``replications.csv`` unless ``keep_replications`` is false)
         to ``folder`` (default ``RUN/montecarlo``); returns the paths."""
         folder = Path(folder or self.root)
-        cube = Cube.empty(self.config.cells, self.spec.variants, self.spec.methods, self.replications)
+        cube = Cube.empty(self.cells, self.spec.variants, self.spec.methods, self.replications, self.spec.shrinkages)
         paths = []
         # one chunk in memory at a time: the cube is the only thing that grows with R
         with contextlib.ExitStack() as stack:
@@ -181,7 +184,7 @@ class MonteCarloRun:
                     fh.writelines(lines)
                 cube.add(rows)
         info = {"name": self.config.name, "generator": self.spec.generator, "true_score": self.spec.true_score,
-                "replications": self.replications, "cells": len(self.config.cells), "seed": self.spec.seed,
+                "replications": self.replications, "cells": len(self.cells), "seed": self.spec.seed,
                 "cut": self.spec.cut}
         return paths + write_summaries(folder, cube, info)
 

@@ -17,12 +17,13 @@ from ..errors import InputError
 from ..vocabulary import REPLICABLE_GENERATORS
 
 #: Version of the chunk file layout: part of the digest, so old chunks are not reused.
-CHUNK_FORMAT = 1
-#: Per-replication criteria, one row per (set, replication, variant, method).
-COLUMNS = ("set", "replication", "variant", "method", "rmse", "r", "maxdiff", "bias", "accuracy",
-           "pass_adjusted", "pass_true", "error")
-#: Numeric criteria among :data:`COLUMNS`.
+CHUNK_FORMAT = 2
+#: Numeric criteria of a row (:data:`ratercal_cli.criteria.SET_CRITERIA`).
 CRITERIA = criteria.SET_CRITERIA
+#: The fields naming a row before its criteria.
+KEYS = ("set", "replication", "variant", "shrinkage", "method")
+#: Per-replication criteria, one row per (set, replication, variant, shrinkage, method).
+COLUMNS = KEYS + CRITERIA + ("error",)
 DEFAULT_CHUNK_SIZE = 25
 
 #: What may change without invalidating a run's chunks: the command line and the report.
@@ -71,6 +72,7 @@ class StudySpec:
     methods: tuple
     variants: tuple
     n_raters: int
+    shrinkages: tuple = ("none",)
     steps: dict = field(default_factory=dict)     # max_score -> (raters, M) list
     linear: dict = field(default_factory=dict)
 
@@ -85,13 +87,13 @@ class StudySpec:
                    methods=tuple(methods or cfg.methods), variants=tuple(variants or cfg.variants),
                    n_raters=int(cfg.n_raters), steps={int(m): np.asarray(s, dtype=np.float64).tolist()
                                                       for m, s in cfg.steps.items()},
-                   linear=dict(cfg.linear))
+                   linear=dict(cfg.linear), shrinkages=tuple(cfg.shrinkages))
 
     def digest(self) -> str:
         """Hash of everything a chunk's rows depend on (not the number of replications)."""
         d = {"format": CHUNK_FORMAT, "generator": self.generator, "seed": self.seed,
              "true_score": self.true_score, "cut": self.cut, "methods": list(self.methods),
-             "variants": list(self.variants), "n_raters": self.n_raters,
+             "variants": list(self.variants), "shrinkages": list(self.shrinkages), "n_raters": self.n_raters,
              "steps": {str(k): v for k, v in sorted(self.steps.items())}, "linear": self.linear}
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -3,6 +3,7 @@ a replication regenerates alone, and each row's criteria match an independent co
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import math
 import os
@@ -23,7 +24,7 @@ from ratercal_cli.criteria import cut_for_scale
 from ratercal_cli.montecarlo.chunks import Chunk, read_chunk
 from ratercal_cli.montecarlo.replicate import replicate
 from ratercal_cli.montecarlo.run import MonteCarloRun, run_single
-from ratercal_cli.montecarlo.spec import COLUMNS, CRITERIA, StudySpec, code_digest, code_files
+from ratercal_cli.montecarlo.spec import COLUMNS, CRITERIA, KEYS, StudySpec, code_digest, code_files
 from ratercal_cli.study.files import read_columns
 
 REPO = Path(__file__).resolve().parents[2]
@@ -133,7 +134,8 @@ def test_rows_are_in_config_order_and_complete(serial_run):
     assert len(rows) == 6 * 2 * (6 + 10 + 10)
     assert [r[0] for r in rows] == ["1151"] * 72 + ["0151"] * 120 + ["2193"] * 120
     assert [int(r[1]) for r in rows[:72:12]] == [0, 1, 2, 3, 4, 5]
-    assert {r[3] for r in rows[:72]} == {"NO", "MN", "TMN", "LI", "TLI", "EQP"}
+    assert {r[3] for r in rows} == {"none"}                       # no shrinkage key: none only
+    assert {r[4] for r in rows[:72]} == {"NO", "MN", "TMN", "LI", "TLI", "EQP"}
     assert all(r[-1] == "" for r in rows)            # no failed fit on these sets
 
 
@@ -215,7 +217,7 @@ def test_chunk_with_a_damaged_row_is_refused_and_rows_parse_back(serial_run, tmp
     first = lines[0].rstrip("\n").split(",")
     assert data["set"][0] == first[0] and data["replication"][0] == int(first[1])
     for i, c in enumerate(CRITERIA):
-        want = float(first[4 + i]) if first[4 + i] else math.nan
+        want = float(first[len(KEYS) + i]) if first[len(KEYS) + i] else math.nan
         assert data[c][0] == want or (math.isnan(want) and math.isnan(data[c][0]))
     assert len(data["rmse"]) == len(lines)
     row = lines[3]
@@ -291,8 +293,8 @@ def test_criteria_rows_match_an_independent_computation(serial_run):
         cut = 3.25 * cell.max_score / 5
         assert len(rep.rows) == 2 * (6 if cell.raters_per_paper == "1" else 10)
         for row in rep.rows:
-            adj = rep.adjusted[(row[2], row[3])].paper
-            got = dict(zip(CRITERIA, map(float, row[4:4 + len(CRITERIA)])))
+            adj = rep.adjusted[(row[2], row[4])].paper
+            got = dict(zip(CRITERIA, map(float, row[len(KEYS):len(KEYS) + len(CRITERIA)])))
             assert got["rmse"] == pytest.approx(math.sqrt(float(np.sum((adj - true) ** 2)) / true.size), rel=1e-12)
             assert got["r"] == pytest.approx(stats.pearsonr(adj, true)[0], rel=1e-12)
             assert got["maxdiff"] == pytest.approx(float(np.abs(adj - true).max()), rel=1e-12)
@@ -300,8 +302,16 @@ def test_criteria_rows_match_an_independent_computation(serial_run):
             assert got["accuracy"] == np.count_nonzero((adj >= cut - 1e-9) == (true >= cut - 1e-9)) / true.size
             assert got["pass_true"] == np.count_nonzero(true >= cut) / true.size
             assert got["pass_adjusted"] == np.count_nonzero(adj >= cut) / adj.size
+            # conditional bias: deciles of the true score (100 papers: 10 each, ties in paper order)
+            order = np.argsort(true, kind="stable")
+            dec = [(adj - true)[order[10 * d:10 * d + 10]] for d in range(10)]
+            for d in range(10):
+                assert got[f"cbias_d{d + 1}"] == pytest.approx(dec[d].mean(), abs=1e-12)
+            assert got["cbias_worst"] == pytest.approx(max(abs(x.mean()) for x in dec), abs=1e-12)
+            assert got["rmse_bottom"] == pytest.approx(math.sqrt(np.mean(dec[0] ** 2)), rel=1e-12)
+            assert got["rmse_top"] == pytest.approx(math.sqrt(np.mean(dec[9] ** 2)), rel=1e-12)
     # the rows read back to the same doubles (repr round trip)
-    assert float(rep.rows[0][4]) == criteria.score_set(rep.adjusted[(rep.rows[0][2], rep.rows[0][3])].paper, true)["rmse"]
+    assert float(rep.rows[0][5]) == criteria.score_set(rep.adjusted[(rep.rows[0][2], rep.rows[0][4])].paper, true)["rmse"]
 
 
 def test_cut_for_scale():
@@ -335,9 +345,9 @@ def test_cli_single_replication_and_bad_options(tmp_path):
     r = invoke(["montecarlo", config, "--out", out, "--cell", "2+151", "--replication", "2", "--quiet"])
     assert r.exit_code == 0, r.output
     rows = (out / "montecarlo" / "single" / "0151_r2" / "criteria.csv").read_text().splitlines()
-    assert len(rows) == 1 + 20 and rows[1].startswith("0151,2,corrected,NO,")
+    assert len(rows) == 1 + 20 and rows[1].startswith("0151,2,corrected,none,NO,")
     one_line_error(invoke(["montecarlo", config, "--out", out, "--keep-data"]), "--keep-data", "--cell")
-    one_line_error(invoke(["montecarlo", config, "--out", out, "--cell", "0151"]), "--cell and --replication")
+    one_line_error(invoke(["montecarlo", config, "--out", out, "--replication", "1"]), "--replication needs --cell")
 
 
 def test_cli_refuses_the_basic1990_generator_before_writing_anything(tmp_path):
@@ -422,3 +432,22 @@ def test_a_change_in_the_methods_code_is_not_mixed_into_a_resumed_run(serial_run
     manifest.write_text(json.dumps(dict(m, code="0" * 16)))      # as if methods/ had changed since
     with pytest.raises(InputError, match="code changed"):
         MonteCarloRun(cfg, tmp_path / "run", replications=4).run(quiet=True)
+
+
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
+def test_one_cell_with_replications_has_both_shrinkage_levels(tmp_path):
+    """Issue 23: ``montecarlo configs/corrected.yaml --cell 2551 -r 50`` runs that cell alone, with rows
+    for shrinkage none and kelley; Kelley-shrunk TLI beats unshrunk TLI there, as an independent
+    re-implementation measured (about 0.44 against 0.49)."""
+    out = tmp_path / "x"
+    r = invoke(["montecarlo", REPO / "configs" / "corrected.yaml", "--cell", "2551", "-r", "50", "--out", out,
+                "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in (out / "montecarlo" / "chunks").iterdir()) == ["2551"]
+    rows = {(x["variant"], x["shrinkage"], x["method"]): x for x in
+            csv.DictReader((out / "montecarlo" / "summary.csv").open()) if x["facet"] == "all"}
+    assert {s for _, s, _ in rows} == {"none", "kelley"}
+    none, kel = float(rows[("corrected", "none", "TLI")]["rmse"]), float(rows[("corrected", "kelley", "TLI")]["rmse"])
+    assert kel < none
+    assert none == pytest.approx(0.49, abs=0.01) and kel == pytest.approx(0.44, abs=0.01)
+    assert "| 2551 |" in (out / "montecarlo" / "summary.md").read_text()

@@ -68,15 +68,17 @@ def test_cell_levels_and_their_order():
     two_plus = Cell("2+", 500, 9, "normal")
     three = Cell("3", 100, 5, "negative")
     assert cell_levels(one) == [("one-rater", "all", "all"), ("one-rater", "papers", "100"),
-                                ("one-rater", "scale", "0-5"), ("one-rater", "quality", "normal")]
+                                ("one-rater", "scale", "0-5"), ("one-rater", "quality", "normal"),
+                                ("one-rater", "cell", "1151")]
     assert ("multi-rater", "raters", "2+") in cell_levels(two_plus)
     assert level_rows([three, one, two_plus]) == [
         ("multi-rater", "all", "all"), ("multi-rater", "raters", "2+"), ("multi-rater", "raters", "3"),
         ("multi-rater", "papers", "100"), ("multi-rater", "papers", "500"),
         ("multi-rater", "scale", "0-5"), ("multi-rater", "scale", "0-9"),
         ("multi-rater", "quality", "normal"), ("multi-rater", "quality", "negative"),
+        ("multi-rater", "cell", "3153"), ("multi-rater", "cell", "2+591"),      # the cells in config order
         ("one-rater", "all", "all"), ("one-rater", "papers", "100"), ("one-rater", "scale", "0-5"),
-        ("one-rater", "quality", "normal")]
+        ("one-rater", "quality", "normal"), ("one-rater", "cell", "1151")]
 
 
 LEVEL_ORDER_SCRIPT = """
@@ -84,7 +86,8 @@ import random
 from ratercal_cli.design import Cell
 from ratercal_cli.montecarlo.summary import level_rows
 cells = [Cell(k, p, 5, "normal") for k in ("6", "10", "5", "2+", "4", "2") for p in (500, 100)]
-orders = {tuple(level_rows(random.Random(i).sample(cells, len(cells)))) for i in range(40)}
+orders = {tuple(r for r in level_rows(random.Random(i).sample(cells, len(cells))) if r[1] != "cell")
+          for i in range(40)}   # the cells themselves follow the config's order
 assert len(orders) == 1, orders
 print(";".join(lv for _, f, lv in orders.pop() if f in ("raters", "papers")))
 """
@@ -180,7 +183,7 @@ def test_a_method_that_failed_is_not_ranked_where_it_failed():
     'all' (0.4583 > 0.4317) and gave B P(best) 1/3, comparing A's one-cell replication 1 with B's
     two-cell one."""
     cube = small_cube(fail=True)
-    assert cube.failures == {("corrected", "A"): 1}
+    assert cube.failures == {("corrected", "none", "A"): 1}
     summary, paired = summarise(cube)
     get = {(r["method"], r["facet"], r["level"]): r for r in summary}
     ra, rb = get[("A", "all", "all")], get[("B", "all", "all")]
@@ -219,3 +222,36 @@ def test_markdown_has_ranks_with_standard_errors():
     a = np.array([0.4, 0.4, 0.375])
     assert f"| A | {a.mean():.4f} ± {stats.sem(a):.4f} | 1 | 1.00 |" in md
     assert "| raters | 2 | 0.5000 ± 0.0577 (1=) |" in md
+
+
+def test_shrinkage_is_a_dimension_ranked_within_its_group_with_paired_kelley_minus_none():
+    """Columns (variant, shrinkage, method): A and B ranked within none and within kelley, each
+    method's kelley - none paired per replication, and each cell on its own (facet ``cell``) with
+    its winner in the Markdown, ``=`` joining a method whose paired interval contains 0."""
+    recs = []
+    for (s, k), (a, b) in RMSE.items():
+        recs += [(s, k, "corrected", "A", a, 0.9, ""), (s, k, "corrected", "B", b, 0.8, "")]
+    none = _rows(recs)
+    kel = _rows([(s, k, v, m, x - (0.10 if m == "B" else 0.02), acc, e) for s, k, v, m, x, acc, e in recs])
+    data = {key: np.concatenate([none[key], kel[key]]) for key in none}
+    data["shrinkage"] = np.array(["none"] * len(recs) + ["kelley"] * len(recs), dtype=object)
+    cube = Cube.from_rows(data, CELLS, ["corrected"], ["A", "B"], 3, shrinkages=("none", "kelley"))
+    summary, paired = summarise(cube)
+    get = {(r["shrinkage"], r["method"], r["facet"], r["level"]): r for r in summary}
+    assert (get[("none", "A", "all", "all")]["rank"], get[("none", "B", "all", "all")]["rank"]) == (1, 2)
+    assert (get[("kelley", "A", "all", "all")]["rank"], get[("kelley", "B", "all", "all")]["rank"]) == (2, 1)
+    p = next(x for x in paired if x["criterion"] == "rmse" and x["level"] == "all" and x["method_a"] == "B"
+             and x["method_b"] == "B")
+    assert (p["shrinkage_a"], p["shrinkage_b"]) == ("kelley", "none") and p["mean_diff"] == pytest.approx(-0.10)
+    # per cell: 2151 none, A - B = -.05, .02, -.07 (interval contains 0): "A = B"; 3151 A - B = -.06, -.10, .02
+    c2 = get[("none", "A", "cell", "2151")]
+    assert c2["rmse"] == pytest.approx(0.5) and c2["rank"] == 1 and c2["tied_next"] is True
+    assert {x["criterion"] for x in paired if x["facet"] == "cell"} == {"rmse"}
+    md = render_markdown(summary, paired, {"name": "t", "generator": "pcm", "true_score": "model",
+                                           "replications": 3, "cells": 2, "seed": 1, "cut": 3.25})
+    assert "### multi-rater: RMSE by cell, corrected/none" in md and "### multi-rater: RMSE by cell, corrected/kelley" in md
+    assert "| 2151 | 0.5000 ± 0.0577 | 0.5333 ± 0.0328 | A = B |" in md
+    # kelley: B - A = -.03, -.10, -.01, mean -.047, t interval +-.117: B first, tied with A
+    assert "| 2151 | 0.4800 ± 0.0577 | 0.4333 ± 0.0328 | B = A |" in md
+    # 3151 kelley: B - A = -.02, +.02, -.10 (.26, .20, .23 against .28, .18, .33): B first, tied
+    assert "| 3151 | 0.2633 ± 0.0441 | 0.2300 ± 0.0173 | B = A |" in md
