@@ -45,6 +45,7 @@ import numpy as np
 from .design import Cell, parse_code, table3_steps
 from .errors import InputError
 from .methods import method_codes
+from .methods.user import add_paths, is_user_method, load_class
 from .vocabulary import GENERATORS, QUALITY_CODES, SHRINKAGES, STUDY_METHODS, VARIANTS
 TOP_KEYS = ("name", "generator", "variant", "methods", "raters", "cells", "chains", "seed",
             "replications", "linear", "quality", "true_score", "cut", "description", "shrinkage")
@@ -282,6 +283,13 @@ def parse_config(text: str, source: str = "<config>") -> StudyConfig:
     return _validated(*_parse_yaml(text, source))
 
 
+def method_paths(source) -> tuple:
+    """Where a config's own methods (``module:Class``) are imported from first: the config's folder."""
+    if not source or source.startswith("<"):
+        return ()
+    return (str(Path(source).resolve().parent),)
+
+
 def _validated(data, where) -> StudyConfig:
     if not isinstance(data, dict):
         raise where.error((), "the config must be a mapping of keys (name, generator, cells, ...)")
@@ -394,10 +402,22 @@ def _shrinkages(data, where) -> tuple:
 
 
 def _methods(data, where) -> list:
-    """``methods``: known method codes (any case, written upper case), none twice."""
+    """``methods``: known method codes (any case, written upper case) or ``module:Class`` (a method of
+    the user's own, imported with the config's folder first), none twice."""
     known = method_codes()
     methods = []
     for i, m in enumerate(_list(where, ("methods",), data.get("methods", list(STUDY_METHODS)))):
+        if is_user_method(m):   # module:Class, a method of the user's own (methods/user.py)
+            code = str(m).strip()
+            try:
+                add_paths(method_paths(where.source))
+                load_class(code)
+            except Exception as exc:   # the user's module: whatever importing it raises
+                raise where.error(("methods", i), f"cannot use {code}: {type(exc).__name__}: {exc}") from None
+            if code in methods:
+                raise where.error(("methods", i), f"method {code} is listed twice")
+            methods.append(code)
+            continue
         code = str(m).upper()
         if code not in known:
             raise where.error(("methods", i), f"unknown method {m!r} (known: {', '.join(known)})")

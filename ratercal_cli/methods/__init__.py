@@ -69,7 +69,14 @@ def method_codes():
 
 def make_method(code: str, variant: str = DEFAULT_VARIANT, **params):
     """A fresh estimator for ``code`` (case-insensitive); ``variant`` reaches the methods that have
-    one (the 1990 methods), the others have one version."""
+    one (the 1990 methods), the others have one version.  ``module:Class`` is a method of the
+    user's own (:mod:`.user`)."""
+    from .user import is_user_method
+
+    if is_user_method(code):   # a method of the user's own, module:Class (methods/user.py)
+        from .user import UserMethod
+
+        return UserMethod(spec=str(code), **params)
     key = code.upper()
     if key not in _REGISTRY:
         raise KeyError(f"unknown method {code!r}; known: {', '.join(method_codes())}")

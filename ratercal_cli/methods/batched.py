@@ -121,7 +121,7 @@ def paper_scores(code, variant, batch):
     Returns ``(P, failed)``: ``P`` ``(B, n)`` float64 (rows of failed replications are
     nan) and ``failed`` a dict ``{b: exception}`` of replications the method could not
     fit (the estimator's own exception and message)."""
-    code = code.upper()
+    code = code if ":" in code else code.upper()   # module:Class (a user method) keeps its case
     if code in _RATING_FITS:
         P, failed, alone = batch_paper_mean(_RATING_FITS[code](batch, variant), variant), {}, None
     elif code in _PAPER_FITS:
@@ -157,7 +157,7 @@ def paper_scores_by_shrinkage(code, variant, batch, shrinkages=("none",)):
     from . import make_method
     from .shrinkage import kelley_batch, shrunk_papers
 
-    code = code.upper()
+    code = code if ":" in code else code.upper()   # module:Class (a user method) keeps its case
     if callable(getattr(make_method(code, variant), "paper_scores_by_shrinkage", None)):
         from .apply import apply_methods
 

@@ -46,7 +46,7 @@ def chunk_header(spec_digest: str, chunk: Chunk) -> str:
 
 def run_chunk(spec: StudySpec, cell: Cell, start: int, stop: int) -> str:
     """The rows of replications ``start..stop-1`` of ``cell`` as CSV lines (runs on a worker)."""
-    return "".join(",".join(r) + "\n" for rows in chunk_rows(spec, cell, start, stop) for r in rows)
+    return "".join(",".join(r) + "\n" for rows in chunk_rows(spec.prepare(), cell, start, stop) for r in rows)
 
 
 def chunk_end(body: str) -> str:

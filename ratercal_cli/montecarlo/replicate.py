@@ -47,6 +47,7 @@ def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False,
     and of each (variant, method) fit are added (the benchmark's profile).
     """
     t0 = time.perf_counter() if timings is not None else 0.0
+    spec.prepare()
     gen = generate_set(cell, spec.generator, spec.seed, replication, spec.steps_for(cell.max_score),
                        spec.linear or None, spec.true_score)
     o = gen.observed

@@ -13,7 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from .. import criteria
+from ..config import method_paths
 from ..errors import InputError
+from ..methods.user import add_paths, is_user_method, source_digest
 from ..vocabulary import REPLICABLE_GENERATORS
 
 #: Version of the chunk file layout: part of the digest, so old chunks are not reused.
@@ -61,6 +63,15 @@ def _nums(values) -> list:
     return ["" if x != x else repr(x) for x in np.asarray(values, dtype=np.float64).tolist()]
 
 
+def _user_code(methods, paths) -> dict:
+    """``{module:Class: source hash}`` of the user's own methods among ``methods``."""
+    specs = [m for m in methods if is_user_method(m)]
+    if not specs:
+        return {}
+    add_paths(paths)
+    return {m: source_digest(m) for m in specs}
+
+
 @dataclass(frozen=True)
 class StudySpec:
     """What a worker needs to make and score any replication (picklable, small)."""
@@ -73,6 +84,11 @@ class StudySpec:
     variants: tuple
     n_raters: int
     shrinkages: tuple = ("none",)
+    #: where the user's own methods (``module:Class``) are imported from (the config's folder; not
+    #: in the digest: the rows do not depend on where the files are)
+    paths: tuple = ()
+    #: ``module:Class`` -> hash of its module's source (in the digest)
+    user_code: dict = field(default_factory=dict)
     steps: dict = field(default_factory=dict)     # max_score -> (raters, M) list
     linear: dict = field(default_factory=dict)
 
@@ -87,15 +103,23 @@ class StudySpec:
                    methods=tuple(methods or cfg.methods), variants=tuple(variants or cfg.variants),
                    n_raters=int(cfg.n_raters), steps={int(m): np.asarray(s, dtype=np.float64).tolist()
                                                       for m, s in cfg.steps.items()},
-                   linear=dict(cfg.linear), shrinkages=tuple(cfg.shrinkages))
+                   linear=dict(cfg.linear), shrinkages=tuple(cfg.shrinkages),
+                   paths=method_paths(cfg.source), user_code=_user_code(methods or cfg.methods, method_paths(cfg.source)))
 
     def digest(self) -> str:
         """Hash of everything a chunk's rows depend on (not the number of replications)."""
         d = {"format": CHUNK_FORMAT, "generator": self.generator, "seed": self.seed,
              "true_score": self.true_score, "cut": self.cut, "methods": list(self.methods),
              "variants": list(self.variants), "shrinkages": list(self.shrinkages), "n_raters": self.n_raters,
-             "steps": {str(k): v for k, v in sorted(self.steps.items())}, "linear": self.linear}
+             "steps": {str(k): v for k, v in sorted(self.steps.items())}, "linear": self.linear,
+             **({"user_code": self.user_code} if self.user_code else {})}
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+    def prepare(self) -> "StudySpec":
+        """Make the user's own methods importable in this process (a worker calls it first)."""
+        if self.paths:
+            add_paths(self.paths)
+        return self
 
     def steps_for(self, max_score):
         return None if self.generator == "linear" else np.asarray(self.steps[int(max_score)], dtype=np.float64)

@@ -1,0 +1,134 @@
+"""A method of the user's own, named ``module:Class`` in a config's ``methods`` (issue 23).
+
+Any class with the estimator interface runs in ``ratercal montecarlo`` (serial, ``--jobs``, Dask)
+beside the built-in methods::
+
+    class MyMethod:
+        needs_multiple_raters = False        # optional: True to skip one-rater data sets
+        def fit(self, ratings):              # a ratercal_cli.ratings.Ratings
+            ...
+            return self
+        def transform(self, ratings):        # per-rating and per-paper adjusted scores:
+            return Adjusted(rating=..., paper=...)   # or any object with .rating and .paper,
+                                                     # or a (rating, paper) pair
+
+The class is made with no arguments.  ``module`` is imported by name, with the config's own
+folder first on the module search path (so ``examples/user_method.yaml`` finds
+``examples/user_method.py``); a Dask worker needs the module importable where it runs.
+:class:`UserMethod` adapts the class to :class:`~.base.RaterAdjuster`: whatever the user's code
+raises while fitting or transforming becomes a :class:`~ratercal_cli.errors.MethodError` naming
+the exception, so the study records the failure with its reason and goes on, and scores of the
+wrong shape or not finite where the ratings are are refused the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import sys
+
+import numpy as np
+
+from ..errors import MethodError
+from ..ratings import Adjusted, Ratings
+from .base import RaterAdjuster
+
+SEP = ":"
+
+
+def is_user_method(code) -> bool:
+    """A user method's name is ``module:Class``; the built-in codes have no colon."""
+    return SEP in str(code)
+
+
+def add_paths(paths) -> None:
+    """Put ``paths`` (a config's folder) first on ``sys.path`` where they are not there already."""
+    for p in reversed(tuple(paths)):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+
+
+def load_class(spec: str):
+    """The class named by ``module:Class``; ``ImportError``/``AttributeError``/``TypeError`` with a
+    message saying what is missing."""
+    module, _, name = str(spec).partition(SEP)
+    if not module or not name:
+        raise ImportError(f"{spec!r}: a method of your own is named module:Class")
+    mod = importlib.import_module(module)
+    cls = mod
+    for part in name.split("."):
+        cls = getattr(cls, part, None)
+        if cls is None:
+            raise AttributeError(f"module {module!r} has no {name!r}")
+    if not inspect.isclass(cls) or not callable(getattr(cls, "fit", None)) or not callable(getattr(cls, "transform",
+                                                                                                     None)):
+        raise TypeError(f"{spec}: expected a class with fit(ratings) and transform(ratings)")
+    return cls
+
+
+def source_digest(spec: str) -> str:
+    """Hash of the source file of a user method's module: a resumed Monte Carlo run refuses to mix
+    chunks made by two versions of it."""
+    cls = load_class(spec)
+    try:
+        path = inspect.getsourcefile(sys.modules[cls.__module__])
+        data = open(path, "rb").read() if path else b""
+    except (TypeError, OSError):
+        data = b""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _coerce(out, ratings: Ratings, spec: str) -> Adjusted:
+    if isinstance(out, tuple) and len(out) == 2:
+        rating, paper = out
+    elif isinstance(out, dict):
+        rating, paper = out.get("rating"), out.get("paper")
+    else:
+        rating, paper = getattr(out, "rating", None), getattr(out, "paper", None)
+    try:
+        rating = np.asarray(rating, dtype=np.float64)
+        paper = np.asarray(paper, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise MethodError(f"{spec}: transform must give per-rating and per-paper scores (.rating, .paper)") from None
+    if rating.shape != (ratings.n_ratings,) or paper.shape != (ratings.n_papers,):
+        raise MethodError(f"{spec}: transform gave {rating.size} rating and {paper.size} paper scores for "
+                          f"{ratings.n_ratings} ratings and {ratings.n_papers} papers")
+    scored = ratings.ratings_per_paper() > 0
+    if not np.isfinite(paper[scored]).all():
+        raise MethodError(f"{spec}: {int((~np.isfinite(paper[scored])).sum())} paper score(s) not finite")
+    return Adjusted(rating=rating, paper=paper)
+
+
+class UserMethod(RaterAdjuster):
+    """The adapter of a user's ``module:Class`` (module docstring)."""
+
+    def __init__(self, spec: str = ""):
+        self.spec = spec
+
+    @property
+    def code(self):
+        return self.spec
+
+    @property
+    def needs_multiple_raters(self):
+        return bool(getattr(load_class(self.spec), "needs_multiple_raters", False))
+
+    def _fit(self, ratings: Ratings, **fit_params) -> None:
+        try:
+            est = load_class(self.spec)()
+            est.fit(ratings, **fit_params)
+        except MethodError:
+            raise
+        except Exception as exc:   # the user's code: any failure is recorded, not fatal
+            raise MethodError(f"{self.spec}: {type(exc).__name__}: {exc}") from exc
+        self.estimator_ = est
+
+    def _transform(self, ratings: Ratings, training: bool, **params) -> Adjusted:
+        try:
+            out = self.estimator_.transform(ratings, **params)
+        except MethodError:
+            raise
+        except Exception as exc:
+            raise MethodError(f"{self.spec}: {type(exc).__name__}: {exc}") from exc
+        return _coerce(out, ratings, self.spec)
