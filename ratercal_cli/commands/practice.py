@@ -203,10 +203,18 @@ _html_option = click.option(
                    "table): the slowest part on large files.")
 @_html_option
 @_calibration_options
+@click.option("--simulate", "simulate", type=click.IntRange(min=2), default=None, metavar="R",
+              help="Rank the methods for this file's own design: fit the rater model, simulate R replications "
+                   "of the design and score the methods (RMSE ± MCSE, conditional bias, accuracy at --cut).")
+@click.option("--cut", type=float, default=None, help="With --simulate: the pass/fail cut on the file's scale.")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="With --simulate: the seed (default 19900601).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --simulate: worker processes (the same numbers for any number).")
 @_one_line_errors
 def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep,
           encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, assignment, alpha, as_json,
-          png, no_rasch, html_out, anchors_in, anchors_out, steps_by):
+          png, no_rasch, html_out, anchors_in, anchors_out, steps_by,
+          simulate, cut, seed, jobs):
     """Is adjustment warranted?  Tests of rater differences, the rater report, agreement, and
     which adjustment Chapter 5's rule and the corrected study support.
 
@@ -230,8 +238,11 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
                   score_cols, rater_cols)
+    if simulate is None and (cut is not None or seed is not None):
+        raise InputError("--cut and --seed go with --simulate", field="--cut" if cut is not None else "--seed")
     result = check_ratings(table.ratings, assignment=assignment, alpha=alpha, rasch=not no_rasch,
-                           anchors=_anchors(anchors_in), steps_by=steps_by, calibrate=anchors_out is not None)
+                           anchors=_anchors(anchors_in), steps_by=steps_by, calibrate=anchors_out is not None,
+                           simulate=simulate, cut=cut, seed=seed, jobs=jobs)
     _write_calibration(anchors_out, table.ratings, steps_by, result.calibration)
     maps = result.wright_maps(png) if png is not None else []
     maps += _write_html(html_out, table.ratings, check=result)

@@ -18,7 +18,9 @@ __all__ = ["check", "CheckResults"]
 
 
 def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, rasch: bool = True,
-          anchors=None, steps_by: str | None = None, calibrate: bool = False) -> "CheckResults":
+          anchors=None, steps_by: str | None = None, calibrate: bool = False,
+          simulate: int | None = None, cut: float | None = None, seed: int | None = None,
+          jobs: int = 1) -> "CheckResults":
     """Test whether the raters differ and say which adjustment is warranted, group by group.
 
     Parameters
@@ -41,6 +43,10 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     calibrate : bool
         Also fit the MFRM free and keep its calibration (:attr:`CheckResults.calibration`,
         ``--write-anchors``).  One group only.
+    simulate, cut, seed, jobs
+        ``check --simulate R``: rank the methods for each group's own design by R simulated
+        replications of it (:func:`~ratercal_cli.practice.simulate.simulate_design`), with the
+        decision accuracy at ``cut`` (on the file's scale), from ``seed``, in ``jobs`` processes.
 
     Returns
     -------
@@ -59,6 +65,11 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     """
     groups = ratings.by_group()
     if ratings.facets:
+        if simulate is not None:
+            from ..errors import InputError
+
+            raise InputError("--simulate takes ratings without facets (one score per paper and rater)",
+                             field="--simulate")
         res = _check_facets(ratings, groups, assignment, alpha, rasch, steps_by)
     else:
         reports = [check_ratings(g, group=name, scale_low=ratings.scale_low, assignment=assignment, alpha=alpha,
@@ -69,7 +80,12 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
 
             bias = rater_group_bias(groups, ratings.group_name, alpha=alpha, scale_low=ratings.scale_low,
                                     models=[r.rater_model for r in reports])
-        res = CheckResults(ratings, reports, bias)
+        sims = None
+        if simulate is not None:
+            from .simulate import simulate_groups
+
+            sims = simulate_groups(ratings, simulate, cut=cut, seed=seed, jobs=jobs)
+        res = CheckResults(ratings, reports, bias, simulations=sims)
         if bias is not None and len(groups) > 1:
             res.group_interaction = _joint_group_bias(ratings, alpha)
     if anchors is not None or calibrate:
@@ -143,6 +159,8 @@ class CheckResults:
     calibration: object = None
     #: with groups: the rater x group interaction of one joint MFRM (:class:`.bias.BiasTable`)
     group_interaction: object = None
+    #: per group, ``check --simulate``'s :class:`~.simulate.SimulationResult` (or why it could not run)
+    simulations: list | None = None
 
     @property
     def recommendation(self) -> dict:
@@ -170,7 +188,8 @@ class CheckResults:
         r = self.ratings
         return {"file": r.source, "scale": f"{r.scale_low}-{r.scale_low + r.max_score}",
                 "group_column": r.group_name, "warnings": list(r.notes),
-                "groups": [rep.to_dict() for rep in self.reports], "bias": json_clean(self.bias),
+                "groups": [dict(rep.to_dict(), **self._simulation(k)) for k, rep in enumerate(self.reports)],
+                "bias": json_clean(self.bias),
                 **({"facets": list(r.facets), "rubric": [{"group": name, **rep.to_dict()} for name, rep in self.rubric]}
                    if self.rubric is not None else {}),
                 **({"anchors": json_clean(self.anchored)} if self.anchored is not None else {}),
@@ -189,6 +208,13 @@ class CheckResults:
                          f"recommended {rep.recommendation} -- {rep.reason}")
         return "\n".join(lines)
 
+    def _simulation(self, k) -> dict:
+        """``{"simulation": ...}`` of group ``k`` (its result, or ``{"error": reason}``), or nothing."""
+        if self.simulations is None:
+            return {}
+        sim = self.simulations[k]
+        return {"simulation": {"error": sim} if isinstance(sim, str) else sim.to_dict()}
+
     def summary(self) -> str:
         """The text of ``ratercal check``: the short summary, each group's report, then the bias table."""
         parts = [self.short_summary(), ""]
@@ -196,6 +222,9 @@ class CheckResults:
             if k:
                 parts.append("\n" + GROUP_RULE + "\n")
             parts.append(rep.format_text(self.ratings.source or "", self._tag(rep)))
+            if self.simulations is not None:
+                sim = self.simulations[k]
+                parts.append("\n" + (sim if isinstance(sim, str) else sim.format_text()))
         if self.bias is not None:
             from .rater_report import format_bias
 
