@@ -14,7 +14,9 @@ Schema (all keys optional except ``cells``)::
     methods: [NO, MN, ...]   # default: the study's ten
     raters:
       steps: table3          # or {5: [[d11..d15], ...], 9: [...]} or one list for every scale
-      count: 9               # implied by steps
+      count: 9               # implied by steps; with table3 any number (Table 3's nine in turn)
+      effects: {severity: 0, slope: 1, centrality: 0, drift: 0}   # one number or one per rater
+    assignment: random       # or by_quality (generators/effects.py)
     cells:                   # a list of factorial blocks; every combination is one data set
       - raters_per_paper: [1, 2, 3, "2+"]
         papers: [100]
@@ -48,7 +50,7 @@ from .methods import method_codes
 from .methods.user import add_paths, is_user_method, load_class
 from .vocabulary import GENERATORS, QUALITY_CODES, SHRINKAGES, STUDY_METHODS, VARIANTS
 TOP_KEYS = ("name", "generator", "variant", "methods", "raters", "cells", "chains", "seed",
-            "replications", "linear", "quality", "true_score", "cut", "description", "shrinkage")
+            "replications", "linear", "quality", "true_score", "cut", "description", "shrinkage", "assignment")
 TRUE_SCORES = ("model", "pcm")
 
 #: Memory a rating takes while its data set is made, adjusted and scored, rounded up from what
@@ -91,6 +93,7 @@ class StudyConfig:
     linear: dict = field(default_factory=dict)
     variants: tuple = ("faithful",)  # every one is a dimension of the run
     shrinkages: tuple = ("none",)    # a dimension of the Monte Carlo runs
+    effects: object = None           # generators.effects.RaterEffects (raters.effects, assignment)
     true_score: str = "model"
     cut: float = 3.25
     source: str = "<config>"
@@ -347,6 +350,7 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     steps, linear, n_raters = _raters(data, where, generator, sorted({c.max_score for c in cells}))
     _check_design(where, generator, cells, blocks, n_raters)
     chains = _chains(data, where, generator, [c.code for c in cells])
+    effects = _effects(data, where, generator, n_raters)
     true_score = _choice(where, ("true_score",), data.get("true_score", "model"), TRUE_SCORES)
     if true_score == "pcm" and generator == "linear":
         raise where.error(("true_score",), "the linear model's true score is its own; 'pcm' needs step parameters")
@@ -358,10 +362,11 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     cfg = StudyConfig(name=name, generator=generator, methods=tuple(methods), cells=cells,
                       steps=steps, n_raters=n_raters, chains=chains, seed=seed, replications=reps,
                       linear=linear, variants=variants, shrinkages=shrinkages, true_score=true_score, cut=cut,
-                      source=where.source)
+                      source=where.source, effects=effects)
     _check_memory(where, cfg, blocks)
     cfg.raw = {"name": name, "generator": generator, "variant": list(variants), "methods": methods,
            **({"shrinkage": list(shrinkages)} if shrinkages != ("none",) else {}),
+           **({"effects": effects.to_dict()} if not effects.neutral else {}),
            "true_score": true_score, "cut": cut,
            "cells": [c.code for c in cells], "steps": {m: s.tolist() for m, s in steps.items()}, "linear": linear,
            "chains": [[list(c.sets), c.low_byte] for c in chains], "seed": seed, "replications": reps}
@@ -389,6 +394,21 @@ def _variants(data, where) -> tuple:
     if len(set(variants)) < len(variants):
         raise where.error(("variant",), "a variant is listed twice")
     return variants
+
+
+def _effects(data, where, generator, n_raters):
+    """``raters.effects`` and ``assignment`` (:mod:`.generators.effects`), for the pcm and sequential
+    generators."""
+    from .generators.effects import RaterEffects, parse_effects
+
+    given = [k for k in ("assignment",) if k in data] + (["raters.effects"] if (data.get("raters") or {}).get(
+        "effects") else [])
+    if given and generator not in ("pcm", "sequential"):
+        raise where.error(("assignment",) if "assignment" in given else ("raters", "effects"),
+                          f"rater effects and assignment need the pcm or sequential generator, not {generator}")
+    if not given:
+        return RaterEffects.none(n_raters)
+    return parse_effects(where, data, n_raters)
 
 
 def _shrinkages(data, where) -> tuple:
@@ -469,17 +489,22 @@ def _block_cells(where, bp, block) -> list:
 
 def _raters(data, where, generator, scales):
     """``(steps, linear, n_raters)``: the raters of the linear model (``linear``), or their step
-    parameters on each of ``scales`` (``raters.steps``); ``raters.count`` must agree."""
+    parameters on each of ``scales`` (``raters.steps``; ``table3`` with a ``raters.count`` takes
+    Table 3's nine raters in turn, so any number of raters); ``raters.count`` must agree."""
     raters = data.get("raters", {}) or {}
     if not isinstance(raters, dict):
         raise where.error(("raters",), "expected a mapping with steps (and count)")
-    _check_keys(where, ("raters",), raters, ("steps", "count"))
+    _check_keys(where, ("raters",), raters, ("steps", "count", "effects"))
     steps, linear = {}, {}
     if generator == "linear":
         linear = _linear(data, where)
         n_raters = len(linear["effects"])
     else:
         steps = _steps(where, raters.get("steps", "table3"), scales)
+        if raters.get("steps", "table3") == "table3" and "count" in raters:
+            # any number of raters: Table 3's nine in turn (rater j is Table 3's rater j mod 9 + 1)
+            count = _int(where, ("raters", "count"), raters["count"], 1)
+            steps = {m: np.resize(s, (count, s.shape[1])) for m, s in steps.items()}
         counts = {s.shape[0] for s in steps.values()}
         if len(counts) > 1:
             raise where.error(("raters", "steps"), "every scale must have the same number of raters")

@@ -89,16 +89,16 @@ def _from_sets(cell, reps, sets, n_raters):
 
 
 def generate_batch(cell: Cell, generator: str, seed: int, reps, steps=None, linear=None,
-                   true_score: str = "model", n_raters=None) -> CellBatch:
+                   true_score: str = "model", n_raters=None, effects=None) -> CellBatch:
     """Replications ``reps`` of ``cell``, bit-identical to ``generate_set`` one by one.
 
-    The PCM generator runs batched; the others (and any replication whose PCM
-    log-numerators would need ``_probabilities_cm``'s rescaling) go through
-    :func:`generate_set`.
+    The PCM generator runs batched; the others, rater effects or a non-random assignment
+    (``effects``, :mod:`.effects`), and any replication whose PCM log-numerators would need
+    ``_probabilities_cm``'s rescaling go through :func:`generate_set`.
     """
     reps = tuple(int(r) for r in reps)
-    if generator != "pcm":
-        sets = [generate_set(cell, generator, seed, r, steps, linear, true_score) for r in reps]
+    if generator != "pcm" or (effects is not None and not effects.neutral):
+        sets = [generate_set(cell, generator, seed, r, steps, linear, true_score, effects) for r in reps]
         nr = n_raters or (len(linear["effects"]) if generator == "linear" else np.asarray(steps).shape[0])
         return _from_sets(cell, reps, sets, nr)
     steps = np.asarray(steps, dtype=np.float64)

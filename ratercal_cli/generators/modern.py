@@ -107,13 +107,14 @@ def draw_papers(cell: Cell, generator: str, seed_seq, linear=None) -> np.ndarray
     return draw_quality(rng, cell)
 
 
-def true_scores(quality, generator: str, steps=None, linear=None, true_score: str = "model"):
+def true_scores(quality, generator: str, steps=None, linear=None, true_score: str = "model", effects=None):
     """truegen: (paper true scores, per-rater expected scores).
 
     The model's expected score, averaged over the raters; ``true_score="pcm"``
     scores the truth as TRUEGEN did (PCM expected scores) whatever the generator,
     which reproduces the 1990 mismatch on purpose.  The linear model's true score
-    is the drawn normal value itself.
+    is the drawn normal value itself.  ``effects`` (:class:`.effects.RaterEffects`): each rater
+    at mid-session with its severity, slope and centrality.
     """
     quality = np.asarray(quality, dtype=np.float64)
     if generator == "linear":
@@ -121,22 +122,36 @@ def true_scores(quality, generator: str, steps=None, linear=None, true_score: st
         return quality.copy(), np.broadcast_to(quality[:, None], (quality.size, n_raters)).copy()
     steps = np.asarray(steps, dtype=np.float64)
     model = pcm_model if true_score == "pcm" else MODELS[generator]
+    if effects is not None and not effects.neutral:
+        slope, mid = effects.mid_session(steps)
+        rater_true = model.expected_score(slope[None, :] * quality[:, None], mid[None, :, :])
+        return rater_true.mean(axis=1), rater_true
     rater_true = model.expected_score(quality[:, None], steps[None, :, :])
     return rater_true.mean(axis=1), rater_true
 
 
-def observe(cell: Cell, quality, generator: str, seed_seq, steps=None, linear=None) -> ObservedRatings:
-    """obsgen: draw each paper's raters and their scores (the 2+ design included)."""
+def observe(cell: Cell, quality, generator: str, seed_seq, steps=None, linear=None, effects=None) -> ObservedRatings:
+    """obsgen: draw each paper's raters and their scores (the 2+ design included); ``effects``
+    (:class:`.effects.RaterEffects`): the raters' effects and the assignment."""
     rng = np.random.default_rng(seed_seq)
     scorer = _Scorer(generator, None if steps is None else np.asarray(steps, dtype=np.float64), linear)
     quality = np.asarray(quality, dtype=np.float64)
     n, nr, m = cell.papers, scorer.n_raters(), cell.max_score
     two_plus = cell.raters_per_paper == "2+"
     k = cell.raters_drawn
-    raters = draw_raters(rng, n, nr, k)
-    draws = draw_for_scores(rng, cell, generator)
-    scores = np.concatenate([scorer.score(quality[:, None], raters[:, a:b], draws[:, a:b], m)
-                             for a, b in score_groups(cell)], axis=1)
+    if effects is None or effects.neutral:
+        raters = draw_raters(rng, n, nr, k)
+        draws = draw_for_scores(rng, cell, generator)
+        scores = np.concatenate([scorer.score(quality[:, None], raters[:, a:b], draws[:, a:b], m)
+                                 for a, b in score_groups(cell)], axis=1)
+    else:
+        from .effects import session_positions
+
+        raters = effects.draw_raters(rng.random((n, nr)), quality, k)
+        draws = draw_for_scores(rng, cell, generator)
+        q, st = effects.rating_model(quality[:, None], raters, scorer.steps, session_positions(raters, nr))
+        scores = np.concatenate([MODELS[generator].scores_from_uniforms(q[:, a:b], st[:, a:b], draws[:, a:b])
+                                 for a, b in score_groups(cell)], axis=1)
     if two_plus:
         kept = two_plus_kept(scores)
         present = np.column_stack([np.ones((n, 2), bool), kept[:, 2]])
@@ -151,9 +166,9 @@ def observe(cell: Cell, quality, generator: str, seed_seq, steps=None, linear=No
 
 
 def generate_set(cell: Cell, generator: str, seed: int, replication: int, steps=None, linear=None,
-                 true_score: str = "model") -> GeneratedSet:
+                 true_score: str = "model", effects=None) -> GeneratedSet:
     """One data set in memory: the same numbers the pargen/truegen/obsgen stages write."""
     quality = draw_papers(cell, generator, stage_seed(seed, cell.code, replication, 0), linear)
-    true, rater_true = true_scores(quality, generator, steps, linear, true_score)
-    obs = observe(cell, quality, generator, stage_seed(seed, cell.code, replication, 1), steps, linear)
+    true, rater_true = true_scores(quality, generator, steps, linear, true_score, effects)
+    obs = observe(cell, quality, generator, stage_seed(seed, cell.code, replication, 1), steps, linear, effects)
     return GeneratedSet(quality=quality, true_score=true, rater_true=rater_true, observed=obs)

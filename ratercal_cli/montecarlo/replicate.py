@@ -49,7 +49,7 @@ def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False,
     t0 = time.perf_counter() if timings is not None else 0.0
     spec.prepare()
     gen = generate_set(cell, spec.generator, spec.seed, replication, spec.steps_for(cell.max_score),
-                       spec.linear or None, spec.true_score)
+                       spec.linear or None, spec.true_score, spec.rater_effects())
     o = gen.observed
     k = o.kept
     ratings = Ratings(o.paper[k], o.rater[k], o.score[k], cell.max_score, cell.papers, spec.n_raters)
@@ -88,7 +88,7 @@ def chunk_rows(spec, cell, start, stop):
 
     reps = range(start, stop)
     batch = generate_batch(cell, spec.generator, spec.seed, reps, spec.steps_for(cell.max_score),
-                           spec.linear or None, spec.true_score, spec.n_raters)
+                           spec.linear or None, spec.true_score, spec.n_raters, spec.rater_effects())
     cut = criteria.cut_for_scale(spec.cut, cell.max_score)
     T = batch.true
     one_rater = batch.per_paper < 2

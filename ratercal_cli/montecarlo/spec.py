@@ -89,6 +89,8 @@ class StudySpec:
     paths: tuple = ()
     #: ``module:Class`` -> hash of its module's source (in the digest)
     user_code: dict = field(default_factory=dict)
+    #: rater effects and assignment (:meth:`RaterEffects.to_dict`; empty: none, random assignment)
+    effects: dict = field(default_factory=dict)
     steps: dict = field(default_factory=dict)     # max_score -> (raters, M) list
     linear: dict = field(default_factory=dict)
 
@@ -104,7 +106,8 @@ class StudySpec:
                    n_raters=int(cfg.n_raters), steps={int(m): np.asarray(s, dtype=np.float64).tolist()
                                                       for m, s in cfg.steps.items()},
                    linear=dict(cfg.linear), shrinkages=tuple(cfg.shrinkages),
-                   paths=method_paths(cfg.source), user_code=_user_code(methods or cfg.methods, method_paths(cfg.source)))
+                   paths=method_paths(cfg.source), user_code=_user_code(methods or cfg.methods, method_paths(cfg.source)),
+                   effects={} if cfg.effects is None or cfg.effects.neutral else cfg.effects.to_dict())
 
     def digest(self) -> str:
         """Hash of everything a chunk's rows depend on (not the number of replications)."""
@@ -112,7 +115,8 @@ class StudySpec:
              "true_score": self.true_score, "cut": self.cut, "methods": list(self.methods),
              "variants": list(self.variants), "shrinkages": list(self.shrinkages), "n_raters": self.n_raters,
              "steps": {str(k): v for k, v in sorted(self.steps.items())}, "linear": self.linear,
-             **({"user_code": self.user_code} if self.user_code else {})}
+             **({"user_code": self.user_code} if self.user_code else {}),
+             **({"effects": self.effects} if self.effects else {})}
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     def prepare(self) -> "StudySpec":
@@ -120,6 +124,14 @@ class StudySpec:
         if self.paths:
             add_paths(self.paths)
         return self
+
+    def rater_effects(self):
+        """The :class:`~ratercal_cli.generators.effects.RaterEffects`, or None (none, random assignment)."""
+        if not self.effects:
+            return None
+        from ..generators.effects import RaterEffects
+
+        return RaterEffects(**{k: tuple(v) if isinstance(v, list) else v for k, v in self.effects.items()})
 
     def steps_for(self, max_score):
         return None if self.generator == "linear" else np.asarray(self.steps[int(max_score)], dtype=np.float64)

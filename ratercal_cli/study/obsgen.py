@@ -48,7 +48,7 @@ class ObsgenStage(Stage):
         else:
             steps = None if cfg.generator == "linear" else cfg.steps[self.cell.max_score]
             obs = modern.observe(self.cell, quality, cfg.generator, modern.stage_seed(cfg.seed, self.cell.code, 0, 1),
-                                 steps, cfg.linear)
+                                 steps, cfg.linear, cfg.effects)
         path = write_columns(self.folder / "ratings.csv", ["paper", "rater", "score", "order", "kept"],
                              [obs.paper + 1, obs.rater + 1, obs.score, obs.order, obs.kept.astype(int)],
                              [None] * 5)

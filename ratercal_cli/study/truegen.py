@@ -61,7 +61,8 @@ class TruegenStage(Stage):
                 true, per_rater = basic1990.truegen(quality.astype(np.float32), steps)
                 true_txt = print_singles(true)
             else:
-                true, per_rater = modern.true_scores(quality, cfg.generator, steps, true_score=cfg.true_score)
+                true, per_rater = modern.true_scores(quality, cfg.generator, steps, true_score=cfg.true_score,
+                                                     effects=cfg.effects)
                 true_txt = [fmt(v) for v in true]
         tpath = write_columns(f / "true_scores.csv", ["paper", "true_score"], [ids, true_txt], [None, str])
         n, nr = per_rater.shape

@@ -1,0 +1,153 @@
+"""Rater effects and assignment in the generators (generators/effects.py): each effect is in the
+data it makes, checked against its formula; no effects make exactly the data they made before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ratercal_cli.config import parse_config
+from ratercal_cli.design import Cell, table3_steps
+from ratercal_cli.errors import InputError
+from ratercal_cli.generators.effects import NEUTRAL, RaterEffects, session_positions
+from ratercal_cli.generators.modern import generate_set
+from ratercal_cli.models.pcm import category_probabilities, expected_score
+
+STEPS = table3_steps(5)
+
+
+def effects(**kw):
+    base = {k: (v,) * 9 for k, v in NEUTRAL.items()}
+    base.update({k: tuple(v) if isinstance(v, list) else (v,) * 9 for k, v in kw.items() if k != "assignment"})
+    return RaterEffects(**base, assignment=kw.get("assignment", "random"))
+
+
+def _set(eff, papers=500, rpp="2", seed=11, rep=0):
+    return generate_set(Cell(rpp, papers, 5, "normal"), "pcm", seed, rep, STEPS, None, "model", eff)
+
+
+def test_no_effects_make_the_same_data_as_before():
+    a = _set(None)
+    b = _set(RaterEffects.none(9))
+    for x, y in ((a.observed.score, b.observed.score), (a.observed.rater, b.observed.rater), (a.true_score, b.true_score)):
+        assert np.array_equal(x, y)
+
+
+def test_session_positions():
+    raters = np.array([[0, 1], [1, 2], [0, 2], [0, 1]])
+    t = session_positions(raters, 4)
+    # rater 0: papers 0, 2, 3 -> 0, .5, 1; rater 1: papers 0, 1, 3; rater 2: papers 1, 2 -> 0, 1
+    np.testing.assert_allclose(t, [[0, 0], [0.5, 0], [0.5, 1], [1, 1]])
+
+
+def test_drift_is_recovered_by_regression_on_the_position():
+    """Every rater drifts by d = 1.2 logits over its session (more severe later).  The residual
+    score - E[score | theta, mid-session] regressed on the position t has the slope the formula
+    gives (the same regression of E[score | theta, t] - E[mid]) and not that of no drift (0)."""
+    eff = effects(drift=1.2)
+    obs_slopes, model_slopes = [], []
+    for rep in range(4):
+        g = _set(eff, papers=900, rep=rep)
+        o = g.observed
+        raters = o.rater.reshape(-1, 2)
+        t = session_positions(raters, 9).ravel()
+        theta = g.quality[o.paper]
+        e_mid = expected_score(theta, STEPS[o.rater])
+        e_t = expected_score(theta, STEPS[o.rater] + (1.2 * (t - 0.5))[:, None])
+        obs_slopes.append(np.polyfit(t, o.score - e_mid, 1)[0])
+        model_slopes.append(np.polyfit(t, e_t - e_mid, 1)[0])
+    obs, model = np.mean(obs_slopes), np.mean(model_slopes)
+    assert model < -0.4                                   # the formula: later ratings lower
+    assert obs == pytest.approx(model, abs=0.08)          # SE of the mean slope about 0.025
+
+
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
+def test_centrality_severity_and_slope_give_the_formulas_category_frequencies():
+    """Rater j's category frequencies over many ratings equal the mean over its ratings of the
+    formula's probabilities at a_j theta against a_j delta*_j (chi-square test), and centrality
+    moves ratings out of the extreme categories."""
+    from scipy import stats
+
+    eff = effects(centrality=[0, 0.6, 0, 0, 0.6, 0, 0, 0.6, 0], severity=[0.5] * 3 + [0] * 3 + [-0.5] * 3,
+                  slope=[1.3, 1.0, 0.7] * 3)
+    g = _set(eff, papers=2000)
+    o = g.observed
+    for j in range(9):
+        mine = o.rater == j
+        q, d = eff.rating_model(g.quality[o.paper[mine]], np.full(mine.sum(), j), STEPS,
+                                np.full(mine.sum(), 0.5))
+        p = category_probabilities(q, d).mean(axis=0)
+        counts = np.bincount(o.score[mine], minlength=6)
+        keep = p * mine.sum() >= 5
+        chi = stats.chisquare(counts[keep], p[keep] / p[keep].sum() * counts[keep].sum())
+        assert chi.pvalue > 0.001, (j, counts, p * mine.sum())
+    # centrality moves ratings out of the extremes: the same papers and draws without it
+    flat = _set(effects(severity=[0.5] * 3 + [0] * 3 + [-0.5] * 3, slope=[1.3, 1.0, 0.7] * 3), papers=2000).observed
+    for j in (1, 4, 7):
+        with_c = np.isin(o.score[o.rater == j], (0, 5)).mean()
+        without = np.isin(flat.score[flat.rater == j], (0, 5)).mean()
+        assert with_c < without - 0.05, (j, with_c, without)
+
+
+def test_assignment_by_quality_gives_weak_papers_to_the_first_raters():
+    rnd = _set(effects())
+    byq = _set(effects(assignment="by_quality"))
+    for g, lo, hi in ((rnd, -0.1, 0.1), (byq, 0.6, 1.0)):
+        o = g.observed
+        r = np.corrcoef(o.rater, g.quality[o.paper])[0, 1]
+        assert lo < r < hi, r
+
+
+def test_config_keys_and_their_errors(tmp_path):
+    text = """\
+generator: pcm
+assignment: by_quality
+raters:
+  steps: table3
+  count: 12
+  effects: {drift: 0.5, centrality: [0, .5, 0, 0, .5, 0, 0, .5, 0, 0, 0, 0]}
+cells: [{raters_per_paper: [2], papers: [100], max_score: [5], quality: [normal]}]
+"""
+    cfg = parse_config(text, "c.yaml")
+    assert cfg.n_raters == 12 and cfg.effects.assignment == "by_quality" and cfg.effects.drift == (0.5,) * 12
+    np.testing.assert_array_equal(cfg.steps[5][9], table3_steps(5)[0])      # Table 3's raters in turn
+    with pytest.raises(InputError, match=r"c.yaml:6: raters.effects.centrality: 9 values for 12 raters"):
+        parse_config(text.replace(", 0, 0, 0]", "]"), "c.yaml")
+    with pytest.raises(InputError, match="need the pcm or sequential generator"):
+        parse_config("generator: linear\nassignment: by_quality\ncells: [{raters_per_paper: [2], papers: [100], "
+                     "max_score: [5]}]\n", "c.yaml")
+    with pytest.raises(InputError, match="assignment: must be one of random, by_quality"):
+        parse_config(text.replace("by_quality", "sorted"), "c.yaml")
+
+
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
+def test_a_config_with_effects_runs_through_montecarlo_and_the_file_pipeline(tmp_path):
+    """configs/rater_effects.yaml (drift, centrality, slopes, assignment by quality), one cell: the
+    file pipeline's replication 0 is the Monte Carlo's replication 0, row for row."""
+    from pathlib import Path
+
+    from ratercal_cli.config import load_config
+    from ratercal_cli.montecarlo.replicate import replicate
+    from ratercal_cli.montecarlo.spec import StudySpec
+
+    src = Path(__file__).resolve().parents[2] / "configs" / "rater_effects.yaml"
+    text = src.read_text().replace('raters_per_paper: [2, "2+", 3]', "raters_per_paper: [2]").replace(
+        "papers: [100, 500]", "papers: [100]")
+    (tmp_path / "c.yaml").write_text(text)
+    cfg = load_config(tmp_path / "c.yaml")
+    assert not cfg.effects.neutral and cfg.effects.assignment == "by_quality"
+    rows = replicate(StudySpec.from_config(cfg), cfg.cells[0], 0)
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+
+    r = CliRunner().invoke(cli, ["simulate", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "run"), "--quiet"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["score", str(tmp_path / "run"), "--quiet"])
+    assert r.exit_code == 0, r.output
+    scores = {(x.split(",")[1]): float(x.split(",")[3]) for x in
+              (tmp_path / "run" / "score" / "scores.csv").read_text().splitlines()[1:]}
+    mc = {row[4]: float(row[5]) for row in rows if row[3] == "none"}
+    assert scores.keys() == mc.keys()
+    for m in mc:
+        assert scores[m] == pytest.approx(mc[m], rel=1e-12), m
