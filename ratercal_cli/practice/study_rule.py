@@ -2,9 +2,11 @@
 
 Chapter 5's rule (``diagnostics.recommend``) comes from one data set per cell.  The corrected
 study (``results/corrected/``: 1,000 replications of the 32 cells, scores from the PCM, true score
-its expected score) and its beyond-1990 run (200 replications, MML/MFRM/CML/RSM/WLS/... beside the ten)
-rank the methods by mean RMSE with Monte Carlo standard errors per facet level: raters per paper
-(1, 2, 2+, 3), papers (100 or 500, shared by 9 raters), scale (0-5 or 0-9).  The numbers ``check``
+its expected score) and its beyond-1990 run (MML/MFRM/CML/RSM/WLS/... beside the ten) rank the
+methods by mean RMSE with Monte Carlo standard errors per facet level: raters per paper (1, 2, 2+,
+3), papers (100 or 500, shared by 9 raters), scale (0-5 or 0-9).  The ranking cited is of each
+method's own, unshrunk paper scores (shrinkage ``none``); MML and MFRM are cited at their EAP
+(``kelley``), which is what ``adjust --method MML`` gives.  The numbers ``check``
 cites are copied into ``ratercal_cli/data/corrected/facet_rmse.csv`` by :func:`extract` (``python
 -m ratercal_cli.practice.study_rule results/corrected ratercal_cli/data/corrected/facet_rmse.csv``; a test
 checks that the copy agrees with the committed summaries), so ``check`` never reads ``results/``.
@@ -17,7 +19,7 @@ method supported is the best-ranked (lowest mean RMSE, corrected variant) at the
 raters-per-paper level -- the facet at whose levels the study's ranking changes (the PCM wins
 at three raters per paper, TLI elsewhere); its RMSE, MCSE and rank at the design's papers and
 scale levels are cited beside it.  Each facet level's RMSE is a mean over the other facets'
-cells, not a cell of its own (the per-cell replications are not committed).
+cells (the summaries also have every cell on its own, facet ``cell``).
 """
 
 from __future__ import annotations
@@ -32,12 +34,15 @@ import numpy as np
 
 __all__ = ["extract", "facet_table", "design_levels", "study_recommendation"]
 
-FIELDS = ["study", "replications", "method", "scope", "facet", "level", "sets", "failed", "rmse", "rmse_mcse",
-          "rank"]
+FIELDS = ["study", "replications", "shrinkage", "method", "scope", "facet", "level", "sets", "failed", "rmse",
+          "rmse_mcse", "rank"]
 STUDY_RATERS = 9
 STUDY_PAPERS = (100, 500)
 #: the beyond-1990 run's model-based methods, cited beside the ranked ones
 MODEL_METHODS = ("MML", "MFRM", "CML", "RSM")
+#: the shrinkage level cited for each model-based method: what ``adjust --method X`` gives (MML and
+#: MFRM score papers at the EAP, the study's ``kelley`` level; CML and RSM at Warm's WLE, ``none``)
+MODEL_SHRINKAGE = {"MML": "kelley", "MFRM": "kelley", "CML": "none", "RSM": "none"}
 
 
 def extract(results_dir) -> list:
@@ -51,7 +56,8 @@ def extract(results_dir) -> list:
             for r in csv.DictReader(fh):
                 if r["variant"] != "corrected" or r["facet"] not in ("raters", "papers", "scale", "all"):
                     continue
-                out.append({"study": study, "replications": r["n"], "method": r["method"], "scope": r["scope"],
+                out.append({"study": study, "replications": r["n"], "shrinkage": r.get("shrinkage", "none"),
+                            "method": r["method"], "scope": r["scope"],
                             "facet": r["facet"], "level": r["level"], "sets": r["sets"], "failed": r["failed"],
                             "rmse": r["rmse"], "rmse_mcse": r["rmse_mcse"], "rank": r["rank"]})
     return out
@@ -85,9 +91,9 @@ def design_levels(ratings) -> dict:
             "study_papers_per_rater": study_ppr[papers], "scope": "one-rater" if raters == "1" else "multi-rater"}
 
 
-def _rows(study, scope, facet, level):
+def _rows(study, scope, facet, level, shrinkage="none"):
     return [r for r in facet_table() if r["study"] == study and r["scope"] == scope and r["facet"] == facet
-            and r["level"] == level]
+            and r["level"] == level and r["shrinkage"] == shrinkage]
 
 
 def _num(r):
@@ -122,7 +128,10 @@ def study_recommendation(ratings, model_fits: bool, differ: bool, model_reason: 
         top = [r for r in rows if r["rank"] is not None]
         top = sorted(top, key=lambda r: r["rank"])[:2]
         levels[facet] = {"level": d[facet], "method": mine, "best": top[0], "runner_up": top[1] if len(top) > 1 else None}
-    model_based = [_num(r) for r in _rows("beyond1990", scope, "raters", d["raters"]) if r["method"] in MODEL_METHODS]
+    model_based = [dict(_num(r), shrinkage=sh) for sh in ("none", "kelley")
+                   for r in _rows("beyond1990", scope, "raters", d["raters"], sh)
+                   if MODEL_SHRINKAGE.get(r["method"]) == sh]
+    model_based.sort(key=lambda m: MODEL_METHODS.index(m["method"]))
     reps = best["replications"]
     names = {"raters": "raters per paper", "papers": "papers", "scale": "scale"}
     lines = [f"CORRECTED STUDY supports {method} for this design (read as {d['raters']} rater(s) per paper, "
@@ -138,7 +147,8 @@ def study_recommendation(ratings, model_fits: bool, differ: bool, model_reason: 
             txt += f"; next {nx['method']} {nx['rmse']:.4f} +- {nx['mcse']:.4f}"
         lines.append(txt)
     for m in model_based:
-        head = (f"  model-based {m['method']} (beyond-1990 run, {m['replications']} replications) at "
+        how = "EAP fair averages, ranked among the Kelley-shrunk methods" if m["shrinkage"] == "kelley" else "WLE"
+        head = (f"  model-based {m['method']} (beyond-1990 run, {m['replications']} replications, {how}) at "
                 f"{d['raters']} rater(s) per paper: {m['rmse']:.4f} +- {m['mcse']:.4f}")
         if m["failed"]:
             lines.append(f"{head} where it fitted; it failed on {m['failed']:,} of {m['sets']:,} data sets, so it "

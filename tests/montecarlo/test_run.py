@@ -238,9 +238,10 @@ def test_a_chunk_edited_after_it_was_written_is_computed_again(serial_run, tmp_p
     run, ch, path, good = _chunk_of_a_run(cfg, tmp_path, 1, 2)
     assert good.endswith(f"sha256={hashlib.sha256(''.join(read_chunk(path, run.digest, ch)).encode()).hexdigest()}\n")
     rows = read_chunk(path, run.digest, ch)
-    tli = next(r for r in rows if ",corrected,TLI," in r)
-    digit = next(r for r in rows if ",faithful,MN," in r)
-    changed = digit.replace(digit.split(",")[4], digit.split(",")[4][:-1] + str((int(digit.split(",")[4][-1]) + 1) % 10))
+    tli = next(r for r in rows if ",corrected,none,TLI," in r)
+    digit = next(r for r in rows if ",faithful,none,MN," in r)
+    rmse = digit.split(",")[len(KEYS)]
+    changed = digit.replace(rmse, rmse[:-1] + str((int(rmse[-1]) + 1) % 10))
     for edited in (good.replace(tli, "", 1), good.replace(digit, changed, 1)):
         path.write_text(edited)
         assert read_chunk(path, run.digest, ch) is None

@@ -53,13 +53,15 @@ def test_three_raters_per_paper_supports_the_pcm_with_the_studys_numbers():
     assert sc["best"]["method"] == "TLI" and sc["best"]["rmse"] == 0.473103
     assert "PCM 0.4639 +- 0.0004 (rank 1)" in "\n".join(rec["lines"])
     # the beyond-1990 model-based fits are cited with their failures (results/corrected/beyond1990/
-    # summary.csv): CML at 3 raters failed 19 of 1,600; MML none, and it has the smaller RMSE
+    # summary.csv, 50 replications): CML (WLE, shrinkage none) at 3 raters failed 5 of 400; MML at its EAP
+    # (shrinkage kelley, what adjust -m MML gives) none, and it has the smallest RMSE of the Kelley-shrunk methods
     cml = next(m for m in rec["model_based"] if m["method"] == "CML")
-    assert (cml["failed"], cml["sets"], cml["rmse"]) == (19, 1600, 0.484034)
+    assert (cml["failed"], cml["sets"], cml["rmse"], cml["shrinkage"]) == (5, 400, 0.485465, "none")
     mml = next(m for m in rec["model_based"] if m["method"] == "MML")
-    assert (mml["failed"], mml["sets"], mml["rmse"]) == (0, 1600, 0.421105)
-    assert "model-based MML (beyond-1990 run, 200 replications) at 3 rater(s) per paper: 0.4211 +- 0.0008, " \
-           "fitted on all 1,600 data sets (rank 1 of that run's methods)" in "\n".join(rec["lines"])
+    assert (mml["failed"], mml["sets"], mml["rmse"], mml["shrinkage"]) == (0, 400, 0.420714, "kelley")
+    assert "model-based MML (beyond-1990 run, 50 replications, EAP fair averages, ranked among the Kelley-shrunk " \
+           "methods) at 3 rater(s) per paper: 0.4207 +- 0.0018, fitted on all 400 data sets (rank 1 of that run's " \
+           "methods)" in "\n".join(rec["lines"])
 
 
 def test_two_raters_per_paper_supports_tli():
