@@ -16,7 +16,7 @@ Schema (all keys optional except ``cells``)::
       steps: table3          # or {5: [[d11..d15], ...], 9: [...]} or one list for every scale
       count: 9               # implied by steps; with table3 any number (Table 3's nine in turn)
       effects: {severity: 0, slope: 1, centrality: 0, drift: 0}   # one number or one per rater
-    assignment: random       # or by_quality (generators/effects.py)
+    assignment: random       # or by_quality (rater_effects.py)
     cells:                   # a list of factorial blocks; every combination is one data set
       - raters_per_paper: [1, 2, 3, "2+"]
         papers: [100]
@@ -46,8 +46,7 @@ import numpy as np
 
 from .design import Cell, parse_code, table3_steps
 from .errors import InputError
-from .methods import method_codes
-from .methods.user import add_paths, is_user_method, load_class
+from .methods import add_paths, is_user_method, load_class, method_codes
 from .vocabulary import GENERATORS, QUALITY_CODES, SHRINKAGES, STUDY_METHODS, VARIANTS
 TOP_KEYS = ("name", "generator", "variant", "methods", "raters", "cells", "chains", "seed",
             "replications", "linear", "quality", "true_score", "cut", "description", "shrinkage", "assignment")
@@ -397,9 +396,9 @@ def _variants(data, where) -> tuple:
 
 
 def _effects(data, where, generator, n_raters):
-    """``raters.effects`` and ``assignment`` (:mod:`.generators.effects`), for the pcm and sequential
+    """``raters.effects`` and ``assignment`` (:mod:`.rater_effects`), for the pcm and sequential
     generators."""
-    from .generators.effects import RaterEffects, parse_effects
+    from .rater_effects import RaterEffects, parse_effects
 
     given = [k for k in ("assignment",) if k in data] + (["raters.effects"] if (data.get("raters") or {}).get(
         "effects") else [])

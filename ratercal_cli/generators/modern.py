@@ -113,7 +113,7 @@ def true_scores(quality, generator: str, steps=None, linear=None, true_score: st
     The model's expected score, averaged over the raters; ``true_score="pcm"``
     scores the truth as TRUEGEN did (PCM expected scores) whatever the generator,
     which reproduces the 1990 mismatch on purpose.  The linear model's true score
-    is the drawn normal value itself.  ``effects`` (:class:`.effects.RaterEffects`): each rater
+    is the drawn normal value itself.  ``effects`` (:class:`ratercal_cli.rater_effects.RaterEffects`): each rater
     at mid-session with its severity, slope and centrality.
     """
     quality = np.asarray(quality, dtype=np.float64)
@@ -132,7 +132,7 @@ def true_scores(quality, generator: str, steps=None, linear=None, true_score: st
 
 def observe(cell: Cell, quality, generator: str, seed_seq, steps=None, linear=None, effects=None) -> ObservedRatings:
     """obsgen: draw each paper's raters and their scores (the 2+ design included); ``effects``
-    (:class:`.effects.RaterEffects`): the raters' effects and the assignment."""
+    (:class:`ratercal_cli.rater_effects.RaterEffects`): the raters' effects and the assignment."""
     rng = np.random.default_rng(seed_seq)
     scorer = _Scorer(generator, None if steps is None else np.asarray(steps, dtype=np.float64), linear)
     quality = np.asarray(quality, dtype=np.float64)
@@ -145,7 +145,7 @@ def observe(cell: Cell, quality, generator: str, seed_seq, steps=None, linear=No
         scores = np.concatenate([scorer.score(quality[:, None], raters[:, a:b], draws[:, a:b], m)
                                  for a, b in score_groups(cell)], axis=1)
     else:
-        from .effects import session_positions
+        from ..rater_effects import session_positions
 
         raters = effects.draw_raters(rng.random((n, nr)), quality, k)
         draws = draw_for_scores(rng, cell, generator)

@@ -62,6 +62,27 @@ register("MML", "mml", "MarginalRaterModel", model="pcm")
 register("MFRM", "mml", "MarginalRaterModel", model="rsm")
 
 
+def is_user_method(code) -> bool:
+    """A method of the user's own is named ``module:Class`` (:mod:`.user`)."""
+    from .user import is_user_method as check
+
+    return check(code)
+
+
+def load_class(spec):
+    """The class of a method of the user's own (:func:`.user.load_class`)."""
+    from .user import load_class as load
+
+    return load(spec)
+
+
+def add_paths(paths) -> None:
+    """Where the user's own methods are imported from first (:func:`.user.add_paths`)."""
+    from .user import add_paths as add
+
+    add(paths)
+
+
 def method_codes():
     """Every registered method code, the study's ten first."""
     return tuple(STUDY_METHODS) + tuple(c for c in _REGISTRY if c not in STUDY_METHODS)

@@ -126,10 +126,10 @@ class StudySpec:
         return self
 
     def rater_effects(self):
-        """The :class:`~ratercal_cli.generators.effects.RaterEffects`, or None (none, random assignment)."""
+        """The :class:`~ratercal_cli.rater_effects.RaterEffects`, or None (none, random assignment)."""
         if not self.effects:
             return None
-        from ..generators.effects import RaterEffects
+        from ..rater_effects import RaterEffects
 
         return RaterEffects(**{k: tuple(v) if isinstance(v, list) else v for k, v in self.effects.items()})
 

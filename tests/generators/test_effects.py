@@ -1,4 +1,4 @@
-"""Rater effects and assignment in the generators (generators/effects.py): each effect is in the
+"""Rater effects and assignment in the generators (rater_effects.py): each effect is in the
 data it makes, checked against its formula; no effects make exactly the data they made before."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from ratercal_cli.config import parse_config
 from ratercal_cli.design import Cell, table3_steps
 from ratercal_cli.errors import InputError
-from ratercal_cli.generators.effects import NEUTRAL, RaterEffects, session_positions
+from ratercal_cli.rater_effects import NEUTRAL, RaterEffects, session_positions
 from ratercal_cli.generators.modern import generate_set
 from ratercal_cli.models.pcm import category_probabilities, expected_score
 
