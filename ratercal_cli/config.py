@@ -15,7 +15,8 @@ Schema (all keys optional except ``cells``)::
     raters:
       steps: table3          # or {5: [[d11..d15], ...], 9: [...]} or one list for every scale
       count: 9               # implied by steps; with table3 any number (Table 3's nine in turn)
-      effects: {severity: 0, slope: 1, centrality: 0, drift: 0}   # one number or one per rater
+      effects: {severity: 0, slope: 1, centrality: 0, drift: 0}   # one number or one per rater;
+                             # rater_task_sd: 0.3, tasks: 4 (a rater x task interaction)
     assignment: random       # or by_quality (rater_effects.py)
     cells:                   # a list of factorial blocks; every combination is one data set
       - raters_per_paper: [1, 2, 3, "2+"]

@@ -21,7 +21,11 @@ one number for every rater or a list with one per rater (0, or 1 for the slope, 
 * ``drift`` ``d_j`` (logits over the session): the severity changes linearly with the rating's
   position ``t_r`` in the rater's session, ``t = 0`` for its first rating and ``1`` for its last
   (papers are scored in paper order: a rater's ``n`` ratings have ``t = 0, 1/(n-1), ..., 1``;
-  with one rating ``t = 1/2``).
+  with one rating ``t = 1/2``);
+* ``rater_task_sd`` with ``tasks`` (rater x task interaction): paper ``i`` belongs to task
+  ``c = i mod tasks`` and rater ``j`` is ``gamma_jc ~ N(0, rater_task_sd^2)`` more severe on task
+  ``c`` than elsewhere (``s_j + gamma_jc``), drawn afresh for each data set
+  (:meth:`RaterEffects.task_interaction`); the true score leaves it out (its mean is 0).
 
 ``assignment`` decides which raters score which paper (``raters_per_paper`` of them, distinct):
 
@@ -59,6 +63,8 @@ class RaterEffects:
     centrality: tuple
     drift: tuple
     assignment: str = "random"
+    tasks: int = 1             # papers belong to tasks (prompts) 0..tasks-1 in turn: paper i to i mod tasks
+    rater_task_sd: float = 0.0 # SD of the rater x task interaction gamma_jc (logits)
 
     @classmethod
     def none(cls, n_raters: int) -> "RaterEffects":
@@ -67,11 +73,23 @@ class RaterEffects:
     @property
     def neutral(self) -> bool:
         """No effect and random assignment: the generators' own numbers."""
-        return self.assignment == "random" and all(
+        return self.assignment == "random" and self.rater_task_sd == 0 and all(
             all(x == NEUTRAL[k] for x in getattr(self, k)) for k in NEUTRAL)
 
     def to_dict(self) -> dict:
-        return {**{k: list(getattr(self, k)) for k in NEUTRAL}, "assignment": self.assignment}
+        out = {**{k: list(getattr(self, k)) for k in NEUTRAL}, "assignment": self.assignment}
+        if self.rater_task_sd:
+            out.update(tasks=self.tasks, rater_task_sd=self.rater_task_sd)
+        return out
+
+    def task_interaction(self, seed_seq, n_raters):
+        """``gamma`` (J, tasks), the rater x task interaction of one data set: ``N(0, rater_task_sd^2)``
+        from its own stream (the ratings' SeedSequence with a further spawn key 2), so that the
+        other draws are those of a design without it; zeros without the effect."""
+        if not self.rater_task_sd:
+            return np.zeros((n_raters, self.tasks))
+        rng = np.random.default_rng(np.random.SeedSequence(seed_seq.entropy, spawn_key=tuple(seed_seq.spawn_key) + (2,)))
+        return self.rater_task_sd * rng.standard_normal((n_raters, self.tasks))
 
     def _arr(self, name):
         return np.asarray(getattr(self, name), dtype=np.float64)
@@ -84,15 +102,16 @@ class RaterEffects:
         c, s, d = self._arr("centrality"), self._arr("severity"), self._arr("drift")
         return centre + (1.0 + c)[:, None] * (steps - centre) + (s + d * (np.asarray(t) - 0.5))[..., None]
 
-    def rating_model(self, quality, raters, steps, t):
+    def rating_model(self, quality, raters, steps, t, shift=0.0):
         """``(quality', steps')`` of ratings by ``raters`` (any shape) of papers of ``quality``
-        (broadcasting against ``raters``) at session positions ``t`` (same shape as ``raters``):
-        the arguments of the model's probabilities (module docstring)."""
+        (broadcasting against ``raters``) at session positions ``t`` (same shape as ``raters``),
+        every step moved by ``shift`` (the rater x task interaction of each rating): the arguments
+        of the model's probabilities (module docstring)."""
         steps = np.asarray(steps, dtype=np.float64)
         centre = steps.mean(axis=-1, keepdims=True)
         c, s, d, a = self._arr("centrality"), self._arr("severity"), self._arr("drift"), self._arr("slope")
         base = centre + (1.0 + c)[:, None] * (steps - centre) + s[:, None]          # (J, M)
-        delta = base[raters] + (d[raters] * (np.asarray(t) - 0.5))[..., None]
+        delta = base[raters] + (d[raters] * (np.asarray(t) - 0.5) + shift)[..., None]
         a_r = a[raters]
         return a_r * np.asarray(quality, dtype=np.float64), a_r[..., None] * delta
 
@@ -135,9 +154,10 @@ def parse_effects(where, data, n_raters) -> RaterEffects:
     if not isinstance(raw, dict):
         raise where.error(("raters", "effects"), "expected a mapping of severity, slope, centrality, drift")
     out = {}
+    known = tuple(NEUTRAL) + ("rater_task_sd", "tasks")
     for name in raw:
-        if name not in NEUTRAL:
-            raise where.error(("raters", "effects", name), f"unknown effect (known: {', '.join(NEUTRAL)})")
+        if name not in known:
+            raise where.error(("raters", "effects", name), f"unknown effect (known: {', '.join(known)})")
     for name, neutral in NEUTRAL.items():
         v = raw.get(name, neutral)
         path = ("raters", "effects", name)
@@ -155,7 +175,15 @@ def parse_effects(where, data, n_raters) -> RaterEffects:
                 raise where.error(p, f"a centrality must be > -1, got {x}")
             nums.append(float(x))
         out[name] = tuple(nums)
+    extra = {}
+    if "rater_task_sd" in raw or "tasks" in raw:
+        sd, tasks = raw.get("rater_task_sd", 0.0), raw.get("tasks", 1)
+        if isinstance(sd, bool) or not isinstance(sd, (int, float)) or not np.isfinite(sd) or sd < 0:
+            raise where.error(("raters", "effects", "rater_task_sd"), f"expected a number >= 0, got {sd!r}")
+        if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1:
+            raise where.error(("raters", "effects", "tasks"), f"expected a count >= 1, got {tasks!r}")
+        extra = {"tasks": int(tasks), "rater_task_sd": float(sd)}
     assignment = data.get("assignment", "random")
     if assignment not in ASSIGNMENTS:
         raise where.error(("assignment",), f"must be one of {', '.join(ASSIGNMENTS)}, not {assignment!r}")
-    return RaterEffects(**out, assignment=assignment)
+    return RaterEffects(**out, assignment=assignment, **extra)

@@ -149,7 +149,9 @@ def observe(cell: Cell, quality, generator: str, seed_seq, steps=None, linear=No
 
         raters = effects.draw_raters(rng.random((n, nr)), quality, k)
         draws = draw_for_scores(rng, cell, generator)
-        q, st = effects.rating_model(quality[:, None], raters, scorer.steps, session_positions(raters, nr))
+        gamma = effects.task_interaction(seed_seq, nr)
+        shift = gamma[raters, (np.arange(n) % effects.tasks)[:, None]]
+        q, st = effects.rating_model(quality[:, None], raters, scorer.steps, session_positions(raters, nr), shift)
         scores = np.concatenate([MODELS[generator].scores_from_uniforms(q[:, a:b], st[:, a:b], draws[:, a:b])
                                  for a, b in score_groups(cell)], axis=1)
     if two_plus:

@@ -151,3 +151,30 @@ def test_a_config_with_effects_runs_through_montecarlo_and_the_file_pipeline(tmp
     assert scores.keys() == mc.keys()
     for m in mc:
         assert scores[m] == pytest.approx(mc[m], rel=1e-12), m
+
+
+def test_rater_task_interaction_is_recovered_per_rater_and_task():
+    """rater_task_sd 0.8 over 3 tasks: a rater's mean residual (score - its expected score without
+    the interaction) on a task's papers falls as its gamma on that task rises (correlation < -0.8),
+    and the data without the effect (sd 0) are the ones of no effects at all."""
+    from ratercal_cli.generators.modern import stage_seed
+
+    eff = RaterEffects(**{k: (v,) * 9 for k, v in NEUTRAL.items()}, tasks=3, rater_task_sd=0.8)
+    g = _set(eff, papers=1500)
+    o = g.observed
+    gamma = eff.task_interaction(stage_seed(11, Cell("2", 1500, 5, "normal").code, 0, 1), 9)
+    resid = o.score - expected_score(g.quality[o.paper], STEPS[o.rater])
+    task = o.paper % 3
+    means = np.array([[resid[(o.rater == j) & (task == c)].mean() for c in range(3)] for j in range(9)])
+    assert np.corrcoef(means.ravel(), gamma.ravel())[0, 1] < -0.8
+    zero = RaterEffects(**{k: (v,) * 9 for k, v in NEUTRAL.items()}, tasks=3, rater_task_sd=0.0)
+    assert zero.neutral and np.array_equal(_set(zero).observed.score, _set(None).observed.score)
+
+
+def test_rater_task_keys():
+    text = ("generator: pcm\nraters:\n  steps: table3\n  effects: {rater_task_sd: 0.4, tasks: 2}\n"
+            "cells: [{raters_per_paper: [2], papers: [100], max_score: [5]}]\n")
+    cfg = parse_config(text, "c.yaml")
+    assert (cfg.effects.tasks, cfg.effects.rater_task_sd, cfg.effects.neutral) == (2, 0.4, False)
+    with pytest.raises(InputError, match=r"c.yaml:4: raters.effects.rater_task_sd: expected a number >= 0"):
+        parse_config(text.replace("0.4", "-1"), "c.yaml")
