@@ -45,6 +45,23 @@ def render_markdown(summary, paired, info) -> str:
              p["criterion"]): p for p in paired}
     rows = list(dict.fromkeys((r["scope"], r["facet"], r["level"]) for r in summary if r["facet"] != "cell"))
     cell_rows = list(dict.fromkeys((r["scope"], r["facet"], r["level"]) for r in summary if r["facet"] == "cell"))
+    lines = _preamble(info, variants)
+    for scope in SCOPES:
+        srows = [r for r in rows if r[0] == scope]
+        if not srows:
+            continue
+        lines += _all_cells(scope, variants, methods, idx, pidx)
+        for v in variants:
+            lines += _by_facet(scope, v, methods, idx, srows)
+        lines += _costs(scope, variants, methods, idx)
+        for v in variants:
+            lines += _per_cell(scope, v, methods, idx, pidx, [r for r in cell_rows if r[0] == scope])
+        lines += _from_best(scope, variants[0], methods, summary, idx, pidx, srows)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _preamble(info, variants):
+    """The title, the study's description and the legend of the values, and the failed fits."""
     lines = [f"# Monte Carlo study: {info['name']}", ""]
     lines += [f"- generator: `{info['generator']}`; true score: "
               + ("the generating model's expected score" if info["true_score"] == "model"
@@ -67,112 +84,117 @@ def render_markdown(summary, paired, info) -> str:
     if fails:
         lines += ["Failed fits (rows with no criteria): "
                   + "; ".join(f"{' '.join(k[:-1])} {k[-1]}: {n}" for k, n in sorted(fails.items())), ""]
+    return lines
 
-    def ranked(v, m, row):
-        r = idx.get((v, m) + row)
-        if r is None:
-            return "", ""
-        if r["rank"] is None:
-            return _pm(r["rmse"], r["rmse_mcse"], 4), "-"
-        mark = "=" if r["tied_next"] else ""
-        return _pm(r["rmse"], r["rmse_mcse"], 4), f"{r['rank']}{mark}"
 
-    def not_ranked(v, ms, rows_):
-        """Footnote naming where each method of ``ms`` failed and so is not ranked."""
-        out = []
-        for m in ms:
-            where = [f"{'all cells' if row[1] == 'all' else row[1] + ' ' + row[2]} ({r['failed']:,} of {r['sets']:,})"
-                     for row in rows_ for r in [idx.get((v, m) + row)] if r is not None and r["failed"]]
-            if where:
-                out.append(f"- {v} {m} failed on some data sets, so it is not ranked (-) at: " + "; ".join(where)
-                           + ". Its mean there is over the data sets it could fit.")
-        return out + [""] if out else []
+def _ranked(idx, v, m, row):
+    """A method's RMSE ± MCSE at a level and its rank (``-`` where it is not ranked)."""
+    r = idx.get((v, m) + row)
+    if r is None:
+        return "", ""
+    if r["rank"] is None:
+        return _pm(r["rmse"], r["rmse_mcse"], 4), "-"
+    mark = "=" if r["tied_next"] else ""
+    return _pm(r["rmse"], r["rmse_mcse"], 4), f"{r['rank']}{mark}"
 
-    for scope in SCOPES:
-        srows = [r for r in rows if r[0] == scope]
-        if not srows:
+
+def _not_ranked(idx, v, ms, rows_):
+    """Footnote naming where each method of ``ms`` failed and so is not ranked."""
+    out = []
+    for m in ms:
+        where = [f"{'all cells' if row[1] == 'all' else row[1] + ' ' + row[2]} ({r['failed']:,} of {r['sets']:,})"
+                 for row in rows_ for r in [idx.get((v, m) + row)] if r is not None and r["failed"]]
+        if where:
+            out.append(f"- {v} {m} failed on some data sets, so it is not ranked (-) at: " + "; ".join(where)
+                       + ". Its mean there is over the data sets it could fit.")
+    return out + [""] if out else []
+
+
+def _all_cells(scope, variants, methods, idx, pidx):
+    """The scope's headline table over all cells: RMSE, rank and P(best) per variant, the second
+    variant's paired difference from the first, decision accuracy, r and maximum difference."""
+    lines = [f"## {scope[0].upper() + scope[1:]} sets: all cells", ""]
+    head = ["method"]
+    for v in variants:
+        head += [f"{v} RMSE", "rank", "P(best)"]
+    if len(variants) > 1:
+        head += [f"{variants[1]} - {variants[0]} RMSE (95% CI)"]
+    head += [f"{v} accuracy" for v in variants] + [f"{variants[0]} r", f"{variants[0]} max diff"]
+    body = []
+    all_row = (scope, "all", "all")
+    for m in methods:
+        if not any((v, m) + all_row in idx for v in variants):
             continue
-        lines += [f"## {scope[0].upper() + scope[1:]} sets: all cells", ""]
-        head = ["method"]
+        line = [m]
         for v in variants:
-            head += [f"{v} RMSE", "rank", "P(best)"]
+            rm, rk = _ranked(idx, v, m, all_row)
+            r = idx.get((v, m) + all_row)
+            line += [rm, rk, "" if r is None else "-" if r["p_best"] is None else f"{r['p_best']:.2f}"]
         if len(variants) > 1:
-            head += [f"{variants[1]} - {variants[0]} RMSE (95% CI)"]
-        head += [f"{v} accuracy" for v in variants] + [f"{variants[0]} r", f"{variants[0]} max diff"]
-        body = []
-        all_row = (scope, "all", "all")
-        for m in methods:
-            if not any((v, m) + all_row in idx for v in variants):
-                continue
-            line = [m]
-            for v in variants:
-                rm, rk = ranked(v, m, all_row)
-                r = idx.get((v, m) + all_row)
-                line += [rm, rk, "" if r is None else "-" if r["p_best"] is None else f"{r['p_best']:.2f}"]
-            if len(variants) > 1:
-                p = pidx.get((variants[1], m, variants[0], m) + all_row + ("rmse",))
-                line.append("" if p is None else f"{p['mean_diff']:+.4f} [{p['ci_low']:+.4f}, {p['ci_high']:+.4f}]")
-            for v in variants:
-                r = idx.get((v, m) + all_row)
-                line.append("" if r is None else _pm(r["accuracy"], r["accuracy_mcse"], 4))
-            r = idx.get((variants[0], m) + all_row)
-            line += ["", ""] if r is None else [_pm(r["r"], r["r_mcse"], 4), _pm(r["maxdiff"], r["maxdiff_mcse"], 3)]
-            body.append(line)
-        lines += [_md_table(head, body), ""]
+            p = pidx.get((variants[1], m, variants[0], m) + all_row + ("rmse",))
+            line.append("" if p is None else f"{p['mean_diff']:+.4f} [{p['ci_low']:+.4f}, {p['ci_high']:+.4f}]")
         for v in variants:
-            lines += not_ranked(v, methods, [all_row])
+            r = idx.get((v, m) + all_row)
+            line.append("" if r is None else _pm(r["accuracy"], r["accuracy_mcse"], 4))
+        r = idx.get((variants[0], m) + all_row)
+        line += ["", ""] if r is None else [_pm(r["r"], r["r_mcse"], 4), _pm(r["maxdiff"], r["maxdiff_mcse"], 3)]
+        body.append(line)
+    lines += [_md_table(head, body), ""]
+    for v in variants:
+        lines += _not_ranked(idx, v, methods, [all_row])
+    return lines
 
-        for v in variants:
-            ms = [m for m in methods if any((v, m) + r in idx for r in srows)]
-            lines += [f"### {scope}: RMSE by facet, {v} (rank)", ""]
-            body = []
-            for row in srows:
-                line = [row[1], row[2]]
-                for m in ms:
-                    rm, rk = ranked(v, m, row)
-                    line.append(f"{rm} ({rk})" if rm else "")
-                body.append(line)
-            lines += [_md_table(["facet", "level"] + ms, body), ""]
-            lines += not_ranked(v, ms, srows)
-            lines += [f"### {scope}: decision accuracy by facet, {v}", ""]
-            body = []
-            for row in srows:
-                line = [row[1], row[2]]
-                for m in ms:
-                    r = idx.get((v, m) + row)
-                    line.append("" if r is None else _pm(r["accuracy"], r["accuracy_mcse"], 4))
-                body.append(line)
-            lines += [_md_table(["facet", "level"] + ms, body), ""]
 
-        lines += _costs(scope, variants, methods, idx)
-        for v in variants:
-            lines += _per_cell(scope, v, methods, idx, pidx, [r for r in cell_rows if r[0] == scope])
-        v = variants[0]
-        lines += [f"### {scope}: RMSE difference from the best {v} method (95% CI)", ""]
-        body = []
-        ms = [m for m in methods if any((v, m) + r in idx for r in srows)]
-        for row in srows:
-            best = next((r for r in summary if (r["variant"], r["scope"], r["facet"], r["level"]) == (v,) + row
-                         and r["rank"] == 1), None)
-            if best is None:
+def _by_facet(scope, v, methods, idx, srows):
+    """One variant's RMSE (rank) and decision accuracy at every facet level."""
+    ms = [m for m in methods if any((v, m) + r in idx for r in srows)]
+    lines = [f"### {scope}: RMSE by facet, {v} (rank)", ""]
+    body = []
+    for row in srows:
+        line = [row[1], row[2]]
+        for m in ms:
+            rm, rk = _ranked(idx, v, m, row)
+            line.append(f"{rm} ({rk})" if rm else "")
+        body.append(line)
+    lines += [_md_table(["facet", "level"] + ms, body), ""]
+    lines += _not_ranked(idx, v, ms, srows)
+    lines += [f"### {scope}: decision accuracy by facet, {v}", ""]
+    body = []
+    for row in srows:
+        line = [row[1], row[2]]
+        for m in ms:
+            r = idx.get((v, m) + row)
+            line.append("" if r is None else _pm(r["accuracy"], r["accuracy_mcse"], 4))
+        body.append(line)
+    return lines + [_md_table(["facet", "level"] + ms, body), ""]
+
+
+def _from_best(scope, v, methods, summary, idx, pidx, srows):
+    """Every method's paired RMSE difference from the best method of variant ``v`` at each level."""
+    lines = [f"### {scope}: RMSE difference from the best {v} method (95% CI)", ""]
+    body = []
+    ms = [m for m in methods if any((v, m) + r in idx for r in srows)]
+    for row in srows:
+        best = next((r for r in summary if (r["variant"], r["scope"], r["facet"], r["level"]) == (v,) + row
+                     and r["rank"] == 1), None)
+        if best is None:
+            continue
+        line = [row[1], row[2], best["method"]]
+        for m in ms:
+            if m == best["method"] or (v, m) + row not in idx:
+                line.append("" if m != best["method"] else "best")
                 continue
-            line = [row[1], row[2], best["method"]]
-            for m in ms:
-                if m == best["method"] or (v, m) + row not in idx:
-                    line.append("" if m != best["method"] else "best")
-                    continue
-                p = pidx.get((v, best["method"], v, m) + row + ("rmse",))
-                sign = -1
-                if p is None:
-                    p, sign = pidx.get((v, m, v, best["method"]) + row + ("rmse",)), 1
-                if p is None:
-                    line.append("")
-                    continue
-                lo, hi = sorted((sign * p["ci_low"], sign * p["ci_high"]))
-                line.append(f"{sign * p['mean_diff']:+.4f} [{lo:+.4f}, {hi:+.4f}]")
-            body.append(line)
-        lines += [_md_table(["facet", "level", "best"] + ms, body), ""]
-    return "\n".join(lines).rstrip() + "\n"
+            p = pidx.get((v, best["method"], v, m) + row + ("rmse",))
+            sign = -1
+            if p is None:
+                p, sign = pidx.get((v, m, v, best["method"]) + row + ("rmse",)), 1
+            if p is None:
+                line.append("")
+                continue
+            lo, hi = sorted((sign * p["ci_low"], sign * p["ci_high"]))
+            line.append(f"{sign * p['mean_diff']:+.4f} [{lo:+.4f}, {hi:+.4f}]")
+        body.append(line)
+    return lines + [_md_table(["facet", "level", "best"] + ms, body), ""]
 
 
 def _costs(scope, groups, methods, idx):
