@@ -5,6 +5,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from ratercal_cli.cli import cli as CLI  # the ratercal command group
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "denny1990.yaml"
 PUBLISHED = ROOT / "ratercal_cli" / "data" / "denny1990"
@@ -31,3 +35,9 @@ def write_design(root, codes, variants=("faithful",), generator="basic1990"):
     path.write_text(json.dumps({"name": "test", "generator": generator, "variants": list(variants),
                                 "methods": [], "n_raters": 9, "sets": sets}))
     return path
+
+
+def run(*args):
+    """``ratercal ARGS`` in this process (click's runner), exceptions not caught; arguments are
+    turned into text."""
+    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)

@@ -7,23 +7,16 @@ import subprocess
 import sys
 import unicodedata
 
-import click
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from district_export import COLUMNS, district_export
 
-from ratercal_cli.commands.practice import adjust, check, compare
 from ratercal_cli.errors import InputError
 from ratercal_cli.methods import make_method, method_codes
 from ratercal_cli.practice.ratings_file import label_key, lookalike_groups, read_ratings_file
 from ratercal_cli.ratings import Ratings
 
-CLI = click.Group("ratercal", commands={"check": check, "adjust": adjust, "compare": compare})
-
-
-def run(*args):
-    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+from support import run
 
 
 def linked(n_papers=24, extra=()):

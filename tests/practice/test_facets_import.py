@@ -2,15 +2,13 @@
 
 import csv
 
-import click
 import pytest
 from click.testing import CliRunner
 
-from ratercal_cli.commands.facets import import_facets
 from ratercal_cli.errors import InputError
 from ratercal_cli.practice.facets_import import read_facets
 
-CLI = click.Group("ratercal", commands={"import-facets": import_facets})
+from support import CLI, run
 
 # The Facets manual's Essays example (Essays.txt) in its own layout, with a few data lines of our own
 ESSAYS = """\
@@ -50,10 +48,6 @@ data =
 02,1-3,3,11,6,7,.
 04,3,1,12,9
 """
-
-
-def run(*args):
-    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
 
 
 def write(tmp_path, text, name="spec.txt"):

@@ -12,25 +12,18 @@ import subprocess
 import sys
 import textwrap
 
-import click
 import pytest
-from click.testing import CliRunner
 
-from ratercal_cli.commands.practice import adjust, check, compare
 from ratercal_cli.errors import InputError
 from ratercal_cli.io import _TMP_RE, atomic_write, read_csv, remove_stale_temporaries
 from ratercal_cli.practice.ratings_file import (FLAG_MANY, FLAG_RESOLVED, MAX_SCALE_POINTS, Columns,
                                        _natural_key, parse_scale, read_ratings_file)
 
-CLI = click.Group("ratercal", commands={"check": check, "adjust": adjust, "compare": compare})
+from support import run
 
 #: 12 papers, 4 raters, two ratings each: enough for TLI/MN
 GOOD = "paper,rater,score\n" + "".join(
     f"P{p},R{(p + k) % 4 + 1},{(p * 7 + k * 3) % 6}\n" for p in range(12) for k in range(2))
-
-
-def run(*args):
-    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.fixture

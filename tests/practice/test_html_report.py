@@ -5,20 +5,13 @@ thin rater pairs into one line."""
 import base64
 from html.parser import HTMLParser
 
-import click
 import pytest
-from click.testing import CliRunner
 from district_export import COLUMNS, district_export
 
 import ratercal_cli as rc
-from ratercal_cli.commands.practice import adjust, check, compare
 from ratercal_cli.practice.html_report import html_report
 
-CLI = click.Group("ratercal", commands={"check": check, "adjust": adjust, "compare": compare})
-
-
-def run(*args):
-    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+from support import run
 
 
 class Page(HTMLParser):

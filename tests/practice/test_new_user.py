@@ -3,24 +3,17 @@ walk-through): each test here failed before its fix."""
 
 import csv
 
-import click
 import pytest
-from click.testing import CliRunner
 
-from ratercal_cli.commands.practice import adjust, check, compare
 from ratercal_cli.errors import InputError
 from ratercal_cli.practice.adjust import parse_methods
 from ratercal_cli.vocabulary import STUDY_METHODS
 
-CLI = click.Group("ratercal", commands={"check": check, "adjust": adjust, "compare": compare})
+from support import run
 
 #: 12 papers, 4 raters, two ratings each, scale 1-6
 GOOD = "paper,rater,score\n" + "".join(
     f"P{p},R{(p + k) % 4 + 1},{(p * 7 + k * 3) % 6 + 1}\n" for p in range(12) for k in range(2))
-
-
-def run(*args):
-    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.fixture

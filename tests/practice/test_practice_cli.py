@@ -5,20 +5,13 @@ import json
 import sys
 import types
 
-import click
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from scipy import stats
 
-from ratercal_cli.commands.practice import adjust, check, compare
 from ratercal_cli.models.pcm import sample_scores
 
-CLI = click.Group("ratercal", commands={"check": check, "adjust": adjust, "compare": compare})
-
-
-def run(*args):
-    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+from support import run
 
 
 def write_example(path, seed=11, grades=(5, 8), n_papers=60, n_raters=10, M=5):

@@ -2,20 +2,13 @@
 
 import csv
 
-import click
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from ratercal_cli.commands.practice import adjust, check, compare
 from ratercal_cli.generators.rubric import simulate_rubric
 from ratercal_cli.practice.ratings_file import read_ratings
 
-CLI = click.Group("ratercal", commands={"check": check, "adjust": adjust, "compare": compare})
-
-
-def run(*args):
-    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+from support import run
 
 
 @pytest.fixture(scope="module")

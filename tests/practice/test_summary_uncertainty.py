@@ -5,23 +5,16 @@ checked against the spread over simulated replications of one design; MML/MFRM p
 import csv
 import json
 
-import click
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from ratercal_cli.commands.practice import adjust
 from ratercal_cli.methods import make_method
 from ratercal_cli.models.pcm import sample_scores
 from ratercal_cli.practice.summary import summarise
 from ratercal_cli.practice.uncertainty import bootstrap_paper_se, posterior_paper_se, resample_papers
 from ratercal_cli.ratings import Ratings
 
-CLI = click.Group("ratercal", commands={"adjust": adjust})
-
-
-def run(*args):
-    return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+from support import run
 
 
 # A hand-made file: raters A (lenient) and B (severe) share papers P1-P4; scale 1-5.
