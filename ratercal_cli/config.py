@@ -343,8 +343,8 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     _check_keys(where, (), data, TOP_KEYS)
     name = str(data.get("name", Path(where.source).stem))
     generator = _choice(where, ("generator",), data.get("generator", "basic1990"), GENERATORS)
-    variants = _variants(data, where)
-    shrinkages = _shrinkages(data, where)
+    variants = _one_or_list(data, where, "variant", VARIANTS, "faithful")
+    shrinkages = _one_or_list(data, where, "shrinkage", SHRINKAGES, "none")
     methods = _methods(data, where)
     cells, blocks = _cells(data, where)
     steps, linear, n_raters = _raters(data, where, generator, sorted({c.max_score for c in cells}))
@@ -386,14 +386,15 @@ def _check_memory(where, cfg, blocks) -> None:
         raise where.error(("replications",), msg)
 
 
-def _variants(data, where) -> tuple:
-    """``variant``: one of :data:`VARIANTS` or a list of them, none twice."""
-    listed = isinstance(data.get("variant"), list)
-    variants = tuple(_choice(where, ("variant", i) if listed else ("variant",), v, VARIANTS)
-                     for i, v in enumerate(_list(where, ("variant",), data.get("variant", "faithful"))))
-    if len(set(variants)) < len(variants):
-        raise where.error(("variant",), "a variant is listed twice")
-    return variants
+def _one_or_list(data, where, key, allowed, default) -> tuple:
+    """``key``: one of ``allowed`` or a list of them, none twice (``default`` when absent): the
+    ``variant`` and ``shrinkage`` keys."""
+    listed = isinstance(data.get(key), list)
+    values = tuple(_choice(where, (key, i) if listed else (key,), v, allowed)
+                   for i, v in enumerate(_list(where, (key,), data.get(key, default))))
+    if len(set(values)) < len(values):
+        raise where.error((key,), f"a {key} is listed twice")
+    return values
 
 
 def _effects(data, where, generator, n_raters):
@@ -409,16 +410,6 @@ def _effects(data, where, generator, n_raters):
     if not given:
         return RaterEffects.none(n_raters)
     return parse_effects(where, data, n_raters)
-
-
-def _shrinkages(data, where) -> tuple:
-    """``shrinkage``: one of :data:`SHRINKAGES` or a list of them, none twice (default ``none``)."""
-    listed = isinstance(data.get("shrinkage"), list)
-    shrinkages = tuple(_choice(where, ("shrinkage", i) if listed else ("shrinkage",), v, SHRINKAGES)
-                       for i, v in enumerate(_list(where, ("shrinkage",), data.get("shrinkage", "none"))))
-    if len(set(shrinkages)) < len(shrinkages):
-        raise where.error(("shrinkage",), "a shrinkage is listed twice")
-    return shrinkages
 
 
 def _methods(data, where) -> list:
