@@ -40,10 +40,14 @@ Python's ``mirt`` (``fit_mfrm``), which uses the same rule over +-6 sigma.
 log L is maximised by Newton-Raphson with the analytic gradient (Fisher's identity) and the
 observed information of Louis (1982), every step halved until log L rises; where that
 information is not positive definite (far from the maximum) the step is the EM gradient step
-(the expected complete-data information, Lange 1995).  The information is recomputed only
-while Newton's method needs it (a chord step with the last one otherwise: a gradient costs
-about a tenth of the information).  From a start of sigma = 2 this takes 6-10 iterations; the
-grid is chosen at the start and refined at the end if the posteriors there need it.
+(the expected complete-data information, Lange 1995).  The information is computed at the
+start, carried forward by BFGS updates from the change of the gradient (a gradient costs a
+fraction of the information) and afresh only where the updates stall or a step had to be
+halved; convergence is confirmed with it, and that last information gives the standard errors
+(three informations for a rubric of 84 ratings a paper, where there were five).  From the best
+of a few starts this takes 6-10 iterations; the grid is chosen at the start and follows the
+posteriors as the estimates move (made ``GRID_MARGIN`` finer than they need, so that it is not
+remade at every step).
 
 Weak priors keep every estimate finite whatever the data (penalised ML; they move estimable
 parameters by a small fraction of their SE: 0.05 logits, 0.07 SE, for a step into a category
@@ -78,7 +82,7 @@ from scipy.linalg import cho_factor, cho_solve
 from ..errors import MethodError
 from ..ratings import Adjusted, Ratings
 from .base import RaterAdjuster, fair_score_adjusted
-from .mml_engine import SPAN, GridEngine
+from .mml_engine import SPAN, GridEngine, unique_rows
 from .mml_layout import Layout, make_layout
 from .quality import (category_probabilities, check_quality, estimate_quality, expected_score, mean_expected_score,
                       moments)
@@ -98,6 +102,9 @@ MAX_STEP = 8.0
 MIN_NODES = 31
 MAX_NODES = 401
 NODE_RATIO = 1.25
+#: a grid made during the iterations is this much finer than required, so that posteriors
+#: narrowing a little as the estimates settle do not ask for a new grid at every step
+GRID_MARGIN = 1.05
 #: new grids at most this many times a fit
 MAX_REGRIDS = 5
 #: BFGS steps go on while the Newton decrement falls at least this much a step
@@ -171,8 +178,8 @@ def _items(ratings: Ratings, facet):
             raise ValueError("facet must give a non-negative level per rating (one column per facet)")
     levels = [int(f[:, c].max()) + 1 if f.size else 1 for c in range(f.shape[1])]
     key = np.column_stack([rmap[ratings.rater], f])
-    items, item = np.unique(key, axis=0, return_inverse=True)
-    return item.ravel(), items, seen, levels
+    first, item, _ = unique_rows(key, max(seen.size, *levels, 1))
+    return item, key[first], seen, levels
 
 
 def _star_links(ratings: Ratings):
@@ -269,13 +276,20 @@ def _start(obj: _Objective, counts, items, sigma0=SIGMA0):
     return phi
 
 
-def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
+def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
     """Newton-Raphson on the penalised log L (Louis information; the EM step where it is not
     negative definite), each step at most MAX_STEP logits and halved until log L rises.  The
     information is computed at the start and again only where a step had to be halved (or
     failed) or where the decrement fell by less than REUSE_GAIN in a step; in between it is carried
     forward by the BFGS update from the change of the gradient (a gradient costs a fraction of the
-    information, and from a Newton start the update keeps the convergence superlinear).  Returns (phi, converged, iterations so far)."""
+    information, and from a Newton start the update keeps the convergence superlinear).  With
+    ``regrid``, the grid follows the posteriors: where those at a new point need another grid
+    (:func:`required_grid`), the iterations go on on that grid (log L and its gradient there; the
+    information carried over).  Convergence (a Newton decrement under ``tol`` x ``n_scale``) is
+    confirmed with the information itself, which the report uses for the standard errors (at the
+    last point but the final, tiny step).  Returns (phi, converged, iterations, the information
+    -H at the last point or None)."""
+    it, grids = 0, 0
     B, newton, fresh, last_dec = None, False, True, np.inf
     while it < max_iter:
         it += 1
@@ -285,8 +299,11 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
             B, fresh = (-H if newton else None), True
         d = cho_solve(factor, g)
         dec = float(g @ d)   # twice the predicted gain of the Newton step
-        if newton and dec < tol * n_scale:   # converged: the last (tiny) step taken too
-            return phi + d, True, it
+        if newton and dec < tol * n_scale:
+            if fresh:   # converged: the last (tiny) step taken too
+                return phi + d, True, it, B
+            B = None   # confirmed by the information itself
+            continue
         if not fresh and dec > last_dec / REUSE_GAIN:   # the updates stall (flat directions): the information
             B = None
             continue
@@ -295,9 +312,9 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
         if big > MAX_STEP:
             d = d * (MAX_STEP / big)
         step = 1.0
-        while True:
+        while True:   # (the gradient at once: the full step is the usual outcome)
             new = phi + step * d
-            ll_new = obj(new)[0]
+            ll_new, g_new, _, _, ev = obj(new, level=1)
             if ll_new >= ll - 1e-12 * abs(ll) or step < 1e-6:
                 break
             step /= 2.0
@@ -305,8 +322,12 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
             if not fresh:
                 B = None   # try again with the information here
                 continue
-            return phi, newton, it
-        ll, g_new = obj(new, level=1)[:2]
+            return phi, newton, it, B if newton else None
+        ll = ll_new
+        if regrid and grids < MAX_REGRIDS and not _grid_suffices(obj.eng, ev):
+            obj.eng.set_nodes(*required_grid(ev, GRID_MARGIN))   # the posteriors moved: log L and gradient on their grid
+            grids += 1
+            ll, g_new, _, _, ev = obj(new, level=1)
         s_, y_ = new - phi, g - g_new             # the step, and the change of -gradient
         phi, g = new, g_new
         if B is None or step < 1.0 or not y_ @ s_ > 0:
@@ -318,7 +339,7 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, it=0):
             factor, fresh = cho_factor(B), False
         except np.linalg.LinAlgError:
             B = None
-    return phi, False, it
+    return phi, False, it, None
 
 
 def _factor(H, Hem):
@@ -335,14 +356,14 @@ def _factor(H, Hem):
         return cho_factor(neg + 1e-9 * max(np.trace(neg), 1.0) / P * np.eye(P)), False
 
 
-def required_grid(ev) -> tuple:
+def required_grid(ev, finer: float = 1.0) -> tuple:
     """(nodes, lo, hi): a grid over where the posteriors of evaluation ``ev`` lie (within +-SPAN) whose
-    spacing resolves them: at most the 1% quantile of their sd (z units) / NODE_RATIO; MIN_NODES to
-    MAX_NODES nodes."""
+    spacing resolves them: at most the 1% quantile of their sd (z units) / NODE_RATIO (/ ``finer``);
+    MIN_NODES to MAX_NODES nodes."""
     lo, hi = max(-SPAN, ev.z_lo - 0.5), min(SPAN, ev.z_hi + 0.5)
     if not (np.isfinite(ev.z_sd_low) and ev.z_sd_low > 0 and hi > lo):
         return MAX_NODES, -SPAN, SPAN
-    n = int(np.ceil((hi - lo) * NODE_RATIO / ev.z_sd_low)) + 1
+    n = int(np.ceil((hi - lo) * NODE_RATIO * finer / ev.z_sd_low)) + 1
     return int(min(max(n, MIN_NODES), MAX_NODES)), lo, hi
 
 
@@ -355,22 +376,15 @@ def _grid_suffices(eng: GridEngine, ev) -> bool:
     return fine and z[0] <= max(-SPAN, ev.z_lo) + 1e-9 and z[-1] >= min(SPAN, ev.z_hi) - 1e-9
 
 
-def _fit_on_grids(obj: _Objective, phi, n_nodes, max_iter, tol, n_scale):
-    """Newton on a grid for the posteriors at the start; then, unless ``n_nodes`` was given, again
-    on a new grid while the posteriors at the estimates need one (:func:`required_grid`)."""
-    it = 0
-    if n_nodes is None:   # a grid for the posteriors at the start (twice: a coarse grid misjudges narrow ones)
+def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale):
+    """From the best of ``starts`` (by log L), Newton on ``n_nodes`` nodes or, by default, on a
+    grid for the posteriors at the first start (chosen twice: a coarse grid misjudges narrow ones),
+    which then follows the posteriors (:func:`_newton`)."""
+    if n_nodes is None:
         for _ in range(2):
-            obj.eng.set_nodes(*required_grid(obj(phi)[4]))
-    for _ in range(MAX_REGRIDS):
-        phi, converged, it = _newton(obj, phi, max_iter, tol, n_scale, it)
-        if n_nodes is not None or it >= max_iter:
-            break
-        ev = obj(phi)[4]
-        if _grid_suffices(obj.eng, ev):
-            break
-        obj.eng.set_nodes(*required_grid(ev))
-    return phi, converged, it
+            obj.eng.set_nodes(*required_grid(obj(starts[0])[4]))
+    phi = max(starts, key=lambda p: obj(p)[0])
+    return _newton(obj, phi, max_iter, tol, n_scale, regrid=n_nodes is None)
 
 
 def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | None = None, max_iter: int = 200,
@@ -403,9 +417,9 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     eng = GridEngine(ratings.paper, item, ratings.score, items.shape[0], K, n_nodes or MIN_NODES)
     obj = _Objective(eng, layout)
     # the start: the layout fitted to the items' log odds at the best of a few sigmas (log L alone)
-    phi = max((_start(obj, counts, items, s0) for s0 in START_SIGMAS), key=lambda p: obj(p)[0])
-    phi, converged, it = _fit_on_grids(obj, phi, n_nodes, max_iter, tol, max(eng.papers.size, 1))
-    return _report(ratings, obj, phi, converged, it, counts, seen, items, step_sd)
+    starts = [_start(obj, counts, items, s0) for s0 in (SIGMA0,) + tuple(s for s in START_SIGMAS if s != SIGMA0)]
+    phi, converged, it, info = _fit_on_grids(obj, starts, n_nodes, max_iter, tol, max(eng.papers.size, 1))
+    return _report(ratings, obj, phi, converged, it, counts, seen, items, step_sd, info)
 
 
 def _step_rows(lay: Layout):
@@ -427,11 +441,14 @@ def _step_rows(lay: Layout):
     return steps + fmean[None, :], thr, G
 
 
-def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, step_sd) -> MMLFit:
-    """The fit's reported quantities: centred estimates with delta-method SEs, EAPs, notes."""
+def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, step_sd, info=None) -> MMLFit:
+    """The fit's reported quantities: centred estimates with delta-method SEs, EAPs, notes.
+    ``info``: the information (-H) the fit ended with (else computed here)."""
     lay, eng = obj.layout, obj.eng
-    _, g, H, _, ev = obj(phi, level=2, moments=True)
-    w_, V = np.linalg.eigh(-H)
+    if info is None:
+        info = -obj(phi, level=2)[2]
+    ev = obj(phi, moments=True)[4]
+    w_, V = np.linalg.eigh(info)
     keep = w_ > w_.max() * 1e-12
     cov = (V[:, keep] / w_[keep]) @ V[:, keep].T
     v = obj.value(phi)

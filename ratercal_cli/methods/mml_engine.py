@@ -25,9 +25,12 @@ What makes this fast at a million ratings:
   (:meth:`GridEngine.evaluate`), gathered block by block of patterns (``BLOCK`` at a time):
   memory is patterns x nodes per block, whatever the number of ratings;
 * the observed information (Louis 1982) needs the posterior covariance of each paper's score
-  vector, a sum over the *pairs* of the paper's items: its node part is a per-(item pair,
-  node) weight times the tables (cost: distinct item pairs x nodes, not papers x pairs), its
-  mean part one outer product per (pattern, item pair) of the posterior-mean probabilities.
+  vector, a sum over the *pairs* of the paper's items: its node part depends on a pattern only
+  through its *design* (which items rated it, how often) and its posterior, so it is the
+  patterns' posteriors summed per design (designs x nodes) times the tables (cost: distinct
+  item pairs x nodes, or, for a few designs of many items such as a rubric, one BLAS product
+  per design), its mean part one outer product per (pattern, item pair) of the posterior-mean
+  probabilities.
 
 Coordinates of the gradient and information: ``tau[u, 1..M]`` (row-major) and ``log sigma``.
 """
@@ -41,7 +44,7 @@ from scipy import sparse
 
 from .quality import log_category_probabilities
 
-__all__ = ["GridEngine", "Evaluation", "SPAN", "grid_nodes"]
+__all__ = ["GridEngine", "Evaluation", "SPAN", "grid_nodes", "unique_rows"]
 
 #: the grid covers z in [-SPAN, SPAN] (the normal's mass outside: 2.6e-12)
 SPAN = 7.0
@@ -114,15 +117,8 @@ class GridEngine:
         for n in np.unique(length):
             sel = np.flatnonzero(length == n)
             R = c[start[sel][:, None] + np.arange(n)]
-            if n * np.log2(max(UK, 2)) < 62:
-                key = np.zeros(sel.size, dtype=np.int64)
-                for k in range(n):
-                    key = key * UK + R[:, k]
-                _, first, inv, cnt = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
-            else:
-                _, first, inv, cnt = np.unique(R, axis=0, return_index=True, return_inverse=True,
-                                               return_counts=True)
-            pattern[sel] = n_pat + inv.ravel()
+            first, inv, cnt = unique_rows(R, UK)
+            pattern[sel] = n_pat + inv
             rows.append(np.repeat(np.arange(n_pat, n_pat + first.size), n))
             cols.append(R[first].ravel())
             mult.append(cnt)
@@ -143,17 +139,42 @@ class GridEngine:
         items.sort_indices()
         self.items = items
 
+    design_blocks = None
+
+    def _designs(self):
+        """Distinct rows of ``items`` (which items rated a pattern, how often): ``design`` of every
+        pattern and ``design_first`` (a pattern of each design).  The node part of the information
+        depends on a pattern only through its design and posterior, so it is summed per design."""
+        it = self.items
+        n = np.diff(it.indptr)
+        base = self.U * (int(it.data.max(initial=0)) + 1)
+        design = np.empty(self.N, dtype=np.int64)
+        firsts, n_des = [], 0
+        for k in np.unique(n):
+            sel = np.flatnonzero(n == k)
+            at = it.indptr[sel][:, None] + np.arange(k)
+            first, inv, _ = unique_rows(it.indices[at] * (base // self.U) + it.data[at].astype(np.int64), base)
+            design[sel] = n_des + inv
+            firsts.append(sel[first])
+            n_des += first.size
+        self.design = design
+        self.design_first = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
+
     def _pairs(self):
-        """Each pattern's pairs of items u <= v with weight c_u c_v (c_u: the pattern's ratings
-        by item u): ``pairs`` (patterns x distinct pairs), ``pair_u``, ``pair_v``.  With the items
-        dense (``items_dense``: many items a pattern) only the pairs that occur; their weights are
-        products of two columns, made per block (:meth:`pair_weights`)."""
+        """The pairs of items u <= v rated together (``pair_u``, ``pair_v``, sorted by u then v)
+        and each design's weights c_u c_v on them (``pair_designs``: pairs x designs; c_u: the
+        ratings by item u).  With the items sparse, also each pattern's (pattern, pair) entries
+        (``pair_entry``) for the mean part of the information; with them dense (``items_dense``:
+        many items a pattern), the pairs are the co-occurring ones."""
+        self._designs()
         it = self.items
         self.items_dense = _operator(it)
         if isinstance(self.items_dense, np.ndarray):
             co = np.triu((self.items_dense.T > 0).astype(np.float64) @ (self.items_dense > 0)) > 0
             self.pair_u, self.pair_v = np.nonzero(co)
-            self.pairs = None
+            X = self.items_dense[self.design_first]
+            self.pair_designs = sparse.csr_matrix((X[:, self.pair_u] * X[:, self.pair_v]).T)
+            self._design_blocks(X)
             return
         n = np.diff(it.indptr)
         # within each pattern, entries a <= b of its item list (sorted by item)
@@ -172,22 +193,30 @@ class GridEngine:
         u, v = it.indices[ia], it.indices[ib]
         key = u.astype(np.int64) * self.U + v
         ukey, inv = np.unique(key, return_inverse=True)
+        inv = inv.ravel()
         self.pair_u, self.pair_v = ukey // self.U, ukey % self.U
-        self.pairs = sparse.csr_matrix((it.data[ia] * it.data[ib], (pp, inv.ravel())), shape=(self.N, ukey.size))
-        self.pair_entry = (pp, inv.ravel(), ia, ib)   # per (pattern, pair): its entries of ``items``
+        rep = np.zeros(self.N, dtype=bool)
+        rep[self.design_first] = True
+        sel = rep[pp]   # the entries of each design's first pattern
+        self.pair_designs = sparse.csr_matrix((it.data[ia[sel]] * it.data[ib[sel]], (inv[sel], self.design[pp[sel]])),
+                                              shape=(ukey.size, self.design_first.size))
+        self.pair_entry = (pp, inv, ia, ib)   # per (pattern, pair): its entries of ``items``
 
-    def pair_weights(self, a, b):
-        """(patterns a..b) x pairs: c_u c_v, dense or sparse."""
-        if self.pairs is None:
-            cache = self.__dict__.setdefault("_pair_weights", {})
-            if (a, b) in cache:
-                return cache[(a, b)]
-            X = self.items_dense[a:b]
-            w = X[:, self.pair_u] * X[:, self.pair_v]
-            if w.size <= DENSE_CELLS // 2:   # kept for the next evaluation when small
-                cache[(a, b)] = w
-            return w
-        return self.pairs[a:b]
+    def _design_blocks(self, X):
+        """Few designs of many items each (a rubric): ``design_blocks``, per design its items, their
+        counts, and its pairs (slots a <= b, pair index), for one BLAS product per design in the
+        information (:meth:`_Louis._node_pairs`); None where the product per item pair is cheaper
+        (many designs: its cost, sum over designs of n_d^2, against the pairs')."""
+        n_d = (X > 0).sum(axis=1)
+        self.design_blocks = None
+        if float(n_d @ n_d) > 4.0 * self.pair_u.size:
+            return
+        key = self.pair_u * self.U + self.pair_v
+        self.design_blocks = []
+        for x in X:
+            items = np.flatnonzero(x)
+            a, b = np.triu_indices(items.size)
+            self.design_blocks.append((items, x[items], a, b, np.searchsorted(key, items[a] * self.U + items[b])))
 
     def block_static(self, a, b) -> "_BlockStatic":
         """What the information needs of patterns a..b that does not change with the parameters."""
@@ -272,6 +301,20 @@ class GridEngine:
         return ev
 
 
+def unique_rows(R, base):
+    """Distinct rows of the integer matrix ``R`` (entries in 0..base-1): (index of each one's first
+    row, each row's distinct row, counts); rows as one integer key where it fits in 62 bits."""
+    n = R.shape[1]
+    if n * np.log2(max(base, 2)) < 62:
+        key = np.zeros(R.shape[0], dtype=np.int64)
+        for k in range(n):
+            key = key * base + R[:, k]
+        _, first, inv, cnt = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+    else:
+        _, first, inv, cnt = np.unique(R, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    return first, inv.ravel(), cnt
+
+
 def _ranges(cnt):
     """Concatenated aranges 0..cnt[i]-1."""
     if cnt.size == 0:
@@ -285,19 +328,21 @@ def _ranges(cnt):
 
 
 class _BlockStatic:
-    """Patterns a..b: their rows of ``items`` and ``pairs``; their (pattern, item) entries grouped
+    """Patterns a..b: their rows of ``items``; ``designs_T`` (designs x patterns: 1 at each
+    pattern's design); their (pattern, item) entries grouped
     by item (``by_item``); sums over entries (``item_sum``: per item, weight mult x count) and over
     (pattern, item pair) entries (``pair_sum``: per pair, weight mult x c_u x c_v; ``ia``, ``ib``
     the two entries)."""
 
     def __init__(self, eng: GridEngine, a, b):
         it = eng.items[a:b]
-        if eng.pairs is None:   # dense: the mean parts by BLAS (_Louis._add_dense), pair weights made when used
-            self.items = self.items_T = eng.items_dense[a:b]
+        self.designs_T = sparse.csr_matrix((np.ones(b - a), (eng.design[a:b], np.arange(b - a))),
+                                           shape=(eng.design_first.size, b - a))
+        if isinstance(eng.items_dense, np.ndarray):   # dense: the mean parts by BLAS (_Louis._add_dense)
+            self.items = eng.items_dense[a:b]
             self.items_T = self.items.T
             return
         self.items, self.items_T = it, it.T.tocsr()
-        self.pairs_T = eng.pairs[a:b].T.tocsr()
         e0 = eng.items.indptr[a]
         self.ent_p = np.repeat(np.arange(b - a), np.diff(it.indptr))
         ent_u = it.indices
@@ -323,7 +368,7 @@ class _Louis:
         self.eng, self.P, self.E, self.sigma = eng, P, E, sigma
         U, Q, M = eng.U, eng.Q, eng.M
         npair = eng.pair_u.size
-        self.C = np.zeros((npair, Q))                # sum_p pi_pq m_p c_pu c_pv
+        self.Cd = np.zeros((eng.design_first.size, Q))   # per design: sum_p pi_pq m_p
         self.mean_pairs = np.zeros((npair, M * M))   # sum_p m_p c_pu c_pv Pbar_pu Pbar_pv'
         self.W = np.zeros((U, Q))                    # sum_p pi_pq m_p c_pu S_pq (the log sigma score)
         self.mean_us = np.zeros((U, M))              # sum_p m_p c_pu Pbar_pu Sbar_p
@@ -333,7 +378,7 @@ class _Louis:
     def add_block(self, a, b, pi, pim, m):
         eng, sigma, z, M = self.eng, self.sigma, self.eng.z, self.eng.M
         st = eng.block_static(a, b)
-        self.C += (eng.pair_weights(a, b).T @ pim) if eng.pairs is None else (st.pairs_T @ pim)
+        self.Cd += st.designs_T @ pim
         # the log sigma score at each node: sigma z (total - sum_u c_u E_u)
         rho = st.items @ self.E                       # (b-a, Q)
         S = sigma * z * (eng.total[a:b, None] - rho)
@@ -366,6 +411,28 @@ class _Louis:
         self.mean_pairs += G[eng.pair_u, :, eng.pair_v, :].reshape(-1, M * M)
         self.mean_us += (Y.T @ (m * Sbar)).reshape(U, M)
 
+    def _node_pairs(self, Pk):
+        """Per item pair (u, v): sum_q C_uvq Pk[u, q] Pk[v, q]' with C_uvq = sum_p pi_pq m_p c_pu c_pv
+        (= sum over designs of their weights c_u c_v times ``Cd``), one BLAS product per item u."""
+        eng, Q, M = self.eng, self.eng.Q, self.eng.M
+        pu, pv = eng.pair_u, eng.pair_v
+        PkT = np.ascontiguousarray(Pk.transpose(1, 0, 2))   # (Q, U, M)
+        if eng.design_blocks is not None:   # few designs: (c Pk)' diag(Cd) (c Pk) over each design's items
+            cov = np.zeros((pu.size, M, M))
+            for d, (items, c, a, b, pair) in enumerate(eng.design_blocks):
+                Z = (PkT[:, items, :] * c[None, :, None]).reshape(Q, -1)
+                G = ((Z * self.Cd[d][:, None]).T @ Z).reshape(items.size, M, items.size, M)
+                cov[pair] += G[a, :, b, :]
+            return cov
+        cov = np.empty((pu.size, M, M))
+        bounds = np.searchsorted(pu, np.arange(eng.U + 1))
+        for u in np.flatnonzero(np.diff(bounds)):
+            s0, s1 = bounds[u], bounds[u + 1]
+            C = eng.pair_designs[s0:s1] @ self.Cd             # (pairs of u, Q)
+            B = C.T[:, :, None] * PkT[:, pv[s0:s1], :]       # (Q, pairs of u, M)
+            cov[s0:s1] = (Pk[u].T @ B.reshape(Q, -1)).reshape(M, s1 - s0, M).transpose(1, 0, 2)
+        return cov
+
     def finish(self, Nuq, resid):
         """The Louis Hessian and the complete-data Hessian, sparse, in (tau[:, 1:], log sigma)."""
         eng, P, E, sigma, z = self.eng, self.P, self.E, self.sigma, self.eng.z
@@ -384,12 +451,7 @@ class _Louis:
         em_ss = float(sigma * (resid @ z).sum() - sigma ** 2 * (Nuq * var * (z * z)).sum())
         # posterior covariance of the complete-data scores
         pu, pv = eng.pair_u, eng.pair_v
-        cov = np.empty((pu.size, M, M))
-        step = max(1, (1 << 22) // max(Q * M, 1))
-        for s0 in range(0, pu.size, step):
-            s1 = min(pu.size, s0 + step)
-            A = self.C[s0:s1, :, None] * Pk[pu[s0:s1]]
-            cov[s0:s1] = np.matmul(A.transpose(0, 2, 1), Pk[pv[s0:s1]])
+        cov = self._node_pairs(Pk)
         cov -= self.mean_pairs.reshape(-1, M, M)
         cov_ts = np.einsum("uq,uqk->uk", self.W, Pk) - self.mean_us
         # the items' own blocks (u == v pairs) take the complete-data part too
