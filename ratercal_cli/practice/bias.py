@@ -139,6 +139,10 @@ def bias_table(ratings: Ratings, levels, level_ids, facet: str = "facet", main_e
     B_rows = Pj @ L_rows
     bias = Pj @ l_hat
     se = np.sqrt(np.maximum(np.einsum("ip,pq,iq->i", B_rows, cov, B_rows), 0.0))
+    # a cell with no interaction to estimate (its rater seen in one level only, or its level by one rater
+    # only): the projector's row is 0, and what is left is rounding noise, not a t to test
+    fixed = np.abs(Pj).max(axis=1) < 1e-9
+    bias[fixed], se[fixed] = 0.0, np.nan
     count = np.bincount(cell, minlength=ukeys.size)
     total = np.bincount(cell, weights=ratings.score, minlength=ukeys.size)
     if main_expected is None:
@@ -155,7 +159,7 @@ def bias_table(ratings: Ratings, levels, level_ids, facet: str = "facet", main_e
     points = np.bincount(cell, weights=e1 - e0, minlength=ukeys.size) / count
     rows = []
     for c in range(ukeys.size):
-        t = bias[c] / se[c] if se[c] > 0 else math.nan
+        t = bias[c] / se[c] if se[c] > 0 else math.nan   # nan se: no interaction here
         df = int(count[c]) - 1
         p = float(2 * stats.t.sf(abs(t), df)) if df > 0 and math.isfinite(t) else math.nan
         rows.append(dict(rater=ratings.rater_ids[cell_rater[c]], level=level_ids[cell_level[c]], count=int(count[c]),
@@ -185,4 +189,8 @@ def bias_table(ratings: Ratings, levels, level_ids, facet: str = "facet", main_e
                   if np.sum(cell_rater == j) < 2}, key=str)
     if one:
         notes.append(f"rater(s) seen in one {facet} only: their interaction is 0 by definition ({', '.join(one)})")
+    lone = [str(level_ids[f]) for f in np.unique(cell_level) if np.sum(cell_level == f) < 2]
+    if lone:
+        notes.append(f"{facet} level(s) scored by one rater only: the interaction is 0 by definition "
+                     f"({', '.join(lone)})")
     return BiasTable(facet=facet, rows=rows, pairs=pairs, alpha=alpha, fit=fit, notes=notes)

@@ -144,3 +144,24 @@ def test_check_adds_the_joint_rater_by_group_table():
     np.testing.assert_allclose(b.sum(axis=1), 0, atol=1e-9)
     assert all(np.isfinite(x["obs_minus_exp"]) for x in gi.rows)
     assert "group_interaction" in res.to_dict() and "joint MFRM by marginal ML" in res.summary()
+
+
+def test_a_rater_seen_in_one_level_has_no_t_or_p():
+    """A rater who scores one criterion only (a third reader on one criterion) has an interaction
+    that is 0 by definition: the table must not give it a t or p made of rounding noise (which could
+    pass |t| >= 2 and be flagged) nor count it among Holm's tests."""
+    r, lev = small()
+    n = 30
+    extra = Ratings(np.r_[r.paper, np.arange(n)], np.r_[r.rater, np.full(n, 4)],
+                    np.r_[r.score, np.tile([0, 1, 2], n // 3)], r.max_score, r.n_papers, 5,
+                    rater_ids=("A", "B", "C", "D", "E"))
+    bt = bias_table(extra, np.r_[lev, np.zeros(n, int)], ("a", "b"), "criterion")
+    e = next(x for x in bt.rows if x["rater"] == "E")
+    assert e["bias"] == 0.0
+    assert np.isnan(e["se"]) and np.isnan(e["t"]) and np.isnan(e["p"]) and np.isnan(e["p_holm"])
+    assert e not in bt.flagged
+    # the other raters' Holm p counts 8 tests, not 9
+    ps = np.array([x["p"] for x in bt.rows if x["rater"] != "E"])
+    smallest = min(x["p_holm"] for x in bt.rows if x["rater"] != "E")
+    assert smallest == pytest.approx(min(1.0, 8 * ps.min()))
+    assert any("one criterion only" in note and "E" in note for note in bt.notes)
