@@ -28,7 +28,16 @@ def import_facets(spec, output, encoding, quiet):
     out = output if output is not None else spec.with_suffix(".csv")
     if out.resolve() == spec.resolve():
         raise InputError("would overwrite the specification; give -o", spec)
+    for note in data.notes:
+        click.echo(f"warning: {note}", err=True)
     write_long(data, out)
     if not quiet and str(out) != "-":
         click.echo(f"wrote {out}: {len(data.rows)} ratings, facets {', '.join(f.name for f in data.facets)}")
         click.echo(f"read it with: {data.command(out)}")
+        paper, rater = data.paper_and_rater()
+        if data.paper_facet is None or data.rater_facet is None:
+            click.echo("  (the specification has no " + " or ".join(
+                k for k, v in (("Noncenter=", data.paper_facet), ("Inter-rater=", data.rater_facet)) if v is None)
+                + f": the papers are taken to be facet {paper.name}"
+                + (f", the raters facet {rater.name}" if rater is not None else
+                   "; put the raters' facet in place of RATERS_FACET") + ")")

@@ -20,7 +20,9 @@ What is read (the format of the Facets manual's examples, e.g. ``Essays.txt``, `
 
 Keywords that change only Facets' estimation or its reports (``Noncenter``, ``Positive``,
 ``Convergence``, ``Arrange``, ...) are ignored; ``Noncenter =`` and ``Inter-rater =`` name the facets
-that are the papers and the raters.  Anything that would change which observations there are or what
+that are the papers and the raters (without them: :meth:`FacetsData.paper_and_rater`).  An observation
+above the top category of ``Models=`` (``R6``: 0 to 6) is an error naming its line, and element labels
+that would write two elements alike are replaced by the element numbers, with a warning.  Anything that would change which observations there are or what
 they mean (``Dvalues``, ``Delements``, ``Entered``, element 0, weighted ``R2`` data lines, an
 Excel or SPSS data file, Poisson or binomial counts, ...) is an :class:`InputError` naming the line.
 """
@@ -45,6 +47,7 @@ yardstick zscore inter-rater interrater anchorfile replacement replication seed 
 labels models model data rating scale ratingscale rating-scale arrangement
 """.split())
 
+_JUDGES = re.compile(r"judge|rater|reader|marker|grader|scorer|examiner|assessor|evaluator", re.IGNORECASE)
 _RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
 _INT = re.compile(r"^\s*[+-]?\d+\s*$")
 
@@ -75,6 +78,8 @@ class FacetsData:
     top: int | None = None
     paper_facet: int | None = None
     rater_facet: int | None = None
+    positive_facet: int | None = None
+    notes: list = field(default_factory=list)   # what the reader changed, for a warning line each
 
     @property
     def scores(self):
@@ -95,16 +100,28 @@ class FacetsData:
         """Rows of the long table (element labels where the specification gives them, else numbers)."""
         return [[f.label(e) for f, e in zip(self.facets, elems)] + [str(score)] for _, _, elems, score in self.rows]
 
+    def paper_and_rater(self):
+        """The facets holding the papers and the raters (None where unknown): ``Noncenter=`` and
+        ``Inter-rater=`` where the specification says; else the papers are the one facet ``Positive=``
+        names or, failing that, the first facet (Facets' examples put the examinees first), and the
+        raters the one facet named like judges (judge, rater, reader, marker, grader, scorer, examiner,
+        assessor)."""
+        by_number = {f.number: f for f in self.facets}
+        paper = by_number.get(self.paper_facet)
+        if paper is None:
+            paper = by_number.get(self.positive_facet) or self.facets[0]
+        rater = by_number.get(self.rater_facet)
+        if rater is None:
+            judges = [f for f in self.facets if f is not paper and _JUDGES.search(f.name)]
+            rater = judges[0] if len(judges) == 1 else None
+        return paper, (rater if rater is not paper else None)
+
     def command(self, out) -> str:
         """The ``ratercal check`` command that reads the written table."""
         cols = []
-        by_number = {f.number: f for f in self.facets}
-        paper = by_number.get(self.paper_facet)
-        rater = by_number.get(self.rater_facet)
-        if paper is not None:
-            cols += ["--paper-col", _quote(paper.name)]
-        if rater is not None:
-            cols += ["--rater-col", _quote(rater.name)]
+        paper, rater = self.paper_and_rater()
+        cols += ["--paper-col", _quote(paper.name) if paper is not None else "PAPERS_FACET"]
+        cols += ["--rater-col", _quote(rater.name) if rater is not None else "RATERS_FACET"]
         for f in self.facets:
             if f is not paper and f is not rater:
                 cols += ["--facet-col", _quote(f.name)]
@@ -170,7 +187,8 @@ def read_facets(path, encoding=None) -> FacetsData:
     title, n_facets, facets = "", None, None
     models, scales = [], {}
     data_rows, data_line = None, None
-    paper_facet = rater_facet = None
+    paper_facet = rater_facet = positive_facet = None
+    notes = []
     while True:
         ln, text = lines.next()
         if ln is None:
@@ -187,7 +205,7 @@ def read_facets(path, encoding=None) -> FacetsData:
             if value and value.lower() != "nobuild":
                 raise InputError(f"Labels = {value} is not supported (the element lists go on the lines below)",
                                  path, ln)
-            facets = _read_labels(lines, path, ln)
+            facets = _read_labels(lines, path, ln, notes)
         elif key in ("models", "model"):
             models += _read_block(lines, value) if not value else [(ln, value)]
             if value and lines.pos < len(lines.items) and not lines.peek_is_keyword():
@@ -205,6 +223,8 @@ def read_facets(path, encoding=None) -> FacetsData:
                 lines.pos = len(lines.items)
         elif key == "noncenter":
             paper_facet = _int(value, path, ln, "Noncenter")
+        elif key == "positive" and _INT.match(value):   # one facet oriented as ability: the examinees
+            positive_facet = int(value)
         elif key in ("inter-rater", "interrater"):
             rater_facet = _int(value, path, ln, "Inter-rater")
         elif key not in IGNORED:
@@ -223,12 +243,12 @@ def read_facets(path, encoding=None) -> FacetsData:
     for f in facets:
         if f.name.lower() == "score" or names.count(f.name.lower()) > 1:
             raise InputError(f"facet name {f.name!r} is used twice (or is 'score'): rename it in Labels=", path)
-    top = _model_top(models, scales, len(facets), path)
-    rows = _parse_data(data_rows, facets, path, data_line)
+    top, top_line = _model_top(models, scales, len(facets), path)
+    rows = _parse_data(data_rows, facets, path, data_line, top, top_line)
     if not rows:
         raise InputError("no observations in the data", path, data_line)
     return FacetsData(path=path, title=title, facets=facets, rows=rows, top=top,
-                      paper_facet=paper_facet, rater_facet=rater_facet)
+                      paper_facet=paper_facet, rater_facet=rater_facet, positive_facet=positive_facet, notes=notes)
 
 
 def _int(value, path, ln, what):
@@ -252,7 +272,7 @@ def _read_block(lines: _Lines, first: str) -> list:
     return out
 
 
-def _read_labels(lines: _Lines, path, at) -> list:
+def _read_labels(lines: _Lines, path, at, notes) -> list:
     """The facet blocks after ``Labels=``: heading ``n, name[, code]`` then elements, each ended by ``*``."""
     facets = []
     while lines.pos < len(lines.items):
@@ -292,8 +312,13 @@ def _read_labels(lines: _Lines, path, at) -> list:
             if e in facet.elements:
                 raise InputError(f"element {e} of facet {facet.name} is listed twice", path, eln)
             facet.elements[e] = parts[1].strip() if len(parts) > 1 else ""
-        labels = [v for v in facet.elements.values() if v]
-        if len(set(labels)) != len(labels):   # labels that do not tell elements apart: use the numbers
+        # labels that do not tell the elements apart (two alike, or one that is another element's
+        # number, as element 1 labelled '3' beside an unlabelled element 3): the numbers are written
+        written = [facet.label(e) for e in facet.elements]
+        if len(set(written)) != len(written):
+            same = sorted({w for w in written if written.count(w) > 1}, key=str)
+            notes.append(f"{path}:{ln}: {facet.name}: the labels do not tell the elements apart ({', '.join(same)} "
+                         "name two elements each); the elements are written by their element numbers")
             facet.elements = {e: "" for e in facet.elements}
         facets.append(facet)
     if not facets:
@@ -311,7 +336,7 @@ def _rating_scale(value, path, ln):
 
 def _model_top(models, scales, n_facets, path):
     """The top category of the models' scale (all models must share it); None where not stated."""
-    tops = set()
+    tops, line = set(), None
     for ln, text in models:
         parts = _fields(text)
         if len(parts) < n_facets + 1:
@@ -320,17 +345,20 @@ def _model_top(models, scales, n_facets, path):
         if re.fullmatch(r"[Rr]\d*[Kk]?", scale):
             digits = re.sub(r"\D", "", scale)
             tops.add(int(digits) if digits else None)
+            line = line or (ln if digits else None)
         elif scale.upper() == "D":
             tops.add(1)
+            line = line or ln
         elif scale.lower() in scales:
             tops.add(scales[scale.lower()])
+            line = line or ln
         else:
             raise InputError(f"model scale {scale!r} is not supported (rating scales R, Rn or a named "
                              "'Rating scale = name, Rn'; dichotomies D)", path, ln)
     tops.discard(None)
     if len(tops) > 1:
         raise InputError(f"the models use scales with different tops ({sorted(tops)}); one scale is supported", path)
-    return tops.pop() if tops else None
+    return (tops.pop(), line) if tops else (None, None)
 
 
 def _data_file(spec: Path, name: str, ln, encoding):
@@ -344,7 +372,7 @@ def _data_file(spec: Path, name: str, ln, encoding):
     return [(target, k, s) for k, s in lines if s.strip()]
 
 
-def _parse_data(items, facets, spec, data_line) -> list:
+def _parse_data(items, facets, spec, data_line, top=None, top_line=None) -> list:
     F = len(facets)
     rows = []
     for where, ln, text in items:
@@ -396,6 +424,9 @@ def _parse_data(items, facets, spec, data_line) -> list:
             score = int(x)
             if score < 0:
                 raise InputError(f"observation {score} is negative", where, ln)
+            if top is not None and score > top:
+                raise InputError(f"observation {score} is above the top category {top} of Models= (line "
+                                 f"{top_line})", where, ln)
             rows.append((where, ln, tuple(e), score))
     return rows
 

@@ -117,3 +117,36 @@ def test_excel_data_file_refused(tmp_path):
     spec = write(tmp_path, ESSAYS.split("data =")[0] + "data = ratings.xlsx\n")
     with pytest.raises(InputError, match=r"spec.txt:31: Data = ratings.xlsx: only a text file"):
         read_facets(spec)
+
+
+def test_a_label_that_is_another_elements_number_does_not_merge_them(tmp_path):
+    """Rater 1 labelled '3' (an ID from elsewhere) and rater 3 unlabelled would both be written '3'
+    and counted as one rater: the facet is written by element numbers instead, with a warning."""
+    spec = write(tmp_path, "Facets = 3\nNoncenter = 1\nInter-rater = 2\nModels = ?,?,?,R4\nLabels=\n"
+                           "1,Essay\n1-4\n*\n2,Rater\n1, 3\n2, 7\n3\n*\n3,Domain\n1,Content\n*\nData=\n"
+                           "1,1,1,2\n1,2,1,3\n2,3,1,1\n2,2,1,2\n3,1,1,4\n3,2,1,4\n4,3,1,3\n4,2,1,1\n")
+    data = read_facets(spec)
+    raters = [row[1] for row in data.table()]
+    assert raters == ["1", "2", "3", "2", "1", "2", "3", "2"]
+    assert any("Rater" in n and "3" in n for n in data.notes)
+    res = run("import-facets", spec)
+    assert res.exit_code == 0 and "element numbers" in res.output
+
+
+def test_an_observation_above_the_models_top_category_is_an_error(tmp_path):
+    """Models= R4 says the categories end at 4: a 7 is a typing error, not a wider scale."""
+    spec = write(tmp_path, ESSAYS.replace("04,3,1,12,9", "04,3,1,12,19"))
+    with pytest.raises(InputError, match=r"spec.txt:35: observation 19 is above the top category 9 of Models="):
+        read_facets(spec)
+
+
+def test_the_printed_command_names_the_papers_and_raters_without_noncenter(tmp_path):
+    """Without Noncenter=/Inter-rater= the printed `check` command must still run: the papers are the
+    facet Positive= names (else the first), the raters the one facet called judge/rater/reader...;
+    the command it prints reads the file it wrote."""
+    text = ESSAYS.replace("noncenter = 1 ; examinee facet floats\n", "").replace(
+        "Inter-rater = 3 ; facet 3 is the rater facet\n", "")
+    spec = write(tmp_path, text)
+    res = run("import-facets", spec)
+    assert res.exit_code == 0, res.output
+    assert "--paper-col examinee --rater-col Reader --facet-col Essay --facet-col Session" in res.output
