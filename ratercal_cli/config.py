@@ -16,8 +16,10 @@ Schema (all keys optional except ``cells``)::
       steps: table3          # or {5: [[d11..d15], ...], 9: [...]} or one list for every scale
       count: 9               # implied by steps; with table3 any number (Table 3's nine in turn)
       effects: {severity: 0, slope: 1, centrality: 0, drift: 0}   # one number or one per rater;
-                             # rater_task_sd: 0.3, tasks: 4 (a rater x task interaction)
+                             # rater_task_sd: 0.3, tasks: 4 (a rater x task interaction);
+                             # halo: 0.5 (0..1, with criteria)
     assignment: random       # or by_quality (rater_effects.py)
+    criteria: {count: 4, correlation: 0.7, difficulty: 0}   # an analytic rubric (rater_effects.py)
     cells:                   # a list of factorial blocks; every combination is one data set
       - raters_per_paper: [1, 2, 3, "2+"]
         papers: [100]
@@ -50,7 +52,8 @@ from .errors import InputError
 from .methods import add_paths, is_user_method, load_class, method_codes
 from .vocabulary import GENERATORS, QUALITY_CODES, SHRINKAGES, STUDY_METHODS, VARIANTS
 TOP_KEYS = ("name", "generator", "variant", "methods", "raters", "cells", "chains", "seed",
-            "replications", "linear", "quality", "true_score", "cut", "description", "shrinkage", "assignment")
+            "replications", "linear", "quality", "true_score", "cut", "description", "shrinkage", "assignment",
+            "criteria")
 TRUE_SCORES = ("model", "pcm")
 
 #: Memory a rating takes while its data set is made, adjusted and scored, rounded up from what
@@ -93,7 +96,8 @@ class StudyConfig:
     linear: dict = field(default_factory=dict)
     variants: tuple = ("faithful",)  # every one is a dimension of the run
     shrinkages: tuple = ("none",)    # a dimension of the Monte Carlo runs
-    effects: object = None           # generators.effects.RaterEffects (raters.effects, assignment)
+    effects: object = None           # rater_effects.RaterEffects (raters.effects, assignment)
+    rubric: object = None            # rater_effects.RubricDesign (criteria), or None
     true_score: str = "model"
     cut: float = 3.25
     source: str = "<config>"
@@ -121,7 +125,8 @@ class StudyConfig:
             per_rating = MARGINAL_RATING_BYTES
         else:
             per_rating = RATING_BYTES if at_once == 1 else CHUNK_RATING_BYTES
-        return at_once * cell.papers * (cell.raters_drawn * per_rating + self.n_raters * PAPER_RATER_BYTES)
+        per_reading = per_rating * (self.rubric.count if self.rubric is not None else 1)   # a rating per criterion
+        return at_once * cell.papers * (cell.raters_drawn * per_reading + self.n_raters * PAPER_RATER_BYTES)
 
     def summary_bytes(self, replications: int) -> int:
         """About the memory of the Monte Carlo summary of ``replications`` of every set."""
@@ -351,6 +356,7 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     _check_design(where, generator, cells, blocks, n_raters)
     chains = _chains(data, where, generator, [c.code for c in cells])
     effects = _effects(data, where, generator, n_raters)
+    rubric = _rubric(data, where, generator)
     true_score = _choice(where, ("true_score",), data.get("true_score", "model"), TRUE_SCORES)
     if true_score == "pcm" and generator == "linear":
         raise where.error(("true_score",), "the linear model's true score is its own; 'pcm' needs step parameters")
@@ -362,11 +368,12 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     cfg = StudyConfig(name=name, generator=generator, methods=tuple(methods), cells=cells,
                       steps=steps, n_raters=n_raters, chains=chains, seed=seed, replications=reps,
                       linear=linear, variants=variants, shrinkages=shrinkages, true_score=true_score, cut=cut,
-                      source=where.source, effects=effects)
+                      source=where.source, effects=effects, rubric=rubric)
     _check_memory(where, cfg, blocks)
     cfg.raw = {"name": name, "generator": generator, "variant": list(variants), "methods": methods,
            **({"shrinkage": list(shrinkages)} if shrinkages != ("none",) else {}),
            **({"effects": effects.to_dict()} if not effects.neutral else {}),
+           **({"criteria": rubric.to_dict()} if rubric is not None else {}),
            "true_score": true_score, "cut": cut,
            "cells": [c.code for c in cells], "steps": {m: s.tolist() for m, s in steps.items()}, "linear": linear,
            "chains": [[list(c.sets), c.low_byte] for c in chains], "seed": seed, "replications": reps}
@@ -410,6 +417,15 @@ def _effects(data, where, generator, n_raters):
     if not given:
         return RaterEffects.none(n_raters)
     return parse_effects(where, data, n_raters)
+
+
+def _rubric(data, where, generator):
+    """``criteria`` (:func:`.rater_effects.parse_criteria`), for the pcm and sequential generators."""
+    from .rater_effects import parse_criteria
+
+    if "criteria" in data and generator not in ("pcm", "sequential"):
+        raise where.error(("criteria",), f"criteria need the pcm or sequential generator, not {generator}")
+    return parse_criteria(where, data)
 
 
 def _methods(data, where) -> list:

@@ -31,14 +31,20 @@ def rater_rmse(ratings, adjusted_rating_scores, true_paper_scores) -> np.ndarray
     """Per-rater RMSE: each rater's adjusted ratings against the rated papers'
     true scores, ``sqrt(mean over rater j's ratings of (adj - true[paper])**2)``;
     nan for raters without ratings (Tables 9, 10 average these by rater type).
+    ``true_paper_scores`` (papers, C) with a rubric's criteria (the facet ``criterion``): each
+    rating against its paper's true score on its criterion.
     """
     adj = np.asarray(adjusted_rating_scores, dtype=np.float64)
     true = np.asarray(true_paper_scores, dtype=np.float64)
     if adj.shape != ratings.score.shape:
         raise ValueError("one adjusted score per rating is needed")
-    if true.shape != (ratings.n_papers,):
-        raise ValueError("one true score per paper is needed")
-    sq = (adj - true[ratings.paper]) ** 2
+    if true.ndim == 2 and "criterion" in ratings.facets and true.shape[0] == ratings.n_papers:
+        true_of_rating = true[ratings.paper, ratings.facets["criterion"][0]]
+    elif true.shape == (ratings.n_papers,):
+        true_of_rating = true[ratings.paper]
+    else:
+        raise ValueError("one true score per paper (and criterion) is needed")
+    sq = (adj - true_of_rating) ** 2
     n = np.bincount(ratings.rater, minlength=ratings.n_raters)
     s = np.bincount(ratings.rater, weights=sq, minlength=ratings.n_raters)
     out = np.full(ratings.n_raters, np.nan)

@@ -1,5 +1,5 @@
-"""Rater effects and assignment beyond Table 3 (issue 23): a config's ``raters.effects`` and
-``assignment``, for the ``pcm`` and ``sequential`` generators.
+"""Rater effects, assignment and analytic rubrics beyond Table 3 (issue 23): a config's
+``raters.effects``, ``assignment`` and ``criteria``, for the ``pcm`` and ``sequential`` generators.
 
 Rater ``j`` (Table 3 or the config's steps ``delta_jk``, ``k = 1..M``) scores rating ``r`` (paper
 ``i``, quality ``theta_i``) with the model's category probabilities at
@@ -25,7 +25,39 @@ one number for every rater or a list with one per rater (0, or 1 for the slope, 
 * ``rater_task_sd`` with ``tasks`` (rater x task interaction): paper ``i`` belongs to task
   ``c = i mod tasks`` and rater ``j`` is ``gamma_jc ~ N(0, rater_task_sd^2)`` more severe on task
   ``c`` than elsewhere (``s_j + gamma_jc``), drawn afresh for each data set
-  (:meth:`RaterEffects.task_interaction`); the true score leaves it out (its mean is 0).
+  (:meth:`RaterEffects.task_interaction`); the true score leaves it out (its mean is 0);
+* ``halo`` ``h_j`` (``0 <= h_j <= 1``, with ``criteria``): below.
+
+``criteria`` makes every reading an analytic rubric's: the rater scores the paper on each of ``C``
+criteria (``count``).  Paper ``i``'s quality on criterion ``c`` is the cell's shape (3z + 2,
+5|z| - 3, -5|z| + 7: :func:`ratercal_cli.design.shape_quality`) of
+
+    z_ic = sqrt(rho) z_i + sqrt(1 - rho) e_ic,      e_ic ~ N(0, 1) independent,
+
+``z_i`` the paper's normal deviate of the design without criteria, so each criterion's qualities
+have the cell's distribution and ``rho`` (``correlation``) is the correlation of the criteria's
+deviates (of their qualities, for the normal shape).  Criterion ``c`` has a difficulty ``b_c``
+(``difficulty``, logits, default 0), added to every step: ``delta*_jk(t) + b_c``.
+
+*Halo* follows the general-impression model of halo error (Cooper 1981, Psychological Bulletin
+90; Fisicaro & Lance 1990, Applied Psychological Measurement 14), the effect Myford & Wolfe (2003,
+2004, Journal of Applied Measurement 4, 5) define for many-facet data as a rater who does not
+distinguish conceptually distinct criteria: rater ``j``'s overall impression of the paper,
+``theta_i. = mean_c theta_ic``, leaks into its rating of every criterion, which it scores at
+
+    theta*_ijc = (1 - h_j) theta_ic + h_j theta_i.
+
+(then ``a_j theta*_ijc`` against ``a_j (delta*_jk(t) + b_c)`` as above).  ``h_j = 0`` scores each
+criterion on its own merit; ``h_j = 1`` gives every criterion the same quality, the paper's
+overall, so the rater's profile across a paper's criteria carries only the criteria's
+difficulties: its scores of one paper's criteria correlate more than the criteria do (Cooper's
+illusory halo), and its ratings fit a many-facet model too well (Myford & Wolfe's muted
+infit).  A rater x paper effect shared by the criteria (a random ``N(0, s^2)`` added to every
+criterion) is the other common formulation; it is not modelled here.
+
+The 2+ design with criteria takes the third reading when the first two readings' means over
+the criteria differ by more than a point, and keeps it with the nearer of the two by that mean.
+The papers' order and ``by_quality`` use the overall quality ``theta_i.``.
 
 ``assignment`` decides which raters score which paper (``raters_per_paper`` of them, distinct):
 
@@ -39,7 +71,12 @@ one number for every rater or a list with one per rater (0, or 1 for the slope, 
 
 The true score stays the study's: the mean over the raters of their expected score at the
 paper's quality, with each rater's severity, slope and centrality and its mid-session drift
-(``t = 1/2``).  Without effects and with random assignment the generators draw exactly the
+(``t = 1/2``); with criteria a paper has one on each criterion (at ``theta_ic``, with ``b_c``,
+without halo, which is the rater's error) and its score is the *rubric mean*, the mean over the
+criteria of its criterion scores (the rubric total over ``C``, on the 0..M scale the cut is on):
+the Monte Carlo study and ``score`` rank the methods by it, each method applied to each
+criterion's ratings on their own (``ratercal_cli.methods.apply.apply_within_cells``); ``score``
+also writes each criterion's criteria.  Without effects and with random assignment the generators draw exactly the
 numbers they drew before (a config without these keys makes the same data sets).
 """
 
@@ -51,6 +88,8 @@ import numpy as np
 
 #: the effects' names and their value for a rater without the effect
 NEUTRAL = {"severity": 0.0, "slope": 1.0, "centrality": 0.0, "drift": 0.0}
+#: halo's value for a rater without it (an effect only with criteria: not in :data:`NEUTRAL`)
+NO_HALO = 0.0
 ASSIGNMENTS = ("random", "by_quality")
 
 
@@ -65,6 +104,11 @@ class RaterEffects:
     assignment: str = "random"
     tasks: int = 1             # papers belong to tasks (prompts) 0..tasks-1 in turn: paper i to i mod tasks
     rater_task_sd: float = 0.0 # SD of the rater x task interaction gamma_jc (logits)
+    halo: tuple = ()           # h_j per rater (with criteria); (): none
+
+    def halo_weights(self, n_raters) -> np.ndarray:
+        """``h_j`` of every rater (zeros without halo)."""
+        return np.asarray(self.halo, dtype=np.float64) if self.halo else np.zeros(n_raters)
 
     @classmethod
     def none(cls, n_raters: int) -> "RaterEffects":
@@ -73,13 +117,15 @@ class RaterEffects:
     @property
     def neutral(self) -> bool:
         """No effect and random assignment: the generators' own numbers."""
-        return self.assignment == "random" and self.rater_task_sd == 0 and all(
+        return self.assignment == "random" and self.rater_task_sd == 0 and not any(self.halo) and all(
             all(x == NEUTRAL[k] for x in getattr(self, k)) for k in NEUTRAL)
 
     def to_dict(self) -> dict:
         out = {**{k: list(getattr(self, k)) for k in NEUTRAL}, "assignment": self.assignment}
         if self.rater_task_sd:
             out.update(tasks=self.tasks, rater_task_sd=self.rater_task_sd)
+        if any(self.halo):
+            out["halo"] = list(self.halo)
         return out
 
     def task_interaction(self, seed_seq, n_raters):
@@ -154,7 +200,7 @@ def parse_effects(where, data, n_raters) -> RaterEffects:
     if not isinstance(raw, dict):
         raise where.error(("raters", "effects"), "expected a mapping of severity, slope, centrality, drift")
     out = {}
-    known = tuple(NEUTRAL) + ("rater_task_sd", "tasks")
+    known = tuple(NEUTRAL) + ("rater_task_sd", "tasks", "halo")
     for name in raw:
         if name not in known:
             raise where.error(("raters", "effects", name), f"unknown effect (known: {', '.join(known)})")
@@ -183,7 +229,90 @@ def parse_effects(where, data, n_raters) -> RaterEffects:
         if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1:
             raise where.error(("raters", "effects", "tasks"), f"expected a count >= 1, got {tasks!r}")
         extra = {"tasks": int(tasks), "rater_task_sd": float(sd)}
+    if "halo" in raw:
+        if not data.get("criteria"):
+            raise where.error(("raters", "effects", "halo"), "halo leaks a rater's overall impression across "
+                              "criteria: give the rubric's criteria (criteria: {count: 4})")
+        extra["halo"] = _per_rater(where, raw["halo"], ("raters", "effects", "halo"), n_raters, 0.0, 1.0)
     assignment = data.get("assignment", "random")
     if assignment not in ASSIGNMENTS:
         raise where.error(("assignment",), f"must be one of {', '.join(ASSIGNMENTS)}, not {assignment!r}")
     return RaterEffects(**out, assignment=assignment, **extra)
+
+
+def _per_rater(where, v, path, n_raters, lo, hi) -> tuple:
+    """One number for every rater or a list with one per rater, each in ``[lo, hi]``."""
+    values = v if isinstance(v, list) else [v] * n_raters
+    if len(values) != n_raters:
+        raise where.error(path, f"{len(values)} values for {n_raters} raters (give one number or one per rater)")
+    out = []
+    for i, x in enumerate(values):
+        p = path + ((i,) if isinstance(v, list) else ())
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not np.isfinite(x) or not lo <= x <= hi:
+            bounds = "a finite number" if np.isinf(lo) else f"a number from {lo:g} to {hi:g}"
+            raise where.error(p, f"expected {bounds}, got {x!r}")
+        out.append(float(x))
+    return tuple(out)
+
+
+def criterion_labels(count) -> tuple:
+    """The criteria's names: ``c1, c2, ...`` (the stage files number them 1, 2, ...)."""
+    return tuple(f"c{c + 1}" for c in range(int(count)))
+
+
+@dataclass(frozen=True)
+class RubricDesign:
+    """An analytic rubric's criteria (module docstring): their number, the correlation ``rho`` of
+    their normal deviates and their difficulties ``b_c`` (logits, + = lower scores)."""
+
+    count: int
+    correlation: float
+    difficulty: tuple
+
+    @property
+    def labels(self) -> tuple:
+        return criterion_labels(self.count)
+
+    def to_dict(self) -> dict:
+        return {"count": self.count, "correlation": self.correlation, "difficulty": list(self.difficulty)}
+
+    def qualities(self, z, e, quality: str) -> np.ndarray:
+        """``theta_ic`` (papers, C): the cell's shape of ``sqrt(rho) z_i + sqrt(1 - rho) e_ic``."""
+        from .design import shape_quality
+
+        rho = self.correlation
+        return shape_quality(np.sqrt(rho) * np.asarray(z)[:, None] + np.sqrt(1.0 - rho) * np.asarray(e), quality)
+
+
+def halo_qualities(theta_c, raters, halo) -> np.ndarray:
+    """``theta*_ijc = (1 - h_j) theta_ic + h_j theta_i.`` (papers, k, C) of the readings ``raters``
+    (papers, k) of papers with criterion qualities ``theta_c`` (papers, C); ``halo`` ``h_j`` (J,)."""
+    theta_c = np.asarray(theta_c, dtype=np.float64)
+    h = np.asarray(halo, dtype=np.float64)[raters][..., None]                  # (papers, k, 1)
+    overall = theta_c.mean(axis=1)[:, None, None]
+    return (1.0 - h) * theta_c[:, None, :] + h * overall
+
+
+def parse_criteria(where, data):
+    """``criteria`` of a config: ``{count: C >= 2, correlation: rho in [0, 1] (default 0.7),
+    difficulty: one number or one per criterion (default 0)}``, or None when absent."""
+    raw = data.get("criteria")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise where.error(("criteria",), "expected a mapping with count (and correlation, difficulty)")
+    for k in raw:
+        if k not in ("count", "correlation", "difficulty"):
+            raise where.error(("criteria", k), "unknown key (known: count, correlation, difficulty)")
+    count = raw.get("count")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 2:
+        raise where.error(("criteria", "count"), f"expected the number of criteria, 2 or more, got {count!r}")
+    rho = raw.get("correlation", 0.7)
+    if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not 0 <= rho <= 1:
+        raise where.error(("criteria", "correlation"), f"expected a number from 0 to 1, got {rho!r}")
+    diff = _per_rater(where, raw.get("difficulty", 0.0), ("criteria", "difficulty"), count, -np.inf, np.inf) \
+        if not isinstance(raw.get("difficulty", 0.0), list) or len(raw["difficulty"]) == count else None
+    if diff is None:
+        raise where.error(("criteria", "difficulty"), f"{len(raw['difficulty'])} values for {count} criteria "
+                          "(give one number or one per criterion)")
+    return RubricDesign(count=count, correlation=float(rho), difficulty=diff)

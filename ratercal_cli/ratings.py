@@ -255,6 +255,18 @@ class Ratings:
         levels = [v for v, _ in self.facets.values()]
         return levels[0] if len(levels) == 1 else np.column_stack(levels)
 
+    def facet_cells(self):
+        """``(cell, labels)``: each rating's combination of facet levels (0..C-1, a *cell*: criterion
+        "org", or criterion "org" x task 2) and each cell's labels (a tuple of level labels, one per
+        facet in ``facets``' order); without facets one cell, ``()``."""
+        names = list(self.facets)
+        if not names:
+            return np.zeros(self.n_ratings, dtype=np.int64), [()]
+        levels = np.column_stack([self.facets[f][0] for f in names])
+        combos, cell = np.unique(levels, axis=0, return_inverse=True)
+        labels = [tuple(self.facets[f][1][k] for f, k in zip(names, row)) for row in combos]
+        return cell.ravel(), labels
+
     def max_raters_per_paper(self) -> int:
         counts = self.ratings_per_paper()
         return int(counts.max()) if counts.size else 0

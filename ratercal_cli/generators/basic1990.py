@@ -71,7 +71,9 @@ class ObservedRatings:
 
     Per generated rating (in generation order): paper index, rater index (0-based),
     score, order within the paper (1, 2, 3) and whether it was kept in the .OBS
-    file (the 2+ design drops one of the first two when a third is drawn).
+    file (the 2+ design drops one of the first two when a third is drawn).  With an analytic
+    rubric (:mod:`ratercal_cli.rater_effects`) a reading is a rating per criterion: ``criterion``
+    gives each rating's (0-based; None without criteria), the readings' ratings in criterion order.
     """
 
     paper: np.ndarray
@@ -79,6 +81,7 @@ class ObservedRatings:
     score: np.ndarray
     order: np.ndarray
     kept: np.ndarray
+    criterion: np.ndarray | None = None
 
 
 def step_pass_thresholds(quality: np.ndarray, steps: np.ndarray) -> np.ndarray:

@@ -75,16 +75,17 @@ def _probabilities(theta, delta):
     return pcm_model.normalise_cm(p, rescale=False), big
 
 
-def _from_sets(cell, reps, sets, n_raters):
-    """A batch from :class:`GeneratedSet` objects (the generic path)."""
+def _from_sets(cell, reps, sets, n_raters, criterion=None):
+    """A batch from :class:`GeneratedSet` objects (the generic path); ``criterion``: the ratings
+    of that criterion of a rubric's, against the papers' true scores on it."""
     raters, scores, trues = [], [], []
     for gen in sets:
         o = gen.observed
-        k = o.kept
+        k = o.kept if criterion is None else o.kept & (o.criterion == criterion)
         per = int(np.bincount(o.paper[k], minlength=cell.papers).max()) if k.any() else 0
         raters.append(o.rater[k].reshape(cell.papers, per))
         scores.append(o.score[k].reshape(cell.papers, per))
-        trues.append(gen.true_score)
+        trues.append(gen.true_score if criterion is None else gen.criterion_true[:, criterion])
     return CellBatch(cell, tuple(reps), n_raters, np.stack(raters), np.stack(scores), np.stack(trues))
 
 
@@ -135,3 +136,14 @@ def generate_batch(cell: Cell, generator: str, seed: int, reps, steps=None, line
                                                          true_score)], nr)
         batch.rater[b], batch.score[b], batch.true[b] = one.rater[0], one.score[0], one.true[0]
     return batch
+
+
+def generate_rubric_batches(cell: Cell, generator: str, seed: int, reps, steps, true_score: str, n_raters,
+                            effects, rubric):
+    """Replications ``reps`` of ``cell`` with an analytic rubric (:func:`generate_set` one by one):
+    ``(one CellBatch per criterion, its ratings against the true scores on it; the rubric
+    means of the true scores (B, papers))``."""
+    reps = tuple(int(r) for r in reps)
+    sets = [generate_set(cell, generator, seed, r, steps, None, true_score, effects, rubric) for r in reps]
+    batches = [_from_sets(cell, reps, sets, n_raters, c) for c in range(rubric.count)]
+    return batches, np.stack([g.true_score for g in sets])

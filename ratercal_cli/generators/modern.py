@@ -12,6 +12,9 @@ Generators:
 * ``sequential``: the continuation-ratio process OBSGEN.BAS really used.
 * ``linear``: Table 15's supplement: true score ~ N(3.5, 1); score =
   round(true + effect_j + N(0, sd_j)), clipped to the scale.
+
+With ``criteria`` (an analytic rubric, :mod:`ratercal_cli.rater_effects`) the ``pcm`` and
+``sequential`` generators score every reading on every criterion (:func:`generate_set`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ class GeneratedSet:
     true_score: np.ndarray       # per paper
     rater_true: np.ndarray       # (papers, raters): each rater's expected score
     observed: ObservedRatings
+    #: with criteria: each paper's quality and true score on each criterion (papers, C); ``quality``
+    #: is then the overall (their mean), ``true_score`` the rubric mean, ``rater_true`` over criteria
+    criterion_quality: np.ndarray | None = None
+    criterion_true: np.ndarray | None = None
 
 
 def draw_quality(rng, cell: Cell) -> np.ndarray:
@@ -107,6 +114,24 @@ def draw_papers(cell: Cell, generator: str, seed_seq, linear=None) -> np.ndarray
     return draw_quality(rng, cell)
 
 
+def draw_rubric_papers(cell: Cell, seed_seq, rubric) -> np.ndarray:
+    """pargen with criteria: ``theta_ic`` (papers, C) from the paper's deviate ``z_i`` (the draws of
+    :func:`draw_papers`) and then ``e_ic`` (:meth:`~ratercal_cli.rater_effects.RubricDesign.qualities`)."""
+    rng = np.random.default_rng(seed_seq)
+    z = rng.standard_normal(cell.papers)
+    return rubric.qualities(z, rng.standard_normal((cell.papers, rubric.count)), cell.quality)
+
+
+def rubric_true_scores(theta_c, generator: str, steps, true_score: str = "model", effects=None, rubric=None):
+    """truegen with criteria: ``(criterion true scores (papers, C), per-rater expected scores over
+    the criteria (papers, raters))``: criterion ``c`` as :func:`true_scores` at ``theta_ic`` with
+    its difficulty on every step (halo, the rater's error, left out)."""
+    steps = np.asarray(steps, dtype=np.float64)
+    per = [true_scores(theta_c[:, c], generator, steps + b, None, true_score, effects)
+           for c, b in enumerate(rubric.difficulty)]
+    return np.column_stack([t for t, _ in per]), np.mean([r for _, r in per], axis=0)
+
+
 def true_scores(quality, generator: str, steps=None, linear=None, true_score: str = "model", effects=None):
     """truegen: (paper true scores, per-rater expected scores).
 
@@ -167,9 +192,54 @@ def observe(cell: Cell, quality, generator: str, seed_seq, steps=None, linear=No
                            kept=kept.ravel()[sel])
 
 
+def observe_rubric(cell: Cell, theta_c, generator: str, seed_seq, steps, effects, rubric) -> ObservedRatings:
+    """obsgen with criteria: each paper's raters (as :func:`observe` with effects, by the overall
+    quality), then every reading's score on every criterion at the halo's quality against the
+    rater's steps plus the criterion's difficulty (:mod:`ratercal_cli.rater_effects`); the 2+
+    design's third reading by the readings' means over the criteria.  Ratings reading by reading,
+    each reading's criteria in order."""
+    from ..rater_effects import RaterEffects, halo_qualities, session_positions
+
+    rng = np.random.default_rng(seed_seq)
+    steps = np.asarray(steps, dtype=np.float64)
+    theta_c = np.asarray(theta_c, dtype=np.float64)
+    n, nr, k, C = cell.papers, steps.shape[0], cell.raters_drawn, rubric.count
+    effects = effects if effects is not None else RaterEffects.none(nr)
+    raters = effects.draw_raters(rng.random((n, nr)), theta_c.mean(axis=1), k)
+    u = rng.random((n, k, C))
+    gamma = effects.task_interaction(seed_seq, nr)
+    shift = gamma[raters, (np.arange(n) % effects.tasks)[:, None]]
+    shape = (n, k, C)
+    q, st = effects.rating_model(halo_qualities(theta_c, raters, effects.halo_weights(nr)),
+                                 np.broadcast_to(raters[..., None], shape), steps,
+                                 np.broadcast_to(session_positions(raters, nr)[..., None], shape),
+                                 shift[..., None] + np.asarray(rubric.difficulty)[None, None, :])
+    scores = MODELS[generator].scores_from_uniforms(q, st, u)
+    if cell.raters_per_paper == "2+":
+        kept = two_plus_kept(scores.mean(axis=2))
+        present = np.column_stack([np.ones((n, 2), bool), kept[:, 2]])
+    else:
+        kept = present = np.ones((n, k), bool)
+    per_reading = {"paper": np.broadcast_to(np.arange(n)[:, None], (n, k)), "rater": raters,
+                   "order": np.broadcast_to(np.arange(1, k + 1), (n, k)), "kept": kept}
+    sel = np.broadcast_to(present[..., None], shape).ravel()
+    flat = {name: np.broadcast_to(v[..., None], shape).ravel()[sel] for name, v in per_reading.items()}
+    return ObservedRatings(paper=flat["paper"].astype(np.int64), rater=flat["rater"].astype(np.int64),
+                           score=scores.ravel()[sel].astype(np.int64), order=flat["order"].astype(np.int64),
+                           kept=flat["kept"], criterion=np.broadcast_to(np.arange(C), shape).ravel()[sel].astype(np.int64))
+
+
 def generate_set(cell: Cell, generator: str, seed: int, replication: int, steps=None, linear=None,
-                 true_score: str = "model", effects=None) -> GeneratedSet:
-    """One data set in memory: the same numbers the pargen/truegen/obsgen stages write."""
+                 true_score: str = "model", effects=None, rubric=None) -> GeneratedSet:
+    """One data set in memory: the same numbers the pargen/truegen/obsgen stages write; ``rubric``
+    (:class:`~ratercal_cli.rater_effects.RubricDesign`): every reading scores every criterion."""
+    if rubric is not None:
+        theta_c = draw_rubric_papers(cell, stage_seed(seed, cell.code, replication, 0), rubric)
+        crit_true, rater_true = rubric_true_scores(theta_c, generator, steps, true_score, effects, rubric)
+        obs = observe_rubric(cell, theta_c, generator, stage_seed(seed, cell.code, replication, 1), steps, effects,
+                             rubric)
+        return GeneratedSet(quality=theta_c.mean(axis=1), true_score=crit_true.mean(axis=1), rater_true=rater_true,
+                            observed=obs, criterion_quality=theta_c, criterion_true=crit_true)
     quality = draw_papers(cell, generator, stage_seed(seed, cell.code, replication, 0), linear)
     true, rater_true = true_scores(quality, generator, steps, linear, true_score, effects)
     obs = observe(cell, quality, generator, stage_seed(seed, cell.code, replication, 1), steps, linear, effects)

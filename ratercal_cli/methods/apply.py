@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import MethodError
+from ..errors import MethodError, RatercalError
 from ..ratings import Adjusted, Ratings
 from ..vocabulary import DEFAULT_VARIANT, NEEDS_TWO_RATERS
 from . import make_method
@@ -81,3 +81,55 @@ def apply_methods(ratings: Ratings, methods, variant: str = DEFAULT_VARIANT, str
 def non_finite_count(adj: Adjusted) -> int:
     """Adjusted scores that are not finite (e.g. linear equating of a rater whose scores do not vary)."""
     return int((~np.isfinite(adj.rating)).sum() + (~np.isfinite(adj.paper)).sum())
+
+
+@dataclass
+class CellApplied:
+    """:func:`apply_methods` on one cell of facet levels: its ``labels``, which ratings (``mask``),
+    those ratings (``ratings``: every paper and rater of the whole, scored in this cell only) and
+    what the methods made of them."""
+
+    labels: tuple
+    mask: np.ndarray
+    ratings: Ratings
+    applied: Applied
+
+
+def apply_within_cells(ratings: Ratings, methods, variant: str = DEFAULT_VARIANT, strict: bool = False,
+                       timings: dict | None = None) -> list:
+    """Every method within each cell of facet levels on its own (:meth:`Ratings.facet_cells`: an
+    analytic rubric's criteria), as the dissertation applies a method to one data set: a
+    :class:`CellApplied` per cell, in the cells' order.  ``strict``: the one-line error names the
+    cell (``c2: OLS: ...``)."""
+    cell, labels = ratings.facet_cells()
+    out = []
+    for c, lab in enumerate(labels):
+        mask = cell == c
+        sub = ratings.subset(mask)
+        try:
+            applied = apply_methods(sub, methods, variant, strict=strict, timings=timings)
+        except RatercalError as exc:
+            raise RatercalError(f"{' x '.join(map(str, lab))}: {exc}") from None
+        out.append(CellApplied(lab, mask, sub, applied))
+    return out
+
+
+def mean_over_cells(scores):
+    """Each paper's mean over the cells (the last axis of ``scores``) it has a finite score in; nan
+    for a paper with none (a rubric's total over its criteria, divided by their number)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        n = np.isfinite(scores).sum(axis=-1)
+        return np.where(n > 0, np.nansum(scores, axis=-1) / np.maximum(n, 1), np.nan)
+
+
+def combined_scores(parts, code, n_ratings):
+    """``(Adjusted, paper score of each rating)``: method ``code``'s scores over the cells of
+    :func:`apply_within_cells` (it ran in every one): each rating's adjusted score, each paper's
+    mean over its cells (:func:`mean_over_cells`) and each rating's paper score in its cell."""
+    rating, of_rating = np.full(n_ratings, np.nan), np.full(n_ratings, np.nan)
+    for p in parts:
+        adj = p.applied.adjusted[code]
+        rating[p.mask], of_rating[p.mask] = adj.rating, np.asarray(adj.paper)[p.ratings.paper]
+    paper = mean_over_cells(np.stack([p.applied.adjusted[code].paper for p in parts], axis=-1))
+    return Adjusted(rating=rating, paper=paper), of_rating

@@ -9,15 +9,17 @@ same rows, byte for byte, for replications ``start..stop-1`` computed as one bat
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 
 from .. import criteria
 from ..design import Cell
-from ..generators.batched import generate_batch
+from ..generators.batched import generate_batch, generate_rubric_batches
 from ..generators.modern import generate_set
 from ..methods import make_method
-from ..methods.apply import apply_methods, failure_reason
+from ..methods.apply import (CellApplied, apply_methods, apply_within_cells, combined_scores, failure_reason,
+                             mean_over_cells)
 from ..methods.batched import paper_scores_by_shrinkage
 from ..methods.shrinkage import shrunk_papers
 from ..ratings import Ratings
@@ -34,6 +36,40 @@ class Replication:
     ratings: Ratings
     adjusted: dict               # (variant, method) -> Adjusted
     rows: list                   # COLUMNS rows as strings
+    #: with criteria: (variant, method) -> each rating's paper score on the rating's criterion
+    paper_of_rating: dict = field(default_factory=dict)
+
+
+def set_ratings(gen, cell: Cell, n_raters: int, rubric=None) -> Ratings:
+    """The kept ratings of a generated set as the methods take them; with a rubric's criteria
+    each rating's criterion is its facet ``criterion`` (``c1, c2, ...``)."""
+    o = gen.observed
+    k = o.kept
+    facets = {} if rubric is None else {"criterion": (o.criterion[k], rubric.labels)}
+    return Ratings(o.paper[k], o.rater[k], o.score[k], cell.max_score, cell.papers, n_raters, facets=facets)
+
+
+def _cells_applied(ratings, methods, variant, rubric, timings):
+    """The methods on the set (one cell) or within each criterion (:func:`apply_within_cells`)."""
+    if rubric is None:
+        return [CellApplied((), None, ratings, apply_methods(ratings, methods, variant, timings=timings))]
+    return apply_within_cells(ratings, methods, variant, timings=timings)
+
+
+def _skipped(parts, code):
+    """Why ``code`` has no scores (the first criterion it failed on named), or None."""
+    for p in parts:
+        if code in p.applied.skipped:
+            reason = p.applied.skipped[code]
+            return f"{' x '.join(map(str, p.labels))}: {reason}" if p.labels else reason
+    return None
+
+
+def _paper_scores(parts, code, shrinkage):
+    """The paper scores at ``shrinkage``: the set's, or the rubric mean of each criterion's."""
+    by = [shrunk_papers(p.applied.estimators[code], p.ratings, p.applied.adjusted[code].paper, (shrinkage,))[shrinkage]
+          for p in parts]
+    return by[0] if len(parts) == 1 else mean_over_cells(np.stack(by, axis=-1))
 
 
 def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False, timings=None):
@@ -43,42 +79,46 @@ def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False,
     :class:`Replication` holding the data as well.  Methods needing two raters are
     skipped on one-rater sets (no row, as the 1990 study skipped them); a method
     that fails on this data set gives a row with empty criteria and the error.
+    With a rubric's criteria every method is applied to each criterion's ratings on its own
+    and a paper's score is the mean over the criteria (:mod:`ratercal_cli.rater_effects`).
     ``timings``: a dict to which the seconds of the generation (key ``"generate"``)
     and of each (variant, method) fit are added (the benchmark's profile).
     """
     t0 = time.perf_counter() if timings is not None else 0.0
     spec.prepare()
+    rubric = spec.rubric_design()
     gen = generate_set(cell, spec.generator, spec.seed, replication, spec.steps_for(cell.max_score),
-                       spec.linear or None, spec.true_score, spec.rater_effects())
-    o = gen.observed
-    k = o.kept
-    ratings = Ratings(o.paper[k], o.rater[k], o.score[k], cell.max_score, cell.papers, spec.n_raters)
+                       spec.linear or None, spec.true_score, spec.rater_effects(), rubric)
+    ratings = set_ratings(gen, cell, spec.n_raters, rubric)
     true = gen.true_score
     cut = criteria.cut_for_scale(spec.cut, cell.max_score)
     if timings is not None:
         timings["generate"] = timings.get("generate", 0.0) + time.perf_counter() - t0
-    rows, adjusted = [], {}
-    one_rater = ratings.max_raters_per_paper() < 2
+    rows, adjusted, paper_of_rating = [], {}, {}
+    one_rater = ratings.max_raters_per_paper() < 2 if rubric is None else cell.raters_per_paper == "1"
     for variant in spec.variants:
-        applied = apply_methods(ratings, spec.methods, variant, timings=timings)
+        parts = _cells_applied(ratings, spec.methods, variant, rubric, timings)
         for shrinkage in spec.shrinkages:
             if shrinkage != "none" and one_rater:   # no within-paper variance: no reliability
                 continue
             for code in spec.methods:
-                if code in applied.not_applicable:   # as the 1990 study: no row on one-rater sets
+                if code in parts[0].applied.not_applicable:   # as the 1990 study: no row on one-rater sets
                     continue
                 head = [cell.code, str(replication), variant, shrinkage, code]
-                if code in applied.skipped:
-                    rows.append(head + [""] * len(CRITERIA) + [applied.skipped[code].replace(",", ";")])
+                reason = _skipped(parts, code)
+                if reason is not None:
+                    rows.append(head + [""] * len(CRITERIA) + [reason.replace(",", ";")])
                     continue
-                adj = applied.adjusted[code]
+                paper = _paper_scores(parts, code, shrinkage)
                 if keep and shrinkage == "none":
-                    adjusted[(variant, code)] = adj
-                paper = shrunk_papers(applied.estimators[code], ratings, adj.paper, (shrinkage,))[shrinkage]
+                    adjusted[(variant, code)], paper_of_rating[(variant, code)] = (
+                        (parts[0].applied.adjusted[code], None) if rubric is None
+                        else combined_scores(parts, code, ratings.n_ratings))
                 c = criteria.score_set(paper, true, cut)
                 rows.append(head + [_num(c[name]) for name in CRITERIA] + [""])
     if keep:
-        return Replication(cell, replication, gen, ratings, adjusted, rows)
+        return Replication(cell, replication, gen, ratings, adjusted, rows,
+                           paper_of_rating if rubric is not None else {})
     return rows
 
 
@@ -87,29 +127,48 @@ def chunk_rows(spec, cell, start, stop):
     one list per replication."""
 
     reps = range(start, stop)
-    batch = generate_batch(cell, spec.generator, spec.seed, reps, spec.steps_for(cell.max_score),
-                           spec.linear or None, spec.true_score, spec.n_raters, spec.rater_effects())
+    rubric = spec.rubric_design()
+    if rubric is None:
+        batches = [generate_batch(cell, spec.generator, spec.seed, reps, spec.steps_for(cell.max_score),
+                                  spec.linear or None, spec.true_score, spec.n_raters, spec.rater_effects())]
+        T = batches[0].true
+    else:
+        batches, T = generate_rubric_batches(cell, spec.generator, spec.seed, reps, spec.steps_for(cell.max_score),
+                                             spec.true_score, spec.n_raters, spec.rater_effects(), rubric)
     cut = criteria.cut_for_scale(spec.cut, cell.max_score)
-    T = batch.true
-    one_rater = batch.per_paper < 2
+    one_rater = batches[0].per_paper < 2
     out = [[] for _ in reps]
     for variant in spec.variants:
         for code in spec.methods:
             if one_rater and make_method(code, variant).needs_multiple_raters:
                 continue
             levels = tuple(s for s in spec.shrinkages if s == "none" or not one_rater)
-            by_level, failed = paper_scores_by_shrinkage(code, variant, batch, levels)
+            by_level, failed = _batch_scores(code, variant, batches, levels, rubric)
             for shrinkage in levels:
                 crit = criteria.score_sets(by_level[shrinkage], T, cut)
                 text = [_nums(crit[name]) for name in CRITERIA]
                 for b, rep in enumerate(reps):
                     head = [cell.code, str(rep), variant, shrinkage, code]
                     if b in failed:
-                        msg = failure_reason(failed[b]).replace(",", ";")
-                        out[b].append(head + [""] * len(CRITERIA) + [msg])
+                        out[b].append(head + [""] * len(CRITERIA) + [failed[b].replace(",", ";")])
                     else:
                         out[b].append(head + [t[b] for t in text] + [""])
     # the rows of a replication in replicate()'s order: variant, shrinkage, method
     order = {(v, s, m): i for i, (v, s, m) in enumerate((v, s, m) for v in spec.variants for s in spec.shrinkages
                                                           for m in spec.methods)}
     return [sorted(rows, key=lambda r: order[(r[2], r[3], r[4])]) for rows in out]
+
+
+def _batch_scores(code, variant, batches, levels, rubric):
+    """``({level: paper scores (B, papers)}, {b: reason})`` of a method on the batch, or with a
+    rubric on each criterion's batch, the rubric mean of the criteria's scores (a replication's
+    reason names the first criterion it failed on, as :func:`replicate`'s rows)."""
+    per = [paper_scores_by_shrinkage(code, variant, batch, levels) for batch in batches]
+    if rubric is None:
+        by_level, failed = per[0]
+        return by_level, {b: failure_reason(exc) for b, exc in failed.items()}
+    failed = {}
+    for label, (_, f) in zip(rubric.labels, per):
+        for b, exc in sorted(f.items()):
+            failed.setdefault(b, f"{label}: {failure_reason(exc)}")
+    return {s: mean_over_cells(np.stack([by[s] for by, _ in per], axis=-1)) for s in levels}, failed

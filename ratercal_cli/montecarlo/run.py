@@ -7,6 +7,8 @@ import contextlib
 import json
 from pathlib import Path
 
+import numpy as np
+
 from ..config import too_big
 from ..errors import InputError, RatercalError
 from ..io import atomic_write, folder_lock, write_json
@@ -217,13 +219,24 @@ def _write_single(folder, rep, keep_data) -> None:
     if keep_data:
         o = rep.generated.observed
         with atomic_write(folder / "ratings.csv") as fh:
-            fh.write("paper,rater,score,order,kept\n")
-            fh.writelines(f"{p + 1},{r + 1},{s},{k},{int(c)}\n"
-                          for p, r, s, k, c in zip(o.paper, o.rater, o.score, o.order, o.kept))
-        with atomic_write(folder / "true_scores.csv") as fh:
-            fh.write("paper,quality,true\n")
-            fh.writelines(f"{i + 1},{_num(q)},{_num(t)}\n"
-                          for i, (q, t) in enumerate(zip(rep.generated.quality, rep.generated.true_score)))
+            if o.criterion is None:
+                fh.write("paper,rater,score,order,kept\n")
+                fh.writelines(f"{p + 1},{r + 1},{s},{k},{int(c)}\n"
+                              for p, r, s, k, c in zip(o.paper, o.rater, o.score, o.order, o.kept))
+            else:   # a rubric's: each rating's criterion (1, 2, ...) after its rater
+                fh.write("paper,rater,criterion,score,order,kept\n")
+                fh.writelines(f"{p + 1},{r + 1},{x + 1},{s},{k},{int(c)}\n"
+                              for p, r, x, s, k, c in zip(o.paper, o.rater, o.criterion, o.score, o.order, o.kept))
+        g = rep.generated
+        with atomic_write(folder / "true_scores.csv") as fh:   # with criteria: the overall and each criterion's
+            crit = () if g.criterion_true is None else [f"{w}_c{c + 1}" for w in ("quality", "true")
+                                                          for c in range(g.criterion_true.shape[1])]
+            fh.write(",".join(["paper", "quality", "true", *crit]) + "\n")
+            extra = (np.empty((g.quality.size, 0)) if g.criterion_true is None
+                     else np.column_stack([g.criterion_quality, g.criterion_true]))
+            fh.writelines(",".join([str(i + 1), _num(q), _num(t), *map(_num, x)]) + "\n"
+                          for i, (q, t, x) in enumerate(zip(g.quality, g.true_score, extra)))
         for variant in dict.fromkeys(v for v, _ in rep.adjusted):
             write_adjusted(folder / f"adjusted_{variant}.csv", rep.ratings,
-                           {code: adj for (v, code), adj in rep.adjusted.items() if v == variant})
+                           {code: adj for (v, code), adj in rep.adjusted.items() if v == variant},
+                           {code: x for (v, code), x in rep.paper_of_rating.items() if v == variant})

@@ -91,6 +91,8 @@ class StudySpec:
     user_code: dict = field(default_factory=dict)
     #: rater effects and assignment (:meth:`RaterEffects.to_dict`; empty: none, random assignment)
     effects: dict = field(default_factory=dict)
+    #: an analytic rubric's criteria (:meth:`RubricDesign.to_dict`; empty: none)
+    rubric: dict = field(default_factory=dict)
     steps: dict = field(default_factory=dict)     # max_score -> (raters, M) list
     linear: dict = field(default_factory=dict)
 
@@ -107,7 +109,8 @@ class StudySpec:
                                                       for m, s in cfg.steps.items()},
                    linear=dict(cfg.linear), shrinkages=tuple(cfg.shrinkages),
                    paths=method_paths(cfg.source), user_code=_user_code(methods or cfg.methods, method_paths(cfg.source)),
-                   effects={} if cfg.effects is None or cfg.effects.neutral else cfg.effects.to_dict())
+                   effects={} if cfg.effects is None or cfg.effects.neutral else cfg.effects.to_dict(),
+                   rubric={} if cfg.rubric is None else cfg.rubric.to_dict())
 
     def digest(self) -> str:
         """Hash of everything a chunk's rows depend on (not the number of replications)."""
@@ -116,7 +119,8 @@ class StudySpec:
              "variants": list(self.variants), "shrinkages": list(self.shrinkages), "n_raters": self.n_raters,
              "steps": {str(k): v for k, v in sorted(self.steps.items())}, "linear": self.linear,
              **({"user_code": self.user_code} if self.user_code else {}),
-             **({"effects": self.effects} if self.effects else {})}
+             **({"effects": self.effects} if self.effects else {}),
+             **({"criteria": self.rubric} if self.rubric else {})}
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     def prepare(self) -> "StudySpec":
@@ -132,6 +136,14 @@ class StudySpec:
         from ..rater_effects import RaterEffects
 
         return RaterEffects(**{k: tuple(v) if isinstance(v, list) else v for k, v in self.effects.items()})
+
+    def rubric_design(self):
+        """The :class:`~ratercal_cli.rater_effects.RubricDesign`, or None (no criteria)."""
+        if not self.rubric:
+            return None
+        from ..rater_effects import RubricDesign
+
+        return RubricDesign(self.rubric["count"], self.rubric["correlation"], tuple(self.rubric["difficulty"]))
 
     def steps_for(self, max_score):
         return None if self.generator == "linear" else np.asarray(self.steps[int(max_score)], dtype=np.float64)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import MethodError, RatercalError
+from ..methods.apply import mean_over_cells
 from ..ratings import Adjusted, Ratings
 
 MODEL_BASED = ("MFRM", "MML")
@@ -29,15 +30,8 @@ TOTALS = ("sum", "mean")
 
 
 def cells(ratings: Ratings):
-    """``(cell, labels)``: each rating's combination of facet levels (0..C-1) and each cell's labels
-    (a tuple of level labels, one per facet in ``ratings.facets``' order)."""
-    names = list(ratings.facets)
-    if not names:
-        return np.zeros(ratings.n_ratings, dtype=np.int64), [()]
-    levels = np.column_stack([ratings.facets[f][0] for f in names])
-    combos, cell = np.unique(levels, axis=0, return_inverse=True)
-    labels = [tuple(ratings.facets[f][1][k] for f, k in zip(names, row)) for row in combos]
-    return cell.ravel(), labels
+    """``(cell, labels)``: :meth:`Ratings.facet_cells`."""
+    return ratings.facet_cells()
 
 
 def cell_name(labels) -> str:
@@ -93,40 +87,33 @@ def fit_model_based(code, ratings: Ratings, variant=None, est=None):
     has[ratings.paper, cell] = True
     scores[~has] = np.nan
     rating = scores[ratings.paper, cell]
-    paper = _mean_over_cells(scores)
+    paper = mean_over_cells(scores)
     return FacetAdjustment(Adjusted(rating=rating, paper=paper), scores, labels, [est], list(est.warnings_))
 
 
-def _mean_over_cells(scores):
-    with np.errstate(invalid="ignore"):
-        n = np.isfinite(scores).sum(axis=1)
-        return np.where(n > 0, np.nansum(scores, axis=1) / np.maximum(n, 1), np.nan)
-
-
 def apply_within_cells(code, ratings: Ratings, variant, strict=True, prefix=""):
-    """A classical method within each cell on its own: FacetAdjustment (``warnings``: cells skipped)."""
-    from ..methods.apply import apply_methods
+    """A classical method within each cell on its own (:func:`ratercal_cli.methods.apply.apply_within_cells`):
+    FacetAdjustment (``warnings``: cells skipped)."""
+    from ..methods.apply import apply_within_cells as by_cell, mean_over_cells
 
-    cell, labels = cells(ratings)
     rating = np.full(ratings.n_ratings, np.nan)
+    try:
+        parts = by_cell(ratings, [code], variant, strict=strict)
+    except RatercalError as exc:
+        raise RatercalError(f"{prefix}{exc}") from None
+    labels = [p.labels for p in parts]
     scores = np.full((ratings.n_papers, len(labels)), np.nan)
     ests, warnings = [], []
-    for c, lab in enumerate(labels):
-        mask = cell == c
-        sub = ratings.subset(mask)
-        try:
-            applied = apply_methods(sub, [code], variant, strict=strict)
-        except RatercalError as exc:
-            raise RatercalError(f"{prefix}{cell_name(lab)}: {exc}") from None
-        if code not in applied.adjusted:
-            warnings.append(f"{prefix}{code} skipped in {cell_name(lab)}: {applied.skipped.get(code, '')}")
+    for c, part in enumerate(parts):
+        if code not in part.applied.adjusted:
+            warnings.append(f"{prefix}{code} skipped in {cell_name(part.labels)}: {part.applied.skipped.get(code, '')}")
             continue
-        adj = applied.adjusted[code]
-        rating[mask] = adj.rating
-        got = sub.ratings_per_paper() > 0
+        adj = part.applied.adjusted[code]
+        rating[part.mask] = adj.rating
+        got = part.ratings.ratings_per_paper() > 0
         scores[got, c] = adj.paper[got]
-        ests.append(applied.estimators[code])
-    return FacetAdjustment(Adjusted(rating=rating, paper=_mean_over_cells(scores)), scores, labels, ests, warnings)
+        ests.append(part.applied.estimators[code])
+    return FacetAdjustment(Adjusted(rating=rating, paper=mean_over_cells(scores)), scores, labels, ests, warnings)
 
 
 def adjust_facets(code, ratings: Ratings, variant, strict=True, prefix="", est=None) -> FacetAdjustment:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..io import write_json
-from ..methods.apply import apply_methods
+from ..methods.apply import apply_methods, apply_within_cells, combined_scores
 from .pipeline import Runner, Stage
 from ..progress import progress
 from .files import ADJUSTED, read_stage_ratings, write_adjusted
@@ -58,16 +58,38 @@ class EquateStage(Stage):
         cfg = self.run.config
         ratings = read_stage_ratings(ObsgenStage(self.run, self.cell).folder / "ratings.csv",
                                      self.cell.max_score, self.cell.papers, cfg.n_raters)
-        applied = apply_methods(ratings, self.methods, self.variant)
-        outputs = [write_adjusted(self.folder / ADJUSTED, ratings, applied.adjusted)]
+        if ratings.facets:   # a rubric's criteria: every method within each criterion on its own
+            adjusted, of_rating, skipped, parameters = _within_criteria(ratings, self.methods, self.variant)
+            outputs = [write_adjusted(self.folder / ADJUSTED, ratings, adjusted, of_rating)]
+        else:
+            applied = apply_methods(ratings, self.methods, self.variant)
+            adjusted, skipped = applied.adjusted, applied.skipped
+            parameters = {c: fitted_parameters(e, ratings) for c, e in applied.estimators.items()}
+            outputs = [write_adjusted(self.folder / ADJUSTED, ratings, adjusted)]
         for old in self.folder.glob("*.csv"):   # a CSV per method, as the code before wrote them
             if old.name != ADJUSTED:
                 old.unlink()
         meta = self.folder / "methods.json"
-        write_json(meta, {"variant": self.variant, "methods": list(applied.adjusted), "skipped": applied.skipped,
-                          "parameters": {c: fitted_parameters(e, ratings) for c, e in applied.estimators.items()}},
-                   indent=None)
+        write_json(meta, {"variant": self.variant, "methods": list(adjusted), "skipped": skipped,
+                          "parameters": parameters}, indent=None)
         return outputs + [meta]
+
+
+def _within_criteria(ratings, methods, variant):
+    """The methods within each criterion (:func:`~ratercal_cli.methods.apply.apply_within_cells`):
+    ``(adjusted, each rating's paper score on its criterion, skipped, parameters per criterion)``
+    of the methods that ran on every criterion; the paper score of ``adjusted`` is the rubric mean."""
+    parts = apply_within_cells(ratings, methods, variant)
+    adjusted, of_rating, skipped, parameters = {}, {}, {}, {}
+    for code in methods:
+        why = [f"{' x '.join(p.labels)}: {p.applied.skipped[code]}" for p in parts if code in p.applied.skipped]
+        if why:
+            skipped[code] = why[0]
+            continue
+        adjusted[code], of_rating[code] = combined_scores(parts, code, ratings.n_ratings)
+        parameters[code] = {" x ".join(p.labels): fitted_parameters(p.applied.estimators[code], p.ratings)
+                            for p in parts}
+    return adjusted, of_rating, skipped, parameters
 
 
 def equate_stages(run, cells, variants, methods=None):

@@ -17,7 +17,7 @@ from ..generators import basic1990, modern
 from ..io import write_json
 from .pipeline import Stage
 from ..qbasic import QBasicRandom
-from .files import read_papers, write_columns
+from .files import design_params, read_criterion_columns, read_papers, write_columns
 from .pargen import PargenStage
 from .truegen import TruegenStage, rater_steps
 
@@ -31,7 +31,7 @@ class ObsgenStage(Stage):
     def params(self):
         cfg = self.run.config
         return {"cell": self.cell.code, "generator": cfg.generator,
-                "steps": cfg.raw["steps"].get(self.cell.max_score), "linear": cfg.linear}
+                "steps": cfg.raw["steps"].get(self.cell.max_score), "linear": cfg.linear, **design_params(cfg)}
 
     def execute(self):
         cfg = self.run.config
@@ -45,6 +45,14 @@ class ObsgenStage(Stage):
             rng_path = self.folder / "rng.json"
             write_json(rng_path, {"before": before, "after": rng.seed})
             outputs.append(rng_path)
+        elif cfg.rubric is not None:
+            theta_c = read_criterion_columns(pstage.folder / "papers.csv", "quality", cfg.rubric.labels)
+            obs = modern.observe_rubric(self.cell, theta_c, cfg.generator, modern.stage_seed(cfg.seed, self.cell.code, 0, 1),
+                                        cfg.steps[self.cell.max_score], cfg.effects, cfg.rubric)
+            path = write_columns(self.folder / "ratings.csv", ["paper", "rater", "criterion", "score", "order", "kept"],
+                                 [obs.paper + 1, obs.rater + 1, obs.criterion + 1, obs.score, obs.order,
+                                  obs.kept.astype(int)], [None] * 6)
+            return [path]
         else:
             steps = None if cfg.generator == "linear" else cfg.steps[self.cell.max_score]
             obs = modern.observe(self.cell, quality, cfg.generator, modern.stage_seed(cfg.seed, self.cell.code, 0, 1),

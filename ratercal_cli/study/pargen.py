@@ -15,7 +15,7 @@ from ..generators import basic1990, modern
 from ..io import write_json
 from .pipeline import STAGES, Stage
 from ..qbasic import QBasicRandom, print_singles
-from .files import fmt, write_columns
+from .files import design_params, fmt, write_columns
 from .rater import RaterStage, seeds_of
 
 
@@ -42,7 +42,7 @@ class PargenStage(Stage):
     def params(self):
         cfg = self.run.config
         return {"cell": self.cell.code, "generator": cfg.generator, "seeds": seeds_of(self.run, self.cell),
-                "linear": cfg.linear}
+                "linear": cfg.linear, **design_params(cfg, effects=False)}
 
     def execute(self):
         cfg = self.run.config
@@ -56,7 +56,12 @@ class PargenStage(Stage):
             rng_path = self.folder / "rng.json"
             write_json(rng_path, {"before": before, "after": rng.seed})
             return [papers, rng_path]
-        quality = modern.draw_papers(self.cell, cfg.generator, modern.stage_seed(cfg.seed, self.cell.code, 0, 0),
-                                     cfg.linear)
+        seed = modern.stage_seed(cfg.seed, self.cell.code, 0, 0)
+        if cfg.rubric is not None:   # the overall quality (the criteria's mean), then each criterion's
+            theta_c = modern.draw_rubric_papers(self.cell, seed, cfg.rubric)
+            write_columns(papers, ["paper", "quality"] + [f"quality_{c}" for c in cfg.rubric.labels],
+                          [ids, theta_c.mean(axis=1), *theta_c.T], [None] + [fmt] * (1 + cfg.rubric.count))
+            return [papers]
+        quality = modern.draw_papers(self.cell, cfg.generator, seed, cfg.linear)
         write_columns(papers, ["paper", "quality"], [ids, quality], [None, fmt])
         return [papers]

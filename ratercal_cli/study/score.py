@@ -5,6 +5,11 @@ scores against the papers' true scores (Tables 7, 11, 12; :func:`ratercal_cli.cr
 for every variant the run has equated.
 ``rater_rmse.csv``: ``set,method,variant,rater,n,rmse`` — each rater's adjusted
 scores against the true scores of the papers the rater scored (Tables 9, 10).
+
+With a rubric's criteria (:mod:`ratercal_cli.rater_effects`) a paper's score in ``scores.csv`` is
+its rubric mean (the mean of its criterion scores) against the mean of its criterion true
+scores, a rater's ratings are each against the true score on its criterion, and
+``criterion_scores.csv`` (``set,method,variant,criterion,rmse,r,maxdiff``) scores each criterion.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from ..io import atomic_write
 from ..parallel import default_jobs, ordered_map
 from .pipeline import Runner, Stage
 from .equate import EquateStage, equate_stages, run_equate
-from .files import ADJUSTED, fmt, read_adjusted, read_true_scores
+from ..methods.apply import mean_over_cells
+from .files import ADJUSTED, fmt, read_adjusted, read_criterion_columns, read_true_scores
 from .truegen import TruegenStage
 
 
@@ -41,10 +47,11 @@ class ScoreStage(Stage):
     def execute(self):
         sets = [(variant, cell) for variant in self.variants for cell in self.cells]
         jobs = default_jobs(len(sets), 8)
-        score_rows, rater_rows = [], []
-        for rows, per_rater in ordered_map(self._score_one, sets, jobs):   # the sets in both cores
+        score_rows, rater_rows, criterion_rows = [], [], []
+        for rows, per_rater, per_criterion in ordered_map(self._score_one, sets, jobs):   # the sets in both cores
             score_rows += rows
             rater_rows += per_rater
+            criterion_rows += per_criterion
         s_path = self.folder / "scores.csv"
         r_path = self.folder / "rater_rmse.csv"
         with atomic_write(s_path) as fh:
@@ -53,7 +60,13 @@ class ScoreStage(Stage):
         with atomic_write(r_path) as fh:
             fh.write("set,method,variant,rater,n,rmse\n")
             fh.write("".join(",".join(r) + "\n" for r in rater_rows))
-        return [s_path, r_path]
+        if not criterion_rows:
+            return [s_path, r_path]
+        c_path = self.folder / "criterion_scores.csv"
+        with atomic_write(c_path) as fh:
+            fh.write("set,method,variant,criterion,rmse,r,maxdiff\n")
+            fh.write("".join(",".join(r) + "\n" for r in criterion_rows))
+        return [s_path, r_path, c_path]
 
     def _score_one(self, variant_and_cell):
         """The rows of ``scores.csv`` and ``rater_rmse.csv`` of one set in one variant."""
@@ -64,15 +77,27 @@ class ScoreStage(Stage):
         meta = json.loads((folder / "methods.json").read_text())
         ratings, adjusted = read_adjusted(folder / ADJUSTED, meta["methods"], cell.max_score, cell.papers, n_raters)
         counts = ratings.ratings_per_rater()
-        score_rows, rater_rows = [], []
+        score_rows, rater_rows, criterion_rows = [], [], []
+        if "criterion" in ratings.facets:   # a rubric: the rubric mean, and each criterion on its own
+            labels = ratings.facets["criterion"][1]
+            true_c = read_criterion_columns(TruegenStage(self.run, cell).folder / "true_scores.csv", "true_score",
+                                            labels)
         for code, (adj, paper_scores) in adjusted.items():
+            if "criterion" in ratings.facets:
+                for k, label in enumerate(labels):
+                    c = criteria.score_set(paper_scores[:, k], true_c[:, k])
+                    criterion_rows.append([cell.code, code, variant, label, fmt(c["rmse"]), fmt(c["r"]),
+                                           fmt(c["maxdiff"])])
+                per = criteria.rater_rmse(ratings, adj, true_c)
+                paper_scores = mean_over_cells(paper_scores)
+            else:
+                per = criteria.rater_rmse(ratings, adj, true)
             c = criteria.score_set(paper_scores, true)
             score_rows.append([cell.code, code, variant, fmt(c["rmse"]), fmt(c["r"]), fmt(c["maxdiff"])])
-            per = criteria.rater_rmse(ratings, adj, true)
             for j in range(n_raters):
                 rater_rows.append([cell.code, code, variant, str(j + 1), str(int(counts[j])),
                                    "" if not np.isfinite(per[j]) else fmt(per[j])])
-        return score_rows, rater_rows
+        return score_rows, rater_rows, criterion_rows
 
 
 def run_score(run, codes=None, methods=None, variants=None, force=False, quiet=False):

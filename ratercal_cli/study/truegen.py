@@ -15,7 +15,7 @@ import numpy as np
 from ..generators import basic1990, modern
 from .pipeline import Stage
 from ..qbasic import print_singles
-from .files import fmt, read_papers, write_columns
+from .files import design_params, fmt, read_criterion_columns, read_papers, write_columns
 from .pargen import PargenStage
 
 
@@ -35,7 +35,7 @@ class TruegenStage(Stage):
         cfg = self.run.config
         return {"cell": self.cell.code, "generator": cfg.generator,
                 "steps": cfg.raw["steps"].get(self.cell.max_score), "linear": cfg.linear,
-                "true_score": cfg.true_score}
+                "true_score": cfg.true_score, **design_params(cfg)}
 
     def execute(self):
         cfg = self.run.config
@@ -60,11 +60,21 @@ class TruegenStage(Stage):
             if cfg.faithful_generator:
                 true, per_rater = basic1990.truegen(quality.astype(np.float32), steps)
                 true_txt = print_singles(true)
+            elif cfg.rubric is not None:   # each criterion's true score; the paper's: their mean
+                theta_c = read_criterion_columns(PargenStage(self.run, self.cell).folder / "papers.csv", "quality",
+                                                 cfg.rubric.labels)
+                crit_true, per_rater = modern.rubric_true_scores(theta_c, cfg.generator, steps, cfg.true_score,
+                                                                 cfg.effects, cfg.rubric)
+                tpath = write_columns(f / "true_scores.csv", ["paper", "true_score"] + [f"true_score_{c}" for c in
+                                                                                       cfg.rubric.labels],
+                                      [ids, crit_true.mean(axis=1), *crit_true.T], [None] + [fmt] * (1 + cfg.rubric.count))
+                true_txt = None
             else:
                 true, per_rater = modern.true_scores(quality, cfg.generator, steps, true_score=cfg.true_score,
                                                      effects=cfg.effects)
                 true_txt = [fmt(v) for v in true]
-        tpath = write_columns(f / "true_scores.csv", ["paper", "true_score"], [ids, true_txt], [None, str])
+        if true_txt is not None:
+            tpath = write_columns(f / "true_scores.csv", ["paper", "true_score"], [ids, true_txt], [None, str])
         n, nr = per_rater.shape
         rpath = write_columns(f / "rater_true_scores.csv", ["paper", "rater", "true_score"],
                               [np.repeat(ids, nr), np.tile(np.arange(1, nr + 1), n), per_rater.ravel()],

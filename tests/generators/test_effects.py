@@ -178,3 +178,128 @@ def test_rater_task_keys():
     assert (cfg.effects.tasks, cfg.effects.rater_task_sd, cfg.effects.neutral) == (2, 0.4, False)
     with pytest.raises(InputError, match=r"c.yaml:4: raters.effects.rater_task_sd: expected a number >= 0"):
         parse_config(text.replace("0.4", "-1"), "c.yaml")
+
+
+# -- criteria and halo -------------------------------------------------------------------
+def _rubric_set(halo, papers=1500, rpp="2", rho=0.5, difficulty=(0.0, 0.5, -0.5, 0.0), seed=5, rep=0):
+    from ratercal_cli.rater_effects import RubricDesign
+
+    eff = RaterEffects(**{k: (v,) * 9 for k, v in NEUTRAL.items()}, halo=tuple(halo))
+    rubric = RubricDesign(len(difficulty), rho, tuple(difficulty))
+    return generate_set(Cell(rpp, papers, 5, "normal"), "pcm", seed, rep, STEPS, None, "model", eff, rubric), rubric
+
+
+def test_halo_is_recovered_per_rater():
+    """Raters with halo 0, 0.5 and 0.9 (three of each): each rater's h found again by least squares,
+    the h whose quality (1 - h) theta_ic + h theta_i. gives the expected scores nearest its ratings,
+    within 0.1; and the correlation between a reading's criteria rises with h (Cooper's halo: at
+    h = 0 it is that of the criteria's qualities through the scale)."""
+    halo = [0.0, 0.5, 0.9] * 3
+    g, rubric = _rubric_set(halo)
+    o = g.observed
+    theta_c, crit = g.criterion_quality, o.criterion
+    overall = theta_c.mean(axis=1)
+    delta = STEPS[o.rater] + np.asarray(rubric.difficulty)[crit][:, None]
+    grid = np.linspace(0, 1, 41)
+    for j in range(9):
+        mine = o.rater == j
+        q_own, q_all = theta_c[o.paper[mine], crit[mine]], overall[o.paper[mine]]
+        sse = [np.sum((o.score[mine] - expected_score((1 - h) * q_own + h * q_all, delta[mine])) ** 2) for h in grid]
+        assert grid[int(np.argmin(sse))] == pytest.approx(halo[j], abs=0.1), j
+    # the same papers and draws with every rater at h = 0, 0.5, 0.9: a reading's criteria correlate more
+    corr = []
+    for h in (0.0, 0.5, 0.9):
+        scores = _rubric_set([h] * 9)[0].observed.score.reshape(-1, 4)   # reading by reading, its four criteria
+        corr.append(np.corrcoef(scores.T)[np.triu_indices(4, 1)].mean())
+    assert corr[0] + 0.1 < corr[1] < corr[2] - 0.05, corr
+
+
+def test_criteria_correlate_as_configured_and_difficulty_lowers_scores():
+    """Without halo: the criteria's qualities correlate rho (the normal shape), each has the cell's
+    distribution (3z + 2), the paper's true score is the mean of its criteria's, and a harder
+    criterion (difficulty +0.5) is scored lower than an easier one (-0.5) of the same qualities."""
+    g, _ = _rubric_set([0.0] * 9, papers=3000, rho=0.6)
+    q = g.criterion_quality
+    r = np.corrcoef(q.T)[np.triu_indices(4, 1)]
+    assert np.all(np.abs(r - 0.6) < 0.04), r
+    assert q.mean() == pytest.approx(2.0, abs=0.1) and q.std() == pytest.approx(3.0, abs=0.1)
+    np.testing.assert_array_equal(g.true_score, g.criterion_true.mean(axis=1))
+    o = g.observed
+    assert o.score[o.criterion == 1].mean() < o.score[o.criterion == 2].mean() - 0.2
+    assert g.criterion_true[:, 1].mean() < g.criterion_true[:, 2].mean() - 0.2
+
+
+def test_rubric_two_plus_takes_the_third_reading_on_the_readings_means():
+    g, _ = _rubric_set([0.5] * 9, papers=400, rpp="2+")
+    o = g.observed
+    means = {}
+    for p, order, crit, s in zip(o.paper, o.order, o.criterion, o.score):
+        means.setdefault((p, order), []).append(s)
+    for p in range(400):
+        m1, m2 = np.mean(means[(p, 1)]), np.mean(means[(p, 2)])
+        assert ((p, 3) in means) == (abs(m1 - m2) > 1)
+    assert np.bincount(o.paper[o.kept], minlength=400).tolist() == [8] * 400   # two readings of four criteria
+
+
+def test_criteria_and_halo_keys_and_their_errors():
+    text = ("generator: pcm\ncriteria: {count: 3, correlation: 0.5, difficulty: [0, 0.3, -0.3]}\nraters:\n"
+            "  steps: table3\n  effects: {halo: [0, .2, .4, .6, .8, 1, 0, 0, 0]}\n"
+            "cells: [{raters_per_paper: [2], papers: [100], max_score: [5]}]\n")
+    cfg = parse_config(text, "c.yaml")
+    assert cfg.rubric.count == 3 and cfg.rubric.labels == ("c1", "c2", "c3") and cfg.effects.halo[5] == 1.0
+    assert cfg.raw["criteria"] == {"count": 3, "correlation": 0.5, "difficulty": [0.0, 0.3, -0.3]}
+    assert cfg.raw["effects"]["halo"] == [0, .2, .4, .6, .8, 1, 0, 0, 0]
+    for bad, msg in ((text.replace("count: 3", "count: 1"), r"c.yaml:2: criteria.count: expected the number of "
+                      r"criteria, 2 or more, got 1"),
+                     (text.replace("0.5,", "1.5,"), "criteria.correlation: expected a number from 0 to 1"),
+                     (text.replace("[0, 0.3, -0.3]", "[0, 1]"), "criteria.difficulty: 2 values for 3 criteria"),
+                     (text.replace(".8, 1,", ".8, 1.2,"), r"c.yaml:5: raters.effects.halo\[5\]: expected a number "
+                      "from 0 to 1, got 1.2"),
+                     (text.replace("criteria: {count: 3, correlation: 0.5, difficulty: [0, 0.3, -0.3]}\n", ""),
+                      "halo leaks a rater's overall impression across criteria"),
+                     (text.replace("pcm", "linear").replace("raters:\n  steps: table3\n  effects: {halo: [0, .2, .4, "
+                                                            ".6, .8, 1, 0, 0, 0]}\n", ""),
+                      "criteria need the pcm or sequential generator")):
+        with pytest.raises(InputError, match=msg):
+            parse_config(bad, "c.yaml")
+    plain = parse_config(text.replace("criteria: {count: 3, correlation: 0.5, difficulty: [0, 0.3, -0.3]}\n", "")
+                         .replace("  effects: {halo: [0, .2, .4, .6, .8, 1, 0, 0, 0]}\n", ""), "c.yaml")
+    assert plain.rubric is None and "criteria" not in plain.raw and "halo" not in plain.effects.to_dict()
+
+
+def test_rubric_rows_of_a_chunk_are_those_of_single_replications():
+    """The Monte Carlo's batched path (each criterion a batch) gives replicate()'s rows byte for byte,
+    failures named by the criterion."""
+    from ratercal_cli.montecarlo.replicate import chunk_rows, replicate
+    from ratercal_cli.montecarlo.spec import StudySpec
+
+    cfg = parse_config("generator: pcm\nvariant: corrected\nshrinkage: [none, kelley]\nmethods: [NO, TLI, PCM]\n"
+                       "criteria: {count: 3}\nraters: {steps: table3, effects: {halo: 0.6}}\n"
+                       "cells: [{raters_per_paper: ['2+'], papers: [100], max_score: [5]}]\nseed: 3\n", "c.yaml")
+    spec = StudySpec.from_config(cfg)
+    assert spec.digest() != StudySpec.from_config(cfg, methods=["NO", "TLI"]).digest()
+    rows = chunk_rows(spec, cfg.cells[0], 0, 2)
+    assert rows == [replicate(spec, cfg.cells[0], r) for r in range(2)]
+    assert len(rows[0]) == 6 and all(r[-1] == "" for r in rows[0])
+
+
+def test_editing_the_effects_or_criteria_in_a_run_remakes_its_data(tmp_path):
+    """A run's stages depend on the rater effects and the criteria: editing them in RUN/config.yaml
+    makes obsgen (and truegen, pargen for the criteria) again; the design file alone (which does not
+    record them) left the old ratings standing."""
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+
+    text = ("name: e\ngenerator: pcm\ncriteria: {count: 2}\nraters: {steps: table3, effects: {halo: 0.2}}\n"
+            "cells: [{raters_per_paper: [2], papers: [100], max_score: [5]}]\n")
+    run = tmp_path / "run"
+    ratings = run / "2151" / "obsgen" / "ratings.csv"
+    (tmp_path / "c.yaml").write_text(text)
+    seen = []
+    for edit in (text, text.replace("halo: 0.2", "halo: 0.9"), text.replace("halo: 0.2", "halo: 0.9, drift: 1")):
+        (tmp_path / "c.yaml").write_text(edit)
+        r = CliRunner().invoke(cli, ["simulate", str(tmp_path / "c.yaml"), "--out", str(run), "--quiet"])
+        assert r.exit_code == 0, r.output
+        seen.append(ratings.read_text())
+    assert seen[0] != seen[1] != seen[2] and seen[0].startswith("paper,rater,criterion,score,order,kept\n")
