@@ -101,6 +101,69 @@ def test_bias_is_the_joint_fits_interaction_by_brute_force():
     np.testing.assert_allclose([x["se"] for x in bt.rows][::2], se, rtol=2e-3)
 
 
+def three_levels(seed=11, n=300):
+    """Four raters, two a paper, each scoring three levels; rater B 1.2 logits harsher in level a only."""
+    rng = np.random.default_rng(seed)
+    sev = np.array([-0.4, 0.0, 0.1, 0.3])
+    crit = np.array([-0.2, 0.0, 0.2])
+    kap = np.array([-0.8, 0.8])
+    bias = np.zeros((4, 3))
+    bias[1, 0] = 1.2
+    theta = rng.normal(0.0, 1.0, n)
+    P, R, L, S = [], [], [], []
+    for p in range(n):
+        for j in rng.permutation(4)[:2]:
+            s = sample_scores(rng, np.full(3, theta[p]), (sev[j] + crit + bias[j])[:, None] + kap[None, :])
+            P += [p] * 3
+            R += [j] * 3
+            L += [0, 1, 2]
+            S += list(s)
+    return Ratings(np.array(P), np.array(R), np.array(S), 2, n, 4, rater_ids=("A", "B", "C", "D")), np.array(L)
+
+
+@pytest.mark.slow
+def test_purified_bias_is_the_contrast_with_the_reference_cells_by_brute_force():
+    """Purification by brute force: the cells' locations l (one free per rater x level) and their
+    covariance from scipy's maximum of the marginal likelihood and a finite-difference Hessian; the
+    main effects then fitted by least squares (lstsq) to the cells the table kept as reference, every
+    cell's bias its location less them; the S.E.s that linear map of the covariance."""
+    r, lev = three_levels()
+    J, F, M = 4, 3, 2
+    bt = bias_table(r, lev, ("a", "b", "c"), "criterion", step_sd=1e6, location_sd=1e6, n_nodes=41)
+    assert bt.purified == [("B", "a")]
+    ref = np.array([x["reference"] for x in bt.rows])
+    assert ref.sum() == J * F - 1
+    cells = Ratings(r.paper, r.rater * F + lev, r.score, M, r.n_papers, J * F)
+
+    def nll(q):
+        tau = np.arange(M + 1)[None, :] * q[:J * F, None] + np.r_[0.0, q[J * F], 0.0][None, :]
+        return -marginal_loglik(cells, tau, np.exp(q[J * F + 1]), n_nodes=41)
+
+    res = optimize.minimize(nll, np.zeros(J * F + 2), method="BFGS", options=dict(gtol=1e-7))
+    assert bt.fit.loglik == pytest.approx(-res.fun, abs=1e-6)
+    X = np.zeros((J * F, J + F))
+    X[np.arange(J * F), np.repeat(np.arange(J), F)] = 1.0
+    X[np.arange(J * F), J + np.tile(np.arange(F), J)] = 1.0
+    # the linear map l -> bias: each unit vector's location less the main effects fitted to the reference cells
+    G = np.column_stack([e - X @ np.linalg.lstsq(X[ref], e[ref], rcond=None)[0] for e in np.eye(J * F)])
+    np.testing.assert_allclose([x["bias"] for x in bt.rows], G @ res.x[:J * F], atol=2e-5)
+    assert bt.rows[3]["bias"] == pytest.approx(1.2, abs=0.35)          # B in a, measured whole
+    h, P = 1e-4, res.x.size
+    H = np.zeros((P, P))
+    for a in range(P):
+        for b in range(a, P):
+            e_a, e_b = np.eye(P)[a] * h, np.eye(P)[b] * h
+            H[a, b] = H[b, a] = (nll(res.x + e_a + e_b) - nll(res.x + e_a - e_b) - nll(res.x - e_a + e_b)
+                                 + nll(res.x - e_a - e_b)) / (4 * h * h)
+    V = np.linalg.inv(H)[:J * F, :J * F]
+    np.testing.assert_allclose([x["se"] for x in bt.rows], np.sqrt(np.diag(G @ V @ G.T)), rtol=2e-3)
+    # without purification the same fit's sum-to-zero interaction
+    plain = bias_table(r, lev, ("a", "b", "c"), "criterion", step_sd=1e6, location_sd=1e6, n_nodes=41,
+                       purify=False)
+    G0 = np.eye(J * F) - X @ np.linalg.pinv(X)
+    np.testing.assert_allclose([x["bias"] for x in plain.rows], G0 @ res.x[:J * F], atol=2e-5)
+
+
 @pytest.mark.slow
 def test_planted_rubric_biases_are_flagged():
     """The issue's rubric: 500 papers, 12 raters (2 a paper), 4 criteria, 1-6; rater R3 1 logit harsher
@@ -119,11 +182,19 @@ def test_planted_rubric_biases_are_flagged():
     r = Ratings(P, R, S, 5, len(papers), 12, rater_ids=tuple(rub.raters))
     bt = bias_table(r, lev, tuple(rub.criteria), "criterion")
     sig = {(x["rater"], x["level"]): x for x in bt.significant}
-    assert ("R3", "org") in sig and sig[("R3", "org")]["bias"] > 0
-    assert ("R8", "sent_form") in sig and sig[("R8", "sent_form")]["bias"] < 0
-    # the planted 1 logit is shared out over the rater's row and the criterion's column by the
-    # sum-zero definition: (1 - 1/4)(1 - 1/12) = 0.69 in the cell itself
-    assert sig[("R3", "org")]["bias"] == pytest.approx(0.69, abs=0.3)
+    # purified: the two planted cells and no other, each measured against the other cells' main effects
+    assert set(sig) == {("R3", "org"), ("R8", "sent_form")} == set(bt.purified)
+    assert sig[("R3", "org")]["bias"] == pytest.approx(1.0, abs=0.3) and not sig[("R3", "org")]["reference"]
+    assert sig[("R8", "sent_form")]["bias"] == pytest.approx(-1.0, abs=0.3)
+    # sum to zero, the planted 1 logit is shared out over the rater's row and the criterion's column:
+    # (1 - 1/4)(1 - 1/12) = 0.69 in the cell itself, -(1/4)(1 - 1/12) = -0.23 in the rater's other cells
+    plain = bias_table(r, lev, tuple(rub.criteria), "criterion", purify=False)
+    cell = {(x["rater"], x["level"]): x for x in plain.rows}
+    assert plain.purified == [] and all(x["reference"] for x in plain.rows)
+    assert cell[("R3", "org")]["bias"] == pytest.approx(0.69, abs=0.3)
+    assert np.mean([cell[("R3", c)]["bias"] for c in ("style", "conv", "sent_form")]) == pytest.approx(-0.23, abs=0.1)
+    # the fit is the same; only the cells the main effects are fitted to differ
+    assert plain.fit.loglik == bt.fit.loglik and plain.pairs == bt.pairs
 
 
 @pytest.mark.slow
