@@ -204,8 +204,9 @@ class _Where:
     values or nest past :data:`MAX_DEPTH` levels (the walk stops there, so it takes
     milliseconds whatever the aliases would make)."""
 
-    def __init__(self, source, node):
+    def __init__(self, source, node, method_dirs=()):
         self.source = source
+        self.method_dirs = tuple(method_dirs)   # further folders a module:Class method is looked for in
         self.lines = {}
         self._values = 0
         if node is not None:
@@ -250,9 +251,10 @@ class _Where:
         return InputError(message, self.source, self.lines.get(p), _key_name(path))
 
 
-def load_config(path) -> StudyConfig:
-    """Read and validate a YAML config file (:func:`config_text`)."""
-    return parse_config(config_text(path), source=str(path))
+def load_config(path, method_dirs=()) -> StudyConfig:
+    """Read and validate a YAML config file (:func:`config_text`); a method of the user's own is
+    imported from the file's folder, then ``method_dirs``."""
+    return parse_config(config_text(path), source=str(path), method_dirs=method_dirs)
 
 
 def config_text(path) -> str:
@@ -266,14 +268,14 @@ def config_text(path) -> str:
     return read_text(path, option=None)
 
 
-def _parse_yaml(text: str, source: str):
+def _parse_yaml(text: str, source: str, method_dirs=()):
     """``(data, where)``: the YAML's data and the line of every key path."""
     import yaml
 
     loader = _loader()(text)  # parsed once: the node tree gives the line numbers and the data
     try:
         node = loader.get_single_node()
-        where = _Where(source, node)  # before construction, which flattens merge keys in place
+        where = _Where(source, node, method_dirs)  # before construction, which flattens merge keys in place
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -287,8 +289,8 @@ def _parse_yaml(text: str, source: str):
     return data, where
 
 
-def parse_config(text: str, source: str = "<config>") -> StudyConfig:
-    return _validated(*_parse_yaml(text, source))
+def parse_config(text: str, source: str = "<config>", method_dirs=()) -> StudyConfig:
+    return _validated(*_parse_yaml(text, source, method_dirs))
 
 
 def method_paths(source) -> tuple:
@@ -437,7 +439,7 @@ def _methods(data, where) -> list:
         if is_user_method(m):   # module:Class, a method of the user's own (methods/user.py)
             code = str(m).strip()
             try:
-                add_paths(method_paths(where.source))
+                add_paths(method_paths(where.source) + where.method_dirs)
                 load_class(code)
             except Exception as exc:   # the user's module: whatever importing it raises
                 raise where.error(("methods", i), f"cannot use {code}: {type(exc).__name__}: {exc}") from None

@@ -13,7 +13,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import config_text, load_config, parse_config
+from ..config import config_text, load_config, method_paths, parse_config
 from ..design import Cell
 from ..errors import InputError
 from ..io import folder_lock, write_json, write_text
@@ -77,7 +77,9 @@ class Run:
         if not cfg.exists():
             raise InputError(f"not a run folder (no {CONFIG_NAME}); make one with "
                              "`ratercal simulate CONFIG --out RUN` or `ratercal rater CONFIG --out RUN`", self.root)
-        self.config = load_config(cfg)
+        # a config's own methods (module:Class) are imported from the folder of the config the run was
+        # made from, not only from the run folder that holds its copy
+        self.config = load_config(cfg, method_dirs=method_paths(_source(self.root).get("config")))
 
     @classmethod
     @contextlib.contextmanager
@@ -99,7 +101,7 @@ class Run:
                 cls._make_way(root, cfg, replace)
                 write_text(target, text)
             if _source(root).get("name") != cfg.name:
-                write_json(root / SOURCE_NAME, {"config": str(config_path), "name": cfg.name})
+                write_json(root / SOURCE_NAME, {"config": str(Path(config_path).resolve()), "name": cfg.name})
             yield cls(root)
 
     @classmethod

@@ -99,3 +99,34 @@ def test_variants_are_a_dimension_of_the_run(tmp_path):
     _ok("report", run, "--out", out, "-q")
     assert "variant `faithful`" in (out / "faithful" / "report.md").read_text()
     assert "variant `corrected`" in (out / "corrected" / "report.md").read_text()
+
+
+def test_a_method_of_ones_own_goes_through_the_file_pipeline(tmp_path, monkeypatch):
+    """``module:Class`` is imported from the config's folder; the run folder's copy of the config
+    (RUN/config.yaml) lives elsewhere, so the later stages must look beside the config the run was
+    made from.  Run from another folder, with the module forgotten between the commands as it is
+    between two processes."""
+    import sys
+
+    home = tmp_path / "study"
+    home.mkdir()
+    (home / "pipeline_own_method.py").write_text(
+        "from ratercal_cli.ratings import Adjusted\n\n"
+        "class Raw:\n"
+        "    def fit(self, ratings):\n        return self\n"
+        "    def transform(self, ratings):\n"
+        "        r = ratings.score.astype(float)\n        return Adjusted(rating=r, paper=ratings.paper_mean(r))\n")
+    (home / "own.yaml").write_text(
+        'generator: pcm\nvariant: corrected\nmethods: [NO, "pipeline_own_method:Raw"]\n'
+        "cells:\n  - raters_per_paper: [2]\n    papers: [100]\n    max_score: [5]\n    quality: [normal]\n"
+        "seed: 7\n")
+    monkeypatch.chdir(home)
+    _ok("simulate", "own.yaml", "--out", tmp_path / "run", "-q")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(home)])
+    monkeypatch.delitem(sys.modules, "pipeline_own_method")
+    _ok("adjust", tmp_path / "run", "-q")
+    _ok("score", tmp_path / "run", "-q")
+    rows = {r["method"]: r for r in _scores(tmp_path / "run")}
+    # the method is raw scores, so it scores exactly as NO does
+    assert rows["pipeline_own_method:Raw"]["rmse"] == rows["NO"]["rmse"]
