@@ -199,10 +199,9 @@ class CheckResults:
     def short_summary(self) -> str:
         """The lines ``check``'s text starts with: per group, whether adjustment is warranted and
         which method Chapter 5's rule recommends, and why."""
-        r = self.ratings
         lines = ["SUMMARY"]
         for rep in self.reports:
-            tag = r.group_tag(rep.group) if r.group is not None else "all papers"
+            tag = self._tag(rep) or "all papers"   # a group (grade=5), a rubric's cell (criterion=org)
             why = "; ".join(rep.warranted_by) if rep.warranted else "no test found the raters differing"
             lines.append(f"  {tag}: adjustment warranted: {'yes' if rep.warranted else 'no'} ({why}); "
                          f"recommended {rep.recommendation} -- {rep.reason}")

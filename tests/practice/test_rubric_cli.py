@@ -85,6 +85,9 @@ def test_check_prints_the_many_facet_report(wide):
     res = run("check", long, "--scale", "1-6", "--facet-col", "criterion")
     assert res.exit_code == 0, res.output
     assert "criterion=org" in res.output and "criterion=style" in res.output
+    # the SUMMARY names each criterion's line (it said 'all papers' on every one)
+    summary = res.output.split("SUMMARY\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line.split(":", 1)[0].strip() for line in summary] == ["criterion=org", "criterion=style"]
     for part in ("Many-facet Rasch model (MFRM: paper + rater + criterion", "Category statistics (Facets Table 8)",
                  "Rater x criterion bias/interaction", "Rater pairs within each criterion"):
         assert part in res.output
