@@ -76,7 +76,13 @@ without halo, which is the rater's error) and its score is the *rubric mean*, th
 criteria of its criterion scores (the rubric total over ``C``, on the 0..M scale the cut is on):
 the Monte Carlo study and ``score`` rank the methods by it, each method applied to each
 criterion's ratings on their own (``ratercal_cli.methods.apply.apply_within_cells``); ``score``
-also writes each criterion's criteria.  Without effects and with random assignment the generators draw exactly the
+also writes each criterion's criteria.  Kelley's shrinkage of the rubric mean takes the
+reliability of a reading's mean over the criteria (not each criterion's, which is lower and
+would shrink the mean too far).  ``criteria: {score: each}`` makes the Monte Carlo study's unit
+a paper's score on one criterion instead (every paper x criterion against its criterion true
+score, each criterion shrunk by its own reliability): where halo does its harm, since the
+rubric mean of the halo's qualities is the paper's overall quality, the mean of the
+``theta_ic``, whatever ``h_j``.  Without effects and with random assignment the generators draw exactly the
 numbers they drew before (a config without these keys makes the same data sets).
 """
 
@@ -91,6 +97,8 @@ NEUTRAL = {"severity": 0.0, "slope": 1.0, "centrality": 0.0, "drift": 0.0}
 #: halo's value for a rater without it (an effect only with criteria: not in :data:`NEUTRAL`)
 NO_HALO = 0.0
 ASSIGNMENTS = ("random", "by_quality")
+#: what the Monte Carlo study scores with criteria: each paper's rubric mean, or each paper's criteria
+RUBRIC_SCORES = ("mean", "each")
 
 
 @dataclass(frozen=True)
@@ -268,13 +276,15 @@ class RubricDesign:
     count: int
     correlation: float
     difficulty: tuple
+    score: str = "mean"        # the study's unit: the rubric mean of a paper, or each paper's criteria
 
     @property
     def labels(self) -> tuple:
         return criterion_labels(self.count)
 
     def to_dict(self) -> dict:
-        return {"count": self.count, "correlation": self.correlation, "difficulty": list(self.difficulty)}
+        return {"count": self.count, "correlation": self.correlation, "difficulty": list(self.difficulty),
+                **({"score": self.score} if self.score != "mean" else {})}
 
     def qualities(self, z, e, quality: str) -> np.ndarray:
         """``theta_ic`` (papers, C): the cell's shape of ``sqrt(rho) z_i + sqrt(1 - rho) e_ic``."""
@@ -295,15 +305,19 @@ def halo_qualities(theta_c, raters, halo) -> np.ndarray:
 
 def parse_criteria(where, data):
     """``criteria`` of a config: ``{count: C >= 2, correlation: rho in [0, 1] (default 0.7),
-    difficulty: one number or one per criterion (default 0)}``, or None when absent."""
+    difficulty: one number or one per criterion (default 0), score: mean | each}``, or None when
+    absent."""
     raw = data.get("criteria")
     if raw is None:
         return None
     if not isinstance(raw, dict):
         raise where.error(("criteria",), "expected a mapping with count (and correlation, difficulty)")
     for k in raw:
-        if k not in ("count", "correlation", "difficulty"):
-            raise where.error(("criteria", k), "unknown key (known: count, correlation, difficulty)")
+        if k not in ("count", "correlation", "difficulty", "score"):
+            raise where.error(("criteria", k), "unknown key (known: count, correlation, difficulty, score)")
+    score = raw.get("score", "mean")
+    if score not in RUBRIC_SCORES:
+        raise where.error(("criteria", "score"), f"must be one of {', '.join(RUBRIC_SCORES)}, not {score!r}")
     count = raw.get("count")
     if isinstance(count, bool) or not isinstance(count, int) or count < 2:
         raise where.error(("criteria", "count"), f"expected the number of criteria, 2 or more, got {count!r}")
@@ -315,4 +329,4 @@ def parse_criteria(where, data):
     if diff is None:
         raise where.error(("criteria", "difficulty"), f"{len(raw['difficulty'])} values for {count} criteria "
                           "(give one number or one per criterion)")
-    return RubricDesign(count=count, correlation=float(rho), difficulty=diff)
+    return RubricDesign(count=count, correlation=float(rho), difficulty=diff, score=score)

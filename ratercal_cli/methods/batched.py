@@ -141,7 +141,7 @@ def paper_scores(code, variant, batch):
     return P, failed
 
 
-def _flat_ratings(batch):
+def flat_ratings(batch):
     """The kept ratings of a batch as flat arrays ``(rep, paper, rater, score)`` in rating order."""
     B, n, k = batch.rater.shape
     rep = np.repeat(np.arange(B), n * k)
@@ -179,7 +179,7 @@ def paper_scores_by_shrinkage(code, variant, batch, shrinkages=("none",)):
         if s == "none":
             out[s] = P
         elif s == "kelley":
-            out[s] = kelley_batch(P, *_flat_ratings(batch), batch.n_raters)[0]
+            out[s] = kelley_batch(P, *flat_ratings(batch), batch.n_raters)[0]
         else:
             raise ValueError(f"unknown shrinkage {s!r}")
     return out, failed

@@ -9,7 +9,7 @@ same rows, byte for byte, for replications ``start..stop-1`` computed as one bat
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -20,8 +20,8 @@ from ..generators.modern import generate_set
 from ..methods import make_method
 from ..methods.apply import (CellApplied, apply_methods, apply_within_cells, combined_scores, failure_reason,
                              mean_over_cells)
-from ..methods.batched import paper_scores_by_shrinkage
-from ..methods.shrinkage import shrunk_papers
+from ..methods.batched import flat_ratings, paper_scores_by_shrinkage
+from ..methods.shrinkage import kelley_batch, own_shrinkage, shrunk_papers
 from ..ratings import Ratings
 from .spec import CRITERIA, StudySpec, _num, _nums
 
@@ -65,11 +65,36 @@ def _skipped(parts, code):
     return None
 
 
-def _paper_scores(parts, code, shrinkage):
-    """The paper scores at ``shrinkage``: the set's, or the rubric mean of each criterion's."""
-    by = [shrunk_papers(p.applied.estimators[code], p.ratings, p.applied.adjusted[code].paper, (shrinkage,))[shrinkage]
-          for p in parts]
-    return by[0] if len(parts) == 1 else mean_over_cells(np.stack(by, axis=-1))
+def _paper_scores(parts, code, shrinkage, n_raters, rubric=None):
+    """The paper scores at ``shrinkage``: the set's; with criteria scored ``each`` every paper's
+    score on every criterion (papers x criteria, flat), each shrunk by its criterion's reliability;
+    scored ``mean`` the rubric mean of the criteria's, shrunk (``kelley``) as a whole
+    (:func:`_rubric_kelley`); MML's and MFRM's own shrinkage (EAP) is their mean over the criteria."""
+    if len(parts) == 1 and parts[0].mask is None:
+        p = parts[0]
+        return shrunk_papers(p.applied.estimators[code], p.ratings, p.applied.adjusted[code].paper, (shrinkage,))[shrinkage]
+    if rubric.score == "each":
+        return np.stack([shrunk_papers(p.applied.estimators[code], p.ratings, p.applied.adjusted[code].paper,
+                                       (shrinkage,))[shrinkage] for p in parts], axis=-1).ravel()
+    own = own_shrinkage(parts[0].applied.estimators[code])
+    level = shrinkage if own else "none"
+    means = mean_over_cells(np.stack([shrunk_papers(p.applied.estimators[code], p.ratings, p.applied.adjusted[code].paper,
+                                                    (level,))[level] for p in parts], axis=-1))
+    if shrinkage == "none" or own:
+        return means
+    r = parts[0].ratings
+    return _rubric_kelley(means[None], np.zeros(r.n_ratings, np.int64), r.paper, r.rater,
+                          [p.ratings.score for p in parts], n_raters)[0]
+
+
+def _rubric_kelley(P, rep, paper, rater, criterion_scores, n_raters):
+    """Kelley's shrinkage (:func:`~ratercal_cli.methods.shrinkage.kelley_batch`) of rubric means ``P``
+    (B, papers), its reliability that of a reading's mean over the criteria: the readings ``(rep,
+    paper, rater)`` scored by their criteria's mean (``criterion_scores``: each criterion's scores
+    of the readings, in the readings' order).  Shrinking each criterion by its own reliability and
+    averaging would shrink the mean by a criterion's reliability, lower than the mean's."""
+    reading = np.stack([np.asarray(s, dtype=np.float64) for s in criterion_scores], axis=-1).mean(axis=-1)
+    return kelley_batch(P, rep, paper, rater, reading, n_raters)[0]
 
 
 def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False, timings=None):
@@ -90,7 +115,7 @@ def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False,
     gen = generate_set(cell, spec.generator, spec.seed, replication, spec.steps_for(cell.max_score),
                        spec.linear or None, spec.true_score, spec.rater_effects(), rubric)
     ratings = set_ratings(gen, cell, spec.n_raters, rubric)
-    true = gen.true_score
+    true = gen.criterion_true.ravel() if rubric is not None and rubric.score == "each" else gen.true_score
     cut = criteria.cut_for_scale(spec.cut, cell.max_score)
     if timings is not None:
         timings["generate"] = timings.get("generate", 0.0) + time.perf_counter() - t0
@@ -109,11 +134,13 @@ def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False,
                 if reason is not None:
                     rows.append(head + [""] * len(CRITERIA) + [reason.replace(",", ";")])
                     continue
-                paper = _paper_scores(parts, code, shrinkage)
+                paper = _paper_scores(parts, code, shrinkage, spec.n_raters, rubric)
                 if keep and shrinkage == "none":
                     adjusted[(variant, code)], paper_of_rating[(variant, code)] = (
                         (parts[0].applied.adjusted[code], None) if rubric is None
                         else combined_scores(parts, code, ratings.n_ratings))
+                    if rubric is not None and rubric.score == "each":   # a paper's: its rubric mean
+                        paper = _paper_scores(parts, code, shrinkage, spec.n_raters, replace(rubric, score="mean"))
                 c = criteria.score_set(paper, true, cut)
                 rows.append(head + [_num(c[name]) for name in CRITERIA] + [""])
     if keep:
@@ -135,6 +162,8 @@ def chunk_rows(spec, cell, start, stop):
     else:
         batches, T = generate_rubric_batches(cell, spec.generator, spec.seed, reps, spec.steps_for(cell.max_score),
                                              spec.true_score, spec.n_raters, spec.rater_effects(), rubric)
+        if rubric.score == "each":   # every paper's criteria: (B, papers x criteria)
+            T = np.stack([b.true for b in batches], axis=-1).reshape(len(reps), -1)
     cut = criteria.cut_for_scale(spec.cut, cell.max_score)
     one_rater = batches[0].per_paper < 2
     out = [[] for _ in reps]
@@ -163,12 +192,20 @@ def _batch_scores(code, variant, batches, levels, rubric):
     """``({level: paper scores (B, papers)}, {b: reason})`` of a method on the batch, or with a
     rubric on each criterion's batch, the rubric mean of the criteria's scores (a replication's
     reason names the first criterion it failed on, as :func:`replicate`'s rows)."""
-    per = [paper_scores_by_shrinkage(code, variant, batch, levels) for batch in batches]
     if rubric is None:
-        by_level, failed = per[0]
+        by_level, failed = paper_scores_by_shrinkage(code, variant, batches[0], levels)
         return by_level, {b: failure_reason(exc) for b, exc in failed.items()}
+    own = own_shrinkage(make_method(code, variant)) or rubric.score == "each"
+    per = [paper_scores_by_shrinkage(code, variant, batch, levels if own else ("none",)) for batch in batches]
     failed = {}
     for label, (_, f) in zip(rubric.labels, per):
         for b, exc in sorted(f.items()):
             failed.setdefault(b, f"{label}: {failure_reason(exc)}")
-    return {s: mean_over_cells(np.stack([by[s] for by, _ in per], axis=-1)) for s in levels}, failed
+    if rubric.score == "each":
+        return {s: np.stack([by[s] for by, _ in per], axis=-1).reshape(len(per[0][0][s]), -1) for s in levels}, failed
+    out = {s: mean_over_cells(np.stack([by[s] for by, _ in per], axis=-1)) for s in (levels if own else ("none",))}
+    if "kelley" in levels and not own:
+        rep, paper, rater, _ = flat_ratings(batches[0])
+        out["kelley"] = _rubric_kelley(out["none"], rep, paper, rater, [b.score.ravel() for b in batches],
+                                       batches[0].n_raters)
+    return out, failed

@@ -143,7 +143,7 @@ class StudySpec:
             return None
         from ..rater_effects import RubricDesign
 
-        return RubricDesign(self.rubric["count"], self.rubric["correlation"], tuple(self.rubric["difficulty"]))
+        return RubricDesign(**{**self.rubric, "difficulty": tuple(self.rubric["difficulty"])})
 
     def steps_for(self, max_score):
         return None if self.generator == "linear" else np.asarray(self.steps[int(max_score)], dtype=np.float64)

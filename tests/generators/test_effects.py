@@ -267,20 +267,36 @@ def test_criteria_and_halo_keys_and_their_errors():
     assert plain.rubric is None and "criteria" not in plain.raw and "halo" not in plain.effects.to_dict()
 
 
-def test_rubric_rows_of_a_chunk_are_those_of_single_replications():
-    """The Monte Carlo's batched path (each criterion a batch) gives replicate()'s rows byte for byte,
-    failures named by the criterion."""
+def _rubric_rows(score):
+    """The rows of a chunk of two replications of a rubric study, checked against replicate()'s."""
     from ratercal_cli.montecarlo.replicate import chunk_rows, replicate
     from ratercal_cli.montecarlo.spec import StudySpec
 
     cfg = parse_config("generator: pcm\nvariant: corrected\nshrinkage: [none, kelley]\nmethods: [NO, TLI, PCM]\n"
-                       "criteria: {count: 3}\nraters: {steps: table3, effects: {halo: 0.6}}\n"
+                       f"criteria: {{count: 3, score: {score}}}\nraters: {{steps: table3, effects: {{halo: 0.6}}}}\n"
                        "cells: [{raters_per_paper: ['2+'], papers: [100], max_score: [5]}]\nseed: 3\n", "c.yaml")
     spec = StudySpec.from_config(cfg)
-    assert spec.digest() != StudySpec.from_config(cfg, methods=["NO", "TLI"]).digest()
+    assert spec.rubric_design() == cfg.rubric and cfg.rubric.score == score
     rows = chunk_rows(spec, cfg.cells[0], 0, 2)
     assert rows == [replicate(spec, cfg.cells[0], r) for r in range(2)]
     assert len(rows[0]) == 6 and all(r[-1] == "" for r in rows[0])
+    return rows
+
+
+@pytest.mark.parametrize("score", ["mean", "each"])
+def test_rubric_rows_of_a_chunk_are_those_of_single_replications(score):
+    """The Monte Carlo's batched path (each criterion a batch) gives replicate()'s rows byte for byte,
+    the rubric mean's or each criterion's; the config's criteria reach the workers whole."""
+    _rubric_rows(score)
+
+
+def test_rubric_mean_and_each_criterion_score_different_units():
+    """score: each scores 3 x 100 paper-criteria (the pass rates are shares of them), mean 100 rubric
+    means; the data are the same, so NO's rubric-mean RMSE is below its criterion RMSE (the mean
+    averages four readings' errors away) and the kelley rows differ."""
+    each, mean = _rubric_rows("each")[0], _rubric_rows("mean")[0]
+    assert float(mean[0][5]) < float(each[0][5]) - 0.1
+    assert [r[:5] for r in each] == [r[:5] for r in mean] and each[3][5] != mean[3][5]
 
 
 def test_editing_the_effects_or_criteria_in_a_run_remakes_its_data(tmp_path):
