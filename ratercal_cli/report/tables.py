@@ -219,6 +219,18 @@ def _one(d):
     return [s for s in d.sets if d.cells[s].raters_per_paper == "1"]
 
 
+def failed_note(d: ScoreData, sets, methods, criterion="rmse") -> str:
+    """The note a facet table needs where a method has no value on some of ``sets`` (its fit failed
+    there): its means are over the sets it could fit, not over all of them as the others' are."""
+    out = []
+    for m in methods:
+        miss = [d.cells[s].label for s in sets if not np.isfinite(d.crit.get((s, m), {}).get(criterion, np.nan))]
+        if miss:
+            out.append(f"{m} has no value on {len(miss)} of the {len(sets)} data sets ({', '.join(miss)}): its "
+                       "means are over the sets it could fit")
+    return "".join(f" {x}." for x in out)
+
+
 def facet_table(d: ScoreData, criterion="rmse"):
     """Table 8 (RMSE) or 13 (maximum difference): multi-rater sets averaged by facet."""
     sets = _multi(d)
@@ -229,7 +241,7 @@ def facet_table(d: ScoreData, criterion="rmse"):
         "maxdiff": ("table13_maxdiff_by_facet", "Table 13. Maximum difference averaged by facet (one-rater sets omitted)"),
     }[criterion]
     return Table(name, title, ("facet", "level"), tuple(d.methods), rows, vals,
-                 note=f"Means over {len(sets)} multi-rater data sets.")
+                 note=f"Means over {len(sets)} multi-rater data sets." + failed_note(d, sets, d.methods, criterion))
 
 
 def one_rater_table(d: ScoreData, per_set_decimals=3):
@@ -247,11 +259,12 @@ def one_rater_table(d: ScoreData, per_set_decimals=3):
         per_set = {k: float(rhu(v, per_set_decimals)) for k, v in per_set.items()}
     rows, vals = facet_average(per_set, sets, cols, d.cells,
                                rows=facet_rows([d.cells[s] for s in sets], ("all", "papers", "scale", "quality")))
+    failed = failed_note(d, sets, cols)
     return Table("table14_one_rater_rmse", "Table 14. RMSE of the one-rater data sets averaged by facet",
                  ("facet", "level"), cols, rows, vals, decimals=3,
                  note=f"Means over {len(sets)} one-rater data sets of the RMSEs rounded to "
-                      f"{per_set_decimals} decimals." if per_set_decimals is not None else
-                      f"Means over {len(sets)} one-rater data sets.")
+                      f"{per_set_decimals} decimals." + failed if per_set_decimals is not None else
+                      f"Means over {len(sets)} one-rater data sets." + failed)
 
 
 def rater_type_means(d: ScoreData, kind="severity"):
@@ -283,7 +296,8 @@ def rater_type_table(d: ScoreData, kind="severity"):
         name, title = "table10_rater_spread", "Table 10. Per-rater RMSE by rater spread (wide 1,4,7, medium 2,5,8, narrow 3,6,9)"
     return Table(name, title, ("type", "facet", "level"), tuple(d.methods), index, vals,
                  note="Per set: mean of the three raters' RMSEs (adjusted rating against the paper's true "
-                      f"score); then the mean over the {len(sets)} multi-rater sets of the facet level.")
+                      f"score); then the mean over the {len(sets)} multi-rater sets of the facet level."
+                      + failed_note(d, sets, d.methods))
 
 
 def correlation_tables(d: ScoreData):
@@ -293,10 +307,11 @@ def correlation_tables(d: ScoreData):
     rows, r = facet_average(per_set, sets, d.methods, d.cells, mean="fisher")
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.arctanh(r)
+    note = failed_note(d, sets, d.methods, "r").strip()
     return (Table("table11_correlation", "Table 11. Correlation with true scores, averaged through Fisher's z",
-                  ("facet", "level"), tuple(d.methods), rows, r),
+                  ("facet", "level"), tuple(d.methods), rows, r, note=note),
             Table("table11_fisher_z", "Table 11 (z). Mean Fisher z = atanh(r) by facet",
-                  ("facet", "level"), tuple(d.methods), rows, z))
+                  ("facet", "level"), tuple(d.methods), rows, z, note=note))
 
 
 def all_tables(d: ScoreData):

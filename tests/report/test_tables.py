@@ -249,3 +249,20 @@ def test_row_labels():
     assert render.row_label(("facet", "level"), ("raters", "2+")) == "NR=2+"
     assert render.row_label(("type", "facet", "level"), ("stringent", "quality", "skew-")) == "Stringent Skew -"
     assert render.row_label(("facet", "level"), ("all", "all")) == "ALL"
+
+
+def test_a_method_that_failed_on_some_sets_is_named_in_the_facet_tables_notes():
+    """A method of one's own (or CML) that failed on a set has no value there; its facet means are
+    over the sets it could fit, beside methods averaged over all of them, so each table must say so
+    (it said 'Means over 4 multi-rater data sets' for every column)."""
+    sets = ["2151", "2351", "3151", "3351"]
+    cells = {s: parse_code(s) for s in sets}
+    crit = {(s, "NO"): {"rmse": 0.5 + k / 10, "r": 0.9, "maxdiff": 1.0} for k, s in enumerate(sets)}
+    crit[("3151", "mine:M")] = {"rmse": 0.2, "r": 0.95, "maxdiff": 0.8}
+    rater = {key: {1: (10, 0.5)} for key in crit}
+    d = tables.ScoreData("corrected", sets, ["NO", "mine:M"], crit, rater, cells)
+    assert tables.facet_table(d).get(("all", "all"), "mine:M") == 0.2   # the mean over the one set it fitted
+    for t in (tables.facet_table(d, "rmse"), tables.facet_table(d, "maxdiff"), *tables.correlation_tables(d),
+              tables.rater_type_table(d, "severity")):
+        assert "mine:M has no value on 3 of the 4 data sets (2151, 2351, 3351)" in t.note, t.name
+        assert "NO has no value" not in t.note
