@@ -12,8 +12,9 @@ import math
 #: The methods' variants: what the 1990 listings compute (bugs included), what they should.
 VARIANTS = ("faithful", "corrected")
 #: Shrinkage of the paper scores, a dimension of the study like the variant: ``none`` (each method's
-#: own unshrunk scores; the model-based MML/MFRM: fair averages at Warm's WLE) and ``kelley`` (shrunk
-#: toward the mean: Kelley's regressed score, :mod:`ratercal_cli.methods.shrinkage`; MML/MFRM: at the EAP).
+#: own unshrunk scores; the Rasch fits, corrected PCM, CML, RSM, MML, MFRM: fair averages at Warm's
+#: WLE) and ``kelley`` (shrunk toward the mean: Kelley's regressed score,
+#: :mod:`ratercal_cli.methods.shrinkage`; the Rasch fits: at the EAP under a normal distribution).
 SHRINKAGES = ("none", "kelley")
 #: The variant of a practitioner's file (``ratercal adjust FILE``) and of a method made without one.
 DEFAULT_VARIANT = "corrected"

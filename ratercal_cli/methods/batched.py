@@ -151,28 +151,24 @@ def flat_ratings(batch):
 
 def paper_scores_by_shrinkage(code, variant, batch, shrinkages=("none",)):
     """:func:`paper_scores` at each level of ``shrinkages`` (:mod:`.shrinkage`): ``({level: P},
-    failed)``.  A method that scores both levels itself (MML, MFRM: WLE and EAP) is fitted once per
+    failed)``.  A method that scores ``kelley`` itself (MML, MFRM: WLE and EAP; the corrected PCM:
+    WLE and EAP under a normal fitted with its steps held) does so: the corrected PCM in its
+    batched form (a replication with a thin rater by the estimator), MML/MFRM fitted once per
     replication; for the others ``kelley`` is :func:`.shrinkage.kelley_batch` of the unshrunk
     scores (nan on one-rater data)."""
     from . import make_method
-    from .shrinkage import kelley_batch, shrunk_papers
+    from .shrinkage import kelley_batch
 
     code = code if ":" in code else code.upper()   # module:Class (a user method) keeps its case
-    if callable(getattr(make_method(code, variant), "paper_scores_by_shrinkage", None)):
-        from .apply import apply_methods
+    if code == "PCM" and variant != "faithful" and "kelley" in shrinkages:
+        from .pcm_batched import corrected_pcm_papers
 
+        both, failed = corrected_pcm_papers(batch, eap=True)
+        out = {s: both[s] for s in shrinkages}
+        return out, _levels_alone(code, variant, batch, np.flatnonzero(_thin(code, variant, batch)), out, failed)
+    if code not in batched_codes() and callable(getattr(make_method(code, variant), "paper_scores_by_shrinkage", None)):
         out = {s: np.full((batch.size, batch.n_papers), np.nan) for s in shrinkages}
-        failed = {}
-        for b in range(batch.size):
-            ratings = batch.ratings(b)
-            applied = apply_methods(ratings, [code], variant)
-            if code not in applied.adjusted:
-                failed[b] = applied.errors[code]
-                continue
-            by = shrunk_papers(applied.estimators[code], ratings, applied.adjusted[code].paper, shrinkages)
-            for s in shrinkages:
-                out[s][b] = by[s]
-        return out, failed
+        return out, _levels_alone(code, variant, batch, range(batch.size), out, {})
     P, failed = paper_scores(code, variant, batch)
     out = {}
     for s in shrinkages:
@@ -183,3 +179,25 @@ def paper_scores_by_shrinkage(code, variant, batch, shrinkages=("none",)):
         else:
             raise ValueError(f"unknown shrinkage {s!r}")
     return out, failed
+
+
+def _levels_alone(code, variant, batch, rows, out, failed):
+    """Replications ``rows`` fitted by the estimator one at a time (through the one apply service),
+    each level of ``out`` (``{level: (B, n)}``) filled in place by
+    :func:`.shrinkage.shrunk_papers`; returns ``failed`` with theirs set."""
+    from .apply import apply_methods
+    from .shrinkage import shrunk_papers
+
+    for b in rows:
+        ratings = batch.ratings(b)
+        applied = apply_methods(ratings, [code], variant)
+        failed.pop(b, None)
+        if code not in applied.adjusted:
+            failed[b] = applied.errors[code]
+            for s in out:
+                out[s][b] = np.nan
+            continue
+        by = shrunk_papers(applied.estimators[code], ratings, applied.adjusted[code].paper, tuple(out))
+        for s in out:
+            out[s][b] = by[s]
+    return failed

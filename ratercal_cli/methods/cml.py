@@ -857,9 +857,22 @@ class ConditionalPCM(RaterAdjuster):
             return expected_score(theta, self.average_tau_)
         return mean_expected_score(theta, self.tau_[np.isfinite(self.tau_).any(axis=1)])
 
-    def _transform(self, ratings: Ratings, training: bool) -> Adjusted:
-        """Each rating becomes its paper's fair score (the fit's qualities for its own data)."""
+    def paper_scores_by_shrinkage(self, ratings: Ratings) -> dict:
+        """The study's shrinkage levels of the papers' fair scores on the data just fitted
+        (:mod:`.shrinkage`), as the other Rasch fits give them: ``none`` at the fitted quality
+        (WLE by default), ``kelley`` at the EAP under a normal distribution fitted by marginal
+        ML with the CML steps held (:func:`.quality.eap_normal`)."""
+        return {"none": self._transform_thin(ratings, True, {}).paper,
+                "kelley": self._transform_thin(ratings, True, {"eap": True}).paper}
+
+    def _transform(self, ratings: Ratings, training: bool, eap: bool = False) -> Adjusted:
+        """Each rating becomes its paper's fair score (the fit's qualities for its own data);
+        ``eap``: at the EAP qualities of ``ratings`` instead (:meth:`paper_scores_by_shrinkage`)."""
         theta = self.quality_ if training else self._quality(ratings)[0]
+        if eap:
+            from .quality import eap_normal
+
+            theta = eap_normal(ratings.paper, ratings.rater, ratings.score, ratings.n_papers, self.tau_, theta)[0]
         return fair_score_adjusted(ratings, self.fair_scores(theta))
 
 

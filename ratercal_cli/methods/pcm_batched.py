@@ -41,7 +41,7 @@ def faithful_pcm_papers(batch):
 
 # ----------------------------------------------------------------------------- corrected
 
-def ml_quality_batch(batch, steps, lo, hi, bound=15.0, quality="mle", tol=1e-10, max_iter=100):
+def ml_quality_batch(batch, steps, lo, hi, bound=15.0, quality="wle", tol=1e-10, max_iter=100):
     """:func:`~ratercal_cli.methods.pcm.ml_quality` for every paper of every replication at
     once, each with its replication's ``steps`` ``(B, nr, M)`` and category range ``lo``,
     ``hi`` ``(B,)``: one call of :func:`.quality.estimate_quality` (the one person solver,
@@ -137,13 +137,15 @@ def corrected_steps_batch(batch, smoothing=1.0, tol=1e-9, max_iter=100):
     return steps, lo, hi, ok
 
 
-def corrected_pcm_papers(batch):
+def corrected_pcm_papers(batch, eap=False):
     """Paper scores of the corrected PCM for every replication: PAIR steps
     (:func:`corrected_steps_batch`), qualities (:func:`ml_quality_batch`) and expected
     scores of all replications at once; a replication off the batched path is fitted by
-    the estimator.  Returns ``(P (B, n), {b: exception})``."""
+    the estimator.  Returns ``(P (B, n), {b: exception})``; with ``eap``, ``P`` is
+    ``{"none": P, "kelley": the scores at the EAP}`` (the qualities by :func:`.pcm.eap_quality`,
+    replication by replication on the replication's steps and WLEs, as the estimator calls it)."""
     from .base import FIT_FAILURES
-    from .pcm import PartialCreditModel
+    from .pcm import PartialCreditModel, eap_quality
 
     B, n = batch.size, batch.n_papers
     est = PartialCreditModel("corrected")
@@ -159,8 +161,27 @@ def corrected_pcm_papers(batch):
         steps[b] = one.steps_
         lo[b], hi[b] = one.category_range_
     theta = ml_quality_batch(batch, steps, lo, hi, bound=est.theta_bound, quality=est.quality)
-    # expected score of every rater at each distinct quality of each replication, all at once
     tau = pcm_tau(steps, lo[:, None], hi[:, None])                      # (B, nr, M+1)
+    P = _mean_expected(theta, tau)
+    for b in failed:
+        P[b] = np.nan
+    if not eap:
+        return P, failed
+    theta_eap = np.zeros((B, n))
+    for b in range(B):
+        if b not in failed:
+            theta_eap[b] = eap_quality(batch.ratings(b), steps[b], int(lo[b]), int(hi[b]), theta[b])
+    shrunk = _mean_expected(theta_eap, tau)
+    for b in failed:
+        shrunk[b] = np.nan
+    return {"none": P, "kelley": shrunk}, failed
+
+
+def _mean_expected(theta, tau):
+    """The corrected PCM's paper scores ``(B, n)`` at qualities ``theta`` ``(B, n)``: the mean over
+    the raters of the expected score under each replication's ``tau`` ``(B, nr, M+1)``, once per
+    distinct quality of a replication, all replications at once."""
+    B, n = theta.shape
     rep = np.repeat(np.arange(B), n)
     flat = theta.reshape(-1)
     bits = flat.view(np.int64)
@@ -172,7 +193,4 @@ def corrected_pcm_papers(batch):
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
     sc = expected_score(flat[first][:, None], tau[rep[first]])          # (U, nr)
-    P = sc.mean(axis=1)[inverse].reshape(B, n)
-    for b in failed:
-        P[b] = np.nan
-    return P, failed
+    return sc.mean(axis=1)[inverse].reshape(B, n)

@@ -6,9 +6,16 @@ when they score a paper at its EAP quality; every other method's paper score is 
 compare calibration with calibration, the study scores every method at both levels
 (:data:`ratercal_cli.vocabulary.SHRINKAGES`):
 
-* ``none``: the method's own paper scores; MML and MFRM at Warm's WLE (unshrunk) quality;
-* ``kelley``: the same scores shrunk by Kelley's regressed-score formula; MML and MFRM at their
-  EAP quality (the posterior mean under the fitted normal distribution, their own shrinkage).
+* ``none``: the method's own paper scores; the Rasch fits (the corrected PCM, CML, RSM, MML,
+  MFRM) at Warm's WLE (unshrunk) quality;
+* ``kelley``: the same scores shrunk by Kelley's regressed-score formula; the Rasch fits at their
+  EAP quality, the posterior mean under a normal distribution of quality: MML and MFRM under the
+  one they fit, the corrected PCM (PAIR) and CML/RSM under one fitted by marginal ML with their
+  rater parameters held (:func:`.quality.eap_normal`).  Kelley's formula is the linear form of
+  that posterior mean for a score whose error is measured in the raw points of the ratings; a
+  Rasch fair average is a non-linear function of its quality, whose error it does not measure
+  (on cell 2551, Kelley's formula made the PCM's WLE fair averages worse, 0.460 against 0.452
+  unshrunk; the EAP 0.426).  The faithful PCM (PCM.BAS) is shrunk by Kelley's formula.
 
 Kelley's formula (Kelley 1947, *Fundamental Statistics*, ch. 15; Lord & Novick 1968, eq. 3.7.2),
 one data set at a time, paper ``i`` with ``n_i`` ratings and score ``X_i`` (the method's)::
@@ -95,7 +102,7 @@ def kelley(paper_scores, ratings):
 
 
 def own_shrinkage(estimator) -> bool:
-    """Whether a fitted estimator scores papers at both levels itself (MML/MFRM: WLE and EAP)."""
+    """Whether a fitted estimator scores papers at some levels itself (the Rasch fits: WLE and EAP)."""
     return callable(getattr(estimator, "paper_scores_by_shrinkage", None))
 
 

@@ -74,8 +74,9 @@ def _preamble(info, variants):
               "- values: mean over replications ± Monte Carlo standard error; a replication's value at a "
               "facet level is the mean over the level's cells; rank 1 = smallest mean RMSE within the variant; "
               "= marks a method whose 95% paired interval with the next-ranked one contains 0; "
-              "shrinkage: `none` is each method's own paper score (MML/MFRM: at the WLE quality), `kelley` the "
-              "same shrunk toward the mean by Kelley's formula (MML/MFRM: at the EAP); methods are ranked "
+              "shrinkage: `none` is each method's own paper score (the corrected PCM, CML, RSM, MML, MFRM: at "
+              "the WLE quality), `kelley` the same shrunk toward the mean by Kelley's formula (those Rasch fits: "
+              "at the EAP under a normal distribution of quality); methods are ranked "
               "within a variant and shrinkage (`corrected/kelley`); "
               "a method that failed on some of a level's data sets is not ranked there (-): its mean is over "
               "the data sets it could fit, and the others are ranked among the complete methods",

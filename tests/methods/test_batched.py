@@ -243,3 +243,29 @@ def test_largest_components_by_label_propagation_are_scipys():
         assert unique[b] == (len(best) <= 1)
         if unique[b] and len(best):
             assert np.array_equal(main[b], lab == best[0])
+
+
+def test_corrected_pcm_levels_batched_equal_the_estimator_with_a_thin_rater():
+    """The corrected PCM's two levels (WLE and EAP fair scores) batched are the estimator's
+    (:func:`.shrinkage.shrunk_papers`) bit for bit, also on a replication where a rater kept one
+    rating (a thin rater: fitted alone)."""
+    from ratercal_cli.generators.batched import CellBatch
+    from ratercal_cli.methods.batched import paper_scores_by_shrinkage
+    from ratercal_cli.methods.shrinkage import shrunk_papers
+
+    cell, batch = _batch("2151", (0, 1))
+    rater = batch.rater.copy()
+    papers = np.flatnonzero((rater[1] == 8).any(axis=1))[1:]
+    sub = _other(rater[1][papers], rater[1][papers], (7, 6, 4, 3))
+    rater[1][papers] = np.where(rater[1][papers] == 8, sub[:, None], rater[1][papers])
+    edge = CellBatch(cell, batch.reps, batch.n_raters, rater, batch.score, batch.true)
+    got, failed = paper_scores_by_shrinkage("PCM", "corrected", edge, ("none", "kelley"))
+    assert not failed
+    for b in range(edge.size):
+        est = make_method("PCM", "corrected")
+        adj = est.fit_transform(edge.ratings(b))
+        want = shrunk_papers(est, edge.ratings(b), adj.paper)
+        assert list(est.thin_raters_) == ([8] if b == 1 else [])
+        for s in ("none", "kelley"):
+            assert got[s][b].tobytes() == want[s].tobytes(), (s, b)
+        assert not np.array_equal(want["none"], want["kelley"])

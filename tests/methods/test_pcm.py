@@ -331,7 +331,7 @@ def test_corrected_pair_solves_the_pairwise_equations(large, smoothing):
 
 def test_ml_quality_solves_likelihood_equation(large):
     r, theta, _ = large
-    m = PartialCreditModel("corrected").fit(r)
+    m = PartialCreditModel("corrected", quality="mle").fit(r)
     q = m.quality_
     resid = np.bincount(r.paper, weights=r.score - expected_score(q[r.paper], m.steps_[r.rater]),
                         minlength=r.n_papers)
@@ -360,7 +360,8 @@ def test_wle_quality_is_finite_and_solves_warm_equation(large):
     g = np.bincount(r.paper, weights=r.score - expected_score(q[r.paper], dr), minlength=r.n_papers)
     warm = g + (info(q + h) - info(q - h)) / (2 * h) / (2 * info(q))
     assert np.abs(warm).max() < 1e-6
-    ml = PartialCreditModel("corrected").fit(r).quality_
+    assert np.array_equal(PartialCreditModel("corrected").fit(r).quality_, q)   # WLE is the default
+    ml = PartialCreditModel("corrected", quality="mle").fit(r).quality_
     top, bottom = ml == 15, ml == -15
     assert q[top].min() > np.median(q) > q[bottom].max()  # extreme papers: finite, on their side
 
@@ -412,7 +413,7 @@ def test_refits_and_new_data(tiny, large):
     a = m.transform(half)
     b = PartialCreditModel("corrected").fit(r).transform(half)
     np.testing.assert_allclose(a.paper, b.paper)
-    q = ml_quality(half, m.steps_, *m.category_range_)
+    q = ml_quality(half, m.steps_, *m.category_range_)   # WLE, as the estimator's default
     np.testing.assert_allclose(q[:1500], m.quality_[:1500], atol=1e-9)
 
 

@@ -149,7 +149,7 @@ def test_every_estimator_spells_the_paper_quality_option_alike():
     from ratercal_cli.methods import make_method
     from ratercal_cli.methods.quality import QUALITY_ESTIMATES
 
-    for code, default in (("PCM", "mle"), ("CML", "wle"), ("RSM", "wle"), ("MML", "eap"), ("MFRM", "eap")):
+    for code, default in (("PCM", "wle"), ("CML", "wle"), ("RSM", "wle"), ("MML", "eap"), ("MFRM", "eap")):
         est = make_method(code)
         assert est.get_params()["quality"] == default and default in QUALITY_ESTIMATES
         assert "estimator" not in est.get_params()

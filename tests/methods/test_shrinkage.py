@@ -82,3 +82,67 @@ def test_mml_reports_wle_as_none_and_eap_as_kelley():
     np.testing.assert_array_equal(got["none"], make_method("MML", quality="wle").fit_transform(r).paper)
     # EAP shrinks: the fair averages at the EAP spread less than at the WLE
     assert np.std(got["kelley"]) < np.std(got["none"])
+
+
+def _pcm_data(seed=4, papers=300, raters=6, per=2, sd=1.4):
+    """Scores drawn from a PCM (steps spread per rater), each paper by ``per`` raters; the true
+    fair score (mean over raters of the expected score) returned beside the ratings."""
+    from ratercal_cli.methods.quality import category_probabilities, pcm_tau
+
+    rng = np.random.default_rng(seed)
+    steps = np.sort(rng.normal(0.0, 1.2, (raters, 5)), axis=1) + np.linspace(-0.8, 0.8, raters)[:, None]
+    theta = rng.normal(0.4, sd, papers)
+    paper = np.repeat(np.arange(papers), per)
+    rater = np.concatenate([rng.choice(raters, per, replace=False) for _ in range(papers)])
+    p = category_probabilities(theta[paper], pcm_tau(steps)[rater])
+    score = (rng.random(paper.size)[:, None] > np.cumsum(p, axis=1)[:, :-1]).sum(axis=1)
+    true = (category_probabilities(theta[:, None], pcm_tau(steps)) @ np.arange(6)).mean(axis=1)
+    return Ratings(paper, rater, score, 5, papers, raters), true
+
+
+def test_eap_normal_maximises_the_marginal_likelihood_and_matches_the_mml_engine():
+    """The normal fitted with the raters' parameters held is the marginal ML one (log L of the
+    MML engine, an independent computation on its own grid, falls when mu or sigma moves by
+    0.02), and its EAPs are that engine's posterior means at (mu, sigma)."""
+    from ratercal_cli.methods.mml import _settled_engine, marginal_loglik
+    from ratercal_cli.methods.quality import eap_normal, estimate_quality, pcm_tau
+
+    r, _ = _pcm_data()
+    tau = pcm_tau(make_method("PCM").fit(r).steps_)
+    wle, _, _ = estimate_quality(r.paper, r.rater, r.score, r.n_papers, tau)
+    eap, sd, mu, sigma = eap_normal(r.paper, r.rater, r.score, r.n_papers, tau, wle)
+    k = np.arange(tau.shape[1])
+
+    def loglik(m, s):   # theta = m + z, z ~ N(0, s^2): tau - m * x
+        return marginal_loglik(r, tau - m * k, s)
+
+    best = loglik(mu, sigma)
+    for dm, ds in ((0.02, 0), (-0.02, 0), (0, 0.02), (0, -0.02)):
+        assert loglik(mu + dm, sigma + ds) < best
+    eng, ev = _settled_engine(r.paper, r.rater, r.score, r.n_raters, 6, tau - mu * k, float(np.log(sigma)))
+    np.testing.assert_allclose(eap[eng.papers], ev.eap[eng.pattern] + mu, atol=2e-6)
+    np.testing.assert_allclose(sd[eng.papers], ev.eap_sd[eng.pattern], atol=2e-6)
+    assert 0.9 < sigma < 2.0 and np.std(eap) < np.std(wle)
+
+
+def test_corrected_pcm_reports_wle_as_none_and_eap_as_kelley():
+    """The corrected PCM's levels: ``none`` its own paper scores (at the WLE, the default), ``kelley``
+    at the EAP of a normal fitted with its steps held, which shrinks (less spread) and here, on
+    data drawn from a PCM, is nearer the truth; the faithful PCM scores ``none`` only (its
+    ``kelley`` is Kelley's formula)."""
+    r, true = _pcm_data()
+    est = make_method("PCM")
+    assert est.quality == "wle"
+    adj = est.fit_transform(r)
+    got = shrunk_papers(est, r, adj.paper)
+    np.testing.assert_array_equal(got["none"], adj.paper)
+    np.testing.assert_array_equal(got["none"], make_method("PCM", quality="wle").fit_transform(r).paper)
+    assert np.std(got["kelley"]) < np.std(got["none"])
+    rmse = {s: np.sqrt(np.mean((got[s] - true) ** 2)) for s in got}
+    assert rmse["kelley"] < rmse["none"] - 0.01
+    mle = make_method("PCM", quality="mle").fit_transform(r).paper
+    assert rmse["none"] < np.sqrt(np.mean((mle - true) ** 2))     # WLE beats bounded ML
+    faithful = make_method("PCM", "faithful")
+    fa = faithful.fit_transform(r)
+    assert set(faithful.paper_scores_by_shrinkage(r)) == {"none"}
+    np.testing.assert_array_equal(shrunk_papers(faithful, r, fa.paper)["kelley"], kelley(fa.paper, r)[0])
