@@ -103,6 +103,10 @@ class Anchors:
             more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
             raise InputError(f"anchored element(s) not in the data: {', '.join(missing[:5])}{more}", where)
         levels = {a.level for a in self.elements if a.facet == THRESHOLD}
+        if steps_by is not None and "" in levels:
+            raise InputError(f"the anchors have shared thresholds (no level), and --steps-by {steps_by} gives each "
+                             f"{steps_by} its own: anchor each level's thresholds (a calibration written with "
+                             "--steps-by), or leave --steps-by out", where)
         if levels - {""}:
             if steps_by is None:
                 raise InputError("the anchors have thresholds per level of a facet; give --steps-by", where)

@@ -86,6 +86,10 @@ def test_check_against_the_data():
         per.check("MFRM", Scale(1, 6), DATA)
     with pytest.raises(InputError, match="threshold level\\(s\\) voice are not levels of criterion"):
         per.check("MFRM", Scale(1, 6), DATA, steps_by="criterion")
+    # shared thresholds (no level) in a model with a criterion's own thresholds: they used to be held on
+    # the first criterion's thresholds only, the others left free, and displaced against that one
+    with pytest.raises(InputError, match="shared thresholds .* --steps-by criterion gives each criterion its own"):
+        CAL.check("MFRM", Scale(1, 6), DATA, steps_by="criterion")
 
 
 # -- fits on a calibration ---------------------------------------------------------------------------
