@@ -132,6 +132,19 @@ def _term_unwinds():
 
 
 @contextlib.contextmanager
+def _sigterm_held():
+    """SIGTERM blocked for the block (delivered when it ends), where the platform can block it."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+@contextlib.contextmanager
 def atomic_write(path, mode="w", newline="", make_dirs=True):
     """Open a temporary file beside ``path``'s real target; rename it over the target on success.
 
@@ -144,13 +157,14 @@ def atomic_write(path, mode="w", newline="", make_dirs=True):
     path = _write_target(path, make_dirs)
     remove_stale_temporaries(path.parent, path.name)
     with _term_unwinds(), _naming_write_errors(path):
-        try:
-            fd, tmp = _create_temporary(path)
-        except FileNotFoundError:
-            if not make_dirs:
-                raise
-            path.parent.mkdir(parents=True, exist_ok=True)   # the folder first when it is missing
-            fd, tmp = _create_temporary(path)
+        with _sigterm_held():   # the file made and its name known, or neither
+            try:
+                fd, tmp = _create_temporary(path)
+            except FileNotFoundError:
+                if not make_dirs:
+                    raise
+                path.parent.mkdir(parents=True, exist_ok=True)   # the folder first when it is missing
+                fd, tmp = _create_temporary(path)
         try:
             kwargs = {} if "b" in mode else {"newline": newline, "encoding": "utf-8"}
             with os.fdopen(fd, mode, **kwargs) as fh:
@@ -158,7 +172,9 @@ def atomic_write(path, mode="w", newline="", make_dirs=True):
                 fh.flush()
             os.replace(tmp, path)
         except BaseException:
-            with contextlib.suppress(FileNotFoundError):
+            # a SIGTERM now (the parent stopping a worker whose write just failed) waits until the
+            # file is gone: its handler would otherwise unwind past the removal
+            with _sigterm_held(), contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
 

@@ -99,3 +99,38 @@ def test_a_run_folders_file_that_is_a_link_is_written_through(tmp_path):
         fh.write("x\n")
     assert (tmp_path / "run" / "stage" / "x.csv").read_text() == "x\n"
     assert sorted(p.name for p in (tmp_path / "run" / "stage").iterdir()) == ["x.csv"]
+
+
+def test_sigterm_during_the_cleanup_of_a_failed_write_still_removes_the_temporary(tmp_path, monkeypatch):
+    """A worker whose write failed (a full disk) is unwinding when the parent, told of the failure,
+    stops it with SIGTERM: the signal used to land between the failure and the removal of the
+    temporary file and leave it behind (test_faults' full-disk test, one run in four)."""
+    import os
+    import signal
+
+    import ratercal_cli.io as rio
+
+    target = tmp_path / "ratings.csv"
+    pid = os.fork()
+    if pid == 0:   # the worker
+        try:
+            real_unlink = os.unlink
+
+            class OS:
+                def __getattr__(self, name):
+                    return getattr(os, name)
+
+                @staticmethod
+                def unlink(path, *a, **k):   # SIGTERM arrives just as the cleanup starts
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    return real_unlink(path, *a, **k)
+
+            rio.os = OS()
+            with rio.atomic_write(target) as fh:
+                fh.write("half")
+                raise OSError(28, "No space left on device")
+        finally:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
+    assert list(tmp_path.iterdir()) == []
