@@ -160,7 +160,7 @@ def _parse_methods(values, default, allow_recommended=False):
 FILE_ONLY = ("output", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
              "discrepancy", "encoding", "order_col", "assignment", "decimal", "sheet", "fold_labels", "cut",
              "bootstrap", "seed", "as_json", "html_out", "facet_cols", "score_cols", "rater_cols", "total", "anchors_in",
-             "anchors_out", "steps_by")
+             "anchors_out", "steps_by", "shared_raters")
 
 
 def _refuse_file_options(ctx, source):
@@ -184,6 +184,12 @@ _html_option = click.option(
     "--html", "html_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
     help="Also write one self-contained HTML report here (summary, rater report with Wright map, "
          "agreement, methods compared with MDS map, per-rater shifts, uncertain decisions).")
+
+_shared_raters_option = click.option(
+    "--shared-raters", "shared_raters", is_flag=True,
+    help="With facets: each classical method (MN, TLI, EQP, OLS, ...) once over all the criteria with one "
+         "parameter set per rater, instead of within each criterion on its own (MFRM/MML share a rater's "
+         "severity across criteria always).")
 
 
 # -- check ---------------------------------------------------------------------------
@@ -281,12 +287,13 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary (per rater shifts, papers moved, pass/fail changes) as JSON.")
 @_html_option
+@_shared_raters_option
 @_file_options
 @_calibration_options
 @_one_line_errors
-def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, total, as_json, html_out, scale,
-           paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding, decimal,
-           sheet, fold_labels, order_col, resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by):
+def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, total, as_json, html_out, shared_raters,
+           scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding,
+           decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by):
     """Adjust the scores of a ratings file (or every data set of a run folder).
 
     The output holds the input's columns, then `flag` (resolved / dropped /
@@ -328,7 +335,8 @@ def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, t
     from ..practice.adjust import adjust as adjust_ratings
 
     result = adjust_ratings(table.ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=cut,
-                            bootstrap=bootstrap, seed=seed, anchors=_anchors(anchors_in), steps_by=steps_by)
+                            bootstrap=bootstrap, seed=seed, anchors=_anchors(anchors_in), steps_by=steps_by,
+                            shared_raters=shared_raters)
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet)
     write_adjusted(output, table, result.by_group(), result.methods, uncertainty=result.uncertainty_by_group(),
@@ -393,11 +401,12 @@ def _check_output(output, source):
                    "only once every group has been compared.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 @_html_option
+@_shared_raters_option
 @_file_options
 @_calibration_options
 @_one_line_errors
-def compare(ratings_file, methods, variant, cut, png, as_json, html_out, scale, paper_col, rater_col, score_col,
-            group_col, facet_cols, score_cols, rater_cols, sep, encoding, decimal, sheet, fold_labels, order_col,
+def compare(ratings_file, methods, variant, cut, png, as_json, html_out, shared_raters, scale, paper_col, rater_col,
+            score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding, decimal, sheet, fold_labels, order_col,
             resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by):
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5, Figures 7-10.
 
@@ -420,7 +429,7 @@ def compare(ratings_file, methods, variant, cut, png, as_json, html_out, scale, 
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
                   score_cols, rater_cols)
     result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all,
-                             anchors=_anchors(anchors_in), steps_by=steps_by)
+                             anchors=_anchors(anchors_in), steps_by=steps_by, shared_raters=shared_raters)
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet or as_json)
     pngs = result.draw_maps(png) if png is not None else []   # drawn only once every group has succeeded

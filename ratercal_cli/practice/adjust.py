@@ -110,9 +110,9 @@ class GroupAdjustment:
     uncertainty: dict = field(default_factory=dict)
 
 
-def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None):
+def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, shared_raters=False):
     """A group's facetted ratings: each method by :func:`.rubric.adjust_facets` (the marginal models
-    with the facets as effects, the others within each cell)."""
+    with the facets as effects, the others within each cell, or over all cells with ``shared_raters``)."""
     from ..methods.apply import non_finite_count
     from .rubric import adjust_facets
 
@@ -123,7 +123,7 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None):
     for code in codes:
         try:
             fa = adjust_facets(code, ratings, variant, strict=strict, prefix=prefix,
-                               est=mfrm if code == "MFRM" else None)
+                               est=mfrm if code == "MFRM" else None, shared_raters=shared_raters)
         except RatercalError as exc:
             if strict:
                 raise RatercalError(f"{prefix}{exc}" if prefix and not str(exc).startswith(prefix) else str(exc)) \
@@ -160,9 +160,16 @@ def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k, prefix=""):
                 g.warnings.append(line)
 
 
-def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfrm=None):
+def shared_raters_need_facets(ratings):
+    """``--shared-raters`` is about facets: an error without them."""
+    if not ratings.facets:
+        raise InputError("shares a rater's parameters across the levels of a facet; these ratings "
+                         "have none (give --facet-col or --score-cols)", field="--shared-raters")
+
+
+def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfrm=None, shared_raters=False):
     if ratings.facets:
-        return _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm)
+        return _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm, shared_raters)
     want = [c for c in codes if c != RECOMMENDED]
     warnings, rec = [], None
     if RECOMMENDED in codes:
@@ -183,7 +190,8 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
 
 def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assignment: str = "random",
            strict: bool | None = None, cut: float | None = None, bootstrap: int = 0,
-           seed: int = 0, anchors=None, steps_by: str | None = None) -> "AdjustResults":
+           seed: int = 0, anchors=None, steps_by: str | None = None,
+           shared_raters: bool = False) -> "AdjustResults":
     """Adjust the scores of ``ratings`` by one or more methods, group by group.
 
     Parameters
@@ -211,6 +219,9 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
         (0: none); MML and MFRM always get their posterior SDs (:mod:`.uncertainty`).
     seed : int
         The bootstrap's seed: the same seed gives the same SEs.
+    shared_raters : bool
+        With facets (a rubric's criteria): each classical method once over all the criteria with one
+        parameter set per rater, instead of within each criterion on its own (:mod:`.rubric`).
 
     Returns
     -------
@@ -243,8 +254,10 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
             anchored = rows if anchors is not None else None
     elif anchors is not None:
         raise InputError("--anchors applies to the many-facet model: give -m MFRM", field="--anchors")
-    groups = [_adjust_group(name, g, where(ratings, name), codes, variant, strict, assignment, mfrm.get(name))
-              for name, g in ratings.by_group()]
+    if shared_raters:
+        shared_raters_need_facets(ratings)
+    groups = [_adjust_group(name, g, where(ratings, name), codes, variant, strict, assignment, mfrm.get(name),
+                            shared_raters) for name, g in ratings.by_group()]
     done = [c for c in codes if any(c in g.adjusted for g in groups)]
     if not done:
         raise RatercalError(f"{ratings.source + ': ' if ratings.source else ''}no method could be applied")

@@ -135,7 +135,8 @@ class GroupComparison:
 
 
 def compare(ratings, methods="all", variant: str = "corrected", cut: float | None = None,
-            strict: bool | None = None, anchors=None, steps_by: str | None = None, total: str = "mean") -> "CompareResults":
+            strict: bool | None = None, anchors=None, steps_by: str | None = None, total: str = "mean",
+            shared_raters: bool = False) -> "CompareResults":
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5 and Figures 7-10, group
     by group.
 
@@ -155,6 +156,9 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         The MFRM held at a calibration, and thresholds per level of a facet (as :func:`adjust`).
     total : {"mean", "sum"}
         With facets, the papers' scores compared: the mean of their criterion scores or their total.
+    shared_raters : bool
+        With facets: each classical method with one parameter set per rater over all the criteria
+        (as :func:`adjust`).
 
     Returns
     -------
@@ -175,6 +179,10 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
     if "NO" not in codes:
         codes = ["NO"] + codes
     strict = (not is_all) if strict is None else strict
+    if shared_raters:
+        from .adjust import shared_raters_need_facets
+
+        shared_raters_need_facets(ratings)
     groups = []
     mfrm = {}
     if (anchors is not None or steps_by is not None) and "MFRM" in codes:
@@ -190,7 +198,7 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
             from .adjust import _adjust_facets
             from .rubric import paper_total
 
-            ga = _adjust_facets(name, g, prefix, codes, variant, strict, mfrm.get(name))
+            ga = _adjust_facets(name, g, prefix, codes, variant, strict, mfrm.get(name), shared_raters)
             notes = list(ga.warnings)
             scores = {c: paper_total(ga.cells[c][1], ratings.scale_low, total) for c in codes if c in ga.cells}
         else:

@@ -9,7 +9,13 @@ total over its cells.
   measure for the cell: the mean over the raters of their expected scores with the cell's facet
   effects added (``fair="mean-rater"``), i.e. ``fair_scores(theta - effect of the cell)``.
 * Every other method is applied within each cell on its own (each criterion equated on its own
-  raters' scores there), as the dissertation applies a method to one data set.
+  raters' scores there), as the dissertation applies a method to one data set; or, with
+  ``shared_raters=True`` (``--shared-raters``), once over all the cells with one parameter set per
+  rater (:func:`apply_shared_raters`): each paper x cell is then a "paper" of its own, so a rater's
+  mean, spread, percentiles or least-squares effect come from all its ratings over the criteria and
+  adjust each of them alike (Facets' model with a rater's severity shared across criteria, carried
+  to the classical methods).  The model-based methods share a rater's severity across the cells
+  always.
 
 A paper's total (:func:`paper_total`) is the sum over the cells it was scored in (``total="sum"``,
 a rubric's total score) or their mean (``"mean"``), on the file's scale.
@@ -116,11 +122,40 @@ def apply_within_cells(code, ratings: Ratings, variant, strict=True, prefix=""):
     return FacetAdjustment(Adjusted(rating=rating, paper=mean_over_cells(scores)), scores, labels, ests, warnings)
 
 
-def adjust_facets(code, ratings: Ratings, variant, strict=True, prefix="", est=None) -> FacetAdjustment:
+def apply_shared_raters(code, ratings: Ratings, variant, strict=True, prefix=""):
+    """A classical method once over all the cells with one parameter set per rater (module docstring):
+    the method sees each paper x cell as a paper (its ratings in that cell), every rater with all its
+    ratings; FacetAdjustment (``warnings``: the method skipped)."""
+    from ..methods.apply import apply_methods
+
+    cell, labels = cells(ratings)
+    pc, pseudo = np.unique(ratings.paper * len(labels) + cell, return_inverse=True)
+    pseudo = pseudo.ravel()
+    flat = Ratings(pseudo, ratings.rater, ratings.score, ratings.max_score, pc.size, ratings.n_raters,
+                   rater_ids=ratings.rater_ids, scale_low=ratings.scale_low, source=ratings.source)
+    try:
+        applied = apply_methods(flat, [code], variant, strict=strict)
+    except RatercalError as exc:
+        raise RatercalError(f"{prefix}{exc}") from None
+    scores = np.full((ratings.n_papers, len(labels)), np.nan)
+    if code not in applied.adjusted:
+        return FacetAdjustment(Adjusted(rating=np.full(ratings.n_ratings, np.nan), paper=mean_over_cells(scores)),
+                               scores, labels, [], [f"{prefix}{code} skipped: {applied.skipped.get(code, '')}"])
+    adj = applied.adjusted[code]
+    scores[pc // len(labels), pc % len(labels)] = adj.paper
+    return FacetAdjustment(Adjusted(rating=np.asarray(adj.rating, float), paper=mean_over_cells(scores)), scores,
+                           labels, [applied.estimators[code]], [])
+
+
+def adjust_facets(code, ratings: Ratings, variant, strict=True, prefix="", est=None,
+                  shared_raters: bool = False) -> FacetAdjustment:
     """Method ``code`` on facetted ratings (module docstring); ``est``: the model-based method already
-    fitted (anchored, thresholds per level)."""
+    fitted (anchored, thresholds per level); ``shared_raters``: a classical method with one parameter
+    set per rater over all the cells (:func:`apply_shared_raters`) rather than within each cell."""
     if code in MODEL_BASED:
         return fit_model_based(code, ratings, est=est)
+    if shared_raters:
+        return apply_shared_raters(code, ratings, variant, strict, prefix)
     return apply_within_cells(code, ratings, variant, strict, prefix)
 
 

@@ -58,6 +58,62 @@ def test_mfrm_cell_scores_shift_the_measure_by_the_criterion():
     np.testing.assert_allclose(fa.adjusted.rating, fa.cell_scores[r.paper, cell])
 
 
+def test_shared_raters_mean_equating_by_hand():
+    """--shared-raters, MN: each rating moves by the mean of all ratings less its rater's mean over all
+    its ratings in every criterion (one shift per rater), not its rater's mean in that criterion."""
+    r = rubric_ratings()
+    cell, _ = cells(r)
+    fa = adjust_facets("MN", r, "corrected", shared_raters=True)
+    means = np.bincount(r.rater, weights=r.score) / np.bincount(r.rater)
+    np.testing.assert_allclose(fa.adjusted.rating, r.score + r.score.mean() - means[r.rater], atol=1e-12)
+    # a paper's score in a criterion: the mean of its raters' adjusted ratings there
+    for p in (0, 7, 50):
+        for c in range(3):
+            here = (r.paper == p) & (cell == c)
+            assert fa.cell_scores[p, c] == pytest.approx(fa.adjusted.rating[here].mean())
+    within = adjust_facets("MN", r, "corrected")
+    shift = within.adjusted.rating - r.score
+    assert np.ptp(shift[(r.rater == 0)]) > 0.05     # within each criterion: a shift per rater and criterion
+
+
+@pytest.mark.parametrize("code", ["TLI", "EQP", "OLS"])
+def test_shared_raters_give_a_rater_one_transformation_over_the_criteria(code):
+    """A rater's adjusted rating is a function of its raw score alone under --shared-raters (the same in
+    every criterion), and is the method applied once to the ratings with each paper x criterion a paper."""
+    r = rubric_ratings()
+    cell, _ = cells(r)
+    fa = adjust_facets(code, r, "corrected", shared_raters=True)
+    within = adjust_facets(code, r, "corrected")
+    spread_shared = spread_within = 0.0
+    for j in range(r.n_raters):
+        for x in range(r.max_score + 1):
+            here = (r.rater == j) & (r.score == x)
+            if here.sum() > 1:
+                spread_shared = max(spread_shared, np.ptp(fa.adjusted.rating[here]))
+                spread_within = max(spread_within, np.ptp(within.adjusted.rating[here]))
+    assert spread_shared < 1e-9 < 0.05 < spread_within
+    labels = [f"{p}|{c}" for p, c in zip(r.paper, cell)]
+    pp = {lab: k for k, lab in enumerate(dict.fromkeys(labels))}
+    flat = Ratings(np.array([pp[x] for x in labels]), r.rater, r.score, r.max_score, len(pp), r.n_raters)
+    want = apply_methods(flat, [code], "corrected", strict=True).adjusted[code]
+    np.testing.assert_allclose(fa.adjusted.rating, want.rating)
+    firsts = np.unique([pp[x] for x in labels], return_index=True)[1]
+    np.testing.assert_allclose(fa.cell_scores[r.paper[firsts], cell[firsts]], want.paper)
+
+
+def test_shared_raters_need_facets():
+    from ratercal_cli.errors import InputError
+    from ratercal_cli.practice.adjust import adjust
+    from ratercal_cli.practice.compare import compare
+
+    r = rubric_ratings()
+    flat = Ratings(r.paper, r.rater, r.score, r.max_score, r.n_papers, r.n_raters)
+    with pytest.raises(InputError, match="shares a rater's parameters across the levels of a facet"):
+        adjust(flat.subset(r.facets["criterion"][0] == 0), "MN", shared_raters=True)
+    with pytest.raises(InputError, match="--facet-col or --score-cols"):
+        compare(flat.subset(r.facets["criterion"][0] == 0), "MN", shared_raters=True)
+
+
 def test_a_paper_missing_a_cell():
     r = rubric_ratings()
     cell, _ = cells(r)

@@ -68,6 +68,27 @@ def test_adjust_writes_cell_scores_and_totals(wide, tmp_path):
     assert float(p[0]["MN_total"]) == pytest.approx(np.mean(list(by_crit.values())), abs=2e-4)
 
 
+def test_shared_raters_on_the_command_line(wide, tmp_path):
+    path, _, rub = wide
+    out = tmp_path / "shared.csv"
+    res = run("adjust", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "-o", out, "--shared-raters")
+    assert res.exit_code == 0, res.output
+    with open(out, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    # MN with one shift per rater over both criteria: the rater's mean over all its ratings to the grand mean
+    scores = np.array([float(r["score"]) for r in rows])
+    for rater in ("R1", "R4"):
+        mine = [r for r in rows if r["rater"] == rater]
+        shift = {round(float(r["MN"]) - float(r["score"]), 4) for r in mine}
+        want = scores.mean() - np.mean([float(r["score"]) for r in mine])
+        assert shift == {round(want, 4)}
+    res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN,TLI", "--shared-raters")
+    assert res.exit_code == 0, res.output
+    res = run("adjust", path, "--scale", "1-6", "-m", "MN", "-o", tmp_path / "x.csv", "--shared-raters",
+              "--rater-col", "rater", "--score-col", "style")
+    assert res.exit_code == 2 and "--shared-raters" in res.output and "--facet-col or --score-cols" in res.output
+
+
 def test_rater_columns(tmp_path):
     f = tmp_path / "byrater.csv"
     f.write_text("paper,r1,r2,r3\nA,3,4,\nB,,2,2\nC,5,,4\nD,1,1,\nE,,3,4\nF,2,,3\n")
