@@ -440,10 +440,13 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
                          "--facet-col")
     order_col = columns.order or (DEFAULT_ORDER_COLUMN if DEFAULT_ORDER_COLUMN in header else None)
 
-    scores = _parse_fields(rows, lines, columns, order_col, path, decimal)
+    # the file's own column of each score, for errors: in a wide file the criterion's or the rater's
+    wide_by = None if not (score_cols or rater_cols) else CRITERION if score_cols else columns.rater
+    fields = None if wide_by is None else [r[wide_by] for r in rows]
+    scores = _parse_fields(rows, lines, columns, order_col, path, decimal, fields)
     lookalikes = _check_lookalikes(rows, columns, path, fold_labels, warnings)
     scale_inferred = scale is None
-    scale = _settle_scale(scale, scores, lines, columns, path, warnings)
+    scale = _settle_scale(scale, scores, lines, columns, path, warnings, fields)
     flags = [FLAG_MISSING if s is None else FLAG_OK for s in scores]
     reading_order, order_col = _order_of_reading(rows, lines, scores, columns, order_col, path, warnings)
 
@@ -484,15 +487,16 @@ def _wanted_columns(columns: Columns, score_cols, rater_cols):
     return columns, made, required
 
 
-def _parse_fields(rows, lines, columns: Columns, order_col, path, decimal: str) -> list:
+def _parse_fields(rows, lines, columns: Columns, order_col, path, decimal: str, fields=None) -> list:
     """Strip the cells that matter (in place), refuse a blank label, and parse each row's score
-    (None: missing)."""
+    (None: missing).  ``fields``: the file's column of each row's score, where it is not the score
+    column (a wide file's)."""
     keys = list(dict.fromkeys([columns.paper, columns.rater, columns.score]
                               + [c for c in (columns.group, order_col) if c] + list(columns.facets)))
     scores = []
     parsed = {}   # score text -> value: a file has few distinct score texts
     named = (columns.paper, columns.rater) + ((columns.group,) if columns.group else ()) + tuple(columns.facets)
-    for ln, r in zip(lines, rows):
+    for k, (ln, r) in enumerate(zip(lines, rows)):
         for c in keys:
             r[c] = r[c].strip()
         for col in named:
@@ -501,12 +505,12 @@ def _parse_fields(rows, lines, columns: Columns, order_col, path, decimal: str) 
         text = r[columns.score]
         value = parsed.get(text, parsed)
         if value is parsed:
-            value = parsed[text] = _parse_score(text, path, ln, columns.score, decimal)
+            value = parsed[text] = _parse_score(text, path, ln, fields[k] if fields else columns.score, decimal)
         scores.append(value)
     return scores
 
 
-def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list) -> Scale:
+def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list, fields=None) -> Scale:
     """The scale given (every score checked to lie on it), or, with None, the lowest to the highest
     score found (with a warning)."""
     if scale is None:
@@ -521,10 +525,10 @@ def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list) 
                         "counts and models depend on it")
     else:
         scale = parse_scale(scale)
-        for ln, s in zip(lines, scores):
+        for k, (ln, s) in enumerate(zip(lines, scores)):
             if s is not None and not scale.low <= s <= scale.high:
                 raise InputError(f"{s} is outside the scale {scale}", path, ln,
-                                 columns.score)
+                                 fields[k] if fields else columns.score)
     return scale
 
 

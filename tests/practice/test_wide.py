@@ -45,3 +45,20 @@ def test_errors_name_the_option(kw, message):
 def test_patterns_keep_header_order():
     assert expand_columns(["c*", "style"], ["a", "conv", "b", "cx", "style"], "f", "--score-cols") == \
         ["conv", "cx", "style"]
+
+
+@pytest.mark.parametrize("body, options, message", [
+    ("student,rater,style,org\nS1,R1,4,4.5\n", ("--score-cols", "style,org"), "f.csv:2: org: '4.5' is not a whole number"),
+    ("student,rater,style,org\nS1,R1,4,5\nS1,R2,7,3\n", ("--score-cols", "style,org", "--scale", "1-6"),
+     "f.csv:3: style: 7 is outside the scale 1-6"),
+    ("student,Ann,Bob\nS1,4,x\n", ("--rater-cols", "Ann,Bob"), "f.csv:2: Bob: 'x' is not a number"),
+])
+def test_a_bad_score_in_a_wide_file_names_its_own_column(tmp_path, body, options, message):
+    """The file has no column 'score': the error names the criterion's (or rater's) column the
+    score is in, as the user sees the file."""
+    from support import run
+
+    path = tmp_path / "f.csv"
+    path.write_text(body)
+    res = run("check", path, "--paper-col", "student", *options)
+    assert res.exit_code == 2 and message in res.output, res.output
