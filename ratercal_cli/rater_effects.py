@@ -202,6 +202,11 @@ def session_positions(raters, n_raters):
     return t.reshape(np.shape(raters))
 
 
+#: The largest size of an effect a config may give (logits, or a factor): 100 is far beyond any
+#: rater, and a value of 1e308 made the model's logits infinite and every method's RMSE 0.
+MAX_EFFECT = 100.0
+
+
 def parse_effects(where, data, n_raters) -> RaterEffects:
     """``raters.effects`` and ``assignment`` of a config (``where`` gives its errors line numbers)."""
     raw = (data.get("raters") or {}).get("effects") or {}
@@ -223,6 +228,8 @@ def parse_effects(where, data, n_raters) -> RaterEffects:
             p = path + ((i,) if isinstance(v, list) else ())
             if isinstance(x, bool) or not isinstance(x, (int, float)) or not np.isfinite(x):
                 raise where.error(p, f"expected a finite number, got {x!r}")
+            if abs(x) > MAX_EFFECT:   # far past any rater, and past what the model's exp can carry
+                raise where.error(p, f"{name} {x:g}: at most {MAX_EFFECT:g} in size (logits)")
             if name == "slope" and x <= 0:
                 raise where.error(p, f"a slope must be > 0, got {x}")
             if name == "centrality" and x <= -1:

@@ -118,6 +118,12 @@ cells: [{raters_per_paper: [2], papers: [100], max_score: [5], quality: [normal]
                      "max_score: [5]}]\n", "c.yaml")
     with pytest.raises(InputError, match="assignment: must be one of random, by_quality"):
         parse_config(text.replace("by_quality", "sorted"), "c.yaml")
+    # a value that overflows the model (inf logits) gave RMSE 0.0 for every method, without a word
+    for effect in ("drift: 1e308", "drift: -1e308", "severity: 1e308", "slope: 1e308", "centrality: 1e308"):
+        with pytest.raises(InputError, match=r"c.yaml:6: raters.effects.\w+: .*at most 100"):
+            parse_config(text.replace("{drift: 0.5, centrality: [0, .5, 0, 0, .5, 0, 0, .5, 0, 0, 0, 0]}",
+                                      "{" + effect + "}"), "c.yaml")
+    assert parse_config(text.replace("drift: 0.5", "drift: 100"), "c.yaml").effects.drift == (100.0,) * 12
 
 
 @pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
