@@ -96,7 +96,23 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
             res.calibration = calibration(fit_mfrm(ratings, steps_by=steps_by)[0], ratings, steps_by=steps_by)
         if anchors is not None:
             res.anchored = fit_mfrm(ratings, anchors, steps_by)[1]
+            _displacement_in_reports(res)
     return res
+
+
+def _displacement_in_reports(res) -> None:
+    """The anchored elements' displacements as columns of the measurement reports (as Facets shows
+    them): the many-facet report's raters and facet levels with facets, else the rater report."""
+    from .rater_report import attach_displacement
+
+    for _, rep in res.rubric or ():
+        attach_displacement(rep.raters, res.anchored)
+        for f, rows in rep.facets.items():
+            attach_displacement(rows, res.anchored, facet=f, key="level")
+    if not res.rubric:
+        for rep in res.reports:
+            if rep.rater_report is not None and rep.rater_report.fitted:
+                attach_displacement(rep.rater_report.raters, res.anchored)
 
 
 def _joint_group_bias(ratings: Ratings, alpha: float):

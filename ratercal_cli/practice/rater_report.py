@@ -250,6 +250,34 @@ class RaterReport:
         return format_rater_report(self.to_dict())
 
 
+#: The columns an anchored analysis adds to a measurement report (:func:`attach_displacement`).
+DISPLACEMENT_HEADERS = ["anchor", "displ", "displ S.E.", "displ t", "drift"]
+
+
+def attach_displacement(rows, anchored, facet: str = "rater", key: str = "rater") -> None:
+    """Give each row of a measurement report (``rows``, the element's label under ``key``) whose element of
+    ``facet`` is anchored its displacement, as Facets' measurement reports show Displacement beside the
+    measure: ``anchor``, ``displacement`` (the free estimate moved onto the anchors' scale minus the
+    anchor), ``displacement_se``, ``displacement_t`` and ``drift`` from :func:`.anchors.displacement`'s
+    rows (``anchored``).  Rows of elements not anchored are left as they are."""
+    by = {str(a["element"]): a for a in anchored or () if a["facet"] == facet and not a.get("level")}
+    for r in rows:
+        a = by.get(str(r[key]))
+        if a is not None:
+            r.update(anchor=a["anchor"], displacement=a["displacement"], displacement_se=a["se"],
+                     displacement_t=a["t"], drift=a["drift"])
+
+
+def displacement_cells(rows) -> list | None:
+    """The :data:`DISPLACEMENT_HEADERS` cells of each row (blank where not anchored), or None when no
+    row is anchored (the report keeps its plain columns)."""
+    if not any("displacement" in r for r in rows):
+        return None
+    return [[num(r["anchor"], 2), num(r["displacement"], 2), num(r["displacement_se"], 2),
+             num(r["displacement_t"], 2), "DRIFT" if r["drift"] else ""] if "displacement" in r else [""] * 5
+            for r in rows]
+
+
 def format_rater_report(d: dict) -> list:
     """Text lines of a :meth:`RaterReport.to_dict` (Facets' Table 7 layout)."""
 
@@ -260,8 +288,10 @@ def format_rater_report(d: dict) -> list:
     rows = [[str(r["rater"]), str(r["count"]), str(r["total"]), num(r["observed_average"], 2),
              num(r["fair_average"], 2), num(r["measure"], 2), num(r["se"], 2), num(r["infit"], 2),
              num(r["infit_zstd"], 1), num(r["outfit"], 2), num(r["outfit_zstd"], 1)] for r in d["raters"]]
-    L += text_table(["rater", "count", "total", "obs avg", "fair avg", "measure", "S.E.", "infit", "zstd",
-                 "outfit", "zstd"], rows)
+    head = ["rater", "count", "total", "obs avg", "fair avg", "measure", "S.E.", "infit", "zstd", "outfit", "zstd"]
+    if (disp := displacement_cells(d["raters"])) is not None:
+        rows, head = [r + c for r, c in zip(rows, disp)], head + DISPLACEMENT_HEADERS
+    L += text_table(head, rows)
     for label, s in (("raters", d["rater_separation"]), ("papers", d["paper_separation"])):
         L.append(f"  {label} ({s['n']}): RMSE {num(s['rmse'], 2)}, adj. S.D. {num(s['adj_sd'], 2)}, "
                  f"separation {num(s['separation'], 2)}, strata {num(s['strata'], 2)}, "

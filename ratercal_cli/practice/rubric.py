@@ -196,18 +196,26 @@ class RubricReport:
                            "bias": {f: b.to_dict() for f, b in self.bias.items()}, "notes": self.notes})
 
     def format_text(self) -> str:
+        from .rater_report import DISPLACEMENT_HEADERS, displacement_cells
         from .text import num, text_table
+
+        def with_displacement(head, cells, rows):   # anchored: Facets' Displacement beside the measure
+            disp = displacement_cells(rows)
+            return (head, cells) if disp is None else (head + DISPLACEMENT_HEADERS,
+                                                       [c + d for c, d in zip(cells, disp)])
 
         L = ["Many-facet Rasch model (MFRM: " + " + ".join(["paper", "rater", *self.facets]) + ", shared "
              "thresholds; marginal ML; logits, + = lower scores)", ""]
-        L += text_table(["rater", "count", "obs avg", "severity", "S.E.", "infit", "outfit"],
-                        [[str(r["rater"]), str(r["count"]), num(r["observed_average"], 2), num(r["severity"], 2),
-                          num(r["se"], 2), num(r["infit"], 2), num(r["outfit"], 2)] for r in self.raters])
+        L += text_table(*with_displacement(
+            ["rater", "count", "obs avg", "severity", "S.E.", "infit", "outfit"],
+            [[str(r["rater"]), str(r["count"]), num(r["observed_average"], 2), num(r["severity"], 2),
+              num(r["se"], 2), num(r["infit"], 2), num(r["outfit"], 2)] for r in self.raters], self.raters))
         for f, rows in self.facets.items():
             L += ["", f"{f}:"]
-            L += text_table([f, "count", "obs avg", "difficulty", "S.E."],
-                            [[str(r["level"]), str(r["count"]), num(r["observed_average"], 2),
-                              num(r["difficulty"], 2), num(r["se"], 2)] for r in rows])
+            L += text_table(*with_displacement(
+                [f, "count", "obs avg", "difficulty", "S.E."],
+                [[str(r["level"]), str(r["count"]), num(r["observed_average"], 2), num(r["difficulty"], 2),
+                  num(r["se"], 2)] for r in rows], rows))
         for t in self.categories:
             L += [""] + t.format_text()
         for b in self.bias.values():

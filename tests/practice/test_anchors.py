@@ -167,3 +167,46 @@ def test_year_two_rater_moved_by_one_logit_is_the_one_flagged(tmp_path):
                                    "-o", str(tmp_path / "x.csv")])
     assert res.exit_code == 2 and "anchored element(s) not in the data: rater R9" in res.output
     assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.slow
+def test_check_shows_displacement_in_the_measurement_reports(tmp_path):
+    """With --anchors, check's measurement reports carry each anchored element's displacement beside its
+    measure (Facets' Displacement column): the many-facet report's raters and criteria, and without facets
+    the rater report; the numbers are those of the anchored-elements table."""
+    from ratercal_cli.practice.anchors import calibration, fit_mfrm
+    from ratercal_cli.practice.check import check
+    from ratercal_cli.practice.ratings_file import read_ratings
+
+    y1 = read_ratings(_write(tmp_path / "y1.csv", _rubric(1)), scale="1-6", score_cols="style,org,conv")
+    cal = calibration(fit_mfrm(y1)[0], y1)
+    sev = np.linspace(-0.6, 0.6, 8)
+    sev[3] += 1.0
+    y2 = read_ratings(_write(tmp_path / "y2.csv", _rubric(2, severity=sev, prefix="Q")), scale="1-6",
+                      score_cols="style,org,conv")
+    res = check(y2, anchors=cal)
+    table = {(a["facet"], a["element"]): a for a in res.anchored}
+    (_, rep), = res.rubric
+    assert len(rep.raters) == 8 and all("displacement" in r for r in rep.raters)
+    for r in rep.raters:
+        a = table[("rater", str(r["rater"]))]
+        assert (r["displacement"], r["displacement_se"], r["drift"]) == (a["displacement"], a["se"], a["drift"])
+    assert [str(r["rater"]) for r in rep.raters if r["drift"]] == ["R4"]
+    for r in rep.facets["criterion"]:
+        assert r["displacement"] == table[("criterion", r["level"])]["displacement"]
+    text = res.summary()
+    head = next(line for line in text.splitlines() if line.startswith("rater  count  obs avg  severity"))
+    assert head.split()[-6:] == ["displ", "displ", "S.E.", "displ", "t", "drift"]
+    r4 = next(line for line in text.splitlines() if line.startswith("R4 ") and "DRIFT" in line)
+    assert f"{table[('rater', 'R4')]['displacement']:.2f}" in r4
+    assert "rater" in res.to_dict()["rubric"][0]["raters"][0] and "displacement" in res.to_dict()["rubric"][0]["raters"][0]
+    # without facets: the rater report (one criterion of year 2 against a calibration of year 1's)
+    flat1 = read_ratings(_write(tmp_path / "f1.csv", _rubric(1)), scale="1-6", score_col="style")
+    flat2 = read_ratings(_write(tmp_path / "f2.csv", _rubric(2, severity=sev, prefix="Q")), scale="1-6",
+                         score_col="style")
+    res = check(flat2, anchors=calibration(fit_mfrm(flat1)[0], flat1))
+    rr = res.reports[0].rater_report
+    assert rr.fitted and all("displacement" in r for r in rr.raters)
+    want = {a["element"]: a["displacement"] for a in res.anchored if a["facet"] == "rater"}
+    assert {str(r["rater"]): r["displacement"] for r in rr.raters} == want
+    assert "displ S.E." in res.summary()
