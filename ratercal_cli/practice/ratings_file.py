@@ -430,8 +430,12 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     del rows_with_lines
     warnings = []
     if score_cols or rater_cols:
+        keep = {c: o for c, o in ((columns.paper, "--paper-col"), (columns.group, "--group-col"),
+                                  (columns.order, "--order-col"),
+                                  *((f, "--facet-col") for f in columns.facets if not (score_cols and f == CRITERION)),
+                                  *(((columns.rater, "--rater-col"),) if score_cols else ())) if c}
         header, rows, lines, notes = melt(header, rows, lines, path, score_cols, rater_cols, score=columns.score,
-                                          rater=columns.rater)
+                                          rater=columns.rater, keep=keep)
         warnings += notes
     twice = [c for c in columns.facets if columns.facets.count(c) > 1 or c in (columns.paper, columns.rater,
                                                                                 columns.score, columns.group)]

@@ -52,13 +52,14 @@ def expand_columns(spec, header, path, option) -> list:
 
 
 def melt(header, rows, lines, path, score_cols=None, rater_cols=None, score="score", rater="rater",
-         criterion=CRITERION):
+         criterion=CRITERION, keep=None):
     """Long ``(header, rows, lines, notes)`` from a wide file (module docstring).
 
     ``score_cols``: the criterion columns (each becomes a rating with ``criterion`` = the column's
     name; a blank cell is a missing rating, as in a long file).  ``rater_cols``: the rater columns
     (each filled cell a rating by that column's rater; blank cells are readings that did not happen
-    and are left out).  Not both at once.
+    and are left out).  Not both at once.  ``keep``: ``{column: its option}``, the columns the analysis
+    reads as they are (the papers', a group's...), which the wide columns may not take in.
     """
     if score_cols and rater_cols:
         raise InputError("give --score-cols (a column per criterion) or --rater-cols (a column per rater), "
@@ -71,6 +72,11 @@ def melt(header, rows, lines, path, score_cols=None, rater_cols=None, score="sco
         cols, new, cell_name = expand_columns(rater_cols, header, path, "--rater-cols"), rater, "rater"
         clash = [c for c in (rater, score) if c in header and c not in cols]
         keep_blank = False
+    taken = [c for c in cols if c in (keep or {})]
+    if taken:
+        option = "--score-cols" if score_cols else "--rater-cols"
+        raise InputError(f"{taken[0]!r} is the file's {keep[taken[0]]} column; name only the "
+                         f"{'criteria' if score_cols else 'raters'}' columns", path, 1, option)
     if clash:
         raise InputError(f"the file already has a column {clash[0]!r}, which the wide columns would make; "
                          "rename it", path, 1, clash[0])

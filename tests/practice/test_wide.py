@@ -62,3 +62,21 @@ def test_a_bad_score_in_a_wide_file_names_its_own_column(tmp_path, body, options
     path.write_text(body)
     res = run("check", path, "--paper-col", "student", *options)
     assert res.exit_code == 2 and message in res.output, res.output
+
+
+@pytest.mark.parametrize("body, options, message", [
+    ("essay,Ann,Bob\nE1,4,5\n", ("--paper-col", "essay", "--rater-cols", "*"),
+     "--rater-cols: 'essay' is the file's --paper-col column"),
+    ("Student,Rater,style,org\nS1,R1,4,5\n", ("--paper-col", "Student", "--rater-col", "Rater", "--score-cols", "*"),
+     "--score-cols: 'Student' is the file's --paper-col column"),
+    ("Student,Rater,style,org\nS1,R1,4,5\n", ("--paper-col", "Student", "--rater-col", "Rater", "--score-cols",
+                                                "style,org,Rater"), "--score-cols: 'Rater' is the file's --rater-col column"),
+])
+def test_wide_columns_that_take_in_the_paper_or_rater_column_are_refused(tmp_path, body, options, message):
+    """A pattern as wide as '*' took in the papers' column and crashed with a KeyError traceback."""
+    from support import run
+
+    path = tmp_path / "f.csv"
+    path.write_text(body)
+    res = run("check", path, "--scale", "1-6", *options)
+    assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output, res.output
