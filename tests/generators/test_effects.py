@@ -128,8 +128,10 @@ cells: [{raters_per_paper: [2], papers: [100], max_score: [5], quality: [normal]
 
 @pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_a_config_with_effects_runs_through_montecarlo_and_the_file_pipeline(tmp_path):
-    """configs/rater_effects.yaml (drift, centrality, slopes, assignment by quality), one cell: the
-    file pipeline's replication 0 is the Monte Carlo's replication 0, row for row."""
+    """configs/rater_effects.yaml (drift, centrality, slopes, halo across four criteria, assignment by
+    quality), one cell: the file pipeline's replication 0 is the Monte Carlo's replication 0, row
+    for row (the rubric mean), and its criterion_scores.csv are the Monte Carlo's with score: each
+    (the mean square over the four criteria)."""
     from pathlib import Path
 
     from ratercal_cli.config import load_config
@@ -137,12 +139,16 @@ def test_a_config_with_effects_runs_through_montecarlo_and_the_file_pipeline(tmp
     from ratercal_cli.montecarlo.spec import StudySpec
 
     src = Path(__file__).resolve().parents[2] / "configs" / "rater_effects.yaml"
-    text = src.read_text().replace('raters_per_paper: [2, "2+", 3]', "raters_per_paper: [2]").replace(
+    text = src.read_text().replace('raters_per_paper: [2, "2+", 3]', 'raters_per_paper: ["2+"]').replace(
         "papers: [100, 500]", "papers: [100]")
     (tmp_path / "c.yaml").write_text(text)
     cfg = load_config(tmp_path / "c.yaml")
-    assert not cfg.effects.neutral and cfg.effects.assignment == "by_quality"
+    eff = cfg.effects
+    assert eff.assignment == "by_quality" and cfg.rubric.count == 4 and cfg.rubric.score == "mean"
+    assert all(any(getattr(eff, k)) for k in ("drift", "centrality", "halo"))
     rows = replicate(StudySpec.from_config(cfg), cfg.cells[0], 0)
+    (tmp_path / "each.yaml").write_text(text.replace("difficulty: [", "score: each, difficulty: ["))
+    each = replicate(StudySpec.from_config(load_config(tmp_path / "each.yaml")), cfg.cells[0], 0)
     from click.testing import CliRunner
 
     from ratercal_cli.cli import cli
@@ -157,6 +163,16 @@ def test_a_config_with_effects_runs_through_montecarlo_and_the_file_pipeline(tmp
     assert scores.keys() == mc.keys()
     for m in mc:
         assert scores[m] == pytest.approx(mc[m], rel=1e-12), m
+    per_criterion = {}
+    for x in (tmp_path / "run" / "score" / "criterion_scores.csv").read_text().splitlines()[1:]:
+        f = x.split(",")
+        per_criterion.setdefault(f[1], []).append(float(f[4]))
+    for row in each:
+        if row[3] == "none":
+            assert len(per_criterion[row[4]]) == 4
+            assert float(row[5]) == pytest.approx(np.sqrt(np.mean(np.square(per_criterion[row[4]]))), rel=1e-12)
+    r = CliRunner().invoke(cli, ["report", str(tmp_path / "run"), "--out", str(tmp_path / "report"), "--quiet"])
+    assert r.exit_code == 0, r.output
 
 
 def test_rater_task_interaction_is_recovered_per_rater_and_task():
