@@ -341,3 +341,27 @@ def test_editing_the_effects_or_criteria_in_a_run_remakes_its_data(tmp_path):
         assert r.exit_code == 0, r.output
         seen.append(ratings.read_text())
     assert seen[0] != seen[1] != seen[2] and seen[0].startswith("paper,rater,criterion,score,order,kept\n")
+
+
+def test_one_rubric_replication_written_with_its_data(tmp_path):
+    """montecarlo --cell --replication --keep-data on a rubric: the ratings with their criterion, each
+    criterion's quality and true score, and each rating's paper score on its criterion, whose mean over
+    a paper's criteria is the rubric mean the rows score."""
+    from ratercal_cli.montecarlo.run import run_single
+
+    cfg = parse_config("generator: pcm\nvariant: corrected\nmethods: [NO, TLI]\ncriteria: {count: 3}\n"
+                       "raters: {steps: table3, effects: {halo: 0.5}}\n"
+                       "cells: [{raters_per_paper: [2], papers: [100], max_score: [5]}]\nseed: 3\n", "c.yaml")
+    folder, rep = run_single(cfg, tmp_path, "2151", 1, keep_data=True)
+    assert (folder / "ratings.csv").read_text().startswith("paper,rater,criterion,score,order,kept\n")
+    assert (folder / "true_scores.csv").read_text().startswith(
+        "paper,quality,true,quality_c1,quality_c2,quality_c3,true_c1,true_c2,true_c3\n")
+    lines = (folder / "adjusted_corrected.csv").read_text().splitlines()
+    head = lines[0].split(",")
+    assert head[:4] == ["paper", "rater", "criterion", "score"] and len(lines) == 1 + 100 * 2 * 3
+    by = {}
+    for line in lines[1:]:
+        f = line.split(",")
+        by.setdefault(int(f[0]), {})[int(f[2])] = float(f[head.index("TLI_paper")])
+    np.testing.assert_allclose([np.mean(list(by[p].values())) for p in range(1, 101)],
+                               rep.adjusted[("corrected", "TLI")].paper, rtol=1e-12)
