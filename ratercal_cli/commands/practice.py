@@ -216,11 +216,17 @@ _shared_raters_option = click.option(
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="With --simulate: the seed (default 19900601).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="With --simulate: worker processes (the same numbers for any number).")
+@click.option("--scheduler", metavar="ADDR", default=None,
+              help="With --simulate: run the replications on an existing Dask cluster, e.g. tcp://HOST:8786 "
+                   "(needs 'distributed'; the same numbers).")
+@click.option("--method", "-m", "methods", multiple=True, metavar="CODE[,CODE]",
+              help="With --simulate: the methods to rank (default: the study's ten, MML and MFRM; 'all' is "
+                   "the ten, faster).")
 @_one_line_errors
 def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep,
           encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, assignment, alpha, as_json,
           png, no_rasch, html_out, anchors_in, anchors_out, steps_by,
-          simulate, cut, seed, jobs):
+          simulate, cut, seed, jobs, scheduler, methods):
     """Is adjustment warranted?  Tests of rater differences, the rater report, agreement, and
     which adjustment Chapter 5's rule and the corrected study support.
 
@@ -244,11 +250,14 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
                   score_cols, rater_cols)
-    if simulate is None and (cut is not None or seed is not None):
-        raise InputError("--cut and --seed go with --simulate", field="--cut" if cut is not None else "--seed")
+    given = [name for name, v in (("--cut", cut), ("--seed", seed), ("--scheduler", scheduler),
+                                  ("--method", methods or None)) if v is not None]
+    if simulate is None and given:
+        raise InputError(f"{given[0]} goes with --simulate", field=given[0])
+    codes = _parse_methods(methods, ())[0] if methods else None
     result = check_ratings(table.ratings, assignment=assignment, alpha=alpha, rasch=not no_rasch,
                            anchors=_anchors(anchors_in), steps_by=steps_by, calibrate=anchors_out is not None,
-                           simulate=simulate, cut=cut, seed=seed, jobs=jobs)
+                           simulate=simulate, cut=cut, seed=seed, jobs=jobs, methods=codes, scheduler=scheduler)
     _write_calibration(anchors_out, table.ratings, steps_by, result.calibration)
     maps = result.wright_maps(png) if png is not None else []
     maps += _write_html(html_out, table.ratings, check=result)

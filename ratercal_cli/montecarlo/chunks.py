@@ -49,6 +49,11 @@ def run_chunk(spec: StudySpec, cell: Cell, start: int, stop: int) -> str:
     return "".join(",".join(r) + "\n" for rows in chunk_rows(spec.prepare(), cell, start, stop) for r in rows)
 
 
+def run_chunk_task(spec: StudySpec, chunk: Chunk) -> str:
+    """:func:`run_chunk` as a task of :func:`.executors.run_tasks` (``spec`` shared by all)."""
+    return run_chunk(spec, chunk.cell, chunk.start, chunk.stop)
+
+
 def chunk_end(body: str) -> str:
     """The closing line: the count of the rows and the SHA-256 of their text, as the pipeline's
     manifests record a stage's files, so that a chunk changed after it was written (a row

@@ -14,8 +14,8 @@ from ..errors import InputError, RatercalError
 from ..io import atomic_write, folder_lock, write_json
 from ..progress import progress
 from ..study.files import write_adjusted
-from .chunks import Chunk, chunk_text, load_chunk, read_chunk
-from .executors import dask, processes, serial
+from .chunks import Chunk, chunk_text, load_chunk, read_chunk, run_chunk_task
+from .executors import run_tasks
 from .replicate import replicate
 from .spec import COLUMNS, DEFAULT_CHUNK_SIZE, StudySpec, _num, code_digest
 from .summary import Cube, write_summaries
@@ -131,12 +131,11 @@ class MonteCarloRun:
         n_all = len(self.chunks())
         if not todo:
             return 0, n_all
-        if scheduler is not None:
-            results = dask(sorted(todo, key=lambda ch: -ch.cost), self.spec, scheduler)
-        elif jobs and jobs > 1:
-            results = processes(sorted(todo, key=lambda ch: -ch.cost), self.spec, min(jobs, len(todo)))
-        else:
-            results = serial(todo, self.spec)
+        parallel = scheduler is not None or (jobs and jobs > 1)
+        digest = self.digest
+        results = run_tasks(run_chunk_task, self.spec, sorted(todo, key=lambda ch: -ch.cost) if parallel else todo,
+                            jobs=jobs, scheduler=scheduler,
+                            key=lambda ch: f"ratercal-chunk-{digest}-{ch.cell.code}-{ch.start}-{ch.stop}")
         # one unit: one replication of one cell (a data set); tqdm shows the rate and time left
         bar = progress(total=sum(ch.size for ch in todo), desc=f"montecarlo ({n_all - len(todo)} chunks resumed)",
                        quiet=quiet, unit="set")

@@ -20,7 +20,7 @@ __all__ = ["check", "CheckResults"]
 def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, rasch: bool = True,
           anchors=None, steps_by: str | None = None, calibrate: bool = False,
           simulate: int | None = None, cut: float | None = None, seed: int | None = None,
-          jobs: int = 1) -> "CheckResults":
+          jobs: int = 1, methods=None, scheduler=None) -> "CheckResults":
     """Test whether the raters differ and say which adjustment is warranted, group by group.
 
     Parameters
@@ -43,10 +43,12 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     calibrate : bool
         Also fit the MFRM free and keep its calibration (:attr:`CheckResults.calibration`,
         ``--write-anchors``).  One group only.
-    simulate, cut, seed, jobs
-        ``check --simulate R``: rank the methods for each group's own design by R simulated
-        replications of it (:func:`~ratercal_cli.practice.simulate.simulate_design`), with the
-        decision accuracy at ``cut`` (on the file's scale), from ``seed``, in ``jobs`` processes.
+    simulate, cut, seed, jobs, methods, scheduler
+        ``check --simulate R``: rank ``methods`` (default: the study's ten, MML and MFRM) for each
+        group's own design by R simulated replications of it
+        (:func:`~ratercal_cli.practice.simulate.simulate_design`; with facets, the many-facet design
+        as ``adjust`` treats it), with the decision accuracy at ``cut`` (on the file's scale), from
+        ``seed``, in ``jobs`` processes or on the Dask cluster at ``scheduler``.
 
     Returns
     -------
@@ -64,13 +66,16 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     {'5': 'TMN', '8': 'TLI', '11': 'TMN'}
     """
     groups = ratings.by_group()
-    if ratings.facets:
-        if simulate is not None:
-            from ..errors import InputError
+    sims = None
+    if simulate is not None:
+        from .simulate import simulate_groups
 
-            raise InputError("--simulate takes ratings without facets (one score per paper and rater)",
-                             field="--simulate")
+        sims = simulate_groups(ratings, simulate, cut=cut, seed=seed, jobs=jobs, methods=methods,
+                               scheduler=scheduler)
+    if ratings.facets:
         res = _check_facets(ratings, groups, assignment, alpha, rasch, steps_by)
+        if sims is not None:
+            res.facet_simulations = [(name, sim) for (name, _), sim in zip(groups, sims)]
     else:
         reports = [check_ratings(g, group=name, scale_low=ratings.scale_low, assignment=assignment, alpha=alpha,
                                  rasch=rasch) for name, g in groups]
@@ -80,11 +85,6 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
 
             bias = rater_group_bias(groups, ratings.group_name, alpha=alpha, scale_low=ratings.scale_low,
                                     models=[r.rater_model for r in reports])
-        sims = None
-        if simulate is not None:
-            from .simulate import simulate_groups
-
-            sims = simulate_groups(ratings, simulate, cut=cut, seed=seed, jobs=jobs)
         res = CheckResults(ratings, reports, bias, simulations=sims)
         if bias is not None and len(groups) > 1:
             res.group_interaction = _joint_group_bias(ratings, alpha)
@@ -177,6 +177,8 @@ class CheckResults:
     group_interaction: object = None
     #: per group, ``check --simulate``'s :class:`~.simulate.SimulationResult` (or why it could not run)
     simulations: list | None = None
+    #: facetted ratings: ``[(group, SimulationResult or reason)]``, the many-facet design of each group
+    facet_simulations: list | None = None
 
     @property
     def recommendation(self) -> dict:
@@ -210,7 +212,10 @@ class CheckResults:
                    if self.rubric is not None else {}),
                 **({"anchors": json_clean(self.anchored)} if self.anchored is not None else {}),
                 **({"group_interaction": json_clean(self.group_interaction.to_dict())}
-                   if self.group_interaction is not None else {})}
+                   if self.group_interaction is not None else {}),
+                **({"simulations": [{"group": name, **self._one_simulation(sim)}
+                                    for name, sim in self.facet_simulations]}
+                   if self.facet_simulations is not None else {})}
 
     def short_summary(self) -> str:
         """The lines ``check``'s text starts with: per group, whether adjustment is warranted and
@@ -227,7 +232,10 @@ class CheckResults:
         """``{"simulation": ...}`` of group ``k`` (its result, or ``{"error": reason}``), or nothing."""
         if self.simulations is None:
             return {}
-        sim = self.simulations[k]
+        return self._one_simulation(self.simulations[k])
+
+    @staticmethod
+    def _one_simulation(sim) -> dict:
         return {"simulation": {"error": sim} if isinstance(sim, str) else sim.to_dict()}
 
     def summary(self) -> str:
@@ -249,6 +257,10 @@ class CheckResults:
         for name, rep in self.rubric or ():
             head = self.ratings.group_tag(name) if name is not None else ""
             parts += ["\n" + GROUP_RULE + "\n", (f"{head}\n\n" if head else "") + rep.format_text()]
+        for name, sim in self.facet_simulations or ():
+            head = self.ratings.group_tag(name) if name is not None else ""
+            parts += ["\n" + GROUP_RULE + "\n", (f"{head}\n\n" if head else "")
+                      + (sim if isinstance(sim, str) else sim.format_text())]
         if self.anchored is not None:
             from .anchors import format_displacement
 

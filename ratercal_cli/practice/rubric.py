@@ -86,15 +86,28 @@ def fit_model_based(code, ratings: Ratings, variant=None, est=None):
     if est is None:
         est = make_method(code) if variant is None else make_method(code, variant)
         est.fit(ratings, facet=facet_levels_matrix(ratings))
+    scores = model_cell_scores(est, ratings, est.quality_)
+    rating = scores[ratings.paper, cell]
+    paper = mean_over_cells(scores)
+    return FacetAdjustment(Adjusted(rating=rating, paper=paper), scores, labels, [est], list(est.warnings_))
+
+
+def model_cell_scores(est, ratings: Ratings, theta):
+    """Papers x cells: a fitted many-facet model's fair score of each paper in each cell it was
+    scored in, at qualities ``theta`` (nan elsewhere): ``fair_scores(theta - effect of the cell)``."""
+    cell, labels = cells(ratings)
     eff = _cell_effects(est, ratings, cell, len(labels))
-    theta = est.quality_
     scores = np.column_stack([est.fair_scores(theta - e) for e in eff])
     has = np.zeros((ratings.n_papers, len(labels)), dtype=bool)
     has[ratings.paper, cell] = True
     scores[~has] = np.nan
-    rating = scores[ratings.paper, cell]
-    paper = mean_over_cells(scores)
-    return FacetAdjustment(Adjusted(rating=rating, paper=paper), scores, labels, [est], list(est.warnings_))
+    return scores
+
+
+def cell_effects(est, ratings: Ratings):
+    """Each cell's (:func:`cells`) summed facet effect, in logits, of a fitted many-facet model."""
+    cell, labels = cells(ratings)
+    return _cell_effects(est, ratings, cell, len(labels))
 
 
 def apply_within_cells(code, ratings: Ratings, variant, strict=True, prefix=""):

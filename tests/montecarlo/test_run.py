@@ -85,13 +85,13 @@ def test_jobs_2_gives_the_same_bytes(serial_run, tmp_path):
 def test_a_killed_worker_is_replaced_and_the_run_gives_the_same_bytes(serial_run, tmp_path, monkeypatch):
     """kill -9 of one worker of ``-j 2``: its chunk was lost (a 30-line traceback, exit 1, after the
     other worker did the rest); now a new worker takes its place and the chunk is done again."""
-    import ratercal_cli.montecarlo.executors as executors
+    import ratercal_cli.montecarlo.run as mc_run
     from ratercal_cli.parallel import start_method
 
     if start_method() != "fork":
         pytest.skip("threads run in this test process: workers would be spawned, without the test's patch")
     cfg, ref = serial_run
-    real, marker = executors._run_task, tmp_path / "killed"
+    real, marker = mc_run.run_chunk_task, tmp_path / "killed"
 
     def dies_on_one_chunk(spec, ch):
         if (ch.cell.code, ch.start) == (cfg.cells[1].code, 2) and not marker.exists():
@@ -99,7 +99,7 @@ def test_a_killed_worker_is_replaced_and_the_run_gives_the_same_bytes(serial_run
             os.kill(os.getpid(), signal.SIGKILL)
         return real(spec, ch)
 
-    monkeypatch.setattr(executors, "_run_task", dies_on_one_chunk)
+    monkeypatch.setattr(mc_run, "run_chunk_task", dies_on_one_chunk)
     run = MonteCarloRun(cfg, tmp_path / "run", chunk_size=2)
     assert run.run(jobs=2, quiet=True) == (9, 0) and marker.exists()
     run.summarise()

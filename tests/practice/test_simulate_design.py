@@ -89,7 +89,78 @@ def test_check_simulate_is_reproducible(tmp_path):
     assert sims[0] == sims[1] == sims[2]
     assert len(sims[0]) == 3 and all(s["replications"] == 4 and s["cut"] == 3.25 for s in sims[0])
     methods = sims[0][0]["methods"]
-    assert {m["shrinkage"] for m in methods} == {"none", "kelley"} and len(methods) == 20
-    assert sorted(m["rank"] for m in methods if m["shrinkage"] == "none") == list(range(1, 11))
+    # the study's ten and the model-based MML and MFRM, at both levels
+    assert {m["shrinkage"] for m in methods} == {"none", "kelley"} and len(methods) == 24
+    assert {m["method"] for m in methods} >= {"MML", "MFRM", "TLI", "PCM"}
+    assert sorted(m["rank"] for m in methods if m["shrinkage"] == "none") == list(range(1, 13))
     other = CliRunner().invoke(cli, args + ["--seed", "7"])
     assert json.loads(other.stdout)["groups"][0]["simulation"]["methods"] != methods
+
+
+def _rubric_file(n=120, seed=3):
+    """A rubric: each paper scored by two of six raters on three criteria of different difficulty
+    (criterion c shifts the quality by -0.8, 0, +0.8 logits), scores from Table 3's steps."""
+    rng = np.random.default_rng(seed)
+    theta = rng.standard_normal(n) + 2
+    r = np.argsort(rng.random((n, 6)), axis=1)[:, :2]
+    paper, rater, crit, score = [], [], [], []
+    for c, shift in enumerate((-0.8, 0.0, 0.8)):
+        sc = sample_scores(rng, (theta - shift)[:, None], table3_steps(5)[r])
+        paper.append(np.repeat(np.arange(n), 2)), rater.append(r.ravel()), score.append(sc.ravel())
+        crit.append(np.full(2 * n, c))
+    crit = np.concatenate(crit)
+    return Ratings(np.concatenate(paper), np.concatenate(rater), np.concatenate(score), 5, n, 6,
+                   facets={"criterion": (crit, ("a", "b", "c"))})
+
+
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
+def test_a_rubric_is_simulated_as_the_many_facet_design_adjust_uses():
+    """With facets the fitted design keeps each rating's cell and the criteria's effects (the
+    simulated scores differ by criterion as the file's do); true scores are papers x cells; every
+    method is scored on each (paper, criterion) score, MML and MFRM fitted to all the ratings."""
+    r = _rubric_file()
+    model = DesignModel.fit(r)
+    assert model.facetted and model.effect.shape == (3,)
+    assert model.effect[0] < model.effect[1] < model.effect[2]          # a's criterion easiest
+    sims = [model.simulate(1, 0, k) for k in range(10)]
+    crit = r.facets["criterion"][0]
+    for c in range(3):
+        sim = np.concatenate([s.score[crit == c] for s, _ in sims])
+        assert abs(sim.mean() - r.score[crit == c].mean()) < 0.25, c
+    _, true = sims[0]
+    assert true.shape == (r.n_papers, 3) and np.isfinite(true).all()
+    assert (true[:, 0] > true[:, 2]).all()                                # the easier criterion scores higher
+    res = simulate_design(r, 3, methods=["TLI", "MFRM"])
+    rows = {(x["shrinkage"], x["method"]): x for x in res.rows()}
+    assert set(rows) == {(s, m) for s in ("none", "kelley") for m in ("TLI", "MFRM")}
+    assert res.to_dict()["model"]["cells"] == 3 and "many-facet" in res.format_text()
+    # pooling the three criteria, the many-facet model is far nearer the truth than TLI within each
+    assert rows[("none", "MFRM")]["rmse"] < rows[("none", "TLI")]["rmse"] - 0.1
+
+
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
+def test_serial_jobs_2_and_dask_give_the_same_numbers():
+    """The replications run on the Monte Carlo machinery: in this process, in two processes and on
+    a Dask cluster the results are the same to the bit (chunks of CHUNK replications, put in order)."""
+    from ratercal_cli.practice import simulate as sim_mod
+
+    r = _pcm_file(n=80, seed=4)
+    kw = dict(cut=3.25, methods=["TMN", "TLI", "PCM"])
+    serial = simulate_design(r, 13, **kw)        # two chunks, the second short
+    assert sim_mod.CHUNK < 13
+    two = simulate_design(r, 13, jobs=2, **kw)
+    assert serial.values.tobytes() == two.values.tobytes() and serial.rows() == two.rows()
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster:
+        dask = simulate_design(r, 13, scheduler=cluster.scheduler_address, **kw)
+    assert serial.values.tobytes() == dask.values.tobytes() and serial.to_dict() == dask.to_dict()
+
+
+@pytest.mark.parametrize("extra, name", [(["--cut", "3"], "--cut"), (["--scheduler", "tcp://x:1"], "--scheduler"),
+                                         (["-m", "TLI"], "--method")])
+def test_simulate_options_need_simulate(extra, name):
+    from support import run
+
+    out = run("check", REPO / "examples" / "ratings.csv", "--scale", "0-5", "--no-rasch", *extra)
+    assert out.exit_code == 2 and f"{name} goes with --simulate" in out.output
