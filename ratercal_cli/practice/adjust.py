@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import InputError, RatercalError
 from ..ratings import Ratings
 from ..vocabulary import DEFAULT_VARIANT, STUDY_METHODS, adjusted_columns
+from .cut import check_cut
 
 __all__ = ["RECOMMENDED", "parse_methods", "check_cut", "recommended_method", "apply_group", "adjust", "AdjustResults",
            "GroupAdjustment"]
@@ -49,18 +50,6 @@ def parse_methods(values, default=("TLI",), allow_recommended=False):
         extra = ", recommended" if allow_recommended else ""
         raise InputError(f"unknown method {bad[0]} (known: {', '.join(known)}, all{extra})", field="--method")
     return list(dict.fromkeys(raw)), is_all
-
-
-def check_cut(cut, ratings: Ratings):
-    """``cut`` as a float, or None; an :class:`InputError` naming ``--cut`` unless it is a finite
-    number on the ratings' scale (a cut of 40 on a 1-6 scale passes nobody, silently)."""
-    if cut is None:
-        return None
-    cut = float(cut)
-    low, high = ratings.scale_low, ratings.scale_low + ratings.max_score
-    if not (low <= cut <= high):   # also NaN and infinities
-        raise InputError(f"the cut {cut:g} is not a score on the scale {low}-{high}", field="--cut")
-    return cut
 
 
 def where(ratings: Ratings, name) -> str:

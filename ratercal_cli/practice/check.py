@@ -65,6 +65,9 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     >>> res.recommendation                                                            # doctest: +SKIP
     {'5': 'TMN', '8': 'TLI', '11': 'TMN'}
     """
+    from .cut import check_cut
+
+    cut = check_cut(cut, ratings)   # as adjust and compare: a cut off the scale made every accuracy 1.0
     groups = ratings.by_group()
     sims = None
     if simulate is not None:

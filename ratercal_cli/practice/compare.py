@@ -172,7 +172,8 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
     >>> r = rc.read_ratings("examples/ratings.csv", scale="0-5")   # doctest: +SKIP
     >>> rc.compare(r, "TLI,MN", cut=3.25).to_frame()               # doctest: +SKIP
     """
-    from .adjust import apply_group, check_cut, parse_methods, where
+    from .adjust import apply_group, parse_methods, where
+    from .cut import check_cut
 
     codes, is_all = parse_methods(methods, ("all",))
     cut = check_cut(cut, ratings)

@@ -1,0 +1,18 @@
+"""The pass/fail cut a practitioner gives (``--cut`` of check, adjust and compare)."""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from ..ratings import Ratings
+
+
+def check_cut(cut, ratings: Ratings):
+    """``cut`` as a float, or None; an :class:`InputError` naming ``--cut`` unless it is a finite
+    number on the ratings' scale (a cut of 40 on a 1-6 scale passes nobody, silently)."""
+    if cut is None:
+        return None
+    cut = float(cut)
+    low, high = ratings.scale_low, ratings.scale_low + ratings.max_score
+    if not (low <= cut <= high):   # also NaN and infinities
+        raise InputError(f"the cut {cut:g} is not a score on the scale {low}-{high}", field="--cut")
+    return cut
