@@ -165,6 +165,7 @@ def test_simulate_options_need_simulate(extra, name):
     out = run("check", REPO / "examples" / "ratings.csv", "--scale", "0-5", "--no-rasch", *extra)
     assert out.exit_code == 2 and f"{name} goes with --simulate" in out.output
 
+
 def test_a_cut_off_the_scale_is_refused_before_simulating():
     """adjust and compare refuse a cut that is no score of the scale; check --simulate took --cut 9
     on a 1-6 file and printed every method's decision accuracy as 1.0000."""
