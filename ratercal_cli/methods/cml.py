@@ -53,6 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import sparse
 from scipy.linalg import cho_factor, cho_solve
 
 from ..errors import MethodError
@@ -253,6 +254,53 @@ def _eps(tau, cats):
     return np.exp(-(t - tmin)), tmin[:, 0]
 
 
+def _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, pairs, chunk=16384):
+    """Each rater set's block of the information, summed over its papers: (G, s*K, s*K).
+
+    Cov(I[X_i = x], I[X_k = h] | r) = P(X_i = x, X_k = h | r) - P_ix P_kh, the joint probability
+    ``eps_ix eps_kh gamma_{r-x-h}(S \\ {i,k}) / gamma_r`` (i != k) or ``P_ix [x = h]``, with
+    ``P_ix = eps_ix gamma_{r-x}(S \\ i) / gamma_r``.  Summed over a set's totals r (weights w, papers
+    per (set, total)) before the products with eps: with per-total weights ``w / gamma_r`` and
+    ``w / gamma_r**2``, the products term is ``eps eps' (L' diag(w / gamma**2) L)`` for the table
+    ``L[r, (i, x)] = gamma_{r-x}(S \\ i)``, and the joint term depends on r and x + h only.
+    ``wp_sum`` (G, s, K) is the sum of ``w P_ix`` over the set's totals (the diagonal)."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    G, s, K = E.shape
+    T = s * (K - 1) + 1
+    c = np.zeros((G, T))
+    c[ug, ur] = w / gam
+    q = np.zeros((G, T))
+    q[ug, ur] = w / gam ** 2
+    L1 = loo.shape[-1]
+    padded = np.zeros((G, s, L1 + 2 * (K - 1)))
+    padded[:, :, K - 1:K - 1 + L1] = loo
+    table = sliding_window_view(padded, K, axis=2)[..., ::-1]  # (G, s, T, K): gamma_{t-x}(S \\ i)
+    out = np.empty((G, s * K, s * K))
+    xh = np.arange(K)[:, None] + np.arange(K)[None, :]
+    ii = np.arange(s * K)
+    for a in range(0, G, chunk):
+        b = min(G, a + chunk)
+        X = np.ascontiguousarray(table[a:b].transpose(0, 2, 1, 3)).reshape(b - a, T, s * K)
+        Ef = E[a:b].reshape(b - a, s * K)
+        blk = np.matmul((X * q[a:b, :, None]).transpose(0, 2, 1), X)
+        blk *= -Ef[:, :, None]
+        blk *= Ef[:, None, :]
+        blk[:, ii, ii] += wp_sum[a:b].reshape(b - a, s * K)
+        if pairs:
+            L2 = lto.shape[-1]
+            joint = np.zeros((b - a, s, s, 2 * K - 1))   # sum_r (w / gamma_r) gamma_{r-m}(S \\ {i,k}), m = x + h
+            for l_ in range(L2):
+                joint += c[a:b, None, None, l_:l_ + 2 * K - 1] * lto[a:b, :, :, l_:l_ + 1]
+            b5 = blk.reshape(b - a, s, K, s, K)
+            for i, k in pairs:
+                P2 = joint[:, i, k][:, xh] * (E[a:b, i, :, None] * E[a:b, k, None, :])
+                b5[:, i, :, k, :] += P2
+                b5[:, k, :, i, :] += P2.transpose(0, 2, 1)
+        out[a:b] = blk
+    return out
+
+
 def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2):
     """Conditional log-likelihood, its gradient (J, K) and information (J*K, J*K) in tau.
 
@@ -281,23 +329,11 @@ def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2):
         Eu = E.reshape(G * s, K)[g["eidx"]]
         P1 = np.append(loo.ravel(), 0.0)[g["idx1"]] * Eu / gam[:, None, None]
         wP1 = w[:, None, None] * P1
-        grad += np.bincount(g["gflat"], weights=np.add.reduceat(wP1, gstart, axis=0).ravel(), minlength=J * K)
+        wp_sum = np.add.reduceat(wP1, gstart, axis=0)  # (G, s, K)
+        grad += np.bincount(g["gflat"], weights=wp_sum.ravel(), minlength=J * K)
         if order < 2:
             continue
-        # Cov(I[X_i = x], I[X_k = h] | r) = P(X_i = x, X_k = h | r) - P_ix P_kh, where the joint
-        # probability is eps_ix eps_kh gamma_{r-x-h}(S \ {i,k}) / gamma_r (i != k) or P_ix [x = h]
-        U = ur.size
-        cov = -(wP1[:, :, :, None, None] * P1[:, None, None, :, :])
-        ii = np.arange(K)
-        for i in range(s):
-            cov[:, i, ii, i, ii] += wP1[:, i, :]
-        if g["pairs"]:
-            vals = np.append(lto.ravel(), 0.0)[g["idx2"]]  # (U, npairs, K, K)
-            for n_, (i, k) in enumerate(g["pairs"]):
-                P2 = vals[:, n_] * (Eu[:, i, :, None] * Eu[:, k, None, :]) * (w / gam)[:, None, None]
-                cov[:, i, :, k, :] += P2
-                cov[:, k, :, i, :] += P2.transpose(0, 2, 1)
-        block = np.add.reduceat(cov.reshape(U, -1), gstart, axis=0)  # (G, (sK)^2)
+        block = _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, g["pairs"])
         hess += np.bincount(g["hidx"], weights=block.ravel(), minlength=(J * K) ** 2)
     grad = grad.reshape(J, K)
     if hess is not None:
@@ -349,6 +385,8 @@ class CMLFit:
     notes : one line per rater with steps that cannot be estimated, and why.
     resting : (J, M+1) bool, categories that a limited non-estimable step makes (almost)
         impossible: a rating there rests on that step (:func:`_cap_diverged`).
+    information : the observed information over the free parameters (``tau = A phi``,
+        :func:`_design`) at the estimate.
     """
 
     steps: np.ndarray
@@ -364,6 +402,7 @@ class CMLFit:
     diverged: np.ndarray = None
     notes: list = field(default_factory=list)
     resting: np.ndarray = None
+    information: np.ndarray = None
 
 
 def _design(cats, model):
@@ -454,16 +493,34 @@ def _cap_diverged(tau, cats, diverged, bound):
     return out, resting
 
 
-def _below(pen, t):
-    """Has the symmetric ``pen`` an eigenvalue below ``t``?  ``pen - t I`` is then not positive
-    definite and its Cholesky factorisation fails.  ``pen`` is the information with the
+def _below(pen, t, factor=None):
+    """Has the symmetric ``pen`` an eigenvalue below ``t``?  ``pen`` is the information with the
     identification's null directions penalised, so this asks whether the information has a
-    direction below ``t`` besides those (what comparing eigenvalue counts asked)."""
+    direction below ``t`` besides those (what comparing eigenvalue counts asked).
+
+    Small matrices: ``pen - t I`` is then not positive definite and its Cholesky factorisation
+    fails.  Large ones (hundreds of raters), given ``factor``, pen's own Cholesky factorisation
+    (:func:`scipy.linalg.cho_factor`) made for the Newton step: the largest eigenvalue of
+    ``pen^-1`` by Lanczos iterations (ARPACK), each two triangular solves, instead of a second
+    factorisation (one costs as much as ~100 solves)."""
+    n = pen.shape[0]
+    if factor is not None and n > _LANCZOS_FROM:
+        from scipy.sparse.linalg import LinearOperator, eigsh
+
+        op = LinearOperator((n, n), matvec=lambda v: cho_solve(factor, v), dtype=float)
+        top = eigsh(op, k=1, which="LA", tol=1e-10, return_eigenvectors=False, v0=np.ones(n))[0]
+        return bool(top > 1.0 / t)
+    shifted = pen.copy()
+    shifted[np.diag_indices(n)] -= t
     try:
-        cho_factor(pen - t * np.eye(pen.shape[0]))
+        cho_factor(shifted)
     except np.linalg.LinAlgError:
         return True
     return False
+
+
+#: from this many free parameters on, :func:`_below` uses Lanczos iterations on the factorisation
+_LANCZOS_FROM = 400
 
 
 def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: int = 100,
@@ -488,13 +545,13 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
         raise ValueError(f"model must be 'pcm' or 'rsm', not {model!r}")
     pb = _cml_problem(ratings, model)
     phi = _cml_start(pb, start)
-    phi, ll, Hphi, it, converged = _cml_newton(pb, phi, tol, max_iter, max_se)
-    steps, se, tau_c, diverged, resting = _cml_steps(pb, phi, Hphi, max_se, cap_margin)
+    phi, ll, Hphi, it, converged, null = _cml_newton(pb, phi, tol, max_iter, max_se)
+    steps, se, tau_c, diverged, resting = _cml_steps(pb, phi, Hphi, max_se, cap_margin, null)
     beta, kappa = _rsm_parts(steps, pb.has, model)
     notes = _cml_notes(ratings, pb, steps, diverged)
     return CMLFit(steps=steps, steps_se=se, tau=tau_c, categories=pb.cats, diverged=diverged,
                   beta=beta, kappa=kappa, loglik=float(ll), informative=pb.informative,
-                  n_iter=it, converged=converged, notes=notes, resting=resting)
+                  n_iter=it, converged=converged, notes=notes, resting=resting, information=Hphi)
 
 
 @dataclass
@@ -515,11 +572,19 @@ class _Problem:
     def tau(self, phi):
         return (self.A @ phi).reshape(self.J, self.K)
 
+    @property
+    def A_sparse(self):
+        """``A`` as a sparse matrix (each row has at most two entries)."""
+        if getattr(self, "_A_sparse", None) is None:
+            self._A_sparse = sparse.csr_matrix(self.A)
+        return self._A_sparse
+
     def reduce(self, g, H):
         """Gradient and information over phi."""
         if self.sel is not None:
-            return g.ravel()[self.sel], H[np.ix_(self.sel, self.sel)]
-        return self.A.T @ g.ravel(), self.A.T @ H @ self.A
+            return g.ravel()[self.sel], H.take(self.sel, axis=0).take(self.sel, axis=1)
+        At = self.A_sparse.T
+        return At @ g.ravel(), np.asarray((At @ np.asarray(At @ H).T).T)
 
 
 def _cml_problem(ratings: Ratings, model: str) -> _Problem:
@@ -557,18 +622,26 @@ def _cml_newton(pb: _Problem, phi, tol, max_iter, max_se):
     scale = max(pb.groups.n_papers, 1)
     ll, g, H = _loglik_grad_hess(pb.tau(phi), pb.cats, pb.groups)
     gphi, Hphi = pb.reduce(g, H)
-    # the identification's null directions of the information, found once
-    w, V = np.linalg.eigh(Hphi)
-    null = V[:, w <= w.max() * 1e-10]
+    # the identification's null directions of the information, found once: those of the model
+    # (:func:`_identification`), or, when the information has more (the penalised information
+    # below is then singular), all directions of eigenvalue 0
+    null, known = _identification(pb), True
     it = 0
     while it < max_iter:
         if np.max(np.abs(gphi), initial=0.0) < tol * scale:
-            return phi, ll, Hphi, it, True
+            return phi, ll, Hphi, it, True, null
         it += 1
         pen = Hphi + null @ null.T * np.mean(np.diag(Hphi))
+        factor = None
         try:
-            d = cho_solve(cho_factor(pen), gphi)  # Hphi is -d2 logL: this is an ascent step
+            factor = cho_factor(pen)
+            d = cho_solve(factor, gphi)  # Hphi is -d2 logL: this is an ascent step
         except np.linalg.LinAlgError:
+            if known:
+                w, V = np.linalg.eigh(Hphi)
+                null, known = V[:, w <= w.max() * 1e-10], False
+                it -= 1
+                continue
             w, V = np.linalg.eigh(Hphi)
             keep = w > w.max() * 1e-11
             d = V[:, keep] @ ((V[:, keep].T @ gphi) / w[keep])
@@ -578,7 +651,7 @@ def _cml_newton(pb: _Problem, phi, tol, max_iter, max_se):
         # likelihood.
         # (the eigen-decomposition only when a Cholesky factorisation says there is such a
         # direction: with hundreds of raters one eigh costs many Newton steps)
-        if it > 2 and _below(pen, 1.0 / max_se ** 2):
+        if it > 2 and _below(pen, 1.0 / max_se ** 2, factor):
             boosted = _boost(pb, phi, d, ll, Hphi, null, max_se)
             if boosted is not None:
                 phi, ll, g, H = boosted
@@ -586,7 +659,37 @@ def _cml_newton(pb: _Problem, phi, tol, max_iter, max_se):
                 continue
         phi, ll, g, H = _halving_step(pb, phi, d, ll)
         gphi, Hphi = pb.reduce(g, H)
-    return phi, ll, Hphi, it, False
+    return phi, ll, Hphi, it, False, null
+
+
+def _inverse(factor):
+    """The inverse of a symmetric positive definite matrix from its :func:`cho_factor` (LAPACK potri)."""
+    from scipy.linalg import lapack
+
+    c, lower = factor
+    inv, info = lapack.dpotri(c, lower=lower)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"potri: {info}")
+    inv = np.tril(inv) if lower else np.triu(inv)
+    return inv + inv.T - np.diag(np.diag(inv))
+
+
+def _identification(pb: _Problem):
+    """Orthonormal columns spanning the parameter directions that leave the conditional
+    likelihood unchanged: a shift of the quality scale (``tau[j, x] += c x``; a constant per rater
+    cancels) and, for the RSM, ``beta -= d, kappa += d`` (``tau`` itself unchanged)."""
+    J, K, cats = pb.J, pb.K, pb.cats
+    x = np.arange(K)[None, :]
+    if pb.model == "pcm":
+        lo = np.where(pb.has, np.argmax(cats, axis=1), 0)
+        cand = [pb.A_sparse.T @ np.where(cats, x - lo[:, None], 0).ravel().astype(float)]
+    else:
+        anycat = cats.any(axis=0)
+        c0 = int(np.argmax(anycat)) if anycat.any() else 0
+        xs = np.flatnonzero(anycat[c0 + 1:]) + c0 + 1     # the K_x columns of _design, in order
+        nb = int(pb.has.sum())
+        cand = [np.r_[np.ones(nb), np.zeros(xs.size)], np.r_[np.ones(nb), -(xs - c0).astype(float)]]
+    return np.linalg.qr(np.column_stack(cand))[0]
 
 
 def _boost(pb: _Problem, phi, d, ll, Hphi, null, max_se):
@@ -622,32 +725,45 @@ def _halving_step(pb: _Problem, phi, d, ll):
         step /= 2  # the Newton step went too far: halve it
 
 
-def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin):
+def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null):
     """Centred steps with SEs (nan where not estimable), the fitted tau with diverging and
     unestimable differences limited, the diverging steps and the categories resting on a limit."""
-    J, K, cats, A = pb.J, pb.K, pb.cats, pb.A
+    J, K, cats = pb.J, pb.K, pb.cats
     tau = pb.tau(phi)
-    # covariance of phi: pseudo-inverse of the information (null directions excluded)
-    w, V = np.linalg.eigh(Hphi)
-    keep = w > w.max() * 1e-11
-    cov_phi = (V[:, keep] / w[keep]) @ V[:, keep].T
-    D = np.zeros((J, K - 1, J, K))  # raw step = tau[j, k] - tau[j, k-1]
-    jj, kk = np.meshgrid(np.arange(J), np.arange(1, K), indexing="ij")
-    D[jj, kk - 1, jj, kk] = 1.0
-    D[jj, kk - 1, jj, kk - 1] = -1.0
-    D = D.reshape(J * (K - 1), J * K)
-    DA = D @ A
+    # covariance of phi: pseudo-inverse of the information (null directions excluded).  Without a
+    # direction of information below 1 / max_se**2 besides the identification's (``null``), it is
+    # the inverse of the penalised information less the penalty's part (a Cholesky factorisation);
+    # else from the eigen-decomposition, whose weak directions are then examined below.
+    c = np.mean(np.diag(Hphi))
+    pen = Hphi + null @ null.T * c
+    try:
+        factor = cho_factor(pen)
+    except np.linalg.LinAlgError:
+        factor = None
+    if factor is None or _below(pen, 1.0 / max_se ** 2, factor):
+        w, V = np.linalg.eigh(Hphi)
+        keep = w > w.max() * 1e-11
+        cov_phi = (V[:, keep] / w[keep]) @ V[:, keep].T
+        weakdir = V[:, w < 1.0 / max_se ** 2]
+    else:
+        cov_phi = _inverse(factor) - null @ null.T / c
+        weakdir = np.zeros((pen.shape[0], 0))
+    # raw step = tau[j, k] - tau[j, k-1], as a sparse (J (K-1), J K) difference matrix
+    rows = np.arange(J * (K - 1))
+    col = (rows // (K - 1)) * K + rows % (K - 1) + 1
+    D = sparse.csr_matrix((np.r_[np.ones(rows.size), -np.ones(rows.size)], (np.r_[rows, rows], np.r_[col, col - 1])),
+                          shape=(J * (K - 1), J * K))
+    DA = (D @ pb.A_sparse).tocsr()
     steps, tau_c = _centre(tau, cats, pb.model)
     # An estimate running off to infinity (e.g. a category given only where the other rater's
     # score left no alternative) shows as a direction of almost no information (eigenvalue of
     # the information below 1 / max_se**2; the identification's directions have 0) that moves
     # some steps against the rest.  Flag those steps; leave them out of the centring.
     # (Estimable directions, even a category used once, have information of order 0.1-1.)
-    weakdir = V[:, w < 1.0 / max_se ** 2]
     diverged = np.zeros(J * (K - 1), dtype=bool)
     finflat = np.isfinite(steps).ravel()
     if weakdir.shape[1] and finflat.any():
-        delta = DA[finflat] @ weakdir
+        delta = np.asarray(DA[finflat] @ weakdir)
         delta -= np.median(delta, axis=0, keepdims=True)  # a shift of all steps is no change
         size = np.abs(delta).max(axis=0)
         moved = (np.abs(delta) > 0.1 * size) & (size > 1e-6)
@@ -661,10 +777,12 @@ def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin):
             f"unused ({int(diverged.sum())} diverging, {int((~np.isfinite(steps)).sum())} unused); too few "
             "papers per rater pair, or raters who never differ by more than a point (as the 2+ design keeps)")
     fin = finite.ravel()
-    Cc = np.zeros_like(D)
-    Cc[fin] = D[fin] - D[fin].mean(axis=0, keepdims=True)
-    C = Cc @ A
-    se = np.sqrt(np.maximum(((C @ cov_phi) * C).sum(axis=1), 0.0)).reshape(J, K - 1)   # diag(C cov C')
+    # diag(C cov C') for the centred steps' rows C_i = DA_i - m (m the mean row of DA over the
+    # finite steps): DA_i cov DA_i' - 2 DA_i cov m + m' cov m
+    m = np.asarray(DA[fin].mean(axis=0)).ravel()
+    cm = cov_phi @ m
+    var = np.asarray(DA.multiply(DA @ cov_phi).sum(axis=1)).ravel() - 2.0 * (DA @ cm) + m @ cm
+    se = np.sqrt(np.maximum(np.where(fin, var, 0.0), 0.0)).reshape(J, K - 1)
     se[~finite] = np.nan
     steps = np.where(finite, steps, np.nan)
     tau_c, resting = _cap_diverged(tau_c, cats, diverged, np.max(np.abs(steps[finite])) + cap_margin)

@@ -38,7 +38,7 @@ from scipy import stats
 
 from ..errors import MethodError
 from ..fit_stats import fit_from_moments
-from ..methods.cml import ConditionalPCM, _design, _group, _loglik_grad_hess, estimable_categories
+from ..methods.cml import ConditionalPCM
 from ..methods.mml import MarginalRaterModel
 from ..methods.quality import category_probabilities, estimate_quality, expected_score, moments
 from ..ratings import Ratings, natural_key
@@ -120,25 +120,18 @@ def _rsm_severity_se(ratings: Ratings, res):
     """S.E. of the centred CML rater locations ``beta_j - mean(beta)`` (RSM): ``sqrt(c' H^+ c)``
     from the conditional information ``H`` of :mod:`methods.cml` at the estimate (its
     identification null direction is orthogonal to every such contrast)."""
-    cats, informative = estimable_categories(ratings, "rsm")
-    groups = _group(ratings, cats, informative)
-    A = _design(cats, "rsm")
-    tau = np.where(cats, res.tau, 0.0)
-    _, _, H = _loglik_grad_hess(tau, cats, groups)
-    Hphi = A.T @ H @ A
+    cats = res.categories
+    Hphi = res.information     # over (beta of the raters with categories, cumulative kappa): _design
     w, V = np.linalg.eigh(Hphi)
     keep = w > w.max() * 1e-11
     cov = (V[:, keep] / w[keep]) @ V[:, keep].T
     has = np.flatnonzero(cats.any(axis=1))         # phi's first columns: beta of these raters
     rows = np.flatnonzero(np.isfinite(res.beta))
-    pos = {j: i for i, j in enumerate(has)}
+    idx = np.searchsorted(has, rows)
+    sub = cov[np.ix_(idx, idx)]
+    # c_j = e_j - mean: c_j' cov c_j = cov_jj - 2 mean_k cov_jk + mean_kl cov_kl
     se = np.full(ratings.n_raters, np.nan)
-    for j in rows:
-        c = np.zeros(A.shape[1])
-        for k in rows:
-            c[pos[k]] -= 1.0 / rows.size
-        c[pos[j]] += 1.0
-        se[j] = math.sqrt(max(float(c @ cov @ c), 0.0))
+    se[rows] = np.sqrt(np.maximum(np.diag(sub) - 2.0 * sub.mean(axis=1) + sub.mean(), 0.0))
     return se
 
 
