@@ -12,7 +12,8 @@ would in a fresh process, measuring wall time and peak memory (max RSS of the pr
 * ``adjust -m all`` and ``compare`` (< 2 GiB; their ratio to NO printed);
 * ``check --no-rasch`` on a file with 800 raters and ``check`` with the Rasch fits (within
   CHECK_RATIO x ``check --no-rasch``);
-* with ``--big``: the same at 5M ratings (< 8 GiB, MML and MFRM too).
+* with ``--big``: the same at 5M ratings (< 8 GiB, MML and MFRM too; ``--big-only MML,MFRM``: only
+  those beside NO, as ``make bench`` runs it).
 
 Every time target is a ratio to a command run on the same file in the same run (the machine is
 shared; absolute times are printed for information).  Exits 1 if a target is missed.  Runs take a while: about 10 minutes at 1M, an hour with
@@ -109,6 +110,8 @@ def main():
     ap.add_argument("--ratings", type=int, default=1_000_000)
     ap.add_argument("--big", action="store_true", help="also every method at 5M ratings (< 8 GiB)")
     ap.add_argument("--only", default=None, help="comma-separated method codes (default: all; NO is always run)")
+    ap.add_argument("--big-only", default=None,
+                    help="with --big: the methods run at 5M ratings (default: as at 1M; NO is always run)")
     ap.add_argument("--no-check", action="store_true", help="leave out check (800 raters)")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
     args = ap.parse_args()
@@ -119,6 +122,8 @@ def main():
     try:
         sizes = [(args.ratings, 2.0, 1.5)] + ([(5_000_000, 8.0, 8.0)] if args.big else [])
         for n, max_gib, marginal_gib in sizes:
+            big = n != args.ratings
+            size_codes = [c for c in args.big_only.upper().split(",") if c != "NO"] if big and args.big_only else codes
             data = tmp / f"ratings_{n}.csv"
             t = time.perf_counter()
             generate(data, n, 200)
@@ -128,12 +133,12 @@ def main():
             out = tmp / "out.csv"
             no = adjust(data, "NO", out)
             ok &= report("adjust -m NO", *no, max_gib=max_gib)
-            for code in codes:
+            for code in size_codes:
                 marginal = code in MARGINAL
                 ok &= report(f"adjust -m {code}", *adjust(data, code, out), ref=no[0],
                              ratio=MARGINAL_RATIO if marginal else METHOD_RATIO,
                              max_gib=marginal_gib if marginal else max_gib)
-            if not args.only:
+            if not args.only and not (big and args.big_only):
                 ok &= report("adjust -m all", *adjust(data, "all", out), ref=no[0], max_gib=max_gib)
                 ok &= report("compare", *measure([RATERCAL, "compare", str(data), "--scale", "0-5", "-q"]),
                              ref=no[0], max_gib=max_gib)
