@@ -50,6 +50,8 @@ __all__ = ["GridEngine", "Evaluation", "SPAN", "grid_nodes", "unique_rows"]
 SPAN = 7.0
 #: patterns per block of the E step
 BLOCK = 1 << 15
+#: (pattern, item pair) entries at a time in the mean part of the information
+ENTRY_CHUNK = 1 << 17
 #: a pattern x column matrix is held dense (BLAS products) when at least this share is nonzero
 DENSE_SHARE = 0.05
 DENSE_CELLS = 1 << 25
@@ -223,6 +225,8 @@ class GridEngine:
         cache = self.__dict__.setdefault("_static", {})
         if (a, b) not in cache:
             cache[(a, b)] = _BlockStatic(self, a, b)
+            if len(cache) == -(-self.N // BLOCK):   # every block has its entries: the whole list is not needed
+                self.pair_entry = None
         return cache[(a, b)]
 
     def set_nodes(self, n_nodes: int, lo: float = -SPAN, hi: float = SPAN):
@@ -357,7 +361,7 @@ class _BlockStatic:
         sel = (pp >= a) & (pp < b)
         pp, pair, ia, ib = pp[sel] - a, pair[sel], ia[sel] - e0, ib[sel] - e0
         self.ia, self.ib = ia, ib
-        self.pair_sum = sparse.csr_matrix((m[pp] * c[ia] * c[ib], (pair, np.arange(pair.size))),
+        self.pair_sum = sparse.csc_matrix((m[pp] * c[ia] * c[ib], (pair, np.arange(pair.size))),
                                           shape=(eng.pair_u.size, pair.size))
 
 
@@ -396,11 +400,13 @@ class _Louis:
         # (pattern, pair) outer products of the posterior-mean probabilities, a column at a time
         # (numpy broadcasts over tiny trailing axes slowly)
         barT = np.ascontiguousarray(bar[:, :M].T)
-        Ba, Bb = barT[:, st.ia], barT[:, st.ib]
-        outer = np.empty((M * M, st.ia.size))
-        for k in range(M):
-            np.multiply(Ba[k], Bb, out=outer[k * M:(k + 1) * M])
-        self.mean_pairs += st.pair_sum @ outer.T
+        for e0 in range(0, st.ia.size, ENTRY_CHUNK):   # (memory: M*M x ENTRY_CHUNK at a time)
+            e1 = min(st.ia.size, e0 + ENTRY_CHUNK)
+            Ba, Bb = barT[:, st.ia[e0:e1]], barT[:, st.ib[e0:e1]]
+            outer = np.empty((M * M, e1 - e0))
+            for k in range(M):
+                np.multiply(Ba[k], Bb, out=outer[k * M:(k + 1) * M])
+            self.mean_pairs += st.pair_sum[:, e0:e1] @ outer.T
 
     def _add_dense(self, st, pi, m, Sbar):
         """The mean parts with the patterns' items dense: Y = [c_pu Pbar_pu] (patterns x U*M) and Y' m Y."""
