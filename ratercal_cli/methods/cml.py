@@ -524,14 +524,16 @@ _LANCZOS_FROM = 400
 
 
 def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: int = 100,
-            start=None, max_se: float = 10.0, cap_margin: float = 2.0) -> CMLFit:
+            start=None, max_se: float = 10.0, cap_margin: float = 2.0, standard_errors: bool = True) -> CMLFit:
     """Maximise the conditional likelihood of the PCM (``model="pcm"``) or RSM (``"rsm"``).
 
     Newton's method on the free parameters phi (tau = A phi), gradient ``A' g`` and Hessian
     ``A' H A`` from :func:`_loglik_grad_hess`, the null directions of the identification
     handled by an eigen-decomposition pseudo-inverse; step halving if the likelihood falls.
     Stops when the largest |gradient| is below ``tol`` times the number of informative
-    papers (or after ``max_iter`` iterations; ``converged`` says which).
+    papers (or after ``max_iter`` iterations; ``converged`` says which).  ``standard_errors=False``
+    leaves out the steps' standard errors (``steps_se`` None): their covariance is an inversion of
+    the information, (raters x categories)^2, the largest single cost with hundreds of raters.
 
     A step moved by a direction whose information is below ``1 / max_se**2`` is an
     estimate running off to infinity (the conditional MLE does not exist for it): it is reported as nan, left out
@@ -546,7 +548,7 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     pb = _cml_problem(ratings, model)
     phi = _cml_start(pb, start)
     phi, ll, Hphi, it, converged, null = _cml_newton(pb, phi, tol, max_iter, max_se)
-    steps, se, tau_c, diverged, resting = _cml_steps(pb, phi, Hphi, max_se, cap_margin, null)
+    steps, se, tau_c, diverged, resting = _cml_steps(pb, phi, Hphi, max_se, cap_margin, null, standard_errors)
     beta, kappa = _rsm_parts(steps, pb.has, model)
     notes = _cml_notes(ratings, pb, steps, diverged)
     return CMLFit(steps=steps, steps_se=se, tau=tau_c, categories=pb.cats, diverged=diverged,
@@ -725,9 +727,10 @@ def _halving_step(pb: _Problem, phi, d, ll):
         step /= 2  # the Newton step went too far: halve it
 
 
-def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null):
-    """Centred steps with SEs (nan where not estimable), the fitted tau with diverging and
-    unestimable differences limited, the diverging steps and the categories resting on a limit."""
+def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null, standard_errors=True):
+    """Centred steps with SEs (nan where not estimable; None without ``standard_errors``), the fitted
+    tau with diverging and unestimable differences limited, the diverging steps and the categories
+    resting on a limit."""
     J, K, cats = pb.J, pb.K, pb.cats
     tau = pb.tau(phi)
     # covariance of phi: pseudo-inverse of the information (null directions excluded).  Without a
@@ -746,7 +749,7 @@ def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null):
         cov_phi = (V[:, keep] / w[keep]) @ V[:, keep].T
         weakdir = V[:, w < 1.0 / max_se ** 2]
     else:
-        cov_phi = _inverse(factor) - null @ null.T / c
+        cov_phi = _inverse(factor) - null @ null.T / c if standard_errors else None
         weakdir = np.zeros((pen.shape[0], 0))
     # raw step = tau[j, k] - tau[j, k-1], as a sparse (J (K-1), J K) difference matrix
     rows = np.arange(J * (K - 1))
@@ -777,6 +780,10 @@ def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null):
             f"unused ({int(diverged.sum())} diverging, {int((~np.isfinite(steps)).sum())} unused); too few "
             "papers per rater pair, or raters who never differ by more than a point (as the 2+ design keeps)")
     fin = finite.ravel()
+    steps = np.where(finite, steps, np.nan)
+    tau_c, resting = _cap_diverged(tau_c, cats, diverged, np.max(np.abs(steps[finite])) + cap_margin)
+    if not standard_errors:
+        return steps, None, tau_c, diverged, resting
     # diag(C cov C') for the centred steps' rows C_i = DA_i - m (m the mean row of DA over the
     # finite steps): DA_i cov DA_i' - 2 DA_i cov m + m' cov m
     m = np.asarray(DA[fin].mean(axis=0)).ravel()
@@ -784,8 +791,6 @@ def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null):
     var = np.asarray(DA.multiply(DA @ cov_phi).sum(axis=1)).ravel() - 2.0 * (DA @ cm) + m @ cm
     se = np.sqrt(np.maximum(np.where(fin, var, 0.0), 0.0)).reshape(J, K - 1)
     se[~finite] = np.nan
-    steps = np.where(finite, steps, np.nan)
-    tau_c, resting = _cap_diverged(tau_c, cats, diverged, np.max(np.abs(steps[finite])) + cap_margin)
     return steps, se, tau_c, diverged, resting
 
 
@@ -865,6 +870,9 @@ class ConditionalPCM(RaterAdjuster):
 
     One version (the 1990 study did not run CML): no ``variant`` parameter.
 
+    ``standard_errors=False`` leaves ``steps_se_`` None (:func:`fit_cml`; ``check``'s per-rater fit
+    table, which shows no SE, fits so).
+
     Fitted attributes: ``steps_`` (J, M, centred, nan = not estimable), ``steps_se_``,
     ``tau_``, ``beta_``/``kappa_`` (RSM), ``quality_``/``quality_se_`` of the fitted papers,
     ``rater_fit_`` (:class:`~ratercal_cli.fit_stats.RaterFit`, over non-extreme papers),
@@ -878,10 +886,12 @@ class ConditionalPCM(RaterAdjuster):
         return "RSM" if self.model == "rsm" else "CML"
     needs_multiple_raters = True
 
-    def __init__(self, model: str = "pcm", quality: str = "wle", fair: str = "mean-rater"):
+    def __init__(self, model: str = "pcm", quality: str = "wle", fair: str = "mean-rater",
+                 standard_errors: bool = True):
         self.model = model
         self.quality = quality
         self.fair = fair
+        self.standard_errors = standard_errors
 
     def _fit(self, ratings: Ratings) -> None:
         from .quality import check_quality
@@ -892,7 +902,7 @@ class ConditionalPCM(RaterAdjuster):
         from ..fit_stats import rater_fit
         from .quality import category_probabilities
 
-        res = fit_cml(ratings, model=self.model)
+        res = fit_cml(ratings, model=self.model, standard_errors=self.standard_errors)
         self.result_ = res
         self.steps_, self.steps_se_, self.tau_ = res.steps, res.steps_se, res.tau
         self.beta_, self.kappa_ = res.beta, res.kappa

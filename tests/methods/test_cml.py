@@ -367,3 +367,49 @@ def test_a_paper_resting_on_a_non_estimable_step_is_bounded_and_named():
     others = np.delete(est.quality_, p)
     # bounded: about the lowest of the others (the cap's doing), no longer 13 logits below them
     assert others.min() - 1.5 < est.quality_[p] < others.min() + 0.5
+
+
+def test_fit_without_standard_errors_gives_the_same_estimates(data500, pcm500):
+    """standard_errors=False (check's per-rater fit table) leaves out the SEs, nothing else."""
+    res = fit_cml(data500, model="pcm", standard_errors=False)
+    assert res.steps_se is None
+    assert np.array_equal(res.steps, pcm500.steps, equal_nan=True)
+    assert np.array_equal(res.tau, pcm500.tau, equal_nan=True)
+    assert np.array_equal(res.diverged, pcm500.diverged)
+
+
+@pytest.mark.parametrize("model", ["pcm", "rsm"])
+def test_identification_directions_are_null_directions_of_the_information(data500, model):
+    """The model's null directions (a shift of the quality scale; the RSM's beta - d, kappa + d) are
+    those of the information: H n = 0, and no other eigenvalue of H is near 0."""
+    from ratercal_cli.methods.cml import _cml_problem, _cml_start, _identification
+
+    pb = _cml_problem(data500, model)
+    phi = _cml_start(pb)
+    _, g, H = _loglik_grad_hess(pb.tau(phi), pb.cats, pb.groups)
+    Hphi = pb.reduce(g, H)[1]
+    null = _identification(pb)
+    assert null.shape[1] == (1 if model == "pcm" else 2)
+    assert np.allclose(null.T @ null, np.eye(null.shape[1]))
+    assert np.max(np.abs(Hphi @ null)) < 1e-9 * np.max(np.abs(Hphi))
+    w = np.linalg.eigvalsh(Hphi)
+    assert np.sum(w < 1e-10 * w.max()) == null.shape[1]
+
+
+def test_weak_direction_test_by_lanczos_equals_the_cholesky_test():
+    """_below on a large matrix (Lanczos on the factorisation) answers as the Cholesky test of
+    pen - t I does, for a smallest eigenvalue just above and just below t; _inverse inverts."""
+    from scipy.linalg import cho_factor
+
+    from ratercal_cli.methods.cml import _LANCZOS_FROM, _below, _inverse
+
+    rng = np.random.default_rng(2)
+    n = _LANCZOS_FROM + 50
+    Q = np.linalg.qr(rng.normal(size=(n, n)))[0]
+    for smallest, expected in ((0.0102, False), (0.0098, True)):
+        w = np.r_[smallest, rng.uniform(0.5, 50.0, n - 1)]
+        pen = (Q * w) @ Q.T
+        pen = (pen + pen.T) / 2
+        assert _below(pen, 0.01, cho_factor(pen)) is expected
+        assert _below(pen, 0.01) is expected
+    assert np.allclose(_inverse(cho_factor(pen)) @ pen, np.eye(n), atol=1e-8)
