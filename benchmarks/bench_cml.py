@@ -83,9 +83,12 @@ def r_timing():
                 return pcm, rsm, "measured now"
         finally:
             os.unlink(f.name)
+    why = "psychotools not installed (apt-get install r-cran-psychotools)" if shutil.which("Rscript") else \
+        "R not installed"
     with open(STORED) as f:
         rows = {r["fit"]: float(r["seconds"]) for r in csv.DictReader(f)}
-    return rows["psychotools_pcmodel"], rows["psychotools_rsmodel"], f"stored ({STORED.name}; R not available)"
+    return (rows["psychotools_pcmodel"], rows["psychotools_rsmodel"],
+            f"stored ({STORED.name}); not timed in this run: {why}")
 
 
 def main():
