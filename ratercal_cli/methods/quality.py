@@ -372,7 +372,8 @@ def eap_normal(paper, rater, score, n_papers, tau, start, tol=1e-9, max_iter=500
     until neither moves by ``tol``.  ``start`` (one per paper, e.g. the WLE) gives the first
     ``mu, sigma`` and the grid's reach: EAP_REACH logits past the lowest and highest start and
     7 sd past their mean.  Ratings as :func:`estimate_quality` takes them (scores clipped into
-    the rater's categories).  Returns ``(eap, sd, mu, sigma)``; papers without ratings nan.
+    the rater's categories; a score in a category the rater cannot give, in a gap of its range,
+    left out).  Returns ``(eap, sd, mu, sigma)``; papers without ratings nan.
     """
     tau = np.asarray(tau, dtype=np.float64)
     t = _Totals(np.asarray(paper, dtype=np.int64), np.asarray(rater, dtype=np.int64), score, n_papers, tau)
@@ -390,7 +391,21 @@ def eap_normal(paper, rater, score, n_papers, tau, start, tol=1e-9, max_iter=500
     Q = grid.size
     with np.errstate(divide="ignore"):   # a category a rater cannot give: log 0, never looked up
         logp = np.log(category_probabilities(grid[:, None], tau))                              # (Q, J, K)
+        # a category the rater can give whose probability underflows to 0 far from its steps (a CML
+        # step limited to a large value): its log from the log-sum-exp, so that no paper has a
+        # likelihood of 0 at every grid point (its posterior would be nan); a value that small
+        # leaves every other paper's sums as they are
+        lost = np.isneginf(logp) & np.isfinite(tau)[None]
+        if lost.any():
+            eta = np.arange(tau.shape[1]) * grid[:, None, None] - tau[None]
+            top = eta.max(axis=-1, keepdims=True)
+            exact = eta - top - np.log(np.exp(eta - top).sum(axis=-1, keepdims=True))
+            logp[lost] = exact[lost]
     lp = logp[:, t.rater, t.score]                                                             # (Q, ratings)
+    # a score in a category inside the rater's range that the rater cannot give (a CML step that
+    # cannot be estimated leaves a gap): no likelihood at any quality; it informs nothing here, as a
+    # rater with no category at all informs nothing in estimate_quality
+    lp[:, ~np.isfinite(tau[t.rater, t.score])] = 0.0
     key = (np.arange(Q)[:, None] * n_papers + t.paper[None, :]).ravel()
     ll = np.bincount(key, weights=lp.ravel(), minlength=Q * n_papers).reshape(Q, n_papers)[:, rated].T
     like = np.exp(ll - ll.max(axis=1, keepdims=True))                      # (papers, Q)

@@ -146,3 +146,21 @@ def test_corrected_pcm_reports_wle_as_none_and_eap_as_kelley():
     fa = faithful.fit_transform(r)
     assert set(faithful.paper_scores_by_shrinkage(r)) == {"none"}
     np.testing.assert_array_equal(shrunk_papers(faithful, r, fa.paper)["kelley"], kelley(fa.paper, r)[0])
+
+
+def test_eap_normal_leaves_out_a_score_in_a_gap_of_the_raters_categories():
+    """A CML rater whose step into category 2 cannot be estimated has no category 2 (tau inf) but
+    categories on both sides: a paper it scored 2 would have a likelihood of 0 everywhere (its EAP
+    nan, its replication silently lost); that rating is left out, the paper's others count."""
+    from ratercal_cli.methods.quality import eap_normal
+
+    tau = np.array([[0.0, -0.5, np.inf, 1.0, 2.5, 5.0], [0.0, 0.3, 0.4, 1.2, 2.0, 4.0]])
+    paper = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    rater = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    score = np.array([2, 3, 1, 1, 4, 4, 0, 2])
+    eap, sd, mu, sigma = eap_normal(paper, rater, score, 4, tau, np.array([0.5, -0.5, 1.5, -1.0]))
+    assert np.isfinite(eap).all() and np.isfinite(sd).all() and np.isfinite([mu, sigma]).all()
+    # paper 0 is then rater 1's 3 alone: the same as a paper scored 3 by rater 1 only
+    alone, _, _, _ = eap_normal(np.array([0, 0, 1, 1, 2, 2, 3, 3]), np.array([1, 1, 0, 1, 0, 1, 0, 1]),
+                                np.array([3, 3, 1, 1, 4, 4, 0, 2]), 4, tau, np.array([0.5, -0.5, 1.5, -1.0]))
+    assert eap[0] < alone[0]       # one reading of 3 (rater 1's) pulls it up less than two
