@@ -575,6 +575,10 @@ class MarginalRaterModel(RaterAdjuster):
     * ``fair="average-rater"``: a rater of severity 0 (Facets' fair average); PCM: with the raters'
       mean steps.
 
+    ``fair_raters`` (rater indices) restricts the mean-rater average to those raters: an anchored fit
+    averages over the anchored raters, so its fair score is last year's average rater's, whoever
+    else rated this year, and equals the free fit's when the anchors are the free fit's estimates.
+
     Fitted attributes (a Facets-style report reads these; raters' rows nan where they have no
     ratings): ``severity_``/``severity_se_`` (logits, centred), ``steps_``/``steps_se_`` (J, M),
     ``thresholds_``/``thresholds_se_`` (PCM: (J, M) steps about the rater's severity; MFRM: (M,)
@@ -595,10 +599,11 @@ class MarginalRaterModel(RaterAdjuster):
         return "MFRM" if self.model == "rsm" else "MML"
 
     def __init__(self, model: str = "pcm", quality: str = "eap", fair: str = "mean-rater", n_nodes: int | None = None,
-                 threshold_facet: int | None = None, anchor=None):
+                 threshold_facet: int | None = None, anchor=None, fair_raters=None):
         self.model = model
         self.quality = quality
         self.fair = fair
+        self.fair_raters = fair_raters
         self.n_nodes = n_nodes
         self.threshold_facet = threshold_facet
         self.anchor = anchor
@@ -662,7 +667,8 @@ class MarginalRaterModel(RaterAdjuster):
         theta = np.asarray(theta, dtype=np.float64)
         if self.fair == "average-rater":
             return expected_score(theta, self.average_tau())
-        return mean_expected_score(theta, self.tau_[np.isfinite(self.tau_).all(axis=1)])
+        tau = self.tau_ if self.fair_raters is None else self.tau_[np.asarray(self.fair_raters, dtype=np.int64)]
+        return mean_expected_score(theta, tau[np.isfinite(tau).all(axis=1)])
 
     def paper_quality(self, ratings: Ratings, facet=None):
         """(quality, se) of every paper of ``ratings`` under the fitted model (nan: no ratings)."""

@@ -344,7 +344,9 @@ def analysis_elements(ratings) -> dict:
 def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = None):
     """The MFRM of ``ratings`` (the facets as main effects; thresholds per level of ``steps_by``), free or
     held at ``anchors`` (checked against the data first).  Returns ``(estimator, displacement rows)``; an
-    anchored estimator's fair score is that of a rater of severity 0 on the anchors' scale."""
+    anchored estimator's fair score is the mean of the anchored raters' expected scores (last year's
+    average rater, as the free fit's is this year's; all raters where the file anchors none), so
+    anchors equal to the free fit's estimates leave every fair score where the free fit put it."""
     from ..methods import make_method
 
     facet = ratings.facet_levels()
@@ -358,6 +360,8 @@ def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = Non
 
     anchors.check("MFRM", Scale(ratings.scale_low, ratings.scale_low + ratings.max_score),
                   analysis_elements(ratings), steps_by)
-    est = make_method("MFRM", fair="average-rater", threshold_facet=tf,
+    index = {str(label): j for j, label in enumerate(ratings.rater_ids)}
+    anchored = sorted(index[a] for a in anchors.of(RATER)) or None
+    est = make_method("MFRM", fair_raters=anchored, threshold_facet=tf,
                       anchor=anchor_function(anchors, ratings, steps_by)).fit(ratings, facet=facet)
     return est, displacement(anchors, free, ratings, steps_by)

@@ -128,8 +128,9 @@ def test_anchored_on_its_own_calibration_moves_nothing(tmp_path):
     np.testing.assert_allclose(anch.result_.effects["facet0"][0], free.result_.effects["facet0"][0], atol=1e-4)
     np.testing.assert_allclose(anch.thresholds_, free.thresholds_, atol=1e-4)
     assert anch.theta_mean_ == pytest.approx(free.theta_mean_, abs=1e-4)
-    # the anchored fair score (a rater of severity 0 on the anchors' scale) is the free fit's average rater's
-    free.fair = "average-rater"
+    # the anchored fair score (the anchored raters' mean expected score) is the free fit's, as the
+    # command gives it (the free fit's default definition, untouched)
+    assert free.fair == "mean-rater" and anch.fair_raters == list(range(r.n_raters))
     np.testing.assert_allclose(anch.fair_scores(anch.quality_), free.fair_scores(free.quality_), atol=1e-4)
     assert max(abs(x["displacement"]) for x in rows) < 1e-4 and not any(x["drift"] for x in rows)
 
@@ -210,3 +211,32 @@ def test_check_shows_displacement_in_the_measurement_reports(tmp_path):
     want = {a["element"]: a["displacement"] for a in res.anchored if a["facet"] == "rater"}
     assert {str(r["rater"]): r["displacement"] for r in rr.raters} == want
     assert "displ S.E." in res.summary()
+
+
+@pytest.mark.slow
+def test_adjust_anchored_on_its_own_calibration_gives_the_free_fair_scores(tmp_path):
+    """The command line as a user meets it: `check --write-anchors` then `adjust --anchors` on the same
+    file gives every paper the fair score of a free `adjust -m MFRM` (before, the anchored fit scored a
+    rater of severity 0 and the free fit the raters' mean expected score: up to 0.03 points apart)."""
+    import csv
+
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+
+    y1 = _write(tmp_path / "y1.csv", _rubric(1))
+    opts = ["--scale", "1-6", "--score-cols", "style,org,conv", "-q"]
+    a = str(tmp_path / "a.csv")
+    for args in (["check", str(y1), *opts, "--no-rasch", "--write-anchors", a],
+                 ["adjust", str(y1), *opts, "-m", "MFRM", "-o", str(tmp_path / "free.csv")],
+                 ["adjust", str(y1), *opts, "-m", "MFRM", "--anchors", a, "-o", str(tmp_path / "anch.csv")]):
+        res = CliRunner().invoke(cli, args)
+        assert res.exit_code == 0, res.output
+
+    def column(name):
+        with open(tmp_path / name, newline="") as f:
+            return np.array([float(row["MFRM"]) for row in csv.DictReader(f)])
+
+    free, anch = column("free.csv"), column("anch.csv")
+    assert free.size > 100 and np.ptp(free) > 1
+    np.testing.assert_allclose(anch, free, atol=2e-4)
