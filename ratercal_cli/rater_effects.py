@@ -220,22 +220,16 @@ def parse_effects(where, data, n_raters) -> RaterEffects:
     for name, neutral in NEUTRAL.items():
         v = raw.get(name, neutral)
         path = ("raters", "effects", name)
-        values = v if isinstance(v, list) else [v] * n_raters
-        if len(values) != n_raters:
-            raise where.error(path, f"{len(values)} values for {n_raters} raters (give one number or one per rater)")
-        nums = []
+        values = _per_rater(where, v, path, n_raters, -np.inf, np.inf)
         for i, x in enumerate(values):
-            p = path + ((i,) if isinstance(v, list) else ())
-            if isinstance(x, bool) or not isinstance(x, (int, float)) or not np.isfinite(x):
-                raise where.error(p, f"expected a finite number, got {x!r}")
+            p, given = (path + (i,), v[i]) if isinstance(v, list) else (path, v)
             if abs(x) > MAX_EFFECT:   # far past any rater, and past what the model's exp can carry
                 raise where.error(p, f"{name} {x:g}: at most {MAX_EFFECT:g} in size (logits)")
             if name == "slope" and x <= 0:
-                raise where.error(p, f"a slope must be > 0, got {x}")
+                raise where.error(p, f"a slope must be > 0, got {given}")
             if name == "centrality" and x <= -1:
-                raise where.error(p, f"a centrality must be > -1, got {x}")
-            nums.append(float(x))
-        out[name] = tuple(nums)
+                raise where.error(p, f"a centrality must be > -1, got {given}")
+        out[name] = values
     extra = {}
     if "rater_task_sd" in raw or "tasks" in raw:
         sd, tasks = raw.get("rater_task_sd", 0.0), raw.get("tasks", 1)

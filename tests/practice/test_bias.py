@@ -30,6 +30,17 @@ def small(seed=4, J=4, F=2, M=2, n=80):
     return Ratings(np.array(P), np.array(R), np.array(S), M, n, J, rater_ids=("A", "B", "C", "D")), np.array(L)
 
 
+def _fd_hessian(f, x, h=1e-4):
+    """The Hessian of ``f`` at ``x`` by central differences (step ``h``)."""
+    P = x.size
+    H = np.zeros((P, P))
+    for a in range(P):
+        for b in range(a, P):
+            e_a, e_b = np.eye(P)[a] * h, np.eye(P)[b] * h
+            H[a, b] = H[b, a] = (f(x + e_a + e_b) - f(x + e_a - e_b) - f(x - e_a + e_b) + f(x - e_a - e_b)) / (4 * h * h)
+    return H
+
+
 def test_table_pieces():
     r, lev = small()
     bt = bias_table(r, lev, ("a", "b"), "criterion", main_expected=np.full(r.n_ratings, 1.0), scale_low=1)
@@ -86,15 +97,9 @@ def test_bias_is_the_joint_fits_interaction_by_brute_force():
     np.testing.assert_allclose(got, unpack(res.x)[2].ravel(), atol=2e-5)
     assert bt.fit.loglik == pytest.approx(-res.fun, abs=1e-6)
     # SEs: inverse finite-difference Hessian, mapped to the interactions i[j, 0] (i[j, 1] = -i[j, 0])
-    h, P = 1e-4, res.x.size
-    H = np.zeros((P, P))
-    for a in range(P):
-        for b in range(a, P):
-            e_a, e_b = np.eye(P)[a] * h, np.eye(P)[b] * h
-            H[a, b] = H[b, a] = (nll(res.x + e_a + e_b) - nll(res.x + e_a - e_b) - nll(res.x - e_a + e_b)
-                                 + nll(res.x - e_a - e_b)) / (4 * h * h)
+    H = _fd_hessian(nll, res.x)
     V = np.linalg.inv(H)
-    G = np.zeros((J, P))
+    G = np.zeros((J, res.x.size))
     G[:3, J + 1:J + 4] = np.eye(3)
     G[3, J + 1:J + 4] = -1.0
     se = np.sqrt(np.diag(G @ V @ G.T))
@@ -148,13 +153,7 @@ def test_purified_bias_is_the_contrast_with_the_reference_cells_by_brute_force()
     G = np.column_stack([e - X @ np.linalg.lstsq(X[ref], e[ref], rcond=None)[0] for e in np.eye(J * F)])
     np.testing.assert_allclose([x["bias"] for x in bt.rows], G @ res.x[:J * F], atol=2e-5)
     assert bt.rows[3]["bias"] == pytest.approx(1.2, abs=0.35)          # B in a, measured whole
-    h, P = 1e-4, res.x.size
-    H = np.zeros((P, P))
-    for a in range(P):
-        for b in range(a, P):
-            e_a, e_b = np.eye(P)[a] * h, np.eye(P)[b] * h
-            H[a, b] = H[b, a] = (nll(res.x + e_a + e_b) - nll(res.x + e_a - e_b) - nll(res.x - e_a + e_b)
-                                 + nll(res.x - e_a - e_b)) / (4 * h * h)
+    H = _fd_hessian(nll, res.x)
     V = np.linalg.inv(H)[:J * F, :J * F]
     np.testing.assert_allclose([x["se"] for x in bt.rows], np.sqrt(np.diag(G @ V @ G.T)), rtol=2e-3)
     # without purification the same fit's sum-to-zero interaction
