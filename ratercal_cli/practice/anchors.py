@@ -52,6 +52,8 @@ class Anchor:
     measure: float
     se: float = math.nan
     level: str = ""
+    #: where the element was read (the CSV's line number, JSON's ``element N``); None if made in code
+    line: object = field(default=None, compare=False)
 
     @property
     def key(self):
@@ -82,41 +84,80 @@ class Anchors:
         """The facets named, in file order (``threshold`` excluded)."""
         return list(dict.fromkeys(a.facet for a in self.elements if a.facet != THRESHOLD))
 
+    def _error(self, message, anchor=None, field=None):
+        """InputError naming the anchor file, ``anchor``'s line (the first element's when None: model
+        and scale are on every line) and ``field``."""
+        anchor = anchor if anchor is not None else (self.elements[0] if self.elements else None)
+        return InputError(message, self.path, None if anchor is None else anchor.line, field)
+
     def check(self, model: str, scale: Scale, elements: dict, steps_by: str | None = None) -> None:
         """InputError unless the anchors fit this analysis: the same model and scale, and every
         element found in the data (``elements``: ``{facet: collection of labels}``, ``rater`` and
         each facet column); thresholds need categories strictly inside the scale and, per level,
-        a level of ``steps_by``."""
-        where = self.path
+        a level of ``steps_by``.  The error names the anchor file's line and field of the first
+        element at fault (and lists the others with their lines)."""
         if model.upper() != self.model:
-            raise InputError(f"the anchors are of model {self.model}, this analysis is {model.upper()}", where)
+            raise self._error(f"the anchors are of model {self.model}, this analysis is {model.upper()}",
+                              field="model")
         if (scale.low, scale.high) != (self.scale.low, self.scale.high):
-            raise InputError(f"the anchors are on the scale {self.scale}, this file is on {scale}: a calibration "
-                             "carries over only to the same scale", where)
-        unknown_facets = [f for f in self.facets if f not in elements]
-        if unknown_facets:
-            raise InputError(f"anchored facet(s) {', '.join(unknown_facets)} not in this analysis (its facets: "
-                             f"{', '.join(elements)})", where)
-        missing = [f"{a.facet} {a.element}" for a in self.elements
+            raise self._error(f"the anchors are on the scale {self.scale}, this file is on {scale}: a calibration "
+                              "carries over only to the same scale", field="scale")
+        unknown = [a for a in self.elements if a.facet != THRESHOLD and a.facet not in elements]
+        if unknown:
+            names = list(dict.fromkeys(a.facet for a in unknown))
+            raise self._error(f"anchored facet(s) {', '.join(names)} not in this analysis (its facets: "
+                              f"{', '.join(elements)})", unknown[0], "facet")
+        missing = [a for a in self.elements
                    if a.facet != THRESHOLD and a.element not in set(map(str, elements[a.facet]))]
         if missing:
-            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-            raise InputError(f"anchored element(s) not in the data: {', '.join(missing[:5])}{more}", where)
-        levels = {a.level for a in self.elements if a.facet == THRESHOLD}
-        if steps_by is not None and "" in levels:
-            raise InputError(f"the anchors have shared thresholds (no level), and --steps-by {steps_by} gives each "
-                             f"{steps_by} its own: anchor each level's thresholds (a calibration written with "
-                             "--steps-by), or leave --steps-by out", where)
-        if levels - {""}:
+            raise self._error(f"anchored element(s) not in the data: {_listed(missing, lambda a: f'{a.facet} {a.element}')}",
+                              missing[0], "element")
+        thresholds = [a for a in self.elements if a.facet == THRESHOLD]
+        shared = [a for a in thresholds if not a.level]
+        if steps_by is not None and shared:
+            raise self._error(f"the anchors have shared thresholds (no level), and --steps-by {steps_by} gives each "
+                              f"{steps_by} its own: anchor each level's thresholds (a calibration written with "
+                              "--steps-by), or leave --steps-by out", shared[0], "level")
+        per_level = [a for a in thresholds if a.level]
+        if per_level:
             if steps_by is None:
-                raise InputError("the anchors have thresholds per level of a facet; give --steps-by", where)
-            bad = sorted(levels - {""} - set(map(str, elements.get(steps_by, ()))))
+                raise self._error("the anchors have thresholds per level of a facet; give --steps-by", per_level[0],
+                                  "level")
+            known = set(map(str, elements.get(steps_by, ())))
+            bad = [a for a in per_level if a.level not in known]
             if bad:
-                raise InputError(f"threshold level(s) {', '.join(bad)} are not levels of {steps_by} in the data", where)
-        for a in self.elements:
-            if a.facet == THRESHOLD and not scale.low < int(a.element) <= scale.high:
-                raise InputError(f"threshold {a.element} is not a step of the scale {scale} (the category it "
-                                 f"leads into: {scale.low + 1} to {scale.high})", where)
+                raise self._error(f"threshold level(s) {_listed(bad, lambda a: a.level)} are not levels of {steps_by} "
+                                  "in the data", bad[0], "level")
+        off = [a for a in thresholds if not scale.low < int(a.element) <= scale.high]
+        if off:
+            which = (f"threshold {off[0].element} is not a step" if len(off) == 1 else
+                     f"thresholds {_listed(off, lambda a: a.element)} are not steps")
+            raise self._error(f"{which} of the scale {scale} (the category a threshold leads into: {scale.low + 1} "
+                              f"to {scale.high})", off[0], "element")
+
+    def check_ratings(self, ratings, steps_by: str | None = None) -> None:
+        """:meth:`check` against an analysis of ``ratings`` (MFRM), before anything is fitted."""
+        from ..ratings import Scale as _Scale
+
+        self.check("MFRM", _Scale(ratings.scale_low, ratings.scale_low + ratings.max_score),
+                   analysis_elements(ratings), steps_by)
+
+
+def _listed(anchors, name, most=5) -> str:
+    """``anchors`` named by ``name`` (a name once, at its first line), each with its line where there are
+    several (at most ``most``)."""
+    first = {}
+    for a in anchors:
+        first.setdefault(name(a), a)
+    anchors = list(first.values())
+    if len(anchors) == 1:
+        return name(anchors[0])
+    shown = ", ".join(f"{name(a)} ({_at(a.line)})" if a.line is not None else name(a) for a in anchors[:most])
+    return shown + (f" and {len(anchors) - most} more" if len(anchors) > most else "")
+
+
+def _at(line) -> str:
+    return f"line {line}" if isinstance(line, int) else str(line)
 
 
 def _number(text, path, line, column, blank_ok=False):
@@ -136,7 +177,11 @@ def _anchor(fields: dict, path, line, model_scale) -> tuple:
     model = str(fields.get("model", "")).strip().upper()
     if model not in MODELS:
         raise InputError(f"{model!r}: expected one of {', '.join(MODELS)}", path, line, "model")
-    scale = parse_scale(str(fields.get("scale", "")).strip())
+    try:
+        scale = parse_scale(str(fields.get("scale", "")).strip())
+    except InputError as exc:   # parse_scale speaks of --scale; here the scale is a field of the file
+        message = str(exc).split(": ", 1)[1] if str(exc).startswith("--scale: ") else str(exc)
+        raise InputError(message, path, line, "scale") from None
     if model_scale is not None and (model, str(scale)) != model_scale:
         raise InputError(f"{model} {scale} differs from the first row's {model_scale[0]} {model_scale[1]}: one "
                          "calibration a file", path, line, "model")
@@ -157,7 +202,7 @@ def _anchor(fields: dict, path, line, model_scale) -> tuple:
         raise InputError("only thresholds belong to a level", path, line, "level")
     measure = _number(fields.get("measure", ""), path, line, "measure")
     se = _number(fields.get("se", "") if fields.get("se") is not None else "", path, line, "se", blank_ok=True)
-    return (model, str(scale)), scale, Anchor(facet, element, measure, se, level)
+    return (model, str(scale)), scale, Anchor(facet, element, measure, se, level, line)
 
 
 def read_anchors(path, encoding=None) -> Anchors:
@@ -173,10 +218,12 @@ def read_anchors(path, encoding=None) -> Anchors:
             raise InputError(f"not JSON ({exc.msg})", path, exc.lineno) from None
         if not isinstance(doc, dict) or not isinstance(doc.get("elements"), list):
             raise InputError('expected {"model": ..., "scale": ..., "elements": [...]}', path)
+        not_object = next((k for k, e in enumerate(doc["elements"]) if not isinstance(e, dict)), None)
+        if not_object is not None:
+            raise InputError(f"every element must be an object, not {doc['elements'][not_object]!r}", path,
+                             f"element {not_object + 1}")
         records = [(f"element {k + 1}", {"model": doc.get("model"), "scale": doc.get("scale"), **e})
-                   for k, e in enumerate(doc["elements"]) if isinstance(e, dict)]
-        if len(records) != len(doc["elements"]):
-            raise InputError("every element must be an object", path)
+                   for k, e in enumerate(doc["elements"])]
     else:
         _, rows, _ = read_table(path, required=["model", "scale", "facet", "element", "measure"], encoding=encoding)
         records = rows
@@ -187,7 +234,7 @@ def read_anchors(path, encoding=None) -> Anchors:
         model_scale, scale, a = _anchor(fields, path, line, model_scale)
         if a.key in seen:
             raise InputError(f"{a.facet} {a.element}{' ' + a.level if a.level else ''} is anchored twice (first at "
-                             f"{seen[a.key]})", path, line, "element")
+                             f"{_at(seen[a.key])})", path, line, "element")
         seen[a.key] = line
         out.append(a)
     return Anchors(model=model_scale[0], scale=scale, elements=out, path=path)
@@ -350,16 +397,14 @@ def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = Non
     from ..methods import make_method
 
     facet = ratings.facet_levels()
-    tf = None if steps_by is None else list(ratings.facets).index(steps_by)
     if steps_by is not None and steps_by not in ratings.facets:
         raise InputError(f"{steps_by!r} is not a facet of this analysis (give it with --facet-col)", field="--steps-by")
+    tf = None if steps_by is None else list(ratings.facets).index(steps_by)
+    if anchors is not None:   # before the free fit: a file that does not fit is refused at once
+        anchors.check_ratings(ratings, steps_by)
     free = make_method("MFRM", threshold_facet=tf).fit(ratings, facet=facet)
     if anchors is None:
         return free, []
-    from .ratings_file import Scale
-
-    anchors.check("MFRM", Scale(ratings.scale_low, ratings.scale_low + ratings.max_score),
-                  analysis_elements(ratings), steps_by)
     index = {str(label): j for j, label in enumerate(ratings.rater_ids)}
     anchored = sorted(index[a] for a in anchors.of(RATER)) or None
     est = make_method("MFRM", fair_raters=anchored, threshold_facet=tf,

@@ -68,6 +68,9 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     from .cut import check_cut
 
     cut = check_cut(cut, ratings)   # as adjust and compare: a cut off the scale made every accuracy 1.0
+    if anchors is not None:   # refused before the diagnostics and fits, not after them
+        one_group(ratings, "--anchors")
+        anchors.check_ratings(ratings, steps_by)
     groups = ratings.by_group()
     sims = None
     if simulate is not None:

@@ -193,6 +193,10 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         if anchors is not None:
             one_group(ratings, "--anchors")
         mfrm = {name: fit_mfrm(g, anchors, steps_by)[0] for name, g in ratings.by_group()}
+    elif anchors is not None:   # as adjust: anchors left unused would look like an anchored comparison
+        from ..errors import InputError
+
+        raise InputError("--anchors applies to the many-facet model: give -m MFRM", field="--anchors")
     for name, g in ratings.by_group():
         prefix = where(ratings, name)
         if g.facets:   # each method as adjust applies it to facetted ratings; a paper's mean or total

@@ -41,12 +41,13 @@ def test_csv_is_readable_and_editable(tmp_path):
 
 @pytest.mark.parametrize("body, message", [
     ("MFRM,1-6,rater,R1,,abc,0.1", "b.csv:2: measure: 'abc' is not a number"),
-    ("MFRM,1-6,rater,R1,,0.1,0.1\nMFRM,1-6,rater,R1,,0.2,0.1", "b.csv:3: element: rater R1 is anchored twice (first at 2)"),
+    ("MFRM,1-6,rater,R1,,0.1,0.1\nMFRM,1-6,rater,R1,,0.2,0.1", "b.csv:3: element: rater R1 is anchored twice (first at line 2)"),
     ("MFRM,1-6,rater,R1,,0.1,\nMFRM,0-5,rater,R2,,0.1,", "b.csv:3: model: MFRM 0-5 differs from the first row's MFRM 1-6"),
     ("PCM,1-6,rater,R1,,0.1,", "b.csv:2: model: 'PCM': expected one of MFRM, MML"),
     ("MFRM,1-6,threshold,two,,0.1,", "b.csv:2: element: 'two': a threshold's element is the category"),
     ("MFRM,1-6,rater,R1,org,0.1,", "b.csv:2: level: only thresholds belong to a level"),
     ("MFRM,1-6,,R1,,0.1,", "b.csv:2: facet: blank"),
+    ("MFRM,1-6,rater,R1,,0.1,\nMFRM,six,rater,R2,,0.1,", "b.csv:3: scale: expected LOW-HIGH such as 0-5, not 'six'"),
 ])
 def test_bad_rows_name_line_and_field(tmp_path, body, message):
     (tmp_path / "b.csv").write_text("model,scale,facet,element,level,measure,se\n" + body + "\n")
@@ -59,6 +60,10 @@ def test_json_errors(tmp_path):
     (tmp_path / "a.json").write_text(json.dumps({"model": "MFRM", "scale": "1-6",
                                                  "elements": [{"facet": "rater", "element": "R1", "measure": "x"}]}))
     with pytest.raises(InputError, match=r"a.json:element 1: measure: 'x' is not a number"):
+        read_anchors(tmp_path / "a.json")
+    (tmp_path / "a.json").write_text(json.dumps({"model": "MFRM", "scale": "1-6", "elements": [
+        {"facet": "rater", "element": "R1", "measure": 0.1}, ["rater", "R2", 0.2]]}))
+    with pytest.raises(InputError, match=r"a.json:element 2: every element must be an object, not \['rater'"):
         read_anchors(tmp_path / "a.json")
     (tmp_path / "a.json").write_text("{\n  nope")
     with pytest.raises(InputError, match=r"a.json:2: not JSON"):
@@ -240,3 +245,114 @@ def test_adjust_anchored_on_its_own_calibration_gives_the_free_fair_scores(tmp_p
     free, anch = column("free.csv"), column("anch.csv")
     assert free.size > 100 and np.ptp(free) > 1
     np.testing.assert_allclose(anch, free, atol=2e-4)
+
+
+# -- every complaint about an anchor file through the commands: file, line, field, one line, exit 2 ----
+ANCHOR_ROWS = """model,scale,facet,element,level,measure,se
+MFRM,1-6,rater,R1,,-0.5,0.2
+MFRM,1-6,rater,R2,,0.1,0.2
+MFRM,1-6,rater,R3,,0.4,0.2
+MFRM,1-6,criterion,style,,-0.3,0.1
+MFRM,1-6,criterion,org,,0.3,0.1
+MFRM,1-6,threshold,2,,-2.0,0.3
+MFRM,1-6,threshold,3,,-0.5,0.3
+MFRM,1-6,threshold,4,,0.5,0.3
+MFRM,1-6,threshold,5,,1.0,0.3
+MFRM,1-6,threshold,6,,1.0,0.3
+"""
+
+
+def _edit(text, line, old, new):
+    """``text`` with ``old`` replaced by ``new`` on (1-based) ``line`` only."""
+    lines = text.splitlines(keepends=True)
+    assert old in lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(old, new)
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("command, edit, extra, error", [
+    # an element the data do not have: its line; several, each with its line
+    ("adjust", [(3, ",R2,", ",R9,")], [], "b.csv:3: element: anchored element(s) not in the data: rater R9"),
+    ("check", [(3, ",R2,", ",R9,")], [], "b.csv:3: element: anchored element(s) not in the data: rater R9"),
+    ("compare", [(3, ",R2,", ",R9,")], [], "b.csv:3: element: anchored element(s) not in the data: rater R9"),
+    ("adjust", [(3, ",R2,", ",R9,"), (6, ",org,", ",voice,")], [],
+     "b.csv:3: element: anchored element(s) not in the data: rater R9 (line 3), criterion voice (line 6)"),
+    # another scale (other top, other bottom): the scale field of the first row, as every row carries it
+    ("adjust", [(k, "1-6", "1-7") for k in range(2, 12)], [],
+     "b.csv:2: scale: the anchors are on the scale 1-7, this file is on 1-6"),
+    ("check", [(k, "1-6", "0-6") for k in range(2, 12)], [],
+     "b.csv:2: scale: the anchors are on the scale 0-6, this file is on 1-6"),
+    ("adjust", [(k, "MFRM", "MML") for k in range(2, 12)], [],
+     "b.csv:2: model: the anchors are of model MML, this analysis is MFRM"),
+    ("adjust", [(5, ",criterion,", ",task,")], [],
+     "b.csv:5: facet: anchored facet(s) task not in this analysis (its facets: rater, criterion)"),
+    ("adjust", [(7, "threshold,2,", "threshold,1,")], [],
+     "b.csv:7: element: threshold 1 is not a step of the scale 1-6 (the category a threshold leads into: 2 to 6)"),
+    ("adjust", [(9, "threshold,4,,", "threshold,4,org,")], [],
+     "b.csv:9: level: the anchors have thresholds per level of a facet; give --steps-by"),
+    ("adjust", [(7, "threshold,2,,", "threshold,2,org,")], ["--steps-by", "criterion"],
+     "b.csv:8: level: the anchors have shared thresholds (no level), and --steps-by criterion"),
+    ("adjust", [(k, ",,", ",voice,") for k in range(7, 12)],
+     ["--steps-by", "criterion"], "b.csv:7: level: threshold level(s) voice are not levels of criterion in the data"),
+    ("adjust", [(k, ",,", ",voice,") for k in range(7, 12)] + [(6, ",org,", ",bad,")],
+     [], "b.csv:6: element: anchored element(s) not in the data: criterion bad"),
+    ("adjust", [(4, "1-6", "one to six")], [], "b.csv:4: scale: expected LOW-HIGH such as 0-5, not 'one to six'"),
+    ("adjust", [(4, ",0.4,", ",high,")], [], "b.csv:4: measure: 'high' is not a number"),
+])
+def test_anchor_file_errors_name_line_and_field_through_the_commands(tmp_path, command, edit, extra, error):
+    """Each complaint about an anchor file names the file, the line of the element at fault and its field
+    (they named the file only: issue 22's 'a clear error naming them'), on one line, exit 2, and no
+    output is written; the file is refused before anything is fitted."""
+    import csv
+
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+
+    rub = _rubric(3, n_papers=40)
+    with open(tmp_path / "y.csv", "w", newline="") as fh:
+        csv.writer(fh).writerows([row[:4] for row in [rub.header, *rub.rows]])   # paper, rater, style, org
+    text = ANCHOR_ROWS
+    for line, old, new in edit:
+        text = _edit(text, line, old, new)
+    (tmp_path / "b.csv").write_text(text)
+    args = [command, str(tmp_path / "y.csv"), "--scale", "1-6", "--score-cols", "style,org", "-q",
+            "--anchors", str(tmp_path / "b.csv"), *extra]
+    if command != "check":
+        args += ["-m", "MFRM" if command == "adjust" else "TLI,MFRM"]
+    if command == "adjust":
+        args += ["-o", str(tmp_path / "out.csv")]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert lines[0].replace(str(tmp_path) + "/", "").startswith("error: " + error), lines[0]
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_compare_refuses_anchors_it_would_not_use(tmp_path):
+    """compare --anchors without MFRM among the methods ignored the anchors (the table read as an anchored
+    comparison); adjust refused it already."""
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+
+    (tmp_path / "y.csv").write_text("paper,rater,score\nP1,R1,3\nP1,R2,4\nP2,R1,2\nP2,R2,2\n")
+    (tmp_path / "a.csv").write_text(ANCHOR_ROWS)
+    res = CliRunner().invoke(cli, ["compare", str(tmp_path / "y.csv"), "--scale", "1-6", "-m", "TLI", "-q",
+                                   "--anchors", str(tmp_path / "a.csv")])
+    assert res.exit_code == 2 and "--anchors: --anchors applies to the many-facet model: give -m MFRM" in res.output
+
+
+def test_steps_by_not_a_facet_is_an_input_error(tmp_path):
+    """--steps-by naming no facet of the file stopped with a ValueError traceback (the facet's position
+    was looked up before the check that refuses it)."""
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+
+    (tmp_path / "y.csv").write_text("paper,rater,style,org\nP1,R1,3,4\nP1,R2,4,4\nP2,R1,2,3\nP2,R2,2,2\n")
+    res = CliRunner().invoke(cli, ["adjust", str(tmp_path / "y.csv"), "--scale", "1-6", "--score-cols", "style,org",
+                                   "-m", "MFRM", "--steps-by", "task", "-q", "-o", str(tmp_path / "out.csv")])
+    assert res.exit_code == 2, res.output
+    assert res.output.strip() == "error: --steps-by: 'task' is not a facet of this analysis (give it with --facet-col)"
