@@ -104,24 +104,49 @@ def _alive(pid: int) -> bool:
 
 
 class _Terminated(BaseException):
-    """SIGTERM during an atomic write: unwinds so the temporary file is removed."""
+    """SIGTERM during an atomic write: unwinds so that ``finally`` blocks run."""
+
+
+#: The temporary files this process is writing (:func:`atomic_write`): name -> the writer's pid (a
+#: forked worker inherits its parent's entries, which are not its own to remove).
+_WRITING: dict = {}
+#: The real ``os.unlink``, for the SIGTERM handler (a test may replace this module's ``os``).
+_unlink = os.unlink
+
+
+def _remove_ours() -> None:
+    """Remove the temporary files this process is writing (SIGTERM's handler)."""
+    me = os.getpid()
+    for tmp, pid in list(_WRITING.items()):
+        if pid == me:
+            _WRITING.pop(tmp, None)
+            with contextlib.suppress(OSError):
+                _unlink(tmp)
 
 
 @contextlib.contextmanager
 def _term_unwinds():
-    """While writing, SIGTERM raises (so ``finally`` blocks run) instead of killing outright;
-    SIGINT already raises KeyboardInterrupt.  Only in the main thread, only where SIGTERM
-    has its default action; the process still ends by SIGTERM afterwards."""
+    """While writing, SIGTERM removes the temporary files being written, then raises (so
+    ``finally`` blocks run) instead of killing outright; SIGINT already raises KeyboardInterrupt.
+    Only in the main thread, only where SIGTERM has its default action; the process still ends by
+    SIGTERM afterwards.
+
+    The handler removes the temporaries itself, before anything unwinds: an exception raised by a
+    signal can land anywhere, e.g. between a failed write and the ``except`` that removes its
+    temporary, or as SIGTERM is unblocked after the file is made (a worker stopped by its parent
+    just then left ``.manifest.json.PID.XXXX.tmp`` or ``.ratings.csv...tmp`` behind)."""
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         yield
         return
 
     def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)   # a second SIGTERM cannot cut this short
+        _remove_ours()
         raise _Terminated()
 
-    signal.signal(signal.SIGTERM, handler)
     try:
+        signal.signal(signal.SIGTERM, handler)   # in the try: a SIGTERM as it returns is handled below
         yield
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -132,32 +157,20 @@ def _term_unwinds():
 
 
 @contextlib.contextmanager
-def _sigterm_held():
-    """SIGTERM blocked for the block (delivered when it ends), where the platform can block it."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-@contextlib.contextmanager
 def atomic_write(path, mode="w", newline="", make_dirs=True):
     """Open a temporary file beside ``path``'s real target; rename it over the target on success.
 
     A symlink is written through (the file it points to is replaced, the link stays);
     a directory or device as ``path`` is refused (:func:`output_target`).  ``make_dirs``:
     create missing folders (run folders); False refuses them.  Temporary files of ours
-    left by a killed run are removed first; an interrupt (SIGINT, SIGTERM) removes this
-    one.
+    left by a killed run are removed first; an error or an interrupt (SIGINT, SIGTERM:
+    :func:`_term_unwinds`) removes this one.
     """
     path = _write_target(path, make_dirs)
     remove_stale_temporaries(path.parent, path.name)
     with _term_unwinds(), _naming_write_errors(path):
-        with _sigterm_held():   # the file made and its name known, or neither
+        tmp = None
+        try:
             try:
                 fd, tmp = _create_temporary(path)
             except FileNotFoundError:
@@ -165,18 +178,18 @@ def atomic_write(path, mode="w", newline="", make_dirs=True):
                     raise
                 path.parent.mkdir(parents=True, exist_ok=True)   # the folder first when it is missing
                 fd, tmp = _create_temporary(path)
-        try:
             kwargs = {} if "b" in mode else {"newline": newline, "encoding": "utf-8"}
             with os.fdopen(fd, mode, **kwargs) as fh:
                 yield fh
                 fh.flush()
             os.replace(tmp, path)
         except BaseException:
-            # a SIGTERM now (the parent stopping a worker whose write just failed) waits until the
-            # file is gone: its handler would otherwise unwind past the removal
-            with _sigterm_held(), contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+            if tmp is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
             raise
+        finally:
+            _WRITING.pop(tmp, None)
 
 
 #: Why a file cannot be written that the user can act on: a full disk, a quota, a file too large,
@@ -220,10 +233,15 @@ def _create_temporary(path):
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
         tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        _WRITING[tmp] = os.getpid()   # before it exists: a SIGTERM from here on removes it
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:
+            _WRITING.pop(tmp, None)   # another's file, not ours to remove
             continue
+        except BaseException:
+            _WRITING.pop(tmp, None)
+            raise
     raise FileExistsError(f"no free temporary name beside {path}")
 
 
