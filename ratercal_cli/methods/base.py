@@ -207,17 +207,38 @@ class RaterAdjuster:
             return self._transform(ratings, training=training, **params)
         rest, cut = self._without_thin(ratings, params)
         rating = ratings.score.astype(np.float64)
-        k = rest.ratings_per_paper()
         inner = np.full(ratings.n_papers, np.nan)
         if rest.n_ratings and not self.all_thin_:
             adj = self._transform(rest, training=training, **cut)
             rating[~thin] = adj.rating
             inner = np.asarray(adj.paper, dtype=np.float64)
+        return Adjusted(rating=rating, paper=self.with_thin_ratings(ratings, inner))
+
+    def without_thin_ratings(self, ratings: Ratings) -> Ratings:
+        """``ratings`` without the thin raters' ratings (the ratings the fit used); ``ratings`` itself
+        when the method has no thin raters or applies its ``min_ratings`` itself."""
+        if self.handles_thin_raters or not self.thin_raters_.size:
+            return ratings
+        return self._without_thin(ratings, {})[0]
+
+    def with_thin_ratings(self, ratings: Ratings, paper) -> np.ndarray:
+        """Paper scores ``paper``, the method's from the ratings without the thin raters'
+        (:meth:`without_thin_ratings`; nan for a paper with none), with each thin rater's rating of
+        ``ratings`` counted as one unadjusted rating (the module's rule): ``(k * s + sum of the thin raw
+        scores) / (k + t)``.  ``paper`` itself where there are no thin ratings."""
+        paper = np.asarray(paper, dtype=np.float64)
+        if self.handles_thin_raters or not self.thin_raters_.size:
+            return paper
+        thin = np.isin(ratings.rater, self.thin_raters_)
+        if not thin.any():
+            return paper
+        k = np.bincount(ratings.paper[~thin], minlength=ratings.n_papers)
         t = np.bincount(ratings.paper[thin], minlength=ratings.n_papers)
-        raw = np.bincount(ratings.paper[thin], weights=rating[thin], minlength=ratings.n_papers)
+        raw = np.bincount(ratings.paper[thin], weights=ratings.score[thin].astype(np.float64),
+                          minlength=ratings.n_papers)
         with np.errstate(invalid="ignore", divide="ignore"):
-            paper = (np.where(k > 0, k * inner, 0.0) + raw) / (k + t)
-        return Adjusted(rating=rating, paper=np.where(k + t > 0, paper, inner))
+            mixed = (np.where(k > 0, k * paper, 0.0) + raw) / (k + t)
+        return np.where(k + t > 0, mixed, paper)
 
     def _transform(self, ratings: Ratings, training: bool) -> Adjusted:
         """Adjusted scores; ``training``: ``ratings`` are the data just fitted (a subclass may reuse

@@ -106,12 +106,29 @@ def own_shrinkage(estimator) -> bool:
     return callable(getattr(estimator, "paper_scores_by_shrinkage", None))
 
 
+def own_levels(estimator, ratings) -> dict:
+    """``{shrinkage: paper scores}`` an estimator gives itself (:func:`own_shrinkage`; else ``{}``),
+    its thin raters' ratings counted as in its adjusted scores (one unadjusted rating each,
+    :meth:`~.base.RaterAdjuster.with_thin_ratings`): each level is the estimator's score of the
+    ratings its fit used, the thin ones joined after.  MML's and MFRM's levels were their fair scores
+    alone, so with a rater of one rating their ``kelley`` level (the EAP) was not their own adjusted
+    score (the EAP too), and a paper rated only by such raters got the fair score of no rating."""
+    if not own_shrinkage(estimator):
+        return {}
+    rest = estimator.without_thin_ratings(ratings)
+    if rest.n_ratings == 0 or getattr(estimator, "all_thin_", False):   # nothing fitted: every rating raw
+        levels = {s: np.full(ratings.n_papers, np.nan) for s in SHRINKAGES}
+    else:
+        levels = estimator.paper_scores_by_shrinkage(rest)
+    return {s: estimator.with_thin_ratings(ratings, p) for s, p in levels.items()}
+
+
 def shrunk_papers(estimator, ratings, paper_scores, shrinkages=SHRINKAGES) -> dict:
     """``{shrinkage: paper scores}`` of a fitted method on its own data: ``none`` is the method's
-    unshrunk score, ``kelley`` the shrunk one (the estimator's own where it has them, else
-    :func:`kelley` of ``paper_scores``).  A level that cannot be computed raises
-    :class:`MethodError`."""
-    own = estimator.paper_scores_by_shrinkage(ratings) if own_shrinkage(estimator) else {}
+    unshrunk score, ``kelley`` the shrunk one (the estimator's own where it has them,
+    :func:`own_levels`, else :func:`kelley` of ``paper_scores``).  A level that cannot be computed
+    raises :class:`MethodError`."""
+    own = own_levels(estimator, ratings)
     out = {}
     for s in shrinkages:
         if s in own:

@@ -84,6 +84,32 @@ def test_mml_reports_wle_as_none_and_eap_as_kelley():
     assert np.std(got["kelley"]) < np.std(got["none"])
 
 
+@pytest.mark.parametrize("code", ["MML", "MFRM", "CML", "PCM"])
+def test_thin_raters_count_alike_in_the_adjusted_score_and_both_shrinkage_levels(code):
+    """A rater with one rating (a thin rater) is left out of every fit and its rating counts in its paper's
+    score as one unadjusted rating, in the adjusted scores of every method; MML's and MFRM's own
+    levels gave their fair scores alone, so their ``kelley`` (the EAP) was not their own adjusted score
+    (the EAP too; here paper 0, with a thin 5 beside two ratings, 2.99 against 3.66), and a paper rated
+    only by thin raters got the fair score of no rating instead of its raters' mean."""
+    base = _ratings(per=(2,), papers=60)
+    # R6 and R7 rate once: paper 0 a third time, and a paper 60 that no other rater rated
+    r = Ratings(np.r_[base.paper, 0, 60, 60], np.r_[base.rater, 5, 6, 7], np.r_[base.score, 5, 0, 2], 5, 61, 8)
+    est = make_method(code)
+    adj = est.fit_transform(r)
+    assert list(est.thin_raters_) == [5, 6, 7]
+    got = shrunk_papers(est, r, adj.paper)
+    rest = r.subset(r.rater < 5)
+    own = make_method(code).fit(rest)
+    inner = shrunk_papers(own, rest, own.fit_transform(rest).paper)   # the same fit, no thin raters
+    for level in ("none", "kelley"):
+        k = rest.ratings_per_paper()[0]
+        assert got[level][0] == pytest.approx((k * inner[level][0] + 5) / (k + 1), abs=1e-12)
+        assert got[level][60] == 1.0
+        np.testing.assert_allclose(got[level][1:60], inner[level][1:60], atol=1e-12)
+    mine = "kelley" if code in ("MML", "MFRM") else "none"   # the level the method's adjusted score is at
+    np.testing.assert_allclose(got[mine], adj.paper, atol=1e-12)
+
+
 def _pcm_data(seed=4, papers=300, raters=6, per=2, sd=1.4):
     """Scores drawn from a PCM (steps spread per rater), each paper by ``per`` raters; the true
     fair score (mean over raters of the expected score) returned beside the ratings."""
