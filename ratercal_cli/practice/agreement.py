@@ -141,12 +141,14 @@ class ICC:
     n_papers: int
 
 
-def icc_oneway(ratings: Ratings, level: float = 0.95) -> ICC:
-    """ICC(1) and ICC(1,k) of papers with two or more ratings (raters may differ by paper)."""
+def icc_oneway(ratings: Ratings, level: float = 0.95, score=None) -> ICC:
+    """ICC(1) and ICC(1,k) of papers with two or more ratings (raters may differ by paper); ``score``:
+    a value per rating in place of its score (e.g. the score less its criterion's mean)."""
     nan = math.nan
     per = ratings.ratings_per_paper()
     use = per[ratings.paper] >= 2
-    paper, x = ratings.paper[use], ratings.score[use].astype(np.float64)
+    score = ratings.score if score is None else np.asarray(score)
+    paper, x = ratings.paper[use], score[use].astype(np.float64)
     n_i = per[per >= 2].astype(np.float64)
     P, N = n_i.size, float(n_i.sum())
     if P < 2:

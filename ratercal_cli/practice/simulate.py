@@ -24,6 +24,9 @@ cells.  :func:`simulate_design` fits the rater model to the file and replicates 
    error, and give each one's paired difference from the best with its 95% interval
    (:mod:`ratercal_cli.montecarlo.statistics`); a method that failed on some replications is
    not ranked (its mean is over the replications it could fit).
+5. **Warn** where the file's papers do not differ detectably (:func:`paper_signal`: the papers'
+   one-way ANOVA, p >= :data:`SIGNAL_ALPHA`): the fitted quality SD may then be noise, and a
+   ranking on a design without paper signal rewards putting every paper at the mean.
 
 Methods: the study's ten and the model-based MML and MFRM (:data:`DEFAULT_METHODS`; MML and MFRM
 are most of the time: about 0.3 and 0.15 s a replication of a 120-paper group against 0.1 s for
@@ -134,6 +137,21 @@ class SimulationResult:
     values: np.ndarray                 # (replications, columns, criteria) nan: failed
     errors: dict = field(default_factory=dict)   # (shrinkage, method) -> (count, first reason)
     scale_low: int = 0                 # the file's lowest score (ratings hold score - scale_low)
+    signal: object = None              # the file's papers' one-way ANOVA (:func:`paper_signal`)
+
+    @property
+    def warnings(self) -> list:
+        """Why the ranking may mislead: the file's papers do not differ detectably."""
+        if self.signal is None or not no_paper_signal(self.signal):
+            return []
+        icc = self.signal
+        test = ("the papers' mean scores do not vary at all" if not np.isfinite(icc.F) else
+                f"one-way ANOVA of papers F({icc.df1}, {icc.df2}) = {icc.F:.2f}, p = {icc.p_value:.2f}; reliability "
+                f"of a paper's mean score ICC(1,k) = {icc.icc1k:.2f}")
+        return [f"the file's papers do not differ detectably ({test}): the simulated design's quality SD "
+                f"({self.model.sigma:.2f} logits) may be noise, and this ranking of the methods rests on a "
+                "design with no paper signal, where a method ranks well by putting every paper near the mean, "
+                "not by telling papers apart"]
 
     def rows(self) -> list:
         """Per column: means ± MCSE of :data:`CRITERIA`, rank within its shrinkage level, the
@@ -167,10 +185,14 @@ class SimulationResult:
         return out
 
     def to_dict(self) -> dict:
+        from .text import json_clean
+
         return {"replications": self.replications, "seed": self.seed, "cut": self.cut,
                 "model": {"quality_mean": self.model.mu, "quality_sd": self.model.sigma,
                           "papers": self.model.n_papers, "ratings": int(self.model.paper.size),
                           "cells": int(self.model.effect.size)},
+                **({"paper_signal": json_clean(dict(self.signal.__dict__))} if self.signal is not None else {}),
+                "warnings": self.warnings,
                 "methods": self.rows()}
 
     def format_text(self) -> str:
@@ -197,7 +219,33 @@ class SimulationResult:
             if r["failed"]:
                 line += f"  (failed {r['failed']} of {self.replications}: {r.get('error', '')})"
             lines.append(line)
+        lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+
+#: A file whose papers' one-way ANOVA has p at least this has no detectable paper signal.
+SIGNAL_ALPHA = 0.05
+
+
+def paper_signal(ratings: Ratings):
+    """Do the file's papers differ?  The one-way random ANOVA of papers of
+    :func:`~ratercal_cli.practice.agreement.icc_oneway` (its F test and ICC(1,k)); with facets, on
+    each rating less its cell's mean (a criterion's difficulty is no difference between papers)."""
+    from .agreement import icc_oneway
+
+    x = ratings.score.astype(np.float64)
+    if ratings.facets:
+        cell = ratings.facet_cells()[0]
+        x = x - (np.bincount(cell, weights=x) / np.maximum(np.bincount(cell), 1))[cell]
+    return icc_oneway(ratings, score=x)
+
+
+def no_paper_signal(icc) -> bool:
+    """True where :func:`paper_signal` finds no difference between papers: the F test not
+    significant at :data:`SIGNAL_ALPHA`, or the papers' means varying no more than their ratings."""
+    if icc.n_papers < 2 or icc.df2 == 0:
+        return False   # nothing to test (one rating per paper): no claim either way
+    return not (icc.p_value < SIGNAL_ALPHA)
 
 
 def _level_scores(model, ratings, methods, shrinkages):
@@ -304,7 +352,7 @@ def simulate_design(ratings: Ratings, replications: int, cut: float | None = Non
             count, first = errors.get(col, (0, reason))
             errors[col] = (count + 1, first)
     return SimulationResult(int(replications), int(seed), None if cut is None else float(cut), model, columns, values,
-                            errors, scale_low)
+                            errors, scale_low, paper_signal(ratings))
 
 
 def simulate_groups(ratings: Ratings, replications, cut=None, seed=None, jobs=1, methods=None,

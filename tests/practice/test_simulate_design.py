@@ -173,3 +173,38 @@ def test_a_cut_off_the_scale_is_refused_before_simulating():
             "--simulate", "2", "--cut", "9", "--no-rasch"]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 2 and "error: --cut: the cut 9 is not a score on the scale 0-5" in res.output
+
+
+def _write(path, r: Ratings):
+    path.write_text("paper,rater,score\n" + "".join(f"P{p},R{j + 1},{s}\n" for p, j, s in zip(r.paper, r.rater,
+                                                                                              r.score)))
+    return path
+
+
+def test_a_file_without_paper_signal_is_warned_that_the_ranking_rests_on_no_signal(tmp_path):
+    """Random scores (each paper's ratings drawn alike from 0-5): MML fits a quality SD to the noise and
+    check --simulate ranked the methods on it with nothing said; a ranking where every paper's true
+    score is about the same rewards a method for putting papers at the mean, not for telling them apart.
+    The papers' one-way ANOVA (agreement's ICC) finds no difference and the ranking says so; a file
+    from Table 3's raters with real paper differences gets no such warning."""
+    rng = np.random.default_rng(5)
+    n = 120
+    rater = np.argsort(rng.random((n, 6)), axis=1)[:, :2].ravel()
+    noise = _write(tmp_path / "noise.csv", Ratings(np.repeat(np.arange(n), 2), rater, rng.integers(0, 6, 2 * n), 5,
+                                                   n, 6))
+    signal = _write(tmp_path / "signal.csv", _pcm_file(n=120))
+    out = {}
+    for name, path in (("noise", noise), ("signal", signal)):
+        res = CliRunner().invoke(cli, ["check", str(path), "--scale", "0-5", "--no-rasch", "-q", "--simulate", "4",
+                                       "-m", "NO,MN", "--json"])
+        assert res.exit_code == 0, res.output
+        out[name] = json.loads(res.output)["groups"][0]["simulation"]
+    sim = out["noise"]
+    assert sim["paper_signal"]["p_value"] > 0.05 and sim["paper_signal"]["icc1k"] < 0.1
+    (warning,) = sim["warnings"]
+    assert warning.startswith("the file's papers do not differ detectably (one-way ANOVA of papers F(119, 120) = ")
+    assert "this ranking of the methods rests on a design with no paper signal" in warning
+    assert out["signal"]["paper_signal"]["p_value"] < 1e-6 and out["signal"]["warnings"] == []
+    res = CliRunner().invoke(cli, ["check", str(noise), "--scale", "0-5", "--no-rasch", "-q", "--simulate", "4",
+                                   "-m", "NO,MN"])
+    assert "  warning: the file's papers do not differ detectably" in res.output
