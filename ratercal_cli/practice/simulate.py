@@ -105,19 +105,14 @@ class DesignModel:
     def simulate(self, seed: int, key: int, replication: int):
         """``(ratings, true scores)`` of one replication (module docstring, step 2); the true scores
         are papers x cells (nan where a paper has no rating in a cell)."""
-        from ..methods.quality import mean_expected_score
+        from ..methods.quality import category_probabilities, mean_expected_score
+        from ..models.pcm import inverse_cdf
 
         r = self.ratings
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(key, replication)))
         theta = self.mu + self.sigma * rng.standard_normal(r.n_papers)
-        t = self.tau[r.rater]                                       # (n ratings, K)
-        x = np.arange(t.shape[1], dtype=np.float64)
-        logit = x * (theta[r.paper] - self.effect[self.cell])[:, None] - t
-        logit -= logit.max(axis=1, keepdims=True)
-        p = np.exp(logit)
-        p /= p.sum(axis=1, keepdims=True)
-        u = rng.random(r.paper.size)
-        score = (np.cumsum(p, axis=1)[:, :-1] < u[:, None]).sum(axis=1)
+        p = category_probabilities(theta[r.paper] - self.effect[self.cell], self.tau[r.rater])   # (n ratings, K)
+        score = inverse_cdf(p.T, rng.random(r.paper.size))
         true = np.column_stack([mean_expected_score(theta - e, self.tau) for e in self.effect])
         has = np.zeros(true.shape, dtype=bool)
         has[r.paper, self.cell] = True
