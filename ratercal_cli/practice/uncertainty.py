@@ -24,7 +24,11 @@ Two sources, as the methods differ:
 * **CML and RSM**: the same with the paper's Warm (WLE) quality and its standard error in place of
   the posterior (the sampling distribution of the WLE, taken as normal).
 
-The pass probability of the bootstrap methods is ``Phi((score - cut) / se)``.  The PCM (PAIR)
+The pass probability of the bootstrap methods is ``Phi((score - cut) / se)``, the normal's
+``P(S >= cut)``; for a method whose scores stay on the scale (:data:`ON_THE_SCALE`) the normal is
+censored at the scale's ends (a score it would put beyond an end is that end), which changes only a
+cut at the lowest score: every paper passes it, ``P = 1`` (the plain normal said 0.5 for a paper at
+the bottom).  At the top the censored normal is the plain one (``P(S >= top)``).  The PCM (PAIR)
 has no standard error of its qualities: it gets neither (no columns).
 """
 
@@ -46,6 +50,10 @@ MODEL_METHODS = {"MML": ("quality_eap_", "quality_eap_se_", "posterior"),
                  "MFRM": ("quality_eap_", "quality_eap_se_", "posterior"),
                  "CML": ("quality_", "quality_se_", "WLE"), "RSM": ("quality_", "quality_se_", "WLE")}
 POSTERIOR_METHODS = tuple(MODEL_METHODS)
+#: Bootstrap methods whose paper scores cannot leave the scale: the raw mean, the truncated methods,
+#: the equipercentile ones (onto the scale's distribution) and RAS (``M e s / (M - s (1 - e))``).
+#: MN, LI, OLS and WLS can (the notes count their scores outside it).
+ON_THE_SCALE = ("NO", "TMN", "TLI", "TLS", "EQP", "SEQP", "PWEQP", "RAS")
 
 
 @dataclass
@@ -139,6 +147,8 @@ def bootstrap_paper_se(ratings: Ratings, code: str, adj: Adjusted, n_boot: int, 
             prob = stats.norm.cdf((np.asarray(adj.paper) - cut) / se)
         exact = se == 0
         prob[exact] = (np.asarray(adj.paper)[exact] >= cut).astype(float)
+        if code in ON_THE_SCALE and cut <= 0:   # the lowest score: every score on the scale passes
+            prob[:] = 1.0
         prob[~np.isfinite(se)] = np.nan
     return PaperUncertainty(code, se, prob, "bootstrap", fitted, failed, note)
 

@@ -134,3 +134,41 @@ def test_model_sd_of_the_fair_average(code):
     ok = np.abs(fair - 2.5) < 1.5                          # away from the curve's flat ends
     np.testing.assert_allclose(u.se[ok], (slope * q_se)[ok], rtol=0.15)
     assert ((u.pass_prob > 0.5) == (fair > 2.5))[np.abs(fair - 2.5) > 0.05].all()
+
+
+def test_a_cut_at_the_lowest_score_is_passed_for_certain_by_every_method_that_stays_on_the_scale(tmp_path):
+    """At --cut 0 on a 0-5 scale every paper passes (no score on the scale is below it), yet NO, TLI,
+    EQP and RAS gave P(pass) = Phi(score / se): 0.5 for a paper at 0 and below 0.999 for 103 of 120
+    papers of a random file (issue 18's leftover: the normal curve ignored the scale's ends).  A
+    method whose scores stay on the scale now says 1; MN, whose scores leave it (-0.18 here), keeps
+    the normal's answer, and MML's posterior already gave 1."""
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    rater = np.argsort(rng.random((120, 6)), axis=1)[:, :2].ravel()
+    score = rng.integers(0, 6, 240)
+    (tmp_path / "r.csv").write_text("paper,rater,score\n" + "".join(
+        f"P{p},R{j + 1},{s}\n" for p, j, s in zip(np.repeat(np.arange(120), 2), rater, score)))
+    codes = "NO,TLI,EQP,RAS,MN,MML"
+    res = run("adjust", str(tmp_path / "r.csv"), "--scale", "0-5", "-m", codes, "-q", "--cut", "0",
+              "--bootstrap", "20", "-o", str(tmp_path / "out.csv"))
+    assert res.exit_code == 0, res.output
+    with open(tmp_path / "out.csv", newline="") as fh:
+        rows = {row["paper"]: row for row in csv.DictReader(fh)}
+    for code in codes.split(","):
+        p = np.array([float(row[f"{code}_paper_pass"]) for row in rows.values()])
+        if code == "MN":
+            s = np.array([float(row["MN_paper"]) for row in rows.values()])
+            se = np.array([float(row["MN_paper_se"]) for row in rows.values()])
+            assert s.min() < 0
+            np.testing.assert_allclose(p, stats.norm.cdf(s / se), atol=1e-4)
+        else:
+            assert (p == 1).all(), code
+
+    from ratercal_cli.practice.uncertainty import ON_THE_SCALE
+
+    r = Ratings(np.repeat(np.arange(120), 2), rater, score, 5, 120, 6)
+    for code in ON_THE_SCALE:   # the claim the censoring rests on
+        for variant in ("corrected", "faithful"):
+            P = make_method(code, variant).fit_transform(r).paper
+            assert -1e-9 <= P.min() and P.max() <= 5 + 1e-9, (code, variant)
