@@ -190,7 +190,6 @@ def _group(ratings: Ratings, cats, informative) -> _Groups:
         ug = ukey // (s * (K - 1) + 1)
         gstart = np.flatnonzero(np.r_[True, ug[1:] != ug[:-1]])  # units are sorted by group
         flat = (items[:, :, None] * K + np.arange(K)[None, None, :]).reshape(len(items), s * K)
-        hidx = (flat[:, :, None] * (J * K) + flat[:, None, :]).ravel()
         ur = ukey % (s * (K - 1) + 1)
         kk = np.arange(K)
         # gathers used every iteration, as flat indices; out-of-range points at an appended 0
@@ -199,15 +198,8 @@ def _group(ratings: Ratings, cats, informative) -> _Groups:
         idx1 = (ug[:, None, None] * s + np.arange(s)[None, :, None]) * L1 + off1[:, None, :]
         idx1 = np.where(((off1 >= 0) & (off1 < L1))[:, None, :], idx1, len(items) * s * L1)
         pairs = [(i, k) for i in range(s) for k in range(i + 1, s)]
-        idx2 = None
-        if pairs:
-            L2 = (s - 2) * (K - 1) + 1
-            off2 = ur[:, None, None] - kk[None, :, None] - kk[None, None, :]  # (U, K, K)
-            pi = np.array([i * s + k for i, k in pairs])
-            idx2 = (ug[:, None, None, None] * s * s + pi[None, :, None, None]) * L2 + off2[:, None]
-            idx2 = np.where(((off2 >= 0) & (off2 < L2))[:, None], idx2, len(items) * s * s * L2)
         out.append(dict(items=items, unit_group=ug, unit_r=ur, unit_w=w.astype(float), gstart=gstart,
-                        gflat=flat.ravel(), hidx=hidx, idx1=idx1, idx2=idx2, pairs=pairs,
+                        gflat=flat.ravel(), idx1=idx1, pairs=pairs,
                         eidx=(ug[:, None] * s + np.arange(s)[None, :])))
     return _Groups(out, counts, int(upap.size))
 
@@ -301,21 +293,53 @@ def _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, pairs, chunk=16384)
     return out
 
 
-def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2):
-    """Conditional log-likelihood, its gradient (J, K) and information (J*K, J*K) in tau.
+class _Target:
+    """The parameters the information is assembled over: ``P`` of them, and for each rater set the
+    map from its raters' categories (s K rows of tau) to them, as ``local(g) -> (Aloc, pidx)``: a
+    local design ``Aloc`` (s K, m) shared by the sets of that size (None: the identity) and each
+    set's parameter for each of the m local columns (G, m; -1: none).  A set's block ``B`` of the
+    information in tau adds ``Aloc' B Aloc`` at those parameters.  :func:`_tau_target`: tau itself;
+    a fit's phi: :meth:`_Problem.target`."""
+
+    def __init__(self, P, local):
+        self.P, self._local, self._cache = P, local, {}
+
+    def scatter(self, g):
+        """(Aloc, flat indices into the (P, P) information of the set's (m, m) reduced blocks; P*P for none)."""
+        s = g["items"].shape[1]
+        if s not in self._cache:
+            Aloc, pidx = self._local(g["items"])
+            ok = pidx >= 0
+            hidx = np.where(ok[:, :, None] & ok[:, None, :], pidx[:, :, None] * self.P + pidx[:, None, :],
+                            self.P * self.P)
+            self._cache[s] = (Aloc, hidx.ravel())
+        return self._cache[s]
+
+
+def _tau_target(J, K):
+    """The information over tau itself (J K parameters)."""
+    return _Target(J * K, lambda items: (None, (items[:, :, None] * K + np.arange(K)).reshape(len(items), -1)))
+
+
+def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2, target=None):
+    """Conditional log-likelihood, its gradient (J, K) in tau and information (P, P) over the
+    parameters of ``target`` (:class:`_Target`; default tau itself, P = J K).
 
     d logL / d tau[j, x] = -n[j, x] + sum_v P_v(X_j = x | r_v)
     -d2 logL / d tau d tau' = sum_v Cov_v(I[X_j = x], I[X_k = h] | r_v)
 
     Sums over papers run over units (rater set, total) weighted by their paper counts and
-    are reduced per rater set before being scattered into the rater-level arrays.
+    are reduced per rater set (:func:`_information_blocks`) before being scattered into the
+    rater-level arrays.
     """
     J, K = cats.shape
+    target = target or _tau_target(J, K)
     eps, shift = _eps(tau, cats)
     counts = groups.counts
     ll = -np.sum(np.where(counts > 0, counts * (tau - shift[:, None]), 0.0))
     grad = -counts.ravel()
-    hess = np.zeros((J * K) ** 2) if order >= 2 else None
+    P = target.P
+    hess = np.zeros(P * P + 1) if order >= 2 else None   # the last: where non-parameters go
     for g in groups.sizes:
         items, ug, ur, w, gstart = g["items"], g["unit_group"], g["unit_r"], g["unit_w"], g["gstart"]
         E = eps[items]  # (G, s, K)
@@ -334,17 +358,22 @@ def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2):
         if order < 2:
             continue
         block = _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, g["pairs"])
-        hess += np.bincount(g["hidx"], weights=block.ravel(), minlength=(J * K) ** 2)
+        Aloc, hidx = target.scatter(g)
+        if Aloc is not None:   # Aloc' B Aloc, as two products over all sets at once
+            m = Aloc.shape[1]
+            block = (block.reshape(G * s * K, s * K) @ Aloc).reshape(G, s * K, m)
+            block = (np.ascontiguousarray(block.transpose(0, 2, 1)).reshape(G * m, s * K) @ Aloc)
+        hess += np.bincount(hidx, weights=block.ravel(), minlength=P * P + 1)
     grad = grad.reshape(J, K)
     if hess is not None:
-        hess = hess.reshape(J * K, J * K)
+        hess = hess[:P * P].reshape(P, P)
     return ll, grad, hess
 
 
-def _loglik_grad_hess(tau, cats, groups: _Groups, order=2):
+def _loglik_grad_hess(tau, cats, groups: _Groups, order=2, target=None):
     """:func:`_loglik_grad_hess_core`, raising MethodError when anything over- or underflowed."""
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        ll, grad, hess = _loglik_grad_hess_core(tau, cats, groups, order)
+        ll, grad, hess = _loglik_grad_hess_core(tau, cats, groups, order, target)
     if not (np.isfinite(ll) and np.all(np.isfinite(grad)) and (hess is None or np.all(np.isfinite(hess)))):
         raise MethodError("CML: elementary symmetric functions under- or overflowed")
     return ll, grad, hess
@@ -406,37 +435,31 @@ class CMLFit:
 
 
 def _design(cats, model):
-    """Linear map phi -> tau (J*K, P) and, per parameter, a label.
+    """The linear map phi -> tau: ``tau[j, x] = coef[j, x] phi[own[j, x]] + phi[shared[x]]`` (a term
+    left out where its index is -1).  Returns ``(own, coef, shared)``, (J, K), (J, K), (K,).
 
-    PCM: phi = tau[j, x] for estimable x above the rater's lowest category.
+    PCM: phi = tau[j, x] for estimable x above the rater's lowest category (``own``, coef 1; no
+    shared parameters).
     RSM: phi = (beta_j for raters with categories, K_x = cumulative kappa for estimable x above
     the lowest used category c0); tau[j, x] = (x - c0) beta_j + K_x.
     """
     J, K = cats.shape
     has = cats.any(axis=1)
-    lo = np.where(has, np.argmax(cats, axis=1), 0)
-    cols = []
+    own = np.full((J, K), -1)
+    shared = np.full(K, -1)
     if model == "pcm":
-        for j in range(J):
-            for x in range(K):
-                if cats[j, x] and x > lo[j]:
-                    c = np.zeros(J * K)
-                    c[j * K + x] = 1.0
-                    cols.append(c)
-    else:
-        anycat = cats.any(axis=0)
-        c0 = int(np.argmax(anycat)) if anycat.any() else 0
-        for j in np.flatnonzero(has):
-            c = np.zeros((J, K))
-            c[j] = np.arange(K) - c0
-            cols.append((c * cats).ravel())
-        for x in range(c0 + 1, K):
-            if anycat[x]:
-                c = np.zeros((J, K))
-                c[:, x] = 1.0
-                cols.append((c * cats).ravel())
-    A = np.array(cols).T if cols else np.zeros((J * K, 0))
-    return A
+        lo = np.where(has, np.argmax(cats, axis=1), 0)
+        free = cats & (np.arange(K)[None, :] > lo[:, None])
+        own[free] = np.arange(free.sum())
+        return own, free.astype(float), shared
+    anycat = cats.any(axis=0)
+    c0 = int(np.argmax(anycat)) if anycat.any() else 0
+    nb = int(has.sum())
+    own[cats] = np.broadcast_to((np.cumsum(has) - 1)[:, None], (J, K))[cats]
+    coef = np.where(cats, np.arange(K)[None, :] - c0, 0.0)
+    xs = np.flatnonzero(anycat & (np.arange(K) > c0))
+    shared[xs] = nb + np.arange(xs.size)
+    return own, coef, shared
 
 
 def _centre(tau, cats, model, exclude=None):
@@ -507,13 +530,13 @@ def _below(pen, t, factor=None):
     if factor is not None and n > _LANCZOS_FROM:
         from scipy.sparse.linalg import LinearOperator, eigsh
 
-        op = LinearOperator((n, n), matvec=lambda v: cho_solve(factor, v), dtype=float)
+        op = LinearOperator((n, n), matvec=lambda v: cho_solve(factor, v, check_finite=False), dtype=float)
         top = eigsh(op, k=1, which="LA", tol=1e-10, return_eigenvectors=False, v0=np.ones(n))[0]
         return bool(top > 1.0 / t)
     shifted = pen.copy()
     shifted[np.diag_indices(n)] -= t
     try:
-        cho_factor(shifted)
+        cho_factor(shifted, check_finite=False)
     except np.linalg.LinAlgError:
         return True
     return False
@@ -542,13 +565,22 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     Steps: :func:`_cml_problem` (estimable categories, rater-set groups, design),
     :func:`_cml_start`, :func:`_cml_newton`, :func:`_cml_steps` (diverging steps, centring, SEs,
     limits), :func:`_rsm_parts` and :func:`_cml_notes`.
+
+    The linear algebra runs on one BLAS thread: it is batched products of each rater set's small
+    blocks and, with hundreds of raters, a factorisation per Newton step, where OpenBLAS's threads
+    gain little and, on a machine busy with other work, lose much (issue 21: at 200,000 ratings and
+    800 raters, load 4 on 2 cores, the RSM fit 16.0 s with two threads, 3.4 s with one; the PCM
+    18.1 s and 11.9 s).
     """
     if model not in ("pcm", "rsm"):
         raise ValueError(f"model must be 'pcm' or 'rsm', not {model!r}")
-    pb = _cml_problem(ratings, model)
-    phi = _cml_start(pb, start)
-    phi, ll, Hphi, it, converged, null = _cml_newton(pb, phi, tol, max_iter, max_se)
-    steps, se, tau_c, diverged, resting = _cml_steps(pb, phi, Hphi, max_se, cap_margin, null, standard_errors)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        pb = _cml_problem(ratings, model)
+        phi = _cml_start(pb, start)
+        phi, ll, Hphi, it, converged, null = _cml_newton(pb, phi, tol, max_iter, max_se)
+        steps, se, tau_c, diverged, resting = _cml_steps(pb, phi, Hphi, max_se, cap_margin, null, standard_errors)
     beta, kappa = _rsm_parts(steps, pb.has, model)
     notes = _cml_notes(ratings, pb, steps, diverged)
     return CMLFit(steps=steps, steps_se=se, tau=tau_c, categories=pb.cats, diverged=diverged,
@@ -559,8 +591,7 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
 @dataclass
 class _Problem:
     """What a CML fit works on: the model, sizes, estimable categories, informative papers, the
-    rater-set groups, raters with categories, the design ``A`` (tau = A phi) and, for the PCM,
-    the columns of tau that phi selects (``sel``; None for the RSM)."""
+    rater-set groups, raters with categories and the design (tau = A phi, :func:`_design`)."""
     model: str
     J: int
     K: int
@@ -568,25 +599,46 @@ class _Problem:
     informative: np.ndarray
     groups: _Groups
     has: np.ndarray
-    A: np.ndarray
-    sel: np.ndarray = None
+    own: np.ndarray
+    coef: np.ndarray
+    shared: np.ndarray
+
+    def __post_init__(self):
+        rows = np.arange(self.J * self.K)
+        own, coef = self.own.ravel(), self.coef.ravel()
+        shared = np.broadcast_to(self.shared, (self.J, self.K)).ravel()
+        on = (own >= 0) & (coef != 0)
+        sh = (shared >= 0) & self.cats.ravel()
+        n = int(max(own.max(initial=-1), shared.max(initial=-1)) + 1)
+        #: tau = A phi, (J K, P) sparse: each row at most two entries
+        self.A = sparse.csr_matrix((np.r_[coef[on], np.ones(sh.sum())], (np.r_[rows[on], rows[sh]],
+                                                                         np.r_[own[on], shared[sh]])),
+                                   shape=(self.J * self.K, n))
+        self.target = _Target(n, self._local)
+
+    def _local(self, items):
+        """The design on one rater set's rows (:class:`_Target`).  PCM: the identity, the parameter
+        of (j, x) or -1.  RSM: columns beta of the set's s raters (coefficients x - c0) and the K
+        shared K_x (every rater in a set has categories, all of them the same ones)."""
+        G, s = items.shape
+        if self.model == "pcm":
+            return None, self.own[items].reshape(G, s * self.K)
+        K = self.K
+        Aloc = np.zeros((s * K, s + K))
+        j0 = items[0, 0]
+        for i in range(s):
+            Aloc[i * K:(i + 1) * K, i] = self.coef[j0]
+            Aloc[i * K:(i + 1) * K, s:] = np.diag((self.shared >= 0) & self.cats[j0])
+        pidx = np.column_stack([self.own[items, np.argmax(self.cats[j0])], np.broadcast_to(self.shared, (G, K))])
+        return Aloc, pidx
 
     def tau(self, phi):
         return (self.A @ phi).reshape(self.J, self.K)
 
-    @property
-    def A_sparse(self):
-        """``A`` as a sparse matrix (each row has at most two entries)."""
-        if getattr(self, "_A_sparse", None) is None:
-            self._A_sparse = sparse.csr_matrix(self.A)
-        return self._A_sparse
-
-    def reduce(self, g, H):
-        """Gradient and information over phi."""
-        if self.sel is not None:
-            return g.ravel()[self.sel], H.take(self.sel, axis=0).take(self.sel, axis=1)
-        At = self.A_sparse.T
-        return At @ g.ravel(), np.asarray((At @ np.asarray(At @ H).T).T)
+    def evaluate(self, phi, order=2):
+        """log L, its gradient over phi and (order 2) the information over phi at ``phi``."""
+        ll, g, H = _loglik_grad_hess(self.tau(phi), self.cats, self.groups, order, self.target)
+        return ll, self.A.T @ g.ravel(), H
 
 
 def _cml_problem(ratings: Ratings, model: str) -> _Problem:
@@ -596,17 +648,15 @@ def _cml_problem(ratings: Ratings, model: str) -> _Problem:
     groups = _group(ratings, cats, informative)
     has = cats.any(axis=1)
     _check_connected(groups, has, ratings.rater_ids, model.upper() if model == "rsm" else "CML")
-    A = _design(cats, model)
-    # PCM: A selects columns of tau; index instead of multiplying
-    sel = np.argmax(A, axis=0) if model == "pcm" else None
-    return _Problem(model, ratings.n_raters, ratings.max_score + 1, cats, informative, groups, has, A, sel)
+    return _Problem(model, ratings.n_raters, ratings.max_score + 1, cats, informative, groups, has,
+                    *_design(cats, model))
 
 
 def _cml_start(pb: _Problem, start=None):
     """phi from ``start`` (cumulative tau) or the adjacent-category log odds of each rater's counts
     (pcmodel's start, PCM only; zeros for the RSM)."""
     if start is not None:
-        return np.linalg.lstsq(pb.A, np.where(pb.cats, start, 0.0).ravel(), rcond=None)[0]
+        return np.linalg.lstsq(pb.A.toarray(), np.where(pb.cats, start, 0.0).ravel(), rcond=None)[0]
     phi = np.zeros(pb.A.shape[1])
     if pb.model == "pcm":
         n = pb.groups.counts + 0.5 * pb.cats
@@ -622,8 +672,7 @@ def _cml_newton(pb: _Problem, phi, tol, max_iter, max_se):
     """Newton's method (module docstring of :func:`fit_cml`): (phi, log L, information, iterations,
     converged)."""
     scale = max(pb.groups.n_papers, 1)
-    ll, g, H = _loglik_grad_hess(pb.tau(phi), pb.cats, pb.groups)
-    gphi, Hphi = pb.reduce(g, H)
+    ll, gphi, Hphi = pb.evaluate(phi)
     # the identification's null directions of the information, found once: those of the model
     # (:func:`_identification`), or, when the information has more (the penalised information
     # below is then singular), all directions of eigenvalue 0
@@ -636,8 +685,8 @@ def _cml_newton(pb: _Problem, phi, tol, max_iter, max_se):
         pen = Hphi + null @ null.T * np.mean(np.diag(Hphi))
         factor = None
         try:
-            factor = cho_factor(pen)
-            d = cho_solve(factor, gphi)  # Hphi is -d2 logL: this is an ascent step
+            factor = cho_factor(pen, check_finite=False)
+            d = cho_solve(factor, gphi, check_finite=False)  # Hphi is -d2 logL: this is an ascent step
         except np.linalg.LinAlgError:
             if known:
                 w, V = np.linalg.eigh(Hphi)
@@ -656,11 +705,9 @@ def _cml_newton(pb: _Problem, phi, tol, max_iter, max_se):
         if it > 2 and _below(pen, 1.0 / max_se ** 2, factor):
             boosted = _boost(pb, phi, d, ll, Hphi, null, max_se)
             if boosted is not None:
-                phi, ll, g, H = boosted
-                gphi, Hphi = pb.reduce(g, H)
+                phi, ll, gphi, Hphi = boosted
                 continue
-        phi, ll, g, H = _halving_step(pb, phi, d, ll)
-        gphi, Hphi = pb.reduce(g, H)
+        phi, ll, gphi, Hphi = _halving_step(pb, phi, d, ll)
     return phi, ll, Hphi, it, False, null
 
 
@@ -684,7 +731,7 @@ def _identification(pb: _Problem):
     x = np.arange(K)[None, :]
     if pb.model == "pcm":
         lo = np.where(pb.has, np.argmax(cats, axis=1), 0)
-        cand = [pb.A_sparse.T @ np.where(cats, x - lo[:, None], 0).ravel().astype(float)]
+        cand = [pb.A.T @ np.where(cats, x - lo[:, None], 0).ravel().astype(float)]
     else:
         anycat = cats.any(axis=0)
         c0 = int(np.argmax(anycat)) if anycat.any() else 0
@@ -702,7 +749,7 @@ def _boost(pb: _Problem, phi, d, ll, Hphi, null, max_se):
         return None
     phi_new = phi + d + 7.0 * (Vw @ (Vw.T @ d))
     try:
-        ll_new, g_new, H_new = _loglik_grad_hess(pb.tau(phi_new), pb.cats, pb.groups)
+        ll_new, g_new, H_new = pb.evaluate(phi_new)
     except MethodError:  # ESFs under- or overflowed that far out: no boost
         return None
     return (phi_new, ll_new, g_new, H_new) if ll_new >= ll else None
@@ -714,7 +761,7 @@ def _halving_step(pb: _Problem, phi, d, ll):
     while True:
         phi_new = phi + step * d
         try:
-            ll_new, g_new, H_new = _loglik_grad_hess(pb.tau(phi_new), pb.cats, pb.groups)
+            ll_new, g_new, H_new = pb.evaluate(phi_new)
         except MethodError:
             if step < 1e-4:
                 raise MethodError(
@@ -740,7 +787,7 @@ def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null, standard_error
     c = np.mean(np.diag(Hphi))
     pen = Hphi + null @ null.T * c
     try:
-        factor = cho_factor(pen)
+        factor = cho_factor(pen, check_finite=False)
     except np.linalg.LinAlgError:
         factor = None
     if factor is None or _below(pen, 1.0 / max_se ** 2, factor):
@@ -756,7 +803,7 @@ def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null, standard_error
     col = (rows // (K - 1)) * K + rows % (K - 1) + 1
     D = sparse.csr_matrix((np.r_[np.ones(rows.size), -np.ones(rows.size)], (np.r_[rows, rows], np.r_[col, col - 1])),
                           shape=(J * (K - 1), J * K))
-    DA = (D @ pb.A_sparse).tocsr()
+    DA = (D @ pb.A).tocsr()
     steps, tau_c = _centre(tau, cats, pb.model)
     # An estimate running off to infinity (e.g. a category given only where the other rater's
     # score left no alternative) shows as a direction of almost no information (eigenvalue of
@@ -819,8 +866,9 @@ def _cml_notes(ratings: Ratings, pb: _Problem, steps, diverged):
     has, model = pb.has, pb.model
     finite = np.isfinite(steps) & ~diverged
     notes = []
+    rated = ratings.ratings_per_rater()
     for j in range(pb.J):
-        if ratings.ratings_per_rater()[j] and not has[j]:
+        if rated[j] and not has[j]:
             notes.append(f"rater {ratings.rater_ids[j]}: fewer than two categories on informative papers; no steps")
         elif has[j] and not finite[j].all() and model == "pcm":
             unused = [str(k + 1) for k in np.flatnonzero(~finite[j] & ~diverged[j])]

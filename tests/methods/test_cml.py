@@ -386,14 +386,31 @@ def test_identification_directions_are_null_directions_of_the_information(data50
 
     pb = _cml_problem(data500, model)
     phi = _cml_start(pb)
-    _, g, H = _loglik_grad_hess(pb.tau(phi), pb.cats, pb.groups)
-    Hphi = pb.reduce(g, H)[1]
+    Hphi = pb.evaluate(phi)[2]
     null = _identification(pb)
     assert null.shape[1] == (1 if model == "pcm" else 2)
     assert np.allclose(null.T @ null, np.eye(null.shape[1]))
     assert np.max(np.abs(Hphi @ null)) < 1e-9 * np.max(np.abs(Hphi))
     w = np.linalg.eigvalsh(Hphi)
     assert np.sum(w < 1e-10 * w.max()) == null.shape[1]
+
+
+@pytest.mark.parametrize("model", ["pcm", "rsm"])
+def test_information_over_the_parameters_is_the_design_reduced_information(data500, model):
+    """Each rater set's block of the information goes straight to the fit's parameters (the RSM's
+    Newton needs the (raters + categories)^2 matrix, not the (raters x categories)^2 one): it equals
+    A' H A of the information over tau, and the gradient A' g."""
+    from ratercal_cli.methods.cml import _cml_problem, _cml_start
+
+    pb = _cml_problem(data500, model)
+    phi = _cml_start(pb) + np.random.default_rng(0).normal(0, 0.3, pb.A.shape[1])
+    ll, g, H = _loglik_grad_hess(pb.tau(phi), pb.cats, pb.groups)
+    ll2, gphi, Hphi = pb.evaluate(phi)
+    A = pb.A.toarray()
+    assert A.shape[1] == (66 if model == "pcm" else 18)   # 9 raters: 75 categories less 9; 9 + 9
+    assert ll2 == ll
+    assert np.allclose(gphi, A.T @ g.ravel(), rtol=0, atol=1e-12 * np.abs(g).max())
+    assert np.allclose(Hphi, A.T @ H @ A, rtol=0, atol=1e-12 * np.abs(H).max())
 
 
 def test_weak_direction_test_by_lanczos_equals_the_cholesky_test():
