@@ -53,7 +53,7 @@ def montecarlo(config, out, jobs, scheduler, replications, chunk_size, cell, rep
                        f"{len(rep.rows)} method rows in {folder}", err=True)
         return
     run = MonteCarloRun(cfg, out, replications=replications, chunk_size=chunk_size or DEFAULT_CHUNK_SIZE,
-                        cells=None if cell is None else [cell])
+                        cells=None if cell is None else [cell], jobs=1 if scheduler else jobs)
     with run.lock():        # one run at a time in RUN, from the first chunk to the last summary
         done, resumed = run.run(jobs=jobs, scheduler=scheduler, quiet=quiet)
         paths = run.summarise()

@@ -26,11 +26,12 @@ class MonteCarloRun:
 
     ``replications``: how many per cell (default: the config's); ``variants`` and
     ``methods`` narrow the config's.  ``chunk_size`` replications make one task
-    and one file.
+    and one file; ``jobs``: the local processes :meth:`run` will use (their chunks must fit
+    in memory together: checked here, before anything is written).
     """
 
     def __init__(self, config, out, replications=None, chunk_size=DEFAULT_CHUNK_SIZE, variants=None,
-                 methods=None, cells=None):
+                 methods=None, cells=None, jobs=1):
         self.config = config
         #: the cells run and summarised (``cells``: set codes or labels; default every cell of the config)
         self.cells = list(config.cells) if cells is None else [config.cell(c) for c in cells]
@@ -41,20 +42,30 @@ class MonteCarloRun:
         if chunk_size < 1:
             raise InputError("must be 1 or more", field="chunk_size")
         self.chunk_size = int(chunk_size)
-        self._check_memory()
+        self.jobs = int(jobs or 1)
+        self._check_memory(self.jobs)
         self.spec = StudySpec.from_config(config, variants, methods)
         self.digest = self.spec.digest()
         self._locked = 0
 
-    def _check_memory(self) -> None:
+    def _check_memory(self, jobs: int = 1) -> None:
         """The replications asked for fit this machine's memory (the config's own were checked
-        when it was read): the largest chunk, and the summary of them all."""
+        when it was read): the largest chunk, in each of ``jobs`` local processes at once (the
+        largest chunks of the cells run, one a process), and the summary of them all."""
         cfg = self.config
         cell = max(cfg.cells, key=lambda c: cfg.set_bytes(c, self.chunk_size))
         msg = too_big(cfg.set_bytes(cell, self.chunk_size), f"a chunk of {self.chunk_size} replications of "
                                                               f"set {cell.code}")
         if msg:
             raise InputError(f"{msg}; give a smaller --chunk-size", cfg.source, field="--chunk-size")
+        if jobs > 1:
+            chunks = sorted((cfg.set_bytes(ch.cell, ch.size) for ch in self.chunks()), reverse=True)[:jobs]
+            if len(chunks) > 1:
+                msg = too_big(sum(chunks), f"{len(chunks)} processes, each with a chunk of up to {self.chunk_size} "
+                                           f"replications (set {cell.code} the largest),")
+                if msg:
+                    raise InputError(f"{msg}; give fewer --jobs or a smaller --chunk-size", cfg.source,
+                                     field="--jobs")
         msg = too_big(cfg.summary_bytes(self.replications),
                       f"{self.replications:,} replications of {len(cfg.cells)} set(s)")
         if msg:
@@ -117,9 +128,13 @@ class MonteCarloRun:
         return [ch for ch in self.chunks()
                 if read_chunk(self.chunk_dir / ch.relpath, self.digest, ch) is None]
 
-    def run(self, jobs=1, scheduler=None, quiet=False):
-        """Compute every pending chunk, holding :meth:`lock`; returns (chunks computed, chunks
-        already there)."""
+    def run(self, jobs=None, scheduler=None, quiet=False):
+        """Compute every pending chunk in ``jobs`` local processes (default: the constructor's),
+        or on the Dask cluster at ``scheduler``, holding :meth:`lock`; returns (chunks computed,
+        chunks already there)."""
+        jobs = self.jobs if jobs is None else int(jobs)
+        if scheduler is None and jobs > self.jobs:   # more processes than checked: their chunks at once
+            self._check_memory(jobs)
         with self.lock():
             return self._run(jobs, scheduler, quiet)
 

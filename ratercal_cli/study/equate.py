@@ -101,15 +101,20 @@ def run_equate(run_dir, methods=None, variants=None, codes=None, force=False, qu
                jobs=None, manifest=True):
     """``ratercal adjust RUN``: bring the equate stage of every set and variant (default: the
     config's variants) up to date (the sets in ``jobs`` processes; default: both cores when
-    there are several)."""
+    there are several; fewer where their sets would not fit in memory together).  Holds the run
+    folder's lock (:meth:`~ratercal_cli.study.run.Run.lock`) unless ``run_dir`` is a run that
+    holds it already."""
     from . import Run
-    from .simulate import ordered_cells, write_run_manifest
+    from .simulate import jobs_within_memory, ordered_cells, write_run_manifest
 
     run = run_dir if not isinstance(run_dir, (str, bytes)) and hasattr(run_dir, "config") else Run(run_dir)
-    runner = runner or Runner(force=force)
-    stages = equate_stages(run, ordered_cells(run, codes), tuple(variants or run.config.variants), methods)
-    runner.ensure_many(stages, jobs=jobs, progress=lambda it, total: progress(it, total=total, desc="equate",
-                                                                     quiet=quiet, unit="set"))
-    if manifest:   # score writes it once itself, after scoring
-        write_run_manifest(run)
-    return runner
+    with run.lock("adjust"):
+        runner = runner or Runner(force=force)
+        cells = ordered_cells(run, codes)
+        stages = equate_stages(run, cells, tuple(variants or run.config.variants), methods)
+        runner.ensure_many(stages, jobs=jobs_within_memory(run.config, cells, jobs),
+                           progress=lambda it, total: progress(it, total=total, desc="equate", quiet=quiet,
+                                                               unit="set"))
+        if manifest:   # score writes it once itself, after scoring
+            write_run_manifest(run)
+        return runner

@@ -80,6 +80,27 @@ class Run:
         # a config's own methods (module:Class) are imported from the folder of the config the run was
         # made from, not only from the run folder that holds its copy
         self.config = load_config(cfg, method_dirs=method_paths(_source(self.root).get("config")))
+        self._locked = 0   # this object holds the folder's lock (writing, creating, lock) this many times
+
+    @contextlib.contextmanager
+    def lock(self, command: str):
+        """Hold the run folder's lock (:func:`~ratercal_cli.io.folder_lock`) for the block, unless this
+        run holds it already (opened by :meth:`writing` or :meth:`creating`, or inside another
+        ``lock``): the library's run_stage, run_equate and run_score take it, so a call from Python
+        is refused while a command writes the folder, as a second command is."""
+        if self._locked:
+            self._locked += 1
+            try:
+                yield self
+            finally:
+                self._locked -= 1
+            return
+        with folder_lock(self.root, command):
+            self._locked = 1
+            try:
+                yield self
+            finally:
+                self._locked = 0
 
     @classmethod
     @contextlib.contextmanager
@@ -102,7 +123,9 @@ class Run:
                 write_text(target, text)
             if _source(root).get("name") != cfg.name:
                 write_json(root / SOURCE_NAME, {"config": str(Path(config_path).resolve()), "name": cfg.name})
-            yield cls(root)
+            run = cls(root)
+            run._locked = 1
+            yield run
 
     @classmethod
     def create(cls, config_path, root, replace: bool = False) -> "Run":
@@ -137,7 +160,9 @@ class Run:
         if not (root / CONFIG_NAME).exists():
             cls(root)   # the error naming what is missing, before the folder gets a lock file
         with folder_lock(root, command):
-            yield cls(root)
+            run = cls(root)
+            run._locked = 1
+            yield run
 
     @property
     def design_path(self) -> Path:

@@ -103,14 +103,16 @@ class ScoreStage(Stage):
 def run_score(run, codes=None, methods=None, variants=None, force=False, quiet=False):
     """``ratercal score RUN``: score every variant the run has equated (``variants``: those;
     none equated yet: the config's), equating first what is missing or stale.  The sets are
-    the run's recorded design (``RUN/rater/design.json``)."""
+    the run's recorded design (``RUN/rater/design.json``).  Holds the run folder's lock unless
+    ``run`` holds it already."""
     from .simulate import ordered_cells, write_run_manifest
 
-    variants = tuple(variants or run.equated_variants() or run.config.variants)
-    runner = Runner(force=force)
-    run_equate(run, methods, variants, codes, quiet=quiet, runner=runner, manifest=False)
-    design = run.design()
-    cells = [design.cell(c.code) for c in ordered_cells(run, codes)]
-    runner.ensure(ScoreStage(run, cells, variants, methods))
-    write_run_manifest(run)
-    return runner
+    with run.lock("score"):
+        variants = tuple(variants or run.equated_variants() or run.config.variants)
+        runner = Runner(force=force)
+        run_equate(run, methods, variants, codes, quiet=quiet, runner=runner, manifest=False)
+        design = run.design()
+        cells = [design.cell(c.code) for c in ordered_cells(run, codes)]
+        runner.ensure(ScoreStage(run, cells, variants, methods))
+        write_run_manifest(run)
+        return runner

@@ -35,23 +35,42 @@ def independent_sequences(run, cells):
     return list(groups.values())
 
 
+def jobs_within_memory(config, cells, jobs=None):
+    """``jobs``, or fewer processes where the largest of ``cells`` made at once (one a process) would
+    not fit this machine's memory (:func:`~ratercal_cli.config.too_big`; each set alone was checked
+    when the config was read).  ``None`` (the runner's default: up to both cores) stays None where
+    that many fit.  The files are the same whatever the number of processes."""
+    from ..config import too_big
+    from ..parallel import cpu_count
+
+    most = min(jobs if jobs is not None else min(2, cpu_count()), len(cells))
+    sizes = sorted((config.set_bytes(c) for c in cells), reverse=True)
+    n = most
+    while n > 1 and too_big(sum(sizes[:n]), "") is not None:
+        n -= 1
+    return jobs if n >= most else n
+
+
 def run_stage(run, stage_name, codes=None, force=False, quiet=False, runner=None, jobs=None):
     """Bring ``stage_name`` up to date for the given sets (all by default); the
     independent sequences of sets (:func:`independent_sequences`) in ``jobs`` processes
-    (default: both cores when there are several sets)."""
-    runner = runner or Runner(force=force)
-    runner.ensure(RaterStage(run))  # the design every set reads, made once, here
-    if stage_name == "rater":
+    (default: both cores when there are several sets; fewer where their sets would not fit in
+    memory together: :func:`jobs_within_memory`).  Holds the run folder's lock
+    (:meth:`~ratercal_cli.study.run.Run.lock`) unless ``run`` holds it already."""
+    with run.lock(stage_name):
+        runner = runner or Runner(force=force)
+        runner.ensure(RaterStage(run))  # the design every set reads, made once, here
+        if stage_name == "rater":
+            return runner
+        cls = STAGES[stage_name]
+        cells = ordered_cells(run, codes)
+        bar = progress(total=len(cells), desc=stage_name, quiet=quiet, unit="set")
+        try:
+            runner.ensure_sequences([[cls(run, c) for c in seq] for seq in independent_sequences(run, cells)],
+                                    jobs=jobs_within_memory(run.config, cells, jobs), bar=bar)
+        finally:
+            bar.close()
         return runner
-    cls = STAGES[stage_name]
-    cells = ordered_cells(run, codes)
-    bar = progress(total=len(cells), desc=stage_name, quiet=quiet, unit="set")
-    try:
-        runner.ensure_sequences([[cls(run, c) for c in seq] for seq in independent_sequences(run, cells)],
-                                jobs=jobs, bar=bar)
-    finally:
-        bar.close()
-    return runner
 
 
 def write_run_manifest(run) -> None:

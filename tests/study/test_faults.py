@@ -227,3 +227,79 @@ def test_a_read_only_run_folder_is_one_line(small, tmp_path):
                        f"{ro / '.lock'}: cannot write: Read-only file system")
     finally:
         subprocess.run(["umount", str(ro)], capture_output=True)
+
+
+def test_the_memory_bound_counts_every_process_of_montecarlo_jobs(small, tmp_path, monkeypatch):
+    """The chunk bound checked one chunk, whatever --jobs: -j 8 holds eight chunks at once.  With
+    memory for one and a half chunks, -j 2 is refused before anything is written (naming --jobs);
+    -j 1 runs."""
+    import ratercal_cli.config as config
+
+    many = tmp_path / "many.yaml"
+    many.write_text(SMALL.replace("[2]", "[1, 2, 3]").replace("seed: 7", "seed: 7\nreplications: 4"))
+    cfg = config.load_config(many)
+    one = max(cfg.set_bytes(c, 2) for c in cfg.cells)
+    monkeypatch.setattr(config, "memory_available", lambda: int(one * 1.5))
+    res = CliRunner().invoke(cli, ["montecarlo", str(many), "--out", str(tmp_path / "run"), "-q", "-j", "2",
+                                   "--chunk-size", "2"])
+    one_line_error(res, f"{many}: --jobs: 2 processes, each with a chunk of up to 2 replications (set ",
+                   "give fewer --jobs or a smaller --chunk-size")
+    assert not (tmp_path / "run").exists()
+    res = CliRunner().invoke(cli, ["montecarlo", str(many), "--out", str(tmp_path / "run"), "-q", "-j", "1",
+                                   "--chunk-size", "2"])
+    assert res.exit_code == 0, res.output
+
+
+def test_the_study_stages_run_fewer_processes_where_their_sets_would_not_fit_together(small, tmp_path, monkeypatch):
+    """simulate / adjust / score make the sets in up to two processes: each set was bounded alone, two
+    at once were not.  With memory for one set and a half they are made one at a time (the same files)."""
+    import ratercal_cli.config as config
+    from ratercal_cli.study.simulate import jobs_within_memory
+
+    many = tmp_path / "many.yaml"
+    many.write_text(SMALL.replace("[2]", "[1, 2, 3, 4]"))
+    cfg = config.load_config(many)
+    assert jobs_within_memory(cfg, cfg.cells, None) is None and jobs_within_memory(cfg, cfg.cells, 2) == 2
+    one = max(cfg.set_bytes(c) for c in cfg.cells)
+    monkeypatch.setattr(config, "memory_available", lambda: int(one * 1.5))
+    assert jobs_within_memory(cfg, cfg.cells, None) == 1 and jobs_within_memory(cfg, cfg.cells, 4) == 1
+    sizes = sorted((cfg.set_bytes(c) for c in cfg.cells), reverse=True)
+    monkeypatch.setattr(config, "memory_available", lambda: sizes[0] + sizes[1])   # the two largest, not three
+    assert jobs_within_memory(cfg, cfg.cells, 4) == 2 and jobs_within_memory(cfg, cfg.cells, None) is None
+    # the command under that memory: the same files as with room for both processes
+    res = CliRunner().invoke(cli, ["simulate", str(many), "--out", str(tmp_path / "tight"), "-q"])
+    assert res.exit_code == 0, res.output
+    monkeypatch.setattr(config, "memory_available", lambda: int(one * 1.5))
+    res = CliRunner().invoke(cli, ["simulate", str(many), "--out", str(tmp_path / "serial"), "-q"])
+    assert res.exit_code == 0, res.output
+    for f in (tmp_path / "tight").rglob("*.csv"):
+        assert (tmp_path / "serial" / f.relative_to(tmp_path / "tight")).read_bytes() == f.read_bytes()
+
+
+def test_library_calls_take_the_run_folders_lock(small, tmp_path):
+    """run_stage, run_equate and run_score, called from Python, wrote a run folder while a command held
+    it (only the commands took the lock); they are refused as a second command is, and run when they
+    hold the lock themselves or are given a run that holds it."""
+    import os
+
+    from ratercal_cli.errors import RatercalError
+    from ratercal_cli.io import folder_lock
+    from ratercal_cli.study import Run
+    from ratercal_cli.study.equate import run_equate
+    from ratercal_cli.study.score import run_score
+    from ratercal_cli.study.simulate import run_stage
+
+    run = tmp_path / "run"
+    assert CliRunner().invoke(cli, ["rater", str(small), "--out", str(run)]).exit_code == 0
+    calls = {"run_stage": lambda: run_stage(Run(run), "obsgen", quiet=True), "run_equate": lambda: run_equate(
+        str(run), quiet=True), "run_score": lambda: run_score(Run(run), quiet=True)}
+    with folder_lock(run, "simulate"):
+        for name, call in calls.items():
+            with pytest.raises(RatercalError, match=f"in use by ratercal simulate \\(process {os.getpid()}\\)"):
+                call()
+        assert not (run / "2151" / "obsgen").exists(), name
+    for call in calls.values():
+        call()
+    assert (run / "score" / "scores.csv").exists()
+    with Run.writing(run, "score") as opened:   # a run that holds the lock: no second taking
+        run_score(opened, quiet=True)
