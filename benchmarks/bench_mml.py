@@ -4,7 +4,8 @@ RATIO times the CML fit of the same data in the same run (issue 12 asked 0.2 s w
 
     .venv/bin/python benchmarks/bench_mml.py [--repeat N]
 
-Times ``MarginalRaterModel().fit_transform`` (``MML``; best of N, the machine is shared) beside
+Times ``MarginalRaterModel().fit_transform`` (``MML``; best of N in CPU seconds with one BLAS
+thread, the machine is shared) beside
 ``fit_mml`` alone, the many-facet rating scale model (``MFRM``) and the CML fit on the same data in
 the same run (ratios are what compare across machines).  Exits 1 if the MML fit + transform takes
 more than RATIO x the CML fit (the absolute time is for information).
@@ -41,7 +42,8 @@ def main():
     mfrm_best, _ = best_of(lambda: MarginalRaterModel(model="rsm").fit_transform(data), args.repeat)
     cml_best, _ = best_of(lambda: fit_cml(data, model="pcm"), args.repeat)
     fit = fit_mml(data)
-    print(f"data: {DATA.relative_to(ROOT)} ({data.n_papers} papers, {data.n_ratings} ratings, scale 0-{data.max_score})")
+    print(f"data: {DATA.relative_to(ROOT)} ({data.n_papers} papers, {data.n_ratings} ratings, scale 0-{data.max_score}); "
+          "CPU seconds")
     print(f"MML fit+transform    best {mml_best:7.3f} s  median {mml_med:7.3f} s  (issue 12: {TARGET} s quiet)")
     print(f"  fit_mml alone      best {core_best:7.3f} s  ({fit.n_iter} iterations, {fit.n_nodes} grid nodes)")
     print(f"MFRM fit+transform   best {mfrm_best:7.3f} s")
