@@ -117,8 +117,8 @@ def faithful_study(tmp, repeat=5, reference=None):
     ok = ratio >= TARGET_THREE
     print(f"faithful study against the code before issue 11 ({reference.name}), alternating in this run:")
     print(f"    simulate + adjust + score: f0bbdaa/this {ratio:.2f}x in CPU ({old['three_cpu']:.3f} s against "
-          f"{new['three_cpu']:.3f} s; target >= {TARGET_THREE:.2f}x)  {'ok' if ok else 'FAILED'}; wall "
-          f"{old['three'] / new['three']:.2f}x ({old['three']:.3f} s, for information)")
+          f"{new['three_cpu']:.3f} s; wall {old['three'] / new['three']:.2f}x, {old['three']:.3f} s against "
+          f"{new['three']:.3f} s, for information); target >= {TARGET_THREE:.2f}x in CPU  {'ok' if ok else 'FAILED'}")
     print(f"    report: f0bbdaa/this {old['report_cpu'] / new['report_cpu']:.2f}x in CPU ({old['report_cpu']:.3f} s), "
           f"wall {old['report'] / new['report']:.2f}x ({old['report']:.3f} s); for information: its gain is the "
           "second process, which a loaded 2-core machine has no core for")
