@@ -10,8 +10,9 @@ older ``ratercal_cli/``, ``--old-config`` its config).  Each run is a fresh proc
 temporary folder:
 
 1. the new code, then the old, on the old config (32 cells, ten methods, both variants: the same
-   data sets and methods, so the same work): both rates, and their ratio, the target (the machine is
-   shared: absolute rates are printed for information);
+   data sets and methods, so the same work): both rates, and the ratio of their CPU seconds (all
+   their processes'), the target (the machine is shared: the wall time is mostly what else runs;
+   rates and the wall ratio are printed for information);
 2. the new code on today's ``configs/corrected.yaml`` (which adds ``shrinkage: kelley``, a second
    paper score per method, and columns the old code does not write): its rate for information, its
    peak memory (< 1 GiB), and its numbers against the old run's on the rows and columns both write
@@ -39,7 +40,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE_COMMIT = "f0bbdaa"
 TARGET_RATE = 500.0   # (issue 11's absolute rate, on a quiet machine; printed for information)
-TARGET_RATIO = 3.0    # new / old in the same run (measured 4.0-4.6x)
+TARGET_RATIO = 3.0    # old / new CPU seconds in the same run (measured 4.0-4.6x in wall time at load ~1)
 TARGET_MIB = 1024.0
 OUTPUTS = ("replications.csv", "summary.csv", "paired.csv", "summary.md")
 
@@ -335,9 +336,10 @@ def main(argv=None):
               f"peak {same['mib']:.0f} MiB)")
         print(f"montecarlo:   old {n / old['wall']:7.1f} data sets/s ({old['wall']:.1f} s, CPU {old['cpu']:.1f} s, "
               f"peak {old['mib']:.0f} MiB) [{ref.name}]")
-        ratio = old["wall"] / same["wall"]
-        print(f"montecarlo: ratio new/old {ratio:.2f}x in data sets/s (CPU {old['cpu'] / same['cpu']:.2f}x); "
-              f"target >= {TARGET_RATIO:g}x  {'ok' if ratio >= TARGET_RATIO else 'FAILED'}")
+        ratio = old["cpu"] / same["cpu"]
+        print(f"montecarlo: ratio new/old {ratio:.2f}x in CPU seconds (in data sets/s of wall time "
+              f"{old['wall'] / same['wall']:.2f}x, for information); target >= {TARGET_RATIO:g}x  "
+              f"{'ok' if ratio >= TARGET_RATIO else 'FAILED'}")
         ok &= ratio >= TARGET_RATIO
         new = run(REPO, tmp / "new", args.config, args.replications, args.jobs)
         good_mib = max(new["mib"], same["mib"]) < TARGET_MIB
