@@ -13,7 +13,11 @@ would in a fresh process, measuring wall time and peak memory (max RSS of the pr
 * ``check --no-rasch`` on a file with 800 raters and ``check`` with the Rasch fits (within
   CHECK_RATIO x ``check --no-rasch``);
 * with ``--big``: the same at 5M ratings (< 8 GiB, MML and MFRM too; ``--big-only MML,MFRM``: only
-  those beside NO, as ``make bench`` runs it).
+  those beside NO, as ``make bench`` runs it);
+* an analytic rubric of 1M ratings (:func:`simulate_rubric`: 125,000 papers, two of 200 raters, four
+  criteria; issue 22): ``adjust --facet-col criterion -m MFRM``, the many-facet model, within
+  MARGINAL_RATIO x ``adjust --facet-col criterion -m NO`` and < 1.5 GiB (``--rubric-ratings``; 0
+  leaves it out; run whenever MFRM is).
 
 Every time target is a ratio of CPU seconds to a command run on the same file in the same run,
 every command with one BLAS thread (the machine is shared: the wall time is mostly what else runs,
@@ -59,15 +63,40 @@ def simulate(n_ratings: int, n_raters: int, seed: int = 1, top: int = 5):
     return tuple(np.concatenate(x) for x in zip(*out))
 
 
-def generate(path: Path, n_ratings: int, n_raters: int, seed: int = 1, top: int = 5) -> None:
-    """The ratings of :func:`simulate` as a CSV file (paper, rater, score)."""
-    paper, rater, score = simulate(n_ratings, n_raters, seed, top)
+#: the analytic rubric's criteria and their difficulties (score points)
+CRITERIA = {"ideas": -0.5, "organisation": 0.0, "style": 0.0, "conventions": 0.5}
+
+
+def simulate_rubric(n_ratings: int, n_raters: int, seed: int = 1, top: int = 5):
+    """An analytic rubric: the readings of :func:`simulate` (``n_ratings / 4`` of them, two a
+    paper), each scored on the four :data:`CRITERIA` (the reading's score minus the criterion's
+    difficulty plus noise of sd 0.5, rounded).  Returns (paper, rater, score, criterion) int arrays."""
+    paper, rater, score = simulate(n_ratings // len(CRITERIA), n_raters, seed, top)
+    rng = np.random.default_rng([seed, 2])
+    difficulty = np.array(list(CRITERIA.values()))
+    crit = np.tile(np.arange(difficulty.size), paper.size)
+    base = np.repeat(score, difficulty.size)
+    noisy = np.rint(base - difficulty[crit] + rng.normal(0.0, 0.5, base.size))
+    return (np.repeat(paper, difficulty.size), np.repeat(rater, difficulty.size),
+            np.clip(noisy, 0, top).astype(np.int64), crit)
+
+
+def generate(path: Path, n_ratings: int, n_raters: int, seed: int = 1, top: int = 5, rubric: bool = False) -> None:
+    """The ratings of :func:`simulate` as a CSV file (paper, rater, score), or with ``rubric`` those
+    of :func:`simulate_rubric` (paper, rater, criterion, score: the long form ``--facet-col criterion`` reads)."""
+    if rubric:
+        paper, rater, score, crit = simulate_rubric(n_ratings, n_raters, seed, top)
+        names = np.array(list(CRITERIA))[crit]
+        row, header = "P{},R{},{},{}\n", "paper,rater,criterion,score\n"
+        columns = (paper, rater + 1, names, score)
+    else:
+        paper, rater, score = simulate(n_ratings, n_raters, seed, top)
+        row, header = "P{},R{},{}\n", "paper,rater,score\n"
+        columns = (paper, rater + 1, score)
     with open(path, "w") as fh:
-        fh.write("paper,rater,score\n")
+        fh.write(header)
         for a in range(0, paper.size, 400_000):
-            fh.write("".join(f"P{p},R{r + 1},{s}\n" for p, r, s in zip(paper[a:a + 400_000].tolist(),
-                                                                    rater[a:a + 400_000].tolist(),
-                                                                    score[a:a + 400_000].tolist())))
+            fh.write("".join(row.format(*x) for x in zip(*(c[a:a + 400_000].tolist() for c in columns))))
 
 
 #: the commands run with one BLAS thread: their CPU seconds are then the work (on the shared 2-core
@@ -109,8 +138,24 @@ def report(name, seconds, rss, code, err, wall, ref=None, ratio=None, max_gib=No
     return ok
 
 
-def adjust(data, code, out):
-    return measure([RATERCAL, "adjust", str(data), "--scale", "0-5", "-m", code, "-o", str(out), "-q"])
+def adjust(data, code, out, *options):
+    return measure([RATERCAL, "adjust", str(data), "--scale", "0-5", "-m", code, "-o", str(out), "-q", *options])
+
+
+def rubric(tmp: Path, n: int) -> bool:
+    """The many-facet MFRM on an analytic rubric of ``n`` ratings against NO within each criterion."""
+    data, out = tmp / f"rubric_{n}.csv", tmp / "out.csv"
+    t = time.perf_counter()
+    generate(data, n, 200, rubric=True)
+    print(f"== {n:,} ratings on an analytic rubric: {n // 2 // len(CRITERIA):,} papers, 2 of 200 raters, "
+          f"{len(CRITERIA)} criteria, 0-5, --facet-col criterion ({data.stat().st_size / 2**20:.0f} MiB, made in "
+          f"{time.perf_counter() - t:.0f} s)", flush=True)
+    no = adjust(data, "NO", out, "--facet-col", "criterion")
+    ok = report("adjust -m NO (rubric)", *no, max_gib=2.0)
+    ok &= report("adjust -m MFRM (rubric)", *adjust(data, "MFRM", out, "--facet-col", "criterion"), ref=no[0],
+                 ratio=MARGINAL_RATIO, max_gib=1.5)
+    data.unlink()
+    return ok
 
 
 def main():
@@ -123,6 +168,8 @@ def main():
     ap.add_argument("--big-only", default=None,
                     help="with --big: the methods run at 5M ratings (default: as at 1M; NO is always run)")
     ap.add_argument("--no-check", action="store_true", help="leave out check (800 raters)")
+    ap.add_argument("--rubric-ratings", type=int, default=1_000_000,
+                    help="ratings of the analytic rubric (4 criteria) fitted by the many-facet MFRM (0: none)")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
     args = ap.parse_args()
     codes = args.only.upper().split(",") if args.only else list(method_codes())
@@ -153,6 +200,8 @@ def main():
                 ok &= report("compare", *measure([RATERCAL, "compare", str(data), "--scale", "0-5", "-q"]),
                              ref=no[0], max_gib=max_gib)
             data.unlink()
+        if args.rubric_ratings and "MFRM" in codes:
+            ok &= rubric(tmp, args.rubric_ratings)
         if not args.only and not args.no_check:
             data = tmp / "ratings_800.csv"
             generate(data, args.ratings, 800)

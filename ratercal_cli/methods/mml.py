@@ -132,7 +132,9 @@ class MMLFit:
     (U, 1 + F: rater, facet levels); ``eap``/``eap_sd`` per paper (nan: no ratings); ``loglik``
     the marginal log-likelihood (without the priors); ``cov`` the covariance of the layout's free
     coordinates (:meth:`.mml_layout.Layout.free_map`); ``layout`` with ``value`` the estimates
-    (natural, before centring).
+    (natural, before centring); ``patterns`` the papers with ratings, each one's pattern (papers
+    with the same items and scores share one) and the patterns' ratings (pattern, item, score):
+    what depends on a paper only through its ratings is computed once a pattern.
     """
 
     model: str
@@ -161,6 +163,7 @@ class MMLFit:
     n_nodes: int = 0     # grid nodes of the final iterations
     effects: dict = None
     layout: Layout = None
+    patterns: tuple = None   # (papers, pattern of each, (pattern, item, score) of the patterns' ratings)
 
 
 def _items(ratings: Ratings, facet):
@@ -513,7 +516,7 @@ def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, s
                   sigma=sigma, sigma_se=float(sigma * est(ls_rows)[1][0]), theta_mean=shift,
                   tau=tau_r, item_tau=item_tau, items=items_out, eap=eap, eap_sd=eap_sd, loglik=float(ev.ll),
                   n_iter=it, converged=converged, cov=cov, unused=unused, notes=notes, n_nodes=int(eng.Q),
-                  effects=effects, layout=lay)
+                  effects=effects, layout=lay, patterns=(eng.papers, eng.pattern, eng.pattern_ratings()))
 
 
 def _unused_notes(ratings, model, counts, seen, step_sd):
@@ -624,8 +627,7 @@ class MarginalRaterModel(RaterAdjuster):
         self.notes_ = list(res.notes)
         self.warnings_ = [n for n in res.notes if n.startswith("categories ")]
         item = self._item_of(ratings, facet)
-        theta_w, se_w, extreme = estimate_quality(ratings.paper, item, ratings.score, ratings.n_papers,
-                                                  res.item_tau, quality="wle")
+        theta_w, se_w, extreme = self._wle_by_pattern(ratings.n_papers)
         self.quality_eap_, self.quality_eap_se_ = res.eap, res.eap_sd
         self.quality_wle_, self.quality_wle_se_, self.extreme_ = theta_w, se_w, extreme
         if self.quality == "eap":
@@ -636,6 +638,17 @@ class MarginalRaterModel(RaterAdjuster):
         self.rating_expected_, self.rating_variance_ = moments(p)[:2]
         self.rater_fit_ = rater_fit(p, ratings.score, ratings.rater, ratings.n_raters,
                                     mask=extreme[ratings.paper] == 0)
+
+    def _wle_by_pattern(self, n_papers):
+        """Warm's WLE, its SE and ``extreme`` of every paper of the ratings just fitted, solved once
+        for each pattern of ratings (:attr:`MMLFit.patterns`; nan and 0 for papers without ratings)."""
+        papers, pattern, (pat, item, score) = self.result_.patterns
+        theta, se, extreme = estimate_quality(pat, item, score, pattern.max(initial=-1) + 1, self.result_.item_tau,
+                                              quality="wle")
+        out = np.full(n_papers, np.nan), np.full(n_papers, np.nan), np.zeros(n_papers, dtype=extreme.dtype)
+        for o, x in zip(out, (theta, se, extreme)):
+            o[papers] = x[pattern]
+        return out
 
     def _item_of(self, ratings: Ratings, facet):
         """Index into ``result_.item_tau`` of every rating ((rater, facet levels) of the fit)."""

@@ -141,6 +141,13 @@ class GridEngine:
         items.sort_indices()
         self.items = items
 
+    def pattern_ratings(self):
+        """The ratings of each pattern (of any one of its papers): (pattern, item, score) arrays."""
+        c = self.cells
+        cell = np.repeat(c.indices, c.data.astype(np.int64))
+        pattern = np.repeat(np.repeat(np.arange(self.N), np.diff(c.indptr)), c.data.astype(np.int64))
+        return pattern, cell // self.K, cell % self.K
+
     design_blocks = None
 
     def _designs(self):

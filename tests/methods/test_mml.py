@@ -276,6 +276,23 @@ def test_transform_of_new_data_scores_papers_as_the_fit_did():
     assert np.isnan(new[40:]).all()  # papers without ratings have no score
 
 
+def test_wle_once_a_pattern_is_every_paper_solved_alone():
+    """Papers with the same items and scores are solved once (``MMLFit.patterns``): the same WLEs,
+    SEs and extremes as :func:`estimate_quality` over every paper."""
+    from ratercal_cli.methods.quality import estimate_quality
+
+    _, r = simulated("2", 3, 400, seed=4)
+    for code in ("MML", "MFRM"):
+        est = make_method(code).fit(r)
+        papers, pattern, _ = est.result_.patterns
+        assert np.unique(pattern).size < papers.size / 2   # (0-3, two of nine raters: patterns repeat)
+        theta, se, extreme = estimate_quality(r.paper, est._item_of(r, None), r.score, r.n_papers,
+                                              est.result_.item_tau, quality="wle")
+        np.testing.assert_allclose(est.quality_wle_, theta, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(est.quality_wle_se_, se, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(est.extreme_, extreme)
+
+
 def test_facets_report_quantities():
     _, r = simulated("2", 5, 300, seed=3)
     est = make_method("MFRM").fit(r)

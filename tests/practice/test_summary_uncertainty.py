@@ -134,6 +134,12 @@ def test_model_sd_of_the_fair_average(code):
     ok = np.abs(fair - 2.5) < 1.5                          # away from the curve's flat ends
     np.testing.assert_allclose(u.se[ok], (slope * q_se)[ok], rtol=0.15)
     assert ((u.pass_prob > 0.5) == (fair > 2.5))[np.abs(fair - 2.5) > 0.05].all()
+    # computed once a distinct (quality, sd): the same as the 21-node quadrature paper by paper
+    x, w = np.polynomial.hermite_e.hermegauss(21)
+    f = np.array([est.fair_scores(m + s * x) for m, s in zip(q, q_se)])
+    one = np.sqrt(np.maximum((f * f) @ (w / w.sum()) - (f @ (w / w.sum())) ** 2, 0.0))
+    assert np.unique(np.c_[q, q_se], axis=0).shape[0] < q.size
+    np.testing.assert_allclose(u.se, one, rtol=1e-9, atol=1e-12)
 
 
 def test_a_cut_at_the_lowest_score_is_passed_for_certain_by_every_method_that_stays_on_the_scale(tmp_path):
