@@ -41,6 +41,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from ratercal_cli.parallel import BLAS_THREADS  # noqa: E402  (the variables a spawned worker sets to 1)
 RATERCAL = str(Path(sys.executable).with_name("ratercal"))
 GIB = 1 << 30
 
@@ -102,7 +103,7 @@ def generate(path: Path, n_ratings: int, n_raters: int, seed: int = 1, top: int 
 #: the commands run with one BLAS thread: their CPU seconds are then the work (on the shared 2-core
 #: machine a second BLAS thread spins against other sessions: adjust -m MML at 200,000 ratings, load
 #: 4.5, took 15.2 s of CPU and 26.8 s wall with two threads, 7.0 s and 9.3 s with one)
-ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+ONE_THREAD = {k: "1" for k in BLAS_THREADS}
 
 
 def measure(args):
