@@ -247,7 +247,8 @@ def _eps(tau, cats):
 
 
 def _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, pairs, chunk=16384):
-    """Each rater set's block of the information, summed over its papers: (G, s*K, s*K).
+    """Each rater set's block of the information, summed over its papers: (a, b, blocks) for the
+    sets a..b-1 in turn, blocks (b - a, s*K, s*K) (chunks of sets: no (G, sK, sK) array at once).
 
     Cov(I[X_i = x], I[X_k = h] | r) = P(X_i = x, X_k = h | r) - P_ix P_kh, the joint probability
     ``eps_ix eps_kh gamma_{r-x-h}(S \\ {i,k}) / gamma_r`` (i != k) or ``P_ix [x = h]``, with
@@ -268,7 +269,6 @@ def _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, pairs, chunk=16384)
     padded = np.zeros((G, s, L1 + 2 * (K - 1)))
     padded[:, :, K - 1:K - 1 + L1] = loo
     table = sliding_window_view(padded, K, axis=2)[..., ::-1]  # (G, s, T, K): gamma_{t-x}(S \\ i)
-    out = np.empty((G, s * K, s * K))
     xh = np.arange(K)[:, None] + np.arange(K)[None, :]
     ii = np.arange(s * K)
     for a in range(0, G, chunk):
@@ -289,8 +289,7 @@ def _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, pairs, chunk=16384)
                 P2 = joint[:, i, k][:, xh] * (E[a:b, i, :, None] * E[a:b, k, None, :])
                 b5[:, i, :, k, :] += P2
                 b5[:, k, :, i, :] += P2.transpose(0, 2, 1)
-        out[a:b] = blk
-    return out
+        yield a, b, blk
 
 
 class _Target:
@@ -310,8 +309,8 @@ class _Target:
         if s not in self._cache:
             Aloc, pidx = self._local(g["items"])
             ok = pidx >= 0
-            hidx = np.where(ok[:, :, None] & ok[:, None, :], pidx[:, :, None] * self.P + pidx[:, None, :],
-                            self.P * self.P)
+            hidx = pidx[:, :, None] * self.P + pidx[:, None, :]
+            hidx[~(ok[:, :, None] & ok[:, None, :])] = self.P * self.P
             self._cache[s] = (Aloc, hidx.ravel())
         return self._cache[s]
 
@@ -340,6 +339,7 @@ def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2, target=None):
     grad = -counts.ravel()
     P = target.P
     hess = np.zeros(P * P + 1) if order >= 2 else None   # the last: where non-parameters go
+    first = True
     for g in groups.sizes:
         items, ug, ur, w, gstart = g["items"], g["unit_group"], g["unit_r"], g["unit_w"], g["gstart"]
         E = eps[items]  # (G, s, K)
@@ -357,13 +357,19 @@ def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2, target=None):
         grad += np.bincount(g["gflat"], weights=wp_sum.ravel(), minlength=J * K)
         if order < 2:
             continue
-        block = _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, g["pairs"])
         Aloc, hidx = target.scatter(g)
-        if Aloc is not None:   # Aloc' B Aloc, as two products over all sets at once
-            m = Aloc.shape[1]
-            block = (block.reshape(G * s * K, s * K) @ Aloc).reshape(G, s * K, m)
-            block = (np.ascontiguousarray(block.transpose(0, 2, 1)).reshape(G * m, s * K) @ Aloc)
-        hess += np.bincount(hidx, weights=block.ravel(), minlength=P * P + 1)
+        m = s * K if Aloc is None else Aloc.shape[1]
+        # each set size summed on its own, then added (as a bincount per size did: the same roundings,
+        # which matter along a diverging estimate's direction of almost no information)
+        part = hess if first else np.zeros_like(hess)
+        for a, b, block in _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, g["pairs"]):
+            if Aloc is not None:   # Aloc' B Aloc, as two products over the chunk's sets at once
+                block = (block.reshape(-1, s * K) @ Aloc).reshape(b - a, s * K, m)
+                block = np.ascontiguousarray(block.transpose(0, 2, 1)).reshape(-1, s * K) @ Aloc
+            np.add.at(part, hidx[a * m * m:b * m * m], block.ravel())
+        if part is not hess:
+            hess += part
+        first = False
     grad = grad.reshape(J, K)
     if hess is not None:
         hess = hess[:P * P].reshape(P, P)
@@ -516,7 +522,84 @@ def _cap_diverged(tau, cats, diverged, bound):
     return out, resting
 
 
-def _below(pen, t, factor=None):
+class _BlockJacobi:
+    """The diagonal blocks ``D`` of a penalised information ``pen`` over each rater's own parameters
+    (shared ones, the RSM's thresholds, one more block): ``D^-1`` preconditions the conjugate-gradient
+    Newton step (:func:`_direction`), and ``pen``'s smallest eigenvalue is at least
+    ``mu_min(L^-1 pen L^-T) * min eig(D)`` (``D = L L'``; :meth:`lower_bound`).  Raters interact only
+    through shared papers, so ``L^-1 pen L^-T`` is close to the identity (at 1M ratings and 800 raters
+    its eigenvalues but the penalty's lie in 0.34-1.1): both take a few products with ``pen``.
+    Raises LinAlgError if a block is not positive definite (then neither is ``pen``)."""
+
+    def __init__(self, pen, owner):
+        n = pen.shape[0]
+        _, blk, cnt = np.unique(owner, return_inverse=True, return_counts=True)
+        order = np.argsort(blk, kind="stable")
+        pos = np.arange(n) - np.r_[0, np.cumsum(cnt)[:-1]][blk[order]]
+        idx = np.full((cnt.size, cnt.max()), n)     # each block's parameters; n pads
+        idx[blk[order], pos] = order
+        pad = idx == n
+        safe = np.where(pad, 0, idx)
+        B = pen[safe[:, :, None], safe[:, None, :]]
+        B[pad[:, :, None] | pad[:, None, :]] = 0.0
+        B[pad[:, :, None] & np.eye(idx.shape[1], dtype=bool)] = np.max(np.diag(pen))  # padding: no smaller eigenvalue
+        self.n, self.idx = n, idx
+        self.Linv = np.linalg.inv(np.linalg.cholesky(B))
+        self.Binv = np.einsum("bki,bkj->bij", self.Linv, self.Linv)   # B^-1 = L^-T L^-1
+        self.min_block = float(np.linalg.eigvalsh(B).min())
+
+    def _apply(self, mats, v):
+        out = np.zeros(self.n + 1)
+        out[self.idx] = np.einsum("bij,bj->bi", mats, np.append(v, 0.0)[self.idx])
+        return out[:self.n]
+
+    def solve(self, v):
+        """D^-1 v."""
+        return self._apply(self.Binv, v)
+
+    def lower_bound(self, pen):
+        """A lower bound of pen's smallest eigenvalue: that of ``L^-1 pen L^-T`` (Lanczos, ARPACK: the
+        Ritz value less its residual's norm) times the blocks' smallest; -inf if Lanczos has not
+        converged within ~100 products with ``pen`` (a factorisation costs about as much)."""
+        from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
+
+        LinvT = self.Linv.transpose(0, 2, 1)
+
+        def scaled(v):
+            return self._apply(self.Linv, pen @ self._apply(LinvT, v))
+
+        op = LinearOperator((self.n, self.n), matvec=scaled, dtype=float)
+        try:
+            mu, v = eigsh(op, k=1, which="SA", tol=1e-6, maxiter=5, v0=np.ones(self.n))
+        except ArpackError:   # ArpackNoConvergence included
+            return -np.inf
+        v = v[:, 0]
+        return (mu[0] - np.linalg.norm(scaled(v) - mu[0] * v)) * self.min_block
+
+
+def _direction(pen, gphi, owner):
+    """``pen^-1 gphi`` and what :func:`_below` can use: ``(d, factor, blocks)``.  Up to
+    ``_ITERATIVE_FROM`` parameters by a Cholesky factorisation (``factor``); from there by conjugate
+    gradients preconditioned with the per-rater blocks (``blocks``, :class:`_BlockJacobi`): with
+    hundreds of raters a factorisation of ``pen`` costs as much as ~100 iterations, and ~15 reach
+    1e-13 (then the factorisation all the same).  Raises LinAlgError if ``pen`` is not positive
+    definite."""
+    if pen.shape[0] < _ITERATIVE_FROM:
+        factor = cho_factor(pen, check_finite=False)
+        return cho_solve(factor, gphi, check_finite=False), factor, None
+    from scipy.sparse.linalg import LinearOperator, cg
+
+    blocks = _BlockJacobi(pen, owner)
+    n = pen.shape[0]
+    d, info = cg(pen, gphi, M=LinearOperator((n, n), matvec=blocks.solve, dtype=float), rtol=1e-13, atol=0.0,
+                 maxiter=10 * n)
+    if info != 0:
+        factor = cho_factor(pen, check_finite=False)
+        return cho_solve(factor, gphi, check_finite=False), factor, blocks
+    return d, None, blocks
+
+
+def _below(pen, t, factor=None, blocks=None):
     """Has the symmetric ``pen`` an eigenvalue below ``t``?  ``pen`` is the information with the
     identification's null directions penalised, so this asks whether the information has a
     direction below ``t`` besides those (what comparing eigenvalue counts asked).
@@ -525,8 +608,16 @@ def _below(pen, t, factor=None):
     fails.  Large ones (hundreds of raters), given ``factor``, pen's own Cholesky factorisation
     (:func:`scipy.linalg.cho_factor`) made for the Newton step: the largest eigenvalue of
     ``pen^-1`` by Lanczos iterations (ARPACK), each two triangular solves, instead of a second
-    factorisation (one costs as much as ~100 solves)."""
+    factorisation (one costs as much as ~100 solves).  Given ``blocks`` (:class:`_BlockJacobi`) and
+    no factorisation: no, if their lower bound is above ``2 t``; else as with a factorisation."""
     n = pen.shape[0]
+    if factor is None and blocks is not None and n > _LANCZOS_FROM:
+        if blocks.lower_bound(pen) > 2.0 * t:
+            return False
+        try:
+            factor = cho_factor(pen, check_finite=False)
+        except np.linalg.LinAlgError:
+            return True
     if factor is not None and n > _LANCZOS_FROM:
         from scipy.sparse.linalg import LinearOperator, eigsh
 
@@ -544,6 +635,8 @@ def _below(pen, t, factor=None):
 
 #: from this many free parameters on, :func:`_below` uses Lanczos iterations on the factorisation
 _LANCZOS_FROM = 400
+#: from this many free parameters on, a Newton step is solved by conjugate gradients (:func:`_direction`)
+_ITERATIVE_FROM = 1500
 
 
 def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: int = 100,
@@ -615,6 +708,9 @@ class _Problem:
                                                                          np.r_[own[on], shared[sh]])),
                                    shape=(self.J * self.K, n))
         self.target = _Target(n, self._local)
+        #: each parameter's rater (J: shared by all, the RSM's K_x)
+        self.owner = np.full(n, self.J)
+        self.owner[own[own >= 0]] = rows[own >= 0] // self.K
 
     def _local(self, items):
         """The design on one rater set's rows (:class:`_Target`).  PCM: the identity, the parameter
@@ -683,10 +779,9 @@ def _cml_newton(pb: _Problem, phi, tol, max_iter, max_se):
             return phi, ll, Hphi, it, True, null
         it += 1
         pen = Hphi + null @ null.T * np.mean(np.diag(Hphi))
-        factor = None
+        factor = blocks = None
         try:
-            factor = cho_factor(pen, check_finite=False)
-            d = cho_solve(factor, gphi, check_finite=False)  # Hphi is -d2 logL: this is an ascent step
+            d, factor, blocks = _direction(pen, gphi, pb.owner)  # Hphi is -d2 logL: this is an ascent step
         except np.linalg.LinAlgError:
             if known:
                 w, V = np.linalg.eigh(Hphi)
@@ -700,9 +795,9 @@ def _cml_newton(pb: _Problem, phi, tol, max_iter, max_se):
         # likelihood approaches its limit like exp(-t)); move along such weak directions
         # (information below 1 / max_se**2) eight times as far when that still raises the
         # likelihood.
-        # (the eigen-decomposition only when a Cholesky factorisation says there is such a
-        # direction: with hundreds of raters one eigh costs many Newton steps)
-        if it > 2 and _below(pen, 1.0 / max_se ** 2, factor):
+        # (the eigen-decomposition only when :func:`_below` says there is such a direction: with
+        # hundreds of raters one eigh costs many Newton steps)
+        if it > 2 and _below(pen, 1.0 / max_se ** 2, factor, blocks):
             boosted = _boost(pb, phi, d, ll, Hphi, null, max_se)
             if boosted is not None:
                 phi, ll, gphi, Hphi = boosted
@@ -783,14 +878,20 @@ def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null, standard_error
     # covariance of phi: pseudo-inverse of the information (null directions excluded).  Without a
     # direction of information below 1 / max_se**2 besides the identification's (``null``), it is
     # the inverse of the penalised information less the penalty's part (a Cholesky factorisation);
-    # else from the eigen-decomposition, whose weak directions are then examined below.
+    # else from the eigen-decomposition, whose weak directions are then examined below.  Without
+    # SEs and with hundreds of raters, no factorisation unless :func:`_below` needs one.
     c = np.mean(np.diag(Hphi))
     pen = Hphi + null @ null.T * c
+    factor = blocks = None
     try:
-        factor = cho_factor(pen, check_finite=False)
+        if standard_errors or pen.shape[0] < _ITERATIVE_FROM:
+            factor = cho_factor(pen, check_finite=False)
+        else:
+            blocks = _BlockJacobi(pen, pb.owner)
+        weak = _below(pen, 1.0 / max_se ** 2, factor, blocks)
     except np.linalg.LinAlgError:
-        factor = None
-    if factor is None or _below(pen, 1.0 / max_se ** 2, factor):
+        weak = True
+    if weak:
         w, V = np.linalg.eigh(Hphi)
         keep = w > w.max() * 1e-11
         cov_phi = (V[:, keep] / w[keep]) @ V[:, keep].T

@@ -418,7 +418,7 @@ def test_weak_direction_test_by_lanczos_equals_the_cholesky_test():
     pen - t I does, for a smallest eigenvalue just above and just below t; _inverse inverts."""
     from scipy.linalg import cho_factor
 
-    from ratercal_cli.methods.cml import _LANCZOS_FROM, _below, _inverse
+    from ratercal_cli.methods.cml import _LANCZOS_FROM, _BlockJacobi, _below, _inverse
 
     rng = np.random.default_rng(2)
     n = _LANCZOS_FROM + 50
@@ -429,4 +429,32 @@ def test_weak_direction_test_by_lanczos_equals_the_cholesky_test():
         pen = (pen + pen.T) / 2
         assert _below(pen, 0.01, cho_factor(pen)) is expected
         assert _below(pen, 0.01) is expected
+        # the per-rater blocks' bound cannot decide this near t: the factorisation then does
+        assert _below(pen, 0.01, None, _BlockJacobi(pen, np.arange(n) // 5)) is expected
     assert np.allclose(_inverse(cho_factor(pen)) @ pen, np.eye(n), atol=1e-8)
+
+
+def test_newton_step_by_conjugate_gradients_equals_the_cholesky_solution():
+    """From _ITERATIVE_FROM parameters on, the Newton step is solved by conjugate gradients preconditioned
+    with the per-rater blocks: the Cholesky solution to 1e-11; the blocks' lower bound of the smallest
+    eigenvalue is one (below it, within a factor 3 here), and decides _below away from the threshold."""
+    from scipy.linalg import block_diag
+
+    from ratercal_cli.methods.cml import _ITERATIVE_FROM, _BlockJacobi, _below, _direction
+
+    rng = np.random.default_rng(3)
+    n = _ITERATIVE_FROM + 5
+    owner = np.arange(n) // 5
+    X = rng.normal(size=(n, 40)) * 0.1   # the raters' interaction, weaker than each rater's own block
+    blocks = [(lambda a: a @ a.T + np.eye(5))(rng.normal(size=(5, 5))) for _ in range(n // 5)]
+    blocks[7] = blocks[7] * 0.05   # one rater's rare category: the smallest eigenvalue stands apart
+    pen = X @ X.T + block_diag(*blocks)
+    g = rng.normal(size=n)
+    d, factor, bj = _direction(pen, g, owner)
+    assert factor is None and bj is not None
+    exact = np.linalg.solve(pen, g)
+    assert np.max(np.abs(d - exact)) < 1e-11 * np.max(np.abs(exact))
+    smallest = np.linalg.eigvalsh(pen)[0]
+    assert smallest / 3 < bj.lower_bound(pen) <= smallest * (1 + 1e-9)
+    assert _below(pen, smallest / 10, None, bj) is False
+    assert _below(pen, smallest * 1.01, None, bj) is True
