@@ -169,6 +169,7 @@ def main():
     ap.add_argument("--big-only", default=None,
                     help="with --big: the methods run at 5M ratings (default: as at 1M; NO is always run)")
     ap.add_argument("--no-check", action="store_true", help="leave out check (800 raters)")
+    ap.add_argument("--check-only", action="store_true", help="only check and check --no-rasch (800 raters)")
     ap.add_argument("--rubric-ratings", type=int, default=1_000_000,
                     help="ratings of the analytic rubric (4 criteria) fitted by the many-facet MFRM (0: none)")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
@@ -178,7 +179,7 @@ def main():
     tmp = Path(tempfile.mkdtemp(prefix="ratercal-large-"))
     ok = True
     try:
-        sizes = [(args.ratings, 2.0, 1.5)] + ([(5_000_000, 8.0, 8.0)] if args.big else [])
+        sizes = [] if args.check_only else [(args.ratings, 2.0, 1.5)] + ([(5_000_000, 8.0, 8.0)] if args.big else [])
         for n, max_gib, marginal_gib in sizes:
             big = n != args.ratings
             size_codes = [c for c in args.big_only.upper().split(",") if c != "NO"] if big and args.big_only else codes
@@ -201,9 +202,9 @@ def main():
                 ok &= report("compare", *measure([RATERCAL, "compare", str(data), "--scale", "0-5", "-q"]),
                              ref=no[0], max_gib=max_gib)
             data.unlink()
-        if args.rubric_ratings and "MFRM" in codes:
+        if args.rubric_ratings and "MFRM" in codes and not args.check_only:
             ok &= rubric(tmp, args.rubric_ratings)
-        if not args.only and not args.no_check:
+        if args.check_only or (not args.only and not args.no_check):
             data = tmp / "ratings_800.csv"
             generate(data, args.ratings, 800)
             print(f"== {args.ratings:,} ratings, 800 raters: check (CPU seconds, one BLAS thread; the ratio to "
