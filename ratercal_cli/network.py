@@ -82,7 +82,7 @@ def shared_papers(ratings: Ratings) -> np.ndarray:
     return out
 
 
-def _min_label_components(n, low, high):
+def min_label_components(n, low, high):
     """Connected components by min-label propagation with pointer jumping.
 
     Each node ends with the smallest node index of its component.  Faster than
@@ -113,7 +113,7 @@ def rater_components(ratings: Ratings, links=None):
         low, high, _ = _edges(ratings)
     else:
         low, high = (np.asarray(x, dtype=np.int64) for x in links)
-    labels = _min_label_components(nr, low, high)
+    labels = min_label_components(nr, low, high)
     active = np.bincount(ratings.rater, minlength=nr) > 0
     # renumber by lowest active rater, raters without ratings -> -1
     out = np.full(nr, -1, dtype=np.int64)

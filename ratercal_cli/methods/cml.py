@@ -206,27 +206,16 @@ def _group(ratings: Ratings, cats, informative) -> _Groups:
 
 def _check_connected(groups: _Groups, has, rater_ids, name="CML"):
     """Refuse raters in groups that share no informative paper, naming them by label."""
-    J = has.size
-    parent = np.arange(J)
+    from ..network import min_label_components
 
-    def find(a):
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    for g in groups.sizes:
-        items = g["items"]
-        for c in range(1, items.shape[1]):
-            for a, b in zip(items[:, 0], items[:, c]):
-                ra, rb = find(a), find(b)
-                if ra != rb:
-                    parent[rb] = ra
-    roots = {find(j) for j in np.flatnonzero(has)}
+    low = [g["items"][:, 0].repeat(g["items"].shape[1] - 1) for g in groups.sizes]
+    high = [g["items"][:, 1:].ravel() for g in groups.sizes]
+    labels = min_label_components(has.size, np.concatenate(low), np.concatenate(high))
+    roots = set(labels[has].tolist())
     if len(roots) > 1:
         comps = {}
         for j in np.flatnonzero(has):
-            comps.setdefault(find(j), []).append(str(rater_ids[j]))
+            comps.setdefault(labels[j], []).append(str(rater_ids[j]))
         desc = "; ".join("raters " + ", ".join(v) for v in comps.values())
         raise MethodError(f"{name}: the raters fall into {len(roots)} groups that share no informative papers ({desc}); "
                           "they cannot be calibrated on one scale")
@@ -309,7 +298,8 @@ class _Target:
         if s not in self._cache:
             Aloc, pidx = self._local(g["items"])
             ok = pidx >= 0
-            hidx = pidx[:, :, None] * self.P + pidx[:, None, :]
+            pidx = pidx.astype(np.int32 if self.P * self.P < 2 ** 31 else np.int64)   # half the memory
+            hidx = pidx[:, :, None] * pidx.dtype.type(self.P) + pidx[:, None, :]
             hidx[~(ok[:, :, None] & ok[:, None, :])] = self.P * self.P
             self._cache[s] = (Aloc, hidx.ravel())
         return self._cache[s]
