@@ -182,7 +182,16 @@ def _group(ratings: Ratings, cats, informative) -> _Groups:
         sel = size == s
         rows = start[sel][:, None] + np.arange(s)[None, :]
         sets = rater[rows]  # (P_s, s), sorted within row
-        items, gidx = np.unique(sets, axis=0, return_inverse=True)
+        if float(J) ** s < 2.0 ** 62:   # the rows as numbers in base J: same order, a much faster sort
+            code = sets[:, 0].astype(np.int64)
+            for c in range(1, s):
+                code = code * J + sets[:, c]
+            ucode, gidx = np.unique(code, return_inverse=True)
+            items = np.empty((ucode.size, s), dtype=sets.dtype)
+            for c in range(s - 1, -1, -1):
+                ucode, items[:, c] = np.divmod(ucode, J)
+        else:
+            items, gidx = np.unique(sets, axis=0, return_inverse=True)
         gidx = gidx.ravel()
         r = total[sel]
         key = gidx * (s * (K - 1) + 1) + r
@@ -235,7 +244,7 @@ def _eps(tau, cats):
     return np.exp(-(t - tmin)), tmin[:, 0]
 
 
-def _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, pairs, chunk=16384):
+def _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, pairs, chunk=4096):
     """Each rater set's block of the information, summed over its papers: (a, b, blocks) for the
     sets a..b-1 in turn, blocks (b - a, s*K, s*K) (chunks of sets: no (G, sK, sK) array at once).
 
