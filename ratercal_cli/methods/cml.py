@@ -89,27 +89,33 @@ def _esf_products(E):
     from prefix, middle and suffix products (no polynomial division, so no cancellation).
     """
     G, s, K = E.shape
-    one = np.ones((G, 1))
-    prefix = [one]
+
+    def mul(a, b):  # None is the polynomial 1 (a product with it is the other factor, exactly)
+        return b if a is None else a if b is None else _polymul(a, b)
+
+    def poly(a):
+        return np.ones((G, 1)) if a is None else a
+
+    prefix = [None]
     for i in range(s):
-        prefix.append(_polymul(prefix[-1], E[:, i]))
-    suffix = [one]
-    for i in range(s - 1, -1, -1):
-        suffix.append(_polymul(suffix[-1], E[:, i]))
-    suffix = suffix[::-1]  # suffix[i] = prod_{k >= i}
+        prefix.append(mul(prefix[-1], E[:, i]))
+    suffix = [None]
+    for i in range(s - 1, 0, -1):
+        suffix.append(mul(suffix[-1], E[:, i]))
+    suffix = [None] + suffix[::-1]  # suffix[i] = prod_{k >= i}, i >= 1
     full = prefix[s]
-    loo = np.stack([_polymul(prefix[i], suffix[i + 1]) for i in range(s)], axis=1)
+    loo = np.stack([poly(mul(prefix[i], suffix[i + 1])) for i in range(s)], axis=1)
     lto = None
     if s >= 2:
         L = (s - 2) * (K - 1) + 1
         lto = np.zeros((G, s, s, L))
         for i in range(s):
-            mid = one
+            mid = None
             for k in range(i + 1, s):
-                p = _polymul(_polymul(prefix[i], mid), suffix[k + 1])
+                p = poly(mul(mul(prefix[i], mid), suffix[k + 1]))
                 lto[:, i, k] = p
                 lto[:, k, i] = p
-                mid = _polymul(mid, E[:, k])
+                mid = mul(mid, E[:, k])
     return full, loo, lto
 
 
