@@ -649,8 +649,10 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     """Maximise the conditional likelihood of the PCM (``model="pcm"``) or RSM (``"rsm"``).
 
     Newton's method on the free parameters phi (tau = A phi), gradient ``A' g`` and Hessian
-    ``A' H A`` from :func:`_loglik_grad_hess`, the null directions of the identification
-    handled by an eigen-decomposition pseudo-inverse; step halving if the likelihood falls.
+    ``A' H A`` from :func:`_loglik_grad_hess` (assembled over phi directly, :class:`_Target`), the
+    identification's null directions penalised (:func:`_identification`), each step solved by a
+    Cholesky factorisation or, from ``_ITERATIVE_FROM`` parameters on, by preconditioned conjugate
+    gradients (:func:`_direction`); step halving if the likelihood falls.
     Stops when the largest |gradient| is below ``tol`` times the number of informative
     papers (or after ``max_iter`` iterations; ``converged`` says which).  ``standard_errors=False``
     leaves out the steps' standard errors (``steps_se`` None): their covariance is an inversion of
