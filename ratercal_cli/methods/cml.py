@@ -39,8 +39,9 @@ reported centred: the mean of all estimable steps ``delta[j, k]`` is 0 (RSM: ``s
 
 Rater sets whose papers do not link all raters (a disconnected design) are refused: the
 raters of different components cannot be put on one scale.  So are fits where no step can
-be estimated (e.g. the 2+ design, which keeps only pairs within a point of each other: given
-the total, the split is always the closest one and every estimate runs off).
+be estimated, or no more than half of the steps keep their differences while the rest run off
+against them (e.g. the 2+ design, which keeps mostly pairs within a point of each other: given
+the total, the split is then always the closest one, and the thresholds spread apart for ever).
 
 Checked (tests/methods/test_cml.py) against psychotools 0.7-2 ``pcmodel``/``rsmodel`` and a
 patched eRm 1.0-2 ``PCM`` on a simulated 500-paper 0-9 set with two of nine raters per
@@ -492,9 +493,11 @@ def _centre(tau, cats, model, exclude=None):
     return steps, t
 
 
-def _cap_diverged(tau, cats, diverged, bound):
+def _cap_diverged(tau, cats, diverged, bound, side=None):
     """(tau, resting): tau with every diverging step, and every difference across categories the
-    rater never used, limited to +-bound per step spanned; +inf off ``cats``.  ``resting`` (J, K)
+    rater never used, limited to +-bound per step spanned; +inf off ``cats``.  One that runs off (a
+    difference whose upper category has ``side`` +-1) is set at the limit on that side: where it
+    stopped is a matter of the path.  ``resting`` (J, K)
     marks the categories made (almost) impossible by such a limit: a rating there rests on a step
     that cannot be estimated.
 
@@ -520,8 +523,10 @@ def _cap_diverged(tau, cats, diverged, bound):
             diff = tau[j, b] - tau[j, a]
             if diverged[j, a:b].any() or b - a > 1:
                 lim = (b - a) * bound
-                resting[j, a] |= bool(diff < -lim)
-                resting[j, b] |= bool(diff > lim)
+                if side is not None and side[j, b] != 0:
+                    diff = float(side[j, b]) * lim
+                resting[j, a] |= bool(diff <= -lim)
+                resting[j, b] |= bool(diff >= lim)
                 diff = float(np.clip(diff, -lim, lim))
             out[j, b] = out[j, a] + diff
     return out, resting
@@ -660,7 +665,11 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
 
     A step moved by a direction whose information is below ``1 / max_se**2`` is an
     estimate running off to infinity (the conditional MLE does not exist for it): it is reported as nan, left out
-    of the centring, and named in ``notes``; the fitted ``tau`` keeps the limiting values.
+    of the centring, and named in ``notes``; the fitted ``tau`` keeps the limiting values.  Which steps
+    those are depends on the weak directions' subspace only (:func:`_moved_alike`); unless more than half
+    of the steps keep their differences the fit is refused (MethodError).  While estimates diverge,
+    Newton goes on to 1e-3 of ``tol`` (or until log L stops rising), so that the others are at their
+    limits' maximum to ~1e-9 however the rounding went.
 
     Steps: :func:`_cml_problem` (estimable categories, rater-set groups, design),
     :func:`_cml_start`, :func:`_cml_newton`, :func:`_cml_steps` (diverging steps, centring, SEs,
@@ -776,40 +785,54 @@ def _cml_newton(pb: _Problem, phi, tol, max_iter, max_se):
     converged)."""
     scale = max(pb.groups.n_papers, 1)
     ll, gphi, Hphi = pb.evaluate(phi)
-    # the identification's null directions of the information, found once: those of the model
-    # (:func:`_identification`), or, when the information has more (the penalised information
-    # below is then singular), all directions of eigenvalue 0
-    null, known = _identification(pb), True
-    it = 0
+    # the identification's null directions of the information: those of the model
+    # (:func:`_identification`), never more.  (Taking every direction of eigenvalue 0 once the
+    # penalised information's factorisation failed took a diverging estimate's direction for one
+    # of them, whose information vanishes in round-off; whether it did hung on the last bits, and
+    # with it whether the divergence was seen: a 2+ set's RSM then reported steps of -123 logits.)
+    null = _identification(pb)
+    # With a diverging estimate the gradient falls only like exp(-t), and the other estimates, tied
+    # to it, are off by about gradient / information when it stops: there, go on to 1e-3 of the
+    # tolerance (a few more steps) unless a step no longer raises log L.
+    it, diverging, gained = 0, False, True
     while it < max_iter:
-        if np.max(np.abs(gphi), initial=0.0) < tol * scale:
+        gmax = np.max(np.abs(gphi), initial=0.0)
+        if gmax < tol * scale and (not diverging or not gained or gmax < 1e-3 * tol * scale):
             return phi, ll, Hphi, it, True, null
+        before = ll
         it += 1
         pen = Hphi + null @ null.T * np.mean(np.diag(Hphi))
         factor = blocks = None
         try:
             d, factor, blocks = _direction(pen, gphi, pb.owner)  # Hphi is -d2 logL: this is an ascent step
         except np.linalg.LinAlgError:
-            if known:
-                w, V = np.linalg.eigh(Hphi)
-                null, known = V[:, w <= w.max() * 1e-10], False
-                it -= 1
-                continue
-            w, V = np.linalg.eigh(Hphi)
-            keep = w > w.max() * 1e-11
-            d = V[:, keep] @ ((V[:, keep].T @ gphi) / w[keep])
+            d = _pseudo_step(Hphi, gphi)[0]
         # An estimate running off to infinity gains about one logit per Newton step (the
         # likelihood approaches its limit like exp(-t)); move along such weak directions
         # (information below 1 / max_se**2) eight times as far when that still raises the
-        # likelihood.
+        # likelihood.  The step then from the eigen-decomposition, without the directions whose
+        # information is at round-off level (there the factorisation's step is noise over noise,
+        # tens of logits either way).
         # (the eigen-decomposition only when :func:`_below` says there is such a direction: with
         # hundreds of raters one eigh costs many Newton steps)
         if it > 2 and _below(pen, 1.0 / max_se ** 2, factor, blocks):
-            boosted = _boost(pb, phi, d, ll, Hphi, null, max_se)
+            diverging = True
+            d, w, V = _pseudo_step(Hphi, gphi)
+            boosted = _boost(pb, phi, d, ll, w, V, null, max_se)
             if boosted is not None:
                 phi, ll, gphi, Hphi = boosted
+                gained = ll > before
                 continue
-        phi, ll, gphi, Hphi = _halving_step(pb, phi, d, ll)
+        try:
+            phi, ll, gphi, Hphi = _halving_step(pb, phi, d, ll)
+        except MethodError:
+            if not diverging:
+                raise
+            # the diverging estimates are so far out that a step along them under- or overflows: their
+            # pull on the others is long below the tolerance; whether the rest is estimable is for
+            # :func:`_cml_steps` (where the overflow strikes is a matter of the path, not of the data)
+            return phi, ll, Hphi, it, False, null
+        gained = ll > before
     return phi, ll, Hphi, it, False, null
 
 
@@ -843,11 +866,25 @@ def _identification(pb: _Problem):
     return np.linalg.qr(np.column_stack(cand))[0]
 
 
-def _boost(pb: _Problem, phi, d, ll, Hphi, null, max_se):
-    """The step moved eight times as far along the weak directions, if that raises log L."""
+def _pseudo_step(Hphi, gphi):
+    """The Newton step by the pseudo-inverse of the information, leaving out the directions whose
+    eigenvalue is below 1e-11 of the largest (the identification's, and a diverging estimate's once
+    its information is lost in round-off); and the eigen-decomposition (w, V)."""
     w, V = np.linalg.eigh(Hphi)
-    Vw = V[:, w < 1.0 / max_se ** 2]
-    if Vw.shape[1] <= null.shape[1]:
+    keep = w > w.max() * _NOISE
+    return V[:, keep] @ ((V[:, keep].T @ gphi) / w[keep]), w, V
+
+
+#: eigenvalues of the information below this fraction of the largest are round-off (no step along them)
+_NOISE = 1e-11
+#: information below ``_RUNOFF / max_se**2`` (an SE over 100 max_se): an estimate running off (:func:`_cml_steps`)
+_RUNOFF = 1e-4
+
+
+def _boost(pb: _Problem, phi, d, ll, w, V, null, max_se):
+    """The step moved eight times as far along the weak directions, if that raises log L."""
+    Vw = V[:, (w < 1.0 / max_se ** 2) & (w > w.max() * _NOISE)]
+    if Vw.shape[1] == 0:
         return None
     phi_new = phi + d + 7.0 * (Vw @ (Vw.T @ d))
     try:
@@ -902,10 +939,11 @@ def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null, standard_error
         w, V = np.linalg.eigh(Hphi)
         keep = w > w.max() * 1e-11
         cov_phi = (V[:, keep] / w[keep]) @ V[:, keep].T
-        weakdir = V[:, w < 1.0 / max_se ** 2]
+        runoff = V[:, w < _RUNOFF / max_se ** 2]
+        weakdir = V[:, (w >= _RUNOFF / max_se ** 2) & (w < 1.0 / max_se ** 2)]
     else:
         cov_phi = _inverse(factor) - null @ null.T / c if standard_errors else None
-        weakdir = np.zeros((pen.shape[0], 0))
+        runoff = weakdir = np.zeros((pen.shape[0], 0))
     # raw step = tau[j, k] - tau[j, k-1], as a sparse (J (K-1), J K) difference matrix
     rows = np.arange(J * (K - 1))
     col = (rows // (K - 1)) * K + rows % (K - 1) + 1
@@ -914,29 +952,50 @@ def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null, standard_error
     DA = (D @ pb.A).tocsr()
     steps, tau_c = _centre(tau, cats, pb.model)
     # An estimate running off to infinity (e.g. a category given only where the other rater's
-    # score left no alternative) shows as a direction of almost no information (eigenvalue of
-    # the information below 1 / max_se**2; the identification's directions have 0) that moves
-    # some steps against the rest.  Flag those steps; leave them out of the centring.
-    # (Estimable directions, even a category used once, have information of order 0.1-1.)
+    # score left no alternative) shows as a direction of almost no information that moves some
+    # steps against the rest: below 1e-4 / max_se**2 (``runoff``, with the identification's
+    # directions, of 0; Newton has pushed a diverging estimate until its information is ~1e-9).
+    # Which steps: those outside the largest group that these directions move alike
+    # (:func:`_moved_alike`), a question of their subspace, not of the eigenvectors chosen in it
+    # (several such eigenvalues at round-off level make those any rotation of each other); the same
+    # for each difference across categories a rater never used (tau[j, b] - tau[j, a], b > a + 1, per
+    # step spanned).  Each runs off to the side where these directions carried it from the kept group
+    # (``side``, at the difference's upper category; where Newton stopped it may still be on the
+    # other).  Finite directions of information below 1 / max_se**2 (``weakdir``: SEs above max_se;
+    # estimable directions, even a category used once, have information of order 0.1-1) flag the
+    # steps each moves by over a tenth of its largest move against the median step as not
+    # estimable too; they do not run off (their values are converged) and are only limited.
     diverged = np.zeros(J * (K - 1), dtype=bool)
+    side = np.zeros((J, K))
     finflat = np.isfinite(steps).ravel()
+    fin = np.flatnonzero(finflat)
+    if runoff.shape[1] and finflat.any():
+        ga, gb = _gaps(cats)
+        G = (pb.A[gb] - pb.A[ga]).multiply(1.0 / ((gb - ga) % K)[:, None]).tocsr()
+        R, RG = np.asarray(DA[finflat] @ runoff), np.asarray(G @ runoff)
+        kept, gkept = _moved_alike(R, RG)
+        diverged[fin] = ~kept
+        if kept.any():
+            u, centre = runoff.T @ phi, R[kept].mean(axis=0)
+            side.ravel()[(fin // (K - 1)) * K + fin % (K - 1) + 1] = np.where(kept, 0.0, np.sign((R - centre) @ u))
+            side.ravel()[gb] = np.where(gkept, 0.0, np.sign((RG - centre) @ u))
     if weakdir.shape[1] and finflat.any():
         delta = np.asarray(DA[finflat] @ weakdir)
         delta -= np.median(delta, axis=0, keepdims=True)  # a shift of all steps is no change
         size = np.abs(delta).max(axis=0)
-        moved = (np.abs(delta) > 0.1 * size) & (size > 1e-6)
-        diverged[np.flatnonzero(finflat)] = moved.any(axis=1)
+        diverged[fin] |= ((np.abs(delta) > 0.1 * size) & (size > 1e-6)).any(axis=1)
     diverged = diverged.reshape(J, K - 1)
     steps, tau_c = _centre(tau, cats, pb.model, exclude=diverged)
     finite = np.isfinite(steps) & ~diverged
     if not finite.any():
         raise MethodError(
-            f"CML ({pb.model.upper()}): no step can be estimated: every estimate diverges or its category is "
-            f"unused ({int(diverged.sum())} diverging, {int((~np.isfinite(steps)).sum())} unused); too few "
+            f"CML ({pb.model.upper()}): no step can be estimated: every estimate diverges (no more than half of "
+            f"them keep their differences) or its category is unused ({int(diverged.sum())} diverging, "
+            f"{int((~np.isfinite(steps)).sum())} unused); too few "
             "papers per rater pair, or raters who never differ by more than a point (as the 2+ design keeps)")
     fin = finite.ravel()
     steps = np.where(finite, steps, np.nan)
-    tau_c, resting = _cap_diverged(tau_c, cats, diverged, np.max(np.abs(steps[finite])) + cap_margin)
+    tau_c, resting = _cap_diverged(tau_c, cats, diverged, np.max(np.abs(steps[finite])) + cap_margin, side)
     if not standard_errors:
         return steps, None, tau_c, diverged, resting
     # diag(C cov C') for the centred steps' rows C_i = DA_i - m (m the mean row of DA over the
@@ -947,6 +1006,50 @@ def _cml_steps(pb: _Problem, phi, Hphi, max_se, cap_margin, null, standard_error
     se = np.sqrt(np.maximum(np.where(fin, var, 0.0), 0.0)).reshape(J, K - 1)
     se[~finite] = np.nan
     return steps, se, tau_c, diverged, resting
+
+
+def _gaps(cats):
+    """Flat indices (into J x K) of the category pairs a < b that are consecutive among a rater's
+    estimable categories with unused ones between them: (a, b)."""
+    J, K = cats.shape
+    a, b = [], []
+    for j in range(J):
+        cj = np.flatnonzero(cats[j])
+        wide = np.flatnonzero(np.diff(cj) > 1)
+        a.extend(j * K + cj[wide])
+        b.extend(j * K + cj[wide + 1])
+    return np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
+
+
+def _moved_alike(R, extra=None, rel=1e-3):
+    """The steps that keep their differences: the group of more than half of them that the weak
+    directions move alike (rows of ``R``, steps x weak directions, each step's movement along each,
+    equal to within ``rel`` of their largest spread), or none.  With no such majority the estimates
+    run off against each other (e.g. each of the RSM's thresholds against the others on a 2+ set,
+    its raters' steps moved alike: which group to call finite would be arbitrary, and the fitted
+    scale would be the limits').  Equal rows keep their differences along every weak direction, the others run
+    off against them.  Distances between rows do not change with the basis of the weak subspace
+    (several weak eigenvalues at round-off level make its eigenvectors any rotation of each other,
+    so a test on each eigenvector's components decided by round-off), nor with a shift of all steps
+    (the identification's direction, also in it).  With ``extra`` (rows as R's, e.g. a difference
+    across unused categories per step spanned) also which of those move with the group: ``(kept,
+    extra_kept)``."""
+    n = R.shape[0]
+    spread = np.sqrt(((R - R.mean(axis=0)) ** 2).sum(axis=1)).max(initial=0.0)
+    group = np.full(n, -1)
+    for i in range(n):
+        if group[i] < 0:
+            group[(group < 0) & (np.sqrt(((R - R[i]) ** 2).sum(axis=1)) <= rel * spread)] = i
+    size = np.bincount(group, minlength=n)
+    kept = group == np.argmax(size) if 2 * size.max() > n else np.zeros(n, dtype=bool)
+    if spread <= 1e-6:
+        kept = np.ones(n, dtype=bool)
+    if extra is None:
+        return kept
+    if not kept.any():
+        return kept, np.zeros(extra.shape[0], dtype=bool)
+    centre = R[kept].mean(axis=0)
+    return kept, np.sqrt(((extra - centre) ** 2).sum(axis=1)) <= rel * max(spread, 1e-6)
 
 
 def _rsm_parts(steps, has, model):

@@ -458,3 +458,129 @@ def test_newton_step_by_conjugate_gradients_equals_the_cholesky_solution():
     assert smallest / 3 < bj.lower_bound(pen) <= smallest * (1 + 1e-9)
     assert _below(pen, smallest / 10, None, bj) is False
     assert _below(pen, smallest * 1.01, None, bj) is True
+
+
+# Two 2+ sets of the beyond-1990 study (configs/beyond1990.yaml, cells 0151 and 0193, replications 48
+# and 2: 100 papers, 9 raters, the kept pair of each paper): each paper's "r1 r2 s1 s2".
+SET_2PLUS_0_5 = """
+3444 3533 4632 5745 3843 4654 5632 4554 1754 1755 3543 5832 1554 0433 0655 2734 3654 1732 6855 1254 3854 5645 0144 3701
+0344 7833 0655 1410 7823 4621 0332 1655 3755 5734 4832 5833 4512 3533 6745 5722 6734 2533 0655 2332 0254 0355 2533 6743
+5644 1355 1355 6843 4832 1455 1743 0655 3843 6822 3811 1755 1455 0155 6723 5632 5854 7833 1843 4533 7811 4554 0155 2645
+1645 3455 1732 2444 1832 2523 2734 1755 6755 0543 3501 0755 0454 1755 2733 0654 2843 1455 2532 3522 0733 2755 1533 1355
+4732 6843 1421 1233"""
+SET_2PLUS_0_9 = """
+3465 7866 0199 2864 3776 2865 1399 1834 1799 3699 0199 7865 2754 2577 0199 6701 4812 0598 2577 0699 3799 0399 2576 1487
+4689 0112 5778 4656 3699 4699 4812 4699 1875 2566 0543 1599 2555 3499 2788 1577 1499 2844 3499 1399 2765 0722 1554 5766
+1298 5654 1876 0379 3875 4775 2455 1366 3699 1400 6844 5865 4555 6843 2577 1688 1498 0801 1399 4598 7877 0399 0199 4789
+0465 3855 6898 0296 1699 2576 4587 5887 0598 0286 3499 1798 4676 4898 1399 4565 1499 4643 3898 0256 1522 2310 0199 5833
+1499 2478 4676 2777"""
+
+
+def _pairs(text, max_score):
+    q = np.array([[int(c) for c in w] for w in text.split()])
+    return Ratings(np.repeat(np.arange(len(q)), 2), q[:, :2].ravel(), q[:, 2:].ravel(), max_score, len(q), 9)
+
+
+@pytest.fixture
+def perturbed_information(monkeypatch):
+    """The information of every evaluation perturbed by 1e-12 of its largest element (a symmetric
+    random matrix): as much as a reordering of the floating-point sums moves it, and more."""
+    from ratercal_cli.methods import cml
+
+    plain, rng = cml._loglik_grad_hess, np.random.default_rng(0)
+
+    def perturbed(tau, cats, groups, order=2, target=None):
+        ll, g, H = plain(tau, cats, groups, order, target)
+        if H is not None:
+            E = rng.standard_normal(H.shape)
+            H = H + 1e-12 * np.abs(H).max() * (E + E.T) / 2
+        return ll, g, H
+
+    monkeypatch.setattr(cml, "_loglik_grad_hess", perturbed)
+
+
+@pytest.mark.parametrize("perturb", [False, True])
+def test_a_2plus_set_whose_thresholds_all_run_off_is_refused(perturb, request):
+    """Every kept pair within a point: given the total the split is always the closest one, so spreading
+    the RSM's thresholds apart (tau[j, x] += t x^2 / 2) raises every paper's conditional likelihood
+    for ever; no step difference is finite.  The code before took the vanishing information along
+    that direction for an identification direction whenever round-off made the penalised information's
+    factorisation fail, and then reported steps of -123 .. 84 logits with no note (whether it did
+    hung on the last bits: 21 such sets flipped between failing and fitting when a commit reordered
+    the sums)."""
+    if perturb:
+        request.getfixturevalue("perturbed_information")
+    data = _pairs(SET_2PLUS_0_5, 5)
+    o = np.lexsort((data.rater, data.paper))
+    assert np.abs(np.diff(data.score[o].reshape(-1, 2), axis=1)).max() == 1
+    for model in ("rsm", "pcm"):
+        with pytest.raises(MethodError, match=r"no step can be estimated"):
+            fit_cml(data, model=model)
+
+
+def test_a_2plus_set_with_some_thresholds_estimable_fits_the_same_whatever_the_rounding(request):
+    """On the 0-9 set pairs two or more points apart occur (a third reading far from both) but only
+    between the scores 4 and 9: the RSM's thresholds into the categories 1-4 run off (a total that
+    reaches below 4 is always split the closest way) and those into 5-9 are estimable.  The code before stopped with 'the estimates run off to infinity until the
+    elementary symmetric functions overflow' (a step along the diverging directions underflowed, a
+    matter of the path); now it fits, and a 1e-12 perturbation of the information moves nothing but
+    the last digits."""
+    data = _pairs(SET_2PLUS_0_9, 9)
+    o = np.lexsort((data.rater, data.paper))
+    s = data.score[o].reshape(-1, 2)
+    apart = np.abs(s[:, 0] - s[:, 1]) >= 2
+    assert apart.sum() >= 5 and s[apart].min() == 4
+    fit = fit_cml(data, model="rsm")
+    assert fit.notes == ["thresholds 1,2,3,4 not estimable (the estimate diverges)"]
+    assert fit.diverged[:, :4].all() and not fit.diverged[:, 4:].any()
+    assert np.isfinite(fit.steps[:, 4:]).all() and np.isfinite(fit.steps_se[:, 4:]).all()
+    # where Newton left the estimates (the diverging ones far out, before the fit's tau limits them),
+    # moving any estimable parameter (a rater's beta, one of the thresholds 6-9 against 5) lowers the
+    # conditional likelihood: the finite part is a maximum, not wherever the iterations stopped
+    from ratercal_cli.methods import cml
+
+    pb = cml._cml_problem(data, "rsm")
+    far = pb.tau(cml._cml_newton(pb, cml._cml_start(pb), 1e-9, 100, 10.0)[0])
+    np.testing.assert_allclose(np.diff(far, axis=1)[:, 4:] - np.diff(far, axis=1)[:, 4:].mean(),
+                               fit.steps[:, 4:] - fit.steps[:, 4:].mean(), atol=1e-9)
+    ll = conditional_loglik(data, far, "rsm")
+    x = np.arange(10)
+    for j in range(9):
+        for e in (-1e-3, 1e-3):
+            tau = far.copy()
+            tau[j] += e * x
+            assert conditional_loglik(data, tau, "rsm") < ll
+    for k in range(6, 10):
+        for e in (-1e-3, 1e-3):
+            tau = far.copy()
+            tau[:, k:] += e
+            assert conditional_loglik(data, tau, "rsm") < ll
+    request.getfixturevalue("perturbed_information")
+    again = fit_cml(data, model="rsm")
+    np.testing.assert_array_equal(again.diverged, fit.diverged)
+    np.testing.assert_allclose(again.steps, fit.steps, atol=1e-8)
+    np.testing.assert_allclose(again.tau, fit.tau, atol=1e-8)
+
+
+def test_steps_moved_alike_do_not_depend_on_the_basis_of_the_weak_directions():
+    """Two weak directions of round-off-level information: any rotation of their eigenvectors is as
+    good, and which steps run off must not change with it (a test on each eigenvector's components,
+    against their median, did)."""
+    from ratercal_cli.methods.cml import _moved_alike
+
+    rng = np.random.default_rng(1)
+    # 12 steps: 7 kept together, 3 moved one way, 2 another, all of them shifted alike too
+    R = np.zeros((12, 3))
+    R[7:10] = [1.0, 0.5, 0.0]
+    R[10:] = [-0.3, 1.0, 0.0]
+    R += [0.2, -0.1, 0.7]
+    R += 1e-9 * rng.standard_normal(R.shape)
+    expected = np.arange(12) < 7
+    for _ in range(20):
+        Q = np.linalg.qr(rng.standard_normal((3, 3)))[0]
+        np.testing.assert_array_equal(_moved_alike(R @ Q), expected)
+    # no majority kept together: none (here 6 against 6)
+    R[6] = R[7]
+    assert not _moved_alike(R).any()
+    # nothing moved: all kept
+    assert _moved_alike(np.ones((5, 2))).all()
