@@ -34,10 +34,9 @@ def import_facets(spec, output, encoding, quiet):
     if not quiet and str(out) != "-":
         click.echo(f"wrote {out}: {len(data.rows)} ratings, facets {', '.join(f.name for f in data.facets)}")
         click.echo(f"read it with: {data.command(out)}")
-        paper, rater = data.paper_and_rater()
-        if data.paper_facet is None or data.rater_facet is None:
-            click.echo("  (the specification has no " + " or ".join(
-                k for k, v in (("Noncenter=", data.paper_facet), ("Inter-rater=", data.rater_facet)) if v is None)
-                + f": the papers are taken to be facet {paper.name}"
-                + (f", the raters facet {rater.name}" if rater is not None else
-                   "; put the raters' facet in place of RATERS_FACET") + ")")
+        (paper, why_paper), (rater, why_rater) = data.roles()
+        if why_paper is None or why_rater != "Inter-rater=":
+            click.echo(f"  (the papers are taken to be facet {paper.name} ({why_paper or 'a guess: the first facet'})"
+                       + (f", the raters facet {rater.name} ({why_rater or 'by its name'})" if rater is not None
+                          else "; put the raters' facet in place of RATERS_FACET")
+                       + "; Positive= (the papers) and Inter-rater= (the raters) in the specification say which)")

@@ -20,7 +20,7 @@ What is read (the format of the Facets manual's examples, e.g. ``Essays.txt``, `
 
 Keywords that change only Facets' estimation or its reports (``Noncenter``, ``Positive``,
 ``Convergence``, ``Arrange``, ...) are ignored; ``Noncenter =`` and ``Inter-rater =`` name the facets
-that are the papers and the raters (without them: :meth:`FacetsData.paper_and_rater`).  An observation
+that are the papers and the raters, ``Positive =`` the examinees (:meth:`FacetsData.paper_and_rater`).  An observation
 above the top category of ``Models=`` (``R6``: 0 to 6) is an error naming its line, and element labels
 that would write two elements alike are replaced by the element numbers, with a warning.  Anything that would change which observations there are or what
 they mean (``Dvalues``, ``Delements``, ``Entered``, element 0, weighted ``R2`` data lines, an
@@ -101,20 +101,37 @@ class FacetsData:
         return [[f.label(e) for f, e in zip(self.facets, elems)] + [str(score)] for _, _, elems, score in self.rows]
 
     def paper_and_rater(self):
-        """The facets holding the papers and the raters (None where unknown): ``Noncenter=`` and
-        ``Inter-rater=`` where the specification says; else the papers are the one facet ``Positive=``
-        names or, failing that, the first facet (Facets' examples put the examinees first), and the
-        raters the one facet named like judges (judge, rater, reader, marker, grader, scorer, examiner,
-        assessor)."""
+        """The facets holding the papers and the raters (None where unknown): :meth:`roles` without
+        the reasons."""
+        (paper, _), (rater, _) = self.roles()
+        return paper, rater
+
+    def roles(self):
+        """``((paper facet, why), (rater facet or None, why))``.  The papers: the one facet ``Positive=``
+        names (the examinees, whose measure rises with the score), else the facet ``Noncenter=`` names,
+        else the first facet (Facets' examples put the examinees first).  The raters: the facet
+        ``Inter-rater=`` names, else the one facet named like judges (judge, rater, reader, marker,
+        grader, scorer, examiner, assessor), else the facet ``Noncenter=`` lets float when it is not the
+        papers' (the Facets manual's Guilford.txt floats its judges, ``Non-centered = 1``, beside
+        ``Positive = 2``, the examinees).  ``why`` is the specification that said so (None: a guess)."""
         by_number = {f.number: f for f in self.facets}
-        paper = by_number.get(self.paper_facet)
-        if paper is None:
-            paper = by_number.get(self.positive_facet) or self.facets[0]
-        rater = by_number.get(self.rater_facet)
-        if rater is None:
-            judges = [f for f in self.facets if f is not paper and _JUDGES.search(f.name)]
-            rater = judges[0] if len(judges) == 1 else None
-        return paper, (rater if rater is not paper else None)
+        if self.positive_facet in by_number:
+            paper, why = by_number[self.positive_facet], "Positive="
+        elif self.paper_facet in by_number:
+            paper, why = by_number[self.paper_facet], "Noncenter="
+        else:
+            paper, why = self.facets[0], None
+        judges = [f for f in self.facets if f is not paper and _JUDGES.search(f.name)]
+        floating = by_number.get(self.paper_facet)
+        if self.rater_facet in by_number and by_number[self.rater_facet] is not paper:
+            rater = (by_number[self.rater_facet], "Inter-rater=")
+        elif len(judges) == 1:
+            rater = (judges[0], None)
+        elif floating is not None and floating is not paper:
+            rater = (floating, "Noncenter=")
+        else:
+            rater = (None, None)
+        return (paper, why), rater
 
     def command(self, out) -> str:
         """The ``ratercal check`` command that reads the written table."""
@@ -165,15 +182,25 @@ class _Lines:
 _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _()-]*?)\s*=(.*)$")
 
 
+#: The specifications read_facets acts on, and those it ignores, as :func:`_keyword` spells them.
+KNOWN = frozenset({"title", "facets", "labels", "models", "model", "ratingscale", "data", "noncenter",
+                   "positive", "interrater"} | {re.sub(r"[^a-z0-9]", "", k) for k in IGNORED})
+
+
 def _keyword(line: str):
-    """(key, value) of a ``key = value`` line (key lower case, spaces and underscores dropped), or None."""
+    """(key, value) of a ``key = value`` line, or None.  The key is lower case, letters and digits
+    only, and named by the known specification it starts with (the longest): Facets reads only a
+    specification's first letters, so its manual's own files write ``Non-centered =`` for
+    ``Noncenter =``, ``Facets in data =`` for ``Facets =`` and ``Inter-rater Agreement =`` for
+    ``Inter-rater =``."""
     m = _KEY.match(line)
     if not m:
         return None
-    key = m.group(1).lower().replace("_", "").strip()
+    key = re.sub(r"[^a-z0-9]", "", m.group(1).lower())
     if key.startswith("rating") and key.endswith("scale"):   # Rating (or partial credit) scale =
         key = "ratingscale"
-    key = key.replace(" ", "")
+    elif key not in KNOWN:
+        key = max((k for k in KNOWN if key.startswith(k)), key=len, default=key)
     return key, m.group(2).strip()
 
 
@@ -225,7 +252,7 @@ def read_facets(path, encoding=None) -> FacetsData:
             paper_facet = _int(value, path, ln, "Noncenter")
         elif key == "positive" and _INT.match(value):   # one facet oriented as ability: the examinees
             positive_facet = int(value)
-        elif key in ("inter-rater", "interrater"):
+        elif key == "interrater":
             rater_facet = _int(value, path, ln, "Inter-rater")
         elif key not in IGNORED:
             raise InputError(f"the Facets specification {text.split('=', 1)[0].strip()}= is not supported by "

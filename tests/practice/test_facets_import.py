@@ -150,3 +150,78 @@ def test_the_printed_command_names_the_papers_and_raters_without_noncenter(tmp_p
     res = run("import-facets", spec)
     assert res.exit_code == 0, res.output
     assert "--paper-col examinee --rater-col Reader --facet-col Essay --facet-col Session" in res.output
+
+
+# The Facets manual's Guilford.txt (3 facets, Creativity) as the manual spells its specifications:
+# Non-centered= (Facets reads a specification's first letters only), a "Rating (or partial credit)
+# scale", Usort with parentheses; it floats the judges (Non-centered = 1) and names the examinees
+# Positive = 2.  A few data lines of our own.
+GUILFORD = """\
+Title = Ratings of Scientists (Psychometric Methods p.282 Guilford 1954)
+Facets = 3  ; three facets: judges, examinees, items
+Non-centered = 1 ; examinees and items are centered on 0, judges are allowed to float
+Positive = 2  ; the examinees have greater creativity with greater score
+Model = ?B,?B,?,Creativity ; judges, examinees and items produce ratings on "Creativity".
+Rating (or partial credit) scale = Creativity,R9 ;Creativity is a rating scale with possible categories 0 to 9
+1 = lowest ; name of lowest observed category
+5 = middle ; no need to list unnamed categories
+9 = highest ; name of highest observed category
+*
+Unexpected = 2 ; report ratings if standardized residual >=|2|
+Usort = (1,2,3),(3,1,2),(Z,3) ; sort and report unexpected ratings several ways
+Vertical = 2N,3A,2*,1L,1A ;define rulers to display and position facet elements
+Arrange = m,2N,0f
+Inter-rater Agreement Coefficients = 0
+Labels =
+1,Senior scientists
+1 = Avogadro
+2 = Brahe
+3 = Cavendish
+*
+2,Junior Scientists
+1 = Anne
+2 = Betty
+*
+3,Traits
+1 = Attack
+2 = Basis
+*
+Data =
+1,1,1-2,5,5
+1,2,1-2,9,7
+2,1,1-2,6,5
+2,2,1-2,8,7
+3,1,1-2,5,5
+3,2,1-2,7,7
+"""
+
+
+def test_guilford_as_the_facets_manual_spells_it(tmp_path):
+    """Non-centered= was refused as unsupported ('it changes which observations there are'), and the
+    papers were the Noncenter= facet, which in Guilford.txt is the judges: the command printed
+    --paper-col 'Senior scientists'.  The examinees are the Positive= facet, the judges the one left
+    to float."""
+    spec = write(tmp_path, GUILFORD)
+    data = read_facets(spec)
+    assert data.top == 9 and len(data.rows) == 12
+    assert data.table()[:2] == [["Avogadro", "Anne", "Attack", "5"], ["Avogadro", "Anne", "Basis", "5"]]
+    paper, rater = data.paper_and_rater()
+    assert (paper.name, rater.name) == ("Junior Scientists", "Senior scientists")
+    res = run("import-facets", spec)
+    assert res.exit_code == 0, res.output
+    assert ("--paper-col 'Junior Scientists' --rater-col 'Senior scientists' --facet-col Traits --scale 5-9"
+            in res.output)
+    assert "Junior Scientists (Positive=)" in res.output and "Senior scientists (Noncenter=)" in res.output
+
+
+@pytest.mark.parametrize("spelling", ["Noncenter = 1", "Non-center = 1", "Noncentered = 1", "NON-CENTERED=1"])
+def test_noncenter_spellings(tmp_path, spelling):
+    spec = write(tmp_path, ESSAYS.replace("noncenter = 1 ; examinee facet floats", spelling))
+    assert read_facets(spec).paper_facet == 1
+
+
+def test_an_unknown_keyword_that_starts_like_a_known_one_is_still_refused(tmp_path):
+    """The prefix rule reads longer spellings of known specifications, not other specifications."""
+    spec = write(tmp_path, ESSAYS.replace("data =\n", "Delements = NL\ndata =\n"))
+    with pytest.raises(InputError, match="Delements= is not supported"):
+        read_facets(spec)
