@@ -124,7 +124,23 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, sha
         warnings += [w if w.startswith(prefix) else prefix + f"{code}: {w}" for w in fa.warnings]
         if (n := non_finite_count(fa.adjusted)):
             warnings.append(f"{prefix}{code}: {n} adjusted score(s) are not finite and are left blank")
+    warnings += _short_totals(ratings, prefix)
     return GroupAdjustment(name, ratings, adjusted, estimators, skipped, None, warnings, cells)
+
+
+def _short_totals(ratings, prefix=""):
+    """A warning when some papers were scored in fewer cells (criteria) than others: their X_total
+    (a sum over the cells each was scored in) is not comparable with the others'."""
+    cell, labels = ratings.facet_cells()
+    pairs = np.unique(ratings.paper * len(labels) + cell)
+    n = np.bincount(pairs // len(labels), minlength=ratings.n_papers)
+    short = np.flatnonzero((n > 0) & (n < n.max()))
+    if not short.size:
+        return []
+    names = ", ".join(f"{ratings.paper_ids[p]} ({n[p]} of {n.max()})" for p in short[:5])
+    return [f"{prefix}{short.size} paper(s) scored in fewer cells than the others ({names}"
+            f"{' and more' if short.size > 5 else ''}): their X_total sums only those cells; "
+            "give --total mean to compare them"]
 
 
 def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k, prefix=""):
