@@ -445,3 +445,32 @@ def folder_lock(folder, command: str):
         yield
     finally:
         fh.close()      # closing the file releases the lock
+
+
+class ReentrantFolderLock:
+    """:func:`folder_lock` of one folder for an object that may ask for it again inside its own
+    block (a run's library stages called by a command that holds the run's folder): the first
+    :meth:`hold` takes the lock, nested ones only count."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        self._depth = 0
+
+    @contextlib.contextmanager
+    def held(self):
+        """Count the lock as held for the block: the caller holds ``folder_lock(self.folder)``."""
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+
+    @contextlib.contextmanager
+    def hold(self, command: str):
+        """Hold the folder's lock for the block, unless this object holds it already."""
+        if self._depth:
+            with self.held():
+                yield
+            return
+        with folder_lock(self.folder, command), self.held():
+            yield

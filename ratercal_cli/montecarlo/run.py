@@ -11,7 +11,7 @@ import numpy as np
 
 from ..config import too_big
 from ..errors import InputError, RatercalError
-from ..io import atomic_write, folder_lock, write_json
+from ..io import ReentrantFolderLock, atomic_write, folder_lock, write_json
 from ..progress import progress
 from ..study.files import write_adjusted
 from .chunks import Chunk, chunk_text, load_chunk, read_chunk, run_chunk_task
@@ -46,7 +46,7 @@ class MonteCarloRun:
         self._check_memory(self.jobs)
         self.spec = StudySpec.from_config(config, variants, methods)
         self.digest = self.spec.digest()
-        self._locked = 0
+        self._lock = ReentrantFolderLock(self.root.parent)
 
     def _check_memory(self, jobs: int = 1) -> None:
         """The replications asked for fit this machine's memory (the config's own were checked
@@ -76,19 +76,8 @@ class MonteCarloRun:
         """Hold the run folder's lock (:func:`~ratercal_cli.io.folder_lock`) for the block, so two
         runs into one folder cannot delete each other's temporary files or interleave their
         chunks; a second run gets :class:`RatercalError`.  Re-entrant within this object."""
-        if self._locked:
-            self._locked += 1
-            try:
-                yield self
-            finally:
-                self._locked -= 1
-            return
-        with folder_lock(self.root.parent, "montecarlo"):
-            self._locked = 1
-            try:
-                yield self
-            finally:
-                self._locked = 0
+        with self._lock.hold("montecarlo"):
+            yield self
 
     @property
     def chunk_dir(self) -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..config import config_text, load_config, method_paths, parse_config
 from ..design import Cell
 from ..errors import InputError
-from ..io import folder_lock, write_json, write_text
+from ..io import ReentrantFolderLock, folder_lock, write_json, write_text
 from ..vocabulary import VARIANTS
 
 CONFIG_NAME = "config.yaml"
@@ -80,7 +80,7 @@ class Run:
         # a config's own methods (module:Class) are imported from the folder of the config the run was
         # made from, not only from the run folder that holds its copy
         self.config = load_config(cfg, method_dirs=method_paths(_source(self.root).get("config")))
-        self._locked = 0   # this object holds the folder's lock (writing, creating, lock) this many times
+        self._lock = ReentrantFolderLock(self.root)   # held by writing, creating and lock
 
     @contextlib.contextmanager
     def lock(self, command: str):
@@ -88,19 +88,8 @@ class Run:
         run holds it already (opened by :meth:`writing` or :meth:`creating`, or inside another
         ``lock``): the library's run_stage, run_equate and run_score take it, so a call from Python
         is refused while a command writes the folder, as a second command is."""
-        if self._locked:
-            self._locked += 1
-            try:
-                yield self
-            finally:
-                self._locked -= 1
-            return
-        with folder_lock(self.root, command):
-            self._locked = 1
-            try:
-                yield self
-            finally:
-                self._locked = 0
+        with self._lock.hold(command):
+            yield self
 
     @classmethod
     @contextlib.contextmanager
@@ -124,8 +113,8 @@ class Run:
             if _source(root).get("name") != cfg.name:
                 write_json(root / SOURCE_NAME, {"config": str(Path(config_path).resolve()), "name": cfg.name})
             run = cls(root)
-            run._locked = 1
-            yield run
+            with run._lock.held():
+                yield run
 
     @classmethod
     def create(cls, config_path, root, replace: bool = False) -> "Run":
@@ -161,8 +150,8 @@ class Run:
             cls(root)   # the error naming what is missing, before the folder gets a lock file
         with folder_lock(root, command):
             run = cls(root)
-            run._locked = 1
-            yield run
+            with run._lock.held():
+                yield run
 
     @property
     def design_path(self) -> Path:

@@ -303,3 +303,26 @@ def test_library_calls_take_the_run_folders_lock(small, tmp_path):
     assert (run / "score" / "scores.csv").exists()
     with Run.writing(run, "score") as opened:   # a run that holds the lock: no second taking
         run_score(opened, quiet=True)
+
+
+def test_a_created_run_takes_the_lock_after_its_creation(small, tmp_path):
+    """Run.create holds the lock only while the config is copied in: the run it returns takes the
+    lock again for a later library call (it had kept counting the released lock as held, so
+    run_score on it wrote the folder while a command held it)."""
+    import os
+
+    from ratercal_cli.errors import RatercalError
+    from ratercal_cli.io import folder_lock
+    from ratercal_cli.study import Run
+    from ratercal_cli.study.score import run_score
+
+    run = Run.create(small, tmp_path / "run")
+    with folder_lock(run.root, "simulate"):
+        with pytest.raises(RatercalError, match=f"in use by ratercal simulate \\(process {os.getpid()}\\)"):
+            run_score(run, quiet=True)
+    with Run.writing(run.root, "score") as opened:
+        with opened.lock("score"):   # nested: counted, not taken twice
+            pass
+        with pytest.raises(RatercalError, match="in use by ratercal score"):
+            with run.lock("score"):   # another object of the same folder: refused
+                pass
