@@ -179,7 +179,9 @@ def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUnce
     se = np.full(mu.size, np.nan)
     prob = None if cut is None else np.full(mu.size, np.nan)
     if ok.any():
-        first, inverse = _distinct_pairs(mu[ok], sd[ok])   # papers with the same ratings share both
+        _, first, inverse = np.unique(np.column_stack([mu[ok], sd[ok]]), axis=0, return_index=True,
+                                      return_inverse=True)   # papers with the same ratings share both
+        inverse = inverse.ravel()
         theta = mu[ok][first, None] + sd[ok][first, None] * x[None, :]
         f = np.asarray(est.fair_scores(theta.ravel())).reshape(theta.shape)
         m1 = f @ w
@@ -188,17 +190,6 @@ def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUnce
             t_cut = _fair_inverse(est, cut)
             prob[ok] = stats.norm.sf((t_cut - mu[ok]) / np.maximum(sd[ok], 1e-12))
     return PaperUncertainty(code, se, prob, source)
-
-
-def _distinct_pairs(a, b):
-    """``(first, inverse)``: an index of each distinct pair ``(a[i], b[i])`` and each pair's
-    distinct one (a file of a million ratings has far fewer distinct posteriors than papers)."""
-    order = np.lexsort((b, a))
-    a_s, b_s = a[order], b[order]
-    new = np.r_[True, (a_s[1:] != a_s[:-1]) | (b_s[1:] != b_s[:-1])]
-    inverse = np.empty(a.size, dtype=np.int64)
-    inverse[order] = np.cumsum(new) - 1
-    return order[new], inverse
 
 
 def _fair_inverse(est, cut, lo=-30.0, hi=30.0):
