@@ -20,6 +20,15 @@ raters-per-paper level -- the facet at whose levels the study's ranking changes 
 at three raters per paper, TLI elsewhere); its RMSE, MCSE and rank at the design's papers and
 scale levels are cited beside it.  Each facet level's RMSE is a mean over the other facets'
 cells (the summaries also have every cell on its own, facet ``cell``).
+
+Every paper of a study cell has the same number of readings (two, plus a third on the 2+ cells'
+discrepant papers).  A file whose papers do not (most papers read once and a sample read twice
+for reliability, the usual operational design; or more than three readings a paper) lies between
+or beyond the cells: it is matched to the nearest level as above, and the advice says that it is
+an extrapolation and which design it was read as (``design["exact"]`` is False, ``design["note"]``
+says why), pointing to ``check --simulate``, which ranks the methods on the file's own design.
+The study's one-rater cells have no ``raters`` facet (it is their scope): their level there is the
+scope's ``all`` row.
 """
 
 from __future__ import annotations
@@ -87,11 +96,28 @@ def design_levels(ratings) -> dict:
     study_ppr = {p: p * rpp / STUDY_RATERS for p in STUDY_PAPERS}
     papers = min(STUDY_PAPERS, key=lambda p: abs(math.log(max(ppr, 1.0)) - math.log(study_ppr[p])))
     scale = "0-5" if ratings.max_score <= 7 else "0-9"
+    counts = {int(k): int(n) for k, n in zip(*np.unique(per, return_counts=True))}
+    study_counts = {"1": {1}, "2": {2}, "2+": {2, 3}, "3": {3}}[raters]
+    exact = set(counts) <= study_counts
+    note = ""
+    if not exact:
+        parts = ", ".join(f"{n:,} read {'once' if k == 1 else 'twice' if k == 2 else f'{k} times'}"
+                          for k, n in sorted(counts.items()))
+        cells = {"1": "one-rater cells (every paper read once, raters compared by their score distributions)",
+                 "2": "cells with two readings on every paper",
+                 "2+": "cells with two readings on every paper and a third on discrepant ones",
+                 "3": "cells with three readings on every paper"}[raters]
+        note = (f"no cell of the study has this design ({parts}); the nearest, by the most common number of "
+                f"readings, is its {cells}: the advice below is an extrapolation from them (`check --simulate R` "
+                "ranks the methods on this file's own design)")
     return {"raters": raters, "papers": str(papers), "scale": scale, "papers_per_rater": ppr,
-            "study_papers_per_rater": study_ppr[papers], "scope": "one-rater" if raters == "1" else "multi-rater"}
+            "study_papers_per_rater": study_ppr[papers], "scope": "one-rater" if raters == "1" else "multi-rater",
+            "readings": counts, "exact": exact, "note": note}
 
 
 def _rows(study, scope, facet, level, shrinkage="none"):
+    if scope == "one-rater" and facet == "raters":   # one reading a paper is the scope itself
+        facet, level = "all", "all"
     return [r for r in facet_table() if r["study"] == study and r["scope"] == scope and r["facet"] == facet
             and r["level"] == level and r["shrinkage"] == shrinkage]
 
@@ -134,7 +160,8 @@ def study_recommendation(ratings, model_fits: bool, differ: bool, model_reason: 
     model_based.sort(key=lambda m: MODEL_METHODS.index(m["method"]))
     reps = best["replications"]
     names = {"raters": "raters per paper", "papers": "papers", "scale": "scale"}
-    lines = [f"CORRECTED STUDY supports {method} for this design (read as {d['raters']} rater(s) per paper, "
+    lines = [f"CORRECTED STUDY: {d['note']}"] if d["note"] else []
+    lines += [f"CORRECTED STUDY supports {method} for {'this' if d['exact'] else 'the nearest'} design (read as {d['raters']} rater(s) per paper{'' if d['exact'] else ', nearest'}, "
              f"{d['papers_per_rater']:.0f} papers per rater ~ the study's {d['papers']} papers "
              f"({d['study_papers_per_rater']:.0f} per rater), scale {d['scale']}); mean RMSE +- MCSE over "
              f"{reps:,} replications of the cells at each level:"]
