@@ -20,14 +20,15 @@ def import_facets(spec, output, encoding, quiet):
     Labels= gives them), then score.  Anything the importer does not support is an error naming its line.
     """
     from ..errors import InputError
+    from ..guard import refuse_clashing_paths
     from ..practice.facets_import import read_facets, write_long
 
     if not spec.exists():
         raise InputError("no such file", spec)
     data = read_facets(spec, encoding)
     out = output if output is not None else spec.with_suffix(".csv")
-    if out.resolve() == spec.resolve():
-        raise InputError("would overwrite the specification; give -o", spec)
+    refuse_clashing_paths([("SPEC", spec)] + [(f"Data= of {spec}", p) for p in data.files if p != spec],
+                          [("-o", out)])
     for note in data.notes:
         click.echo(f"warning: {note}", err=True)
     write_long(data, out)

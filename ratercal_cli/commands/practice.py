@@ -126,6 +126,25 @@ def _write_calibration(path, ratings, steps_by, result=None):
     write_anchors(path, result)
 
 
+def _refuse_clashes(source, table, anchors_in=None, **outputs):
+    """Every output of the command (``outputs``: option -> path; ``--png``'s one file per group as
+    drawn) differs from the inputs and from each other (:func:`ratercal_cli.guard.refuse_clashing_paths`),
+    checked before any work."""
+    from ..guard import refuse_clashing_paths
+    from ..practice.text import group_path
+
+    outs = []
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        if option == "--png" and table is not None:
+            names = dict.fromkeys(g.name for g in table.groups)
+            outs += [(option, group_path(Path(path), name)) for name in names]
+        else:
+            outs.append((option, path))
+    refuse_clashing_paths([("RATINGS_FILE", source), ("--anchors", anchors_in)], outs)
+
+
 def _read(path, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, quiet,
           encoding=None, order_col=None, decimal="point", sheet=None, fold_labels=False, facet_cols=(),
           score_cols=None, rater_cols=None):
@@ -250,6 +269,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
                   score_cols, rater_cols)
+    _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
+                                                        "--write-anchors": anchors_out})
     given = [name for name, v in (("--cut", cut), ("--seed", seed), ("--scheduler", scheduler),
                                   ("--method", methods or None)) if v is not None]
     if simulate is None and given:
@@ -341,6 +362,7 @@ def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, t
     if output is None:
         output = source.with_name(source.stem + ".adjusted" + (".tsv" if table.delimiter == "\t" else ".csv"))
         _check_output(output, source)
+    _refuse_clashes(source, table, anchors_in, **{"-o": output, "--html": html_out, "--write-anchors": anchors_out})
     from ..practice.adjust import adjust as adjust_ratings
 
     result = adjust_ratings(table.ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=cut,
@@ -391,9 +413,10 @@ def _check_output(output, source):
     if Path(output).suffix.lower() in (".xlsx", ".xlsm", ".xls", ".ods"):
         raise InputError("the output is CSV text, not a workbook; name it .csv (Excel opens it) or .tsv", output)
 
-    real = output_target(output)
-    if real == source.resolve():
-        raise InputError("the output would overwrite the input; give another -o", output)
+    from ..guard import refuse_clashing_paths
+
+    output_target(output)
+    refuse_clashing_paths([("RATINGS_FILE", source)], [("-o", output)])
 
 
 # -- compare -------------------------------------------------------------------------
@@ -437,6 +460,8 @@ def compare(ratings_file, methods, variant, cut, png, as_json, html_out, shared_
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
                   score_cols, rater_cols)
+    _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
+                                                        "--write-anchors": anchors_out})
     result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all,
                              anchors=_anchors(anchors_in), steps_by=steps_by, shared_raters=shared_raters)
     _write_calibration(anchors_out, table.ratings, steps_by)

@@ -225,8 +225,12 @@ def read_anchors(path, encoding=None) -> Anchors:
         records = [(f"element {k + 1}", {"model": doc.get("model"), "scale": doc.get("scale"), **e})
                    for k, e in enumerate(doc["elements"])]
     else:
+        from ..guard import restore
+
         _, rows, _ = read_table(path, required=["model", "scale", "facet", "element", "measure"], encoding=encoding)
-        records = rows
+        # labels as write_anchors neutralised them for spreadsheets ('=x -> =x)
+        records = [(line, {k: restore(v) if k in ("facet", "element", "level") else v for k, v in fields.items()})
+                   for line, fields in rows]
     if not records:
         raise InputError("no anchored elements", path)
     model_scale, scale, out, seen = None, None, [], {}
@@ -254,10 +258,12 @@ def write_anchors(path, anchors: Anchors) -> None:
                              "se": round(a.se, 6) if math.isfinite(a.se) else None} for a in anchors.elements]}
         text = json.dumps(doc, indent=2) + "\n"
     else:
+        from ..guard import neutralise
         from ..io import csv_text
 
-        text = csv_text(COLUMNS, [[anchors.model, str(anchors.scale), a.facet, a.element, a.level, _fmt(a.measure),
-                                   _fmt(a.se)] for a in anchors.elements])
+        # labels a spreadsheet would run as formulas get a leading ' (read_anchors takes it off)
+        text = csv_text(COLUMNS, [[anchors.model, str(anchors.scale), neutralise(a.facet), neutralise(a.element),
+                                   neutralise(a.level), _fmt(a.measure), _fmt(a.se)] for a in anchors.elements])
     with atomic_write(path, make_dirs=False) as fh:
         fh.write(text)
 

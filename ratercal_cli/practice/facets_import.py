@@ -82,6 +82,11 @@ class FacetsData:
     notes: list = field(default_factory=list)   # what the reader changed, for a warning line each
 
     @property
+    def files(self) -> list:
+        """The files read: the specification and the file ``Data=`` names, if any."""
+        return list(dict.fromkeys([self.path] + [r[0] for r in self.rows]))
+
+    @property
     def scores(self):
         return [r[3] for r in self.rows]
 
@@ -462,7 +467,9 @@ def write_long(data: FacetsData, out) -> None:
     """Write the long CSV (columns :meth:`FacetsData.columns`) atomically (``-``: standard output)."""
     import csv
 
+    from ..guard import neutralise_row
+
     with open_output(out) as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(data.columns())
-        w.writerows(data.table())
+        w.writerow(neutralise_row(data.columns()))
+        w.writerows(neutralise_row(row) for row in data.table())   # a label as =x is not run by a spreadsheet

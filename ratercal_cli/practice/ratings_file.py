@@ -838,6 +838,8 @@ def _write_rows(path, table: RatingsTable, extra, values, text, shifted, fmt: st
     formatted with ``fmt`` in the input's decimal mark), ``chunk`` rows at a time."""
     import csv
 
+    from ..guard import neutralise_row
+
     n = len(table.rows)
     low = table.scale.low
     header = table.header + ["flag"] + extra
@@ -848,14 +850,15 @@ def _write_rows(path, table: RatingsTable, extra, values, text, shifted, fmt: st
         if table.bom and str(path) != "-":   # as the input: Excel then reads the accents as they were
             fh.write("\ufeff")
         w = csv.writer(fh, delimiter=delim, lineterminator=table.newline)
-        w.writerow(header)
+        w.writerow(neutralise_row(header))
         for a in range(0, n, chunk):
             b = min(n, a + chunk)
             cells = [text[c][a:b] if c in text else
                      [number(v + (low if c in shifted else 0)) if math.isfinite(v) else ""
                       for v in values[c][a:b].tolist()] for c in extra]
-            w.writerows([table.rows[i][c] for c in table.header] + [table.flags[i]] + [col[i - a] for col in cells]
-                        for i in range(a, b))
+            # the input's cells as a spreadsheet shows them without running them ('=x; -1 stays a number)
+            w.writerows(neutralise_row([table.rows[i][c] for c in table.header]) + [table.flags[i]]
+                        + [col[i - a] for col in cells] for i in range(a, b))
 
 
 # -- the public reader -----------------------------------------------------------------
