@@ -138,8 +138,9 @@ def _refuse_clashes(source, table, anchors_in=None, **outputs):
         if path is None:
             continue
         if option == "--png" and table is not None:
-            names = dict.fromkeys(g.name for g in table.groups)
-            outs += [(option, group_path(Path(path), name)) for name in names]
+            # two groups on one file is map_targets' error, which names the groups
+            files = dict.fromkeys(group_path(Path(path), g.name) for g in table.groups)
+            outs += [(option, f) for f in files]
         else:
             outs.append((option, path))
     refuse_clashing_paths([("RATINGS_FILE", source), ("--anchors", anchors_in)], outs)

@@ -23,10 +23,13 @@ wrong shape or not finite where the ratings are are refused the same way.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import inspect
 import sys
+import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -55,7 +58,10 @@ def load_class(spec: str):
     module, _, name = str(spec).partition(SEP)
     if not module or not name:
         raise ImportError(f"{spec!r}: a method of your own is named module:Class")
-    mod = importlib.import_module(module)
+    try:
+        mod = importlib.import_module(module)
+    except SystemExit as exc:   # sys.exit() on import would end ratercal with that status, silently
+        raise ImportError(f"module {module!r} called sys.exit({exc.code!r}) on import") from None
     cls = mod
     for part in name.split("."):
         cls = getattr(cls, part, None)
@@ -79,6 +85,45 @@ def source_digest(spec: str) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
+#: How far beyond the scale (in multiples of its width) a score may lie: further is not a score
+#: (``1e300`` squared overflows the criteria to ``inf``).
+SCORE_BOUND = 1e6
+
+
+def read_only(ratings: Ratings) -> Ratings:
+    """``ratings`` with read-only views of its arrays (paper, rater, score, group, facet levels):
+    a user method that writes into ``ratings.score`` (an in-place "cap at 3") gets an error
+    instead of changing the data every later method is given."""
+
+    def frozen(a):
+        if a is None:
+            return None
+        v = np.asarray(a).view()
+        v.flags.writeable = False
+        return v
+
+    facets = {name: (frozen(levels), labels) for name, (levels, labels) in ratings.facets.items()}
+    return replace(ratings, paper=frozen(ratings.paper), rater=frozen(ratings.rater), score=frozen(ratings.score),
+                   group=frozen(ratings.group), facets=facets)
+
+
+@contextlib.contextmanager
+def _users_code(spec: str):
+    """Run the user's code: numpy's floating-point warnings stay inside (its results are checked
+    instead, :func:`_coerce`); ``sys.exit()`` and any exception become a :class:`MethodError`
+    naming ``spec``, which the study records as the method's failure."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            yield
+    except MethodError:
+        raise
+    except SystemExit as exc:   # would end ratercal with the user's status and no word
+        raise MethodError(f"{spec}: called sys.exit({exc.code!r})") from None
+    except Exception as exc:   # the user's code: any failure is recorded, not fatal
+        raise MethodError(f"{spec}: {type(exc).__name__}: {exc}") from exc
+
+
 def _coerce(out, ratings: Ratings, spec: str) -> Adjusted:
     if isinstance(out, tuple) and len(out) == 2:
         rating, paper = out
@@ -97,6 +142,14 @@ def _coerce(out, ratings: Ratings, spec: str) -> Adjusted:
     scored = ratings.ratings_per_paper() > 0
     if not np.isfinite(paper[scored]).all():
         raise MethodError(f"{spec}: {int((~np.isfinite(paper[scored])).sum())} paper score(s) not finite")
+    if not np.isfinite(rating).all():
+        raise MethodError(f"{spec}: {int((~np.isfinite(rating)).sum())} rating score(s) not finite")
+    width = max(ratings.max_score, 1)
+    off = (np.abs(paper[scored] - ratings.max_score / 2) > SCORE_BOUND * width).sum() \
+        + (np.abs(rating - ratings.max_score / 2) > SCORE_BOUND * width).sum()
+    if off:
+        raise MethodError(f"{spec}: {int(off)} score(s) more than {SCORE_BOUND:g} times the scale's width "
+                          f"(0-{ratings.max_score}) away from it: not scores")
     return Adjusted(rating=rating, paper=paper)
 
 
@@ -115,20 +168,12 @@ class UserMethod(RaterAdjuster):
         return bool(getattr(load_class(self.spec), "needs_multiple_raters", False))
 
     def _fit(self, ratings: Ratings, **fit_params) -> None:
-        try:
+        with _users_code(self.spec):
             est = load_class(self.spec)()
-            est.fit(ratings, **fit_params)
-        except MethodError:
-            raise
-        except Exception as exc:   # the user's code: any failure is recorded, not fatal
-            raise MethodError(f"{self.spec}: {type(exc).__name__}: {exc}") from exc
+            est.fit(read_only(ratings), **fit_params)
         self.estimator_ = est
 
     def _transform(self, ratings: Ratings, training: bool, **params) -> Adjusted:
-        try:
-            out = self.estimator_.transform(ratings, **params)
-        except MethodError:
-            raise
-        except Exception as exc:
-            raise MethodError(f"{self.spec}: {type(exc).__name__}: {exc}") from exc
+        with _users_code(self.spec):
+            out = self.estimator_.transform(read_only(ratings), **params)
         return _coerce(out, ratings, self.spec)

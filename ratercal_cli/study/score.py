@@ -19,6 +19,7 @@ import json
 import numpy as np
 
 from .. import criteria
+from ..vocabulary import NEEDS_TWO_RATERS
 from ..io import atomic_write
 from ..parallel import default_jobs, ordered_map
 from .pipeline import Runner, Stage
@@ -97,6 +98,9 @@ class ScoreStage(Stage):
             for j in range(n_raters):
                 rater_rows.append([cell.code, code, variant, str(j + 1), str(int(counts[j])),
                                    "" if not np.isfinite(per[j]) else fmt(per[j])])
+        for code, why in meta.get("skipped", {}).items():
+            if why != NEEDS_TWO_RATERS:   # it failed here: a row without criteria, so report names it
+                score_rows.append([cell.code, code, variant, "", "", ""])
         return score_rows, rater_rows, criterion_rows
 
 

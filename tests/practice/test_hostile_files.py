@@ -258,7 +258,8 @@ def test_extra_columns_keep_their_whitespace(tmp_path):
     out = tmp_path / "o.csv"
     assert run("adjust", p, "--scale", "0-5", "-m", "NO", "-o", out, "-q").exit_code == 0
     rows = list(csv.reader(out.open()))
-    assert [r[3] for r in rows[1:]] == ["  two spaces ", "\tx"]
+    # a tab-leading cell gets a leading ' (issue 30: a spreadsheet would take it for a formula)
+    assert [r[3] for r in rows[1:]] == ["  two spaces ", "'\tx"]
     assert [r[:3] for r in rows[1:]] == [["1", "a", "2"], ["1", "b", "3"]]   # the key columns, stripped
 
 

@@ -1,0 +1,108 @@
+"""Issue 30 item 3: a method of the user's own cannot change the data the others get, and its
+failures (an exception on every set, scores of 1e300, sys.exit) are reported, not silent."""
+
+from __future__ import annotations
+
+import csv
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from ratercal_cli.config import load_config
+from ratercal_cli.errors import InputError, MethodError
+from ratercal_cli.methods import make_method
+from ratercal_cli.methods.apply import apply_methods
+from ratercal_cli.ratings import Ratings
+
+from support import run
+
+CAPPING = '''
+import numpy as np
+import sys
+from ratercal_cli.ratings import Adjusted
+
+class CapAt3:            # an in-place "cap at 3": writes into the ratings every method is given
+    def fit(self, ratings):
+        np.minimum(ratings.score, 3, out=ratings.score)
+        return self
+    def transform(self, ratings):
+        r = ratings.score.astype(float)
+        return Adjusted(rating=r, paper=ratings.paper_mean(r))
+
+class Huge:              # finite, but no score: its RMSE overflows to inf
+    def fit(self, ratings):
+        return self
+    def transform(self, ratings):
+        r = np.full(ratings.n_ratings, 1e300)
+        return Adjusted(rating=r, paper=np.full(ratings.n_papers, 1e300))
+
+class Exits(CapAt3):
+    def fit(self, ratings):
+        sys.exit(5)
+
+class Fails(CapAt3):
+    def fit(self, ratings):
+        raise RuntimeError("always")
+'''
+
+
+@pytest.fixture
+def module(tmp_path, monkeypatch):
+    (tmp_path / "hostile_methods.py").write_text(CAPPING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "hostile_methods", raising=False)
+    return tmp_path
+
+
+def _ratings():
+    rng = np.random.default_rng(3)
+    paper = np.repeat(np.arange(60), 2)
+    rater = np.array([(p + k) % 6 for p in range(60) for k in range(2)])
+    score = rng.integers(0, 6, paper.size)
+    return Ratings(paper, rater, score, 5, 60, 6)
+
+
+def test_a_method_writing_into_the_ratings_fails_and_changes_nothing(module):
+    r = _ratings()
+    before = r.score.copy()
+    alone = apply_methods(r, ["TLI"]).adjusted["TLI"].paper
+    applied = apply_methods(r, ["hostile_methods:CapAt3", "TLI"])
+    assert "read-only" in applied.skipped["hostile_methods:CapAt3"]
+    np.testing.assert_array_equal(r.score, before)
+    np.testing.assert_array_equal(applied.adjusted["TLI"].paper, alone)   # TLI saw the real scores
+
+
+def test_scores_of_1e300_are_refused_without_warnings(module):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")     # a numpy RuntimeWarning would fail the test
+        applied = apply_methods(_ratings(), ["hostile_methods:Huge", "NO"])
+    assert "not scores" in applied.skipped["hostile_methods:Huge"]
+
+
+def test_sys_exit_in_fit_is_a_method_error_and_on_import_a_config_error(module):
+    with pytest.raises(MethodError, match=r"hostile_methods:Exits: called sys.exit\(5\)"):
+        make_method("hostile_methods:Exits").fit(_ratings())
+    (module / "exits_on_import.py").write_text("import sys\nsys.exit(5)\n")
+    (module / "c.yaml").write_text('generator: pcm\nmethods: [NO, "exits_on_import:X"]\n'
+                                   "cells:\n  - {raters_per_paper: [2], papers: [50], max_score: [5], "
+                                   "quality: [normal]}\nseed: 3\n")
+    with pytest.raises(InputError, match=r"c.yaml:2: .*called sys.exit\(5\) on import"):
+        load_config(module / "c.yaml")
+
+
+def test_a_method_failing_on_every_set_is_in_scores_and_named_by_report(module, tmp_path):
+    (tmp_path / "c.yaml").write_text('generator: pcm\nvariant: corrected\nmethods: [NO, "hostile_methods:Fails"]\n'
+                                     "cells:\n  - {raters_per_paper: [2], papers: [50, 60], max_score: [5], "
+                                     "quality: [normal]}\nseed: 3\n")
+    out = tmp_path / "run"
+    assert run("simulate", tmp_path / "c.yaml", "--out", out, "-q").exit_code == 0
+    assert run("score", out, "-q").exit_code == 0
+    rows = list(csv.DictReader((out / "score" / "scores.csv").open()))
+    failed = [r for r in rows if r["method"] == "hostile_methods:Fails"]
+    assert len(failed) == 2 and all(r["rmse"] == "" for r in failed)
+    res = run("report", out, "-q")
+    assert res.exit_code == 0, res.output
+    text = (out / "report" / "report.md").read_text()
+    assert "hostile_methods:Fails has no value on 2 of the 2 data sets" in text
