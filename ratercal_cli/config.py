@@ -6,9 +6,9 @@ Every error is one line naming the file, line and key, e.g.
 Schema (all keys optional except ``cells``)::
 
     name: denny1990
-    generator: basic1990     # basic1990 | pcm | sequential | linear
+    generator: basic1990     # basic1990 | pcm | sequential | grm (graded response) | linear
     variant: faithful        # the methods' variant: faithful | corrected, or a list of both
-    shrinkage: none          # paper scores: none | kelley, or a list of both (methods/shrinkage.py)
+    shrinkage: none          # paper scores: none | kelley | linear_eb, or a list (methods/shrinkage.py)
     true_score: model        # model: the generator's expected score; pcm: TRUEGEN's (1990 mismatch)
     cut: 3.25                # pass/fail cut for decision accuracy
     methods: [NO, MN, ...]   # default: the study's ten
@@ -50,7 +50,7 @@ import numpy as np
 from .design import Cell, parse_code, table3_steps
 from .errors import InputError
 from .methods import add_paths, is_user_method, load_class, method_codes
-from .vocabulary import GENERATORS, QUALITY_CODES, SHRINKAGES, STUDY_METHODS, VARIANTS
+from .vocabulary import GENERATORS, QUALITY_CODES, STEP_GENERATORS, STUDY_METHODS, STUDY_SHRINKAGES, VARIANTS
 TOP_KEYS = ("name", "generator", "variant", "methods", "raters", "cells", "chains", "seed",
             "replications", "linear", "quality", "true_score", "cut", "description", "shrinkage", "assignment",
             "criteria")
@@ -351,7 +351,7 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     name = str(data.get("name", Path(where.source).stem))
     generator = _choice(where, ("generator",), data.get("generator", "basic1990"), GENERATORS)
     variants = _one_or_list(data, where, "variant", VARIANTS, "faithful")
-    shrinkages = _one_or_list(data, where, "shrinkage", SHRINKAGES, "none")
+    shrinkages = _one_or_list(data, where, "shrinkage", STUDY_SHRINKAGES, "none")
     methods = _methods(data, where)
     cells, blocks = _cells(data, where)
     steps, linear, n_raters = _raters(data, where, generator, sorted({c.max_score for c in cells}))
@@ -406,6 +406,11 @@ def _one_or_list(data, where, key, allowed, default) -> tuple:
     return values
 
 
+def _generators_text():
+    """``pcm, sequential or grm``: the generators with raters' steps, for an error message."""
+    return ", ".join(STEP_GENERATORS[:-1]) + " or " + STEP_GENERATORS[-1]
+
+
 def _effects(data, where, generator, n_raters):
     """``raters.effects`` and ``assignment`` (:mod:`.rater_effects`), for the pcm and sequential
     generators."""
@@ -413,9 +418,9 @@ def _effects(data, where, generator, n_raters):
 
     given = [k for k in ("assignment",) if k in data] + (["raters.effects"] if (data.get("raters") or {}).get(
         "effects") else [])
-    if given and generator not in ("pcm", "sequential"):
+    if given and generator not in STEP_GENERATORS:
         raise where.error(("assignment",) if "assignment" in given else ("raters", "effects"),
-                          f"rater effects and assignment need the pcm or sequential generator, not {generator}")
+                          f"rater effects and assignment need the {_generators_text()} generator, not {generator}")
     if not given:
         return RaterEffects.none(n_raters)
     return parse_effects(where, data, n_raters)
@@ -425,8 +430,8 @@ def _rubric(data, where, generator):
     """``criteria`` (:func:`.rater_effects.parse_criteria`), for the pcm and sequential generators."""
     from .rater_effects import parse_criteria
 
-    if "criteria" in data and generator not in ("pcm", "sequential"):
-        raise where.error(("criteria",), f"criteria need the pcm or sequential generator, not {generator}")
+    if "criteria" in data and generator not in STEP_GENERATORS:
+        raise where.error(("criteria",), f"criteria need the {_generators_text()} generator, not {generator}")
     return parse_criteria(where, data)
 
 
@@ -510,6 +515,12 @@ def _raters(data, where, generator, scales):
         n_raters = len(linear["effects"])
     else:
         steps = _steps(where, raters.get("steps", "table3"), scales)
+        if generator == "grm":   # the graded response model's thresholds must be ordered
+            for m, s in steps.items():
+                for i in np.flatnonzero((np.diff(s, axis=1) <= 0).any(axis=1)):
+                    p = ("raters", "steps") + ((m,) if isinstance(raters.get("steps"), dict) else ()) + (int(i),)
+                    raise where.error(p, f"rater {i + 1}'s thresholds are not increasing: the graded response "
+                                      "model needs b_1 < b_2 < ... < b_M")
         if raters.get("steps", "table3") == "table3" and "count" in raters:
             # any number of raters: Table 3's nine in turn (rater j is Table 3's rater j mod 9 + 1)
             count = _int(where, ("raters", "count"), raters["count"], 1)

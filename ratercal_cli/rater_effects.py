@@ -52,8 +52,20 @@ criterion on its own merit; ``h_j = 1`` gives every criterion the same quality, 
 overall, so the rater's profile across a paper's criteria carries only the criteria's
 difficulties: its scores of one paper's criteria correlate more than the criteria do (Cooper's
 illusory halo), and its ratings fit a many-facet model too well (Myford & Wolfe's muted
-infit).  A rater x paper effect shared by the criteria (a random ``N(0, s^2)`` added to every
-criterion) is the other common formulation; it is not modelled here.
+infit).
+
+``halo_error`` ``sigma_j`` (logits, with ``halo``) gives the impression a rater-specific error
+(issue 29): rater ``j``'s impression of paper ``i`` is ``theta_i. + e_ij``, ``e_ij ~ N(0,
+sigma_j^2)`` drawn afresh for each reading (:meth:`RaterEffects.impression_error`), so
+
+    theta*_ijc = (1 - h_j) theta_ic + h_j (theta_i. + e_ij).
+
+A rater x paper effect shared by the criteria, ``h_j e_ij`` on every criterion, as the other
+common formulation has it (Fisicaro & Lance 1990's general-impression model with an error in the
+impression; Engelhard 1994, Journal of Educational Measurement 31).  Without it (``sigma_j = 0``)
+the rubric mean of a reading's qualities is the paper's overall quality whatever ``h_j``: halo
+then moves a paper's criteria but not its rubric mean, by construction; with it the rubric mean
+is off by ``h_j e_ij``, an error of the reading no rater-level calibration removes.
 
 The 2+ design with criteria takes the third reading when the first two readings' means over
 the criteria differ by more than a point, and keeps it with the nearer of the two by that mean.
@@ -113,6 +125,7 @@ class RaterEffects:
     tasks: int = 1             # papers belong to tasks (prompts) 0..tasks-1 in turn: paper i to i mod tasks
     rater_task_sd: float = 0.0 # SD of the rater x task interaction gamma_jc (logits)
     halo: tuple = ()           # h_j per rater (with criteria); (): none
+    halo_error: tuple = ()     # sigma_j per rater: SD of the error in the rater's impression (logits); (): none
 
     def halo_weights(self, n_raters) -> np.ndarray:
         """``h_j`` of every rater (zeros without halo)."""
@@ -134,7 +147,20 @@ class RaterEffects:
             out.update(tasks=self.tasks, rater_task_sd=self.rater_task_sd)
         if any(self.halo):
             out["halo"] = list(self.halo)
+        if any(self.halo_error):
+            out["halo_error"] = list(self.halo_error)
         return out
+
+    def impression_error(self, seed_seq, raters):
+        """``e_ij`` (papers, k) of the readings ``raters`` (papers, k): the error in each rater's
+        overall impression of the paper, ``N(0, sigma_j^2)``, from its own stream (the ratings'
+        SeedSequence with a further spawn key 3), so that the other draws are those of a design
+        without it; zeros without the effect."""
+        raters = np.asarray(raters)
+        if not any(self.halo_error):
+            return np.zeros(raters.shape)
+        rng = np.random.default_rng(np.random.SeedSequence(seed_seq.entropy, spawn_key=tuple(seed_seq.spawn_key) + (3,)))
+        return np.asarray(self.halo_error, dtype=np.float64)[raters] * rng.standard_normal(raters.shape)
 
     def task_interaction(self, seed_seq, n_raters):
         """``gamma`` (J, tasks), the rater x task interaction of one data set: ``N(0, rater_task_sd^2)``
@@ -213,7 +239,7 @@ def parse_effects(where, data, n_raters) -> RaterEffects:
     if not isinstance(raw, dict):
         raise where.error(("raters", "effects"), "expected a mapping of severity, slope, centrality, drift")
     out = {}
-    known = tuple(NEUTRAL) + ("rater_task_sd", "tasks", "halo")
+    known = tuple(NEUTRAL) + ("rater_task_sd", "tasks", "halo", "halo_error")
     for name in raw:
         if name not in known:
             raise where.error(("raters", "effects", name), f"unknown effect (known: {', '.join(known)})")
@@ -243,6 +269,12 @@ def parse_effects(where, data, n_raters) -> RaterEffects:
             raise where.error(("raters", "effects", "halo"), "halo leaks a rater's overall impression across "
                               "criteria: give the rubric's criteria (criteria: {count: 4})")
         extra["halo"] = _per_rater(where, raw["halo"], ("raters", "effects", "halo"), n_raters, 0.0, 1.0)
+    if "halo_error" in raw:
+        if "halo" not in raw:
+            raise where.error(("raters", "effects", "halo_error"), "halo_error is the error in the impression "
+                              "halo leaks across criteria: give the raters' halo too")
+        extra["halo_error"] = _per_rater(where, raw["halo_error"], ("raters", "effects", "halo_error"), n_raters,
+                                         0.0, MAX_EFFECT)
     assignment = data.get("assignment", "random")
     if assignment not in ASSIGNMENTS:
         raise where.error(("assignment",), f"must be one of {', '.join(ASSIGNMENTS)}, not {assignment!r}")
@@ -295,12 +327,15 @@ class RubricDesign:
         return shape_quality(np.sqrt(rho) * np.asarray(z)[:, None] + np.sqrt(1.0 - rho) * np.asarray(e), quality)
 
 
-def halo_qualities(theta_c, raters, halo) -> np.ndarray:
-    """``theta*_ijc = (1 - h_j) theta_ic + h_j theta_i.`` (papers, k, C) of the readings ``raters``
-    (papers, k) of papers with criterion qualities ``theta_c`` (papers, C); ``halo`` ``h_j`` (J,)."""
+def halo_qualities(theta_c, raters, halo, impression=None) -> np.ndarray:
+    """``theta*_ijc = (1 - h_j) theta_ic + h_j (theta_i. + e_ij)`` (papers, k, C) of the readings
+    ``raters`` (papers, k) of papers with criterion qualities ``theta_c`` (papers, C); ``halo``
+    ``h_j`` (J,); ``impression`` ``e_ij`` (papers, k), the error in the rater's impression (None: 0)."""
     theta_c = np.asarray(theta_c, dtype=np.float64)
     h = np.asarray(halo, dtype=np.float64)[raters][..., None]                  # (papers, k, 1)
     overall = theta_c.mean(axis=1)[:, None, None]
+    if impression is not None and np.any(impression):
+        overall = overall + np.asarray(impression, dtype=np.float64)[..., None]
     return (1.0 - h) * theta_c[:, None, :] + h * overall
 
 

@@ -16,13 +16,19 @@ VARIANTS = ("faithful", "corrected")
 #: WLE) and ``kelley`` (shrunk toward the mean: Kelley's regressed score,
 #: :mod:`ratercal_cli.methods.shrinkage`; the Rasch fits: at the EAP under a normal distribution).
 SHRINKAGES = ("none", "kelley")
+#: The study's levels: :data:`SHRINKAGES` and ``linear_eb``, one empirical-Bayes linear operator
+#: applied alike to every method's unshrunk scores (the like-for-like comparison, issue 29; not a
+#: level a method or ``adjust`` gives of itself).
+STUDY_SHRINKAGES = SHRINKAGES + ("linear_eb",)
 #: The variant of a practitioner's file (``ratercal adjust FILE``) and of a method made without one.
 DEFAULT_VARIANT = "corrected"
 
 #: Data generators of a config: the 1990 programs, and the seeded modern ones.
-GENERATORS = ("basic1990", "pcm", "sequential", "linear")
+GENERATORS = ("basic1990", "pcm", "sequential", "grm", "linear")
 #: Generators any one replication can be made with on its own (not basic1990's chain of states).
-REPLICABLE_GENERATORS = ("pcm", "sequential", "linear")
+REPLICABLE_GENERATORS = ("pcm", "sequential", "grm", "linear")
+#: Generators that score with a rater model's steps, so take rater effects and criteria
+STEP_GENERATORS = ("pcm", "sequential", "grm")
 
 #: The ten methods of the study, in the tables' order.
 STUDY_METHODS = ("NO", "MN", "TMN", "LI", "TLI", "EQP", "OLS", "TLS", "RAS", "PCM")

@@ -10,6 +10,9 @@ Generators:
   over the raters of the PCM expected score) is then the expected score of the
   process that made the data.
 * ``sequential``: the continuation-ratio process OBSGEN.BAS really used.
+* ``grm``: the graded response model (:mod:`ratercal_cli.models.grm`), the raters' steps read as
+  its ordered thresholds and their slopes ``raters.effects.slope``: a model none of the methods
+  assumes; the true score its expected score, as for ``pcm``.
 * ``linear``: Table 15's supplement: true score ~ N(3.5, 1); score =
   round(true + effect_j + N(0, sd_j)), clipped to the scale.
 
@@ -25,11 +28,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..design import Cell, keep_first, needs_third, shape_quality
+from ..models import grm as grm_model
 from ..models import pcm as pcm_model
 from ..models import sequential as seq_model
 from .basic1990 import ObservedRatings
 
-MODELS = {"pcm": pcm_model, "sequential": seq_model}
+MODELS = {"pcm": pcm_model, "sequential": seq_model, "grm": grm_model}
 
 
 def cell_key(code: str) -> int:
@@ -210,7 +214,8 @@ def observe_rubric(cell: Cell, theta_c, generator: str, seed_seq, steps, effects
     gamma = effects.task_interaction(seed_seq, nr)
     shift = gamma[raters, (np.arange(n) % effects.tasks)[:, None]]
     shape = (n, k, C)
-    q, st = effects.rating_model(halo_qualities(theta_c, raters, effects.halo_weights(nr)),
+    q, st = effects.rating_model(halo_qualities(theta_c, raters, effects.halo_weights(nr),
+                                                effects.impression_error(seed_seq, raters)),
                                  np.broadcast_to(raters[..., None], shape), steps,
                                  np.broadcast_to(session_positions(raters, nr)[..., None], shape),
                                  shift[..., None] + np.asarray(rubric.difficulty)[None, None, :])

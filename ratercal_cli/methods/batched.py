@@ -155,17 +155,22 @@ def paper_scores_by_shrinkage(code, variant, batch, shrinkages=("none",)):
     WLE and EAP under a normal fitted with its steps held) does so: the corrected PCM in its
     batched form (a replication with a thin rater by the estimator), MML/MFRM fitted once per
     replication; for the others ``kelley`` is :func:`.shrinkage.kelley_batch` of the unshrunk
-    scores (nan on one-rater data)."""
+    scores (nan on one-rater data).  ``linear_eb`` is :func:`.shrinkage.linear_eb_batch` of every
+    method's unshrunk scores."""
     from . import make_method
-    from .shrinkage import kelley_batch
+    from .shrinkage import OPERATORS_BATCH
 
     code = code if ":" in code else code.upper()   # module:Class (a user method) keeps its case
     if code == "PCM" and variant != "faithful" and "kelley" in shrinkages:
         from .pcm_batched import corrected_pcm_papers
 
         both, failed = corrected_pcm_papers(batch, eap=True)
-        out = {s: both[s] for s in shrinkages}
-        return out, _levels_alone(code, variant, batch, np.flatnonzero(_thin(code, variant, batch)), out, failed)
+        failed = _levels_alone(code, variant, batch, np.flatnonzero(_thin(code, variant, batch)), both, failed)
+        if "linear_eb" in shrinkages:
+            from .shrinkage import linear_eb_batch
+
+            both["linear_eb"] = linear_eb_batch(both["none"], *flat_ratings(batch), batch.n_raters)[0]
+        return {s: both[s] for s in shrinkages}, failed
     if code not in batched_codes() and callable(getattr(make_method(code, variant), "paper_scores_by_shrinkage", None)):
         out = {s: np.full((batch.size, batch.n_papers), np.nan) for s in shrinkages}
         return out, _levels_alone(code, variant, batch, range(batch.size), out, {})
@@ -174,8 +179,8 @@ def paper_scores_by_shrinkage(code, variant, batch, shrinkages=("none",)):
     for s in shrinkages:
         if s == "none":
             out[s] = P
-        elif s == "kelley":
-            out[s] = kelley_batch(P, *flat_ratings(batch), batch.n_raters)[0]
+        elif s in OPERATORS_BATCH:
+            out[s] = OPERATORS_BATCH[s](P, *flat_ratings(batch), batch.n_raters)[0]
         else:
             raise ValueError(f"unknown shrinkage {s!r}")
     return out, failed

@@ -3,8 +3,8 @@
 RMSE rewards shrinkage: an estimator pulled toward the mean by as much as its error leaves
 uncertain beats an unshrunk one of the same quality.  The model-based MML and MFRM shrink
 when they score a paper at its EAP quality; every other method's paper score is unshrunk.  To
-compare calibration with calibration, the study scores every method at both levels
-(:data:`ratercal_cli.vocabulary.SHRINKAGES`):
+compare calibration with calibration, the study scores every method at each level
+(:data:`ratercal_cli.vocabulary.STUDY_SHRINKAGES`):
 
 * ``none``: the method's own paper scores; the Rasch fits (the corrected PCM, CML, RSM, MML,
   MFRM) at Warm's WLE (unshrunk) quality;
@@ -15,7 +15,9 @@ compare calibration with calibration, the study scores every method at both leve
   that posterior mean for a score whose error is measured in the raw points of the ratings; a
   Rasch fair average is a non-linear function of its quality, whose error it does not measure
   (on cell 2551, Kelley's formula made the PCM's WLE fair averages worse, 0.460 against 0.452
-  unshrunk; the EAP 0.426).  The faithful PCM (PCM.BAS) is shrunk by Kelley's formula.
+  unshrunk; the EAP 0.426).  The faithful PCM (PCM.BAS) is shrunk by Kelley's formula;
+* ``linear_eb``: every method's ``none`` scores shrunk by one linear empirical-Bayes operator
+  whose error variance is each method's own (below).
 
 Kelley's formula (Kelley 1947, *Fundamental Statistics*, ch. 15; Lord & Novick 1968, eq. 3.7.2),
 one data set at a time, paper ``i`` with ``n_i`` ratings and score ``X_i`` (the method's)::
@@ -33,6 +35,35 @@ as for ICC(1); Shrout & Fleiss 1979; Brennan 2001, *Generalizability Theory*, se
 * ``s2_T``, the true-score variance, is the variance of the method's paper scores (``ddof=1``)
   less their mean error variance ``mean_i(s2_E / n_i)``, at least 0.
 
+``linear_eb`` (issue 29) is the like-for-like level: one operator, the same for every method and
+applied to every method's unshrunk scores (the Rasch fits' WLE fair averages too; their EAP stays
+their own ``kelley``).  Kelley's level is not like for like: it gives every method the raw
+ratings' error ``s2_E / n_i``, right for a mean of adjusted ratings (TLI) but not for a Rasch fair
+average, whose error is not measured in raw points (Kelley's formula made the PCM's WLE fair
+averages worse on cell 2551, 0.4595 against 0.4521), and the EAP is a non-linear posterior mean
+under a fitted prior.  ``linear_eb`` is the linear empirical-Bayes (best linear) predictor of a
+score ``X_i = T_i + e_i`` with error uncorrelated with the truth (Morris 1983, "Parametric
+empirical Bayes inference", JASA 78, sec. 2-3; Lord & Novick 1968, sec. 3.7)::
+
+    T_i = mean(X) + rho_i * (X_i - mean(X)),   rho_i = s2_T / (s2_T + s2_X / n_i)
+
+with both variances estimated from the data the method sees, the same way for every method:
+
+* ``s2_T``, the papers' true-score variance, is a property of the papers, not of the method: one
+  number a data set, the one-way ANOVA's (as above) ``var_i(ybar_i) - mean_i(s2_E / n_i)`` (at least
+  0), ``ybar_i`` paper ``i``'s mean rater-centred rating;
+* ``s2_X``, the method's own error variance of one rating's worth, by moments from its scores'
+  excess variance: ``var(X) - s2_T = s2_X mean_i(1 / n_i)``, so ``s2_X = max(var(X) - s2_T, 0) /
+  mean_i(1 / n_i)`` (``rho_i = 1``, no shrinkage, where a method's scores vary less than ``s2_T``).
+
+On the rater-centred paper means themselves the two levels are the same numbers; a method whose
+scores carry more error than the raw ratings' (or less) is shrunk more (or less).  The assumption
+is that a method's score is on the scale of the true score (``cov(X, T) = var(T)``): on cell 2551
+(40 replications) ``cov(X, T) / var(T)`` was 1.02 for TLI and 0.94 for the corrected PCM, and the
+ANOVA's ``s2_T`` 1.233 against the true scores' 1.275; the best linear map fitted to the true
+scores (an oracle) beat ``linear_eb`` by 0.007 (PCM: 0.4345 against 0.4413) and 0.006 (TLI: 0.4382
+against 0.4441) there.
+
 Papers without ratings keep nan.  A data set where no paper has two ratings (one rater per
 paper) has no within-paper variance and so no estimate: :func:`kelley` raises.  A data set's
 numbers depend only on its own ratings, added in rating order, so the replications of a Monte
@@ -45,22 +76,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MethodError
-from ..vocabulary import SHRINKAGES
+from ..vocabulary import SHRINKAGES, STUDY_SHRINKAGES
 
 #: why a one-rater data set has no Kelley estimate
 NO_RELIABILITY = "needs papers with two or more ratings to estimate the error variance"
 
 
-def kelley_batch(P, rep, paper, rater, score, n_raters):
-    """Kelley-shrunk paper scores of ``B`` data sets at once.
-
-    ``P``: ``(B, n)`` paper scores (nan: no score); ``rep``, ``paper``, ``rater``, ``score``: the
-    ratings of all data sets as flat arrays (``rep`` the data set of each, ``paper`` in
-    ``0..n-1``, ``rater`` in ``0..n_raters-1``).  Returns ``(T, rho)``, both ``(B, n)``; rows of a
-    data set without within-paper variance (one rating per paper) are nan.
-    """
-    P = np.ascontiguousarray(P, dtype=np.float64)
-    B, n = P.shape
+def _one_way(rep, paper, rater, score, B, n, n_raters):
+    """The one-way ANOVA both operators take from a batch's ratings: ``(ni (B, n) ratings a paper,
+    s2e (B,) the pooled within-paper variance of the rater-centred ratings (nan without
+    within-paper variance), ybar (B, n) each paper's mean rater-centred rating)``."""
     rep = np.asarray(rep, dtype=np.int64)
     x = np.asarray(score, dtype=np.float64)
     kr = rep * n_raters + np.asarray(rater, dtype=np.int64)
@@ -75,30 +100,93 @@ def kelley_batch(P, rep, paper, rater, score, n_raters):
     df = np.maximum(ni - 1, 0).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         s2e = np.where(df > 0, ss / df, np.nan)
+    return ni, s2e, ybar.reshape(B, n)
+
+
+def _mean_and_deviations(P, ok):
+    """``(m, mean (B,), dev (B, n))`` of the scores ``P`` where ``ok``: their count, mean and
+    deviations from it (0 elsewhere)."""
+    m = ok.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(ok, P, 0.0).sum(axis=1) / m
+    return m, mean, np.where(ok, P - mean[:, None], 0.0)
+
+
+def kelley_batch(P, rep, paper, rater, score, n_raters):
+    """Kelley-shrunk paper scores of ``B`` data sets at once.
+
+    ``P``: ``(B, n)`` paper scores (nan: no score); ``rep``, ``paper``, ``rater``, ``score``: the
+    ratings of all data sets as flat arrays (``rep`` the data set of each, ``paper`` in
+    ``0..n-1``, ``rater`` in ``0..n_raters-1``).  Returns ``(T, rho)``, both ``(B, n)``; rows of a
+    data set without within-paper variance (one rating per paper) are nan.
+    """
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    B, n = P.shape
+    ni, s2e, _ = _one_way(rep, paper, rater, score, B, n, n_raters)
+    with np.errstate(invalid="ignore", divide="ignore"):
         err = np.where(ni > 0, s2e[:, None] / ni, np.nan)                  # (B, n) error variance of X_i
         ok = np.isfinite(P) & (ni > 0)
-        m = ok.sum(axis=1)
-        mean = np.where(ok, P, 0.0).sum(axis=1) / m
-        dev = np.where(ok, P - mean[:, None], 0.0)
+        m, mean, dev = _mean_and_deviations(P, ok)
         var_x = (dev * dev).sum(axis=1) / (m - 1)
         s2t = np.maximum(var_x - np.where(ok, err, 0.0).sum(axis=1) / m, 0.0)
         rho = np.where(ok, s2t[:, None] / (s2t[:, None] + err), np.nan)
         T = np.where(ok, mean[:, None] + rho * dev, np.nan)
-    bad = ~(df > 0) | (m < 2)
+    bad = ~np.isfinite(s2e) | (m < 2)
     T[bad] = np.nan
     rho[bad] = np.nan
     return T, rho
+
+
+def linear_eb_batch(P, rep, paper, rater, score, n_raters):
+    """Like-for-like linear empirical-Bayes shrinkage (``linear_eb``, module docstring) of ``B``
+    data sets at once; arguments and result as :func:`kelley_batch`."""
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    B, n = P.shape
+    ni, s2e, ybar = _one_way(rep, paper, rater, score, B, n, n_raters)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rated = ni > 0
+        inv_n = np.where(rated, 1.0 / np.maximum(ni, 1), 0.0)
+        # the papers' true-score variance: one number a data set, the same for every method
+        k, _, ydev = _mean_and_deviations(ybar, rated)
+        s2t = np.maximum((ydev * ydev).sum(axis=1) / (k - 1) - s2e * inv_n.sum(axis=1) / k, 0.0)
+        # the method's own error variance of one rating's worth, from its scores' excess variance
+        ok = np.isfinite(P) & rated
+        m, mean, dev = _mean_and_deviations(P, ok)
+        var_x = (dev * dev).sum(axis=1) / (m - 1)
+        s2x = np.maximum(var_x - s2t, 0.0) / (np.where(ok, inv_n, 0.0).sum(axis=1) / m)
+        err = s2x[:, None] * inv_n
+        rho = np.where(ok, np.where(err > 0, s2t[:, None] / (s2t[:, None] + err), 1.0), np.nan)
+        T = np.where(ok, mean[:, None] + rho * dev, np.nan)
+    bad = ~np.isfinite(s2e) | (m < 2) | (k < 2)
+    T[bad] = np.nan
+    rho[bad] = np.nan
+    return T, rho
+
+
+def _one_set(batch_fn, name, paper_scores, ratings):
+    if ratings.max_raters_per_paper() < 2:
+        raise MethodError(f"{name} shrinkage {NO_RELIABILITY}")
+    T, rho = batch_fn(np.asarray(paper_scores, dtype=np.float64)[None], np.zeros(ratings.n_ratings, np.int64),
+                      ratings.paper, ratings.rater, ratings.score, ratings.n_raters)
+    return T[0], rho[0]
 
 
 def kelley(paper_scores, ratings):
     """Kelley-shrunk paper scores of one data set (:class:`~ratercal_cli.ratings.Ratings`):
     ``(T, rho)``.  Raises :class:`~ratercal_cli.errors.MethodError` where no paper has two
     ratings."""
-    if ratings.max_raters_per_paper() < 2:
-        raise MethodError(f"kelley shrinkage {NO_RELIABILITY}")
-    T, rho = kelley_batch(np.asarray(paper_scores, dtype=np.float64)[None], np.zeros(ratings.n_ratings, np.int64),
-                          ratings.paper, ratings.rater, ratings.score, ratings.n_raters)
-    return T[0], rho[0]
+    return _one_set(kelley_batch, "kelley", paper_scores, ratings)
+
+
+def linear_eb(paper_scores, ratings):
+    """``linear_eb``-shrunk paper scores of one data set: ``(T, rho)`` (:func:`linear_eb_batch`);
+    raises :class:`~ratercal_cli.errors.MethodError` where no paper has two ratings."""
+    return _one_set(linear_eb_batch, "linear_eb", paper_scores, ratings)
+
+
+#: each level's operator on a batch of unshrunk paper scores (where a method does not score the
+#: level itself: an estimator's own ``kelley``, the EAP, takes precedence; ``linear_eb`` never has one)
+OPERATORS_BATCH = {"kelley": kelley_batch, "linear_eb": linear_eb_batch}
 
 
 def own_shrinkage(estimator) -> bool:
@@ -126,17 +214,21 @@ def own_levels(estimator, ratings) -> dict:
 def shrunk_papers(estimator, ratings, paper_scores, shrinkages=SHRINKAGES) -> dict:
     """``{shrinkage: paper scores}`` of a fitted method on its own data: ``none`` is the method's
     unshrunk score, ``kelley`` the shrunk one (the estimator's own where it has them,
-    :func:`own_levels`, else :func:`kelley` of ``paper_scores``).  A level that cannot be computed
+    :func:`own_levels`, else :func:`kelley` of ``paper_scores``), ``linear_eb`` :func:`linear_eb`
+    of the unshrunk score (the estimator's own ``none`` where it has one).  A level that cannot be computed
     raises :class:`MethodError`."""
     own = own_levels(estimator, ratings)
+    unshrunk = np.asarray(own.get("none", paper_scores), dtype=np.float64)
     out = {}
     for s in shrinkages:
         if s in own:
             out[s] = np.asarray(own[s], dtype=np.float64)
         elif s == "none":
-            out[s] = np.asarray(paper_scores, dtype=np.float64)
+            out[s] = unshrunk
         elif s == "kelley":
             out[s] = kelley(paper_scores, ratings)[0]
+        elif s == "linear_eb":   # the same operator for every method, on its unshrunk scores
+            out[s] = linear_eb(unshrunk, ratings)[0]
         else:
-            raise ValueError(f"shrinkage must be one of {', '.join(SHRINKAGES)}, not {s!r}")
+            raise ValueError(f"shrinkage must be one of {', '.join(STUDY_SHRINKAGES)}, not {s!r}")
     return out

@@ -76,7 +76,12 @@ def _preamble(info, variants):
               "= marks a method whose 95% paired interval with the next-ranked one contains 0; "
               "shrinkage: `none` is each method's own paper score (the corrected PCM, CML, RSM, MML, MFRM: at "
               "the WLE quality), `kelley` the same shrunk toward the mean by Kelley's formula (those Rasch fits: "
-              "at the EAP under a normal distribution of quality); methods are ranked "
+              "at the EAP under a normal distribution of quality)"
+              + ("; `linear_eb` every method's `none` scores shrunk by one empirical-Bayes linear operator, "
+                 "the papers' true-score variance from a one-way ANOVA of the ratings and each method's error "
+                 "variance from its scores' excess over it (`ratercal_cli/methods/shrinkage.py`)"
+                 if "linear_eb" in info.get("shrinkages", ()) else "")
+              + "; methods are ranked "
               "within a variant and shrinkage (`corrected/kelley`); "
               "a method that failed on some of a level's data sets is not ranked there (-): its mean is over "
               "the data sets it could fit, and the others are ranked among the complete methods",

@@ -21,7 +21,7 @@ from ..methods import make_method
 from ..methods.apply import (CellApplied, apply_methods, apply_within_cells, combined_scores, failure_reason,
                              mean_over_cells)
 from ..methods.batched import flat_ratings, paper_scores_by_shrinkage
-from ..methods.shrinkage import kelley_batch, own_shrinkage, shrunk_papers
+from ..methods.shrinkage import OPERATORS_BATCH, own_shrinkage, shrunk_papers
 from ..ratings import Ratings
 from .spec import CRITERIA, StudySpec, _num, _nums
 
@@ -68,33 +68,34 @@ def _skipped(parts, code):
 def _paper_scores(parts, code, shrinkage, n_raters, rubric=None):
     """The paper scores at ``shrinkage``: the set's; with criteria scored ``each`` every paper's
     score on every criterion (papers x criteria, flat), each shrunk by its criterion's reliability;
-    scored ``mean`` the rubric mean of the criteria's, shrunk (``kelley``) as a whole
-    (:func:`_rubric_kelley`); MML's and MFRM's own shrinkage (EAP) is their mean over the criteria."""
+    scored ``mean`` the rubric mean of the criteria's, shrunk (``kelley``, ``linear_eb``) as a whole
+    (:func:`_rubric_shrunk`); MML's and MFRM's own shrinkage (EAP) is their mean over the criteria."""
     if len(parts) == 1 and parts[0].mask is None:
         p = parts[0]
         return shrunk_papers(p.applied.estimators[code], p.ratings, p.applied.adjusted[code].paper, (shrinkage,))[shrinkage]
     if rubric.score == "each":
         return np.stack([shrunk_papers(p.applied.estimators[code], p.ratings, p.applied.adjusted[code].paper,
                                        (shrinkage,))[shrinkage] for p in parts], axis=-1).ravel()
-    own = own_shrinkage(parts[0].applied.estimators[code])
+    own = own_shrinkage(parts[0].applied.estimators[code]) and shrinkage == "kelley"
     level = shrinkage if own else "none"
     means = mean_over_cells(np.stack([shrunk_papers(p.applied.estimators[code], p.ratings, p.applied.adjusted[code].paper,
                                                     (level,))[level] for p in parts], axis=-1))
     if shrinkage == "none" or own:
         return means
     r = parts[0].ratings
-    return _rubric_kelley(means[None], np.zeros(r.n_ratings, np.int64), r.paper, r.rater,
+    return _rubric_shrunk(shrinkage, means[None], np.zeros(r.n_ratings, np.int64), r.paper, r.rater,
                           [p.ratings.score for p in parts], n_raters)[0]
 
 
-def _rubric_kelley(P, rep, paper, rater, criterion_scores, n_raters):
-    """Kelley's shrinkage (:func:`~ratercal_cli.methods.shrinkage.kelley_batch`) of rubric means ``P``
-    (B, papers), its reliability that of a reading's mean over the criteria: the readings ``(rep,
-    paper, rater)`` scored by their criteria's mean (``criterion_scores``: each criterion's scores
-    of the readings, in the readings' order).  Shrinking each criterion by its own reliability and
-    averaging would shrink the mean by a criterion's reliability, lower than the mean's."""
+def _rubric_shrunk(shrinkage, P, rep, paper, rater, criterion_scores, n_raters):
+    """Rubric means ``P`` (B, papers) shrunk by the level's operator (Kelley's,
+    :func:`~ratercal_cli.methods.shrinkage.kelley_batch`, or ``linear_eb``) with the one-way ANOVA
+    of a reading's mean over the criteria: the readings ``(rep, paper, rater)`` scored by their
+    criteria's mean (``criterion_scores``: each criterion's scores of the readings, in the readings'
+    order).  Shrinking each criterion by its own reliability and averaging would shrink the mean by
+    a criterion's reliability, lower than the mean's."""
     reading = np.stack([np.asarray(s, dtype=np.float64) for s in criterion_scores], axis=-1).mean(axis=-1)
-    return kelley_batch(P, rep, paper, rater, reading, n_raters)[0]
+    return OPERATORS_BATCH[shrinkage](P, rep, paper, rater, reading, n_raters)[0]
 
 
 def replicate(spec: StudySpec, cell: Cell, replication: int, keep: bool = False, timings=None):
@@ -195,17 +196,24 @@ def _batch_scores(code, variant, batches, levels, rubric):
     if rubric is None:
         by_level, failed = paper_scores_by_shrinkage(code, variant, batches[0], levels)
         return by_level, {b: failure_reason(exc) for b, exc in failed.items()}
-    own = own_shrinkage(make_method(code, variant)) or rubric.score == "each"
-    per = [paper_scores_by_shrinkage(code, variant, batch, levels if own else ("none",)) for batch in batches]
+    each = rubric.score == "each"
+    own = own_shrinkage(make_method(code, variant))
+    # the levels fitted on each criterion: every one scoring each criterion; for the rubric mean the
+    # unshrunk scores and a Rasch fit's own EAP (kelley), the other levels shrinking the mean itself
+    computed = levels if each else tuple(s for s in levels if s == "none" or (own and s == "kelley"))
+    computed = computed if "none" in computed or each else ("none",) + computed
+    per = [paper_scores_by_shrinkage(code, variant, batch, computed) for batch in batches]
     failed = {}
     for label, (_, f) in zip(rubric.labels, per):
         for b, exc in sorted(f.items()):
             failed.setdefault(b, f"{label}: {failure_reason(exc)}")
-    if rubric.score == "each":
+    if each:
         return {s: np.stack([by[s] for by, _ in per], axis=-1).reshape(len(per[0][0][s]), -1) for s in levels}, failed
-    out = {s: mean_over_cells(np.stack([by[s] for by, _ in per], axis=-1)) for s in (levels if own else ("none",))}
-    if "kelley" in levels and not own:
+    out = {s: mean_over_cells(np.stack([by[s] for by, _ in per], axis=-1)) for s in computed}
+    rest = [s for s in levels if s not in out]
+    if rest:
         rep, paper, rater, _ = flat_ratings(batches[0])
-        out["kelley"] = _rubric_kelley(out["none"], rep, paper, rater, [b.score.ravel() for b in batches],
-                                       batches[0].n_raters)
-    return out, failed
+        for s in rest:
+            out[s] = _rubric_shrunk(s, out["none"], rep, paper, rater, [b.score.ravel() for b in batches],
+                                    batches[0].n_raters)
+    return {s: out[s] for s in levels}, failed

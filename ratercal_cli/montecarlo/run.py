@@ -190,7 +190,7 @@ class MonteCarloRun:
                 cube.add(rows)
         info = {"name": self.config.name, "generator": self.spec.generator, "true_score": self.spec.true_score,
                 "replications": self.replications, "cells": len(self.cells), "seed": self.spec.seed,
-                "cut": self.spec.cut}
+                "cut": self.spec.cut, "shrinkages": list(self.spec.shrinkages)}
         return paths + write_summaries(folder, cube, info)
 
 

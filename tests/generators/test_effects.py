@@ -113,7 +113,7 @@ cells: [{raters_per_paper: [2], papers: [100], max_score: [5], quality: [normal]
     np.testing.assert_array_equal(cfg.steps[5][9], table3_steps(5)[0])      # Table 3's raters in turn
     with pytest.raises(InputError, match=r"c.yaml:6: raters.effects.centrality: 9 values for 12 raters"):
         parse_config(text.replace(", 0, 0, 0]", "]"), "c.yaml")
-    with pytest.raises(InputError, match="need the pcm or sequential generator"):
+    with pytest.raises(InputError, match="need the pcm, sequential or grm generator"):
         parse_config("generator: linear\nassignment: by_quality\ncells: [{raters_per_paper: [2], papers: [100], "
                      "max_score: [5]}]\n", "c.yaml")
     with pytest.raises(InputError, match="assignment: must be one of random, by_quality"):
@@ -281,7 +281,7 @@ def test_criteria_and_halo_keys_and_their_errors():
                       "halo leaks a rater's overall impression across criteria"),
                      (text.replace("pcm", "linear").replace("raters:\n  steps: table3\n  effects: {halo: [0, .2, .4, "
                                                             ".6, .8, 1, 0, 0, 0]}\n", ""),
-                      "criteria need the pcm or sequential generator")):
+                      "criteria need the pcm, sequential or grm generator")):
         with pytest.raises(InputError, match=msg):
             parse_config(bad, "c.yaml")
     plain = parse_config(text.replace("criteria: {count: 3, correlation: 0.5, difficulty: [0, 0.3, -0.3]}\n", "")

@@ -190,3 +190,90 @@ def test_eap_normal_leaves_out_a_score_in_a_gap_of_the_raters_categories():
     alone, _, _, _ = eap_normal(np.array([0, 0, 1, 1, 2, 2, 3, 3]), np.array([1, 1, 0, 1, 0, 1, 0, 1]),
                                 np.array([3, 3, 1, 1, 4, 4, 0, 2]), 4, tau, np.array([0.5, -0.5, 1.5, -1.0]))
     assert eap[0] < alone[0]       # one reading of 3 (rater 1's) pulls it up less than two
+
+
+# -- linear_eb: one empirical-Bayes linear operator for every method (issue 29) -------------------
+
+def _hand_ratings():
+    """Four papers, three raters, one paper read three times (the hand computation's data)."""
+    paper = np.array([0, 0, 1, 1, 2, 2, 3, 3, 3])
+    rater = np.array([0, 1, 0, 2, 1, 2, 0, 1, 2])
+    score = np.array([2, 3, 4, 4, 1, 2, 3, 5, 4])
+    return Ratings(paper, rater, score, 5, 4, 3)
+
+
+def test_linear_eb_against_a_hand_computation():
+    """By hand, in fractions.  Rater means 3, 3, 10/3; rater-centred ratings y: paper 0 (-1, 0), 1 (1, 2/3),
+    2 (-2, -4/3), 3 (0, 2, 2/3); paper means of y -1/2, 5/6, -5/3, 8/9.  Within-paper sums of squares
+    1/2 + 1/18 + 2/9 + 56/27 = 77/27 on 1 + 1 + 1 + 2 = 5 df: s2_E = 77/135.  The papers' means of y
+    have mean -1/9 and variance (49 + 289 + 784 + 324) / 324 / 3 = 241/162; mean(1/n_i) = 11/24, so
+    s2_T = 241/162 - (77/135)(11/24) = 3973/3240.  A method's scores X = (2.5, 4.2, 1.4, 4.1): mean 3.05,
+    var(X) = (0.3025 + 1.3225 + 2.7225 + 1.1025) / 3 = 5.45/3; its error variance of one rating's
+    worth s2_X = (var(X) - s2_T) / (11/24) = 1.28829; rho_i = s2_T / (s2_T + s2_X / n_i): 0.655620 for
+    the papers read twice."""
+    from fractions import Fraction as F
+
+    from ratercal_cli.methods.shrinkage import _one_way, linear_eb
+
+    r = _hand_ratings()
+    ni, s2e, ybar = _one_way(np.zeros(9, np.int64), r.paper, r.rater, r.score, 1, 4, 3)
+    assert s2e[0] == pytest.approx(77 / 135, rel=1e-14)
+    np.testing.assert_allclose(ybar[0], [-1 / 2, 5 / 6, -5 / 3, 8 / 9], rtol=1e-14)
+    s2t = F(241, 162) - F(77, 135) * F(11, 24)
+    assert s2t == F(3973, 3240)
+    var_x = F(545, 100) / 3
+    s2x = (var_x - s2t) / F(11, 24)
+    n = [2, 2, 2, 3]
+    rho = [s2t / (s2t + s2x / k) for k in n]
+    X = [F(25, 10), F(42, 10), F(14, 10), F(41, 10)]
+    want = [F(305, 100) + p * (x - F(305, 100)) for p, x in zip(rho, X)]
+    T, got_rho = linear_eb(np.array([2.5, 4.2, 1.4, 4.1]), r)
+    np.testing.assert_allclose(got_rho, [float(p) for p in rho], rtol=1e-13)
+    np.testing.assert_allclose(T, [float(t) for t in want], rtol=1e-13)
+    assert float(rho[0]) == pytest.approx(0.655620, abs=1e-6) and rho[3] > rho[0]   # three readings: shrunk less
+
+
+def test_linear_eb_is_kelley_on_the_rater_centred_means_and_differs_where_the_error_is_the_methods():
+    """Kelley's ``s2_T`` is the method's score variance less the raw ratings' error; linear_eb's the
+    ratings' own.  On the papers' mean rater-centred ratings (plus a constant) the two are the same
+    number, so the operators agree; on scores with twice the spread (a method whose error is not
+    the raw ratings') Kelley keeps rho and linear_eb shrinks by the excess variance."""
+    from ratercal_cli.methods.shrinkage import _one_way, linear_eb
+
+    r = _ratings()
+    _, _, ybar = _one_way(np.zeros(r.n_ratings, np.int64), r.paper, r.rater, r.score, 1, r.n_papers, r.n_raters)
+    X = ybar[0] + 2.7
+    np.testing.assert_allclose(linear_eb(X, r)[0], kelley(X, r)[0], rtol=1e-12)
+    np.testing.assert_allclose(linear_eb(X, r)[1], kelley(X, r)[1], rtol=1e-12)
+    wide = 2.0 * X
+    assert np.all(linear_eb(wide, r)[1] < kelley(wide, r)[1])
+
+
+def test_linear_eb_batch_equals_each_set_alone_and_refuses_one_rater_data():
+    from ratercal_cli.methods.shrinkage import linear_eb, linear_eb_batch
+
+    sets = [_ratings(seed) for seed in (1, 2, 3)]
+    P = np.stack([make_method("TLI").fit_transform(r).paper for r in sets])
+    rep = np.concatenate([np.full(r.n_ratings, b) for b, r in enumerate(sets)])
+    cat = lambda name: np.concatenate([getattr(r, name) for r in sets])  # noqa: E731
+    T, _ = linear_eb_batch(P, rep, cat("paper"), cat("rater"), cat("score"), 5)
+    for b, r in enumerate(sets):
+        assert np.array_equal(T[b], linear_eb(P[b], r)[0])
+    with pytest.raises(MethodError, match="linear_eb shrinkage needs papers with two or more ratings"):
+        linear_eb(np.arange(40.0), _ratings(per=(1,)))
+
+
+def test_linear_eb_shrinks_a_rasch_fits_unshrunk_score_not_its_eap():
+    """linear_eb is the same operator for every method: the corrected PCM's and MML's WLE fair averages
+    (their ``none``), never their EAP (their own ``kelley``)."""
+    from ratercal_cli.methods.shrinkage import linear_eb
+
+    r, true = _pcm_data(papers=200)
+    for code in ("PCM", "TLI"):
+        est = make_method(code)
+        adj = est.fit_transform(r)
+        got = shrunk_papers(est, r, adj.paper, ("none", "kelley", "linear_eb"))
+        np.testing.assert_array_equal(got["linear_eb"], linear_eb(got["none"], r)[0])
+        assert not np.array_equal(got["linear_eb"], got["kelley"])
+        rmse = {s: np.sqrt(np.mean((got[s] - true) ** 2)) for s in got}
+        assert rmse["linear_eb"] < rmse["none"]
