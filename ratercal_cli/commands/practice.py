@@ -97,14 +97,19 @@ def _calibration_options(fn):
                           "SEs) here, as CSV (or JSON if FILE ends in .json), for --anchors next time."),
         click.option("--steps-by", "steps_by", default=None, metavar="FACET",
                      help="MFRM thresholds per level of this facet (a partial-credit-by-criterion model)."),
+        click.option("--hold-drifted", "hold_drifted", is_flag=True,
+                     help="With --anchors: hold an anchored element that drifted at its anchor (by default it is "
+                          "freed and measured on the scale of the anchors that did not drift)."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
 
 
-def _anchors(path):
+def _anchors(path, hold_drifted=False):
     if path is None:
+        if hold_drifted:
+            raise InputError("--hold-drifted goes with --anchors", field="--hold-drifted")
         return None
     from ..practice.anchors import read_anchors
 
@@ -245,7 +250,7 @@ _shared_raters_option = click.option(
 @_one_line_errors
 def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep,
           encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, assignment, alpha, as_json,
-          png, no_rasch, html_out, anchors_in, anchors_out, steps_by,
+          png, no_rasch, html_out, anchors_in, anchors_out, steps_by, hold_drifted,
           simulate, cut, seed, jobs, scheduler, methods):
     """Is adjustment warranted?  Tests of rater differences, the rater report, agreement, and
     which adjustment Chapter 5's rule and the corrected study support.
@@ -278,7 +283,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
         raise InputError(f"{given[0]} goes with --simulate", field=given[0])
     codes = _parse_methods(methods, ())[0] if methods else None
     result = check_ratings(table.ratings, assignment=assignment, alpha=alpha, rasch=not no_rasch,
-                           anchors=_anchors(anchors_in), steps_by=steps_by, calibrate=anchors_out is not None,
+                           anchors=_anchors(anchors_in, hold_drifted), steps_by=steps_by,
+                           calibrate=anchors_out is not None, hold_drifted=hold_drifted,
                            simulate=simulate, cut=cut, seed=seed, jobs=jobs, methods=codes, scheduler=scheduler)
     _write_calibration(anchors_out, table.ratings, steps_by, result.calibration)
     maps = result.wright_maps(png) if png is not None else []
@@ -324,7 +330,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @_one_line_errors
 def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, total, as_json, html_out, shared_raters,
            scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding,
-           decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by):
+           decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by,
+           hold_drifted):
     """Adjust the scores of a ratings file (or every data set of a run folder).
 
     The output holds the input's columns, then `flag` (resolved / dropped /
@@ -367,8 +374,8 @@ def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, t
     from ..practice.adjust import adjust as adjust_ratings
 
     result = adjust_ratings(table.ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=cut,
-                            bootstrap=bootstrap, seed=seed, anchors=_anchors(anchors_in), steps_by=steps_by,
-                            shared_raters=shared_raters)
+                            bootstrap=bootstrap, seed=seed, anchors=_anchors(anchors_in, hold_drifted),
+                            steps_by=steps_by, shared_raters=shared_raters, hold_drifted=hold_drifted)
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet)
     write_adjusted(output, table, result.by_group(), result.methods, uncertainty=result.uncertainty_by_group(),
@@ -440,7 +447,7 @@ def _check_output(output, source):
 @_one_line_errors
 def compare(ratings_file, methods, variant, cut, png, as_json, html_out, shared_raters, scale, paper_col, rater_col,
             score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding, decimal, sheet, fold_labels, order_col,
-            resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by):
+            resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by, hold_drifted):
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5, Figures 7-10.
 
     Between every pair of methods: RMSD, maximum difference and correlation of the
@@ -464,7 +471,8 @@ def compare(ratings_file, methods, variant, cut, png, as_json, html_out, shared_
     _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
                                                         "--write-anchors": anchors_out})
     result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all,
-                             anchors=_anchors(anchors_in), steps_by=steps_by, shared_raters=shared_raters)
+                             anchors=_anchors(anchors_in, hold_drifted), steps_by=steps_by,
+                             shared_raters=shared_raters, hold_drifted=hold_drifted)
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet or as_json)
     pngs = result.draw_maps(png) if png is not None else []   # drawn only once every group has succeeded

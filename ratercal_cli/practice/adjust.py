@@ -196,7 +196,7 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
 def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assignment: str = "random",
            strict: bool | None = None, cut: float | None = None, bootstrap: int = 0,
            seed: int = 0, anchors=None, steps_by: str | None = None,
-           shared_raters: bool = False) -> "AdjustResults":
+           shared_raters: bool = False, hold_drifted: bool = False) -> "AdjustResults":
     """Adjust the scores of ``ratings`` by one or more methods, group by group.
 
     Parameters
@@ -227,6 +227,10 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
     shared_raters : bool
         With facets (a rubric's criteria): each classical method once over all the criteria with one
         parameter set per rater, instead of within each criterion on its own (:mod:`.rubric`).
+    anchors, steps_by, hold_drifted : optional
+        MFRM on a calibration (:func:`~ratercal_cli.practice.anchors.read_anchors`): an anchored element
+        that drifted is freed and measured on the other anchors' scale, unless ``hold_drifted``
+        (:func:`~ratercal_cli.practice.anchors.fit_mfrm`); thresholds per level of the facet ``steps_by``.
 
     Returns
     -------
@@ -255,7 +259,7 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
         if anchors is not None:
             one_group(ratings, "--anchors")
         for name, g in ratings.by_group():
-            mfrm[name], rows = fit_mfrm(g, anchors, steps_by)
+            mfrm[name], rows = fit_mfrm(g, anchors, steps_by, hold_drifted=hold_drifted)
             anchored = rows if anchors is not None else None
     elif anchors is not None:
         raise InputError("--anchors applies to the many-facet model: give -m MFRM", field="--anchors")

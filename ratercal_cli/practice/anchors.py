@@ -272,6 +272,8 @@ def write_anchors(path, anchors: Anchors) -> None:
 #: |displacement| (logits) beyond which a significant one is flagged as drift (Facets' manual suggests
 #: 0.5 logits as a displacement worth attention).
 DRIFT_LOGITS = 0.5
+#: the significance level (Holm over the anchored elements) at which a displaced element is freed
+DRIFT_ALPHA = 0.05
 
 
 def calibration(est, ratings, model: str = "MFRM", steps_by: str | None = None) -> Anchors:
@@ -339,17 +341,11 @@ def _reported(est, block, index):
     return float(d[index]), float(se[index])
 
 
-def displacement(anchors: Anchors, free_est, ratings, steps_by=None, drift: float = DRIFT_LOGITS) -> list:
-    """Each anchored element's displacement: its estimate in the free fit of these data, moved onto the
-    anchors' scale (each facet's and the thresholds' free estimates shifted by the mean difference
-    between the anchors and those estimates over the anchored elements of the facet), minus its
-    anchor; with its SE (the free estimate's and the anchor's, where the file gives one), t, and ``drift`` (True where |displacement| > ``drift`` logits
-    and |t| >= 2).  ``free_est``: the unanchored MFRM fit of the same ratings."""
-    pos = _positions(anchors, ratings, steps_by)
+def _free_estimates(anchors: Anchors, free_est, ratings, steps_by=None) -> list:
+    """``[(Anchor, free estimate, its SE)]``: each anchored element as the free fit reports it."""
     seen = np.flatnonzero(ratings.ratings_per_rater() > 0)
-    rows = []
-    by_facet = {}
-    for a, block, index in pos:
+    out = []
+    for a, block, index in _positions(anchors, ratings, steps_by):
         if block == "severity":   # the reported (centred) severity, not the layout's natural one
             est, se = float(free_est.severity_[seen[index]]), float(free_est.severity_se_[seen[index]])
         elif block == "thresholds":
@@ -357,33 +353,110 @@ def displacement(anchors: Anchors, free_est, ratings, steps_by=None, drift: floa
             est, se = float(thr[index]), float(thr_se[index])
         else:
             est, se = _reported(free_est, block, index)
-        by_facet.setdefault((a.facet, a.level), []).append((a, est, se))
-    for (facet, level), items in by_facet.items():
-        shift = float(np.mean([a.measure - est for a, est, _ in items]))
-        for a, est, se in items:
-            d = est + shift - a.measure
-            se = math.hypot(se, a.se) if math.isfinite(a.se) else se   # this year's and the calibration's
-            t = d / se if se > 0 else float("nan")
-            rows.append(dict(facet=facet, element=a.element, level=level, anchor=a.measure, free=est + shift,
-                             displacement=d, se=se, t=t, drift=bool(abs(d) > drift and abs(t) >= 2)))
+        out.append((a, est, se))
+    return out
+
+
+def _linked(items, stable, alpha: float, drift: float) -> list:
+    """The displacement rows of ``items`` (:func:`_free_estimates`) linked on the elements ``stable``
+    (bool per item): each (facet, level)'s free estimates shifted by the mean difference between the
+    anchors and the free estimates over its stable elements (all of its elements where none is)."""
+    from scipy import stats
+
+    from .multiplicity import holm
+
+    groups = {}
+    for k, (a, _, _) in enumerate(items):
+        groups.setdefault((a.facet, a.level), []).append(k)
+    shift = {}
+    for key, ks in groups.items():
+        use = [k for k in ks if stable[k]] or ks
+        shift[key] = float(np.mean([items[k][0].measure - items[k][1] for k in use]))
+    rows = []
+    for k, (a, est, se) in enumerate(items):
+        d = est + shift[(a.facet, a.level)] - a.measure
+        se = math.hypot(se, a.se) if math.isfinite(a.se) else se   # this year's and the calibration's
+        t = d / se if se > 0 else float("nan")
+        rows.append(dict(facet=a.facet, element=a.element, level=a.level, anchor=a.measure,
+                         free=est + shift[(a.facet, a.level)], displacement=d, se=se, t=t,
+                         p=float(2 * stats.norm.sf(abs(t))) if math.isfinite(t) else float("nan"),
+                         drift=bool(abs(d) > drift and abs(t) >= 2), linked=bool(stable[k])))
+    for r, q in zip(rows, holm([r["p"] for r in rows])):
+        r["p_holm"] = float(q)
+        r["drifted"] = bool(abs(r["displacement"]) > drift and math.isfinite(q) and q < alpha)
     return rows
+
+
+def displacement(anchors: Anchors, free_est, ratings, steps_by=None, drift: float = DRIFT_LOGITS,
+                 alpha: float = DRIFT_ALPHA, purify: bool = True) -> list:
+    """Each anchored element's displacement: its estimate in the free fit of these data, moved onto the
+    anchors' scale, minus its anchor; with its SE (the free estimate's and the anchor's, where the file
+    gives one), t, two-sided p, Holm's p over the anchored elements, ``drift`` (|displacement| >
+    ``drift`` logits and |t| >= 2: worth a look) and ``drifted`` (|displacement| > ``drift`` logits and
+    Holm's p < ``alpha``: the element has moved, and :func:`fit_mfrm` frees it).
+
+    The link (each facet's, and each level's thresholds', free estimates shifted by the mean
+    difference between the anchors and those estimates) is purified as the bias table's reference
+    cells are (:mod:`.bias`): start with every anchored element in it; while an element of the link
+    has drifted, take the one with the largest |t| out (``linked`` False) and link again on the rest;
+    an element leaves only while its facet (threshold level) keeps two elements in the link.  A drifter
+    left in would pull the link toward itself: a planted 0.8-logit drift of one of eight raters came
+    out at 0.73 on average, at 0.8 with the link purified.  ``purify=False``: the link over every anchored
+    element.  ``free_est``: the unanchored MFRM fit of the same ratings."""
+    items = _free_estimates(anchors, free_est, ratings, steps_by)
+    stable = np.ones(len(items), dtype=bool)
+    while True:
+        rows = _linked(items, stable, alpha, drift)
+        if not purify:
+            return rows
+        order = sorted((k for k, r in enumerate(rows) if stable[k] and r["drifted"]),
+                       key=lambda k: -abs(rows[k]["t"]))
+        group = [(a.facet, a.level) for a, _, _ in items]
+        leaving = next((k for k in order
+                        if sum(stable[i] for i in range(len(items)) if group[i] == group[k]) > 2), None)
+        if leaving is None:
+            return rows
+        stable[leaving] = False
+
+
+def _label(r) -> str:
+    return f"{r['facet']} {r['element']}" + (f" ({r['level']})" if r["level"] else "")
 
 
 def format_displacement(rows, drift: float = DRIFT_LOGITS) -> list:
     from .text import num, text_table
 
-    L = [f"Anchored elements (displacement = estimate free of the anchors, moved onto their scale, minus the "
-         f"anchor; logits; drift: |displacement| > {drift:g} and |t| >= 2):"]
-    L += text_table(["facet", "element", "anchor", "free", "displacement", "S.E.", "t", "drift"],
+    held = not any(r.get("freed") for r in rows)
+    L = [f"Anchored elements (displacement = estimate free of the anchors, moved onto the scale of the anchors "
+         f"that did not drift, minus the anchor; logits; drift: |displacement| > {drift:g} and |t| >= 2; "
+         f"freed: |displacement| > {drift:g} and Holm's p < {DRIFT_ALPHA:g}, measured afresh instead of held; "
+         f"used: the value the fit used):"]
+    L += text_table(["facet", "element", "anchor", "free", "displacement", "S.E.", "t", "Holm p", "drift", "used",
+                     "status"],
                     [[r["facet"] + (f" ({r['level']})" if r["level"] else ""), str(r["element"]), num(r["anchor"], 2),
                       num(r["free"], 2), num(r["displacement"], 2), num(r["se"], 2), num(r["t"], 2),
-                      "DRIFT" if r["drift"] else ""] for r in rows])
+                      num(r.get("p_holm", float("nan")), 3), "DRIFT" if r["drift"] else "",
+                      num(r.get("used", r["anchor"]), 2),
+                      "freed" if r.get("freed") else ("held" if r.get("drifted") else "")] for r in rows])
     n = sum(r["drift"] for r in rows)
     L.append(f"  {n} of {len(rows)} anchored element(s) drifted" + (": " + ", ".join(
-        f"{r['facet']} {r['element']}" for r in rows if r["drift"]) if n else ""))
-    if n:
-        L.append("  a drifted element is still held at its anchor here; to measure it afresh on the anchors' scale, "
-                 "delete its row from the anchor file")
+        _label(r) for r in rows if r["drift"]) if n else ""))
+    freed = [r for r in rows if r.get("freed")]
+    if freed:
+        L.append("  freed (measured afresh on the scale of the anchors that did not drift, and left out of the link): "
+                 + "; ".join(f"{_label(r)} anchored at {r['anchor']:.2f}, measured {r['used']:.2f} (moved "
+                             f"{r['used'] - r['anchor']:+.2f} logits)" for r in freed))
+    drifted = [r for r in rows if r.get("drifted") and not r.get("freed")]
+    if drifted and held and any("freed" in r for r in rows):
+        L.append("  held at their anchors although they drifted (--hold-drifted): "
+                 + ", ".join(_label(r) for r in drifted))
+    elif drifted:
+        L.append("  drifted but held: its facet keeps too few anchors to free it (two must stay): "
+                 + ", ".join(_label(r) for r in drifted))
+    flagged = [r for r in rows if r["drift"] and not r.get("drifted")]
+    if flagged:
+        L.append(f"  flagged but held (not significant after Holm over the {len(rows)} anchored elements): "
+                 + ", ".join(_label(r) for r in flagged))
     return L
 
 
@@ -394,10 +467,15 @@ def analysis_elements(ratings) -> dict:
     return out
 
 
-def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = None):
+def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = None, hold_drifted: bool = False):
     """The MFRM of ``ratings`` (the facets as main effects; thresholds per level of ``steps_by``), free or
-    held at ``anchors`` (checked against the data first).  Returns ``(estimator, displacement rows)``; an
-    anchored estimator's fair score is the mean of the anchored raters' expected scores (last year's
+    held at ``anchors`` (checked against the data first).  Returns ``(estimator, displacement rows)``.
+
+    An anchored element that drifted (:func:`displacement`: |displacement| > 0.5 logit, significant
+    after Holm) is freed, as Facets' users unanchor a drifted element: it is estimated afresh on the
+    scale the other anchors set (row ``freed``; ``used``: the value the fit used, its anchor where held);
+    ``hold_drifted=True`` holds every element at its anchor (the rows still say which drifted).  An
+    anchored estimator's fair score is the mean of the held raters' expected scores (last year's
     average rater, as the free fit's is this year's; all raters where the file anchors none), so
     anchors equal to the free fit's estimates leave every fair score where the free fit put it."""
     from ..methods import make_method
@@ -411,8 +489,16 @@ def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = Non
     free = make_method("MFRM", threshold_facet=tf).fit(ratings, facet=facet)
     if anchors is None:
         return free, []
+    rows = displacement(anchors, free, ratings, steps_by)
+    for r in rows:
+        r["freed"] = bool(not hold_drifted and not r["linked"])
+    freed = {(r["facet"], str(r["element"]), r["level"]) for r in rows if r["freed"]}
+    held = Anchors(anchors.model, anchors.scale, [a for a in anchors.elements if a.key not in freed], anchors.path)
     index = {str(label): j for j, label in enumerate(ratings.rater_ids)}
-    anchored = sorted(index[a] for a in anchors.of(RATER)) or None
+    anchored = sorted(index[a] for a in held.of(RATER)) or None
     est = make_method("MFRM", fair_raters=anchored, threshold_facet=tf,
-                      anchor=anchor_function(anchors, ratings, steps_by)).fit(ratings, facet=facet)
-    return est, displacement(anchors, free, ratings, steps_by)
+                      anchor=anchor_function(held, ratings, steps_by)).fit(ratings, facet=facet)
+    used = {a.key: value for a, value, _ in _free_estimates(anchors, est, ratings, steps_by)}
+    for r in rows:
+        r["used"] = used[(r["facet"], str(r["element"]), r["level"])]
+    return est, rows

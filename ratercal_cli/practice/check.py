@@ -20,7 +20,7 @@ __all__ = ["check", "CheckResults"]
 def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, rasch: bool = True,
           anchors=None, steps_by: str | None = None, calibrate: bool = False,
           simulate: int | None = None, cut: float | None = None, seed: int | None = None,
-          jobs: int = 1, methods=None, scheduler=None) -> "CheckResults":
+          jobs: int = 1, methods=None, scheduler=None, hold_drifted: bool = False) -> "CheckResults":
     """Test whether the raters differ and say which adjustment is warranted, group by group.
 
     Parameters
@@ -37,7 +37,12 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
         ``check --no-rasch``.
     anchors : Anchors, optional
         A calibration (:func:`~ratercal_cli.practice.anchors.read_anchors`): each anchored element's
-        displacement and drift (:attr:`CheckResults.anchored`).  One group only.
+        displacement and drift (:attr:`CheckResults.anchored`); the measurement reports show the
+        anchored fit's measures (the values used: an anchor, or where it drifted, the element measured
+        afresh on the other anchors' scale).  One group only.
+    hold_drifted : bool
+        Hold an anchored element that drifted at its anchor
+        (:func:`~ratercal_cli.practice.anchors.fit_mfrm`).
     steps_by : str, optional
         A facet whose levels get their own thresholds in the many-facet model.
     calibrate : bool
@@ -68,9 +73,13 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     from .cut import check_cut
 
     cut = check_cut(cut, ratings)   # as adjust and compare: a cut off the scale made every accuracy 1.0
+    anchored_est = anchored_rows = None
     if anchors is not None:   # refused before the diagnostics and fits, not after them
+        from .anchors import fit_mfrm
+
         one_group(ratings, "--anchors")
         anchors.check_ratings(ratings, steps_by)
+        anchored_est, anchored_rows = fit_mfrm(ratings, anchors, steps_by, hold_drifted=hold_drifted)
     groups = ratings.by_group()
     sims = None
     if simulate is not None:
@@ -79,7 +88,7 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
         sims = simulate_groups(ratings, simulate, cut=cut, seed=seed, jobs=jobs, methods=methods,
                                scheduler=scheduler)
     if ratings.facets:
-        res = _check_facets(ratings, groups, assignment, alpha, rasch, steps_by)
+        res = _check_facets(ratings, groups, assignment, alpha, rasch, steps_by, est=anchored_est)
         if sims is not None:
             res.facet_simulations = [(name, sim) for (name, _), sim in zip(groups, sims)]
     else:
@@ -101,9 +110,24 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
         if calibrate:
             res.calibration = calibration(fit_mfrm(ratings, steps_by=steps_by)[0], ratings, steps_by=steps_by)
         if anchors is not None:
-            res.anchored = fit_mfrm(ratings, anchors, steps_by)[1]
+            res.anchored = anchored_rows
+            if not ratings.facets:
+                _anchored_rater_reports(res, anchored_est)
             _displacement_in_reports(res)
     return res
+
+
+def _anchored_rater_reports(res, est) -> None:
+    """Without facets: each rater report from the anchored fit (Facets reports the measure it used, the
+    anchor where an element is held), not from a free fit beside the anchors."""
+    from .rater_report import from_estimator, report_and_model
+
+    for rep in res.reports:
+        if rep.rater_report is None or not rep.rater_report.fitted:
+            continue
+        model = from_estimator(est, res.ratings)
+        model.name = "rating scale model by marginal ML (MFRM) on the anchors' scale, paper measures by EAP"
+        rep.rater_report, _ = report_and_model(res.ratings, model, res.ratings.scale_low)
 
 
 def _displacement_in_reports(res) -> None:
@@ -147,7 +171,7 @@ def one_group(ratings: Ratings, option: str) -> None:
                          f"groups ({ratings.group_name}); give one group's file", field=option)
 
 
-def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None):
+def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None, est=None):
     """Facetted ratings (``--facet-col``): the checks of one rating per paper and rater within each
     cell (criterion, ...), then per group the many-facet model, its category statistics and the rater
     x facet bias (:func:`.rubric.rubric_check`)."""
@@ -161,7 +185,7 @@ def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None):
             reports.append(check_ratings(part, group=label, scale_low=ratings.scale_low, assignment=assignment,
                                          alpha=alpha, rasch=rasch))
         if rasch:
-            rubric.append((name, rubric_check(g, alpha=alpha, steps_by=steps_by)))
+            rubric.append((name, rubric_check(g, alpha=alpha, steps_by=steps_by, est=est)))
     return CheckResults(ratings, reports, None, rubric)
 
 

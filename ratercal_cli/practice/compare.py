@@ -136,7 +136,7 @@ class GroupComparison:
 
 def compare(ratings, methods="all", variant: str = "corrected", cut: float | None = None,
             strict: bool | None = None, anchors=None, steps_by: str | None = None, total: str = "mean",
-            shared_raters: bool = False) -> "CompareResults":
+            shared_raters: bool = False, hold_drifted: bool = False) -> "CompareResults":
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5 and Figures 7-10, group
     by group.
 
@@ -154,6 +154,8 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         A method that cannot be applied raises (default: unless ``methods`` is ``"all"``).
     anchors, steps_by : optional
         The MFRM held at a calibration, and thresholds per level of a facet (as :func:`adjust`).
+    hold_drifted : bool
+        Hold an anchored element that drifted at its anchor (as :func:`adjust`).
     total : {"mean", "sum"}
         With facets, the papers' scores compared: the mean of their criterion scores or their total.
     shared_raters : bool
@@ -192,7 +194,7 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
 
         if anchors is not None:
             one_group(ratings, "--anchors")
-        mfrm = {name: fit_mfrm(g, anchors, steps_by)[0] for name, g in ratings.by_group()}
+        mfrm = {name: fit_mfrm(g, anchors, steps_by, hold_drifted=hold_drifted)[0] for name, g in ratings.by_group()}
     elif anchors is not None:   # as adjust: anchors left unused would look like an anchored comparison
         from ..errors import InputError
 

@@ -112,6 +112,9 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
             if s is not None:
                 parts.append(_shifts(s))
                 parts.append(_uncertain(ratings, adjust, name, cut))
+        anchored = adjust.anchored if getattr(adjust, "anchored", None) is not None else getattr(check, "anchored", None)
+        if anchored is not None:
+            parts.append(_anchored(anchored))
         warn = list(ratings.notes) + adjust.warnings
         if warn:
             parts.append('<h2 id="warnings">Warnings</h2><ul>'
@@ -211,6 +214,29 @@ def _shifts(s) -> str:
                       _table(hdr, rows, "shifts"),
                       _table(["method", "papers", "mean move", "largest", "paper", "moved 0.5 or more"], moved,
                              "moved")])
+
+
+def _anchored(rows) -> str:
+    """The anchored elements: displacement, drift, and which were freed (measured afresh) or held."""
+    from .anchors import DRIFT_ALPHA, DRIFT_LOGITS
+
+    def status(r):
+        return "freed" if r.get("freed") else ("held, drifted" if r.get("drifted") else "held")
+
+    body = [[r["facet"] + (f" ({r['level']})" if r["level"] else ""), r["element"], _num(r["anchor"]),
+             _num(r["displacement"]), _num(r["se"]), _num(r["t"]), _num(r.get("p_holm"), 3),
+             "DRIFT" if r["drift"] else "", _num(r.get("used", r["anchor"])), status(r)] for r in rows]
+    freed = [r for r in rows if r.get("freed")]
+    note = (f"freed (measured afresh on the scale of the anchors that did not drift): "
+            + "; ".join(f"{r['facet']} {r['element']} moved {r['used'] - r['anchor']:+.2f} logits" for r in freed)
+            if freed else "no anchored element was freed")
+    return "\n".join(['<h2 id="anchors">Anchored elements</h2>',
+                      f'<p class="note">displacement: the estimate free of the anchors, on the scale of the anchors '
+                      f"that did not drift, minus the anchor (logits); freed: |displacement| &gt; {DRIFT_LOGITS:g} and "
+                      f"Holm's p &lt; {DRIFT_ALPHA:g}; used: the value the fit used</p>",
+                      _table(["facet", "element", "anchor", "displacement", "S.E.", "t", "Holm p", "drift", "used",
+                              "status"], body, "anchored"),
+                      f'<p class="note">{_esc(note)}</p>'])
 
 
 def _signed(x):

@@ -258,7 +258,7 @@ def attach_displacement(rows, anchored, facet: str = "rater", key: str = "rater"
         a = by.get(str(r[key]))
         if a is not None:
             r.update(anchor=a["anchor"], displacement=a["displacement"], displacement_se=a["se"],
-                     displacement_t=a["t"], drift=a["drift"])
+                     displacement_t=a["t"], drift=a["drift"], freed=bool(a.get("freed")))
 
 
 def displacement_cells(rows) -> list | None:
@@ -267,7 +267,8 @@ def displacement_cells(rows) -> list | None:
     if not any("displacement" in r for r in rows):
         return None
     return [[num(r["anchor"], 2), num(r["displacement"], 2), num(r["displacement_se"], 2),
-             num(r["displacement_t"], 2), "DRIFT" if r["drift"] else ""] if "displacement" in r else [""] * 5
+             num(r["displacement_t"], 2), " ".join(w for w, on in (("DRIFT", r["drift"]), ("freed", r.get("freed")))
+                                                  if on)] if "displacement" in r else [""] * 5
             for r in rows]
 
 

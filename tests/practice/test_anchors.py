@@ -163,7 +163,7 @@ def test_year_two_rater_moved_by_one_logit_is_the_one_flagged(tmp_path):
     rows = json.loads(res.output)["anchors"]
     assert [r["element"] for r in rows if r["drift"]] == ["R4"]
     r4 = next(r for r in rows if r["element"] == "R4")
-    assert r4["displacement"] == pytest.approx(1.0 * (1 - 1 / 8), abs=0.35)
+    assert r4["displacement"] == pytest.approx(1.0, abs=0.35)   # the link leaves R4 out (test_drift.py)
     # errors: another scale, an element not in the data
     res = CliRunner().invoke(cli, ["adjust", str(y2), "--scale", "0-6", "--score-cols", "style,org,conv", "-m", "MFRM",
                                    "--anchors", str(tmp_path / "a.csv"), "-o", str(tmp_path / "x.csv")])
