@@ -68,7 +68,9 @@ _SCALE_RE = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|:|to)\s*(-?\d+)\s*$")
 
 
 def parse_scale(text) -> Scale:
-    """``"0-5"``, ``"1..6"``, ``"0:5"`` or ``"5"`` (meaning ``0-5``) -> :class:`Scale`."""
+    """``"0-5"``, ``"1..6"``, ``"0:5"``, ``"1 to 6"`` -> :class:`Scale`.  A single number is refused:
+    ``6`` may mean 0-6 or 1-6, and read as 0-6 it let the truncated methods put a 1-6 file's papers
+    below 1 (issue 28)."""
     if isinstance(text, Scale):
         return text
     s = str(text).strip()
@@ -76,7 +78,8 @@ def parse_scale(text) -> Scale:
     if m:
         low, high = int(m.group(1)), int(m.group(2))
     elif re.fullmatch(r"\d+", s):
-        low, high = 0, int(s)
+        raise InputError(f"a single number is ambiguous ({s!r}: 0-{s} or 1-{s}?): give LOW-HIGH, e.g. 1-{s}",
+                         field="--scale")
     else:
         raise InputError(f"expected LOW-HIGH such as 0-5, not {text!r}", field="--scale")
     if high <= low:

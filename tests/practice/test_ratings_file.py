@@ -18,18 +18,31 @@ def write(tmp_path, text, name="r.csv"):
 
 
 # -- scale ---------------------------------------------------------------------------
-@pytest.mark.parametrize("text, low, high", [("0-5", 0, 5), ("1..6", 1, 6), ("5", 0, 5), (" 1 to 4 ", 1, 4),
+@pytest.mark.parametrize("text, low, high", [("0-5", 0, 5), ("1..6", 1, 6), (" 1 to 4 ", 1, 4),
                                              ("-2-2", -2, 2)])
 def test_parse_scale(text, low, high):
     s = parse_scale(text)
     assert (s.low, s.high, s.max_score) == (low, high, high - low)
 
 
-@pytest.mark.parametrize("text", ["5-1", "3-3", "abc", "0-5.5", ""])
+@pytest.mark.parametrize("text", ["5-1", "3-3", "abc", "0-5.5", "", "6"])
 def test_parse_scale_rejects(text):
     with pytest.raises(InputError) as e:
         parse_scale(text)
     assert e.value.field == "--scale"
+
+
+def test_a_single_number_scale_is_refused_not_read_as_0_to_n(tmp_path):
+    """Issue 28 item 4: --scale 6 was read as 0-6 with no word, so TLI put papers of a 1-6 file below
+    1.  A single number is ambiguous: refused, naming the form to give."""
+    from click.testing import CliRunner
+    from support import CLI, run
+
+    f = write(tmp_path, "paper,rater,score\n" + "".join(f"p{i},R{1 + i % 3},{1 + i % 6}\n" for i in range(30)))
+    res = CliRunner().invoke(CLI, ["adjust", str(f), "--scale", "6", "-m", "TLI", "-o", str(tmp_path / "o.csv")])
+    assert res.exit_code == 2 and "give LOW-HIGH, e.g. 1-6" in res.output
+    assert not (tmp_path / "o.csv").exists()
+    assert run("adjust", f, "--scale", "1-6", "-m", "TLI", "-o", tmp_path / "o.csv").exit_code == 0
 
 
 # -- discrepancy resolution ----------------------------------------------------------
