@@ -143,6 +143,9 @@ def _summary(ratings, check, adjust, summaries, cut) -> str:
                           f"(fail&rarr;pass {len(m.fail_to_pass)}, pass&rarr;fail {len(m.pass_to_fail)})"
                           + (f"; {len(m.uncertain)} decision(s) uncertain" if m.se_source else ""))
             li += [f'<span class="warn">{_esc(w)}</span>' for w in s.warnings]
+        g = next((g for g in adjust.groups if g.name == rep.group), None)
+        if g is not None and g.signal_warning:
+            li.append(f'<span class="warn">{_esc(g.signal_warning)}</span>')
         items.append("<li>" + "<br>".join(li) + "</li>")
     return f'<div class="summary" id="summary"><h2>Summary</h2><ul>{"".join(items)}</ul></div>'
 

@@ -139,11 +139,7 @@ class SimulationResult:
         """Why the ranking may mislead: the file's papers do not differ detectably."""
         if self.signal is None or not no_paper_signal(self.signal):
             return []
-        icc = self.signal
-        test = ("the papers' mean scores do not vary at all" if not np.isfinite(icc.F) else
-                f"one-way ANOVA of papers F({icc.df1}, {icc.df2}) = {icc.F:.2f}, p = {icc.p_value:.2f}; reliability "
-                f"of a paper's mean score ICC(1,k) = {icc.icc1k:.2f}")
-        return [f"the file's papers do not differ detectably ({test}): the simulated design's quality SD "
+        return [f"{no_signal_text(self.signal)}: the simulated design's quality SD "
                 f"({self.model.sigma:.2f} logits) may be noise, and this ranking of the methods rests on a "
                 "design with no paper signal, where a method ranks well by putting every paper near the mean, "
                 "not by telling papers apart"]
@@ -233,6 +229,15 @@ def paper_signal(ratings: Ratings):
         cell = ratings.facet_cells()[0]
         x = x - (np.bincount(cell, weights=x) / np.maximum(np.bincount(cell), 1))[cell]
     return icc_oneway(ratings, score=x)
+
+
+def no_signal_text(icc) -> str:
+    """"the file's papers do not differ detectably (the test)": the words of ``check --simulate``'s
+    and ``adjust``'s warnings where :func:`no_paper_signal`."""
+    test = ("the papers' mean scores do not vary at all" if not np.isfinite(icc.F) else
+            f"one-way ANOVA of papers F({icc.df1}, {icc.df2}) = {icc.F:.2f}, p = {icc.p_value:.2f}; reliability "
+            f"of a paper's mean score ICC(1,k) = {icc.icc1k:.2f}")
+    return f"the file's papers do not differ detectably ({test})"
 
 
 def no_paper_signal(icc) -> bool:
