@@ -124,6 +124,9 @@ class Ratings:
         per rating and the levels' labels); empty: none.
     source : str or None, where the ratings came from (a file's name), for messages.
     notes : tuple of str, what reading them found worth saying (the CLI's warnings).
+    first_readings : Ratings or None, with discrepancies resolved (``resolve_discrepancies``): the
+        papers' first two readings (the third of a resolved paper left out, both first two kept), on
+        which agreement is reported; a subset drops it.
     """
 
     paper: np.ndarray
@@ -141,6 +144,7 @@ class Ratings:
     facets: dict = field(default_factory=dict, compare=False)
     source: str | None = field(default=None, compare=False)
     notes: tuple = field(default=(), compare=False)
+    first_readings: object = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         paper = np.ascontiguousarray(self.paper, dtype=np.int64)
@@ -279,7 +283,8 @@ class Ratings:
         mask = np.asarray(mask, dtype=bool)
         return replace(self, paper=self.paper[mask], rater=self.rater[mask], score=self.score[mask],
                        group=None if self.group is None else self.group[mask],
-                       facets={k: (v[mask], labels) for k, (v, labels) in self.facets.items()})
+                       facets={k: (v[mask], labels) for k, (v, labels) in self.facets.items()},
+                       first_readings=None)
 
     # -- groups -------------------------------------------------------------------
     @classmethod
@@ -302,6 +307,9 @@ class Ratings:
         ridx = {r: j for j, r in enumerate(rater_ids)}
         offsets = np.cumsum([0] + [p.n_papers for _, p in parts])
         meta.setdefault("scale_low", parts[0][1].scale_low)
+        if "first_readings" not in meta and any(p.first_readings is not None for _, p in parts):
+            meta["first_readings"] = cls.from_groups([(name, p if p.first_readings is None else p.first_readings)
+                                                      for name, p in parts], group_name, scale_low=meta["scale_low"])
         return cls(paper=np.concatenate([p.paper + o for (_, p), o in zip(parts, offsets)]),
                    rater=np.concatenate([np.array([ridx[r] for r in p.rater_ids], dtype=np.int64)[p.rater]
                                          for _, p in parts]),
@@ -318,6 +326,7 @@ class Ratings:
         if self.group is None:
             return [(None, self)]
         out = []
+        firsts = dict(self.first_readings.by_group()) if self.first_readings is not None else {}
         for g, name in enumerate(self.group_ids):
             mask = self.group == g
             papers, paper = np.unique(self.paper[mask], return_inverse=True)
@@ -327,7 +336,8 @@ class Ratings:
                                       paper_ids=tuple(self.paper_ids[k] for k in papers),
                                       rater_ids=tuple(self.rater_ids[k] for k in raters),
                                       scale_low=self.scale_low, source=self.source,
-                                      facets={k: (v[mask], labels) for k, (v, labels) in self.facets.items()})))
+                                      facets={k: (v[mask], labels) for k, (v, labels) in self.facets.items()},
+                                      first_readings=firsts.get(name))))
         return out
 
     def group_tag(self, name) -> str:

@@ -31,7 +31,7 @@ from ..methods.cml import ConditionalPCM
 from ..network import rater_components as rater_labels
 from ..ratings import Ratings
 from ..vocabulary import NEEDS_TWO_RATERS
-from .agreement import agreement
+from .agreement import agreement, reading_agreement  # noqa: F401
 from .multiplicity import holm
 from .rater_report import RATER_MODEL, RaterReport, report_and_model
 from .study_rule import study_recommendation
@@ -460,7 +460,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     study = study_recommendation(ratings, rr.fitted, differ, rr.reason) if not (
         all_scored_all or assignment == "nonrandom") else {}
     return CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes, rater_report=rr, rater_model=model,
-                       agreement=agreement(ratings).to_dict(), study=study,
+                       agreement=reading_agreement(ratings), study=study,
                        group=group, scale_low=scale_low, scale_high=scale_low + ratings.max_score,
                        n_ratings=ratings.n_ratings, n_papers=int(used_papers.sum()),
                        ratings_per_paper=ratings_per_paper, raters=raters, tests=tests,

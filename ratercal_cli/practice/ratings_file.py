@@ -603,7 +603,7 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
     pidx = {p: k for k, p in enumerate(paper_ids)}
     p_arr = np.array([pidx[p] for p in papers], dtype=np.int64)
     s_arr = np.array([scores[i] for i in usable], dtype=np.int64) - table.scale.low
-    keep = _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_order, where)
+    keep, first_two = _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_order, where)
 
     pid_set = pidx.keys()
     no_usable = [p for p in all_papers if p not in pid_set]
@@ -614,9 +614,20 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
 
     used = usable[keep]
     r_used, rater_ids_used = _rater_codes(table, used, raters, where)
+    first = None
+    if first_two is not None:   # resolved: agreement is reported on the first two readings (issue 28)
+        read = usable[first_two]
+        ids = tuple(sorted(set(raters[k] for k in np.flatnonzero(first_two)), key=natural_key))
+        code = {r: j for j, r in enumerate(ids)}
+        first = Ratings(paper=p_arr[first_two], rater=np.array([code[raters[k]] for k in np.flatnonzero(first_two)],
+                                                                dtype=np.int64),
+                        score=s_arr[first_two], max_score=table.scale.max_score, n_papers=len(paper_ids),
+                        n_raters=len(ids), paper_ids=paper_ids, rater_ids=ids,
+                        facets=_facet_codes(rows, read, cols.facets))
     ratings = Ratings(paper=p_arr[keep], rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
                       n_papers=len(paper_ids), n_raters=len(rater_ids_used),
-                      paper_ids=paper_ids, rater_ids=rater_ids_used, facets=_facet_codes(rows, used, cols.facets))
+                      paper_ids=paper_ids, rater_ids=rater_ids_used, facets=_facet_codes(rows, used, cols.facets),
+                      first_readings=first)
     return RatingsGroup(name=name, ratings=ratings, rows=used, file_rows=np.asarray(idx, dtype=np.int64))
 
 
@@ -637,7 +648,8 @@ def _refuse_duplicates(table, idx, where: str) -> None:
 def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_order, where: str):
     """The third-reading rule within each paper (and combination of facet levels): flag the
     ratings it concerns, and those of a paper with four or more ratings, with warnings; return
-    which usable ratings are kept (all, unless ``resolve``)."""
+    ``(keep, first_two)``: which usable ratings are kept (all, unless ``resolve``) and, when
+    ``resolve`` resolved a paper, which are its papers' first two readings (else None)."""
     path, cols, lines, rows = table.path, table.columns, table.lines, table.rows
     fcols = tuple(cols.facets)
     order = None if reading_order is None else reading_order[usable]
@@ -648,6 +660,13 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
         pc_arr = np.array([cell_of.setdefault((int(p),) + tuple(rows[i][c] for c in fcols), len(cell_of))
                            for p, i in zip(p_arr, usable)], dtype=np.int64)
     keep, resolved = resolve_discrepancies(pc_arr, s_arr, threshold, order)
+    first_two = None
+    if resolve and resolved.any():   # the third reading of a resolved paper: its last read
+        by = np.argsort(pc_arr, kind="stable") if order is None else np.lexsort((np.asarray(order), pc_arr))
+        rank = np.empty(pc_arr.size, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(np.bincount(pc_arr))[:-1]])
+        rank[by] = np.arange(pc_arr.size) - starts[pc_arr[by]]
+        first_two = ~(resolved & (rank >= 2))
     for i in usable[resolved]:
         table.flags[i] = FLAG_RESOLVED if resolve else FLAG_UNRESOLVED
     n_res = int(np.unique(pc_arr[resolved]).size)
@@ -677,7 +696,7 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
         table.warnings.append(
             f"{path}:{first}: {int((per_paper >= 4).sum())} paper(s){where} have four or more ratings; "
             f"the third-reading rule covers three, so all are used (flag {FLAG_MANY})")
-    return keep
+    return keep, first_two
 
 
 def _rater_codes(table, used, raters, where: str):
