@@ -6,9 +6,10 @@ from __future__ import annotations
 import click
 
 from . import __version__
+from .commands import Group
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ratercal")
 def cli():
     """Rater calibration: regenerate Denny (1990) and adjust real ratings.

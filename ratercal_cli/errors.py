@@ -1,46 +1,141 @@
-"""Errors the command line prints as one line, ``error: MESSAGE``, with exit code 2.
+"""Errors a user can cause: plain Python exceptions, one line each, saying where and what.
 
-:class:`RatercalError` is a :class:`click.ClickException`: click prints it and exits with its
-``exit_code`` wherever it is raised under a command, so no command needs a handler of its own.
+The library knows nothing of the command line.  An error names the library's own words: the
+file and line, the column or config key (``field``), or the *argument* of the function called
+(:class:`ArgumentError`, ``scale``, ``paper_col``).  The command line (:mod:`ratercal_cli.commands`)
+prints the same message with each argument shown as its flag (``scale`` -> ``--scale``) as
+``error: MESSAGE`` with exit status 2.
+
+Raising one::
+
+    raise InputError("not a number", path, line, field="score")      # file:line: score: not a number
+    raise ArgumentError("scale", f"expected LOW-HIGH such as 0-5, not {text!r}")   # scale: expected ...
+    raise ArgumentError("sheet", f"no sheet {sheet!r}", path)                      # file: sheet: no sheet ...
+    raise ArgumentError("anchors", f"applies to the many-facet model: give {arg('method', 'MFRM')}")
+
+:func:`arg` names *another* argument inside a message: the library shows ``method='MFRM'``, the
+command line ``--method MFRM``.  ``str(error)`` is the library's text; :meth:`RatercalError.render`
+takes a function from argument name to flag and gives the command line's.
 """
 
-import click
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+__all__ = ["RatercalError", "InputError", "ArgumentError", "MethodError", "NotFittedError", "arg"]
+
+_OPEN, _EQ, _CLOSE = "\ue000", "\ue001", "\ue002"   # private-use characters: never in a user's text
+_REF = re.compile(f"{_OPEN}([^{_EQ}{_CLOSE}]*)(?:{_EQ}([^{_CLOSE}]*))?{_CLOSE}")
 
 
-class RatercalError(click.ClickException):
+def arg(name: str, value: object = None) -> str:
+    """A mention of the argument ``name`` (with ``value``) inside an error message.
+
+    Parameters
+    ----------
+    name : str
+        The library's argument name, e.g. ``"sep"``.
+    value : object, optional
+        The value to suggest, e.g. ``"semicolon"``.
+
+    Returns
+    -------
+    str
+        A marker that :meth:`RatercalError.render` turns into ``sep='semicolon'`` (the library) or
+        ``--sep semicolon`` (the command line).
+
+    Examples
+    --------
+    >>> str(ArgumentError("decimal", f"a decimal comma needs {arg('sep', 'semicolon')}"))
+    "decimal: a decimal comma needs sep='semicolon'"
+    """
+    return f"{_OPEN}{name}{'' if value is None else _EQ + str(value)}{_CLOSE}"
+
+
+def _library_name(name: str, value: str | None) -> str:
+    return name if value is None else f"{name}={value!r}"
+
+
+def _render(text: str, flag: Callable[[str], str] | None) -> str:
+    if flag is None:
+        return _REF.sub(lambda m: _library_name(m.group(1), m.group(2)), text)
+    return _REF.sub(lambda m: flag(m.group(1)) + ("" if m.group(2) is None else f" {m.group(2)}"), text)
+
+
+class RatercalError(Exception):
     """A user-facing error: bad input, an impossible design, a refused method.
 
-    The message is one line and names the file, line and field (or config key)
-    where it can.
+    The message is one line and names the file, line and field (or argument) where it can.
+    ``exit_code`` is the command line's exit status for it.
     """
 
     exit_code = 2
 
-    def __init__(self, message=""):
-        super().__init__(str(message))
+    def __init__(self, message: object = ""):
+        self.message = str(message)
+        super().__init__(self.message)
 
-    def __str__(self):
-        return self.message
+    def _text(self, flag: Callable[[str], str] | None) -> str:
+        return _render(self.message, flag)
 
-    def show(self, file=None):
-        first = self.format_message().splitlines()
-        click.echo(f"error: {first[0] if first else type(self).__name__}", err=True, file=file)
+    def render(self, flag: Callable[[str], str] | None = None) -> str:
+        """The message, each argument named by ``flag(name)`` (the command line's flags) or, without
+        ``flag``, by its name in the library."""
+        return self._text(flag)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def __reduce__(self):   # keep path/line/field across processes (parallel runs pickle errors)
+        return (_rebuild, (type(self), self.__dict__))
 
 
-class InputError(RatercalError):
-    """Bad data or config: names where (file:line, field or key)."""
+def _rebuild(cls, state):
+    err = cls.__new__(cls)
+    Exception.__init__(err, state.get("message", ""))
+    err.__dict__.update(state)
+    return err
 
-    def __init__(self, message, path=None, line=None, field=None):
-        where = ""
-        if path is not None:
-            where = str(path)
-            if line is not None:
-                where += f":{line}"
-            where += ": "
-        if field is not None:
-            message = f"{field}: {message}"
-        super().__init__(where + message)
+
+class InputError(RatercalError, ValueError):
+    """Bad data or config: names where (``path``:``line``, the column or key ``field``).
+
+    ``field`` starting with ``-`` is a command-line flag (raised by :mod:`ratercal_cli.commands`).
+    """
+
+    def __init__(self, message: object, path: object = None, line: int | None = None,
+                 field: str | None = None):
+        super().__init__(message)
         self.path, self.line, self.field = path, line, field
+
+    def _where(self) -> str:
+        if self.path is None:
+            return ""
+        return f"{self.path}:{self.line}: " if self.line is not None else f"{self.path}: "
+
+    def _field(self, flag: Callable[[str], str] | None) -> str:
+        return self.field or ""
+
+    def _text(self, flag: Callable[[str], str] | None) -> str:
+        field = self._field(flag)
+        return self._where() + (f"{field}: " if field else "") + _render(self.message, flag)
+
+
+class ArgumentError(InputError):
+    """A bad argument of a library function: ``field`` is the argument's name (``scale``), which the
+    command line shows as its flag (``--scale``)."""
+
+    def __init__(self, field: str, message: object, path: object = None, line: int | None = None):
+        super().__init__(message, path, line, field)
+
+    @property
+    def argument(self) -> str:
+        """The argument at fault (the same as ``field``)."""
+        return self.field or ""
+
+    def _field(self, flag: Callable[[str], str] | None) -> str:
+        return self.field if flag is None or not self.field else flag(self.field)
 
 
 class MethodError(RatercalError):

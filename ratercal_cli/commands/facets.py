@@ -7,8 +7,10 @@ from pathlib import Path
 
 import click
 
+from . import command
 
-@click.command("import-facets")
+
+@command("import-facets")
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
               help="The long CSV to write, or - for standard output (default: SPEC's name with .csv, beside it).")

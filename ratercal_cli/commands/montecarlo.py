@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
+from . import command
 
-@click.command("montecarlo")
+
+@command("montecarlo")
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--out", "-o", "out", required=True, type=click.Path(file_okay=False), help="The run folder.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,

@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from ..errors import InputError, RatercalError
+from . import command
 
 # -- shared plumbing -----------------------------------------------------------------
 def _one_line_errors(fn):
@@ -218,7 +219,7 @@ _shared_raters_option = click.option(
 
 
 # -- check ---------------------------------------------------------------------------
-@click.command("check")
+@command("check")
 @click.argument("ratings_file", type=click.Path(path_type=Path))
 @_file_options
 @click.option("--assignment", type=click.Choice(["random", "nonrandom"]), default="random",
@@ -299,7 +300,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 
 
 # -- adjust --------------------------------------------------------------------------
-@click.command("adjust")
+@command("adjust")
 @click.argument("source", type=click.Path(path_type=Path))
 @click.option("--method", "-m", "methods", multiple=True, metavar="CODE[,CODE]",
               help=_method_help("Method(s)") + "; recommended (each group's recommendation from "
@@ -428,7 +429,7 @@ def _check_output(output, source):
 
 
 # -- compare -------------------------------------------------------------------------
-@click.command("compare")
+@command("compare")
 @click.argument("ratings_file", type=click.Path(path_type=Path))
 @click.option("--method", "-m", "methods", multiple=True, metavar="CODE[,CODE]",
               help=_method_help("Methods to compare") + " (default: all).")

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
+from . import command
 
-@click.command("report")
+
+@command("report")
 @click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
               help="Output folder (default: RUN/report).  A stale file of the report's own in "

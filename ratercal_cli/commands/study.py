@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from ..vocabulary import VARIANTS
+from . import command
 
 run_option = click.argument("run", type=click.Path(file_okay=False))
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -18,7 +19,7 @@ sets_option = click.option("--set", "sets", multiple=True, metavar="CODE",
                            help="Only this set (e.g. 0551 or 2+551); repeatable.")
 
 
-@click.command()
+@command()
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--out", "-o", "out", required=True, type=click.Path(file_okay=False), help="The run folder.")
 @force_option
@@ -32,12 +33,12 @@ def rater(config, out, force):
 
 
 def _stage_command(name, doc):
-    @click.command(name=name, help=doc)
+    @command(name=name, help=doc)
     @run_option
     @sets_option
     @force_option
     @quiet_option
-    def command(run, sets, force, quiet):
+    def stage(run, sets, force, quiet):
         from ..study import Run
         from ..study.simulate import run_stage
 
@@ -46,7 +47,7 @@ def _stage_command(name, doc):
         if not quiet:
             click.echo(f"{name}: {len(r.ran)} stage(s) run, {len(r.done) - len(r.ran)} up to date", err=True)
 
-    return command
+    return stage
 
 
 pargen = _stage_command("pargen", "Paper qualities: RUN/<set>/pargen/papers.csv (runs what it needs first).")
@@ -54,7 +55,7 @@ truegen = _stage_command("truegen", "Rater steps and true scores: RUN/<set>/true
 obsgen = _stage_command("obsgen", "Observed ratings: RUN/<set>/obsgen/ratings.csv.")
 
 
-@click.command()
+@command()
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--out", "-o", "out", required=True, type=click.Path(file_okay=False), help="The run folder.")
 @sets_option
@@ -74,7 +75,7 @@ def simulate(config, out, sets, force, quiet):
         click.echo(f"simulate: {len(run.cells(sets))} set(s) in {out}; {len(r.ran)} stage(s) run", err=True)
 
 
-@click.command()
+@command()
 @run_option
 @sets_option
 @click.option("--variant", "variants", multiple=True, type=click.Choice(VARIANTS),
