@@ -25,11 +25,11 @@ from collections.abc import Callable
 
 __all__ = ["RatercalError", "InputError", "ArgumentError", "MethodError", "NotFittedError", "arg"]
 
-_OPEN, _EQ, _CLOSE = "\ue000", "\ue001", "\ue002"   # private-use characters: never in a user's text
-_REF = re.compile(f"{_OPEN}([^{_EQ}{_CLOSE}]*)(?:{_EQ}([^{_CLOSE}]*))?{_CLOSE}")
+_OPEN, _EQ, _CLI, _CLOSE = "\ue000", "\ue001", "\ue003", "\ue002"   # private use: never in a user's text
+_REF = re.compile(f"{_OPEN}([^{_EQ}{_CLI}{_CLOSE}]*)(?:{_EQ}([^{_CLI}{_CLOSE}]*))?(?:{_CLI}([^{_CLOSE}]*))?{_CLOSE}")
 
 
-def arg(name: str, value: object = None) -> str:
+def arg(name: str, value: object = None, cli: str | None = None) -> str:
     """A mention of the argument ``name`` (with ``value``) inside an error message.
 
     Parameters
@@ -38,6 +38,8 @@ def arg(name: str, value: object = None) -> str:
         The library's argument name, e.g. ``"sep"``.
     value : object, optional
         The value to suggest, e.g. ``"semicolon"``.
+    cli : str, optional
+        What the command line shows instead of ``--flag value`` (e.g. ``"-m MFRM"``).
 
     Returns
     -------
@@ -50,17 +52,25 @@ def arg(name: str, value: object = None) -> str:
     >>> str(ArgumentError("decimal", f"a decimal comma needs {arg('sep', 'semicolon')}"))
     "decimal: a decimal comma needs sep='semicolon'"
     """
-    return f"{_OPEN}{name}{'' if value is None else _EQ + str(value)}{_CLOSE}"
+    return (f"{_OPEN}{name}{'' if value is None else _EQ + str(value)}{'' if cli is None else _CLI + cli}"
+            f"{_CLOSE}")
 
 
 def _library_name(name: str, value: str | None) -> str:
     return name if value is None else f"{name}={value!r}"
 
 
+def _KEEP(name: str) -> str:   # render(_KEEP): the marks kept, for a message wrapped in another
+    raise AssertionError("never called")
+
+
 def _render(text: str, flag: Callable[[str], str] | None) -> str:
+    if flag is _KEEP:
+        return text
     if flag is None:
         return _REF.sub(lambda m: _library_name(m.group(1), m.group(2)), text)
-    return _REF.sub(lambda m: flag(m.group(1)) + ("" if m.group(2) is None else f" {m.group(2)}"), text)
+    return _REF.sub(lambda m: m.group(3) if m.group(3) is not None else
+                    flag(m.group(1)) + ("" if m.group(2) is None else f" {m.group(2)}"), text)
 
 
 class RatercalError(Exception):
@@ -74,7 +84,7 @@ class RatercalError(Exception):
 
     def __init__(self, message: object = ""):
         self.message = str(message)
-        super().__init__(self.message)
+        super().__init__(_render(self.message, None))
 
     def _text(self, flag: Callable[[str], str] | None) -> str:
         return _render(self.message, flag)
@@ -86,6 +96,11 @@ class RatercalError(Exception):
 
     def __str__(self) -> str:
         return self.render()
+
+    def marked(self) -> str:
+        """The message with its arguments still marked (as :func:`arg` makes them): for a new error
+        that wraps this one's text, e.g. ``RatercalError(f"{prefix}{exc.marked()}")``."""
+        return self._text(_KEEP)
 
     def __reduce__(self):   # keep path/line/field across processes (parallel runs pickle errors)
         return (_rebuild, (type(self), self.__dict__))
@@ -108,6 +123,7 @@ class InputError(RatercalError, ValueError):
                  field: str | None = None):
         super().__init__(message)
         self.path, self.line, self.field = path, line, field
+        self.args = (self.render(),)
 
     def _where(self) -> str:
         if self.path is None:
@@ -135,6 +151,8 @@ class ArgumentError(InputError):
         return self.field or ""
 
     def _field(self, flag: Callable[[str], str] | None) -> str:
+        if flag is _KEEP and self.field:
+            return arg(self.field)
         return self.field if flag is None or not self.field else flag(self.field)
 
 

@@ -21,7 +21,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .errors import InputError
+from .errors import ArgumentError, InputError, arg
 
 
 #: Our temporary names: ``.NAME.PID.XXXXXXXX.tmp`` beside the target (PID: the writer's
@@ -270,11 +270,11 @@ def sniff_delimiter(text: str) -> str:
     return "\t" if first.count("\t") > first.count(",") else ","
 
 
-def read_text(path, encoding=None, option="--encoding") -> str:
+def read_text(path, encoding=None, option="encoding") -> str:
     """A text file's contents; ``encoding=None`` is UTF-8 (a byte-order mark skipped), or UTF-16
     when the file starts with UTF-16's byte-order mark.
     A byte that does not decode is an :class:`InputError` naming its line and byte offset (and,
-    for UTF-8, the command's ``option`` that names another encoding, if it has one)."""
+    for UTF-8, the argument ``option`` that names another encoding, if there is one)."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -288,12 +288,12 @@ def read_text(path, encoding=None, option="--encoding") -> str:
     try:
         return data.decode(codec)
     except LookupError:
-        raise InputError(f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252)",
-                         field="--encoding") from None
+        raise ArgumentError(option or "encoding", f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, "
+                            "cp1252)") from None
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         name = "UTF-8" if encoding is None else encoding
-        hint = f"; give {option} (e.g. latin-1 or cp1252) if the file is not UTF-8" \
+        hint = f"; give {arg(option)} (e.g. latin-1 or cp1252) if the file is not UTF-8" \
             if encoding is None and option else ""
         raise InputError(f"not {name} text: byte 0x{data[exc.start]:02x} at byte offset {exc.start} "
                          f"({exc.reason}){hint}", path, line) from None
@@ -388,7 +388,7 @@ def _header(row, required, delimiter, path, line, hint=""):
     missing = [c for c in required if find_column(header, c) is None]
     if missing:
         if delimiter != ";" and any(";" in c for c in header):
-            hint = "; the fields look separated by ';': give --sep semicolon"
+            hint = f"; the fields look separated by ';': give {arg('sep', 'semicolon')}"
         raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(header)}){hint}",
                          path, line)
     return header

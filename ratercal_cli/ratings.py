@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .errors import InputError
+from .errors import ArgumentError, InputError, arg
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -81,9 +81,9 @@ def parse_scale(text) -> Scale:
         raise InputError(f"a single number is ambiguous ({s!r}: 0-{s} or 1-{s}?): give LOW-HIGH, e.g. 1-{s}",
                          field="--scale")
     else:
-        raise InputError(f"expected LOW-HIGH such as 0-5, not {text!r}", field="--scale")
+        raise ArgumentError("scale", f"expected LOW-HIGH such as 0-5, not {text!r}")
     if high <= low:
-        raise InputError(f"the top of the scale must exceed the bottom, not {text!r}", field="--scale")
+        raise ArgumentError("scale", f"the top of the scale must exceed the bottom, not {text!r}")
     return checked_scale(Scale(low, high), text)
 
 
@@ -95,9 +95,9 @@ MAX_SCALE_POINTS = 100
 def checked_scale(scale: Scale, given=None) -> Scale:
     """``scale`` if it spans at most :data:`MAX_SCALE_POINTS` points, else InputError."""
     if scale.max_score > MAX_SCALE_POINTS:
-        what = f"{given!r}" if given is not None else f"{scale} (from the scores found; give --scale)"
-        raise InputError(f"scales of at most {MAX_SCALE_POINTS} points from bottom to top (such as "
-                         f"0-{MAX_SCALE_POINTS}) are supported, not {what}", field="--scale")
+        what = f"{given!r}" if given is not None else f"{scale} (from the scores found; give {arg('scale')})"
+        raise ArgumentError("scale", f"scales of at most {MAX_SCALE_POINTS} points from bottom to top (such as "
+                            f"0-{MAX_SCALE_POINTS}) are supported, not {what}")
     return scale
 
 

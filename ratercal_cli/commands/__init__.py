@@ -19,8 +19,10 @@ from ..errors import RatercalError
 FLAGS = {
     "method": "--method",
     "methods": "--method",
+    "facet_cols": "--facet-col",
     "anchors_in": "--anchors",
     "anchors_out": "--write-anchors",
+    "calibrate": "--write-anchors",
     "write_anchors": "--write-anchors",
     "as_json": "--json",
     "html_out": "--html",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 
-from ..errors import RatercalError
+from ..errors import ArgumentError
 from ..parallel import forked_map, process_pool, start_method
 
 
@@ -58,7 +58,7 @@ def dask(fn, shared, tasks, scheduler, key=None):
     try:
         from distributed import Client, as_completed
     except ImportError:
-        raise RatercalError("--scheduler needs the 'distributed' package (pip install 'ratercal[dask]')") from None
+        raise ArgumentError("scheduler", "needs the 'distributed' package (pip install 'ratercal[dask]')") from None
     client = scheduler if hasattr(scheduler, "submit") else None
     own = client is None
     if own:
@@ -66,7 +66,7 @@ def dask(fn, shared, tasks, scheduler, key=None):
             client = Client(scheduler, timeout="20s")
         except (OSError, ValueError, TypeError) as exc:   # unreachable; not an address ("garbage")
             msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise RatercalError(f"--scheduler: cannot reach the Dask scheduler at {scheduler!r}: {msg}") from None
+            raise ArgumentError("scheduler", f"cannot reach the Dask scheduler at {scheduler!r}: {msg}") from None
     try:
         remote = client.scatter(shared, broadcast=True)
         futures = {}

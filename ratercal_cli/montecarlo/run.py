@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import too_big
-from ..errors import InputError, RatercalError
+from ..errors import ArgumentError, InputError, RatercalError, arg
 from ..io import ReentrantFolderLock, atomic_write, folder_lock, write_json
 from ..progress import progress
 from ..study.files import write_adjusted
@@ -38,9 +38,9 @@ class MonteCarloRun:
         self.root = Path(out) / "montecarlo"
         self.replications = int(replications or config.replications)
         if self.replications < 1:
-            raise InputError("must be 1 or more", field="--replications")
+            raise ArgumentError("replications", "must be 1 or more")
         if chunk_size < 1:
-            raise InputError("must be 1 or more", field="chunk_size")
+            raise ArgumentError("chunk_size", "must be 1 or more")
         self.chunk_size = int(chunk_size)
         self.jobs = int(jobs or 1)
         self._check_memory(self.jobs)
@@ -57,19 +57,19 @@ class MonteCarloRun:
         msg = too_big(cfg.set_bytes(cell, self.chunk_size), f"a chunk of {self.chunk_size} replications of "
                                                               f"set {cell.code}")
         if msg:
-            raise InputError(f"{msg}; give a smaller --chunk-size", cfg.source, field="--chunk-size")
+            raise ArgumentError("chunk_size", f"{msg}; give a smaller {arg('chunk_size')}", cfg.source)
         if jobs > 1:
             chunks = sorted((cfg.set_bytes(ch.cell, ch.size) for ch in self.chunks()), reverse=True)[:jobs]
             if len(chunks) > 1:
                 msg = too_big(sum(chunks), f"{len(chunks)} processes, each with a chunk of up to {self.chunk_size} "
                                            f"replications (set {cell.code} the largest),")
                 if msg:
-                    raise InputError(f"{msg}; give fewer --jobs or a smaller --chunk-size", cfg.source,
-                                     field="--jobs")
+                    raise ArgumentError("jobs", f"{msg}; give fewer {arg('jobs')} or a smaller "
+                                                f"{arg('chunk_size')}", cfg.source)
         msg = too_big(cfg.summary_bytes(self.replications),
                       f"{self.replications:,} replications of {len(cfg.cells)} set(s)")
         if msg:
-            raise InputError(msg, cfg.source, field="--replications")
+            raise ArgumentError("replications", msg, cfg.source)
 
     @contextlib.contextmanager
     def lock(self):
@@ -101,10 +101,10 @@ class MonteCarloRun:
                 old = {}
             if old.get("study") not in (None, self.digest):
                 raise InputError(f"{self.root} holds another study (config {old.get('config')}); "
-                                 "use a new --out folder", path)
+                                 f"use a new {arg('out')} folder", path)
             if old.get("code") not in (None, code) and any(self.chunk_dir.glob("*/*.csv")):
                 raise InputError(f"the methods' code changed since this run began (code {old['code']}, now "
-                                 f"{code}): its chunks would mix two versions; use a new --out folder", path)
+                                 f"{code}): its chunks would mix two versions; use a new {arg('out')} folder", path)
         write_json(path, {"study": self.digest, "code": code, "config": self.config.source, "name": self.config.name,
                           "generator": self.spec.generator, "true_score": self.spec.true_score,
                           "seed": self.spec.seed, "variants": list(self.spec.variants),
@@ -205,7 +205,7 @@ def run_single(config, out, cell_code, replication, keep_data=False, variants=No
     """
     cell = config.cell(cell_code)
     if replication < 0:
-        raise InputError("must be 0 or more", field="--replication")
+        raise ArgumentError("replication", "must be 0 or more")
     spec = StudySpec.from_config(config, variants, methods)
     rep = replicate(spec, cell, int(replication), keep=True)
     folder = Path(out) / "montecarlo" / "single" / f"{cell.code}_r{int(replication)}"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, RatercalError
+from ..errors import ArgumentError, RatercalError, arg
 from ..ratings import Ratings
 from ..vocabulary import DEFAULT_VARIANT, STUDY_METHODS, adjusted_columns
 from .cut import check_cut
@@ -48,7 +48,7 @@ def parse_methods(values, default=("TLI",), allow_recommended=False):
     bad = [m for m in raw if m not in known and m != RECOMMENDED]
     if bad:
         extra = ", recommended" if allow_recommended else ""
-        raise InputError(f"unknown method {bad[0]} (known: {', '.join(known)}, all{extra})", field="--method")
+        raise ArgumentError("method", f"unknown method {bad[0]} (known: {', '.join(known)}, all{extra})")
     return list(dict.fromkeys(raw)), is_all
 
 
@@ -76,7 +76,7 @@ def apply_group(ratings: Ratings, codes, variant=DEFAULT_VARIANT, strict=True, p
     try:
         applied = apply_methods(ratings, codes, variant, strict=strict)
     except RatercalError as exc:
-        raise RatercalError(f"{prefix}{exc}") from None
+        raise RatercalError(f"{prefix}{exc.marked()}") from None
     return applied, method_notes(applied, ratings, ratings.scale_low)
 
 
@@ -108,8 +108,8 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, sha
     from .rubric import adjust_facets
 
     if RECOMMENDED in codes:
-        raise InputError("--method recommended is not available with facets (the rule is for one rating per "
-                         "paper and rater); name the method(s)", field="--method")
+        raise ArgumentError("method", f"{arg('method', 'recommended')} is not available with facets (the rule is "
+                            "for one rating per paper and rater); name the method(s)")
     adjusted, estimators, skipped, cells, warnings = {}, {}, {}, {}, []
     for code in codes:
         try:
@@ -117,7 +117,8 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, sha
                                est=mfrm if code == "MFRM" else None, shared_raters=shared_raters)
         except RatercalError as exc:
             if strict:
-                raise RatercalError(f"{prefix}{exc}" if prefix and not str(exc).startswith(prefix) else str(exc)) \
+                raise RatercalError(f"{prefix}{exc.marked()}" if prefix and not str(exc).startswith(prefix)
+                                    else exc.marked()) \
                     from None
             skipped[code] = str(exc)
             warnings.append(f"{prefix}{code} skipped: {exc}")
@@ -186,8 +187,8 @@ def _signal_warning(g: GroupAdjustment, prefix="") -> str:
 def shared_raters_need_facets(ratings):
     """``--shared-raters`` is about facets: an error without them."""
     if not ratings.facets:
-        raise InputError("shares a rater's parameters across the levels of a facet; these ratings "
-                         "have none (give --facet-col or --score-cols)", field="--shared-raters")
+        raise ArgumentError("shared_raters", "shares a rater's parameters across the levels of a facet; these "
+                            f"ratings have none (give {arg('facet_cols')} or {arg('score_cols')})")
 
 
 def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfrm=None, shared_raters=False):
@@ -266,8 +267,8 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
     codes, is_all = parse_methods(method, allow_recommended=True)
     cut = check_cut(cut, ratings)
     if int(bootstrap) == 1:   # one draw has no spread: the SE columns would be left blank
-        raise InputError("one bootstrap draw gives no standard error; give 0 (none) or N >= 2 (e.g. 200)",
-                         field="--bootstrap")
+        raise ArgumentError("bootstrap", "one bootstrap draw gives no standard error; give 0 (none) or N >= 2 "
+                            "(e.g. 200)")
     strict = (not is_all) if strict is None else strict
     mfrm, anchored = {}, None
     if (anchors is not None or steps_by is not None) and "MFRM" in codes:
@@ -275,12 +276,13 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
         from .check import one_group
 
         if anchors is not None:
-            one_group(ratings, "--anchors")
+            one_group(ratings, "anchors")
         for name, g in ratings.by_group():
             mfrm[name], rows = fit_mfrm(g, anchors, steps_by, hold_drifted=hold_drifted)
             anchored = rows if anchors is not None else None
     elif anchors is not None:
-        raise InputError("--anchors applies to the many-facet model: give -m MFRM", field="--anchors")
+        raise ArgumentError("anchors", f"{arg('anchors')} applies to the many-facet model: give "
+                            f"{arg('method', 'MFRM', cli='-m MFRM')}")
     if shared_raters:
         shared_raters_need_facets(ratings)
     groups = [_adjust_group(name, g, where(ratings, name), codes, variant, strict, assignment, mfrm.get(name),

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import ArgumentError, InputError, arg
 from ..io import atomic_write, read_table, read_text
 from .ratings_file import Scale, parse_scale
 
@@ -115,13 +115,13 @@ class Anchors:
         thresholds = [a for a in self.elements if a.facet == THRESHOLD]
         shared = [a for a in thresholds if not a.level]
         if steps_by is not None and shared:
-            raise self._error(f"the anchors have shared thresholds (no level), and --steps-by {steps_by} gives each "
-                              f"{steps_by} its own: anchor each level's thresholds (a calibration written with "
-                              "--steps-by), or leave --steps-by out", shared[0], "level")
+            raise self._error(f"the anchors have shared thresholds (no level), and {arg('steps_by', steps_by)} gives "
+                              f"each {steps_by} its own: anchor each level's thresholds (a calibration written "
+                              f"with {arg('steps_by')}), or leave {arg('steps_by')} out", shared[0], "level")
         per_level = [a for a in thresholds if a.level]
         if per_level:
             if steps_by is None:
-                raise self._error("the anchors have thresholds per level of a facet; give --steps-by", per_level[0],
+                raise self._error(f"the anchors have thresholds per level of a facet; give {arg('steps_by')}", per_level[0],
                                   "level")
             known = set(map(str, elements.get(steps_by, ())))
             bad = [a for a in per_level if a.level not in known]
@@ -179,9 +179,8 @@ def _anchor(fields: dict, path, line, model_scale) -> tuple:
         raise InputError(f"{model!r}: expected one of {', '.join(MODELS)}", path, line, "model")
     try:
         scale = parse_scale(str(fields.get("scale", "")).strip())
-    except InputError as exc:   # parse_scale speaks of --scale; here the scale is a field of the file
-        message = str(exc).split(": ", 1)[1] if str(exc).startswith("--scale: ") else str(exc)
-        raise InputError(message, path, line, "scale") from None
+    except InputError as exc:   # parse_scale speaks of the argument scale; here it is a field of the file
+        raise InputError(exc.message, path, line, "scale") from None
     if model_scale is not None and (model, str(scale)) != model_scale:
         raise InputError(f"{model} {scale} differs from the first row's {model_scale[0]} {model_scale[1]}: one "
                          "calibration a file", path, line, "model")
@@ -482,7 +481,8 @@ def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = Non
 
     facet = ratings.facet_levels()
     if steps_by is not None and steps_by not in ratings.facets:
-        raise InputError(f"{steps_by!r} is not a facet of this analysis (give it with --facet-col)", field="--steps-by")
+        raise ArgumentError("steps_by", f"{steps_by!r} is not a facet of this analysis (give it with "
+                            f"{arg('facet_cols')})")
     tf = None if steps_by is None else list(ratings.facets).index(steps_by)
     if anchors is not None:   # before the free fit: a file that does not fit is refused at once
         anchors.check_ratings(ratings, steps_by)

@@ -77,7 +77,7 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     if anchors is not None:   # refused before the diagnostics and fits, not after them
         from .anchors import fit_mfrm
 
-        one_group(ratings, "--anchors")
+        one_group(ratings, "anchors")
         anchors.check_ratings(ratings, steps_by)
         anchored_est, anchored_rows = fit_mfrm(ratings, anchors, steps_by, hold_drifted=hold_drifted)
     groups = ratings.by_group()
@@ -106,7 +106,7 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     if anchors is not None or calibrate:
         from .anchors import calibration, fit_mfrm
 
-        one_group(ratings, "--anchors" if anchors is not None else "--write-anchors")
+        one_group(ratings, "anchors" if anchors is not None else "calibrate")
         if calibrate:
             res.calibration = calibration(fit_mfrm(ratings, steps_by=steps_by)[0], ratings, steps_by=steps_by)
         if anchors is not None:
@@ -163,12 +163,13 @@ def _joint_group_bias(ratings: Ratings, alpha: float):
 
 
 def one_group(ratings: Ratings, option: str) -> None:
-    """A calibration is of one analysis: InputError for ratings in several groups."""
+    """A calibration is of one analysis: an error naming the argument ``option`` for ratings in several
+    groups."""
     if ratings.group is not None and len(ratings.group_ids) > 1:
-        from ..errors import InputError
+        from ..errors import ArgumentError
 
-        raise InputError(f"a calibration is of one analysis, and these ratings are in {len(ratings.group_ids)} "
-                         f"groups ({ratings.group_name}); give one group's file", field=option)
+        raise ArgumentError(option, f"a calibration is of one analysis, and these ratings are in "
+                            f"{len(ratings.group_ids)} groups ({ratings.group_name}); give one group's file")
 
 
 def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None, est=None):

@@ -193,12 +193,13 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         from .check import one_group
 
         if anchors is not None:
-            one_group(ratings, "--anchors")
+            one_group(ratings, "anchors")
         mfrm = {name: fit_mfrm(g, anchors, steps_by, hold_drifted=hold_drifted)[0] for name, g in ratings.by_group()}
     elif anchors is not None:   # as adjust: anchors left unused would look like an anchored comparison
-        from ..errors import InputError
+        from ..errors import ArgumentError, arg
 
-        raise InputError("--anchors applies to the many-facet model: give -m MFRM", field="--anchors")
+        raise ArgumentError("anchors", f"{arg('anchors')} applies to the many-facet model: give "
+                            f"{arg('methods', 'MFRM', cli='-m MFRM')}")
     for name, g in ratings.by_group():
         prefix = where(ratings, name)
         if g.facets:   # each method as adjust applies it to facetted ratings; a paper's mean or total
@@ -310,7 +311,7 @@ class CompareResults:
     def map_targets(self, png) -> list:
         """Each group's MDS map file (``png`` or ``NAME_GROUP.png`` beside it), refused where two
         groups' names would give one file (on a case-insensitive file system too)."""
-        from ..errors import InputError
+        from ..errors import ArgumentError
         from .text import group_path
 
         targets = []
@@ -319,8 +320,8 @@ class CompareResults:
             clash = next((h.name for h, t in zip(self.groups, targets) if str(t).lower() == str(target).lower()),
                          None)
             if clash is not None:
-                raise InputError(f"groups {clash!r} and {g.name!r} would both be mapped to {target}; "
-                                 f"rename one in the {self.ratings.group_name} column", field="--png")
+                raise ArgumentError("png", f"groups {clash!r} and {g.name!r} would both be mapped to {target}; "
+                                    f"rename one in the {self.ratings.group_name} column")
             targets.append(target)
         return targets
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import InputError
+from ..errors import ArgumentError
 from ..ratings import Ratings
 
 
@@ -14,5 +14,5 @@ def check_cut(cut, ratings: Ratings):
     cut = float(cut)
     low, high = ratings.scale_low, ratings.scale_low + ratings.max_score
     if not (low <= cut <= high):   # also NaN and infinities
-        raise InputError(f"the cut {cut:g} is not a score on the scale {low}-{high}", field="--cut")
+        raise ArgumentError("cut", f"the cut {cut:g} is not a score on the scale {low}-{high}")
     return cut

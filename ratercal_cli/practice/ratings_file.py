@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ..design import keep_first, needs_third
-from ..errors import InputError
+from ..errors import ArgumentError, InputError, arg
 from ..io import find_column, open_output, read_table, read_text
 from ..methods.base import MIN_RATINGS
 from ..ratings import MAX_SCALE_POINTS, Adjusted, Ratings, Scale, checked_scale, natural_key, parse_scale  # noqa: F401
@@ -226,7 +226,7 @@ def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint=
     if head == _ZIP_MAGIC or path.suffix.lower() in (".xlsx", ".xlsm"):
         return read_xlsx(path, required, sheet, hint)
     if sheet is not None:
-        raise InputError("--sheet applies to an .xlsx workbook, and this is a text file", path)
+        raise ArgumentError("sheet", "applies to an .xlsx workbook, and this is a text file", path)
     text = read_text(path, encoding)
     with open(path, "rb") as fh:
         start = fh.read(3)
@@ -263,10 +263,10 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
     try:
         names = wb.sheetnames
         if sheet is None and len(names) > 1:
-            raise InputError(f"the workbook has {len(names)} sheets ({', '.join(names)}); name one with --sheet",
-                             path)
+            raise InputError(f"the workbook has {len(names)} sheets ({', '.join(names)}); name one with "
+                             f"{arg('sheet')}", path)
         if sheet is not None and sheet not in names:
-            raise InputError(f"no sheet {sheet!r} (sheets: {', '.join(names)})", path, field="--sheet")
+            raise ArgumentError("sheet", f"no sheet {sheet!r} (sheets: {', '.join(names)})", path)
         ws = wb[sheet if sheet is not None else names[0]]
         header, rows = None, []
         for n, values in enumerate(ws.iter_rows(values_only=True), start=1):
@@ -381,7 +381,7 @@ def resolve_discrepancies(paper, score, threshold: int = 1, order=None):
 
 # -- reading -------------------------------------------------------------------------
 #: The end of the error for a missing column of a ratings file.
-COLUMN_HINT = "; name the columns with --paper-col, --rater-col and --score-col"
+COLUMN_HINT = f"; name the columns with {arg('paper_col')}, {arg('rater_col')} and {arg('score_col')}"
 
 
 def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=None,
@@ -416,8 +416,8 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     source = read_source(path, required, delimiter, encoding, sheet, COLUMN_HINT)
     header, rows_with_lines, delimiter = source.header, source.rows, source.delimiter
     if decimal == "," and delimiter == ",":
-        raise InputError("a decimal comma needs another field separator: the header looks separated by "
-                         "commas (give --sep semicolon or tab)", path, 1, field="--decimal")
+        raise ArgumentError("decimal", "a decimal comma needs another field separator: the header looks "
+                            f"separated by commas (give {arg('sep', 'semicolon')} or tab)", path, 1)
     columns = replace(columns, **{k: find_column(header, getattr(columns, k))
                                   for k in ("paper", "rater", "score", "group", "order")
                                   if getattr(columns, k) and getattr(columns, k) not in made},
@@ -430,18 +430,19 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     del rows_with_lines
     warnings = []
     if score_cols or rater_cols:
-        keep = {c: o for c, o in ((columns.paper, "--paper-col"), (columns.group, "--group-col"),
-                                  (columns.order, "--order-col"),
-                                  *((f, "--facet-col") for f in columns.facets if not (score_cols and f == CRITERION)),
-                                  *(((columns.rater, "--rater-col"),) if score_cols else ())) if c}
+        keep = {c: arg(o) for c, o in ((columns.paper, "paper_col"), (columns.group, "group_col"),
+                                       (columns.order, "order_col"),
+                                       *((f, "facet_cols") for f in columns.facets
+                                         if not (score_cols and f == CRITERION)),
+                                       *(((columns.rater, "rater_col"),) if score_cols else ())) if c}
         header, rows, lines, notes = melt(header, rows, lines, path, score_cols, rater_cols, score=columns.score,
                                           rater=columns.rater, keep=keep)
         warnings += notes
     twice = [c for c in columns.facets if columns.facets.count(c) > 1 or c in (columns.paper, columns.rater,
                                                                                 columns.score, columns.group)]
     if twice:
-        raise InputError(f"column {twice[0]} is named as a facet and as another column (or twice)", path, 1,
-                         "--facet-col")
+        raise ArgumentError("facet_cols", f"column {twice[0]} is named as a facet and as another column "
+                            "(or twice)", path, 1)
     order_col = columns.order or (DEFAULT_ORDER_COLUMN if DEFAULT_ORDER_COLUMN in header else None)
 
     # the file's own column of each score, for errors: in a wide file the criterion's or the rater's
@@ -474,8 +475,8 @@ def _check_read_options(path: Path, delimiter, decimal: str) -> None:
     if decimal not in (".", ","):
         raise ValueError("decimal must be '.' or ','")
     if decimal == "," and delimiter == ",":
-        raise InputError("a decimal comma needs another field separator (--sep semicolon or tab)",
-                         field="--decimal")
+        raise ArgumentError("decimal", f"a decimal comma needs another field separator ({arg('sep', 'semicolon')} "
+                            "or tab)")
 
 
 def _wanted_columns(columns: Columns, score_cols, rater_cols):
@@ -895,9 +896,9 @@ def read_ratings_table(path, scale=None, paper_col="paper", rater_col="rater", s
                        score_cols=None, rater_cols=None) -> RatingsTable:
     """:func:`read_ratings_file` with the command line's file options (``--paper-col`` ... as keywords)."""
     if sep not in SEPARATORS:
-        raise InputError(f"expected one of {', '.join(SEPARATORS)}, not {sep!r}", field="--sep")
+        raise ArgumentError("sep", f"expected one of {', '.join(SEPARATORS)}, not {sep!r}")
     if decimal not in DECIMALS:
-        raise InputError(f"expected point or comma, not {decimal!r}", field="--decimal")
+        raise ArgumentError("decimal", f"expected point or comma, not {decimal!r}")
     return read_ratings_file(path, scale=scale, columns=Columns(paper_col, rater_col, score_col, group_col, order_col,
                                                                 tuple(facet_cols or ())),
                              delimiter=SEPARATORS[sep], resolve=resolve_discrepancies, threshold=discrepancy,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from ..errors import InputError
+from ..errors import ArgumentError, InputError, arg
 
 #: The facet a ``--score-cols`` file's columns become.
 CRITERION = "criterion"
@@ -27,7 +27,8 @@ CRITERION = "criterion"
 
 def expand_columns(spec, header, path, option) -> list:
     """Column names from ``a,b,c`` and/or patterns (``rater_*``), in the header's order for patterns;
-    InputError naming ``option`` for a name not in the header or a pattern matching nothing."""
+    ArgumentError naming ``option`` (the argument, e.g. ``score_cols``) for a name not in the header or
+    a pattern matching nothing."""
     if isinstance(spec, str):
         spec = [spec]
     out = []
@@ -38,16 +39,16 @@ def expand_columns(spec, header, path, option) -> list:
             if any(ch in name for ch in "*?["):
                 hits = [c for c in header if fnmatch.fnmatchcase(c, name)]
                 if not hits:
-                    raise InputError(f"pattern {name!r} matches no column (columns: {', '.join(header)})", path, 1,
-                                     option)
+                    raise ArgumentError(option, f"pattern {name!r} matches no column (columns: "
+                                                f"{', '.join(header)})", path, 1)
                 out += hits
             elif name not in header:
-                raise InputError(f"no column {name!r} (columns: {', '.join(header)})", path, 1, option)
+                raise ArgumentError(option, f"no column {name!r} (columns: {', '.join(header)})", path, 1)
             else:
                 out.append(name)
     out = list(dict.fromkeys(out))
     if len(out) < 1:
-        raise InputError("names no column", path, 1, option)
+        raise ArgumentError(option, "names no column", path, 1)
     return out
 
 
@@ -58,25 +59,25 @@ def melt(header, rows, lines, path, score_cols=None, rater_cols=None, score="sco
     ``score_cols``: the criterion columns (each becomes a rating with ``criterion`` = the column's
     name; a blank cell is a missing rating, as in a long file).  ``rater_cols``: the rater columns
     (each filled cell a rating by that column's rater; blank cells are readings that did not happen
-    and are left out).  Not both at once.  ``keep``: ``{column: its option}``, the columns the analysis
+    and are left out).  Not both at once.  ``keep``: ``{column: its argument (:func:`.errors.arg`)}``, the columns the analysis
     reads as they are (the papers', a group's...), which the wide columns may not take in.
     """
     if score_cols and rater_cols:
-        raise InputError("give --score-cols (a column per criterion) or --rater-cols (a column per rater), "
-                         "not both", path, None, "--rater-cols")
+        raise ArgumentError("rater_cols", f"give {arg('score_cols')} (a column per criterion) or "
+                            f"{arg('rater_cols')} (a column per rater), not both", path)
     if score_cols:
-        cols, new, cell_name = expand_columns(score_cols, header, path, "--score-cols"), criterion, "criterion"
+        cols, new, cell_name = expand_columns(score_cols, header, path, "score_cols"), criterion, "criterion"
         clash = [c for c in (criterion, score) if c in header and c not in cols]
         keep_blank = True
     else:
-        cols, new, cell_name = expand_columns(rater_cols, header, path, "--rater-cols"), rater, "rater"
+        cols, new, cell_name = expand_columns(rater_cols, header, path, "rater_cols"), rater, "rater"
         clash = [c for c in (rater, score) if c in header and c not in cols]
         keep_blank = False
     taken = [c for c in cols if c in (keep or {})]
     if taken:
-        option = "--score-cols" if score_cols else "--rater-cols"
-        raise InputError(f"{taken[0]!r} is the file's {keep[taken[0]]} column; name only the "
-                         f"{'criteria' if score_cols else 'raters'}' columns", path, 1, option)
+        option = "score_cols" if score_cols else "rater_cols"
+        raise ArgumentError(option, f"{taken[0]!r} is the file's {keep[taken[0]]} column; name only the "
+                            f"{'criteria' if score_cols else 'raters'}' columns", path, 1)
     if clash:
         raise InputError(f"the file already has a column {clash[0]!r}, which the wide columns would make; "
                          "rename it", path, 1, clash[0])

@@ -87,13 +87,13 @@ def test_check_against_the_data():
     with pytest.raises(InputError, match="threshold 1 is not a step of the scale 1-6"):
         bad.check("MFRM", Scale(1, 6), DATA)
     per = Anchors("MFRM", Scale(1, 6), [Anchor("threshold", "2", 0.0, level="voice")])
-    with pytest.raises(InputError, match="give --steps-by"):
+    with pytest.raises(InputError, match="give steps_by"):
         per.check("MFRM", Scale(1, 6), DATA)
     with pytest.raises(InputError, match="threshold level\\(s\\) voice are not levels of criterion"):
         per.check("MFRM", Scale(1, 6), DATA, steps_by="criterion")
     # shared thresholds (no level) in a model with a criterion's own thresholds: they used to be held on
     # the first criterion's thresholds only, the others left free, and displaced against that one
-    with pytest.raises(InputError, match="shared thresholds .* --steps-by criterion gives each criterion its own"):
+    with pytest.raises(InputError, match="shared thresholds .* steps_by='criterion' gives each criterion its own"):
         CAL.check("MFRM", Scale(1, 6), DATA, steps_by="criterion")
 
 

@@ -29,7 +29,7 @@ def test_parse_scale(text, low, high):
 def test_parse_scale_rejects(text):
     with pytest.raises(InputError) as e:
         parse_scale(text)
-    assert e.value.field == "--scale"
+    assert e.value.field == "scale"
 
 
 def test_a_single_number_scale_is_refused_not_read_as_0_to_n(tmp_path):

@@ -110,7 +110,7 @@ def test_shared_raters_need_facets():
     flat = Ratings(r.paper, r.rater, r.score, r.max_score, r.n_papers, r.n_raters)
     with pytest.raises(InputError, match="shares a rater's parameters across the levels of a facet"):
         adjust(flat.subset(r.facets["criterion"][0] == 0), "MN", shared_raters=True)
-    with pytest.raises(InputError, match="--facet-col or --score-cols"):
+    with pytest.raises(InputError, match="give facet_cols or score_cols"):
         compare(flat.subset(r.facets["criterion"][0] == 0), "MN", shared_raters=True)
 
 

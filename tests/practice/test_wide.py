@@ -31,8 +31,8 @@ def test_rater_columns_become_raters_and_blanks_are_no_reading():
 
 
 @pytest.mark.parametrize("kw, message", [
-    (dict(score_cols="style,voice"), "f.csv:1: --score-cols: no column 'voice'"),
-    (dict(rater_cols="judge_*"), "f.csv:1: --rater-cols: pattern 'judge_*' matches no column"),
+    (dict(score_cols="style,voice"), "f.csv:1: score_cols: no column 'voice'"),
+    (dict(rater_cols="judge_*"), "f.csv:1: rater_cols: pattern 'judge_*' matches no column"),
     (dict(score_cols="style", rater_cols="rater"), "not both"),
     (dict(rater_cols="style,org"), "f.csv:1: rater: the file already has a column 'rater'"),
 ])
