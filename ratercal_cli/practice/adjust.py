@@ -108,8 +108,8 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, sha
     from .rubric import adjust_facets
 
     if RECOMMENDED in codes:
-        raise ArgumentError("method", f"{arg('method', 'recommended')} is not available with facets (the rule is "
-                            "for one rating per paper and rater); name the method(s)")
+        raise ArgumentError("method", "recommended is not available with facets (the rule is for one rating "
+                            "per paper and rater); name the method(s)")
     adjusted, estimators, skipped, cells, warnings = {}, {}, {}, {}, []
     for code in codes:
         try:
