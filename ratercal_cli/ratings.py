@@ -78,8 +78,8 @@ def parse_scale(text) -> Scale:
     if m:
         low, high = int(m.group(1)), int(m.group(2))
     elif re.fullmatch(r"\d+", s):
-        raise InputError(f"a single number is ambiguous ({s!r}: 0-{s} or 1-{s}?): give LOW-HIGH, e.g. 1-{s}",
-                         field="--scale")
+        raise ArgumentError("scale", f"a single number is ambiguous ({s!r}: 0-{s} or 1-{s}?): give LOW-HIGH, "
+                            f"e.g. 1-{s}")
     else:
         raise ArgumentError("scale", f"expected LOW-HIGH such as 0-5, not {text!r}")
     if high <= low:
