@@ -29,14 +29,25 @@ def import_facets(spec, output, encoding, quiet):
         raise InputError("no such file", spec)
     data = read_facets(spec, encoding)
     out = output if output is not None else spec.with_suffix(".csv")
+    data.steps_by()                 # refused (with the reason) before anything is written
+    anchors = data.anchor_table()   # Labels= anchors (code A with values, D): a file --anchors reads
+    beside = spec if str(out) == "-" else Path(out)
+    anchor_path = None if anchors is None else beside.with_name(beside.stem + ".anchors.csv")
     refuse_clashing_paths([("SPEC", spec)] + [(f"Data= of {spec}", p) for p in data.files if p != spec],
-                          [("-o", out)])
+                          [("-o", out), ("the anchor file", anchor_path)])
     for note in data.notes:
         click.echo(f"warning: {note}", err=True)
+    if anchors is not None:
+        from ..practice.anchors import write_anchors
+
+        write_anchors(anchor_path, anchors)
     write_long(data, out)
+    if anchors is not None and not quiet:
+        click.echo(f"wrote {anchor_path}: {len(anchors.elements)} anchored element(s) of Labels= "
+                   f"({', '.join(anchors.facets)})", err=str(out) == "-")
     if not quiet and str(out) != "-":
         click.echo(f"wrote {out}: {len(data.rows)} ratings, facets {', '.join(f.name for f in data.facets)}")
-        click.echo(f"read it with: {data.command(out)}")
+        click.echo(f"read it with: {data.command(out, anchor_path)}")
         (paper, why_paper), (rater, why_rater) = data.roles()
         if why_paper is None or why_rater != "Inter-rater=":
             click.echo(f"  (the papers are taken to be facet {paper.name} ({why_paper or 'a guess: the first facet'})"

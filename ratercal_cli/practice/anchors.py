@@ -320,14 +320,21 @@ def _positions(anchors: Anchors, ratings, steps_by=None) -> list:
 
 def anchor_function(anchors: Anchors, ratings, steps_by=None):
     """A function of the MML layout (``fit_mml(..., anchor=f)``) holding every anchored element at its
-    value; the papers' mean is then free (the anchors set the scale's origin)."""
+    value; the papers' mean is then free (the anchors set the scale's origin).  Where facet levels are
+    anchored and no rater is, the raters are centred (mean severity 0, as Facets centres a facet it does
+    not anchor): with the papers' mean free, nothing else would set their origin (a Facets dummy facet
+    anchored at 0, Essays' Session, left the raters' mean to the weak prior, its S.E. over 3 logits)."""
     pos = _positions(anchors, ratings, steps_by)
+    raters = any(a.facet == RATER for a, _, _ in pos)
+    facets = any(b.startswith("facet") for _, b, _ in pos)
 
     def fix(layout):
         for a, block, index in pos:
             layout.fix(block, index, a.measure)
-        if any(a.facet == RATER for a, _, _ in pos) or any(b.startswith("facet") for _, b, _ in pos):
+        if raters or facets:
             layout.free("theta_mean")
+        if facets and not raters and "severity" not in layout.centred:
+            layout.centred.append("severity")
         return layout
 
     return fix

@@ -8,9 +8,18 @@ What is read (the format of the Facets manual's examples, e.g. ``Essays.txt``, `
 * ``Labels =`` followed by one block per facet: a heading ``number, name[, anchoring code]`` and
   element lines ``number[, label[, value ...]]`` (or ``number = label``) or an anonymous range ``1-32``, each block ended
   by ``*``;
-* ``Models =`` (one model on the line or several on the lines below, ended by ``*``): only the
-  scale is taken from it (``R`` or ``Rn`` for a rating scale with top category n, ``D`` for a
-  dichotomy, or the name of a ``Rating scale =`` whose first field after the name is ``Rn``);
+* ``Models =`` (one model on the line or several on the lines below, ended by ``*``): the scale
+  (``R`` or ``Rn`` for a rating scale with top category n, ``D`` for a dichotomy, or the name of a
+  ``Rating scale =`` whose first field after the name is ``Rn``) and a facet marked ``#`` (Facets'
+  partial credit: each element of that facet its own rating scale), which becomes ``--steps-by``
+  in the printed command.  A model weight other than 1 (``?,?,?,R4,2``) is refused: ratercal weighs
+  every rating alike;
+* anchoring codes of a facet heading (``2,Raters,A`` with a value after an element's label,
+  ``1,Smith,0.5``; ``D``, a dummy facet, anchors every element at 0): the anchored elements become an
+  anchor file (:mod:`.anchors`) the printed command reads with ``--anchors``; group anchoring
+  (``G``), anchored papers and anchor values in user units (``Umean=``/``Uscale=``) are refused;
+* ``Delements =`` of element numbers only (``N``, ``1N``: Facets' default); element labels in the
+  data (``L``) are refused;
 * ``Data =`` with the data on the lines below it (to the end of the file), or ``Data = FILE`` naming
   a text file of data lines (relative to the specification's folder);
 * data lines ``e1, e2, ..., eF, x1[, x2 ...]``: an element number per facet, then the observations;
@@ -20,7 +29,8 @@ What is read (the format of the Facets manual's examples, e.g. ``Essays.txt``, `
 
 Keywords that change only Facets' estimation or its reports (``Noncenter``, ``Positive``,
 ``Convergence``, ``Arrange``, ...) are ignored; ``Noncenter =`` and ``Inter-rater =`` name the facets
-that are the papers and the raters, ``Positive =`` the examinees (:meth:`FacetsData.paper_and_rater`).  An observation
+that are the papers and the raters, ``Positive =`` the examinees (:meth:`FacetsData.paper_and_rater`).
+British spellings (``Non-centred =``, ``Centre =``) are read as the American ones.  An observation
 above the top category of ``Models=`` (``R6``: 0 to 6) is an error naming its line, and element labels
 that would write two elements alike are replaced by the element numbers, with a warning.  Anything that would change which observations there are or what
 they mean (``Dvalues``, ``Delements``, ``Entered``, element 0, weighted ``R2`` data lines, an
@@ -59,6 +69,11 @@ class Facet:
     number: int
     name: str
     elements: dict = field(default_factory=dict)
+    #: the heading's anchoring code (``A``, ``D``, ...; blank: none) and the line it is on
+    code: str = ""
+    line: int = 0
+    #: ``{element number: anchor value (logits)}`` of an anchored facet
+    anchors: dict = field(default_factory=dict)
 
     def label(self, number: int) -> str:
         text = self.elements.get(number, "")
@@ -80,6 +95,8 @@ class FacetsData:
     rater_facet: int | None = None
     positive_facet: int | None = None
     notes: list = field(default_factory=list)   # what the reader changed, for a warning line each
+    #: the facet (number) ``Models=`` marks ``#``: its elements' own thresholds (``--steps-by``)
+    steps_facet: int | None = None
 
     @property
     def files(self) -> list:
@@ -138,8 +155,9 @@ class FacetsData:
             rater = (None, None)
         return (paper, why), rater
 
-    def command(self, out) -> str:
-        """The ``ratercal check`` command that reads the written table."""
+    def command(self, out, anchors=None) -> str:
+        """The ``ratercal check`` command that reads the written table (``anchors``: the anchor file
+        written beside it, :meth:`anchor_table`)."""
         cols = []
         paper, rater = self.paper_and_rater()
         cols += ["--paper-col", _quote(paper.name) if paper is not None else "PAPERS_FACET"]
@@ -147,7 +165,49 @@ class FacetsData:
         for f in self.facets:
             if f is not paper and f is not rater:
                 cols += ["--facet-col", _quote(f.name)]
+        steps = self.steps_by()
+        if steps is not None:
+            cols += ["--steps-by", _quote(steps.name)]
+        if anchors is not None:
+            cols += ["--anchors", _quote(str(anchors))]
         return " ".join(["ratercal check", _quote(str(out)), *cols, "--scale", self.scale()])
+
+    def steps_by(self):
+        """The facet ``Models=`` marks ``#`` (its elements' own thresholds), or None.  InputError where
+        ratercal has no such model: ``#`` on the papers, or on the raters (each rater its own rating
+        scale: ratercal's MML, ``-m MML``, not the many-facet model's ``--steps-by``)."""
+        if self.steps_facet is None:
+            return None
+        facet = next(f for f in self.facets if f.number == self.steps_facet)
+        paper, rater = self.paper_and_rater()
+        if facet is paper or facet is rater:
+            which = "papers" if facet is paper else "raters"
+            raise InputError(f"Models= gives the {which}' facet {facet.name} '#' (each element its own rating scale): "
+                             + ("ratercal's many-facet model has no such model" if facet is paper else
+                                "ratercal fits each rater's own scale as MML (-m MML), not with --steps-by; replace "
+                                "'#' by '?' and use -m MML"), self.path)
+        return facet
+
+    def anchor_table(self):
+        """The anchored elements (facet headings coded ``A`` with values, or ``D``) as an
+        :class:`~.anchors.Anchors` of the MFRM on :meth:`scale`, each named as the written table names
+        it (the raters' facet as ``rater``); None where nothing is anchored.  InputError for anchored
+        papers (ratercal anchors raters, facets and thresholds, not papers)."""
+        from .anchors import RATER, Anchor, Anchors
+        from .ratings_file import parse_scale
+
+        anchored = [f for f in self.facets if f.anchors]
+        if not anchored:
+            return None
+        paper, rater = self.paper_and_rater()
+        out = []
+        for f in anchored:
+            if f is paper:
+                raise InputError(f"Labels= anchors the papers' facet {f.name} ({f.code}): ratercal anchors raters, "
+                                 "facets and thresholds, not papers", self.path, f.line)
+            name = RATER if f is rater else f.name
+            out += [Anchor(name, f.label(e), v, line=f.line) for e, v in f.anchors.items()]
+        return Anchors("MFRM", parse_scale(self.scale()), out)
 
 
 def _quote(text: str) -> str:
@@ -189,7 +249,7 @@ _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _()-]*?)\s*=(.*)$")
 
 #: The specifications read_facets acts on, and those it ignores, as :func:`_keyword` spells them.
 KNOWN = frozenset({"title", "facets", "labels", "models", "model", "ratingscale", "data", "noncenter",
-                   "positive", "interrater"} | {re.sub(r"[^a-z0-9]", "", k) for k in IGNORED})
+                   "positive", "interrater", "delements"} | {re.sub(r"[^a-z0-9]", "", k) for k in IGNORED})
 
 
 def _keyword(line: str):
@@ -201,7 +261,7 @@ def _keyword(line: str):
     m = _KEY.match(line)
     if not m:
         return None
-    key = re.sub(r"[^a-z0-9]", "", m.group(1).lower())
+    key = re.sub(r"[^a-z0-9]", "", m.group(1).lower()).replace("centre", "center")   # Non-centred, Centre
     if key.startswith("rating") and key.endswith("scale"):   # Rating (or partial credit) scale =
         key = "ratingscale"
     elif key not in KNOWN:
@@ -221,6 +281,7 @@ def read_facets(path, encoding=None) -> FacetsData:
     data_rows, data_line = None, None
     paper_facet = rater_facet = positive_facet = None
     notes = []
+    units = None   # the line of Umean=/Uscale=, which put anchor values in user units
     while True:
         ln, text = lines.next()
         if ln is None:
@@ -259,6 +320,12 @@ def read_facets(path, encoding=None) -> FacetsData:
             positive_facet = int(value)
         elif key == "interrater":
             rater_facet = _int(value, path, ln, "Inter-rater")
+        elif key == "delements":
+            if not re.fullmatch(r"\s*\d*\s*N(\s*[,\s]\s*\d*\s*N)*\s*", value.upper()):
+                raise InputError(f"Delements = {value}: element labels in the data (L) are not supported by "
+                                 "import-facets; give element numbers (Delements = N, Facets' default)", path, ln)
+        elif key in ("umean", "uscale"):
+            units = units or ln
         elif key not in IGNORED:
             raise InputError(f"the Facets specification {text.split('=', 1)[0].strip()}= is not supported by "
                              "import-facets (it changes which observations there are or what they mean)", path, ln)
@@ -276,11 +343,16 @@ def read_facets(path, encoding=None) -> FacetsData:
         if f.name.lower() == "score" or names.count(f.name.lower()) > 1:
             raise InputError(f"facet name {f.name!r} is used twice (or is 'score'): rename it in Labels=", path)
     top, top_line = _model_top(models, scales, len(facets), path)
+    steps_facet = _partial_credit(models, facets, path)
+    if units is not None and any(f.anchors for f in facets):
+        raise InputError("Umean=/Uscale= put the anchor values of Labels= in user units: import-facets takes "
+                         "them in logits only (remove Umean=/Uscale= or give the anchors in logits)", path, units)
     rows = _parse_data(data_rows, facets, path, data_line, top, top_line)
     if not rows:
         raise InputError("no observations in the data", path, data_line)
     return FacetsData(path=path, title=title, facets=facets, rows=rows, top=top,
-                      paper_facet=paper_facet, rater_facet=rater_facet, positive_facet=positive_facet, notes=notes)
+                      paper_facet=paper_facet, rater_facet=rater_facet, positive_facet=positive_facet, notes=notes,
+                      steps_facet=steps_facet)
 
 
 def _int(value, path, ln, what):
@@ -318,9 +390,11 @@ def _read_labels(lines: _Lines, path, at, notes) -> list:
         if not head or not _INT.match(head[0]) or len(head) < 2:
             raise InputError(f"expected a facet heading 'number, name' in Labels=, not {text.strip()!r}", path, ln)
         code = head[2].strip().upper() if len(head) > 2 else ""
-        if code and code not in ("A", "D", "G", "X", "N"):
-            raise InputError(f"facet anchoring code {head[2].strip()!r} is not supported", path, ln)
-        facet = Facet(int(head[0]), head[1].strip() or f"facet{head[0]}")
+        if code and code not in ("A", "D", "X", "N"):
+            why = (" (group anchoring: ratercal anchors elements one by one; give each element its value with "
+                   "code A)" if code.startswith("G") else "")
+            raise InputError(f"facet anchoring code {head[2].strip()!r} is not supported{why}", path, ln)
+        facet = Facet(int(head[0]), head[1].strip() or f"facet{head[0]}", code=code, line=ln)
         if any(f.number == facet.number for f in facets):
             raise InputError(f"facet {facet.number} is listed twice in Labels=", path, ln)
         for eln, etext in _read_block(lines, ""):
@@ -344,8 +418,16 @@ def _read_labels(lines: _Lines, path, at, notes) -> list:
             if e in facet.elements:
                 raise InputError(f"element {e} of facet {facet.name} is listed twice", path, eln)
             facet.elements[e] = parts[1].strip() if len(parts) > 1 else ""
+            if code == "A" and len(parts) > 2 and parts[2].strip():
+                try:
+                    facet.anchors[e] = float(parts[2])
+                except ValueError:
+                    raise InputError(f"anchor value {parts[2].strip()!r} of element {e} of facet {facet.name} is not a "
+                                     "number", path, eln) from None
         # labels that do not tell the elements apart (two alike, or one that is another element's
         # number, as element 1 labelled '3' beside an unlabelled element 3): the numbers are written
+        if code == "D":   # a dummy facet: every element anchored at 0
+            facet.anchors = {e: 0.0 for e in facet.elements}
         written = [facet.label(e) for e in facet.elements]
         if len(set(written)) != len(written):
             same = sorted({w for w in written if written.count(w) > 1}, key=str)
@@ -391,6 +473,31 @@ def _model_top(models, scales, n_facets, path):
     if len(tops) > 1:
         raise InputError(f"the models use scales with different tops ({sorted(tops)}); one scale is supported", path)
     return (tops.pop(), line) if tops else (None, None)
+
+
+def _partial_credit(models, facets, path):
+    """The facet number that ``Models=`` marks ``#`` (partial credit: each element its own rating scale),
+    or None; InputError for a model weight other than 1, or ``#`` on two facets."""
+    n = len(facets)
+    marked = set()
+    for ln, text in models:
+        parts = _fields(text)
+        for k, ctl in enumerate(parts[:n]):
+            if "#" in ctl:
+                marked.add(facets[k].number if k < len(facets) else k + 1)
+        weight = parts[n + 1].strip() if len(parts) > n + 1 else ""
+        if weight:
+            try:
+                w = float(weight)
+            except ValueError:
+                raise InputError(f"model {text.strip()!r}: weight {weight!r} is not a number", path, ln) from None
+            if w != 1:
+                raise InputError(f"model {text.strip()!r} weighs its ratings {weight}: ratercal weighs every rating "
+                                 "alike (remove the weight to analyse them unweighted)", path, ln)
+    if len(marked) > 1:
+        raise InputError(f"Models= marks facets {sorted(marked)} '#': one facet with its own rating scales "
+                         "(--steps-by) is supported", path)
+    return marked.pop() if marked else None
 
 
 def _data_file(spec: Path, name: str, ln, encoding):

@@ -1,7 +1,10 @@
 """``ratercal import-facets``: Facets specifications in the layout of the Facets manual's examples."""
 
 import csv
+import json
+import shlex
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -72,8 +75,9 @@ def test_essays_layout(tmp_path):
                         ["2", "A", "3", "day 1 time 1", "6"], ["2", "B", "3", "day 1 time 1", "7"],
                         ["4", "C", "1", "day 1 time 2", "9"]]
     # Noncenter= names the papers, Inter-rater= the raters; the other facets become --facet-col
-    assert ("--paper-col examinee --rater-col Reader --facet-col Essay --facet-col Session --scale 4-9"
-            in res.output)
+    # Session is anchored (code A, every element at 0): it stays anchored, through an anchor file
+    assert ("--paper-col examinee --rater-col Reader --facet-col Essay --facet-col Session --anchors "
+            f"{tmp_path / 'spec.anchors.csv'} --scale 4-9" in res.output)
 
 
 def test_data_file_and_guilford_range(tmp_path):
@@ -222,6 +226,133 @@ def test_noncenter_spellings(tmp_path, spelling):
 
 def test_an_unknown_keyword_that_starts_like_a_known_one_is_still_refused(tmp_path):
     """The prefix rule reads longer spellings of known specifications, not other specifications."""
-    spec = write(tmp_path, ESSAYS.replace("data =\n", "Delements = NL\ndata =\n"))
-    with pytest.raises(InputError, match="Delements= is not supported"):
+    spec = write(tmp_path, ESSAYS.replace("data =\n", "Delem = N\ndata =\n"))   # an abbreviation of Delements=
+    with pytest.raises(InputError, match="Delem= is not supported"):
         read_facets(spec)
+
+
+
+# -- issue 28 item 9: what import-facets honours, and what it refuses with the reason ------------------
+def essays(n=80, readers=6, models="?,?B,?B,?,R9\n?,?,?B,?B,R9\n*\n", reader_code="", reader_values=None,
+           session_code="A", extra="", seed=3):
+    """An Essays-style specification (the manual's layout) with data drawn from the many-facet model:
+    ``n`` examinees, each essay A-C read by two of ``readers`` readers in one of two sessions."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0, 1.5, n)
+    sev = np.linspace(-0.8, 0.8, readers)
+    ess = np.array([-0.3, 0.0, 0.3])
+    kap = np.linspace(-3, 3, 8)
+    lines = []
+    for p in range(n):
+        for j in rng.choice(readers, 2, replace=False):
+            s = int(rng.integers(0, 2))
+            xs = []
+            for e in range(3):
+                cc = np.r_[0, np.cumsum(theta[p] - sev[j] - ess[e] - kap)]
+                pr = np.exp(cc - cc.max())
+                xs.append(int(rng.choice(9, p=pr / pr.sum())) + 1)
+            lines.append(f"{p + 1},1-3,{j + 1},{11 + s}," + ",".join(map(str, xs)))
+    readers_block = ("1-%d\n" % readers if reader_values is None else
+                     "".join(f"{j + 1},R{j + 1}{'' if v is None else f',{v}'}\n" for j, v in enumerate(reader_values)))
+    return (f"title = AP English Essays\n{extra}facets = 4\nnoncenter = 1\npositive = 1\nInter-rater = 3\n"
+            f"Model=\n{models}Labels=\n1,examinee\n1-{n}\n*\n2,Essay\n1,A\n2,B\n3,C\n*\n"
+            f"3,Reader{',' + reader_code if reader_code else ''}\n{readers_block}*\n"
+            f"4,Session,{session_code} ; a dummy facet\n11,day 1 time 1,0\n12,day 1 time 2,0\n*\n"
+            "data =\n" + "\n".join(lines) + "\n")
+
+
+def test_partial_credit_becomes_steps_by(tmp_path):
+    """'#' in Models= (each element of the facet its own rating scale) vanished from the printed command:
+    it is --steps-by now; on the raters (ratercal's MML) or the papers it is refused with the reason."""
+    spec = write(tmp_path, essays(models="?,#,?,?,R9\n*\n"))
+    assert read_facets(spec).steps_by().name == "Essay"
+    res = run("import-facets", spec)
+    assert res.exit_code == 0, res.output
+    assert "--facet-col Essay --facet-col Session --steps-by Essay --anchors" in res.output
+    spec = write(tmp_path, essays(models="?,?,#,?,R9\n*\n"), "r.txt")
+    res = CliRunner().invoke(CLI, ["import-facets", str(spec)])
+    assert res.exit_code == 2 and "Reader '#'" in res.output and "-m MML" in res.output
+    assert not (tmp_path / "r.csv").exists()
+    spec = write(tmp_path, essays(models="#,?,?,?,R9\n*\n"), "p.txt")
+    with pytest.raises(InputError, match="papers' facet examinee '#'"):
+        read_facets(spec).steps_by()
+
+
+@pytest.mark.parametrize("weight, ok", [("2", False), ("0.5", False), ("1", True)])
+def test_a_model_weight_is_refused_with_the_reason(tmp_path, weight, ok):
+    spec = write(tmp_path, essays(models=f"?,?,?,?,R9,{weight}\n*\n"))
+    if ok:
+        assert read_facets(spec).top == 9
+        return
+    with pytest.raises(InputError, match=rf"spec.txt:7: model '\?,\?,\?,\?,R9,{weight}' weighs its ratings {weight}: "
+                                         "ratercal weighs every rating alike"):
+        read_facets(spec)
+
+
+def test_anchor_codes_become_an_anchor_file_the_command_reads(tmp_path):
+    """'3,Reader,A' with values (1,R1,0.5): the values vanished, the readers were estimated free.  Now they
+    are an anchor file beside the table (the raters' facet written 'rater'), the printed command reads it,
+    and check holds them there; an element without a value stays free."""
+    from ratercal_cli.practice.anchors import read_anchors
+
+    spec = write(tmp_path, essays(reader_code="A", reader_values=[0.5, -0.5, None, None, None, None]))
+    res = run("import-facets", spec)
+    assert res.exit_code == 0, res.output
+    cal = read_anchors(tmp_path / "spec.anchors.csv")
+    assert [(a.facet, a.element, a.measure) for a in cal.elements] == [
+        ("rater", "R1", 0.5), ("rater", "R2", -0.5), ("Session", "day 1 time 1", 0.0), ("Session", "day 1 time 2", 0.0)]
+    assert str(cal.scale) == "1-9"
+    command = next(line for line in res.output.splitlines() if line.startswith("read it with: "))
+    args = shlex.split(command[len("read it with: "):])[1:]
+    res = CliRunner().invoke(CLI, [*args, "--json", "-q"])
+    assert res.exit_code == 0, res.output
+    raters = {r["rater"]: r for r in json.loads(res.output)["rubric"][0]["raters"]}
+    assert raters["R1"]["severity"] == 0.5 and raters["R2"]["severity"] == -0.5
+
+
+@pytest.mark.slow
+def test_essays_session_anchored_at_zero_stays_anchored(tmp_path):
+    """Essays' Session facet, coded A with every element at 0, became free.  It stays at 0 now; the readers,
+    anchored by nothing, are centred as Facets centres them (before, with the papers' mean freed by the
+    anchored facet, the readers' origin was left to the weak prior: S.E.s of 4.08 logits)."""
+    spec = write(tmp_path, essays())
+    res = run("import-facets", spec)
+    assert res.exit_code == 0, res.output
+    command = next(line for line in res.output.splitlines() if line.startswith("read it with: "))
+    args = shlex.split(command[len("read it with: "):])[1:]
+    res = CliRunner().invoke(CLI, [*args, "--json", "-q"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)["rubric"][0]
+    assert [r["difficulty"] for r in doc["facets"]["Session"]] == [0.0, 0.0]
+    sev = np.array([r["severity"] for r in doc["raters"]])
+    assert abs(sev.mean()) < 1e-6 and max(r["se"] for r in doc["raters"]) < 0.3
+    assert np.corrcoef(sev, np.linspace(-0.8, 0.8, 6))[0, 1] > 0.9
+
+
+@pytest.mark.parametrize("value, ok", [("N", True), ("1N", True), ("1N, 2N", True), ("NL", False), ("2L", False)])
+def test_delements_of_numbers_is_facets_default(tmp_path, value, ok):
+    spec = write(tmp_path, ESSAYS.replace("data =\n", f"Delements = {value}\ndata =\n"))
+    if ok:
+        assert len(read_facets(spec).rows) == 5
+        return
+    with pytest.raises(InputError, match=rf"Delements = {value}: element labels in the data \(L\) are not supported"):
+        read_facets(spec)
+
+
+@pytest.mark.parametrize("spelling", ["Non-centred = 1", "Noncentred = 1", "NON-CENTRED=1"])
+def test_british_noncentred(tmp_path, spelling):
+    spec = write(tmp_path, ESSAYS.replace("noncenter = 1 ; examinee facet floats", spelling))
+    assert read_facets(spec).paper_facet == 1
+
+
+@pytest.mark.parametrize("change, message", [
+    (("4,Session,A", "4,Session,G"), "spec.txt:27: facet anchoring code 'G' is not supported (group anchoring"),
+    (("1,examinee\n", "1,examinee,A\n1,first,0.5\n"), "Labels= anchors the papers' facet examinee (A)"),
+    (("facets = 4", "umean = 50, 10\nfacets = 4"), "Umean=/Uscale= put the anchor values of Labels= in user units"),
+    (("11,day 1 time 1 ,0", "11,day 1 time 1 ,zero"), "spec.txt:28: anchor value 'zero' of element 11"),
+])
+def test_anchoring_it_cannot_honour_is_refused_with_the_reason(tmp_path, change, message):
+    spec = write(tmp_path, ESSAYS.replace(*change))
+    res = CliRunner().invoke(CLI, ["import-facets", str(spec)])
+    assert res.exit_code == 2 and message in res.output, res.output
+    assert not (tmp_path / "spec.csv").exists() and not (tmp_path / "spec.anchors.csv").exists()
