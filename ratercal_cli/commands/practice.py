@@ -222,8 +222,12 @@ _shared_raters_option = click.option(
 @command("check")
 @click.argument("ratings_file", type=click.Path(path_type=Path))
 @_file_options
-@click.option("--assignment", type=click.Choice(["random", "nonrandom"]), default="random",
-              show_default=True, help="How papers were assigned to raters (Chapter 5's rule).")
+@click.option("--assignment", type=click.Choice(["auto", "random", "nonrandom"]), default="auto",
+              show_default=True, help="How papers were assigned to raters (Chapter 5's rule); auto: what the "
+                                      "file shows (clusters in the rater network, the quality of each rater's papers).")
+@click.option("--cluster-col", "cluster_col", default=None, metavar="NAME",
+              help="Column giving each paper's cluster (school, class): the marginal models fit a mean quality "
+                   "per cluster where assignment is confounded (default: clusters found in the rater network).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level of the tests.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
@@ -250,8 +254,8 @@ _shared_raters_option = click.option(
                    "the ten, faster).")
 @_one_line_errors
 def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep,
-          encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, assignment, alpha, as_json,
-          png, no_rasch, html_out, anchors_in, anchors_out, steps_by, hold_drifted,
+          encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, assignment, cluster_col, alpha,
+          as_json, png, no_rasch, html_out, anchors_in, anchors_out, steps_by, hold_drifted,
           simulate, cut, seed, jobs, scheduler, methods):
     """Is adjustment warranted?  Tests of rater differences, the rater report, agreement, and
     which adjustment Chapter 5's rule and the corrected study support.
@@ -274,8 +278,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 
     _check_html(html_out)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
-                  discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
-                  score_cols, rater_cols)
+                  discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels,
+                  tuple(facet_cols) + ((cluster_col,) if cluster_col else ()), score_cols, rater_cols)
     _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
                                                         "--write-anchors": anchors_out})
     given = [name for name, v in (("--cut", cut), ("--seed", seed), ("--scheduler", scheduler),
@@ -286,7 +290,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
     result = check_ratings(table.ratings, assignment=assignment, alpha=alpha, rasch=not no_rasch,
                            anchors=_anchors(anchors_in, hold_drifted), steps_by=steps_by,
                            calibrate=anchors_out is not None, hold_drifted=hold_drifted,
-                           simulate=simulate, cut=cut, seed=seed, jobs=jobs, methods=codes, scheduler=scheduler)
+                           simulate=simulate, cut=cut, seed=seed, jobs=jobs, methods=codes, scheduler=scheduler,
+                           cluster=cluster_col)
     _write_calibration(anchors_out, table.ratings, steps_by, result.calibration)
     maps = result.wright_maps(png) if png is not None else []
     maps += _write_html(html_out, table.ratings, check=result)

@@ -580,6 +580,18 @@ class MarginalRaterModel(RaterAdjuster):
     * ``fair="average-rater"``: a rater of severity 0 (Facets' fair average); PCM: with the raters'
       mean steps.
 
+    ``clusters`` (a cluster 0..C-1 per paper: a school, or a group of papers found in the rater-paper
+    network, :mod:`ratercal_cli.practice.assignment`) makes the model multi-group: each cluster's papers
+    have their own mean quality (a normal distribution of common sd about each cluster's mean; TAM's
+    ``tam.mml(group=)`` with equal variances, mirt's ``multipleGroup`` with free means).  Fitted as a
+    further facet whose levels are the clusters (a paper is in one cluster, so its effect is the
+    cluster's latent mean, negated; it sums to 0 over the clusters, the raters' scale unchanged),
+    then each paper's quality is moved by its cluster's effect, so that qualities, EAPs and fair
+    scores are on the one scale of the raters: where papers of different quality went to different
+    raters (one school read by its own pair of raters), a single normal distribution takes a weak
+    school's papers for a severe pair of raters; the cluster means take that difference instead.
+    ``cluster_mean_``/``cluster_mean_se_`` (C,) the clusters' mean qualities.
+
     ``fair_raters`` (rater indices) restricts the mean-rater average to those raters: an anchored fit
     averages over the anchored raters, so its fair score is last year's average rater's, whoever
     else rated this year, and equals the free fit's when the anchors are the free fit's estimates.
@@ -604,8 +616,9 @@ class MarginalRaterModel(RaterAdjuster):
         return "MFRM" if self.model == "rsm" else "MML"
 
     def __init__(self, model: str = "pcm", quality: str = "eap", fair: str = "mean-rater", n_nodes: int | None = None,
-                 threshold_facet: int | None = None, anchor=None, fair_raters=None):
+                 threshold_facet: int | None = None, anchor=None, fair_raters=None, clusters=None):
         self.model = model
+        self.clusters = clusters
         self.quality = quality
         self.fair = fair
         self.fair_raters = fair_raters
@@ -620,6 +633,8 @@ class MarginalRaterModel(RaterAdjuster):
         from ..fit_stats import rater_fit
 
         facet = None if facet is None else np.asarray(facet, dtype=np.int64)
+        n_user = 0 if facet is None else facet.reshape(ratings.n_ratings, -1).shape[1]
+        facet = self._with_clusters(ratings, facet)
         res = fit_mml(ratings, model=self.model, facet=facet, n_nodes=self.n_nodes,
                       threshold_facet=self.threshold_facet, anchor=self.anchor)
         self.result_ = res
@@ -630,16 +645,38 @@ class MarginalRaterModel(RaterAdjuster):
         self.warnings_ = [n for n in res.notes if n.startswith("categories ")]
         item = self._item_of(ratings, facet)
         theta_w, se_w, extreme = self._wle_by_pattern(ratings.n_papers)
-        self.quality_eap_, self.quality_eap_se_ = res.eap, res.eap_sd
-        self.quality_wle_, self.quality_wle_se_, self.extreme_ = theta_w, se_w, extreme
+        shift = np.zeros(ratings.n_papers)
+        if self.clusters is not None:   # each paper's quality on the raters' scale: less its cluster's effect
+            gam, gam_se = res.effects[f"facet{n_user}"]
+            if n_user == 0:
+                self.facet_, self.facet_se_ = np.zeros(0), np.zeros(0)
+            self.cluster_mean_, self.cluster_mean_se_ = self.theta_mean_ - gam, gam_se
+            cl = np.asarray(self.clusters, dtype=np.int64)
+            shift = np.where(cl >= 0, gam[np.maximum(cl, 0)], 0.0)
+        self.quality_eap_, self.quality_eap_se_ = res.eap - shift, res.eap_sd
+        self.quality_wle_, self.quality_wle_se_, self.extreme_ = theta_w - shift, se_w, extreme
         if self.quality == "eap":
-            self.quality_, self.quality_se_ = res.eap, res.eap_sd
+            self.quality_, self.quality_se_ = self.quality_eap_, res.eap_sd
         else:
-            self.quality_, self.quality_se_ = theta_w, se_w
+            self.quality_, self.quality_se_ = self.quality_wle_, se_w
         p = category_probabilities(theta_w[ratings.paper], res.item_tau[item])
         self.rating_expected_, self.rating_variance_ = moments(p)[:2]
         self.rater_fit_ = rater_fit(p, ratings.score, ratings.rater, ratings.n_raters,
                                     mask=extreme[ratings.paper] == 0)
+
+    def _with_clusters(self, ratings: Ratings, facet):
+        """``facet`` with each rating's paper's cluster as a further (last) facet column."""
+        if self.clusters is None:
+            return facet
+        cl = np.asarray(self.clusters, dtype=np.int64)
+        if cl.shape != (ratings.n_papers,):
+            raise ValueError(f"clusters must give a cluster per paper ({ratings.n_papers}), not {cl.shape}")
+        col = cl[ratings.paper]
+        if ratings.n_ratings and col.min() < 0:
+            raise ValueError("clusters: a rated paper has no cluster (-1)")
+        if facet is None:
+            return col
+        return np.column_stack([facet.reshape(ratings.n_ratings, -1), col])
 
     def _wle_by_pattern(self, n_papers):
         """Warm's WLE, its SE and ``extreme`` of every paper of the ratings just fitted, solved once
@@ -687,11 +724,17 @@ class MarginalRaterModel(RaterAdjuster):
 
     def paper_quality(self, ratings: Ratings, facet=None):
         """(quality, se) of every paper of ``ratings`` under the fitted model (nan: no ratings)."""
+        if self.clusters is not None:
+            facet = self._with_clusters(ratings, None if facet is None else np.asarray(facet, dtype=np.int64))
         item = self._item_of(ratings, facet)
         tau = self.result_.item_tau
+        shift = np.zeros(ratings.n_papers)
+        if self.clusters is not None:
+            cl = np.asarray(self.clusters, dtype=np.int64)
+            shift = np.where(cl >= 0, (self.theta_mean_ - self.cluster_mean_)[np.maximum(cl, 0)], 0.0)
         if self.quality == "wle":
             theta, se, _ = estimate_quality(ratings.paper, item, ratings.score, ratings.n_papers, tau, quality="wle")
-            return theta, se
+            return theta - shift, se
         theta = np.full(ratings.n_papers, np.nan)
         se = np.full(ratings.n_papers, np.nan)
         if ratings.n_ratings:
@@ -701,7 +744,7 @@ class MarginalRaterModel(RaterAdjuster):
                                       tau - self.theta_mean_ * np.arange(K), float(np.log(self.sigma_)), self.n_nodes_)
             theta[eng.papers] = ev.eap[eng.pattern] + self.theta_mean_
             se[eng.papers] = ev.eap_sd[eng.pattern]
-        return theta, se
+        return theta - shift, se
 
     def paper_scores_by_shrinkage(self, ratings: Ratings) -> dict:
         """The study's two shrinkage levels of the papers' fair scores on the data just fitted

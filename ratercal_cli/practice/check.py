@@ -17,10 +17,11 @@ from .text import GROUP_RULE, group_path, json_clean
 __all__ = ["check", "CheckResults"]
 
 
-def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, rasch: bool = True,
+def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasch: bool = True,
           anchors=None, steps_by: str | None = None, calibrate: bool = False,
           simulate: int | None = None, cut: float | None = None, seed: int | None = None,
-          jobs: int = 1, methods=None, scheduler=None, hold_drifted: bool = False) -> "CheckResults":
+          jobs: int = 1, methods=None, scheduler=None, hold_drifted: bool = False,
+          cluster: str | None = None) -> "CheckResults":
     """Test whether the raters differ and say which adjustment is warranted, group by group.
 
     Parameters
@@ -28,8 +29,13 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     ratings : Ratings
         From :func:`read_ratings` or :meth:`Ratings.from_frame`; with groups, each group is checked
         on its own and the rater x group bias follows.
-    assignment : {"random", "nonrandom"}
-        How papers were assigned to raters (Chapter 5's rule: non-random -> no equating).
+    assignment : {"auto", "random", "nonrandom"}
+        How papers were assigned to raters (Chapter 5's rule: non-random -> no equating); ``auto``
+        (default): what the file shows (:mod:`.assignment`: clusters in the rater network, the
+        quality of the papers each rater read, CML against MML severities).
+    cluster : str, optional
+        A facet of ``ratings`` (read with ``facet_cols``) that is each paper's cluster (school,
+        class): the multi-group model's clusters instead of the rater network's.
     alpha : float
         Significance level of the tests.
     rasch : bool
@@ -73,6 +79,13 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
     from .cut import check_cut
 
     cut = check_cut(cut, ratings)   # as adjust and compare: a cut off the scale made every accuracy 1.0
+    cluster_codes = cluster_labels = None
+    if cluster is not None:
+        from .assignment import pop_cluster
+
+        if cluster not in ratings.facets:
+            raise ValueError(f"cluster {cluster!r} is not a facet of the ratings")
+        ratings, cluster_codes, cluster_labels = pop_cluster(ratings, cluster)
     anchored_est = anchored_rows = None
     if anchors is not None:   # refused before the diagnostics and fits, not after them
         from .anchors import fit_mfrm
@@ -93,7 +106,8 @@ def check(ratings: Ratings, assignment: str = "random", alpha: float = ALPHA, ra
             res.facet_simulations = [(name, sim) for (name, _), sim in zip(groups, sims)]
     else:
         reports = [check_ratings(g, group=name, scale_low=ratings.scale_low, assignment=assignment, alpha=alpha,
-                                 rasch=rasch) for name, g in groups]
+                                 rasch=rasch, **_group_clusters(ratings, k, g, cluster, cluster_codes, cluster_labels))
+                   for k, (name, g) in enumerate(groups)]
         bias = None
         if ratings.group is not None and len(groups) > 1 and rasch:
             from .rater_report import rater_group_bias
@@ -128,6 +142,17 @@ def _anchored_rater_reports(res, est) -> None:
         model = from_estimator(est, res.ratings)
         model.name = "rating scale model by marginal ML (MFRM) on the anchors' scale, paper measures by EAP"
         rep.rater_report, _ = report_and_model(res.ratings, model, res.ratings.scale_low)
+
+
+def _group_clusters(ratings, k, g, column, codes, labels) -> dict:
+    """``check_ratings``' cluster arguments for group ``k`` (``g``) from each rating's cluster code."""
+    if codes is None:
+        return {}
+    from .assignment import paper_clusters
+
+    mine = codes if ratings.group is None else codes[ratings.group == k]
+    return {"clusters": paper_clusters(g, mine, column), "cluster_labels": labels,
+            "cluster_source": f"column {column}"}
 
 
 def _displacement_in_reports(res) -> None:

@@ -305,13 +305,16 @@ class CheckReport:
     rater_report: RaterReport | None = None            # the Facets-style rater report
     agreement: dict = field(default_factory=dict)      # agreement.Agreement.to_dict()
     study: dict = field(default_factory=dict)          # study_rule.study_recommendation()
+    #: how papers were assigned to raters: what the file shows (:class:`.assignment.Assignment`)
+    assignment_found: object = field(default=None, repr=False, compare=False)
     #: the fitted rater model behind ``rater_report`` (None: not fitted), for the bias analysis
     #: and the Wright map; not part of :meth:`to_dict`
     rater_model: object = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        d = asdict(replace(self, rater_model=None))
+        d = asdict(replace(self, rater_model=None, assignment_found=None))
         del d["rater_model"]
+        d["assignment_found"] = self.assignment_found.to_dict() if self.assignment_found is not None else None
         d["rater_report"] = self.rater_report.to_dict() if self.rater_report is not None else {}
         d["linked"] = len(self.components) <= 1
         return json_clean(d)
@@ -373,7 +376,11 @@ class CheckReport:
         fewest = [str(r["rater"]) for r in self.raters if r["papers"] == self.min_papers]
         L.append(f"papers per rater: fewest {self.min_papers} ({', '.join(fewest[:4])}"
                  f"{f' and {len(fewest) - 4} more' if len(fewest) > 4 else ''}); assignment of papers to raters: "
-                 f"{self.assignment}{' (assumed; say --assignment nonrandom if not)' if self.assignment == 'random' else ''}")
+                 f"{self.assignment}" + (" (assumed; say --assignment nonrandom if not)" if self.assignment == "random"
+                                         and (self.assignment_found is None or self.assignment_found.given != "auto")
+                                         else ""))
+        if self.assignment_found is not None:
+            L += self.assignment_found.lines()
         L.append(f"RECOMMENDATION: {self.recommendation} -- {self.reason}")
         if self.study.get("lines"):
             L += self.study["lines"]
@@ -401,12 +408,17 @@ def rasch_fit(ratings: Ratings):
     return rows, notes
 
 
-def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "random",
-                  alpha: float = ALPHA, rasch: bool = True) -> CheckReport:
+def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "auto",
+                  alpha: float = ALPHA, rasch: bool = True, clusters=None, cluster_labels=(),
+                  cluster_source: str = "") -> CheckReport:
     """Run every test and the rule on one group's ratings (scores ``0..M`` + ``scale_low``);
-    ``rasch=False`` skips the Rasch fit per rater (``check --no-rasch``)."""
-    if assignment not in ("random", "nonrandom"):
-        raise ValueError("assignment must be 'random' or 'nonrandom'")
+    ``rasch=False`` skips the Rasch fit per rater (``check --no-rasch``).  ``assignment``: ``auto``
+    (the file's evidence decides, :mod:`.assignment`), ``random`` or ``nonrandom``; ``clusters``: a
+    cluster per paper (``--cluster-col``), else the rater network's."""
+    from .assignment import ASSIGNMENTS, Assignment, decide_assignment
+
+    if assignment not in ASSIGNMENTS:
+        raise ValueError(f"assignment must be one of {', '.join(ASSIGNMENTS)}, not {assignment!r}")
     n, mean, sd = rater_summary(ratings)
     table = score_table(ratings)
     per = per_rater_tests(ratings)
@@ -435,6 +447,21 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     warranted = bool(warranted_by)
     fewest = [r["rater"] for r in raters if r["papers"] == min_papers]
     under = [r["rater"] for r in raters if r["papers"] < FEW_PAPERS]
+    if rasch:
+        rr, model = report_and_model(ratings, scale_low=scale_low)
+    else:   # check --no-rasch: no model is fitted
+        rr, model = RaterReport(model=RATER_MODEL, fitted=False, reason="skipped (--no-rasch)"), None
+    if rasch or assignment != "auto":
+        found = decide_assignment(ratings, assignment, model=model if getattr(model, "measured", None) is not None
+                                  else None, clusters=clusters, cluster_labels=cluster_labels,
+                                  cluster_source=cluster_source, alpha=alpha, severities=rasch) \
+            if rasch else Assignment(given=assignment, assignment=assignment, confounded=assignment == "nonrandom",
+                                     reason="as given (the evidence needs the Rasch fits: --no-rasch)")
+    else:
+        found = Assignment(given="auto", assignment="random", confounded=None,
+                           reason="not tested (the evidence needs the Rasch fits, left out by --no-rasch): "
+                                  "taken as random")
+    assignment = found.assignment
     rec, reason = recommend(min_papers, assignment, warranted, all_scored_all, fewest, under)
     notes = []
     if len(comps) > 1:
@@ -450,10 +477,8 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                      "raters per paper they are approximate")
     if rasch:
         fit_rows_, fit_notes = rasch_fit(ratings)
-        rr, model = report_and_model(ratings, scale_low=scale_low)
-    else:   # check --no-rasch: no model is fitted
+    else:
         fit_rows_, fit_notes = [], ["skipped (--no-rasch)"]
-        rr, model = RaterReport(model=RATER_MODEL, fitted=False, reason="skipped (--no-rasch)"), None
     # raters differ: a test above, or the rater model's fixed (all same) chi-square
     differ = warranted or bool(rr.fitted and np.isfinite(rr.rater_separation["chi2_p"])
                                and rr.rater_separation["chi2_p"] < alpha)
@@ -465,6 +490,6 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                        n_ratings=ratings.n_ratings, n_papers=int(used_papers.sum()),
                        ratings_per_paper=ratings_per_paper, raters=raters, tests=tests,
                        components=[[ratings.rater_ids[j] for j in c] for c in comps],
-                       min_papers=min_papers, assignment=assignment, alpha=alpha,
+                       min_papers=min_papers, assignment=assignment, assignment_found=found, alpha=alpha,
                        warranted=warranted, warranted_by=warranted_by, recommendation=rec,
                        reason=reason, notes=notes)

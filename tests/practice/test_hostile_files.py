@@ -364,11 +364,13 @@ def test_check_no_rasch_skips_the_fit(tmp_path):
     quick = json.loads(run("check", good, "--scale", "0-5", "--json", "--no-rasch").stdout)["groups"][0]
     assert full["rasch_fit"] and not quick["rasch_fit"]
     assert quick["rasch_notes"] == ["skipped (--no-rasch)"]
-    model_based = ("rasch", "rater_report", "study")
+    model_based = ("rasch", "rater_report", "study", "assignment_found")   # the assignment's evidence: CML fits
     assert {k: v for k, v in quick.items() if not k.startswith(model_based)} == \
         {k: v for k, v in full.items() if not k.startswith(model_based)}
     assert full["rater_report"]["fitted"] and not quick["rater_report"]["fitted"]
     assert quick["rater_report"]["reason"] == "skipped (--no-rasch)"
+    assert quick["assignment_found"]["confounded"] is None and "--no-rasch" in quick["assignment_found"]["reason"]
+    assert full["assignment_found"]["confounded"] is False
     text = run("check", good, "--scale", "0-5", "--no-rasch").stdout
     assert "Rasch fit per rater: not computed (skipped (--no-rasch))" in text
 

@@ -1,0 +1,341 @@
+"""Does who read what say how good a paper is?  ``check --assignment auto`` (the default) looks at
+the file instead of assuming random assignment (issue 29).
+
+Chapter 5 says: with non-random assignment of papers to raters, do not equate.  A district rarely
+says, and a file can show it.  Three pieces of evidence, all from the ratings:
+
+1. **Clusters in the rater-paper network** (:func:`network_clusters`): raters joined by the papers
+   they share, weighted by how many, split into communities by Louvain's modularity method
+   (Blondel et al. 2008; ``networkx.community.louvain_communities``, seeded, so the same file gives
+   the same clusters).  A school read by its own pair of raters is such a community.  The split
+   is kept only when it is clear:
+   modularity at least :data:`MIN_MODULARITY` (a random design of two readers a paper among
+   twelve raters has about 0.01; six schools each read by their own pair about 0.4).  A paper's
+   cluster is the one most of its readers are in; a tie goes to its first reader's (the file's
+   first line of the paper).
+2. **The quality of the papers each rater read** (:func:`assignment_evidence`), measured by the
+   conditional-ML rating scale model (:func:`.rater_report.fit_rater_model`: papers' Warm
+   measures, which do not assume any distribution of quality, so they are not biased by the
+   confound they are testing for): under random assignment every rater's papers have the same
+   mean measure up to sampling error.  The statistic is ``sum_j n_j (m_j - m)^2 / s^2`` (``m_j``
+   the mean measure of rater ``j``'s ``n_j`` papers, ``m`` and ``s^2`` the papers' mean and
+   variance), referred to chi-square on ``J - 1`` df (conservative: raters who share papers have
+   correlated means); beside it the correlation of the raters' raw means with ``m_j`` (a rater who
+   read the good papers gives high scores whatever his severity).  With clusters, the one-way ANOVA
+   of the measures by cluster.
+3. **CML against MML severities**: the marginal model (:class:`~ratercal_cli.methods.mml.
+   MarginalRaterModel`, rating scale form, one normal distribution of quality) reads a weak
+   cluster's raters as severe where the conditional one does not; ``z_j = (b_MML - b_CML) /
+   sqrt(se_MML^2 + se_CML^2)`` (both centred), summed as chi-square on ``J - 1`` df.  Shown as
+   evidence; the decision rests on 2 (the direct test).
+
+The assignment is taken as non-random (*confounded*) when the papers' quality differs between
+raters (2, the rater or the cluster test) at ``alpha``.  With clusters, the marginal models fit a
+mean quality per cluster (the multi-group model, ``MarginalRaterModel(clusters=)``), whose
+clusters are the network's or a column of the file (``--cluster-col school``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from ..errors import MethodError
+from ..ratings import Ratings
+
+__all__ = ["ASSIGNMENTS", "MIN_MODULARITY", "Assignment", "network_clusters", "assignment_evidence",
+           "decide_assignment"]
+
+#: what ``--assignment`` takes: ``auto`` decides from the file
+ASSIGNMENTS = ("auto", "random", "nonrandom")
+#: a network split into communities is kept as clusters from this modularity on
+MIN_MODULARITY = 0.15
+#: the Louvain method's seed (the same file gives the same clusters)
+LOUVAIN_SEED = 29
+
+
+@dataclass
+class Assignment:
+    """What :func:`decide_assignment` found for one group's ratings."""
+
+    given: str                          # auto, random or nonrandom (what the user said)
+    assignment: str                     # random or nonrandom (what the rule is given)
+    confounded: bool | None             # the papers' quality differs by rater (None: not tested)
+    clusters: np.ndarray | None = None  # per paper: its cluster (0..C-1; -1 no ratings), or None
+    cluster_labels: tuple = ()
+    cluster_source: str = ""            # "network" or "column NAME"
+    modularity: float = math.nan
+    within: float = math.nan            # share of ratings by a rater of the paper's own cluster
+    by_rater: dict = field(default_factory=dict)     # chi2, df, p, r (raw mean vs papers' measure), r_p
+    by_cluster: dict = field(default_factory=dict)   # F, df, p, eta2, means
+    severity: dict = field(default_factory=dict)     # chi2, df, p, max_z, rater
+    reason: str = ""
+
+    @property
+    def multigroup(self) -> bool:
+        """Whether the marginal models should fit a mean quality per cluster."""
+        return bool(self.confounded and self.clusters is not None and len(self.cluster_labels) > 1)
+
+    def to_dict(self) -> dict:
+        from .text import json_clean
+
+        return json_clean({"given": self.given, "assignment": self.assignment, "confounded": self.confounded,
+                           "clusters": len(self.cluster_labels) if self.clusters is not None else 0,
+                           "cluster_source": self.cluster_source, "modularity": self.modularity,
+                           "within_cluster_share": self.within, "papers_quality_by_rater": self.by_rater,
+                           "papers_quality_by_cluster": self.by_cluster, "cml_vs_mml_severity": self.severity,
+                           "multigroup": self.multigroup, "reason": self.reason})
+
+    def lines(self) -> list:
+        """The text ``check`` prints."""
+        out = [f"ASSIGNMENT ({self.given}): {self.assignment} -- {self.reason}"]
+        if self.clusters is not None and self.cluster_labels:
+            out.append(f"  clusters ({self.cluster_source}): {len(self.cluster_labels)}"
+                       + (f", modularity {self.modularity:.2f}" if np.isfinite(self.modularity) else "")
+                       + (f", {100 * self.within:.0f}% of ratings by a rater of the paper's own cluster"
+                          if np.isfinite(self.within) else ""))
+        b = self.by_rater
+        if b:
+            out.append(f"  papers' quality (CML measures) by rater: chi2({b['df']}) = {b['chi2']:.1f}, p "
+                       f"{_p(b['p'])}; raters' raw means against their papers' mean measure r = {b['r']:.2f}")
+        c = self.by_cluster
+        if c:
+            out.append(f"  papers' quality by cluster: F({c['df'][0]}, {c['df'][1]}) = {c['F']:.1f}, p {_p(c['p'])}, "
+                       f"eta^2 = {c['eta2']:.2f}")
+        s = self.severity
+        if s:
+            out.append(f"  CML vs MML severities: chi2({s['df']}) = {s['chi2']:.1f}, p {_p(s['p'])}; largest |z| "
+                       f"{s['max_z']:.1f} (rater {s['rater']})")
+        return out
+
+
+def _p(p) -> str:
+    """``= 0.046`` or ``< .001``."""
+    return "= nan" if not np.isfinite(p) else ("< .001" if p < 0.001 else f"= {p:.3f}")
+
+
+def network_clusters(ratings: Ratings):
+    """``(paper cluster (P,), rater cluster (J,), modularity, within share)`` of the rater network
+    (module docstring, 1); ``(None, None, modularity, nan)`` where it does not split clearly."""
+    import networkx as nx
+
+    from ..network import shared_papers
+
+    W = shared_papers(ratings)
+    active = np.flatnonzero(ratings.ratings_per_rater() > 0)
+    if active.size < 4 or ratings.max_raters_per_paper() < 2:
+        return None, None, math.nan, math.nan
+    G = nx.Graph()
+    G.add_nodes_from(int(j) for j in active)
+    a, b = np.nonzero(np.triu(W, 1))
+    G.add_weighted_edges_from((int(x), int(y), float(W[x, y])) for x, y in zip(a, b))
+    if G.number_of_edges() == 0:
+        return None, None, math.nan, math.nan
+    comms = nx.community.louvain_communities(G, weight="weight", seed=LOUVAIN_SEED)
+    comms = sorted((sorted(c) for c in comms), key=lambda c: c[0])
+    q = float(nx.community.modularity(G, comms, weight="weight"))
+    if len(comms) < 2 or q < MIN_MODULARITY:
+        return None, None, q, math.nan
+    rc = np.full(ratings.n_raters, -1, dtype=np.int64)
+    for k, c in enumerate(comms):
+        rc[c] = k
+    C = len(comms)
+    votes = np.zeros((ratings.n_papers, C))
+    np.add.at(votes, (ratings.paper, rc[ratings.rater]), 1.0)
+    first = np.unique(ratings.paper, return_index=True)[1]   # a tie goes to the first reader's cluster
+    votes[ratings.paper[first], rc[ratings.rater[first]]] += 0.5
+    pc = np.where(votes.sum(axis=1) > 0, votes.argmax(axis=1), -1)
+    within = float(np.mean(rc[ratings.rater] == pc[ratings.paper]))
+    return pc, rc, q, within
+
+
+def clusters_from_labels(labels) -> tuple:
+    """``(codes, labels)`` of per-paper cluster labels (None: no cluster, code -1)."""
+    from ..ratings import natural_key
+
+    names = tuple(sorted({x for x in labels if x is not None}, key=natural_key))
+    code = {x: k for k, x in enumerate(names)}
+    return np.array([code.get(x, -1) if x is not None else -1 for x in labels], dtype=np.int64), names
+
+
+def _by_rater(ratings, measure, measured):
+    ok = measured[ratings.paper] & np.isfinite(measure[ratings.paper])
+    r, p = ratings.rater[ok], ratings.paper[ok]
+    x = measure[p]
+    J = ratings.n_raters
+    n = np.bincount(r, minlength=J)
+    use = n > 0
+    if use.sum() < 2:
+        return {}
+    m_j = np.bincount(r, weights=x, minlength=J)[use] / n[use]
+    papers = np.unique(p)
+    y = measure[papers]
+    m, s2 = float(y.mean()), float(y.var(ddof=1)) if y.size > 1 else math.nan
+    if not (s2 > 0):
+        return {}
+    chi2 = float((n[use] * (m_j - m) ** 2).sum() / s2)
+    df = int(use.sum() - 1)
+    raw = np.bincount(ratings.rater, weights=ratings.score.astype(float), minlength=J)[use] / \
+        np.maximum(np.bincount(ratings.rater, minlength=J)[use], 1)
+    if np.std(raw) > 0 and np.std(m_j) > 0:
+        rr = stats.pearsonr(raw, m_j)
+        corr, corr_p = float(rr.statistic), float(rr.pvalue)
+    else:
+        corr, corr_p = math.nan, math.nan
+    return {"chi2": chi2, "df": df, "p": float(stats.chi2.sf(chi2, df)), "r": corr, "r_p": corr_p}
+
+
+def _by_cluster(clusters, measure, measured):
+    ok = measured & np.isfinite(measure) & (clusters >= 0)
+    groups = [measure[ok & (clusters == k)] for k in range(int(clusters.max(initial=-1)) + 1)]
+    groups = [g for g in groups if g.size]
+    if len(groups) < 2 or sum(g.size for g in groups) <= len(groups):
+        return {}
+    F, p = stats.f_oneway(*groups)
+    allx = np.concatenate(groups)
+    ssb = sum(g.size * (g.mean() - allx.mean()) ** 2 for g in groups)
+    sst = ((allx - allx.mean()) ** 2).sum()
+    return {"F": float(F), "df": [len(groups) - 1, int(allx.size - len(groups))], "p": float(p),
+            "eta2": float(ssb / sst) if sst > 0 else math.nan, "means": [float(g.mean()) for g in groups]}
+
+
+def _severities(ratings, model):
+    """CML (the report's model) against MML (MFRM) severities (module docstring, 3)."""
+    from ..methods.mml import MarginalRaterModel
+
+    try:
+        mml = MarginalRaterModel(model="rsm").fit(ratings)
+    except MethodError:
+        return {}
+    b1, s1 = np.asarray(model.severity, float), np.asarray(model.severity_se, float)
+    b2, s2 = np.asarray(mml.severity_, float), np.asarray(mml.severity_se_, float)
+    ok = np.isfinite(b1) & np.isfinite(b2) & np.isfinite(s1) & np.isfinite(s2) & ((s1 > 0) | (s2 > 0))
+    if ok.sum() < 2:
+        return {}
+    d1, d2 = b1[ok] - b1[ok].mean(), b2[ok] - b2[ok].mean()
+    z = (d2 - d1) / np.sqrt(s1[ok] ** 2 + s2[ok] ** 2)
+    chi2, df = float((z * z).sum()), int(ok.sum() - 1)
+    k = int(np.argmax(np.abs(z)))
+    return {"chi2": chi2, "df": df, "p": float(stats.chi2.sf(chi2, df)), "max_z": float(abs(z[k])),
+            "rater": str(ratings.rater_ids[np.flatnonzero(ok)[k]]) if ratings.rater_ids else int(np.flatnonzero(ok)[k]),
+            "correlation": float(np.corrcoef(d1, d2)[0, 1]) if d1.std() > 0 and d2.std() > 0 else math.nan}
+
+
+def assignment_evidence(ratings: Ratings, model=None, clusters=None, cluster_labels=(), cluster_source="",
+                        alpha: float = 0.05, severities: bool = True) -> Assignment:
+    """The evidence of the module docstring for one group's ratings, as an :class:`Assignment` of
+    ``given="auto"``.  ``model``: the check's fitted rater model (CML rating scale model; fitted here
+    if None); ``clusters``: per-paper cluster codes from a column (else the network's)."""
+    from .rater_report import fit_rater_model
+
+    out = Assignment(given="auto", assignment="random", confounded=None)
+    if clusters is not None:
+        out.clusters, out.cluster_labels, out.cluster_source = clusters, tuple(cluster_labels), cluster_source
+        rc = _rater_majority(ratings, clusters)
+        out.within = float(np.mean(rc[ratings.rater] == clusters[ratings.paper]))
+    else:
+        pc, _, q, within = network_clusters(ratings)
+        out.modularity, out.within = q, within
+        if pc is not None:
+            out.clusters, out.cluster_source = pc, "network"
+            out.cluster_labels = tuple(f"C{k + 1}" for k in range(int(pc.max()) + 1))
+    if ratings.max_raters_per_paper() < 2:
+        out.reason = "one rating per paper: the file cannot show how papers were assigned (taken as random)"
+        return out
+    if model is None:
+        try:
+            model = fit_rater_model(ratings)
+        except MethodError as exc:
+            out.reason = f"the rater model could not be fitted ({str(exc).splitlines()[0]}): taken as random"
+            return out
+    measure, measured = np.asarray(model.measure, float), np.asarray(model.measured, bool)
+    out.by_rater = _by_rater(ratings, measure, measured)
+    if out.clusters is not None:
+        out.by_cluster = _by_cluster(out.clusters, measure, measured)
+    if severities and "marginal" not in str(getattr(model, "name", "")):   # (a marginal fallback: MML against itself)
+        out.severity = _severities(ratings, model)
+    tests = [(t, name) for t, name in ((out.by_rater, "by rater"), (out.by_cluster, "by cluster")) if t]
+    hits = [name for t, name in tests if t["p"] < alpha]
+    out.confounded = bool(hits) if tests else None
+    if out.confounded:
+        out.assignment = "nonrandom"
+        what = " and ".join(f"{name} ({_stat(t)})" for t, name in tests if t["p"] < alpha)
+        out.reason = (f"the papers' quality (CML measures, free of any quality distribution) differs {what}: "
+                      "who read a paper says how good it is")
+        if out.multigroup:
+            out.reason += (f"; the marginal models (MML, MFRM) fit a mean quality per cluster "
+                           f"({len(out.cluster_labels)} clusters, {out.cluster_source})")
+    elif out.confounded is False:
+        out.reason = "the papers each rater read do not differ in quality beyond chance (" + "; ".join(
+            f"{name} {_stat(t)}" for t, name in tests) + ")"
+    else:
+        out.reason = "no test could be made: taken as random"
+    return out
+
+
+def _stat(t) -> str:
+    if "F" in t:
+        return f"F = {t['F']:.1f}, p {_p(t['p'])}"
+    return f"chi2({t['df']}) = {t['chi2']:.1f}, p {_p(t['p'])}"
+
+
+def _rater_majority(ratings, clusters):
+    C = int(clusters.max(initial=-1)) + 1
+    votes = np.zeros((ratings.n_raters, max(C, 1)))
+    ok = clusters[ratings.paper] >= 0
+    np.add.at(votes, (ratings.rater[ok], clusters[ratings.paper[ok]]), 1.0)
+    return np.where(votes.sum(axis=1) > 0, votes.argmax(axis=1), -1)
+
+
+def decide_assignment(ratings: Ratings, given: str = "auto", model=None, clusters=None, cluster_labels=(),
+                      cluster_source="", alpha: float = 0.05, severities: bool = True) -> Assignment:
+    """The assignment the rule and the recommendation are given: the user's word (``random``,
+    ``nonrandom``) with the evidence beside it, or with ``auto`` what the evidence says."""
+    if given not in ASSIGNMENTS:
+        raise ValueError(f"assignment must be one of {', '.join(ASSIGNMENTS)}, not {given!r}")
+    ev = assignment_evidence(ratings, model, clusters, cluster_labels, cluster_source, alpha, severities)
+    if given == "auto":
+        return ev
+    ev.given = given
+    said = ev.assignment
+    ev.assignment = given
+    if given == "nonrandom":
+        ev.confounded = True if ev.confounded is None else ev.confounded or True
+        ev.reason = "as given (--assignment nonrandom)" + (
+            "" if said == "nonrandom" else "; the file itself shows no confound: " + ev.reason)
+    else:
+        ev.reason = "as given (--assignment random)" + (
+            "" if said == "random" else f"; but the file shows otherwise: {ev.reason}")
+        ev.confounded = False
+    return ev
+
+
+def pop_cluster(ratings: Ratings, name: str):
+    """``(ratings without the facet name, each rating's cluster code, cluster labels)``: a column read
+    as a facet (``--cluster-col school``) taken back out, since a cluster is of the paper, not of
+    the rating."""
+    from dataclasses import replace
+
+    facets = dict(ratings.facets)
+    codes, labels = facets.pop(name)
+    return replace(ratings, facets=facets), np.asarray(codes, dtype=np.int64), tuple(labels)
+
+
+def paper_clusters(ratings: Ratings, rating_codes, column: str = "cluster") -> np.ndarray:
+    """Each paper's cluster from its ratings' (-1: no ratings); an :class:`InputError` naming the
+    paper when its ratings are in two clusters."""
+    from ..errors import InputError
+
+    rating_codes = np.asarray(rating_codes, dtype=np.int64)
+    out = np.full(ratings.n_papers, -1, dtype=np.int64)
+    out[ratings.paper] = rating_codes
+    bad = np.flatnonzero(out[ratings.paper] != rating_codes)
+    if bad.size:
+        p = ratings.paper[bad[0]]
+        label = ratings.paper_ids[p] if ratings.paper_ids else p
+        raise InputError(f"paper {label} is in more than one {column}: a paper's cluster is one school (or class)",
+                         field="--cluster-col")
+    return out

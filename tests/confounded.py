@@ -1,0 +1,109 @@
+"""School-confounded district files from a model none of ratercal's methods assume (issue 29): the
+acceptance test of ``check``'s one recommendation under non-random assignment.
+
+Written here, independently of ``ratercal_cli.generators`` and of ``ratercal_cli.models`` (no
+project code draws a score): six schools of different mean quality, each read mostly by its own
+pair of raters, so that who read a paper says something about how good it is.
+
+* **Quality**: school ``s`` has mean ``SCHOOL_MEANS[s]`` (logits, -1.5 to 1.5), within-school
+  sd 1; ``papers`` papers shared out evenly among the schools.
+* **Raters**: 12, pair ``s`` (raters ``2s`` and ``2s + 1``) reads school ``s``.  Each of a paper's
+  first two readings is by one of its school's pair with probability ``own`` (the first by either,
+  the second by the other one), else by a rater of another school drawn at random: "mostly its
+  own pair" (with the default ``own=0.9`` 19% of papers have an outside reader, which links
+  the pairs); ``own=None``: random assignment, any two raters.
+* **Scores**: Samejima's graded response model on 1-6 with rater slopes and central raters:
+  ``P(X >= k | theta) = logistic(a_j (theta - b_k - s_j) * c_jk)``, ``k = 2..6``, where ``a_j`` is
+  the rater's slope (log-normal, sd 0.35), ``s_j`` its severity (N(0, 0.45^2)), ``b`` the base
+  thresholds (-2.2, -1.1, 0, 1.1, 2.2) and a central rater (a third of them) has its outer
+  thresholds pushed out by 0.8 logits (it avoids 1 and 6).  No rater is the Rasch model's.
+* **Third readings** by the district's rule: when the first two differ by more than a point, a
+  third rater (not one of the two, any school's) reads the paper.
+* **Truth**: a paper's true score is the mean over the twelve raters of their expected score at
+  its quality (the corrected study's definition, on the 1-6 scale), kept beside the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+SCHOOL_MEANS = np.linspace(-1.5, 1.5, 6)
+BASE_THRESHOLDS = np.array([-2.2, -1.1, 0.0, 1.1, 2.2])
+LOW, HIGH = 1, 6
+N_RATERS = 12
+#: the raters' typical slope (logits per logit of quality)
+SLOPE = 2.0
+
+
+@dataclass
+class DistrictFile:
+    frame: pd.DataFrame      # school, paper, rater, score (one rating a line, in reading order)
+    truth: pd.Series         # paper -> true score on 1-6
+    school: pd.Series        # paper -> school
+    quality: pd.Series       # paper -> theta
+
+
+def _raters(rng):
+    slope = SLOPE * np.exp(0.3 * rng.standard_normal(N_RATERS))
+    severity = 0.45 * rng.standard_normal(N_RATERS)
+    central = np.zeros(N_RATERS, dtype=bool)
+    central[rng.choice(N_RATERS, N_RATERS // 3, replace=False)] = True
+    thresholds = BASE_THRESHOLDS[None, :] + severity[:, None]
+    push = np.array([-0.8, 0, 0, 0, 0.8])
+    thresholds = thresholds + central[:, None] * push[None, :]
+    return slope, thresholds
+
+
+def _expected(theta, slope, thresholds):
+    """Expected score (1-6) of each rater at each quality: (papers, raters)."""
+    z = slope[None, :, None] * (theta[:, None, None] - thresholds[None, :, :])
+    return LOW + (1.0 / (1.0 + np.exp(-z))).sum(axis=2)
+
+
+def _draw(rng, theta, slope, thresholds):
+    """One graded-response score per (theta, rater) pair given as arrays of equal length."""
+    p_ge = 1.0 / (1.0 + np.exp(-slope[:, None] * (theta[:, None] - thresholds)))   # (n, 5) P(X >= k)
+    u = rng.random(theta.size)
+    return LOW + (u[:, None] < p_ge).sum(axis=1)
+
+
+def district(seed: int, papers: int = 600, own: float | None = 0.9, discrepancy: int = 1,
+             school_means=SCHOOL_MEANS) -> DistrictFile:
+    """One school-confounded district file (module docstring)."""
+    rng = np.random.default_rng([29, seed])
+    slope, thresholds = _raters(rng)
+    n_s = len(school_means)
+    school = np.arange(papers) % n_s
+    theta = np.asarray(school_means)[school] + rng.standard_normal(papers)
+    rows = []
+    for p in range(papers):
+        s = school[p]
+        pair = [2 * s, 2 * s + 1] if rng.random() < 0.5 else [2 * s + 1, 2 * s]
+        others = [j for j in range(N_RATERS) if j not in (2 * s, 2 * s + 1)]
+        if own is None:   # random assignment: any two raters
+            who = [int(j) for j in rng.choice(N_RATERS, 2, replace=False)]
+        else:
+            first = pair[0] if rng.random() < own else int(rng.choice(others))
+            second = pair[1] if rng.random() < own else int(rng.choice([j for j in others if j != first]))
+            who = [first, second]
+        sc = _draw(rng, np.full(2, theta[p]), slope[who], thresholds[who])
+        if abs(int(sc[0]) - int(sc[1])) > discrepancy:
+            third = int(rng.choice([j for j in range(N_RATERS) if j not in who]))
+            who.append(third)
+            sc = np.r_[sc, _draw(rng, theta[p:p + 1], slope[[third]], thresholds[[third]])]
+        for j, x in zip(who, sc):
+            rows.append((f"S{s + 1}", f"P{p + 1:04d}", f"R{j + 1}", int(x)))
+    frame = pd.DataFrame(rows, columns=["school", "paper", "rater", "score"])
+    ids = [f"P{p + 1:04d}" for p in range(papers)]
+    truth = pd.Series(_expected(theta, slope, thresholds).mean(axis=1), index=ids)
+    return DistrictFile(frame, truth, pd.Series([f"S{s + 1}" for s in school], index=ids),
+                        pd.Series(theta, index=ids))
+
+
+def rmse(paper_scores: pd.Series, truth: pd.Series) -> float:
+    """RMSE of paper scores (1-6, indexed by paper) against the hidden truth."""
+    d = paper_scores.reindex(truth.index).to_numpy(dtype=float) - truth.to_numpy()
+    return float(np.sqrt(np.mean(d * d)))

@@ -1,0 +1,77 @@
+"""``check --assignment auto`` (practice/assignment.py, issue 29): the file's own evidence of
+non-random assignment, on school-confounded district files from tests/confounded.py (a graded
+response model with rater slopes and central raters, none of the project's generators)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from confounded import district
+from ratercal_cli.cli import cli
+from ratercal_cli.errors import InputError
+from ratercal_cli.practice.assignment import decide_assignment, network_clusters, paper_clusters
+from ratercal_cli.ratings import Ratings
+
+
+def _ratings(d):
+    return Ratings.from_frame(d.frame, scale="1-6")
+
+
+def test_school_confounded_file_is_found_nonrandom_with_its_schools():
+    d = district(1)
+    r = _ratings(d)
+    a = decide_assignment(r)
+    assert a.assignment == "nonrandom" and a.confounded and a.multigroup
+    assert a.by_rater["p"] < 1e-6 and a.by_rater["r"] > 0.5
+    assert a.by_cluster["p"] < 1e-6 and a.severity["p"] < 1e-6
+    # the network's six clusters are the six schools (each cluster's papers mostly of one school)
+    school = d.school.reindex(list(r.paper_ids)).to_numpy()
+    assert len(a.cluster_labels) == 6
+    purity = [np.mean(school[a.clusters == k] == max(set(school[a.clusters == k]),
+                                                      key=list(school[a.clusters == k]).count)) for k in range(6)]
+    assert min(purity) > 0.8 and np.mean(purity) > 0.85, purity   # (90% of first readers are the own pair)
+    assert a.modularity > 0.3
+    assert any("nonrandom" in line for line in a.lines())
+
+
+def test_random_assignment_is_found_random_without_clusters():
+    r = _ratings(district(2, own=None))
+    pc, _, q, _ = network_clusters(r)
+    assert pc is None and q < 0.1
+    a = decide_assignment(r)
+    assert a.assignment == "random" and a.confounded is False and not a.multigroup
+    assert a.by_rater["p"] > 0.05
+    assert a.severity["p"] > 0.5   # CML and MML agree when quality does not follow the raters
+
+
+def test_the_users_word_stands_and_the_evidence_is_said():
+    r = _ratings(district(1))
+    a = decide_assignment(r, "random")
+    assert a.assignment == "random" and "the file shows otherwise" in a.reason
+    b = decide_assignment(_ratings(district(2, own=None)), "nonrandom")
+    assert b.assignment == "nonrandom" and "shows no confound" in b.reason
+
+
+def test_a_paper_in_two_clusters_is_an_error_naming_it():
+    r = Ratings(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1]), np.array([1, 2, 1, 2]), 3, 2, 2,
+                paper_ids=("A", "B"), rater_ids=("R1", "R2"))
+    with pytest.raises(InputError, match="paper B is in more than one school"):
+        paper_clusters(r, np.array([0, 0, 1, 0]), "school")
+
+
+def test_check_cluster_col_and_no_rasch(tmp_path):
+    d = district(3, papers=300)
+    path = tmp_path / "d.csv"
+    d.frame.to_csv(path, index=False)
+    res = CliRunner().invoke(cli, ["check", str(path), "--scale", "1-6", "--cluster-col", "school", "--json"])
+    assert res.exit_code == 0, res.output
+    g = json.loads(res.output)["groups"][0]
+    found = g["assignment_found"]
+    assert g["assignment"] == "nonrandom" and found["cluster_source"] == "column school" and found["clusters"] == 6
+    assert found["multigroup"] is True
+    quick = CliRunner().invoke(cli, ["check", str(path), "--scale", "1-6", "--no-rasch", "--json"])
+    assert json.loads(quick.output)["groups"][0]["assignment"] == "random"   # not tested without the fits
