@@ -486,11 +486,12 @@ class AdjustResults:
         return cols
 
     def to_dict(self) -> dict:
-        """JSON-ready: the file, scale, variant, methods and per group the methods applied, skipped
-        (with reasons), the recommendation and the warnings."""
+        """JSON-ready: the file, scale, variant, methods, the warnings of reading the file (as
+        ``check --json`` has them) and per group the methods applied, skipped (with reasons), the
+        recommendation and the warnings."""
         r = self.ratings
         return {"file": r.source, "scale": f"{r.scale_low}-{r.scale_low + r.max_score}", "variant": self.variant,
-                "methods": list(self.methods),
+                "methods": list(self.methods), "warnings": list(r.notes),
                 "cut": self.cut, "bootstrap": self.bootstrap,
                 "groups": [{"group": g.name, "methods": [c for c in self.methods if c in g.adjusted],
                             "recommended": g.recommended, "skipped": dict(g.skipped), "warnings": list(g.warnings),

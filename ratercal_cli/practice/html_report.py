@@ -35,6 +35,9 @@ from .text import pvalue
 #: The methods compared when the report has to compare them itself (those that run on any design
 #: first; the ones needing two raters per paper are skipped where they cannot run).
 COMPARED = "all"
+#: The uncertain decisions listed in the page (the rest are in the adjusted file): a page of thousands
+#: of rows is not read; the note says how many there are and that only these are shown.
+UNCERTAIN_ROWS = 200
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1100px;margin:24px auto;padding:0 16px;
@@ -262,11 +265,13 @@ def _uncertain(ratings, adjust, name, cut) -> str:
     p = np.asarray(u.pass_prob)
     idx = np.flatnonzero((p > 1 - SURE) & (p < SURE))
     idx = idx[np.argsort(np.abs(p[idx] - 0.5))]
-    out.append(f'<p class="note">{len(idx)} paper(s) by {_esc(code)} whose probability of passing lies between '
-               f"{1 - SURE:.2f} and {SURE:.2f} (standard errors: {u.source}); closest to a coin toss first</p>")
+    shown = (f"; the {UNCERTAIN_ROWS} closest to a coin toss are shown, all {len(idx):,} are in the adjusted "
+             f"file's {code}_paper_pass column" if len(idx) > UNCERTAIN_ROWS else "; closest to a coin toss first")
+    out.append(f'<p class="note">{len(idx):,} paper(s) by {_esc(code)} whose probability of passing lies between '
+               f"{1 - SURE:.2f} and {SURE:.2f} (standard errors: {u.source}){shown}</p>")
     out.append(_table(["paper", "adjusted score", "S.E.", "P(pass)"],
-                      [[g.ratings.paper_ids[i], _num(score[i], 3), _num(u.se[i], 3), _num(p[i], 3)] for i in idx[:200]],
-                      "uncertain"))
+                      [[g.ratings.paper_ids[i], _num(score[i], 3), _num(u.se[i], 3), _num(p[i], 3)]
+                       for i in idx[:UNCERTAIN_ROWS]], "uncertain"))
     return "\n".join(out)
 
 
