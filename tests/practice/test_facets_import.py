@@ -356,3 +356,17 @@ def test_anchoring_it_cannot_honour_is_refused_with_the_reason(tmp_path, change,
     res = CliRunner().invoke(CLI, ["import-facets", str(spec)])
     assert res.exit_code == 2 and message in res.output, res.output
     assert not (tmp_path / "spec.csv").exists() and not (tmp_path / "spec.anchors.csv").exists()
+def test_the_readmes_import_facets_example_runs(tmp_path):
+    """README's `ratercal import-facets examples/essays.txt -o essays.csv` named a file not shipped
+    (issue 28 item 11); the check command it prints reads what it wrote."""
+    from pathlib import Path
+
+    spec = Path(__file__).resolve().parents[2] / "examples" / "essays.txt"
+    assert "import-facets examples/essays.txt -o essays.csv" in (spec.parents[1] / "README.md").read_text()
+    res = run("import-facets", spec, "-o", tmp_path / "essays.csv")
+    assert res.exit_code == 0, res.output
+    assert len(read_csv(tmp_path / "essays.csv")) == 361          # 60 examinees x 3 essays x 2 readers + header
+    cmd = res.output.split("read it with: ratercal ")[1].split()
+    assert cmd[:2] == ["check", str(tmp_path / "essays.csv")]
+    out = run(*cmd, "--no-rasch")
+    assert out.exit_code == 0, out.output
