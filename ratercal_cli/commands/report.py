@@ -23,14 +23,13 @@ def report(run, out, quiet):
     A faithful run of the Denny (1990) design also gets each published table beside the
     regenerated one, differences marked, with "N of M published values reproduced".
     """
-    import contextlib
-
     from ..io import folder_lock
     from ..report import build_report
+    from ..study.score import check_scores_current
 
     out = out if out is not None else run / "report"
-    inside = out.resolve().is_relative_to(run.resolve())
-    with folder_lock(run, "report") if inside else contextlib.nullcontext():   # writing into RUN
+    with folder_lock(run, "report"):   # no stage rewrites RUN while the report reads it (or writes into it)
+        check_scores_current(run)       # the scores are score's, of the run's current files
         summary = build_report(run, out, quiet=quiet)
     for variant, s in summary.items():
         for name, (n, m) in s["comparisons"].items():

@@ -48,7 +48,13 @@ class EquateStage(Stage):
         return [ObsgenStage(self.run, self.cell)]
 
     def params(self):
-        return {"cell": self.cell.code, "methods": list(self.methods), "variant": self.variant}
+        from ..methods.user import is_user_method, source_digest
+
+        out = {"cell": self.cell.code, "methods": list(self.methods), "variant": self.variant}
+        own = {m: _digest(m, source_digest) for m in self.methods if is_user_method(m)}
+        if own:   # a method of the user's own: its module's source, so an edit redoes the stage
+            out["sources"] = own
+        return out
 
     def is_fresh(self) -> bool:
         """Also stale when made by the code before ``adjusted.csv`` (a CSV per method)."""
@@ -90,6 +96,15 @@ def _within_criteria(ratings, methods, variant):
         parameters[code] = {" x ".join(p.labels): fitted_parameters(p.applied.estimators[code], p.ratings)
                             for p in parts}
     return adjusted, of_rating, skipped, parameters
+
+
+def _digest(spec, source_digest):
+    """The source hash of a user method's module; a module that cannot be imported has none (the
+    stage then records the method's failure)."""
+    try:
+        return source_digest(spec)
+    except Exception as exc:   # the user's module: whatever importing it raises
+        return f"not importable: {type(exc).__name__}"
 
 
 def equate_stages(run, cells, variants, methods=None):

@@ -120,3 +120,33 @@ def run_score(run, codes=None, methods=None, variants=None, force=False, quiet=F
         runner.ensure(ScoreStage(run, cells, variants, methods))
         write_run_manifest(run)
         return runner
+
+
+def check_scores_current(root) -> None:
+    """What ``report`` checks before it reads ``RUN/score/``: the files there are the ones
+    ``ratercal score`` wrote (their SHA-256 as its manifest recorded them), and the files it
+    scored (each set's ``equate`` and ``truegen`` outputs) are still the ones the run holds.  An
+    edited ``scores.csv``, or ``adjust RUN`` run again after a change of ``seed:`` without
+    ``score``, is a one-line :class:`~ratercal_cli.errors.InputError` naming the file, not a
+    report that mixes new and old numbers."""
+    from pathlib import Path
+
+    from ..errors import InputError
+    from ..io import sha256_file
+    from .pipeline import MANIFEST, read_manifest
+
+    root = Path(root)
+    man = read_manifest(root / "score" / MANIFEST)
+    if man is None:
+        raise InputError(f"no manifest of `ratercal score` in {root / 'score'}: run `ratercal score {root}` first",
+                         root)
+    for kind, files in (("outputs", man.get("outputs", {})), ("inputs", man.get("inputs", {}))):
+        for rel, digest in sorted(files.items()):
+            try:
+                same = sha256_file(root / rel) == digest
+            except OSError:
+                same = False
+            if not same:
+                what = ("changed since `ratercal score` wrote it" if kind == "outputs" else
+                        "changed after `ratercal score` read it (adjusted again, e.g. after a change of seed:)")
+                raise InputError(f"{what}; run `ratercal score {root}` (--force to redo it)", root / rel)

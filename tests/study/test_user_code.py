@@ -106,3 +106,57 @@ def test_a_method_failing_on_every_set_is_in_scores_and_named_by_report(module, 
     assert res.exit_code == 0, res.output
     text = (out / "report" / "report.md").read_text()
     assert "hostile_methods:Fails has no value on 2 of the 2 data sets" in text
+
+
+# -- item 4: stale or mixed results ------------------------------------------------------------
+OWN = '''
+from ratercal_cli.ratings import Adjusted
+
+class Shift:
+    def fit(self, ratings):
+        return self
+    def transform(self, ratings):
+        r = ratings.score + SHIFT
+        return Adjusted(rating=r, paper=ratings.paper_mean(r))
+'''
+
+
+def _config(folder, seed):
+    (folder / "c.yaml").write_text('generator: pcm\nvariant: corrected\nmethods: [NO, "own_shift:Shift"]\n'
+                                   "cells:\n  - {raters_per_paper: [2], papers: [50], max_score: [5], "
+                                   f"quality: [normal]}}\nseed: {seed}\n")
+    return folder / "c.yaml"
+
+
+def _rmse(out, method):
+    return {r["method"]: r["rmse"] for r in csv.DictReader((out / "score" / "scores.csv").open())}[method]
+
+
+def test_report_refuses_edited_scores_and_scores_of_older_data(tmp_path, monkeypatch):
+    (tmp_path / "own_shift.py").write_text(OWN.replace("SHIFT", "0.0"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "own_shift", raising=False)
+    out = tmp_path / "run"
+    assert run("simulate", _config(tmp_path, 3), "--out", out, "-q").exit_code == 0
+    assert run("score", out, "-q").exit_code == 0
+    assert run("report", out, "--out", tmp_path / "r", "-q").exit_code == 0
+    # an edited value in scores.csv
+    scores = out / "score" / "scores.csv"
+    text = scores.read_text()
+    scores.write_text(text.replace(",NO,corrected,0.", ",NO,corrected,9."))
+    res = run("report", out, "--out", tmp_path / "r", "-q")
+    assert res.exit_code == 2 and "score/scores.csv: changed since `ratercal score` wrote it" in res.stderr
+    scores.write_text(text)
+    # another seed, adjusted without score: the report would mix the new data with the old scores
+    assert run("simulate", _config(tmp_path, 4), "--out", out, "-q").exit_code == 0
+    assert run("adjust", out, "-q").exit_code == 0
+    res = run("report", out, "--out", tmp_path / "r", "-q")
+    assert res.exit_code == 2 and "changed after `ratercal score` read it" in res.stderr
+    assert run("score", out, "-q").exit_code == 0
+    assert run("report", out, "--out", tmp_path / "r", "-q").exit_code == 0
+    # the user's module edited: adjust RUN redoes the stage (its source hash is in the manifest)
+    before = _rmse(out, "own_shift:Shift")
+    (tmp_path / "own_shift.py").write_text(OWN.replace("SHIFT", "1.0"))
+    monkeypatch.delitem(sys.modules, "own_shift", raising=False)   # as a new process would
+    assert run("score", out, "-q").exit_code == 0
+    assert _rmse(out, "own_shift:Shift") != before
