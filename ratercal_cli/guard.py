@@ -98,3 +98,24 @@ def refuse_clashing_paths(inputs, outputs) -> None:
                         raise InputError(f"is {role} {other_what} ({other}): ratercal would overwrite it; "
                                          "give another file name", path, field=what)
             seen.append((what, path, real, inode, is_input))
+
+
+def regular_input(path, what: str | None = None) -> int:
+    """The size of input ``path`` (links followed); an :class:`InputError` naming it when it is
+    missing, a directory, or not a regular file: a device such as ``/dev/zero`` (read without end),
+    a FIFO or a socket.  ``what`` names the option that gave it."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError("no such file", path, field=what) from None
+    except NotADirectoryError:
+        raise InputError("no such file (a part of the path is not a folder)", path, field=what) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError("is a directory, not a file", path, field=what)
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError("is not a regular file (a device, FIFO or socket); ratercal reads files: save the "
+                         "data to one", path, field=what)
+    return st.st_size
+

@@ -275,7 +275,10 @@ def read_text(path, encoding=None, option="encoding") -> str:
     when the file starts with UTF-16's byte-order mark.
     A byte that does not decode is an :class:`InputError` naming its line and byte offset (and,
     for UTF-8, the argument ``option`` that names another encoding, if there is one)."""
+    from .guard import regular_input
+
     path = Path(path)
+    regular_input(path)   # not /dev/zero, a FIFO or a folder: read to the end, they never end
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -414,6 +417,33 @@ def sha256_file(path) -> str:
 LOCK_NAME = ".lock"
 
 
+def _open_lock_file(path: Path):
+    """``path`` opened for reading and writing, made if missing, as a regular file only: a symlink
+    is not followed (``O_NOFOLLOW``: a ``.lock`` linked to another file would have it truncated),
+    and a directory, FIFO or device is a one-line :class:`RatercalError` (``O_NONBLOCK``: a FIFO
+    does not hang the open)."""
+    from .errors import RatercalError
+
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RatercalError(f"{path}: is a symbolic link; ratercal's lock file must be a plain file "
+                                "(remove the link)") from None
+        if exc.errno == errno.EISDIR:
+            raise RatercalError(f"{path}: is a directory, not ratercal's lock file (remove it)") from None
+        if exc.errno in _WRITE_ERRNOS:
+            raise
+        raise RatercalError(f"{path}: cannot open ratercal's lock file: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RatercalError(f"{path}: is not a regular file (a FIFO, socket or device), not ratercal's lock "
+                            "file (remove it)")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "r+", encoding="utf-8")
+
+
 @contextlib.contextmanager
 def folder_lock(folder, command: str):
     """Hold ``FOLDER/.lock`` exclusively (``fcntl.flock``) for the block: one ratercal command
@@ -429,7 +459,7 @@ def folder_lock(folder, command: str):
     folder = Path(folder)
     with _naming_write_errors(folder / LOCK_NAME):   # a read-only folder, a full disk: one line
         folder.mkdir(parents=True, exist_ok=True)
-        fh = open(folder / LOCK_NAME, "a+", encoding="utf-8")
+        fh = _open_lock_file(folder / LOCK_NAME)
     try:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -439,6 +469,7 @@ def folder_lock(folder, command: str):
         raise RatercalError(f"{folder}: in use by {holder}; wait for it to end, or give another folder") from None
     try:
         with contextlib.suppress(OSError):   # only a note for the next writer: a full disk may refuse it
+            fh.seek(0)
             fh.truncate(0)
             fh.write(f"ratercal {command} (process {os.getpid()})\n")
             fh.flush()

@@ -54,6 +54,44 @@ def processes(fn, shared, tasks, jobs):
                 fut.cancel()
 
 
+#: Seconds to wait for a Dask scheduler to answer (``Client``'s own timeout covers the TCP connect,
+#: not a peer that accepts and never speaks Dask's protocol: an HTTP port hung ratercal for good).
+CONNECT_SECONDS = 20.0
+
+
+def connect(Client, scheduler, seconds: float = CONNECT_SECONDS):
+    """``Client(scheduler)`` within ``seconds``, made in a daemon thread so that a port answered by
+    something else (silent, or an HTTP server whose reply Dask reads as a 3 EiB frame: MemoryError)
+    is a one-line :class:`ArgumentError` instead of a hang or a traceback."""
+    import threading
+
+    box = {}
+
+    def make():
+        try:
+            box["client"] = Client(scheduler, timeout=f"{seconds:g}s")
+        except BaseException as exc:   # anything the connection raises is reported below
+            box["error"] = exc
+
+    t = threading.Thread(target=make, name="ratercal-dask-connect", daemon=True)
+    t.start()
+    t.join(seconds * 1.5 + 1)   # Client gives up first where it can, with its own message
+    where = f"cannot reach the Dask scheduler at {scheduler!r}"
+    if t.is_alive():
+        raise ArgumentError("scheduler", f"{where}: no Dask answer within {seconds:g} s (is it a Dask "
+                            "scheduler's address, e.g. tcp://HOST:8786?)")
+    exc = box.get("error")
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        raise exc
+    if isinstance(exc, MemoryError):
+        raise ArgumentError("scheduler", f"{where}: what answered is not a Dask scheduler (it sent a reply Dask "
+                            "cannot read)")
+    if exc is not None:   # unreachable; not an address ("garbage"); a peer speaking another protocol
+        msg = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise ArgumentError("scheduler", f"{where}: {msg}")
+    return box["client"]
+
+
 def dask(fn, shared, tasks, scheduler, key=None):
     try:
         from distributed import Client, as_completed
@@ -62,11 +100,7 @@ def dask(fn, shared, tasks, scheduler, key=None):
     client = scheduler if hasattr(scheduler, "submit") else None
     own = client is None
     if own:
-        try:
-            client = Client(scheduler, timeout="20s")
-        except (OSError, ValueError, TypeError) as exc:   # unreachable; not an address ("garbage")
-            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise ArgumentError("scheduler", f"cannot reach the Dask scheduler at {scheduler!r}: {msg}") from None
+        client = connect(Client, scheduler)
     try:
         remote = client.scatter(shared, broadcast=True)
         futures = {}

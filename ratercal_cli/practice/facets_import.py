@@ -58,6 +58,10 @@ labels models model data rating scale ratingscale rating-scale arrangement
 """.split())
 
 _JUDGES = re.compile(r"judge|rater|reader|marker|grader|scorer|examiner|assessor|evaluator", re.IGNORECASE)
+#: The most elements a facet's Labels= may list (ranges expanded): a range such as 1-1000000000
+#: would be held element by element.
+MAX_ELEMENTS = 1_000_000
+
 _RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
 _INT = re.compile(r"^\s*[+-]?\d+\s*$")
 
@@ -406,6 +410,9 @@ def _read_labels(lines: _Lines, path, at, notes) -> list:
                 a, b = int(m.group(1)), int(m.group(2))
                 if b < a:
                     raise InputError(f"element range {parts[0].strip()} runs backwards", path, eln)
+                if b - a + 1 + len(facet.elements) > MAX_ELEMENTS:   # 1-1000000000 exhausted the memory
+                    raise InputError(f"element range {parts[0].strip()} gives facet {facet.name} more than "
+                                     f"{MAX_ELEMENTS:,} elements", path, eln)
                 for e in range(a, b + 1):
                     facet.elements.setdefault(e, "")
                 continue
@@ -532,6 +539,9 @@ def _parse_data(items, facets, spec, data_line, top=None, top_line=None) -> list
                 a, b = int(m.group(1)), int(m.group(2))
                 if b < a:
                     raise InputError(f"element range {ref} runs backwards", where, ln)
+                if b - a + 1 > len(parts):   # one observation per element: never more than the line holds
+                    raise InputError(f"element range {ref} needs {b - a + 1:,} observations; the line has "
+                                     f"{len(parts) - F}", where, ln)
                 span = (k, list(range(a, b + 1)))
                 elems.append(None)
                 continue

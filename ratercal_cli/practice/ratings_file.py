@@ -250,12 +250,17 @@ _ZIP_MAGIC = b"PK\x03\x04"
 def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint="") -> Source:
     """The rows of a CSV/TSV (:func:`ratercal_cli.io.read_table`) or of one sheet of an ``.xlsx``
     workbook (:func:`read_xlsx`), cells as text."""
+    from ..guard import regular_input
+
     path = Path(path)
+    size = regular_input(path)   # /dev/zero, a FIFO: refused before reading (they had no end)
     try:
         with open(path, "rb") as fh:
             head = fh.read(4)
     except FileNotFoundError:
         raise InputError("no such file", path) from None
+    if head != _ZIP_MAGIC:
+        refuse_too_big_to_read(path, size)   # the memory its rows take, checked before they are read
     if head == _ZIP_MAGIC or path.suffix.lower() in (".xlsx", ".xlsm"):
         return read_xlsx(path, required, sheet, hint)
     if sheet is not None:
@@ -270,6 +275,22 @@ def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint=
     header, rows, delimiter = read_table(path, required=required, delimiter=delimiter, encoding=encoding,
                                          strip=False, text=text, hint=hint)
     return Source(header, rows, delimiter, bom, newline)
+
+
+#: About the memory reading a ratings file takes per byte of the file (its rows as Python text and
+#: the arrays made of them: 10M ratings, ~180 MB, took 5.8-9.0 GiB; issue 30).
+READ_BYTES_PER_FILE_BYTE = 40
+
+
+def refuse_too_big_to_read(path, size: int, per_byte: int = READ_BYTES_PER_FILE_BYTE) -> None:
+    """An :class:`InputError` naming ``path`` when reading its ``size`` bytes would need more memory
+    than the machine has (:func:`ratercal_cli.config.too_big`, as a config's design is bounded),
+    before anything is read."""
+    from ..config import too_big
+
+    message = too_big(size * per_byte, f"reading this {size / (1 << 20):,.1f} MiB file")
+    if message is not None:
+        raise InputError(message + "; split it (e.g. by group) or use a machine with more memory", path)
 
 
 def _cell_text(v) -> str:
@@ -301,6 +322,7 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
         if sheet is not None and sheet not in names:
             raise ArgumentError("sheet", f"no sheet {sheet!r} (sheets: {', '.join(names)})", path)
         ws = wb[sheet if sheet is not None else names[0]]
+        _real_extent(ws)
         header, rows = None, []
         for n, values in enumerate(ws.iter_rows(values_only=True), start=1):
             cells = [_cell_text(v) for v in values]
@@ -328,6 +350,14 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
     return Source(header, rows, ",", False, "\n")
 
 
+def _real_extent(ws) -> None:
+    """Read only the cells a sheet holds: a read-only sheet pads every row to the size its
+    ``<dimension>`` declares, and a 6.5 KB file declaring ``A1:XFD1048576`` took ~8 minutes
+    (issue 30); forgetting the declaration makes openpyxl go by the cells present."""
+    if hasattr(ws, "reset_dimensions"):
+        ws.reset_dimensions()
+
+
 def _refuse_unsaved_formulas(path, sheet, header, rows_with_blanks):
     """An :class:`InputError` for a formula cell among ``rows_with_blanks`` that has no saved value:
     a workbook written by a program that does not compute formulas (a script's) holds none, and
@@ -339,6 +369,7 @@ def _refuse_unsaved_formulas(path, sheet, header, rows_with_blanks):
     wb = openpyxl.load_workbook(path, read_only=True, data_only=False)
     try:
         ws = wb[sheet] if sheet is not None else wb[wb.sheetnames[0]]
+        _real_extent(ws)
         last = max(rows_with_blanks)
         for n, values in enumerate(ws.iter_rows(values_only=True), start=1):
             if n > last:

@@ -203,3 +203,84 @@ def test_text_cell_writes_a_string_not_a_formula(tmp_path):
     back = openpyxl.load_workbook(tmp_path / "o.xlsx")
     assert back.active["A1"].data_type == "s" and back.active["A1"].value == "'=1+1"
     assert back.active["A2"].value == -2.5
+
+
+# -- item 6: hangs and unbounded memory --------------------------------------------------------
+def _bounded(*args, timeout=60):
+    """``ratercal ARGS`` in a child process held to 2 GiB of address space and ``timeout`` seconds
+    (before issue 30 these cases ran for minutes or until the OOM killer)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    code = "import sys; from ratercal_cli.cli import cli; cli(sys.argv[1:])"
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, preexec_fn=limit)
+
+
+def test_an_xlsx_declaring_a_huge_dimension_is_read_by_its_cells(tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    import zipfile
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["paper", "rater", "score"])
+    for p in range(12):
+        for k in range(2):
+            ws.append([f"P{p}", f"R{(p + k) % 4 + 1}", (p * 7 + k * 3) % 6])
+    ws.cell(row=1048576, column=1, value=" ")   # a blank-looking cell in the last row: every row between read
+    plain = tmp_path / "plain.xlsx"
+    wb.save(plain)
+    bomb = tmp_path / "bomb.xlsx"
+    with zipfile.ZipFile(plain) as src, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                data = re_dimension(data)
+                assert b'<dimension ref="A1:XFD1048576"/>' in data
+            dst.writestr(item, data)
+    assert bomb.stat().st_size < 10_000
+    res = _bounded("adjust", bomb, "--scale", "0-5", "-o", tmp_path / "out.csv", "-q")
+    assert res.returncode == 0, res.stderr
+    rows = list(csv.reader((tmp_path / "out.csv").open()))
+    assert len(rows) == 25 and rows[0] == ["paper", "rater", "score", "flag", "TLI", "TLI_paper"]
+
+
+def re_dimension(xml: bytes) -> bytes:
+    import re
+
+    return re.sub(rb'<dimension ref="[^"]*" ?/>', b'<dimension ref="A1:XFD1048576"/>', xml)
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo"])
+def test_a_device_or_fifo_as_input_is_refused(tmp_path, kind):
+    path = kind
+    if kind == "fifo":
+        path = tmp_path / "ratings.csv"
+        os.mkfifo(path)
+    res = _bounded("check", path, "--scale", "0-5", timeout=30)
+    assert res.returncode == 2 and "is not a regular file" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_a_ratings_file_too_big_for_memory_is_refused_before_reading(good, monkeypatch):
+    import ratercal_cli.config as config
+
+    monkeypatch.setattr(config, "memory_available", lambda: 1000)   # a machine of 1000 bytes
+    res = run("check", good, "--scale", "0-5")
+    assert res.exit_code == 2 and "would need about" in res.stderr and str(good) in res.stderr
+
+
+def test_a_facets_labels_range_of_a_billion_is_refused(tmp_path):
+    spec = tmp_path / "spec.txt"
+    spec.write_text("Title = t\nFacets = 2\nModels = ?,?,R5\nLabels =\n1,paper\n1-1000000000\n*\n2,rater\n1=A\n*\n"
+                    "Data =\n1,1,3\n")
+    res = _bounded("import-facets", spec, "-o", tmp_path / "long.csv", timeout=60)
+    assert res.returncode == 2 and "more than 1,000,000 elements" in res.stderr and "spec.txt:6" in res.stderr
+    spec.write_text("Title = t\nFacets = 2\nModels = ?,?,R5\nLabels =\n1,paper\n1-3\n*\n2,rater\n1=A\n*\n"
+                    "Data =\n1-1000000000,1,3\n")
+    res = _bounded("import-facets", spec, "-o", tmp_path / "long.csv", timeout=60)
+    assert res.returncode == 2 and "needs 1,000,000,000 observations" in res.stderr
