@@ -183,7 +183,7 @@ def _parse_methods(values, default, allow_recommended=False):
 
 
 #: ``adjust`` options that describe a ratings file and mean nothing for a run folder.
-FILE_ONLY = ("output", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
+FILE_ONLY = ("output", "layout", "level_names", "changes_out", "memo_out", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
              "discrepancy", "encoding", "order_col", "assignment", "decimal", "sheet", "fold_labels", "cut",
              "bootstrap", "seed", "as_json", "html_out", "facet_cols", "score_cols", "rater_cols", "total", "anchors_in",
              "anchors_out", "steps_by", "shared_raters")
@@ -317,9 +317,24 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
                    "beside it).  A link is written through; the folder must exist.")
 @click.option("--assignment", type=click.Choice(["random", "nonrandom"]), default="random",
               show_default=True, help="For --method recommended: how papers were assigned to raters.")
-@click.option("--cut", type=float, default=None,
+@click.option("--cut", default=None, metavar="CUT[,CUT...]",
               help="Cut score (a paper passes with a score >= cut): the summary names the papers whose "
-                   "pass/fail the adjustment changed; with paper SEs, columns X_paper_pass.")
+                   "pass/fail the adjustment changed; with paper SEs, columns X_paper_pass.  Several cuts "
+                   "(2.5,3.5,4.5) make performance levels, and the summary counts the papers moving between "
+                   "them; with facets the cuts are on the rubric total (e.g. 14 on four criteria of 1-6).")
+@click.option("--layout", type=click.Choice(["input", "long"]), default="input", show_default=True,
+              help="input: the output keeps the input's layout (a wide file stays wide, adjusted columns beside "
+                   "each criterion or rater column); long: a line per rating.")
+@click.option("--levels", "level_names", default=None, metavar="NAME,NAME,...",
+              help="Names of the levels the cuts make, lowest first (one more than the cuts), e.g. "
+                   "\"Below,Basic,Proficient,Advanced\".")
+@click.option("--changes", "changes_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Write the per-student change list here (CSV, or .xlsx): given and adjusted score, the change, "
+                   "with cuts both levels, with SEs the probability of the adjusted level.")
+@click.option("--memo", "memo_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Write a one-page decision memo (HTML) here: the decision and its reasons in plain words, the "
+                   "students moved between levels, the uncertain ones, date, version, every setting, the input's "
+                   "SHA-256.")
 @click.option("--bootstrap", type=click.IntRange(0), default=0, show_default=True, metavar="N",
               help="Each paper's standard error (columns X_paper_se) by N draws of a bootstrap over papers "
                    "(equating and least-squares methods; MML/MFRM always get their posterior SD, CML/RSM "
@@ -334,7 +349,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @_file_options
 @_calibration_options
 @_one_line_errors
-def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, total, as_json, html_out, shared_raters,
+def adjust(source, methods, variant, output, assignment, cut, layout, level_names, changes_out, memo_out, bootstrap, seed, total,
+           as_json, html_out, shared_raters,
            scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding,
            decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by,
            hold_drifted):
@@ -369,37 +385,97 @@ def adjust(source, methods, variant, output, assignment, cut, bootstrap, seed, t
         raise InputError("--json prints to standard output, and so does -o -; give -o a file name", field="--json")
     if output is not None and not to_stdout:   # refuse a bad -o before the work
         _check_output(output, source)
-    _check_html(html_out)
+    for extra in (html_out, changes_out, memo_out):
+        _check_html(extra)
+    from ..practice.levels import check_levels, parse_levels
+
+    levels = parse_levels(cut, level_names)
     table = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet, encoding, order_col, decimal, sheet, fold_labels, facet_cols, score_cols,
                   rater_cols)
     if output is None:
-        output = source.with_name(source.stem + ".adjusted" + (".tsv" if table.delimiter == "\t" else ".csv"))
+        output = source.with_name(source.stem + ".adjusted" + (".xlsx" if table.sheet is not None else ".tsv"
+                                                               if table.delimiter == "\t" else ".csv"))
         _check_output(output, source)
-    _refuse_clashes(source, table, anchors_in, **{"-o": output, "--html": html_out, "--write-anchors": anchors_out})
+    _refuse_clashes(source, table, anchors_in, **{"-o": output, "--html": html_out, "--write-anchors": anchors_out,
+                                                  "--changes": changes_out, "--memo": memo_out})
     from ..practice.adjust import adjust as adjust_ratings
 
-    result = adjust_ratings(table.ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=cut,
+    check_levels(levels, table.ratings, total)
+    # one cut on a paper's score is the pass/fail cut of the summary and the pass probabilities; several
+    # cuts, or cuts on a rubric's totals, are levels (counted below)
+    one_cut = levels.cuts[0] if levels is not None and len(levels.cuts) == 1 and not table.ratings.facets else None
+    result = adjust_ratings(table.ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=one_cut,
                             bootstrap=bootstrap, seed=seed, anchors=_anchors(anchors_in, hold_drifted),
                             steps_by=steps_by, shared_raters=shared_raters, hold_drifted=hold_drifted)
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet)
-    write_adjusted(output, table, result.by_group(), result.methods, uncertainty=result.uncertainty_by_group(),
-                   applied=result.recommended or None, cells=result.cells_by_group(total))
-    written = _write_html(html_out, table.ratings, adjust=result, cut=cut, variant=result.variant)
+    n_lines = _write_adjusted_output(output, table, result, total, layout)
+    from ..practice.levels import changes
+
+    change_list = changes(result, levels=levels, total=total)
+    show_levels = levels is not None and (len(levels.cuts) > 1 or level_names or table.ratings.facets)
+    if changes_out is not None:
+        from ..practice.output import write_table
+
+        write_table(changes_out, change_list.header, [[row[h] for h in change_list.header] for row in change_list.rows],
+                    bom=True, sheet="changes")
+    if memo_out is not None:
+        _write_memo(memo_out, source, table, result, levels, change_list, assignment, dict(
+            methods=",".join(codes), variant=result.variant, scale=scale, paper_col=paper_col, rater_col=rater_col,
+            score_col=score_col, group_col=group_col, facet_cols=",".join(facet_cols) or None, score_cols=score_cols,
+            rater_cols=rater_cols, order_col=order_col, resolve_discrepancies=resolve, discrepancy=discrepancy,
+            cut=cut, levels=level_names, total=total if table.ratings.facets else None, bootstrap=bootstrap,
+            seed=seed, assignment=assignment, sheet=sheet, encoding=encoding, decimal=decimal,
+            fold_labels=fold_labels, shared_raters=shared_raters, steps_by=steps_by,
+            anchors=anchors_in, output=output))
+    written = _write_html(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant)
+    written += [p for p in (changes_out, memo_out) if p is not None]
     if as_json:
         from ..practice.text import json_clean
 
-        click.echo(json.dumps(json_clean({**result.to_dict(), "output": str(output)}), indent=2))
+        extra = {"levels": [c.to_dict() for c in change_list.changes]} if levels is not None else {}
+        click.echo(json.dumps(json_clean({**result.to_dict(), **extra, "output": str(output)}), indent=2))
     elif not quiet:
         click.echo(result.summary_text(), err=True)
+        if show_levels:
+            r = result.ratings
+            for c in change_list.changes:
+                click.echo(c.format_text(f"{r.source}, {r.group_tag(c.group) if r.group is not None else 'all papers'}"),
+                           err=True)
         for p in written:
             click.echo(f"wrote {p}", err=True)
     if not quiet and not as_json:
         n_pap = result.ratings.n_papers
-        click.echo(f"wrote {'standard output' if to_stdout else output}: {len(table.rows)} lines, {n_pap} "
+        click.echo(f"wrote {'standard output' if to_stdout else output}: {n_lines} lines, {n_pap} "
                    f"papers, {len(table.groups)} group(s); methods {' '.join(result.methods)} ({result.variant})",
                    err=to_stdout)
+
+
+def _write_adjusted_output(output, table, result, total, layout="input"):
+    """The adjusted file: a long CSV by :func:`write_adjusted` (a chunk at a time); a workbook, a wide
+    input's layout or a workbook input's CSV (with a byte-order mark) by :mod:`.practice.output`."""
+    from ..practice.output import is_workbook, write_adjusted_file
+    from ..practice.ratings_file import write_adjusted
+
+    wide = table.wide is not None and layout == "input"
+    if str(output) != "-" and (is_workbook(output) or wide or table.sheet is not None):
+        return write_adjusted_file(output, table, result, total, layout)
+    write_adjusted(output, table, result.by_group(), result.methods, uncertainty=result.uncertainty_by_group(),
+                   applied=result.recommended or None, cells=result.cells_by_group(total))
+    return len(table.rows)
+
+
+def _write_memo(path, source, table, result, levels, change_list, assignment, settings):
+    """``--memo FILE``: the decision memo (:mod:`.practice.memo`), with check's reasons (no Rasch fits)."""
+    from ..io import sha256_file
+    from ..practice.check import check as check_ratings
+    from ..practice.memo import write_memo
+
+    reasons = check_ratings(table.ratings, assignment=assignment, rasch=False)
+    shown = {k: str(v) for k, v in settings.items() if v not in (None, False, "", ())}
+    write_memo(path, result, reasons, {"input": Path(source).name, **shown}, sha256_file(source), levels=levels,
+               change_list=change_list)
 
 
 def _check_html(html_out):
@@ -421,13 +497,12 @@ def _write_html(html_out, ratings, **results) -> list:
 
 def _check_output(output, source):
     """Refuse an output that is a directory, a device, in a missing folder, the input, or named as
-    a workbook (the output is text: Excel refuses a .xlsx that holds CSV)."""
-    from ..io import output_target
-
-    if Path(output).suffix.lower() in (".xlsx", ".xlsm", ".xls", ".ods"):
-        raise InputError("the output is CSV text, not a workbook; name it .csv (Excel opens it) or .tsv", output)
-
+    a workbook ratercal cannot write (.xls, .xlsm, .ods)."""
     from ..guard import refuse_clashing_paths
+    from ..io import output_target
+    from ..practice.output import is_workbook
+
+    is_workbook(output)
 
     output_target(output)
     refuse_clashing_paths([("RATINGS_FILE", source)], [("-o", output)])

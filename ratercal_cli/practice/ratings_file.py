@@ -113,6 +113,11 @@ class RatingsTable:
     #: lookalike labels: per column, groups of labels that differ only in case, spacing or
     #: Unicode form (:func:`lookalike_groups`); folded into one when read with ``fold_labels``
     lookalikes: dict = field(default_factory=dict)
+    #: a wide input (:mod:`.wide`): ``(its header, the wide columns, "criterion" or "rater")``; the
+    #: output keeps its layout (:mod:`.output`)
+    wide: tuple | None = None
+    #: the sheet of a workbook input (None: a text file)
+    sheet: str | None = None
 
     @property
     def ratings(self) -> Ratings:
@@ -241,6 +246,8 @@ class Source:
     delimiter: str = ","
     bom: bool = False
     newline: str = "\n"
+    #: the sheet read, for a workbook (None: a text file)
+    sheet: str | None = None
 
 
 #: What a spreadsheet file starts with (a zip archive): read by openpyxl, not as text.
@@ -347,7 +354,7 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
     if header is None:
         raise InputError("empty sheet", path)
     _refuse_unsaved_formulas(path, sheet, header, {n for n, row in rows if "" in row.values()})
-    return Source(header, rows, ",", False, "\n")
+    return Source(header, rows, ",", False, "\n", ws.title)
 
 
 def _real_extent(ws) -> None:
@@ -493,7 +500,13 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     rows = [r for _, r in rows_with_lines]
     del rows_with_lines
     warnings = []
+    wide = None
     if score_cols or rater_cols:
+        from .wide import expand_columns
+
+        option = "score_cols" if score_cols else "rater_cols"
+        wide = (list(header), expand_columns(score_cols or rater_cols, header, path, option),
+                "criterion" if score_cols else "rater")
         keep = {c: arg(o) for c, o in ((columns.paper, "paper_col"), (columns.group, "group_col"),
                                        (columns.order, "order_col"),
                                        *((f, "facet_cols") for f in columns.facets
@@ -522,7 +535,8 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     table = RatingsTable(path=path, header=list(header), rows=rows, lines=lines, columns=columns,
                          scale=scale, flags=flags, warnings=warnings, delimiter=delimiter,
                          scale_inferred=scale_inferred, order_column=order_col, bom=source.bom,
-                         newline=source.newline, lookalikes=lookalikes, decimal=decimal)
+                         newline=source.newline, lookalikes=lookalikes, decimal=decimal,
+                         wide=wide, sheet=source.sheet)
     for g, members in _group_members(rows, columns.group):
         group = _build_group(table, g, members, scores, resolve, threshold, reading_order)
         if group is not None:

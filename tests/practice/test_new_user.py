@@ -210,10 +210,11 @@ def test_a_decimal_comma_score_that_is_not_whole_is_quoted_as_written(tmp_path):
     assert res.exit_code == 2 and "Punkte: '3,5' is not a whole number" in res.stderr   # was '3.5'
 
 
-def test_an_output_named_as_a_workbook_is_refused_before_the_work(tmp_path, good):
-    for name in ("out.xlsx", "OUT.XLS"):
+def test_an_output_named_as_a_workbook_it_cannot_write_is_refused_before_the_work(tmp_path, good):
+    # .xlsx is written (issue 33, tests/practice/test_outputs.py); the other spreadsheet formats are refused
+    for name in ("OUT.XLS", "out.ods", "out.xlsm"):
         res = run("adjust", good, "--scale", "1-6", "-o", tmp_path / name)
-        assert res.exit_code == 2 and "the output is CSV text, not a workbook; name it .csv" in res.stderr
+        assert res.exit_code == 2 and "ratercal writes .xlsx workbooks and CSV, not ." in res.stderr
         assert not (tmp_path / name).exists()
 
 

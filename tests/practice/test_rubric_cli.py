@@ -53,7 +53,8 @@ def test_duplicates_only_within_a_combination(wide, tmp_path):
 def test_adjust_writes_cell_scores_and_totals(wide, tmp_path):
     path, _, rub = wide
     out = tmp_path / "adj.csv"
-    res = run("adjust", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "-o", out, "--total", "mean")
+    res = run("adjust", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "-o", out, "--total", "mean",
+              "--layout", "long")
     assert res.exit_code == 0, res.output
     with open(out, newline="") as fh:
         rows = list(csv.DictReader(fh))
@@ -71,7 +72,8 @@ def test_adjust_writes_cell_scores_and_totals(wide, tmp_path):
 def test_shared_raters_on_the_command_line(wide, tmp_path):
     path, _, rub = wide
     out = tmp_path / "shared.csv"
-    res = run("adjust", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "-o", out, "--shared-raters")
+    res = run("adjust", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "-o", out, "--shared-raters",
+              "--layout", "long")
     assert res.exit_code == 0, res.output
     with open(out, newline="") as fh:
         rows = list(csv.DictReader(fh))
@@ -92,7 +94,8 @@ def test_shared_raters_on_the_command_line(wide, tmp_path):
 def test_rater_columns(tmp_path):
     f = tmp_path / "byrater.csv"
     f.write_text("paper,r1,r2,r3\nA,3,4,\nB,,2,2\nC,5,,4\nD,1,1,\nE,,3,4\nF,2,,3\n")
-    res = run("adjust", f, "--scale", "0-5", "--rater-cols", "r*", "-m", "MN", "-o", tmp_path / "o.csv", "-q")
+    res = run("adjust", f, "--scale", "0-5", "--rater-cols", "r*", "-m", "MN", "-o", tmp_path / "o.csv", "-q",
+              "--layout", "long")
     assert res.exit_code == 0, res.output
     with open(tmp_path / "o.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))

@@ -1,0 +1,280 @@
+"""Performance levels: several cut scores (``--cut 2.5,3.5,4.5``) with names (``--levels
+"Below,Basic,Proficient,Advanced"``), and who moves between levels when the scores are adjusted.
+
+A paper is in level ``k`` when exactly ``k`` cuts are at or below its score (a score equal to a cut
+reaches it, as a pass at one cut does: :func:`ratercal_cli.criteria.passes`).  On facetted ratings (a
+rubric) the cuts are on the paper's rubric total (``--total sum``: e.g. 4-24 on four criteria of 1-6),
+the score a coordinator's cut is written on.
+
+:func:`changes` makes the per-paper change list (each student's given and adjusted score, the change,
+both levels and, where the method gives standard errors, the probability that the student is in the
+level the adjustment put him in); :class:`LevelChanges` counts the moves between levels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from .summary import SURE
+
+__all__ = ["Levels", "parse_cuts", "parse_levels", "changes", "ChangeList", "LevelChanges", "score_range"]
+
+
+def parse_cuts(cut) -> tuple:
+    """``cut`` (None, a number, ``"2.5,3.5"`` or a sequence) -> an ascending tuple of floats; an
+    :class:`InputError` naming ``--cut`` for text that is not numbers, non-finite or repeated cuts."""
+    if cut is None:
+        return ()
+    if isinstance(cut, (int, float)):
+        items = [cut]
+    elif isinstance(cut, str):
+        items = [s for s in (p.strip() for p in cut.split(",")) if s]
+    else:
+        items = list(cut)
+    out = []
+    for item in items:
+        try:
+            v = float(item)
+        except (TypeError, ValueError):
+            raise InputError(f"expected numbers separated by commas (e.g. 2.5,3.5,4.5), not {item!r}",
+                             field="--cut") from None
+        out.append(v)   # a cut that is not finite is refused with the scale (check_levels)
+    finite = [v for v in out if math.isfinite(v)]
+    if len(set(finite)) != len(finite):
+        raise InputError("a cut is given twice", field="--cut")
+    if finite != sorted(finite):
+        raise InputError("give the cuts in ascending order (e.g. 2.5,3.5,4.5)", field="--cut")
+    return tuple(out)
+
+
+def _default_names(cuts) -> tuple:
+    if len(cuts) == 1:
+        return ("fail", "pass")
+    return (f"below {cuts[0]:g}", *(f"{a:g} to {b:g}" for a, b in zip(cuts, cuts[1:])), f"{cuts[-1]:g} and above")
+
+
+@dataclass(frozen=True)
+class Levels:
+    """Ascending ``cuts`` and the ``names`` of the ``len(cuts) + 1`` levels they make."""
+
+    cuts: tuple
+    names: tuple
+
+    def level(self, scores) -> np.ndarray:
+        """Each score's level (0 .. len(cuts)); -1 where the score is not finite."""
+        s = np.asarray(scores, dtype=float)
+        out = np.searchsorted(np.asarray(self.cuts, dtype=float), s, side="right").astype(np.int64)
+        return np.where(np.isfinite(s), out, -1)
+
+    def probability_in(self, level, score, se) -> np.ndarray:
+        """The normal probability that a paper of ``score`` with standard error ``se`` lies in ``level``
+        (nan where the SE is missing): as a single cut's pass probability (:mod:`.uncertainty`)."""
+        from scipy.stats import norm
+
+        edges = np.concatenate([[-np.inf], np.asarray(self.cuts, dtype=float), [np.inf]])
+        lv = np.asarray(level)
+        ok = (lv >= 0) & np.isfinite(se) & (np.asarray(se) > 0)
+        lo = edges[np.clip(lv, 0, len(self.cuts))]
+        hi = edges[np.clip(lv, 0, len(self.cuts)) + 1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = norm.cdf((hi - score) / se) - norm.cdf((lo - score) / se)
+        return np.where(ok, p, np.nan)
+
+
+def parse_levels(cut, names=None) -> Levels | None:
+    """The :class:`Levels` of ``--cut`` and ``--levels`` (None without cuts).  ``names``: one more than
+    the cuts, comma-separated or a sequence (default: fail/pass for one cut, ranges for several)."""
+    cuts = parse_cuts(cut)
+    if not cuts:
+        if names:
+            raise InputError("--levels names the levels that cuts make; give the cuts with --cut", field="--levels")
+        return None
+    if names is None or (isinstance(names, str) and not names.strip()):
+        return Levels(cuts, _default_names(cuts))
+    items = [s.strip() for s in names.split(",")] if isinstance(names, str) else [str(s).strip() for s in names]
+    if len(items) != len(cuts) + 1:
+        raise InputError(f"{len(cuts)} cut(s) make {len(cuts) + 1} levels, and {len(items)} name(s) are given",
+                         field="--levels")
+    if any(not s for s in items) or len(set(items)) != len(items):
+        raise InputError("each level needs its own non-blank name", field="--levels")
+    return Levels(cuts, tuple(items))
+
+
+def score_range(ratings, total: str = "sum") -> tuple:
+    """The lowest and highest score a cut can be on: the scale, or on facetted ratings the rubric
+    total's range (``total="sum"``: the number of cells times the scale's ends)."""
+    low, high = ratings.scale_low, ratings.scale_low + ratings.max_score
+    if ratings.facets and total == "sum":
+        n = len(ratings.facet_cells()[1])
+        return n * low, n * high
+    return low, high
+
+
+def check_levels(levels: Levels | None, ratings, total: str = "sum") -> None:
+    """An :class:`InputError` naming ``--cut`` for a cut off the scale (or off the rubric total's range)."""
+    if levels is None:
+        return
+    low, high = score_range(ratings, total)
+    for c in levels.cuts:
+        if not (low <= c <= high):   # also NaN and infinities
+            what = "the rubric total's range" if ratings.facets and total == "sum" else "the scale"
+            raise InputError(f"the cut {c:g} is not a score on {what} {low:g}-{high:g}", field="--cut")
+
+
+def raw_scores(ratings, total: str = "sum") -> np.ndarray:
+    """Each paper's given score on the file's scale: the mean of its ratings, or on facetted ratings
+    its rubric total of the cells' mean given scores (:func:`.rubric.paper_total`)."""
+    if not ratings.facets:
+        return ratings.paper_mean() + ratings.scale_low
+    from .rubric import paper_total
+
+    cell, labels = ratings.facet_cells()
+    k = len(labels)
+    at = ratings.paper * k + cell
+    s = np.bincount(at, weights=ratings.score, minlength=ratings.n_papers * k)
+    n = np.bincount(at, minlength=ratings.n_papers * k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = (s / n).reshape(ratings.n_papers, k)
+    return paper_total(mean, ratings.scale_low, total)
+
+
+@dataclass
+class LevelChanges:
+    """How many papers each level holds before and after, and the moves between them (``moves[i][j]``:
+    papers given level ``i`` and adjusted into level ``j``), for one group and method."""
+
+    group: object
+    method: str
+    levels: Levels
+    before: list
+    after: list
+    moves: list
+    uncertain: int | None = None
+
+    @property
+    def moved(self) -> int:
+        return int(sum(self.moves[i][j] for i in range(len(self.moves)) for j in range(len(self.moves)) if i != j))
+
+    @property
+    def up(self) -> int:
+        return int(sum(self.moves[i][j] for i in range(len(self.moves)) for j in range(len(self.moves)) if j > i))
+
+    @property
+    def down(self) -> int:
+        return self.moved - self.up
+
+    def flows(self) -> list:
+        """``[(from name, to name, count)]`` of the non-empty moves between different levels."""
+        n = self.levels.names
+        return [(n[i], n[j], int(self.moves[i][j])) for i in range(len(n)) for j in range(len(n))
+                if i != j and self.moves[i][j]]
+
+    def to_dict(self) -> dict:
+        return {"group": self.group, "method": self.method, "cuts": list(self.levels.cuts),
+                "levels": list(self.levels.names), "before": self.before, "after": self.after,
+                "moved": self.moved, "up": self.up, "down": self.down,
+                "moves": [{"from": a, "to": b, "papers": c} for a, b, c in self.flows()],
+                "uncertain": self.uncertain}
+
+    def format_text(self, title: str = "") -> str:
+        from .text import text_table
+
+        cuts = ", ".join(f"{c:g}" for c in self.levels.cuts)
+        lines = [f"levels{f' ({title})' if title else ''}, {self.method}: cuts {cuts}; {self.moved} paper(s) change "
+                 f"level ({self.up} up, {self.down} down)"]
+        rows = [[name, str(b), str(a)] for name, b, a in zip(self.levels.names, self.before, self.after)]
+        lines += ["  " + line for line in text_table(["level", "given", "adjusted"], rows)]
+        for a, b, c in self.flows():
+            lines.append(f"  {a} -> {b}: {c}")
+        if self.uncertain is not None:
+            lines.append(f"  {self.uncertain} paper(s) lie in their adjusted level with a probability below {SURE:.2f}")
+        return "\n".join(lines)
+
+
+@dataclass
+class ChangeList:
+    """Per paper (groups and papers in natural order): the change list a coordinator checks.  ``rows``
+    are dicts with the :attr:`header`'s keys."""
+
+    header: list
+    rows: list
+    levels: Levels | None
+    method: str
+    changes: list = field(default_factory=list)   # LevelChanges per group (with levels)
+
+    def to_frame(self):
+        from .frames import columns_frame
+
+        return columns_frame({h: [r[h] for r in self.rows] for h in self.header})
+
+
+def changes(result, method: str | None = None, levels: Levels | None = None, total: str = "sum") -> ChangeList:
+    """The per-paper change list of an :class:`~.adjust.AdjustResults` for ``method`` (default: its
+    first): group, paper, ratings, the given score (mean of its ratings, or rubric total), the adjusted
+    one, the change, with ``levels`` both levels and whether it moved, and where the method gave
+    standard errors the SE and the probability that the paper lies in its adjusted level (a paper below
+    0.95 is ``uncertain``)."""
+    r = result.ratings
+    method = method or result.methods[0]
+    if method not in result.methods:
+        raise InputError(f"{method} was not applied (applied: {', '.join(result.methods)})", field="--method")
+    raw = raw_scores(r, total)
+    adj = result.paper_totals(method, total) if r.facets else result.paper_scores(method)
+    se = result._uncertain(method, "se")
+    group = result._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
+    gname = r.group_name or "group"
+    header = ([gname] if r.group is not None else []) + ["paper", "ratings", "given", "adjusted", "change"]
+    lv_raw = lv_adj = prob = None
+    if levels is not None:
+        lv_raw, lv_adj = levels.level(raw), levels.level(adj)
+        header += ["given_level", "adjusted_level", "moved"]
+    if se is not None:
+        header.append("se")
+        if levels is not None:
+            pp = result._uncertain(method, "pass_prob")
+            if pp is not None and len(levels.cuts) == 1 and result.cut == levels.cuts[0]:
+                prob = np.where(lv_adj == 1, pp, 1 - pp)   # the pass probability the summary uses (censored)
+            else:
+                prob = levels.probability_in(lv_adj, adj, se)
+            header += ["p_level", "uncertain"]
+    applied = result.recommended
+    if applied:
+        header.append("method")
+    n_rat = r.ratings_per_paper()
+    rows = []
+    order = sorted(range(r.n_papers), key=lambda p: (group[p], p))   # papers are in natural order already
+    for p in order:
+        if n_rat[p] == 0:
+            continue
+        row = {}
+        if r.group is not None:
+            row[gname] = r.group_ids[group[p]]
+        row.update({"paper": r.paper_ids[p], "ratings": int(n_rat[p]), "given": float(raw[p]),
+                    "adjusted": float(adj[p]), "change": float(adj[p] - raw[p])})
+        if levels is not None:
+            row["given_level"] = levels.names[lv_raw[p]] if lv_raw[p] >= 0 else ""
+            row["adjusted_level"] = levels.names[lv_adj[p]] if lv_adj[p] >= 0 else ""
+            row["moved"] = "yes" if lv_raw[p] >= 0 and lv_adj[p] >= 0 and lv_raw[p] != lv_adj[p] else ""
+        if se is not None:
+            row["se"] = float(se[p])
+            if prob is not None:
+                row["p_level"] = float(prob[p])
+                row["uncertain"] = "yes" if np.isfinite(prob[p]) and prob[p] < SURE else ""
+        if applied:
+            row["method"] = applied.get(r.group_ids[group[p]] if r.group is not None else None, "")
+        rows.append(row)
+    out = ChangeList(header, rows, levels, method)
+    if levels is not None:
+        k = len(levels.names)
+        for gi, g in enumerate(result.groups):
+            keep = (group == gi) & (n_rat > 0) & (lv_raw >= 0) & (lv_adj >= 0)
+            moves = np.zeros((k, k), dtype=np.int64)
+            np.add.at(moves, (lv_raw[keep], lv_adj[keep]), 1)
+            unc = None if prob is None else int(np.sum(keep & np.isfinite(prob) & (prob < SURE)))
+            out.changes.append(LevelChanges(g.name, method, levels, moves.sum(axis=1).tolist(),
+                                            moves.sum(axis=0).tolist(), moves.tolist(), unc))
+    return out

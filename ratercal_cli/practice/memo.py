@@ -1,0 +1,190 @@
+"""The one-page decision memo (``adjust --memo memo.html``, and the app's): for the audit trail.
+
+In plain words, from the top: the decision for each group (adjust, by which method, or not) and its
+reasons (the tests that found the raters differing, Chapter 5's rule), what the adjustment changes
+(how far the students' scores moved, the counts moved between performance levels or across the cut),
+the students whose level is uncertain, then the date, ratercal's version, every setting the
+adjustment was made with and the SHA-256 of the input file, so that anyone can make it again.
+
+The page is self-contained (inline style, no script, no link); every label is HTML-escaped.  The date
+is today's (UTC) unless ``SOURCE_DATE_EPOCH`` is set (the reproducible-builds convention), so a memo
+can be made byte for byte again.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import math
+import os
+
+from .summary import SURE
+
+__all__ = ["METHOD_NAMES", "memo_html", "write_memo", "memo_date"]
+
+#: Each method's name in plain words.
+METHOD_NAMES = {
+    "NO": "no adjustment (the mean of the given scores)",
+    "MN": "mean equating", "TMN": "truncated mean equating",
+    "LI": "linear equating", "TLI": "truncated linear equating",
+    "EQP": "equipercentile equating", "OLS": "ordinary least squares", "TLS": "truncated least squares",
+    "WLS": "weighted least squares", "RAS": "the rating-scale model", "PCM": "the partial-credit model",
+    "MML": "the Rasch model by marginal maximum likelihood", "MFRM": "the many-facet Rasch model",
+    "CML": "the Rasch model by conditional maximum likelihood", "RSM": "the rating scale model",
+}
+
+#: How many names of uncertain students the memo lists before "and N more".
+LISTED = 20
+
+_STYLE = ("body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:820px;margin:24px auto;"
+          "padding:0 16px;color:#1b1b1b;line-height:1.45}h1{font-size:1.45em}h2{font-size:1.1em;border-bottom:"
+          "1px solid #ccd;margin-top:1.3em}table{border-collapse:collapse;font-size:.9em;margin:.4em 0}"
+          "th,td{border:1px solid #ccd;padding:2px 7px;text-align:left}th{background:#eef}"
+          ".meta{color:#444;font-size:.9em}.decision{font-size:1.05em}")
+
+
+def _e(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def method_words(code) -> str:
+    return f"{METHOD_NAMES.get(code, code)} ({code})" if code in METHOD_NAMES else str(code)
+
+
+def memo_date() -> str:
+    """Today's date (UTC), or ``SOURCE_DATE_EPOCH``'s."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = (_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch and epoch.isdigit()
+            else _dt.datetime.now(_dt.timezone.utc))
+    return when.strftime("%Y-%m-%d")
+
+
+def _num(x, nd=2) -> str:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return "-"
+    return "-" if not math.isfinite(x) else f"{x:.{nd}f}"
+
+
+def _advice(rep):
+    """The group's one recommendation to check (``recommendation`` of check's JSON, where it says
+    more than the method's code), or None."""
+    d = rep.to_dict() if hasattr(rep, "to_dict") else {}
+    rec = d.get("recommendation")
+    if isinstance(rec, dict):
+        return rec.get("text") or rec.get("message") or rec.get("summary")
+    if isinstance(rec, str) and rec != rep.recommendation:
+        return rec
+    return None
+
+
+def _reports(check, ratings, name) -> list:
+    """The check reports of group ``name``: its one report, or with facets those of its cells."""
+    if not ratings.facets:
+        return [rep for rep in check.reports if ratings.group is None or str(rep.group) == str(name)][:1]
+    if ratings.group is None:
+        return list(check.reports)
+    head = ratings.group_tag(name) + ", "
+    return [rep for rep in check.reports if str(rep.group).startswith(head)]
+
+
+def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_list=None,
+              method: str | None = None, title: str | None = None) -> str:
+    """The memo's page.  ``adjusted``: the :class:`~.adjust.AdjustResults` signed off; ``check``: the
+    :class:`~.check.CheckResults` of the same ratings (the decision's reasons); ``settings``: every
+    setting as ``{name: value}``; ``sha256``: the input's; ``levels`` and ``change_list``
+    (:func:`.levels.changes`) for the counts moved and the uncertain students; ``method``: the
+    method whose scores are signed off (default: the first applied)."""
+    from .. import __version__
+
+    r = adjusted.ratings
+    method = method or adjusted.methods[0]
+    source = os.path.basename(r.source) if r.source else "ratings"
+    summaries = {s.group: s for s in adjusted.adjustment_summaries()}
+    moves = {c.group: c for c in (change_list.changes if change_list is not None else [])}
+    parts = [f"<h1>{_e(title or f'Decision memo: adjusting the scores of {source}')}</h1>",
+             f'<p class="meta">{_e(memo_date())} &middot; ratercal {_e(__version__)} &middot; input SHA-256 '
+             f"<code>{_e(sha256)}</code></p>", "<h2>Decision</h2>"]
+    for g in adjusted.groups:
+        tag = r.group_tag(g.name) if r.group is not None else "All students"
+        reps = _reports(check, r, g.name)
+        applied = g.recommended or method
+        warranted = any(rep.warranted for rep in reps)
+        if applied == "NO":
+            decision = "leave the scores as given (no adjustment)"
+        else:
+            decision = f"adjust the scores by {method_words(applied)}"
+        items = []
+        for rep in reps:
+            where = f"{rep.group}: " if r.facets else ""
+            if rep.warranted:
+                items.append(_e(f"{where}the raters differ ({'; '.join(rep.warranted_by)}).".capitalize()
+                                if not where else f"{where}the raters differ ({'; '.join(rep.warranted_by)})."))
+            else:
+                items.append(_e(f"{where}no test found the raters differing." if where else
+                                "No test found the raters differing."))
+            if not r.facets:
+                items.append(f"The rule of Chapter 5 recommends {_e(method_words(rep.recommendation))}: "
+                             f"{_e(rep.reason)}.")
+                if applied not in (rep.recommendation,) and method != "recommended":
+                    items.append(f"{_e(method_words(applied))} was chosen instead of the recommended method.")
+            advice = _advice(rep)
+            if advice:
+                items.append(f"To check: {_e(advice)}")
+        if r.facets:
+            items.append(f"A rubric: {_e(method_words(applied))} adjusts each criterion and the students' totals.")
+        if not warranted and applied != "NO":
+            items.append("The adjustment was made although no test found the raters differing: it moves scores by "
+                         "chance differences between raters.")
+        parts.append(f'<p class="decision"><b>{_e(tag)}</b>: {_e(decision)}.</p><ul>'
+                     + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+    parts.append("<h2>What it changes</h2>")
+    for g in adjusted.groups:
+        tag = r.group_tag(g.name) if r.group is not None else "All students"
+        s = summaries.get(g.name)
+        m = None if s is None else next((m for m in s.methods if m.method == method), None)
+        line = f"<b>{_e(tag)}</b>: "
+        if m is not None:
+            line += (f"{m.papers} students; their scores moved by {_num(m.mean_move)} on average, at most "
+                     f"{_num(m.largest_move)} ({_e(m.largest_paper)}); {m.moved} by 0.5 or more.")
+        parts.append(f"<p>{line}</p>")
+        lc = moves.get(g.name)
+        if lc is not None:
+            rows = "".join(f"<tr><td>{_e(n)}</td><td>{b}</td><td>{a}</td></tr>"
+                           for n, b, a in zip(lc.levels.names, lc.before, lc.after))
+            flows = "; ".join(f"{_e(a)} &rarr; {_e(b)}: {c}" for a, b, c in lc.flows()) or "none"
+            parts.append(f"<p>{lc.moved} student(s) change level ({lc.up} up, {lc.down} down): {flows}.</p>"
+                         f"<table><tr><th>level</th><th>given</th><th>adjusted</th></tr>{rows}</table>")
+        elif m is not None and m.passing is not None:
+            parts.append(f"<p>At the cut {adjusted.cut:g}: {m.passing_raw} pass as given, {m.passing} adjusted; "
+                         f"{len(m.fail_to_pass)} fail &rarr; pass, {len(m.pass_to_fail)} pass &rarr; fail.</p>")
+    parts.append("<h2>Uncertain students</h2>")
+    unc = ([row["paper"] for row in change_list.rows if row.get("uncertain") == "yes"]
+           if change_list is not None and "uncertain" in change_list.header else None)
+    if unc is None:
+        parts.append("<p>No standard errors were computed for this method, so no student is named as uncertain "
+                     "(give a bootstrap, or use MML or MFRM, for each student's standard error).</p>"
+                     if change_list is None or "se" not in change_list.header else
+                     "<p>Give cut scores to see whose level is uncertain.</p>")
+    elif not unc:
+        parts.append(f"<p>No student lies in the adjusted level with a probability below {SURE:.2f}.</p>")
+    else:
+        more = f" and {len(unc) - LISTED} more" if len(unc) > LISTED else ""
+        parts.append(f"<p>{len(unc)} student(s) lie in their adjusted level with a probability below {SURE:.2f}: "
+                     f"{_e(', '.join(str(p) for p in unc[:LISTED]))}{more}. Their scores are close enough to a "
+                     "cut that a second look (another reading) is worth its cost.</p>")
+    rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in settings.items())
+    parts.append(f"<h2>Settings</h2><table>{rows}<tr><th>ratercal version</th><td>{_e(__version__)}</td></tr>"
+                 f"<tr><th>input SHA-256</th><td><code>{_e(sha256)}</code></td></tr>"
+                 f"<tr><th>date</th><td>{_e(memo_date())}</td></tr></table>")
+    head = _e(title or f"Decision memo: {source}")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{head}</title><style>{_STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
+
+
+def write_memo(path, *args, **kwargs) -> None:
+    """:func:`memo_html` written atomically to ``path``."""
+    from ..io import write_text
+
+    write_text(path, memo_html(*args, **kwargs))

@@ -1,0 +1,238 @@
+"""``adjust``'s outputs in the input's format and layout: CSV or an ``.xlsx`` workbook, long or wide.
+
+* **Format**: ``-o NAME.xlsx`` writes a workbook (openpyxl): numbers as numbers, every text cell as a
+  string, never a formula (:func:`ratercal_cli.guard.text_cell`); an ``.xlsx`` input comes back as
+  ``.xlsx`` by default, and as CSV (``-o NAME.csv``) with a UTF-8 byte-order mark, so Excel shows
+  "Zoë" as it was in the workbook.
+* **Layout**: a long input (a rating a line) comes back long (:func:`ratings_file.write_adjusted`'s
+  columns).  A wide input stays wide, a line per input line: with a column per criterion
+  (``--score-cols``) each criterion column is followed by the student's adjusted score on it per
+  method (``style_TLI``: the ``X_paper`` of the long file), then ``flag`` and the rubric total
+  (``TLI_total``); with a column per rater (``--rater-cols``) each rater column is followed by that
+  rating adjusted (``rater_1_TLI``), then ``flag`` and the paper's adjusted score (``TLI_paper``, with
+  ``_se`` and ``_pass`` where the method gives them).
+* Labels a spreadsheet would run as formulas (``=HYPERLINK(...)``) are written inert (OWASP's CSV
+  injection advice, :func:`ratercal_cli.guard.neutralise`) in every format.
+
+:func:`write_table` writes any header and rows the same way (the change list).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+__all__ = ["WORKBOOK_SUFFIXES", "is_workbook", "adjusted_rows", "write_table", "write_adjusted_file"]
+
+#: Output names written as an Excel workbook.
+WORKBOOK_SUFFIXES = (".xlsx",)
+#: Names refused: workbooks openpyxl cannot write.
+_OTHER_WORKBOOKS = (".xlsm", ".xls", ".ods")
+
+_INT = re.compile(r"[+-]?(0|[1-9][0-9]*)")
+_FLOAT = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def is_workbook(path) -> bool:
+    """Whether ``path`` names an ``.xlsx`` workbook; an :class:`InputError` naming ``-o`` for a
+    spreadsheet format that cannot be written (``.xls``, ``.xlsm``, ``.ods``)."""
+    suffix = Path(str(path)).suffix.lower()
+    if suffix in _OTHER_WORKBOOKS:
+        raise InputError(f"ratercal writes .xlsx workbooks and CSV, not {suffix}; name it .xlsx or .csv", path,
+                         field="-o")
+    return suffix in WORKBOOK_SUFFIXES
+
+
+def _cell_value(text):
+    """An input cell (text) for a workbook: a plain whole or decimal number as a number (a label with
+    a leading zero, ``007``, stays text), anything else as the text."""
+    if isinstance(text, str):
+        t = text.strip()
+        if _INT.fullmatch(t):
+            return int(t)
+        if _FLOAT.fullmatch(t):
+            return float(t)
+    return text
+
+
+def _number(v, digits=4):
+    return None if v is None or not math.isfinite(v) else round(float(v), digits)
+
+
+def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
+    """``(header, rows)`` of the adjusted file: each row a list of the input's cells (text), the flag
+    and the added columns (floats on the file's scale, None for blank; ``text`` columns as text).
+
+    ``values``, ``shifted``, ``extra``, ``text``: :func:`.ratings_file._adjusted_values`' columns per
+    long row; ``methods`` the methods' codes.  ``wide``: ``(input header, wide columns, "criterion" | "rater")`` of a wide input, or None.
+    """
+    low = table.scale.low
+    n = len(table.rows)
+
+    def added(c, i):
+        if c in text:
+            return text[c][i]
+        v = values[c][i]
+        return _number(v + (low if c in shifted else 0)) if math.isfinite(v) else None
+
+    if wide is None:
+        header = table.header + ["flag"] + list(extra)
+        rows = [[table.rows[i][c] for c in table.header] + [table.flags[i]] + [added(c, i) for c in extra]
+                for i in range(n)]
+        return header, rows
+    in_header, cols, kind = wide
+    new_col = "criterion" if kind == "criterion" else table.columns.rater
+    score_col = table.columns.score
+    # beside each wide column: the student's adjusted score on the criterion (X_paper) or the rating
+    # adjusted (X); a rubric's per-rating X is left out (its cell's X_paper says it); the rest at the end
+    from ..vocabulary import adjusted_columns
+
+    beside = {}
+    for m in methods:
+        rating_col, paper_col = adjusted_columns([m])
+        key = paper_col if kind == "criterion" else rating_col
+        if key in extra:
+            beside[key] = m
+    drop = {adjusted_columns([m])[0] for m in methods} if kind == "criterion" else set()
+    tail = [c for c in extra if c not in beside and c not in drop]
+    header = []
+    for h in in_header:
+        header.append(h)
+        if h in cols:
+            header += [f"{h}_{m}" for m in beside.values()]
+    clash = [h for h in header + tail if (header + ["flag"] + tail).count(h) > 1]
+    if clash:
+        raise InputError(f"input already has a column {clash[0]!r} that the wide output adds; rename it",
+                         table.path, 1, clash[0])
+    header = header + ["flag"] + tail
+    by_line = {}
+    for i, ln in enumerate(table.lines):
+        by_line.setdefault(ln, []).append(i)
+    rows = []
+    for ln, idx in by_line.items():
+        first = table.rows[idx[0]]
+        at = {table.rows[i][new_col]: i for i in idx}
+        row = []
+        for h in in_header:
+            if h in cols:
+                i = at.get(h)
+                row.append(table.rows[i][score_col] if i is not None else "")
+                row += [added(c, i) if i is not None else None for c in beside]
+            else:
+                row.append(first[h])
+        flags = [table.flags[i] for i in idx if table.flags[i]]
+        row.append(" ".join(dict.fromkeys(flags)))
+        row += [added(c, idx[0]) for c in tail]
+        rows.append(row)
+    return header, rows
+
+
+def write_table(path, header, rows, *, bom=False, delimiter=",", newline="\n", decimal=".", sheet="Sheet1",
+                digits=4) -> None:
+    """Write ``header`` and ``rows`` (lists of text, numbers or None) atomically as CSV (``delimiter``,
+    numbers with ``digits`` decimals in the ``decimal`` mark, a byte-order mark with ``bom``) or, for a
+    name ending ``.xlsx``, as a workbook with one sheet ``sheet``: numbers as numbers (input cells that
+    are plain numbers too), text as strings.  Text that a spreadsheet would run as a formula is
+    neutralised (:func:`ratercal_cli.guard.neutralise`) either way; ``-`` is standard output (CSV)."""
+    from ..guard import neutralise_row
+    from ..io import open_output
+
+    if str(path) != "-" and is_workbook(path):
+        _write_xlsx(path, header, rows, sheet, digits)
+        return
+    fmt = f"{{:.{digits}f}}"
+
+    def text(v):
+        if v is None:
+            return ""
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                return ""
+            s = fmt.format(v)
+            return s.replace(".", ",") if decimal == "," and delimiter != "," else s
+        if isinstance(v, (int, np.integer)):
+            return str(v)
+        return v
+
+    with open_output(path) as fh:
+        if bom and str(path) != "-":
+            fh.write("\ufeff")
+        w = csv.writer(fh, delimiter=delimiter, lineterminator=newline)
+        w.writerow(neutralise_row(header))
+        for r in rows:
+            w.writerow(neutralise_row([text(v) for v in r]))
+
+
+def _write_xlsx(path, header, rows, sheet, digits) -> None:
+    import openpyxl
+    from openpyxl.cell import WriteOnlyCell
+
+    from ..guard import text_cell
+    from ..io import open_output
+
+    wb = openpyxl.Workbook(write_only=True)
+    ws = wb.create_sheet(title=_sheet_title(sheet))
+
+    def cells(values, convert):
+        out = []
+        for v in values:
+            if isinstance(v, float):
+                v = round(v, digits) if math.isfinite(v) else None
+            elif isinstance(v, np.integer):
+                v = int(v)
+            elif convert:
+                v = _cell_value(v)
+            out.append(text_cell(WriteOnlyCell(ws), v))
+        return out
+
+    ws.append(cells(header, False))
+    for r in rows:
+        ws.append(cells(r, True))
+    with open_output(path, mode="wb") as fh:
+        wb.save(fh)
+
+
+def _sheet_title(name) -> str:
+    """A sheet title Excel accepts: at most 31 characters, none of ``[]:*?/\\``."""
+    t = re.sub(r"[\[\]:*?/\\]", "_", str(name or "Sheet1"))[:31].strip("'")
+    return t or "Sheet1"
+
+
+def write_adjusted_file(path, table, result, total="sum", layout="input", bom=None, sheet=None) -> int:
+    """Write ``result`` (an :class:`~.adjust.AdjustResults` of ``table``'s ratings) to ``path`` in the
+    layout of :func:`adjusted_rows` (``layout="long"``: a line per rating even for a wide input) and the
+    format of :func:`write_table`; ``bom`` (default: the
+    input's, or True for a workbook read as CSV) and ``sheet`` (default: the input's sheet's name).
+    Returns the number of lines written below the header."""
+    from .ratings_file import _adjusted_values, adjusted_header
+
+    methods = list(result.methods)
+    adjusted_header(table, methods)   # refuses an input column the output would add
+    values, shifted, extra = _adjusted_values(table, result.by_group(), methods, result.uncertainty_by_group(),
+                                              result.cells_by_group(total))
+    text = {}
+    applied = result.recommended or None
+    if applied:
+        text["recommended_method"] = [""] * len(table.rows)
+        for group in table.groups:
+            for i in group.file_rows:
+                text["recommended_method"][i] = applied.get(group.name) or ""
+        extra.append("recommended_method")
+    clash = [c for c in extra if c in table.header]
+    if clash:
+        raise InputError(f"input already has column(s) {', '.join(clash)} that the output adds; rename them",
+                         table.path, 1, clash[0])
+    header, rows = adjusted_rows(table, values, shifted, extra, text, methods,
+                                 table.wide if layout == "input" else None)
+    workbook_in = getattr(table, "sheet", None) is not None
+    write_table(path, header, rows, bom=(table.bom or workbook_in) if bom is None else bom,
+                delimiter="\t" if str(path).lower().endswith((".tsv", ".tab")) else
+                ";" if table.delimiter == ";" else ",", newline=table.newline, decimal=table.decimal,
+                sheet=sheet or getattr(table, "sheet", None) or "adjusted")
+    return len(rows)

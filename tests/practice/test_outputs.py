@@ -1,0 +1,259 @@
+"""adjust's outputs for every interface (issue 33): .xlsx, the input's layout, performance levels,
+cuts on rubric totals, the change list and the decision memo."""
+
+import csv
+import hashlib
+import json
+
+import numpy as np
+import openpyxl
+import pytest
+
+from ratercal_cli.errors import InputError
+from ratercal_cli.practice.levels import Levels, parse_levels
+
+from support import ROOT, run
+
+RATINGS = ROOT / "examples" / "ratings.csv"
+RUBRIC = ROOT / "examples" / "rubric_year1.csv"
+README_ARGS = ("--scale", "0-5", "--group-col", "grade", "--resolve-discrepancies")
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        return list(csv.DictReader(fh))
+
+
+# -- levels -------------------------------------------------------------------------------------
+def test_levels_from_cuts_and_names():
+    lv = parse_levels("2.5,3.5,4.5", "Below,Basic,Proficient,Advanced")
+    assert lv.cuts == (2.5, 3.5, 4.5) and lv.names == ("Below", "Basic", "Proficient", "Advanced")
+    # a score equal to a cut reaches it (as a pass at one cut does); nan has no level
+    assert lv.level([0, 2.4999, 2.5, 3.5, 4.49, 4.5, 5, np.nan]).tolist() == [0, 0, 1, 2, 2, 3, 3, -1]
+    assert parse_levels(3.25).names == ("fail", "pass")
+    assert parse_levels("1,2").names == ("below 1", "1 to 2", "2 and above")
+    assert parse_levels(None) is None
+    for cut, names, msg in (("3,2", None, "ascending"), ("2,2", None, "twice"), ("a,2", None, "numbers"),
+                            ("2,3", "A,B", "3 levels, and 2 name"), ("2", "A,A", "its own"),
+                            (None, "A,B", "give the cuts")):
+        with pytest.raises(InputError, match=msg):
+            parse_levels(cut, names)
+
+
+def test_probability_of_a_level_is_the_normal_mass_between_its_cuts():
+    from scipy.stats import norm
+
+    lv = Levels((2.0, 3.0), ("a", "b", "c"))
+    p = lv.probability_in(np.array([1, 1, 2]), np.array([2.5, 2.0, 3.4]), np.array([0.5, 0.25, 0.2]))
+    assert p[0] == pytest.approx(norm.cdf(1) - norm.cdf(-1))
+    assert p[1] == pytest.approx(norm.cdf(4) - 0.5)
+    assert p[2] == pytest.approx(1 - norm.cdf(-2))
+
+
+def test_adjust_counts_papers_moving_between_levels(tmp_path):
+    out, changes = tmp_path / "a.csv", tmp_path / "changes.csv"
+    res = run("adjust", RATINGS, *README_ARGS, "-m", "TLI", "--cut", "2.25,3.25,4.25",
+              "--levels", "Below,Basic,Proficient,Advanced", "-o", out, "--changes", changes)
+    assert res.exit_code == 0, res.output
+    # the counts, recomputed here from the adjusted file: each paper's given mean and its TLI_paper
+    rows = [r for r in read_csv(out) if r["flag"] not in ("dropped", "missing")]
+    papers = {}
+    for r in rows:
+        papers.setdefault((r["grade"], r["paper"]), ([], float(r["TLI_paper"])))[0].append(float(r["score"]))
+    cuts = [2.25, 3.25, 4.25]
+    lvl = lambda x: sum(x >= c for c in cuts)   # noqa: E731
+    for grade in ("5", "8", "11"):
+        mine = [(lvl(np.mean(s)), lvl(a)) for (g, _), (s, a) in papers.items() if g == grade]
+        moved = sum(a != b for a, b in mine)
+        up = sum(b > a for a, b in mine)
+        head = f"levels (examples/ratings.csv, grade={grade}), TLI: cuts 2.25, 3.25, 4.25; {moved} paper(s) change " \
+               f"level ({up} up, {moved - up} down)"
+        assert head in res.stderr.replace(str(ROOT) + "/", "")
+    ch = read_csv(changes)
+    assert list(ch[0]) == ["grade", "paper", "ratings", "given", "adjusted", "change", "given_level",
+                           "adjusted_level", "moved"]
+    assert len(ch) == len(papers) == 387
+    for r in ch:
+        s, a = papers[(r["grade"], r["paper"])]
+        assert float(r["given"]) == pytest.approx(np.mean(s), abs=1e-4)
+        assert float(r["adjusted"]) == pytest.approx(a, abs=1e-4)
+        names = ["Below", "Basic", "Proficient", "Advanced"]
+        assert r["given_level"] == names[lvl(np.mean(s))] and r["adjusted_level"] == names[lvl(a)]
+        assert (r["moved"] == "yes") == (r["given_level"] != r["adjusted_level"])
+
+
+def test_levels_in_json_and_uncertain_with_standard_errors(tmp_path):
+    res = run("adjust", RATINGS, *README_ARGS, "-m", "MML", "--cut", "2.25,3.25,4.25", "-o", tmp_path / "a.csv",
+              "--changes", tmp_path / "c.csv", "--json")
+    assert res.exit_code == 0, res.output
+    levels = json.loads(res.stdout)["levels"]
+    assert [g["group"] for g in levels] == ["5", "8", "11"]
+    ch = read_csv(tmp_path / "c.csv")
+    for g in levels:
+        mine = [r for r in ch if r["grade"] == g["group"]]
+        assert g["moved"] == sum(r["moved"] == "yes" for r in mine)
+        assert g["uncertain"] == sum(r["uncertain"] == "yes" for r in mine) > 0
+        assert sum(g["before"]) == sum(g["after"]) == len(mine)
+    # uncertain: the normal probability of the adjusted level below 0.95
+    from scipy.stats import norm
+
+    r = next(r for r in ch if r["uncertain"] == "yes")
+    a, se = float(r["adjusted"]), float(r["se"])
+    k = ["below 2.25", "2.25 to 3.25", "3.25 to 4.25", "4.25 and above"].index(r["adjusted_level"])
+    edges = [-np.inf, 2.25, 3.25, 4.25, np.inf]
+    p = norm.cdf((edges[k + 1] - a) / se) - norm.cdf((edges[k] - a) / se)
+    assert float(r["p_level"]) == pytest.approx(p, abs=1e-4) and p < 0.95
+
+
+def test_a_cut_on_rubric_totals(tmp_path):
+    args = ("--scale", "1-6", "--paper-col", "student", "--score-cols", "style,org,conv,sent_form", "-m", "TLI")
+    res = run("adjust", RUBRIC, *args, "--cut", "14", "-o", tmp_path / "a.csv", "--changes", tmp_path / "c.csv")
+    assert res.exit_code == 0, res.output   # was refused: "the cut 14 is not a score on the scale 1-6"
+    ch = read_csv(tmp_path / "c.csv")
+    out = read_csv(tmp_path / "a.csv")
+    total = {r["student"]: float(r["TLI_total"]) for r in out}
+    given = {}
+    for r in out:
+        given.setdefault(r["student"], []).append([float(r[c]) for c in ("style", "org", "conv", "sent_form")])
+    for r in ch:
+        assert float(r["adjusted"]) == pytest.approx(total[r["paper"]], abs=1e-4)
+        assert float(r["given"]) == pytest.approx(np.mean(given[r["paper"]], axis=0).sum(), abs=1e-4)
+        assert r["adjusted_level"] == ("pass" if total[r["paper"]] >= 14 else "fail")
+    n_fail_pass = sum(r["given_level"] == "fail" and r["adjusted_level"] == "pass" for r in ch)
+    assert f"fail -> pass: {n_fail_pass}" in res.stderr
+    res = run("adjust", RUBRIC, *args, "--cut", "25", "-o", tmp_path / "b.csv")
+    assert res.exit_code == 2 and "the cut 25 is not a score on the rubric total's range 4-24" in res.stderr
+    assert not (tmp_path / "b.csv").exists()
+
+
+# -- formats and layouts ------------------------------------------------------------------------
+def _xlsx(path):
+    wb = openpyxl.load_workbook(path)
+    ws = wb.worksheets[0]
+    return ws, [list(r) for r in ws.iter_rows(values_only=True)]
+
+
+def test_xlsx_output_numbers_as_numbers_labels_never_formulas(tmp_path):
+    src = tmp_path / "in.csv"
+    text = RATINGS.read_text().replace("G5-001", '"=HYPERLINK(""http://x"",""G5-001"")"', 2)
+    text = text.replace("G5-002,R6", "@SUM(1;2),R6").replace("G5-002,R3", "@SUM(1;2),R3")
+    src.write_text(text)
+    res = run("adjust", src, *README_ARGS, "-m", "TLI", "-o", tmp_path / "a.xlsx", "-q")
+    assert res.exit_code == 0, res.output
+    res = run("adjust", src, *README_ARGS, "-m", "TLI", "-o", tmp_path / "a.csv", "-q")
+    ws, rows = _xlsx(tmp_path / "a.xlsx")
+    want = read_csv(tmp_path / "a.csv")
+    assert rows[0] == list(want[0])
+    assert len(rows) - 1 == len(want) == 781
+    for got, w in zip(rows[1:], want):
+        assert got[0] == int(w["grade"]) and got[3] == int(w["score"])       # numbers, not text
+        assert got[5] == (pytest.approx(float(w["TLI"])) if w["TLI"] else None)
+        assert got[1] == w["paper"] or got[1] == "'" + w["paper"]
+    # the formula labels: strings shown with a leading ', in the cells' string type, never formulas
+    cells = [c for row in ws.iter_rows() for c in row if isinstance(c.value, str) and "HYPERLINK" in c.value]
+    assert len(cells) == 2 and all(c.data_type == "s" and c.value.startswith("'=") for c in cells)
+    assert rows[3][1] == "'@SUM(1;2)" and rows[1][1] == "'=HYPERLINK(\"http://x\",\"G5-001\")"
+
+
+def test_xlsx_input_comes_back_as_xlsx_and_csv_with_a_bom(tmp_path):
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Scores"
+    ws.append(["Student ID", "Reader", "Score"])
+    names = ["Zoë", "Müller", "García", "Lee"]
+    for p in range(16):
+        for k in range(2):
+            ws.append([f"S{p:02d}", names[(p + k) % 4], (p * 3 + k * 5) % 6 + 1])
+    src = tmp_path / "export.xlsx"
+    wb.save(src)
+    args = ("--scale", "1-6", "--paper-col", "Student ID", "--rater-col", "Reader", "--score-col", "Score", "-m", "MN")
+    res = run("adjust", src, *args, "-q")
+    assert res.exit_code == 0, res.output
+    ws2, rows = _xlsx(tmp_path / "export.adjusted.xlsx")   # the default output of an .xlsx input
+    assert ws2.title == "Scores" and rows[0][:3] == ["Student ID", "Reader", "Score"]
+    assert rows[1][:3] == ["S00", "Zoë", 1] and isinstance(rows[1][5], float)
+    res = run("adjust", src, *args, "-q", "-o", tmp_path / "out.csv")
+    raw = (tmp_path / "out.csv").read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf") and "Zoë".encode() in raw   # Excel shows Zoë, not ZoÃ«
+    assert [r["MN"] for r in read_csv(tmp_path / "out.csv")] == [f"{r[4]:.4f}" for r in rows[1:]]
+
+
+def test_a_wide_input_stays_wide(tmp_path):
+    args = ("--scale", "1-6", "--paper-col", "student", "--score-cols", "style,org,conv,sent_form", "-m", "MN,TLI")
+    res = run("adjust", RUBRIC, *args, "-o", tmp_path / "wide.csv")
+    assert res.exit_code == 0, res.output
+    assert "wide.csv: 1000 lines, 500 papers" in res.stdout
+    res = run("adjust", RUBRIC, *args, "-o", tmp_path / "long.csv", "--layout", "long", "-q")
+    wide, long = read_csv(tmp_path / "wide.csv"), read_csv(tmp_path / "long.csv")
+    crits = ("style", "org", "conv", "sent_form")
+    assert list(wide[0]) == ["student", "rater"] + [x for c in crits for x in (c, f"{c}_MN", f"{c}_TLI")] + [
+        "flag", "MN_total", "TLI_total"]
+    assert len(wide) == 1000 and len(long) == 4000
+    original = read_csv(RUBRIC)
+    by = {(r["student"], r["rater"], r["criterion"]): r for r in long}
+    for w, o in zip(wide, original):
+        assert [w[k] for k in o] == list(o.values())           # the input's cells, in its order
+        for c in crits:
+            lr = by[(w["student"], w["rater"], c)]
+            assert w[f"{c}_MN"] == lr["MN_paper"] and w[f"{c}_TLI"] == lr["TLI_paper"]
+        assert w["TLI_total"] == lr["TLI_total"]
+    # and as a workbook, wide too
+    res = run("adjust", RUBRIC, *args, "-o", tmp_path / "wide.xlsx", "-q")
+    _, rows = _xlsx(tmp_path / "wide.xlsx")
+    assert rows[0] == list(wide[0]) and len(rows) == 1001
+    assert rows[1][3] == pytest.approx(float(wide[0]["style_MN"]))
+
+
+def test_a_rater_wide_input_stays_wide(tmp_path):
+    f = tmp_path / "byrater.csv"
+    f.write_text("paper,r1,r2,r3\nA,3,4,\nB,,2,2\nC,5,,4\nD,1,1,\nE,,3,4\nF,2,,3\n")
+    res = run("adjust", f, "--scale", "0-5", "--rater-cols", "r*", "-m", "MN", "-o", tmp_path / "o.csv", "-q")
+    assert res.exit_code == 0, res.output
+    rows = read_csv(tmp_path / "o.csv")
+    assert list(rows[0]) == ["paper", "r1", "r1_MN", "r2", "r2_MN", "r3", "r3_MN", "flag", "MN_paper"]
+    long_rows = None
+    run("adjust", f, "--scale", "0-5", "--rater-cols", "r*", "-m", "MN", "-o", tmp_path / "l.csv", "-q",
+        "--layout", "long")
+    long_rows = read_csv(tmp_path / "l.csv")
+    for r in rows:
+        mine = [x for x in long_rows if x["paper"] == r["paper"]]
+        for x in mine:
+            assert r[f"{x['rater']}_MN"] == x["MN"] and r["MN_paper"] == x["MN_paper"]
+        assert r["r1_MN"] == "" if r["r1"] == "" else r["r1_MN"] != ""
+
+
+# -- the memo -------------------------------------------------------------------------------------
+def test_the_decision_memo(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1733400000")   # 2024-12-05
+    src = tmp_path / "r.csv"
+    src.write_text(RATINGS.read_text().replace("R10", "<script>alert(1)</script>"))
+    memo = tmp_path / "memo.html"
+    res = run("adjust", src, *README_ARGS, "-m", "recommended", "--cut", "2.25,3.25,4.25",
+              "--levels", "Below,Basic,Proficient,Advanced", "--bootstrap", "20", "-o", tmp_path / "a.csv",
+              "--memo", memo, "--changes", tmp_path / "c.csv")
+    assert res.exit_code == 0, res.output
+    page = memo.read_text()
+    from ratercal_cli import __version__
+
+    assert hashlib.sha256(src.read_bytes()).hexdigest() in page
+    assert f"ratercal {__version__}" in page and "2024-12-05" in page
+    assert "<b>grade=5</b>: adjust the scores by truncated mean equating (TMN)." in page
+    assert "<b>grade=8</b>: adjust the scores by truncated linear equating (TLI)." in page
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    ch = read_csv(tmp_path / "c.csv")
+    for g in ("5", "8", "11"):
+        mine = [r for r in ch if r["grade"] == g]
+        moved = sum(r["moved"] == "yes" for r in mine)
+        assert f"{moved} student(s) change level" in page
+    unc = sum(r["uncertain"] == "yes" for r in ch)
+    assert f"{unc} student(s) lie in their adjusted level with a probability below 0.95" in page
+    for setting in ("<th>cut</th><td>2.25,3.25,4.25</td>", "<th>levels</th><td>Below,Basic,Proficient,Advanced</td>",
+                    "<th>bootstrap</th><td>20</td>", "<th>group_col</th><td>grade</td>",
+                    "<th>resolve_discrepancies</th><td>True</td>", "<th>scale</th><td>0-5</td>"):
+        assert setting in page
+    # the same settings give the same memo, byte for byte
+    first = memo.read_bytes()
+    run("adjust", src, *README_ARGS, "-m", "recommended", "--cut", "2.25,3.25,4.25",
+        "--levels", "Below,Basic,Proficient,Advanced", "--bootstrap", "20", "-o", tmp_path / "a.csv",
+        "--memo", memo, "-q")
+    assert memo.read_bytes() == first
