@@ -341,8 +341,11 @@ def simulate_design(ratings: Ratings, replications: int, cut: float | None = Non
     inner = None if cut is None else float(cut) - scale_low
     job = _Job(model, tuple(methods), tuple(shrinkages), inner, int(seed), key)
     tasks = [range(a, min(a + CHUNK, int(replications))) for a in range(0, int(replications), CHUNK)]
-    done = dict(run_tasks(_replicate_chunk, job, tasks, jobs=jobs, scheduler=scheduler,
-                          key=lambda reps: f"ratercal-simulate-{key}-{seed}-{reps.start}-{reps.stop}"))
+    from ..progress import progress
+
+    done = dict(progress(run_tasks(_replicate_chunk, job, tasks, jobs=jobs, scheduler=scheduler,
+                                   key=lambda reps: f"ratercal-simulate-{key}-{seed}-{reps.start}-{reps.stop}"),
+                         total=len(tasks), desc="simulate" + ("" if group is None else f" {group}"), unit="chunk"))
     results = [one for reps in tasks for one in done[reps]]
     columns = [(s, m) for s in shrinkages for m in methods]
     values = np.stack([v for v, _ in results])
