@@ -19,14 +19,15 @@ def cli():
                     ratercal score RUN; ratercal report RUN
     Stage by stage: rater -> pargen -> truegen -> obsgen -> adjust -> score
     Your data:      ratercal check FILE; ratercal adjust FILE; ratercal compare FILE
+    In a browser:   ratercal app
     """
 
 
 def _add_commands():
-    from .commands import facets, montecarlo, practice, report, study
+    from .commands import app, facets, montecarlo, practice, report, study
 
     for command in (*study.COMMANDS, practice.adjust, practice.check, practice.compare, report.report,
-                    montecarlo.montecarlo, facets.import_facets):
+                    montecarlo.montecarlo, facets.import_facets, app.app):
         cli.add_command(command)
 
 

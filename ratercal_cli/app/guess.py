@@ -1,0 +1,124 @@
+"""Guess which column of an export is which, for the app's preview (every guess is shown and can be
+changed there; nothing here decides anything for the user).
+
+By name first (``Student ID`` is the paper, ``Reader`` the rater, ``Score`` the score, ``Grade`` the
+group, ``Reading`` the order of reading), then by content: when no column is named as a score, the
+columns holding only whole numbers that no other role took are the scores: one is the score column,
+several are a wide rubric (a column per criterion).  ``grade`` is a mark in some exports and a school
+grade in others: it is read as the score when no other column is, else as the group.  The scale is the
+lowest to the highest whole number found in the score columns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["Guess", "guess_columns"]
+
+_PAPER = ("paper", "student", "essay", "candidate", "examinee", "script", "pupil", "learner", "response", "id")
+_RATER = ("rater", "reader", "judge", "scorer", "marker", "grader", "assessor", "examiner")
+_SCORE = ("score", "rating", "mark", "points", "result")
+_ORDER = ("order", "reading", "reading order", "read no", "sequence", "seq", "attempt")
+_GROUP = ("grade", "group", "class", "cohort", "year", "form", "school", "site", "prompt", "administration")
+_RATER_WIDE = re.compile(r"^(rater|reader|judge|scorer|marker|r)[ _-]?\d+$", re.I)
+_WHOLE = re.compile(r"^[+-]?\d+$")
+_MISSING = {"", "na", "n/a", ".", "nan", "null", "none", "-"}
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\s_\-.]+", " ", name.strip().lower())
+
+
+def _named(header, words, taken, exact_only=False):
+    """The first column whose normalised name is one of ``words``, else (unless ``exact_only``) whose
+    name contains one of them as a word; None."""
+    free = [h for h in header if h not in taken]
+    for h in free:
+        if _norm(h) in words:
+            return h
+    if exact_only:
+        return None
+    for w in words:
+        for h in free:
+            if re.search(rf"\b{re.escape(w)}\b", _norm(h)):
+                return h
+    return None
+
+
+def _whole_numbers(rows, col) -> list | None:
+    """The column's whole numbers, or None when a filled cell is anything else (or none is filled)."""
+    out = []
+    for r in rows:
+        t = str(r.get(col, "")).strip()
+        if t.lower() in _MISSING:
+            continue
+        if not _WHOLE.match(t):
+            return None
+        out.append(int(t))
+    return out or None
+
+
+@dataclass
+class Guess:
+    """The guessed roles of the columns (None: no such column) and the scale ``"low-high"``."""
+
+    paper: str | None = None
+    rater: str | None = None
+    score: str | None = None
+    order: str | None = None
+    group: str | None = None
+    score_cols: list = field(default_factory=list)
+    rater_cols: list = field(default_factory=list)
+    scale: str | None = None
+    notes: list = field(default_factory=list)
+
+
+def guess_columns(header, rows) -> Guess:
+    """The :class:`Guess` for a table's ``header`` and ``rows`` (dicts of text)."""
+    g = Guess()
+    taken = set()
+
+    def take(col):
+        if col is not None:
+            taken.add(col)
+        return col
+
+    g.paper = take(_named(header, _PAPER, taken))
+    wide_raters = [h for h in header if _RATER_WIDE.match(h.strip()) and h not in taken]
+    g.rater = take(_named(header, _RATER, taken))
+    if g.rater is not None and g.rater in wide_raters and len(wide_raters) >= 2:
+        taken.discard(g.rater)
+        g.rater = None
+    if g.rater is None and len(wide_raters) >= 2:
+        g.rater_cols = wide_raters
+        taken.update(wide_raters)
+    g.order = take(_named(header, _ORDER, taken, exact_only=True))
+    g.score = take(_named(header, _SCORE, taken))
+    numeric = {h: v for h in header if h not in taken and (v := _whole_numbers(rows, h)) is not None}
+    if g.score is None and not g.rater_cols:
+        grade = _named(header, ("grade",), taken, exact_only=True)
+        if grade is not None and grade in numeric:   # grade, a mark: the score when nothing else is
+            g.score = take(grade)
+            g.notes.append(f"{grade!r} read as the score (a mark); if it is a school grade, make it the group")
+    g.group = take(_named(header, _GROUP, taken, exact_only=True))
+    if g.score is None and not g.rater_cols:
+        rest = [h for h in header if h not in taken and h in numeric]
+        if len(rest) == 1:
+            g.score = take(rest[0])
+        elif len(rest) >= 2:
+            g.score_cols = rest
+            taken.update(rest)
+    if g.paper is None:   # the column with the most distinct values
+        free = [h for h in header if h not in taken]
+        if free:
+            g.paper = take(max(free, key=lambda h: len({r.get(h) for r in rows})))
+    if g.rater is None and not g.rater_cols:
+        free = [h for h in header if h not in taken and h not in numeric]
+        if free:
+            g.rater = take(min(free, key=lambda h: len({r.get(h) for r in rows})))
+    cols = g.score_cols or g.rater_cols or ([g.score] if g.score else [])
+    values = [v for c in cols for v in (_whole_numbers(rows, c) or [])]
+    if values:
+        g.scale = f"{min(values)}-{max(values)}"
+    return g

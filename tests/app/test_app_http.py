@@ -1,0 +1,267 @@
+"""The app's whole flow over plain HTTP (Starlette's TestClient: no server, no browser), and the
+security of a local server: token, Host header, upload size, escaping, formulas, no paths from the
+browser.  Fast: a small file; the README's example in a real browser is test_app_browser.py."""
+
+import csv
+import hashlib
+import io
+import re
+
+import openpyxl
+import pytest
+
+starlette = pytest.importorskip("starlette")
+from starlette.testclient import TestClient  # noqa: E402
+
+from ratercal_cli.app.server import create_app  # noqa: E402
+
+TOKEN = "test-token-0123456789"
+BASE = "http://127.0.0.1:8000"
+EVIL_RATER = "<script>alert(1)</script>"
+EVIL_PAPER = '=HYPERLINK("http://example.invalid","x")'
+
+
+def small_export(evil=False) -> bytes:
+    """40 students, 5 raters (R5 a point harsher), two readings each, scale 1-6; with ``evil`` rater
+    R4 is named <script>... and one student =HYPERLINK(...)."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["Student ID", "Reader", "Reading", "Points", "Grade"])
+    for p in range(40):
+        for k in range(2):
+            r = (p + 2 * k) % 5 + 1
+            s = min(6, max(1, (p * 7 + k * 3) % 5 + 2 - (1 if r == 5 else 0)))
+            name = EVIL_RATER if evil and r == 4 else f"R{r}"
+            paper = EVIL_PAPER if evil and p == 3 else f"S{p:03d}"
+            w.writerow([paper, name, k + 1, s, 5 + 3 * (p % 2)])
+    return out.getvalue().encode()
+
+
+@pytest.fixture
+def client(tmp_path):
+    app = create_app(token=TOKEN, port=8000, folder=tmp_path / "uploads", max_upload=2**20)
+    (tmp_path / "uploads").mkdir()
+    with TestClient(app, base_url=BASE) as c:
+        c.app_state = app.state.ratercal
+        yield c
+
+
+def login(c):
+    r = c.get(f"/?token={TOKEN}", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/"
+    assert "HttpOnly" in r.headers["set-cookie"] and "SameSite=Strict" in r.headers["set-cookie"]
+    return c
+
+
+def upload(c, data, name="export.csv"):
+    r = c.post("/upload", files={"file": (name, data, "text/csv")}, follow_redirects=False)
+    assert r.status_code == 303, r.text
+    uid = r.headers["location"].split("/")[2]
+    return uid, c.app_state.uploads[uid]
+
+
+def run_job(c, u, path):
+    assert u.job.wait(120)
+    return c.get(path)
+
+
+# -- the flow -------------------------------------------------------------------------------------
+def test_the_whole_flow(client):
+    c = login(client)
+    assert "Upload" in c.get("/").text
+    uid, u = upload(c, small_export())
+    page = c.get(f"/d/{uid}/columns").text
+    # the guesses, shown and changeable, by the columns' names; the scale the lowest to the highest score
+    assert u.settings["paper"] == "Student ID" and u.settings["rater"] == "Reader"
+    assert u.settings["order"] == "Reading" and u.settings["group"] == "Grade"
+    assert u.settings["score"] == "Points" and u.settings["scale"] == "2-6"
+    assert '<option value="Points" selected>' in page and "S000" in page
+    form = {"paper": "Student ID", "rater": "Reader", "score": "Points", "order": "Reading", "group": "",
+            "scale": "1-6", "cut": "3.5", "levels": "", "discrepancy": "1", "simulate": "0"}
+    r = c.post(f"/d/{uid}/columns", data=form, follow_redirects=False)
+    assert r.headers["location"] == f"/d/{uid}/job"
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert str(r.url).endswith("/decision")
+    # check's findings in plain words, from the library's results
+    rep = u.checked.reports[0]
+    assert ("Yes" if rep.warranted else "No") in r.text and rep.reason in r.text
+    summ = u.adjusted.adjustment_summaries()[0].methods[0]
+    lc = u.change_list.changes[0]
+    assert f"{summ.papers} students" in r.text and f"{lc.moved} change level ({lc.up} up, {lc.down} down)" in r.text
+    assert lc.up == len(summ.fail_to_pass) and lc.down == len(summ.pass_to_fail)   # one cut: pass/fail
+    assert "Rater report, agreement, Wright map" in r.text
+    rep_page = c.get(f"/d/{uid}/report").text
+    assert "Wright map" in rep_page and "Agreement" in rep_page
+    # choose TLI; the files
+    r = c.post(f"/d/{uid}/adjust", data={"method": "TLI"}, follow_redirects=False)
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert str(r.url).endswith("/files") and "export.adjusted.csv" in r.text
+    adjusted = c.get(f"/d/{uid}/file/adjusted")
+    assert adjusted.headers["content-disposition"] == 'attachment; filename="export.adjusted.csv"'
+    rows = list(csv.DictReader(io.StringIO(adjusted.content.decode("utf-8"))))
+    assert list(rows[0])[:5] == ["Student ID", "Reader", "Reading", "Points", "Grade"]
+    assert "TLI_paper" in rows[0] and len(rows) == 80
+    # the same numbers as the library gives for these settings
+    paper_scores = dict(zip(u.adjusted.ratings.paper_ids, u.adjusted.paper_scores("TLI")))
+    for row in rows:
+        assert float(row["TLI_paper"]) == pytest.approx(paper_scores[row["Student ID"]], abs=1e-4)
+    changes = list(csv.DictReader(io.StringIO(c.get(f"/d/{uid}/file/changes").content.decode("utf-8-sig"))))
+    assert len(changes) == 40 and {r["adjusted_level"] for r in changes} <= {"fail", "pass"}
+    memo = c.get(f"/d/{uid}/file/memo").text
+    assert hashlib.sha256(small_export()).hexdigest() in memo
+    assert "truncated linear equating (TLI)" in memo and "<th>cuts</th><td>3.5</td>" in memo
+    assert c.get(f"/d/{uid}/file/report").text.startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.slow
+def test_a_wrong_guess_corrected_and_a_workbook_comes_back_a_workbook(client):
+    c = login(client)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Ratings"
+    text = small_export().decode().replace("Points", "holistic").replace("Grade", "grade")
+    for row in csv.reader(io.StringIO(text)):
+        ws.append([int(x) if x.isdigit() else x for x in row])
+    buf = io.BytesIO()
+    wb.save(buf)
+    uid, u = upload(c, buf.getvalue(), "district.xlsx")
+    # 'grade' is a mark in some exports: taken for the score (wrong here), said so on the page
+    assert u.settings["score"] == "grade" and "read as the score" in c.get(f"/d/{uid}/columns").text
+    form = {"paper": "Student ID", "rater": "Reader", "score": "holistic", "order": "Reading", "group": "grade",
+            "scale": "1-6", "cut": "2.5,3.5,4.5", "levels": "Below,Basic,Proficient,Advanced", "discrepancy": "1",
+            "sheet": "Ratings"}
+    c.post(f"/d/{uid}/columns", data=form)
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert "grade=5" in r.text and "grade=8" in r.text
+    c.post(f"/d/{uid}/adjust", data={"method": "recommended"})
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    got = c.get(f"/d/{uid}/file/adjusted")
+    assert 'filename="district.adjusted.xlsx"' in got.headers["content-disposition"]
+    back = openpyxl.load_workbook(io.BytesIO(got.content))
+    assert back.sheetnames == ["Ratings"]
+    rows = list(back.active.iter_rows(values_only=True))
+    assert list(rows[0][:5]) == ["Student ID", "Reader", "Reading", "holistic", "grade"]
+    assert list(rows[1][:5]) == [ws.cell(2, k).value for k in range(1, 6)]
+    lc = u.change_list.changes
+    assert [x.group for x in lc] == ["5", "8"]
+    for x in lc:
+        assert f"{x.moved} change level ({x.up} up, {x.down} down)" in c.get(f"/d/{uid}/files").text
+
+
+def test_a_bad_file_and_a_bad_setting_are_one_line_on_the_page(client):
+    c = login(client)
+    uid, u = upload(c, b"PK\x03\x04 this is no workbook", "scores.xlsx")
+    page = c.get(f"/d/{uid}/columns").text
+    assert "This file cannot be read" in page and "scores.xlsx" in page and str(u.path) not in page
+    uid, u = upload(c, small_export())
+    form = {"paper": "Student ID", "rater": "Reader", "score": "Reading", "scale": "1-6", "cut": "9"}
+    c.post(f"/d/{uid}/columns", data=form)
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "error" and "cuts: the cut 9 is not a score on the scale 1-6" in r.text
+    assert "export.csv" not in u.job.error or str(u.path) not in u.job.error
+
+
+@pytest.mark.slow
+def test_labels_are_inert_in_page_report_and_files(client):
+    c = login(client)
+    uid, u = upload(c, small_export(evil=True))
+    c.post(f"/d/{uid}/columns", data={"paper": "Student ID", "rater": "Reader", "score": "Points",
+                                      "order": "Reading", "scale": "1-6", "cut": "3.5"})
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    pages = [c.get(f"/d/{uid}/columns").text, r.text, c.get(f"/d/{uid}/report").text]
+    c.post(f"/d/{uid}/adjust", data={"method": "MN"})
+    run_job(c, u, f"/d/{uid}/job")
+    pages += [c.get(f"/d/{uid}/files").text, c.get(f"/d/{uid}/file/memo").text, c.get(f"/d/{uid}/file/report").text]
+    for p in pages[:1] + pages[2:3] + pages[4:]:
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in p
+    for p in pages:
+        assert "<script>" not in p
+    text = c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8")
+    assert "'=HYPERLINK(" in text and "\n=HYPERLINK" not in text and ",=HYPERLINK" not in text
+    changes = c.get(f"/d/{uid}/file/changes").content.decode("utf-8-sig")
+    assert "'=HYPERLINK(" in changes
+
+
+# -- security -------------------------------------------------------------------------------------------
+def test_requests_without_the_token_are_refused(client):
+    for path in ("/", "/upload", "/d/x/columns"):
+        assert client.get(path).status_code == 403
+    assert client.get("/?token=wrong").status_code == 403
+    r = client.post("/upload", files={"file": ("a.csv", b"a,b\n", "text/csv")})
+    assert r.status_code == 403 and not list((client.app_state.folder).iterdir())
+    client.cookies.set("ratercal_8000", "wrong")
+    assert client.get("/").status_code == 403
+
+
+def test_another_host_is_refused(client):
+    login(client)
+    assert client.get("/").status_code == 200
+    for host in ("evil.example:8000", "127.0.0.1:9999", "localhost.evil.example:8000", ""):
+        assert client.get("/", headers={"host": host}).status_code == 403
+    assert client.get("/", headers={"host": "localhost:8000"}).status_code == 200
+
+
+def test_a_2_gb_upload_is_refused_without_reading_it(client):
+    login(client)
+    # the Content-Length says 2 GB: refused on the headers (the streamed count: test_app_stream.py)
+    r = client.post("/upload", content=b"x" * 10, headers={"content-length": str(2 * 2**30),
+                                                           "content-type": "multipart/form-data; boundary=b"})
+    assert r.status_code == 413 and "larger than this server takes" in r.text
+    assert not list(client.app_state.folder.iterdir())
+
+
+def test_no_path_from_the_browser_is_opened(client):
+    c = login(client)
+    uid, u = upload(c, small_export(), "../../etc/passwd")
+    assert u.name == "passwd"   # shown as the name only; never a path opened
+    assert u.path.parent.parent == c.app_state.folder and u.path.name == "input.csv"
+    assert c.get(f"/d/{uid}/file/..%2F..%2Fetc%2Fpasswd").status_code == 404
+    assert c.get(f"/d/{uid}/file/adjusted").status_code == 404   # not made yet
+    assert c.get("/d/../../etc/passwd/columns").status_code == 404
+
+
+def test_the_pages_forbid_scripts():
+    from ratercal_cli.app.security import CSP
+
+    assert "script-src" not in CSP and "default-src 'none'" in CSP
+
+
+def test_security_headers_and_private_folder(tmp_path):
+    app = create_app(token=TOKEN, port=8000)
+    folder = app.state.ratercal.folder
+    assert folder.stat().st_mode & 0o077 == 0   # private: the owner's only
+    with TestClient(app, base_url=BASE) as c:
+        r = login(c).get("/")
+        assert r.headers["content-security-policy"].startswith("default-src 'none'")
+        assert r.headers["referrer-policy"] == "no-referrer"
+    assert not folder.exists()   # removed when the server stops
+
+
+def test_progress_and_cancel():
+    """A job reports the library's progress bars and stops at the next step when cancelled."""
+    import threading
+
+    from ratercal_cli.app.jobs import Job
+    from ratercal_cli.progress import progress
+
+    gate = threading.Event()
+    seen = []
+
+    def work(job):
+        job.stage("counting")
+        for i in progress(range(1000), desc="steps"):
+            seen.append(i)
+            if i == 3:
+                gate.set()
+                threading.Event().wait(0.2)
+
+    job = Job(work, "t")
+    gate.wait(5)
+    job.cancel()
+    assert job.wait(5) and job.state == "cancelled" and 4 <= len(seen) < 10
+    assert job.stage_text == "steps" and job.total == 1000
