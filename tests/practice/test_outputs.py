@@ -153,6 +153,7 @@ def test_xlsx_output_numbers_as_numbers_labels_never_formulas(tmp_path):
     cells = [c for row in ws.iter_rows() for c in row if isinstance(c.value, str) and "HYPERLINK" in c.value]
     assert len(cells) == 2 and all(c.data_type == "s" and c.value.startswith("'=") for c in cells)
     assert rows[3][1] == "'@SUM(1;2)" and rows[1][1] == "'=HYPERLINK(\"http://x\",\"G5-001\")"
+    assert want[2]["paper"] == "'@SUM(1;2)"   # the CSV the same (guard.neutralise)
 
 
 def test_xlsx_input_comes_back_as_xlsx_and_csv_with_a_bom(tmp_path):
