@@ -69,7 +69,7 @@ def test_the_cycle_finder_finds_one():
 
 #: The layers of the README's Layout, lowest first; a module imports only from its layer and below.
 LAYERS = (("core", None), ("methods", {"methods", "generators", "models"}),
-          ("products", {"study", "montecarlo", "practice", "report"}), ("command line", {"cli", "commands"}))
+          ("products", {"study", "montecarlo", "practice", "report"}), ("command line", {"cli", "commands", "app"}))
 #: The one import upwards: the config's validation asks the methods which codes a config may name.
 UPWARD_ALLOWED = {("ratercal_cli.config", "ratercal_cli.methods")}
 
