@@ -376,14 +376,20 @@ def _read(u: Upload):
     return table
 
 
+#: The library's arguments as the columns page names them (an error says which setting to change).
+SETTING_NAMES = {"paper_col": "Student (paper)", "rater_col": "Rater", "score_col": "Score", "group_col": "Group",
+                 "order_col": "Order of reading", "scale": "Scale", "cut": "Cut scores", "levels": "Level names",
+                 "score_cols": "Criterion columns", "rater_cols": "Rater columns", "facet_cols": "Facet columns",
+                 "sheet": "Sheet", "sep": "Separator", "resolve": "Resolve third readings",
+                 "discrepancy": "Resolve third readings", "method": "Adjust by", "methods": "Adjust by"}
+
+
 def _user_message(u: Upload, exc) -> str:
-    text = str(exc).replace(str(u.path), u.name)
-    for opt, what in (("--paper-col", "paper column"), ("--rater-col", "rater column"), ("--score-col", "score column"),
-                      ("--group-col", "group column"), ("--order-col", "order column"), ("--scale", "scale"),
-                      ("--cut", "cuts"), ("--levels", "level names"), ("--score-cols", "criterion columns"),
-                      ("--rater-cols", "rater columns"), ("--facet-col", "facet columns"), ("--sheet", "sheet")):
-        text = text.replace(opt, what)
-    return text
+    """The one line of a library error as the page says it: the settings by their labels on the page,
+    the file by the name the user gave it (never our copy's path)."""
+    render = getattr(exc, "render", None)
+    text = render(lambda name: SETTING_NAMES.get(name, name)) if render else str(exc)
+    return text.replace(str(u.path), u.name)
 
 
 def _cuts(u: Upload, ratings):

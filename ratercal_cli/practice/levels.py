@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import ArgumentError, arg
 from .summary import SURE
 
 __all__ = ["Levels", "parse_cuts", "parse_levels", "changes", "ChangeList", "LevelChanges", "score_range"]
@@ -26,7 +26,7 @@ __all__ = ["Levels", "parse_cuts", "parse_levels", "changes", "ChangeList", "Lev
 
 def parse_cuts(cut) -> tuple:
     """``cut`` (None, a number, ``"2.5,3.5"`` or a sequence) -> an ascending tuple of floats; an
-    :class:`InputError` naming ``--cut`` for text that is not numbers, non-finite or repeated cuts."""
+    :class:`~ratercal_cli.errors.ArgumentError` naming ``cut`` for text that is not numbers, non-finite or repeated cuts."""
     if cut is None:
         return ()
     if isinstance(cut, (int, float)):
@@ -40,14 +40,14 @@ def parse_cuts(cut) -> tuple:
         try:
             v = float(item)
         except (TypeError, ValueError):
-            raise InputError(f"expected numbers separated by commas (e.g. 2.5,3.5,4.5), not {item!r}",
-                             field="--cut") from None
+            raise ArgumentError("cut", f"expected numbers separated by commas (e.g. 2.5,3.5,4.5), not {item!r}") \
+                from None
         out.append(v)   # a cut that is not finite is refused with the scale (check_levels)
     finite = [v for v in out if math.isfinite(v)]
     if len(set(finite)) != len(finite):
-        raise InputError("a cut is given twice", field="--cut")
+        raise ArgumentError("cut", "a cut is given twice")
     if finite != sorted(finite):
-        raise InputError("give the cuts in ascending order (e.g. 2.5,3.5,4.5)", field="--cut")
+        raise ArgumentError("cut", "give the cuts in ascending order (e.g. 2.5,3.5,4.5)")
     return tuple(out)
 
 
@@ -91,16 +91,16 @@ def parse_levels(cut, names=None) -> Levels | None:
     cuts = parse_cuts(cut)
     if not cuts:
         if names:
-            raise InputError("--levels names the levels that cuts make; give the cuts with --cut", field="--levels")
+            raise ArgumentError("levels", f"names the levels that cuts make; give the cuts with {arg('cut')}")
         return None
     if names is None or (isinstance(names, str) and not names.strip()):
         return Levels(cuts, _default_names(cuts))
     items = [s.strip() for s in names.split(",")] if isinstance(names, str) else [str(s).strip() for s in names]
     if len(items) != len(cuts) + 1:
-        raise InputError(f"{len(cuts)} cut(s) make {len(cuts) + 1} levels, and {len(items)} name(s) are given",
-                         field="--levels")
+        raise ArgumentError("levels", f"{len(cuts)} cut(s) make {len(cuts) + 1} levels, and {len(items)} name(s) "
+                            "are given")
     if any(not s for s in items) or len(set(items)) != len(items):
-        raise InputError("each level needs its own non-blank name", field="--levels")
+        raise ArgumentError("levels", "each level needs its own non-blank name")
     return Levels(cuts, tuple(items))
 
 
@@ -122,7 +122,7 @@ def check_levels(levels: Levels | None, ratings, total: str = "sum") -> None:
     for c in levels.cuts:
         if not (low <= c <= high):   # also NaN and infinities
             what = "the rubric total's range" if ratings.facets and total == "sum" else "the scale"
-            raise InputError(f"the cut {c:g} is not a score on {what} {low:g}-{high:g}", field="--cut")
+            raise ArgumentError("cut", f"the cut {c:g} is not a score on {what} {low:g}-{high:g}")
 
 
 def raw_scores(ratings, total: str = "sum") -> np.ndarray:
@@ -221,7 +221,7 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
     r = result.ratings
     method = method or result.methods[0]
     if method not in result.methods:
-        raise InputError(f"{method} was not applied (applied: {', '.join(result.methods)})", field="--method")
+        raise ArgumentError("method", f"{method} was not applied (applied: {', '.join(result.methods)})")
     raw = raw_scores(r, total)
     adj = result.paper_totals(method, total) if r.facets else result.paper_scores(method)
     se = result._uncertain(method, "se")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import ArgumentError, InputError
 
 __all__ = ["WORKBOOK_SUFFIXES", "is_workbook", "adjusted_rows", "write_table", "write_adjusted_file"]
 
@@ -44,8 +44,8 @@ def is_workbook(path) -> bool:
     spreadsheet format that cannot be written (``.xls``, ``.xlsm``, ``.ods``)."""
     suffix = Path(str(path)).suffix.lower()
     if suffix in _OTHER_WORKBOOKS:
-        raise InputError(f"ratercal writes .xlsx workbooks and CSV, not {suffix}; name it .xlsx or .csv", path,
-                         field="-o")
+        raise ArgumentError("output", f"ratercal writes .xlsx workbooks and CSV, not {suffix}; name it .xlsx or .csv",
+                            path)
     return suffix in WORKBOOK_SUFFIXES
 
 

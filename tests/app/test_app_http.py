@@ -161,7 +161,7 @@ def test_a_bad_file_and_a_bad_setting_are_one_line_on_the_page(client):
     form = {"paper": "Student ID", "rater": "Reader", "score": "Reading", "scale": "1-6", "cut": "9"}
     c.post(f"/d/{uid}/columns", data=form)
     r = run_job(c, u, f"/d/{uid}/job")
-    assert u.job.state == "error" and "cuts: the cut 9 is not a score on the scale 1-6" in r.text
+    assert u.job.state == "error" and "Cut scores: the cut 9 is not a score on the scale 1-6" in r.text
     assert "export.csv" not in u.job.error or str(u.path) not in u.job.error
 
 
