@@ -27,10 +27,14 @@ What makes this fast at a million ratings:
 * the observed information (Louis 1982) needs the posterior covariance of each paper's score
   vector, a sum over the *pairs* of the paper's items: its node part depends on a pattern only
   through its *design* (which items rated it, how often) and its posterior, so it is the
-  patterns' posteriors summed per design (designs x nodes) times the tables (cost: distinct
-  item pairs x nodes, or, for a few designs of many items such as a rubric, one BLAS product
-  per design), its mean part one outer product per (pattern, item pair) of the posterior-mean
-  probabilities.
+  patterns' posteriors summed per design (designs x nodes) times the tables (an item at a time
+  over the designs that have it; for a few designs of many items such as a rubric, one BLAS
+  product per design), its mean part a sum per (pattern, item pair) of outer products of the
+  posterior-mean probabilities, taken an item at a time or a chunk of patterns at a time (or
+  BLAS products where the items are dense).  Nothing is held per (pattern, item pair) or per
+  (design, item pair): at 21 of 200 raters a paper those are 11 times the ratings (issue 32: the
+  designs x pairs array was 7 GiB at 1M ratings), so memory grows with the ratings whatever the
+  shape.
 
 Coordinates of the gradient and information: ``tau[u, 1..M]`` (row-major) and ``log sigma``.
 """
@@ -51,10 +55,19 @@ SPAN = 7.0
 #: patterns per block of the E step
 BLOCK = 1 << 15
 #: (pattern, item pair) entries at a time in the mean part of the information
-ENTRY_CHUNK = 1 << 17
+ENTRY_CHUNK = 1 << 18
 #: a pattern x column matrix is held dense (BLAS products) when at least this share is nonzero
 DENSE_SHARE = 0.05
 DENSE_CELLS = 1 << 25
+#: the patterns' items are held dense when N U^2 is at most this many times sum_p n_p^2 (the mean
+#: part of the information then in BLAS products, at a cost of N (U M)^2 against the sparse sums'
+#: sum_p (n_p M)^2, each about this much slower a product)
+DENSE_GAIN = 8.0
+#: the sparse mean part of the information goes an item at a time where the patterns have at least
+#: this many ratings on average, else by chunks of (pattern, item pair) entries
+BY_ITEM_FROM = 6.0
+#: item pairs are found by a table of U^2 entries up to this size (else by a search)
+PAIR_TABLE = 1 << 22
 
 
 def _operator(m):
@@ -170,44 +183,42 @@ class GridEngine:
         self.design_first = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
 
     def _pairs(self):
-        """The pairs of items u <= v rated together (``pair_u``, ``pair_v``, sorted by u then v)
-        and each design's weights c_u c_v on them (``pair_designs``: pairs x designs; c_u: the
-        ratings by item u).  With the items sparse, also each pattern's (pattern, pair) entries
-        (``pair_entry``) for the mean part of the information; with them dense (``items_dense``:
-        many items a pattern), the pairs are the co-occurring ones."""
+        """The pairs of items u <= v rated together (``pair_u``, ``pair_v``, sorted by u then v, and
+        ``pair_bounds``: item u's pairs are ``pair_bounds[u]:pair_bounds[u + 1]``), found from the
+        designs (a sparse product: its size is the distinct pairs, at most U^2).  The items of the
+        patterns are held dense (``items_dense``: BLAS products for the mean part of the
+        information) where that costs little more than the sparse per-item sums: N U^2 against
+        sum_p n_p^2 (a complete panel, a rubric); otherwise ``items_dense`` is the sparse matrix
+        and the mean part is summed item by item (:meth:`_Louis._mean_by_item`, :meth:`_Louis._mean_by_entries`), never holding the
+        (pattern, item pair) entries: at 21 of 200 raters a paper those are 11 times the ratings."""
         self._designs()
         it = self.items
-        self.items_dense = _operator(it)
-        if isinstance(self.items_dense, np.ndarray):
-            co = np.triu((self.items_dense.T > 0).astype(np.float64) @ (self.items_dense > 0)) > 0
-            self.pair_u, self.pair_v = np.nonzero(co)
-            X = self.items_dense[self.design_first]
-            self.pair_designs = sparse.csr_matrix((X[:, self.pair_u] * X[:, self.pair_v]).T)
-            self._design_blocks(X)
-            return
-        n = np.diff(it.indptr)
-        # within each pattern, entries a <= b of its item list (sorted by item)
-        offs = it.indptr[:-1]
-        a_list, b_list = [], []
-        for d in range(int(n.max()) if n.size else 0):
-            ok = n > d
-            base = offs[ok]
-            cnt = n[ok] - d
-            ia = np.repeat(base, cnt) + _ranges(cnt)
-            a_list.append(ia)
-            b_list.append(ia + d)
-        ia = np.concatenate(a_list) if a_list else np.zeros(0, np.int64)
-        ib = np.concatenate(b_list) if b_list else np.zeros(0, np.int64)
-        pp = np.searchsorted(it.indptr, ia, side="right") - 1
-        u, v = it.indices[ia], it.indices[ib]
-        ukey, inv = distinct_keys(u.astype(np.int64) * self.U + v, self.U * self.U)
-        self.pair_u, self.pair_v = ukey // self.U, ukey % self.U
-        rep = np.zeros(self.N, dtype=bool)
-        rep[self.design_first] = True
-        sel = rep[pp]   # the entries of each design's first pattern
-        self.pair_designs = sparse.csr_matrix((it.data[ia[sel]] * it.data[ib[sel]], (inv[sel], self.design[pp[sel]])),
-                                              shape=(ukey.size, self.design_first.size))
-        self.pair_entry = (pp, inv, ia, ib)   # per (pattern, pair): its entries of ``items``
+        D = it[self.design_first]
+        self.design_items = D                       # designs x items (counts), and its transpose
+        self.design_items_T = D.T.tocsr()
+        on = D.copy()
+        on.data = np.ones_like(on.data)
+        co = sparse.triu((on.T @ on).tocsr()).tocoo()
+        key = np.sort(co.row.astype(np.int64) * self.U + co.col)
+        self.pair_u, self.pair_v = key // self.U, key % self.U
+        self.pair_bounds = np.searchsorted(self.pair_u, np.arange(self.U + 1))
+        self.pair_key = key
+        self._pair_table = None
+        if self.U * self.U <= PAIR_TABLE:
+            self._pair_table = np.full(self.U * self.U, -1, dtype=np.int64)
+            self._pair_table[key] = np.arange(key.size)
+        n = np.diff(it.indptr).astype(np.float64)
+        dense = _operator(it)
+        if isinstance(dense, np.ndarray) and self.N * float(self.U) ** 2 <= DENSE_GAIN * float(n @ n):
+            self.items_dense = dense
+            self._design_blocks(dense[self.design_first])
+        else:
+            self.items_dense = it
+
+    def pair_index(self, u, v):
+        """The index in ``pair_u``, ``pair_v`` of item pairs (u, v), u <= v, rated together."""
+        key = u.astype(np.int64) * self.U + v
+        return self._pair_table[key] if self._pair_table is not None else np.searchsorted(self.pair_key, key)
 
     def _design_blocks(self, X):
         """Few designs of many items each (a rubric): ``design_blocks``, per design its items, their
@@ -230,8 +241,6 @@ class GridEngine:
         cache = self.__dict__.setdefault("_static", {})
         if (a, b) not in cache:
             cache[(a, b)] = _BlockStatic(self, a, b)
-            if len(cache) == -(-self.N // BLOCK):   # every block has its entries: the whole list is not needed
-                self.pair_entry = None
         return cache[(a, b)]
 
     def set_nodes(self, n_nodes: int, lo: float = -SPAN, hi: float = SPAN):
@@ -343,6 +352,22 @@ def distinct_keys(key, size):
     return np.flatnonzero(seen), (np.cumsum(seen) - 1)[key]
 
 
+def _entry_pairs(indptr, r0, r1):
+    """The pairs of entries a <= b within each row r0..r1 of a CSR matrix: (ia, ib, row)."""
+    n = np.diff(indptr[r0:r1 + 1])
+    offs = indptr[r0:r1]
+    a_list, b_list, p_list = [], [], []
+    for d in range(int(n.max()) if n.size else 0):
+        ok = n > d
+        cnt = n[ok] - d
+        ia = np.repeat(offs[ok], cnt) + _ranges(cnt)
+        a_list.append(ia)
+        b_list.append(ia + d)
+        p_list.append(np.repeat(np.flatnonzero(ok) + r0, cnt))
+    cat = (lambda x: np.concatenate(x) if x else np.zeros(0, np.int64))
+    return cat(a_list), cat(b_list), cat(p_list)
+
+
 def _ranges(cnt):
     """Concatenated aranges 0..cnt[i]-1."""
     if cnt.size == 0:
@@ -357,11 +382,10 @@ def _ranges(cnt):
 
 class _BlockStatic:
     """Patterns a..b: their rows of ``items``; ``designs_T`` (designs x patterns: 1 at each
-    pattern's design); their (pattern, item) entries grouped
-    by item (``by_item``); sums over entries (``item_sum``: per item, weight mult x count); the
-    (pattern, item pair) entries sorted by pair: ``ia``, ``ib`` the two (pattern, item) entries,
-    ``weight`` mult x c_u x c_v, and the runs of one pair (``run_start``, ``run_pair``), so that a
-    sum over a pair's entries is a segment sum (``np.add.reduceat``)."""
+    pattern's design); with the items sparse, their (pattern, item) entries grouped by item
+    (``by_item``: per item, its entries, in the order of the patterns) and sums over entries
+    (``item_sum``: per item, weight mult x count).  Nothing here grows with the pairs of items a
+    pattern has: those are enumerated an item at a time (:meth:`_Louis._mean_by_item`, :meth:`_Louis._mean_by_entries`)."""
 
     def __init__(self, eng: GridEngine, a, b):
         it = eng.items[a:b]
@@ -372,24 +396,15 @@ class _BlockStatic:
             self.items_T = self.items.T
             return
         self.items, self.items_T = it, it.T.tocsr()
-        e0 = eng.items.indptr[a]
         self.ent_p = np.repeat(np.arange(b - a), np.diff(it.indptr))
         ent_u = it.indices
         order = np.argsort(ent_u, kind="stable")
         bounds = np.searchsorted(ent_u[order], np.arange(eng.U + 1))
         self.by_item = [(u, order[bounds[u]:bounds[u + 1]]) for u in np.flatnonzero(np.diff(bounds))]
         m = eng.mult[a:b]
-        c = it.data
         ne = ent_u.size
-        self.item_sum = sparse.csr_matrix((m[self.ent_p] * c, (ent_u, np.arange(ne))), shape=(eng.U, ne))
-        pp, pair, ia, ib = eng.pair_entry
-        sel = (pp >= a) & (pp < b)
-        pp, pair, ia, ib = pp[sel] - a, pair[sel], ia[sel] - e0, ib[sel] - e0
-        order = np.argsort(pair, kind="stable")
-        pp, pair, self.ia, self.ib = pp[order], pair[order], ia[order], ib[order]
-        self.weight = m[pp] * c[self.ia] * c[self.ib]
-        self.run_start = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]]) if pair.size else np.zeros(0, np.int64)
-        self.run_pair = pair[self.run_start]
+        self.item_sum = sparse.csr_matrix((m[self.ent_p] * it.data, (ent_u, np.arange(ne))), shape=(eng.U, ne))
+        self.by_item_mean = ne >= BY_ITEM_FROM * (b - a)
 
 
 class _Louis:
@@ -424,19 +439,63 @@ class _Louis:
         for u, idx in st.by_item:
             bar[idx] = pi[st.ent_p[idx]] @ self.PE[u]
         self.mean_us += st.item_sum @ (bar[:, :M] * Sbar[st.ent_p][:, None])
-        # (pattern, pair) outer products of the posterior-mean probabilities, a column at a time
-        # (numpy broadcasts over tiny trailing axes slowly), weighted and summed over each pair's run
-        barT = np.ascontiguousarray(bar[:, :M].T)
-        runs, n = st.run_start, st.ia.size
-        cuts = np.unique(np.r_[np.searchsorted(runs, np.arange(0, n, ENTRY_CHUNK)), runs.size])
-        for r0, r1 in zip(cuts[:-1], cuts[1:]):   # (memory: M*M x about ENTRY_CHUNK at a time, whole runs)
-            e0, e1 = runs[r0], (runs[r1] if r1 < runs.size else n)
-            Ba, Bb = barT[:, st.ia[e0:e1]], barT[:, st.ib[e0:e1]]
-            outer = np.empty((M * M, e1 - e0))
+        if st.by_item_mean:
+            self._mean_by_item(st, bar[:, :M], m)
+        else:
+            self._mean_by_entries(st, bar[:, :M], m)
+
+    def _mean_by_entries(self, st, bar, m):
+        """``mean_pairs`` += sum_p m_p c_pu c_pv Pbar_pu Pbar_pv' over the item pairs u <= v of the
+        block's patterns: their (pattern, a <= b) pairs of entries are enumerated a chunk of patterns
+        at a time (at most ENTRY_CHUNK of them: the whole block's are 11 times its ratings at 21
+        raters a paper), their outer products summed into their item pairs by a sparse product
+        (one column a pair of entries, so made without sorting)."""
+        eng, M = self.eng, self.eng.M
+        it = st.items
+        indptr, c = it.indptr, it.data
+        n = np.diff(indptr)
+        cum = np.cumsum(n * (n + 1) // 2)
+        cuts = np.unique(np.r_[0, np.searchsorted(cum, np.arange(ENTRY_CHUNK, cum[-1] if cum.size else 0,
+                                                                     ENTRY_CHUNK), side="right"), n.size])
+        barT = np.ascontiguousarray(bar.T)
+        for r0, r1 in zip(cuts[:-1], cuts[1:]):
+            ia, ib, pp = _entry_pairs(indptr, r0, r1)
+            pair = eng.pair_index(it.indices[ia], it.indices[ib])
+            w = m[pp] * c[ia] * c[ib]
+            Ba, Bb = barT[:, ia], barT[:, ib]
+            X = np.empty((ia.size, M * M))
             for k in range(M):
-                np.multiply(Ba[k], Bb, out=outer[k * M:(k + 1) * M])
-            outer *= st.weight[e0:e1]
-            self.mean_pairs[st.run_pair[r0:r1]] += np.add.reduceat(outer, runs[r0:r1] - e0, axis=1).T
+                np.multiply((Ba[k] * w)[:, None], Bb.T, out=X[:, k * M:(k + 1) * M])
+            S = sparse.csc_matrix((np.ones(ia.size), pair, np.arange(ia.size + 1)), shape=(eng.pair_u.size, ia.size))
+            self.mean_pairs += S @ X
+
+    def _mean_by_item(self, st, bar, m):
+        """As :meth:`_mean_by_entries`, an item u at a time (for many items a pattern, where the
+        outer products of every pair of entries would be a large array to write and read): u's
+        patterns' rows (m c_u Pbar_u) against a sparse matrix of their entries v >= u (c_pv Pbar_pv,
+        columns (pair, l)); memory: item u's patterns' entries times M."""
+        eng, M = self.eng, self.eng.M
+        it = st.items
+        indptr, indices, c = it.indptr, it.indices, it.data
+        lens = np.diff(indptr)
+        pos = np.full(eng.U, -1, dtype=np.int64)
+        lM = np.arange(M)
+        for u, idx in st.by_item:
+            s0, s1 = eng.pair_bounds[u], eng.pair_bounds[u + 1]
+            pos[eng.pair_v[s0:s1]] = np.arange(s1 - s0)
+            rows = st.ent_p[idx]
+            A = bar[idx] * (m[rows] * c[idx])[:, None]             # (patterns of u, M)
+            n = lens[rows]
+            ent = np.repeat(indptr[rows], n) + _ranges(n)          # the entries of those patterns
+            col = pos[indices[ent]]
+            keep = col >= 0                                        # v >= u
+            ent, col = ent[keep], col[keep]
+            per_row = np.bincount(np.repeat(np.arange(rows.size), n)[keep], minlength=rows.size) * M
+            G = sparse.csr_matrix(((bar[ent] * c[ent][:, None]).ravel(), (col[:, None] * M + lM).ravel(),
+                                   np.r_[0, np.cumsum(per_row)]), shape=(rows.size, (s1 - s0) * M))
+            res = (G.T @ A).reshape(s1 - s0, M, M)                  # [pair, l, k]
+            self.mean_pairs[s0:s1] += res.transpose(0, 2, 1).reshape(s1 - s0, M * M)
+            pos[eng.pair_v[s0:s1]] = -1
 
     def _add_dense(self, st, pi, m, Sbar):
         """The mean parts with the patterns' items dense: Y = [c_pu Pbar_pu] (patterns x U*M) and Y' m Y."""
@@ -461,11 +520,23 @@ class _Louis:
                 cov[pair] += G[a, :, b, :]
             return cov
         cov = np.empty((pu.size, M, M))
-        bounds = np.searchsorted(pu, np.arange(eng.U + 1))
+        bounds = eng.pair_bounds
         PkQ = np.ascontiguousarray(Pk.transpose(1, 2, 0))   # (Q, M, U): the pairs' items innermost
+        D, Dt = eng.design_items, eng.design_items_T
+        pos = np.full(eng.U, -1, dtype=np.int64)
         for u in np.flatnonzero(np.diff(bounds)):
             s0, s1 = bounds[u], bounds[u + 1]
-            C = eng.pair_designs[s0:s1] @ self.Cd             # (pairs of u, Q)
+            # C_uvq = sum over the designs d of u: c_du c_dv Cd[d, q] (its designs' rows, entries v >= u)
+            des, cu = Dt.indices[Dt.indptr[u]:Dt.indptr[u + 1]], Dt.data[Dt.indptr[u]:Dt.indptr[u + 1]]
+            pos[pv[s0:s1]] = np.arange(s1 - s0)
+            n = np.diff(D.indptr)[des]
+            ent = np.repeat(D.indptr[des], n) + _ranges(n)
+            col = pos[D.indices[ent]]
+            keep = col >= 0
+            row = np.repeat(np.arange(des.size), n)[keep]
+            W = sparse.csr_matrix((D.data[ent[keep]] * cu[row], (col[keep], row)), shape=(s1 - s0, des.size))
+            C = W @ self.Cd[des]                              # (pairs of u, Q)
+            pos[pv[s0:s1]] = -1
             B = PkQ[:, :, pv[s0:s1]] * C.T[:, None, :]        # (Q, M, pairs of u)
             cov[s0:s1] = (Pk[u].T @ B.reshape(Q, -1)).reshape(M, M, s1 - s0).transpose(2, 0, 1)
         return cov
