@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy.special import ndtr   # the normal cdf (scipy.stats' norm.cdf is ndtr; importing scipy.stats took 0.6 s of a 0.9 s adjust)
 
 from ..methods import make_method
 from ..methods.base import FIT_FAILURES
@@ -144,7 +144,7 @@ def bootstrap_paper_se(ratings: Ratings, code: str, adj: Adjusted, n_boot: int, 
     prob = None
     if cut is not None:
         with np.errstate(all="ignore"):
-            prob = stats.norm.cdf((np.asarray(adj.paper) - cut) / se)
+            prob = ndtr((np.asarray(adj.paper) - cut) / se)
         exact = se == 0
         prob[exact] = (np.asarray(adj.paper)[exact] >= cut).astype(float)
         if code in ON_THE_SCALE and cut <= 0:   # the lowest score: every score on the scale passes
@@ -188,7 +188,7 @@ def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUnce
         se[ok] = np.sqrt(np.maximum((f * f) @ w - m1 * m1, 0.0))[inverse]
         if cut is not None:
             t_cut = _fair_inverse(est, cut)
-            prob[ok] = stats.norm.sf((t_cut - mu[ok]) / np.maximum(sd[ok], 1e-12))
+            prob[ok] = ndtr(-(t_cut - mu[ok]) / np.maximum(sd[ok], 1e-12))   # norm.sf(x) = ndtr(-x)
     return PaperUncertainty(code, se, prob, source)
 
 
