@@ -15,7 +15,7 @@ pd.set_option("display.max_columns", 12)
 
 # 1. Read the file as `ratercal check examples/ratings.csv --scale 0-5 --group-col grade
 #    --resolve-discrepancies` does (what reading finds worth saying comes as warnings and stays
-#    in ratings.notes).  A DataFrame you already have: rc.Ratings.from_frame(df, group="grade").
+#    in ratings.notes).  A DataFrame you already have: rc.Ratings.from_frame(df, group_col="grade").
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     ratings = rc.read_ratings("examples/ratings.csv", scale="0-5", group_col="grade",

@@ -26,11 +26,15 @@ _EXPORTS = {
     "AdjustResults": "practice.adjust",
     "compare": "practice.compare",
     "CompareResults": "practice.compare",
+    "fit": "practice.fit",
+    "FitResults": "methods.results",
     "make_method": "methods",
     "method_codes": "methods",
     "RatercalError": "errors",
     "InputError": "errors",
     "MethodError": "errors",
+    "ArgumentError": "errors",
+    "NotFittedError": "errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]

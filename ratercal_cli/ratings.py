@@ -200,24 +200,27 @@ class Ratings:
         )
 
     @classmethod
-    def from_frame(cls, df, paper="paper", rater="rater", score="score", scale=None, group=None,
-                   facets=()) -> "Ratings":
+    def from_frame(cls, df, paper_col="paper", rater_col="rater", score_col="score", scale=None, group_col=None,
+                   facet_cols=(), **old) -> "Ratings":
         """Ratings from a pandas DataFrame with one rating per row.
 
         Parameters
         ----------
         df : pandas.DataFrame
-        paper, rater, score : str
+        paper_col, rater_col, score_col : str
             The columns naming the paper and the rater and holding the score (whole numbers;
-            a missing score, NaN or None, leaves the row out).
+            a missing score, NaN or None, leaves the row out); the names :func:`read_ratings` uses.
         scale : str or (int, int), optional
             ``"0-5"`` or ``(0, 5)``; default 0 (or the lowest score, if below) to the highest.
-        group : str, optional
+        group_col : str, optional
             A column (e.g. ``"grade"``) whose groups are analysed separately (groups in natural
             order; a paper label in two groups is two papers).
-        facets : sequence of str
+        facet_cols : sequence of str
             Further facets of each rating (e.g. ``["task"]``): kept per rating in ``facets``,
             levels in natural order.
+        **old
+            ``paper=``, ``rater=``, ``score=``, ``group=``, ``facets=``: the former names of the
+            column arguments (a DeprecationWarning).
 
         Returns
         -------
@@ -235,7 +238,22 @@ class Ratings:
         >>> r.rater_ids, r.paper_ids
         (('R2', 'R10'), ('a', 'b'))
         """
-        return _from_frame(cls, df, paper, rater, score, scale, group, tuple(facets))
+        if old:
+            import warnings
+
+            renamed = {"paper": "paper_col", "rater": "rater_col", "score": "score_col", "group": "group_col",
+                       "facets": "facet_cols"}
+            bad = [k for k in old if k not in renamed]
+            if bad:
+                raise TypeError(f"from_frame() got an unexpected keyword argument {bad[0]!r}")
+            warnings.warn(f"Ratings.from_frame({', '.join(f'{k}=' for k in old)}) is now "
+                          f"{', '.join(f'{renamed[k]}=' for k in old)}, as in read_ratings", DeprecationWarning,
+                          stacklevel=2)
+            got = {renamed[k]: v for k, v in old.items()}
+            paper_col, rater_col = got.get("paper_col", paper_col), got.get("rater_col", rater_col)
+            score_col, group_col = got.get("score_col", score_col), got.get("group_col", group_col)
+            facet_cols = got.get("facet_cols", facet_cols)
+        return _from_frame(cls, df, paper_col, rater_col, score_col, scale, group_col, tuple(facet_cols or ()))
 
     # -- views --------------------------------------------------------------------
     @property
@@ -361,7 +379,9 @@ class Adjusted:
 # -- from a DataFrame ------------------------------------------------------------------
 def _frame_column(df, name, what):
     if name not in df.columns:
-        raise InputError(f"no column {name!r} (columns: {', '.join(map(str, df.columns))})", field=what)
+        argument = {"paper": "paper_col", "rater": "rater_col", "score": "score_col", "group": "group_col"}
+        raise ArgumentError(argument.get(what, "facet_cols"),
+                            f"no column {name!r} (columns: {', '.join(map(str, df.columns))})")
     return df[name]
 
 

@@ -98,9 +98,11 @@ def make_method(code: str, variant: str = DEFAULT_VARIANT, **params):
         from .user import UserMethod
 
         return UserMethod(spec=str(code), **params)
-    key = code.upper()
+    key = str(code).upper()
     if key not in _REGISTRY:
-        raise KeyError(f"unknown method {code!r}; known: {', '.join(method_codes())}")
+        from ..errors import ArgumentError
+
+        raise ArgumentError("code", f"unknown method {code!r} (known: {', '.join(method_codes())})")
     module, cls, fixed = _REGISTRY[key]
     klass = getattr(importlib.import_module(f"{__name__}.{module}"), cls)
     if "variant" in klass._param_names():

@@ -129,19 +129,47 @@ class RaterAdjuster:
         self.rater_ids_ = tuple(ratings.rater_ids)
         self.paper_ids_ = tuple(ratings.paper_ids)
         self.raters_seen_ = ratings.ratings_per_rater() > 0
+        self.n_ratings_fitted_ = int(ratings.n_ratings)
+        self.n_papers_rated_ = int((ratings.ratings_per_paper() > 0).sum())
         return self
 
     # -- labelled views ------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "n_raters_"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")
+
+    def results(self, scale_low: int = 0):
+        """The Rasch models' estimates as one :class:`~.results.FitResults` (params, cov_params(),
+        conf_int(), llf, ...); the other methods have none (AttributeError)."""
+        self._check_fitted()
+        if self.code not in ("MML", "MFRM", "CML", "RSM", "PCM"):
+            raise AttributeError(f"{type(self).__name__} ({self.code}) is not a Rasch model: no FitResults")
+        from .results import fit_results
+
+        return fit_results(self, scale_low=scale_low)
+
     def rater_frame(self):
         """The fitted per-rater parameters as a pandas DataFrame indexed by rater label (natural
         order: R1, R2, ..., R10), one column per attribute of :data:`RATER_ATTRIBUTES` the method
-        has (named without the trailing ``_``) and ``seen`` (the rater had ratings in the fit)."""
-        return self._frame(RATER_ATTRIBUTES, self.rater_ids_, "rater", {"seen": self.raters_seen_})
+        has (named without the trailing ``_``) and ``seen`` (the rater had ratings in the fit).  A
+        Rasch model's columns are its :meth:`results`' rater rows: ``severity``, ``severity_se``,
+        ``step 1``, ``step 1_se``, ... (steps numbered from 1 on the 0-based scale)."""
+        self._check_fitted()
+        df = self._frame(RATER_ATTRIBUTES, self.rater_ids_, "rater", {"seen": self.raters_seen_})
+        if self.code in ("MML", "MFRM", "CML", "RSM", "PCM") and not getattr(self, "all_thin_", False):
+            view = self.results().frame("rater")
+            view.index = view.index.astype(object)
+            df = df.drop(columns=[c for c in view.columns if c in df.columns])
+            labels = {str(x): x for x in df.index}
+            view.index = [labels[x] for x in view.index]
+            df = df.join(view)
+        return df
 
     def paper_frame(self):
         """The fitted per-paper estimates (the Rasch models' paper measures and S.E.s:
         :data:`PAPER_ATTRIBUTES`) as a DataFrame indexed by paper label in natural order; no
         columns for a method that estimates none."""
+        self._check_fitted()
         return self._frame(PAPER_ATTRIBUTES, self.paper_ids_, "paper", {})
 
     def severity_frame(self, alpha: float = 0.05):

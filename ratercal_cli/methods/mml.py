@@ -446,6 +446,23 @@ def _step_rows(lay: Layout):
     return steps + fmean[None, :], thr, G
 
 
+def reported_rows(lay: Layout) -> dict:
+    """Each reported quantity as rows over the layout's natural vector (``value``), on the reported
+    scale (raters centred unless anchored): ``severity`` (J, n), ``steps`` (J*M, n), ``thresholds``
+    (PCM: J*M, steps about the rater's severity; RSM: G*M), ``theta_mean`` (1, n) and ``G`` (the
+    RSM's threshold groups).  The estimates are ``rows @ value`` and their covariance
+    ``(rows C) cov (rows C)'`` (C: :meth:`.mml_layout.Layout.free_map`): the fit's standard errors and
+    :meth:`.results.FitResults.cov_params` are of these rows."""
+    n = lay.n
+    steps, thr, G = _step_rows(lay)
+    c_row = np.zeros(n) if lay.anchored() else lay.severity_rows.mean(axis=0)
+    mu_row = np.zeros(n)
+    mu_row[lay.index("theta_mean")] = 1.0
+    thresholds = steps - np.repeat(lay.severity_rows, lay.M, axis=0) if lay.model == "pcm" else thr
+    return {"severity": lay.severity_rows - c_row, "steps": steps - c_row, "thresholds": thresholds,
+            "theta_mean": (mu_row - c_row)[None, :], "G": G, "centre": c_row, "mean": mu_row}
+
+
 def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, step_sd, info=None) -> MMLFit:
     """The fit's reported quantities: centred estimates with delta-method SEs, EAPs, notes.
     ``info``: the information (-H) the fit ended with (else computed here)."""
@@ -460,22 +477,18 @@ def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, s
     C = obj.C.toarray()
     J, M, K = lay.J, lay.M, lay.M + 1
     n = lay.n
-    steps, thr, G = _step_rows(lay)
-    c_row = np.zeros(n) if lay.anchored() else lay.severity_rows.mean(axis=0)
-    mu_row = np.zeros(n)
-    mu_row[lay.index("theta_mean")] = 1.0
+    rows_ = reported_rows(lay)
+    G = rows_["G"]
 
     def est(rows):
         rows = np.atleast_2d(rows)
         rc = rows @ C
         return rows @ v, np.sqrt(np.maximum(((rc @ cov) * rc).sum(axis=1), 0.0))
 
-    sev, sev_se = est(lay.severity_rows - c_row)
-    stp, stp_se = est(steps - c_row)
-    if lay.model == "pcm":
-        thr_, thr_se = est(steps - np.repeat(lay.severity_rows, M, axis=0))
-    else:
-        thr_, thr_se = est(thr)
+    sev, sev_se = est(rows_["severity"])
+    stp, stp_se = est(rows_["steps"])
+    thr_, thr_se = est(rows_["thresholds"])
+    if lay.model != "pcm":
         if G == 1:
             thr_, thr_se = thr_.reshape(M), thr_se.reshape(M)
         else:
@@ -486,8 +499,8 @@ def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, s
         eye[np.arange(eye.shape[0]), lay.index(b)] = 1.0
         effects[b] = est(eye)
     gam, gam_se = effects.get("facet0", (np.zeros(0), np.zeros(0)))
-    c = float(c_row @ v)
-    shift = float(mu_row @ v) - c   # reported theta = engine theta + shift
+    c = float(rows_["centre"] @ v)
+    shift = float(rows_["mean"] @ v) - c   # reported theta = engine theta + shift
     Jall = ratings.n_raters
 
     def per_rater(x, width=None):
@@ -606,19 +619,26 @@ class MarginalRaterModel(RaterAdjuster):
     use the paper's measure), ``rater_fit_`` (infit/outfit over non-extreme papers),
     ``loglik_``, ``converged_``, ``n_iter_``, ``n_nodes_`` (quadrature nodes at the end), ``notes_`` and
     ``warnings_`` (unused categories),
-    ``result_`` (the :class:`MMLFit`).
+    ``result_`` (the :class:`MMLFit`).  ``step_sd``/``location_sd``: the weak priors' sds (module
+    docstring; 1e6 turns them off).  :meth:`results` lays the estimates out as a
+    :class:`.results.FitResults`; ``rater_frame()`` shows its rater rows.
     """
 
     needs_multiple_raters = True
+    #: the rows of the reported quantities (:func:`reported_rows`), for :mod:`.results`
+    reported_rows = staticmethod(reported_rows)
 
     @property
     def code(self):
         return "MFRM" if self.model == "rsm" else "MML"
 
     def __init__(self, model: str = "pcm", quality: str = "eap", fair: str = "mean-rater", n_nodes: int | None = None,
-                 threshold_facet: int | None = None, anchor=None, fair_raters=None, clusters=None):
+                 threshold_facet: int | None = None, anchor=None, fair_raters=None, clusters=None,
+                 step_sd: float = PRIOR_STEP_SD, location_sd: float = PRIOR_LOCATION_SD):
         self.model = model
         self.clusters = clusters
+        self.step_sd = step_sd
+        self.location_sd = location_sd
         self.quality = quality
         self.fair = fair
         self.fair_raters = fair_raters
@@ -636,7 +656,8 @@ class MarginalRaterModel(RaterAdjuster):
         n_user = 0 if facet is None else facet.reshape(ratings.n_ratings, -1).shape[1]
         facet = self._with_clusters(ratings, facet)
         res = fit_mml(ratings, model=self.model, facet=facet, n_nodes=self.n_nodes,
-                      threshold_facet=self.threshold_facet, anchor=self.anchor)
+                      threshold_facet=self.threshold_facet, anchor=self.anchor, step_sd=self.step_sd,
+                      location_sd=self.location_sd)
         self.result_ = res
         for name in ("steps", "steps_se", "thresholds", "thresholds_se", "severity", "severity_se", "facet",
                      "facet_se", "sigma", "sigma_se", "theta_mean", "tau", "loglik", "converged", "n_iter", "n_nodes"):

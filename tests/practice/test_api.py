@@ -65,7 +65,7 @@ def test_groups_round_trip_to_the_readers_groups():
 
 def test_from_frame_equals_the_file(grouped):
     df = pd.read_csv(EXAMPLE)
-    r = Ratings.from_frame(df.assign(grade=df.grade.astype(str)), scale="0-5", group="grade")
+    r = Ratings.from_frame(df.assign(grade=df.grade.astype(str)), scale="0-5", group_col="grade")
     for k in ("paper", "rater", "score", "group"):
         assert np.array_equal(getattr(r, k), getattr(grouped, k))
     assert (r.paper_ids, r.rater_ids, r.group_ids) == (grouped.paper_ids, grouped.rater_ids, grouped.group_ids)
@@ -74,7 +74,7 @@ def test_from_frame_equals_the_file(grouped):
 def test_from_frame_scale_facets_and_errors():
     df = pd.DataFrame({"paper": ["p1", "p1", "p2", "p2"], "rater": ["R2", "R10", "R10", "R2"],
                        "score": [2, 6, None, 3], "task": ["t2", "t10", "t2", "t2"]})
-    r = Ratings.from_frame(df, scale="1-6", facets=["task"])
+    r = Ratings.from_frame(df, scale="1-6", facet_cols=["task"])
     assert r.scale_low == 1 and r.max_score == 5 and r.n_ratings == 3          # the missing score left out
     assert r.score.tolist() == [1, 5, 2] and r.rater_ids == ("R2", "R10")
     levels, labels = r.facets["task"]
@@ -85,8 +85,11 @@ def test_from_frame_scale_facets_and_errors():
         Ratings.from_frame(pd.concat([df, df.iloc[[0]]], ignore_index=True), scale="1-6")
     with pytest.raises(InputError, match=r"score: row 0: 2.5 is not a whole number"):
         Ratings.from_frame(df.assign(score=[2.5, 3, 3, 3]))
-    with pytest.raises(InputError, match="group: no column 'grade'"):
-        Ratings.from_frame(df, group="grade")
+    with pytest.raises(InputError, match="group_col: no column 'grade'"):
+        Ratings.from_frame(df, group_col="grade")
+    # the former names of the column arguments still work, with a DeprecationWarning
+    with pytest.warns(DeprecationWarning, match=r"from_frame\(facets=\) is now facet_cols="):
+        assert Ratings.from_frame(df, scale="1-6", facets=["task"]).facets["task"][1] == ("t2", "t10")
 
 
 def test_adjust_results_are_the_methods_per_group_and_labelled(grouped):

@@ -1,0 +1,138 @@
+"""rc.fit and FitResults (issue 31 item 2): one statsmodels-style results object for every Rasch fit,
+checked against the independent R fits of tests/results/ and against the estimators' own numbers."""
+
+import csv
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ratercal_cli as rc
+from ratercal_cli.errors import ArgumentError, InputError, NotFittedError
+from ratercal_cli.ratings import Ratings
+
+from support import RESULTS
+
+OFF = dict(step_sd=1e6, location_sd=1e6)   # the priors off, as the R fits have none
+
+
+def _reference(name):
+    with open(RESULTS / name) as fh:
+        return {row["parameter"]: row for row in csv.DictReader(fh)}
+
+
+@pytest.fixture(scope="module")
+def mfrm_criterion():
+    df = pd.read_csv(RESULTS / "mfrm_120x6_3crit_2sess_0-3.csv")
+    r = Ratings.from_frame(df, scale="0-3", facet_cols=["criterion"])
+    return r, rc.fit(r, model="MFRM", **OFF)
+
+
+def test_mfrm_params_llf_and_criteria_match_r(mfrm_criterion):
+    """make_mfrm_reference.R: integrate + optim, SEs by optimHess and the delta method (mu's too)."""
+    r, res = mfrm_criterion
+    ref = _reference("mfrm_r_reference_criterion.csv")
+    p = res.params.set_index(["facet", "element", "parameter"])
+    assert res.converged and res.model == "MFRM"
+    assert res.llf == pytest.approx(float(ref["loglik"]["estimate"]), abs=1e-6)
+    for j in range(1, 7):
+        row = p.loc[("rater", str(j), "severity")]
+        assert row.estimate == pytest.approx(float(ref[f"beta_{j}"]["estimate"]), abs=1e-4)
+        assert row.se == pytest.approx(float(ref[f"beta_{j}"]["se"]), rel=2e-3)
+    for k in (1, 2, 3):
+        row = p.loc[("scale", "", f"threshold {k}")]
+        assert row.estimate == pytest.approx(float(ref[f"kappa_{k}"]["estimate"]), abs=1e-4)
+        assert row.se == pytest.approx(float(ref[f"kappa_{k}"]["se"]), rel=2e-3)
+        row = p.loc[("criterion", str(k), "measure")]
+        assert row.se == pytest.approx(float(ref[f"gamma_criterion_{k}"]["se"]), rel=2e-3)
+    # the papers' mean: the fit reports no SE for it; FitResults' (from cov_params' rows) is R's
+    mean = p.loc[("paper", "", "mean")]
+    assert mean.estimate == pytest.approx(float(ref["mu"]["estimate"]), abs=1e-4)
+    assert mean.se == pytest.approx(float(ref["mu"]["se"]), rel=2e-3)
+    sigma = p.loc[("paper", "", "sigma")]
+    assert sigma.se / sigma.estimate == pytest.approx(float(ref["log_sigma"]["se"]), rel=2e-3)
+    # k by hand, as R counts its free parameters: beta 1..5 (sum 0), gamma 1..2, kappa 1..2, mu, log sigma
+    k = 5 + 2 + 2 + 1 + 1
+    assert res.df_model == k and res.nobs == 120 and res.n_ratings == r.n_ratings
+    assert res.aic == pytest.approx(2 * k - 2 * float(ref["loglik"]["estimate"]), abs=1e-5)
+    assert res.bic == pytest.approx(k * math.log(120) - 2 * float(ref["loglik"]["estimate"]), abs=1e-5)
+
+
+def test_cov_params_is_the_covariance_the_ses_come_from(mfrm_criterion):
+    _, res = mfrm_criterion
+    cov = res.cov_params()
+    assert cov.shape == (len(res.params),) * 2
+    np.testing.assert_allclose(np.sqrt(np.diag(cov.to_numpy())), res.params.se, rtol=1e-9)
+    np.testing.assert_allclose(cov.to_numpy(), cov.to_numpy().T, atol=1e-14)
+    # severities sum to 0: their covariance rows sum to 0 too
+    is_rater = (res.params.facet == "rater").to_numpy()
+    sev = cov.to_numpy()[np.ix_(is_rater, is_rater)]
+    assert np.abs(sev.sum(axis=0)).max() < 1e-10
+    ci = res.conf_int(0.10)
+    np.testing.assert_allclose(ci.lower, res.params.estimate - 1.6448536269514722 * res.params.se, rtol=1e-12)
+
+
+def test_mml_pcm_matches_r_and_the_estimator():
+    d = np.loadtxt(RESULTS / "mml_150x5_0-3.csv", delimiter=",", skiprows=1, dtype=int)
+    r = Ratings.from_labels(d[:, 0], d[:, 1], d[:, 2], 3, rater_ids=range(1, 6))
+    ref = _reference("mml_r_reference_150x5_0-3.csv")
+    res = rc.fit(r, model="MML", **OFF)
+    assert res.llf == pytest.approx(float(ref["loglik"]["estimate"]), abs=1e-8)
+    assert res.df_model == 5 * 3 + 1 == 16        # R: tau_j_k for 5 raters x 3 steps, log sigma
+    assert res.aic == 2 * 16 - 2 * res.llf
+    est = res.estimator
+    p = res.params
+    steps = p[p.parameter.str.startswith("step")]
+    np.testing.assert_array_equal(steps.estimate, est.steps_.ravel())
+    np.testing.assert_array_equal(steps.se, est.steps_se_.ravel())
+    sev = p[p.parameter == "severity"]
+    np.testing.assert_array_equal(sev.se, est.severity_se_)
+    assert res.llf == est.loglik_ and res.converged == est.converged_
+
+
+def test_cml_and_rsm_llf_are_psychotools():
+    from test_cml import load_500x2, psychotools_fits
+
+    r = load_500x2()
+    fits = psychotools_fits()
+    pcm, rsm = rc.fit(r, model="CML"), rc.fit(r, model="RSM")
+    assert pcm.llf == pytest.approx(float(fits["psychotools_pcmodel"]["loglik"]), abs=1e-5)
+    assert rsm.llf == pytest.approx(float(fits["psychotools_rsmodel"]["loglik"]), abs=1e-5)
+    assert pcm.llf == pcm.estimator.result_.loglik and pcm.llf_kind == "conditional"
+    # 64 of 81 steps estimable (test_cml); the rows are those, with the estimator's SEs
+    steps = pcm.params
+    assert len(steps) == 64 and np.isfinite(steps.se).all()
+    est = pcm.estimator
+    assert steps.estimate.tolist() == est.steps_[np.isfinite(est.steps_)].tolist()
+    # RSM: 9 raters' severities (sum 0) and 9 thresholds (sum 0): 8 + 8 free
+    assert rsm.df_model == 16 and len(rsm.params) == 18
+
+
+def test_pcm_has_no_likelihood_and_says_so():
+    d = np.loadtxt(RESULTS / "mml_150x5_0-3.csv", delimiter=",", skiprows=1, dtype=int)
+    r = Ratings.from_labels(d[:, 0], d[:, 1], d[:, 2], 3, rater_ids=range(1, 6))
+    res = rc.fit(r, model="pcm")
+    assert math.isnan(res.llf) and math.isnan(res.aic) and res.params.se.isna().all()
+    assert any("PAIR" in n for n in res.notes) and res.nobs == 150
+
+
+def test_views_text_and_errors(mfrm_criterion):
+    r, res = mfrm_criterion
+    est = res.estimator
+    frame = est.rater_frame()
+    assert frame.loc[3, "severity"] == est.severity_[2] and frame.loc[3, "severity_se"] == est.severity_se_[2]
+    assert len(repr(res)) < 2000 and "MFRM" in repr(res)
+    text = res.summary()
+    assert "log-likelihood (marginal): -798.4278" in text and "criterion" in text
+    assert "<table" in res._repr_html_()
+    with pytest.raises(NotFittedError, match="not fitted; call fit first"):
+        rc.make_method("MFRM").rater_frame()
+    with pytest.raises(InputError, match="code: unknown method 'XYZ'"):
+        rc.make_method("XYZ")
+    with pytest.raises(ArgumentError, match="model: expected one of MML, MFRM, CML, RSM, PCM, not 'LOGIT'"):
+        rc.fit(r, model="LOGIT")
+    with pytest.raises(ArgumentError, match="model: CML takes no further facets"):
+        rc.fit(r, model="CML")
+    with pytest.raises(ArgumentError, match="alpha"):
+        res.conf_int(5)
