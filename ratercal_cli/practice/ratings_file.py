@@ -802,14 +802,22 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
     if n_res and reading_order is None and no_order not in table.warnings:   # once per file
         table.warnings.append(no_order)
     per_paper = np.bincount(pc_arr)
-    many = per_paper[pc_arr] >= 4
+    # four or more readings are out of the ordinary only where papers are usually read at most three
+    # times (the double scoring the third-reading rule is for); a design whose papers are usually read
+    # four or more times (every rater every paper) has nothing to flag
+    counts = per_paper[per_paper > 0]
+    typical = int(np.bincount(counts).argmax()) if counts.size else 0
+    many = (per_paper[pc_arr] >= 4) & (typical < 4)
     if many.any():
         for i in usable[many]:
             table.flags[i] = FLAG_MANY
         first = lines[int(usable[many][0])]
+        n_papers = int(np.unique(p_arr[many]).size)
+        cells = int(np.unique(pc_arr[many]).size)
         table.warnings.append(
-            f"{path}:{first}: {int((per_paper >= 4).sum())} paper(s){where} have four or more ratings; "
-            f"the third-reading rule covers three, so all are used (flag {FLAG_MANY})")
+            f"{path}:{first}: {n_papers} paper(s){where} have four or more ratings"
+            + (f" (in {cells} paper x {', '.join(fcols)} cells)" if fcols and cells != n_papers else "")
+            + f" where most have {typical}; the third-reading rule covers three, so all are used (flag {FLAG_MANY})")
     return keep, first_two
 
 
