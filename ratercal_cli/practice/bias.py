@@ -169,13 +169,16 @@ def _cell_tests(bias, se, count):
 
 def bias_table(ratings: Ratings, levels, level_ids, facet: str = "facet", main_expected=None, alpha: float = 0.05,
                scale_low: int = 0, n_nodes: int | None = None, step_sd: float = PRIOR_STEP_SD,
-               location_sd: float = PRIOR_LOCATION_SD, purify: bool = True) -> BiasTable:
+               location_sd: float = PRIOR_LOCATION_SD, purify: bool = True, threshold_levels=None) -> BiasTable:
     """Rater x ``facet`` interactions of ``ratings`` (module docstring).
 
     ``levels``: (n,) int level of each rating (0..F-1), ``level_ids`` their labels.
     ``main_expected``: (n,) each rating's expected score (0..M) under the main-effects model, for the
     observed-minus-expected column (None: left nan).  ``purify``: take significant cells out of the
     reference cells stepwise (module docstring); False: the sum-to-zero interaction.
+    ``threshold_levels``: (n,) int, the thresholds' level of each rating (``--steps-by`` the same facet as
+    ``levels``, so each cell lies in one level): the joint fit gives each level its own thresholds, as
+    the main-effects model does (None: shared thresholds).
     """
     levels = np.asarray(levels, dtype=np.int64)
     F = len(level_ids)
@@ -183,7 +186,13 @@ def bias_table(ratings: Ratings, levels, level_ids, facet: str = "facet", main_e
     ukeys, cell = np.unique(key, return_inverse=True)
     cell = cell.ravel()
     cell_rater, cell_level = ukeys // F, ukeys % F
-    fit = fit_mml(ratings, model="rsm", facet=cell, n_nodes=n_nodes, step_sd=step_sd, location_sd=location_sd)
+    if threshold_levels is None:
+        fit = fit_mml(ratings, model="rsm", facet=cell, n_nodes=n_nodes, step_sd=step_sd, location_sd=location_sd)
+        g_of = np.zeros(ratings.n_ratings, dtype=np.int64)
+    else:   # the levels only index the thresholds: their effects are the cells' (held at 0)
+        g_of = np.asarray(threshold_levels, dtype=np.int64)
+        fit = fit_mml(ratings, model="rsm", facet=np.column_stack([cell, g_of]), n_nodes=n_nodes, step_sd=step_sd,
+                      location_sd=location_sd, threshold_facet=1, anchor=lambda lay: lay.fix("facet1", None, 0.0))
     # the cells' locations l = severity[j] + gamma[cell] as rows over the fit's free coordinates
     K = ratings.max_score + 1
     lay = fit.layout
@@ -192,8 +201,8 @@ def bias_table(ratings: Ratings, levels, level_ids, facet: str = "facet", main_e
     natural[np.arange(ukeys.size), lay.index("facet0")] += 1.0
     L_rows = natural @ lay.free_map()[0].toarray()
     cov = fit.cov
-    loc = fit.item_tau[:, -1] / (K - 1)                       # item u's location (shared kappa sums to 0)
-    u_of = {(int(j), int(c)): u for u, (j, c) in enumerate(fit.items)}
+    loc = fit.item_tau[:, -1] / (K - 1)                       # item u's location (each row of kappa sums to 0)
+    u_of = {(int(j), int(c)): u for u, (j, c) in enumerate(fit.items[:, :2])}
     l_hat = np.array([loc[u_of[(int(j), c)]] for c, j in enumerate(cell_rater)])
     count = np.bincount(cell, minlength=ukeys.size)
     reference = np.ones(ukeys.size, bool)
@@ -224,11 +233,12 @@ def bias_table(ratings: Ratings, levels, level_ids, facet: str = "facet", main_e
         ome = np.bincount(cell, weights=ratings.score - np.asarray(main_expected, float), minlength=ukeys.size) / count
     # the bias's effect on the expected score of the cell's ratings, at the papers' EAP measures
     theta = fit.eap[ratings.paper]
-    kappa_cum = np.r_[0.0, np.cumsum(fit.thresholds)]
+    thr = np.atleast_2d(fit.thresholds)
+    kappa_cum = np.column_stack([np.zeros(thr.shape[0]), np.cumsum(thr, axis=1)])[g_of]   # each rating's
     x = np.arange(K)
     l_main = (l_hat - bias)[cell]
-    e1 = expected_score(theta, x[None, :] * l_hat[cell][:, None] + kappa_cum[None, :])
-    e0 = expected_score(theta, x[None, :] * l_main[:, None] + kappa_cum[None, :])
+    e1 = expected_score(theta, x[None, :] * l_hat[cell][:, None] + kappa_cum)
+    e0 = expected_score(theta, x[None, :] * l_main[:, None] + kappa_cum)
     points = np.bincount(cell, weights=e1 - e0, minlength=ukeys.size) / count
     rows = [dict(rater=ratings.rater_ids[cell_rater[c]], level=level_ids[cell_level[c]], count=int(count[c]),
                  observed_average=float(total[c] / count[c]) + scale_low, obs_minus_exp=float(ome[c]),

@@ -105,7 +105,7 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
                  _summary(ratings, check, adjust, summaries, cut)]
         for k, rep in enumerate(check.reports):
             name = rep.group
-            tag = _tag(ratings, name)
+            tag = _report_tag(ratings, check, rep)
             parts.append(f'<h2 id="group-{k}">{_esc(tag)}</h2>')
             parts.append(_raters(rep, maps.get(name)))
             g_cmp = next((g for g in compare.groups if g.name == name), None)
@@ -115,6 +115,16 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
             if s is not None:
                 parts.append(_shifts(s))
                 parts.append(_uncertain(ratings, adjust, name, cut))
+        if ratings.facets:   # a rubric: the many-facet model, then the methods and adjustment of each group
+            for k, (name, rub) in enumerate(check.rubric or ()):
+                parts.append(_rubric(_tag(ratings, name), rub, k))
+            for g_cmp in compare.groups:
+                parts.append(f"<h2>Methods: {_esc(_tag(ratings, g_cmp.name))}</h2>")
+                parts.append(_methods(g_cmp, mds.get(g_cmp.name), cut))
+            for s in summaries:
+                parts.append(f"<h2>Adjustment: {_esc(_tag(ratings, s.group))}</h2>")
+                parts.append(_shifts(s))
+                parts.append(_uncertain(ratings, adjust, s.group, cut))
         anchored = adjust.anchored if getattr(adjust, "anchored", None) is not None else getattr(check, "anchored", None)
         if anchored is not None:
             parts.append(_anchored(anchored))
@@ -130,7 +140,7 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
 def _summary(ratings, check, adjust, summaries, cut) -> str:
     items = []
     for rep in check.reports:
-        tag = _tag(ratings, rep.group)
+        tag = _report_tag(ratings, check, rep)
         why = "; ".join(rep.warranted_by) if rep.warranted else "no test found the raters differing"
         li = [f"<b>{_esc(tag)}</b>: adjustment warranted: "
               + (f'<span class="yes">yes</span> ({_esc(why)})' if rep.warranted else f'<span class="no">no</span> '
@@ -151,6 +161,55 @@ def _summary(ratings, check, adjust, summaries, cut) -> str:
             li.append(f'<span class="warn">{_esc(g.signal_warning)}</span>')
         items.append("<li>" + "<br>".join(li) + "</li>")
     return f'<div class="summary" id="summary"><h2>Summary</h2><ul>{"".join(items)}</ul></div>'
+
+
+def _report_tag(ratings, check, rep) -> str:
+    """A report's heading: its group, or with facets its cell (``criterion=org``), not 'all papers'."""
+    return check._tag(rep) if ratings.facets else _tag(ratings, rep.group)
+
+
+def _rubric(tag, rub, k) -> str:
+    """A rubric's many-facet model (:class:`.rubric.RubricReport`): the raters' and every facet's measures,
+    the category statistics (Facets Table 8) and the rater x facet bias tables (Tables 13)."""
+    from .rater_report import DISPLACEMENT_HEADERS, displacement_cells
+
+    def with_displacement(head, rows, source):
+        disp = displacement_cells(source)
+        return (head, rows) if disp is None else (head + DISPLACEMENT_HEADERS, [r + d for r, d in zip(rows, disp)])
+
+    out = [f'<h2 id="rubric-{k}">Many-facet model: {_esc(tag)}</h2>',
+           f'<p class="note">MFRM (paper + rater + {_esc(" + ".join(rub.facets))}, {_esc(rub.thresholds_text)}; '
+           "marginal ML); logits, + = more severe / harder (lower scores)</p>",
+           _table(*with_displacement(["rater", "count", "obs avg", "severity", "S.E.", "infit", "outfit"],
+                                     [[r["rater"], r["count"], _num(r["observed_average"]), _num(r["severity"]),
+                                       _num(r["se"]), _num(r["infit"]), _num(r["outfit"])] for r in rub.raters],
+                                     rub.raters), "mfrm-raters")]
+    for f, rows in rub.facets.items():
+        out.append(f"<h3>{_esc(f)}</h3>")
+        out.append(_table(*with_displacement([f, "count", "obs avg", "difficulty", "S.E."],
+                                             [[r["level"], r["count"], _num(r["observed_average"]),
+                                               _num(r["difficulty"]), _num(r["se"])] for r in rows], rows),
+                          "mfrm-facet"))
+    for t in rub.categories:
+        out.append(f"<h3>Category statistics (Facets Table 8){': ' + _esc(t.label) if t.label else ''}</h3>")
+        out.append(_table(["score", "count", "%", "average measure", "expected measure", "outfit", "threshold",
+                           "S.E."],
+                          [[c, n, _num(p, 0), _num(a), _num(e), _num(o), _num(th), _num(s)] for c, n, p, a, e, o, th, s
+                           in zip(t.categories, t.count, t.percent, t.average_measure, t.expected_measure, t.outfit,
+                                  t.threshold, t.threshold_se)], "categories"))
+        out += [f'<p class="warn">{_esc(w)}</p>' for w in t.warnings]
+    for f, b in rub.bias.items():
+        out.append(f"<h3>Rater x {_esc(f)} bias (Facets Table 13)</h3>")
+        out.append(f'<p class="note">joint MFRM by marginal ML; bias in logits, + = more severe in that {_esc(f)}; '
+                   f"points: its effect on the expected score; p Holm-adjusted over the cells; ref 'out': a cell "
+                   f"the main effects are not fitted to; {len(b.flagged)} of {len(b.rows)} cells with |t| &gt;= 2, "
+                   f"{len(b.significant)} significant at {b.alpha:g} after Holm</p>")
+        out.append(_table(["rater", f, "count", "obs avg", "bias", "S.E.", "points", "t", "Holm p", "ref"],
+                          [[r["rater"], r["level"], r["count"], _num(r["observed_average"]), _num(r["bias"]),
+                            _num(r["se"]), _num(r["bias_points"]), _num(r["t"]), pvalue(r["p_holm"]),
+                            "" if r["reference"] else "out"] for r in b.rows], "bias"))
+    out += [f'<p class="note">{_esc(n)}</p>' for n in rub.notes]
+    return "\n".join(out)
 
 
 def _raters(rep, wright) -> str:

@@ -197,12 +197,19 @@ class RubricReport:
     bias: dict
     scale_low: int = 0
     notes: list = field(default_factory=list)
+    #: the facet whose levels have their own thresholds (``--steps-by``), or None: shared thresholds
+    steps_by: str | None = None
+
+    @property
+    def thresholds_text(self) -> str:
+        return "shared thresholds" if self.steps_by is None else f"thresholds per {self.steps_by}"
 
     def to_dict(self) -> dict:
         from .text import json_clean
 
-        return json_clean({"model": "MFRM (" + " + ".join(["paper", "rater", *self.facets]) + ", shared thresholds; "
-                           "marginal ML)", "raters": self.raters, "facets": self.facets,
+        return json_clean({"model": "MFRM (" + " + ".join(["paper", "rater", *self.facets]) + ", "
+                           + self.thresholds_text + "; marginal ML)", "steps_by": self.steps_by,
+                           "raters": self.raters, "facets": self.facets,
                            "thresholds": np.asarray(self.model.thresholds_).tolist(),
                            "thresholds_se": np.asarray(self.model.thresholds_se_).tolist(),
                            "categories": [t.to_dict() for t in self.categories],
@@ -217,8 +224,8 @@ class RubricReport:
             return (head, cells) if disp is None else (head + DISPLACEMENT_HEADERS,
                                                        [c + d for c, d in zip(cells, disp)])
 
-        L = ["Many-facet Rasch model (MFRM: " + " + ".join(["paper", "rater", *self.facets]) + ", shared "
-             "thresholds; marginal ML; logits, + = lower scores)", ""]
+        L = ["Many-facet Rasch model (MFRM: " + " + ".join(["paper", "rater", *self.facets]) + ", "
+             + self.thresholds_text + "; marginal ML; logits, + = lower scores)", ""]
         L += text_table(*with_displacement(
             ["rater", "count", "obs avg", "severity", "S.E.", "infit", "outfit"],
             [[str(r["rater"]), str(r["count"]), num(r["observed_average"], 2), num(r["severity"], 2),
@@ -271,10 +278,13 @@ def rubric_check(ratings: Ratings, alpha: float = 0.05, steps_by: str | None = N
                                        groups=None if by is None else by[0],
                                        group_ids=() if by is None else [f"{steps_by} {x}" for x in by[1]])
     bias = {name: bias_table(ratings, lev, labels, name, main_expected=est.rating_expected_, alpha=alpha,
-                             scale_low=low)
+                             scale_low=low, threshold_levels=lev if name == steps_by else None)
             for name, (lev, labels) in ratings.facets.items()}
+    notes = list(est.notes_)
+    if steps_by is not None and len(ratings.facets) > 1:
+        notes.append(f"the bias tables of facets other than {steps_by} are fitted with shared thresholds")
     return RubricReport(model=est, raters=raters, facets=facets, categories=categories, bias=bias, scale_low=low,
-                        notes=list(est.notes_))
+                        notes=notes, steps_by=steps_by)
 
 
 def cell_parts(ratings: Ratings) -> list:

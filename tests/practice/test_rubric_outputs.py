@@ -86,3 +86,69 @@ def test_rater_report_states_the_mean_square_data_that_fit_give(tmp_path, per, e
     assert f"data that fit give mean squares near {expected}" in text and "two ratings per paper" not in text
     outfit = np.mean([r["outfit"] for r in rep.raters])
     assert outfit == pytest.approx(float(expected), abs=0.05)
+
+
+def _per_criterion(path, n=300, seed=2):
+    """A rubric on 1-6 whose criteria have their own thresholds (style narrow, org wide), 6 raters, two a
+    student, rater R2 1 logit harsher on org."""
+    rng = np.random.default_rng(seed)
+    sev = np.linspace(-0.5, 0.5, 6)
+    kappa = {"style": np.array([-1.2, -0.6, 0.0, 0.6, 1.2]), "org": np.array([-3.0, -1.5, 0.0, 1.5, 3.0])}
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["student", "rater", "style", "org"])
+        for p in range(n):
+            theta = rng.normal(0, 1.5)
+            for j in rng.choice(6, 2, replace=False):
+                row = [f"S{p:03d}", f"R{j + 1}"]
+                for c in ("style", "org"):
+                    loc = theta - sev[j] - (1.0 if (j == 1 and c == "org") else 0.0)
+                    cc = np.r_[0, np.cumsum(loc - kappa[c])]
+                    pr = np.exp(cc - cc.max())
+                    row.append(int(rng.choice(6, p=pr / pr.sum())) + 1)
+                w.writerow(row)
+    return path
+
+
+@pytest.mark.slow
+def test_steps_by_criterion_in_the_report_and_the_bias_table(tmp_path):
+    """Under --steps-by criterion the header and the JSON said 'shared thresholds', and the bias table was
+    fitted with shared thresholds whatever the main model had.  Both follow --steps-by now: the bias table's
+    joint fit has each criterion's thresholds, near the main model's, and finds the planted cell."""
+    f = _per_criterion(tmp_path / "r.csv")
+    res = CliRunner().invoke(cli, ["check", str(f), *OPTS, "--steps-by", "criterion", "--json", "-q"])
+    assert res.exit_code == 0, res.output
+    rub = json.loads(res.output)["rubric"][0]
+    assert rub["model"] == "MFRM (paper + rater + criterion, thresholds per criterion; marginal ML)"
+    assert rub["steps_by"] == "criterion" and np.shape(rub["thresholds"]) == (2, 5)
+    from ratercal_cli.practice.ratings_file import read_ratings
+    from ratercal_cli.practice.rubric import rubric_check
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = read_ratings(f, scale="1-6", paper_col="student", score_cols="style,org")
+    rep = rubric_check(r, steps_by="criterion")
+    assert "thresholds per criterion; marginal ML" in rep.format_text().splitlines()[0]
+    b = rep.bias["criterion"]
+    assert np.shape(b.fit.thresholds) == (2, 5)
+    np.testing.assert_allclose(b.fit.thresholds, rep.model.thresholds_, atol=0.2)
+    assert [(str(x["rater"]), str(x["level"])) for x in b.significant][:1] == [("R2", "org")]
+    shared = rubric_check(r)
+    assert "shared thresholds; marginal ML" in shared.format_text().splitlines()[0]
+
+
+@pytest.mark.slow
+def test_rubric_html_has_the_many_facet_tables(tmp_path):
+    """The rubric's HTML headed every criterion 'all papers' and had no many-facet table, no bias table and
+    no Table 8."""
+    f = _per_criterion(tmp_path / "r.csv", n=120)
+    res = CliRunner().invoke(cli, ["check", str(f), *OPTS, "-q", "--html", str(tmp_path / "r.html")])
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "r.html").read_text()
+    assert "<h2 id=\"group-0\">criterion=org</h2>" in page and "<h2 id=\"group-1\">criterion=style</h2>" in page
+    assert "all papers</h2>" not in page.split("Many-facet model")[0]
+    for piece in ("Many-facet model: all papers", 'class=\'mfrm-raters\'', "Category statistics (Facets Table 8)",
+                  "Rater x criterion bias (Facets Table 13)", "Methods: all papers", "Adjustment: all papers"):
+        assert piece in page, piece
