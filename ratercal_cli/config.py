@@ -161,6 +161,12 @@ def too_big(needed: int, what: str):
     return f"{what} would need about {_size(needed)} of memory; this machine has {_size(have)}"
 
 
+#: The most raters a design may have (``raters.count``; 1,000,000,000 was a 37 GiB allocation
+#: before the memory check could see it).
+MAX_RATERS = 1_000_000
+#: The largest seed (numpy's and the 1990 generators' seeds are at most 64 bits).
+MAX_SEED = 2**64 - 1
+
 #: The most values a config may hold, aliases expanded (a real one holds a few hundred): an
 #: "alias bomb", aliases of aliases each multiplying the size, is refused as soon as it passes this.
 MAX_VALUES = 100_000
@@ -284,6 +290,10 @@ def _parse_yaml(text: str, source: str, method_dirs=()):
         raise InputError(f"not valid YAML: {msg}", source, line) from None
     except RecursionError:   # brackets nested thousands deep, before the walk can count them
         raise InputError(f"not valid YAML: nested more than {MAX_DEPTH} levels deep", source) from None
+    except ValueError as exc:   # Python's limit on the digits of a whole number (a 5,001-digit seed:)
+        long = re.search(r"\d{4000,}", text)
+        line = text.count("\n", 0, long.start()) + 1 if long else None
+        raise InputError(f"not a usable number: {str(exc).split(';')[0]}", source, line) from None
     finally:
         loader.dispose()
     return data, where
@@ -363,7 +373,10 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     if true_score == "pcm" and generator == "linear":
         raise where.error(("true_score",), "the linear model's true score is its own; 'pcm' needs step parameters")
     cut = _number(where, ("cut",), data.get("cut", 3.25))
-    seed = _int(where, ("seed",), data.get("seed", 0), 0)
+    if not 0 <= cut <= 5:   # on the 0-5 scale (a 0-M scale uses cut * M / 5): outside, every paper passes or fails
+        raise where.error(("cut",), f"{cut:g} is outside the 0-5 scale the cut is given on (a 0-M scale uses "
+                          "cut x M / 5)")
+    seed = _int(where, ("seed",), data.get("seed", 0), 0, MAX_SEED)
     reps = _int(where, ("replications",), data.get("replications", 1), 1)
     if "quality" in data and data["quality"] != "basic":
         raise where.error(("quality",), "only 'basic' (the programs' shapes of a standard normal) is supported")
@@ -523,7 +536,7 @@ def _raters(data, where, generator, scales):
                                       "model needs b_1 < b_2 < ... < b_M")
         if raters.get("steps", "table3") == "table3" and "count" in raters:
             # any number of raters: Table 3's nine in turn (rater j is Table 3's rater j mod 9 + 1)
-            count = _int(where, ("raters", "count"), raters["count"], 1)
+            count = _int(where, ("raters", "count"), raters["count"], 1, MAX_RATERS)   # before the arrays are made
             steps = {m: np.resize(s, (count, s.shape[1])) for m, s in steps.items()}
         counts = {s.shape[0] for s in steps.values()}
         if len(counts) > 1:

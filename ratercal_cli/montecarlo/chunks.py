@@ -82,8 +82,8 @@ def _valid_chunk(path, spec_digest: str, chunk: Chunk):
     """``(lines, fields)`` of a valid chunk file (:func:`_fields`), else None."""
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except (FileNotFoundError, UnicodeDecodeError):
-        return None
+    except (FileNotFoundError, UnicodeDecodeError, IsADirectoryError, NotADirectoryError):
+        return None   # computed again (a folder in its place: writing it says so, one line)
     head = chunk_header(spec_digest, chunk) + ",".join(COLUMNS) + "\n"
     end = text.rfind("# end ", len(head) - 1)
     if not text.startswith(head) or end < len(head) or text[end:] != chunk_end(text[len(head):end]):

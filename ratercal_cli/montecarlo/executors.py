@@ -108,6 +108,12 @@ def dask(fn, shared, tasks, scheduler, key=None):
             name = {} if key is None else {"key": key(task)}
             futures[client.submit(fn, remote, task, pure=False, **name)] = task
         for fut, body in as_completed(list(futures), with_results=True):
+            if isinstance(body, BaseException) or fut.status != "finished":
+                # a cancelled future comes back as its exception (the scheduler killed mid-run): it was
+                # taken for the chunk's text ('can only concatenate str (not "FutureCancelledError")')
+                raise ArgumentError("scheduler", f"the Dask cluster at {scheduler!r} lost a task ({fut.status}: "
+                                    f"{type(body).__name__}; the scheduler or its workers stopped?); the chunks "
+                                    "done are kept: run again to resume")
             yield futures[fut], body
     finally:
         if own:

@@ -156,6 +156,11 @@ def _listed(anchors, name, most=5) -> str:
     return shown + (f" and {len(anchors) - most} more" if len(anchors) > most else "")
 
 
+#: The largest |measure| or SE (logits) an anchor may have: Facets' measures lie within a few
+#: logits of 0; beyond this a value is a typing error (1e300 overflowed the fit).
+MAX_LOGITS = 100.0
+
+
 def _at(line) -> str:
     return f"line {line}" if isinstance(line, int) else str(line)
 
@@ -201,6 +206,11 @@ def _anchor(fields: dict, path, line, model_scale) -> tuple:
         raise InputError("only thresholds belong to a level", path, line, "level")
     measure = _number(fields.get("measure", ""), path, line, "measure")
     se = _number(fields.get("se", "") if fields.get("se") is not None else "", path, line, "se", blank_ok=True)
+    if abs(measure) > MAX_LOGITS:   # 1e300 overflowed the fit with 20 warnings, then an error naming no line
+        raise InputError(f"{measure:g} logits is not a measure (at most {MAX_LOGITS:g} either side of 0)", path,
+                         line, "measure")
+    if se < 0 or se > MAX_LOGITS:   # nan (blank) passes both
+        raise InputError(f"{se:g} is not a standard error (0 to {MAX_LOGITS:g} logits)", path, line, "se")
     return (model, str(scale)), scale, Anchor(facet, element, measure, se, level, line)
 
 
@@ -215,6 +225,8 @@ def read_anchors(path, encoding=None) -> Anchors:
             doc = json.loads(read_text(path, encoding))
         except json.JSONDecodeError as exc:
             raise InputError(f"not JSON ({exc.msg})", path, exc.lineno) from None
+        except RecursionError:   # brackets nested 200,000 deep: the parser's stack, not a traceback
+            raise InputError("not an anchor file: JSON nested too deep", path) from None
         if not isinstance(doc, dict) or not isinstance(doc.get("elements"), list):
             raise InputError('expected {"model": ..., "scale": ..., "elements": [...]}', path)
         not_object = next((k for k, e in enumerate(doc["elements"]) if not isinstance(e, dict)), None)

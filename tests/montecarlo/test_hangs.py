@@ -48,3 +48,37 @@ def test_a_port_that_is_not_dask_is_one_line_within_the_timeout(server):
     with pytest.raises(RatercalError, match=r"scheduler: cannot reach the Dask scheduler at 'tcp://127\.0\.0\.1"):
         connect(distributed.Client, server, seconds=1.0)
     assert time.monotonic() - t0 < 10
+
+
+def _slow_square(shared, task):
+    time.sleep(0.05)
+    return str(task * task)
+
+
+class _Cancelling:
+    """A Dask client whose second task is cancelled, as when the scheduler is killed mid-run."""
+
+    def __init__(self, client):
+        self.client, self.n = client, 0
+
+    def scatter(self, *args, **kwargs):
+        return self.client.scatter(*args, **kwargs)
+
+    def submit(self, *args, **kwargs):
+        fut = self.client.submit(*args, **kwargs)
+        self.n += 1
+        if self.n == 2:
+            fut.cancel()
+        return fut
+
+
+def test_a_task_the_cluster_lost_is_one_line_not_a_type_error():
+    """It was 'TypeError: can only concatenate str (not "FutureCancelledError")': the cancelled
+    future's exception was yielded as the chunk's text."""
+    distributed = pytest.importorskip("distributed")
+    from ratercal_cli.montecarlo.executors import run_tasks
+
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+        with pytest.raises(RatercalError, match=r"scheduler: the Dask cluster .* lost a task .*run again to resume"):
+            got = list(run_tasks(_slow_square, None, list(range(6)), scheduler=_Cancelling(client)))
+            assert all(isinstance(body, str) for _, body in got)   # before: an exception among the bodies
