@@ -291,6 +291,8 @@ def _parse_yaml(text: str, source: str, method_dirs=()):
     except RecursionError:   # brackets nested thousands deep, before the walk can count them
         raise InputError(f"not valid YAML: nested more than {MAX_DEPTH} levels deep", source) from None
     except ValueError as exc:   # Python's limit on the digits of a whole number (a 5,001-digit seed:)
+        if isinstance(exc, InputError):
+            raise
         long = re.search(r"\d{4000,}", text)
         line = text.count("\n", 0, long.start()) + 1 if long else None
         raise InputError(f"not a usable number: {str(exc).split(';')[0]}", source, line) from None

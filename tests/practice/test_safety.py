@@ -245,7 +245,7 @@ def test_an_xlsx_declaring_a_huge_dimension_is_read_by_its_cells(tmp_path):
     assert bomb.stat().st_size < 10_000
     res = _bounded("adjust", bomb, "--scale", "0-5", "-o", tmp_path / "out.csv", "-q")
     assert res.returncode == 0, res.stderr
-    rows = list(csv.reader((tmp_path / "out.csv").open()))
+    rows = list(csv.reader((tmp_path / "out.csv").open(encoding="utf-8-sig")))   # for Excel: a BOM
     assert len(rows) == 25 and rows[0] == ["paper", "rater", "score", "flag", "TLI", "TLI_paper"]
 
 
