@@ -119,3 +119,19 @@ def regular_input(path, what: str | None = None) -> int:
                          "data to one", path, field=what)
     return st.st_size
 
+
+
+#: The most characters of a file's text an error message quotes (:func:`snippet`).
+SNIPPET_CHARS = 24
+
+
+def snippet(text, limit: int = SNIPPET_CHARS) -> str:
+    """``text`` quoted for an error message: its first ``limit`` characters, whitespace at the ends
+    dropped, in Python's quoted form (a control character or other unprintable one shown escaped,
+    ``'\\x00'``), ``...`` after it when there was more.  An error names the file and line; it need
+    not, and must not, copy a line of an arbitrary file (a Facets ``Data = /etc/shadow``) into a log."""
+    if not isinstance(text, str):   # a value parsed from the file (JSON): its repr, cut
+        shown = repr(text)
+        return shown[:limit] + ("..." if len(shown) > limit else "")
+    text = text.strip()
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ArgumentError, InputError, arg
+from ..guard import snippet
 from ..io import atomic_write, read_table, read_text
 from .ratings_file import Scale, parse_scale
 
@@ -172,16 +173,16 @@ def _number(text, path, line, column, blank_ok=False):
     try:
         value = float(text)
     except ValueError:
-        raise InputError(f"{text!r} is not a number", path, line, column) from None
+        raise InputError(f"{snippet(text)} is not a number", path, line, column) from None
     if not math.isfinite(value):
-        raise InputError(f"{text!r} is not a finite number", path, line, column)
+        raise InputError(f"{snippet(text)} is not a finite number", path, line, column)
     return value
 
 
 def _anchor(fields: dict, path, line, model_scale) -> tuple:
     model = str(fields.get("model", "")).strip().upper()
     if model not in MODELS:
-        raise InputError(f"{model!r}: expected one of {', '.join(MODELS)}", path, line, "model")
+        raise InputError(f"{snippet(model)}: expected one of {', '.join(MODELS)}", path, line, "model")
     try:
         scale = parse_scale(str(fields.get("scale", "")).strip())
     except InputError as exc:   # parse_scale speaks of the argument scale; here it is a field of the file
@@ -200,7 +201,7 @@ def _anchor(fields: dict, path, line, model_scale) -> tuple:
         try:
             int(element)
         except ValueError:
-            raise InputError(f"{element!r}: a threshold's element is the category it leads into, a whole "
+            raise InputError(f"{snippet(element)}: a threshold's element is the category it leads into, a whole "
                              "number", path, line, "element") from None
     elif level:
         raise InputError("only thresholds belong to a level", path, line, "level")
@@ -231,7 +232,7 @@ def read_anchors(path, encoding=None) -> Anchors:
             raise InputError('expected {"model": ..., "scale": ..., "elements": [...]}', path)
         not_object = next((k for k, e in enumerate(doc["elements"]) if not isinstance(e, dict)), None)
         if not_object is not None:
-            raise InputError(f"every element must be an object, not {doc['elements'][not_object]!r}", path,
+            raise InputError(f"every element must be an object, not {snippet(doc['elements'][not_object])}", path,
                              f"element {not_object + 1}")
         records = [(f"element {k + 1}", {"model": doc.get("model"), "scale": doc.get("scale"), **e})
                    for k, e in enumerate(doc["elements"])]

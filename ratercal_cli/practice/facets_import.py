@@ -214,6 +214,14 @@ class FacetsData:
         return Anchors("MFRM", parse_scale(self.scale()), out)
 
 
+def _q(text) -> str:
+    """A bounded, printable quote of what a file holds, for an error message: never a whole line of
+    an arbitrary file (``Data = /proc/self/environ`` quoted 1.4 KB of environment variables)."""
+    from ..guard import snippet
+
+    return snippet(text)
+
+
 def _quote(text: str) -> str:
     return text if re.fullmatch(r"[A-Za-z0-9_.,/+-]+", text) else "'" + text.replace("'", "'\\''") + "'"
 
@@ -292,7 +300,7 @@ def read_facets(path, encoding=None) -> FacetsData:
             break
         kv = _keyword(text)
         if kv is None:
-            raise InputError(f"expected a 'keyword = value' specification, not {text.strip()!r}", path, ln)
+            raise InputError(f"expected a 'keyword = value' specification, not {_q(text.strip())}", path, ln)
         key, value = kv
         if key == "title":
             title = value
@@ -345,7 +353,7 @@ def read_facets(path, encoding=None) -> FacetsData:
     names = [f.name.lower() for f in facets]
     for f in facets:
         if f.name.lower() == "score" or names.count(f.name.lower()) > 1:
-            raise InputError(f"facet name {f.name!r} is used twice (or is 'score'): rename it in Labels=", path)
+            raise InputError(f"facet name {_q(f.name)} is used twice (or is 'score'): rename it in Labels=", path)
     top, top_line = _model_top(models, scales, len(facets), path)
     steps_facet = _partial_credit(models, facets, path)
     if units is not None and any(f.anchors for f in facets):
@@ -361,7 +369,7 @@ def read_facets(path, encoding=None) -> FacetsData:
 
 def _int(value, path, ln, what):
     if not _INT.match(value):
-        raise InputError(f"{what} = {value!r}: expected a whole number", path, ln)
+        raise InputError(f"{what} = {_q(value)}: expected a whole number", path, ln)
     return int(value)
 
 
@@ -392,12 +400,12 @@ def _read_labels(lines: _Lines, path, at, notes) -> list:
             continue
         head = _fields(text)
         if not head or not _INT.match(head[0]) or len(head) < 2:
-            raise InputError(f"expected a facet heading 'number, name' in Labels=, not {text.strip()!r}", path, ln)
+            raise InputError(f"expected a facet heading 'number, name' in Labels=, not {_q(text.strip())}", path, ln)
         code = head[2].strip().upper() if len(head) > 2 else ""
         if code and code not in ("A", "D", "X", "N"):
             why = (" (group anchoring: ratercal anchors elements one by one; give each element its value with "
                    "code A)" if code.startswith("G") else "")
-            raise InputError(f"facet anchoring code {head[2].strip()!r} is not supported{why}", path, ln)
+            raise InputError(f"facet anchoring code {_q(head[2].strip())} is not supported{why}", path, ln)
         facet = Facet(int(head[0]), head[1].strip() or f"facet{head[0]}", code=code, line=ln)
         if any(f.number == facet.number for f in facets):
             raise InputError(f"facet {facet.number} is listed twice in Labels=", path, ln)
@@ -418,7 +426,7 @@ def _read_labels(lines: _Lines, path, at, notes) -> list:
                 continue
             if not _INT.match(parts[0]):
                 raise InputError(f"expected an element 'number[, label]' of facet {facet.name}, not "
-                                 f"{etext.strip()!r}", path, eln)
+                                 f"{_q(etext.strip())}", path, eln)
             e = int(parts[0])
             if e == 0:
                 raise InputError("element number 0 (Facets: the facet does not apply) is not supported", path, eln)
@@ -429,7 +437,7 @@ def _read_labels(lines: _Lines, path, at, notes) -> list:
                 try:
                     facet.anchors[e] = float(parts[2])
                 except ValueError:
-                    raise InputError(f"anchor value {parts[2].strip()!r} of element {e} of facet {facet.name} is not a "
+                    raise InputError(f"anchor value {_q(parts[2].strip())} of element {e} of facet {facet.name} is not a "
                                      "number", path, eln) from None
         # labels that do not tell the elements apart (two alike, or one that is another element's
         # number, as element 1 labelled '3' beside an unlabelled element 3): the numbers are written
@@ -461,7 +469,7 @@ def _model_top(models, scales, n_facets, path):
     for ln, text in models:
         parts = _fields(text)
         if len(parts) < n_facets + 1:
-            raise InputError(f"model {text.strip()!r} has fewer than {n_facets} facets and a scale", path, ln)
+            raise InputError(f"model {_q(text.strip())} has fewer than {n_facets} facets and a scale", path, ln)
         scale = parts[n_facets].strip()
         if re.fullmatch(r"[Rr]\d*[Kk]?", scale):
             digits = re.sub(r"\D", "", scale)
@@ -474,7 +482,7 @@ def _model_top(models, scales, n_facets, path):
             tops.add(scales[scale.lower()])
             line = line or ln
         else:
-            raise InputError(f"model scale {scale!r} is not supported (rating scales R, Rn or a named "
+            raise InputError(f"model scale {_q(scale)} is not supported (rating scales R, Rn or a named "
                              "'Rating scale = name, Rn'; dichotomies D)", path, ln)
     tops.discard(None)
     if len(tops) > 1:
@@ -497,9 +505,9 @@ def _partial_credit(models, facets, path):
             try:
                 w = float(weight)
             except ValueError:
-                raise InputError(f"model {text.strip()!r}: weight {weight!r} is not a number", path, ln) from None
+                raise InputError(f"model {_q(text.strip())}: weight {_q(weight)} is not a number", path, ln) from None
             if w != 1:
-                raise InputError(f"model {text.strip()!r} weighs its ratings {weight}: ratercal weighs every rating "
+                raise InputError(f"model {_q(text.strip())} weighs its ratings {weight}: ratercal weighs every rating "
                                  "alike (remove the weight to analyse them unweighted)", path, ln)
     if len(marked) > 1:
         raise InputError(f"Models= marks facets {sorted(marked)} '#': one facet with its own rating scales "
@@ -524,10 +532,10 @@ def _parse_data(items, facets, spec, data_line, top=None, top_line=None) -> list
     for where, ln, text in items:
         parts = _fields(text)
         if parts and parts[0][:1] in ("R", "r", "$") and not _INT.match(parts[0]):
-            raise InputError(f"data line {text.strip()!r}: weighted or replicated data lines ('R2, ...') and "
+            raise InputError(f"data line {_q(text.strip())}: weighted or replicated data lines ('R2, ...') and "
                              "Dvalues are not supported", where, ln)
         if len(parts) < F + 1:
-            raise InputError(f"data line {text.strip()!r}: expected {F} element numbers then the observation(s)",
+            raise InputError(f"data line {_q(text.strip())}: expected {F} element numbers then the observation(s)",
                              where, ln)
         elems, span = [], None
         for k, (facet, ref) in enumerate(zip(facets, parts[:F])):
@@ -546,7 +554,7 @@ def _parse_data(items, facets, spec, data_line, top=None, top_line=None) -> list
                 elems.append(None)
                 continue
             if not _INT.match(ref):
-                raise InputError(f"{facet.name}: element {ref!r} is not an element number (element labels in "
+                raise InputError(f"{facet.name}: element {_q(ref)} is not an element number (element labels in "
                                  "the data, Delements=, are not supported)", where, ln)
             elems.append(int(ref))
         obs = parts[F:]
@@ -560,7 +568,7 @@ def _parse_data(items, facets, spec, data_line, top=None, top_line=None) -> list
             if x in ("", "."):
                 continue
             if not _INT.match(x):
-                raise InputError(f"observation {x!r} is not a whole number", where, ln)
+                raise InputError(f"observation {_q(x)} is not a whole number", where, ln)
             e = list(elems)
             if span:
                 e[span[0]] = span[1][j]

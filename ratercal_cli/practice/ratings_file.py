@@ -41,6 +41,7 @@ import numpy as np
 
 from ..design import keep_first, needs_third
 from ..errors import ArgumentError, InputError, arg
+from ..guard import snippet
 from ..io import find_column, open_output, paused_gc, read_table, read_text
 from ..methods.base import MIN_RATINGS
 from ..ratings import MAX_SCALE_POINTS, Adjusted, Ratings, Scale, checked_scale, natural_key, parse_scale  # noqa: F401
@@ -409,10 +410,10 @@ def _parse_score(text, path, line, column, decimal="."):
     if decimal == ",":
         text = text.replace(",", ".")
     if not _NUMBER.fullmatch(text):
-        raise InputError(f"{shown!r} is not a number", path, line, column)
+        raise InputError(f"{snippet(shown)} is not a number", path, line, column)
     value = float(text)
     if not np.isfinite(value) or value != int(value):
-        raise InputError(f"{shown!r} is not a whole number", path, line, column)
+        raise InputError(f"{snippet(shown)} is not a whole number", path, line, column)
     return int(value)
 
 

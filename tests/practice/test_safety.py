@@ -284,3 +284,26 @@ def test_a_facets_labels_range_of_a_billion_is_refused(tmp_path):
                     "Data =\n1-1000000000,1,3\n")
     res = _bounded("import-facets", spec, "-o", tmp_path / "long.csv", timeout=60)
     assert res.returncode == 2 and "needs 1,000,000,000 observations" in res.stderr
+
+
+# -- item 9: error messages quote a bounded, printable snippet ---------------------------------
+def test_a_facets_data_file_of_secrets_is_not_copied_into_the_error(tmp_path):
+    secret = "root:$6$SALTSALT$" + "h" * 80 + ":19000:0:99999:7:::"
+    data = tmp_path / "shadow"
+    data.write_text(secret + "\n")
+    env = tmp_path / "environ"
+    env.write_bytes(b"HOME=/root\0PATH=/usr/bin\0SECRET_TOKEN=" + b"x" * 1400 + b"\0")
+    for target in (data, env):
+        spec = tmp_path / "spec.txt"
+        spec.write_text(SPEC.format(data=target))
+        res = run("import-facets", spec, "-o", tmp_path / "long.csv")
+        assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+        assert "hhhhhhhhhhhhhhhhhhhh" not in res.stderr and "x" * 30 not in res.stderr
+        assert "\0" not in res.stderr and len(res.stderr) < 300 + len(str(target)), res.stderr
+
+
+def test_a_long_score_cell_is_quoted_in_part(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("paper,rater,score\nP1,R1," + "7" * 50 + "x\nP1,R2,3\n")
+    res = run("check", path, "--scale", "0-5")
+    assert res.exit_code == 2 and "r.csv:2: score: '777777777777777777777777'... is not a number" in res.stderr
