@@ -185,7 +185,7 @@ def _parse_methods(values, default, allow_recommended=False):
 #: ``adjust`` options that describe a ratings file and mean nothing for a run folder.
 FILE_ONLY = ("output", "layout", "level_names", "changes_out", "memo_out", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
              "discrepancy", "encoding", "order_col", "assignment", "decimal", "sheet", "fold_labels", "cut",
-             "bootstrap", "seed", "as_json", "html_out", "facet_cols", "score_cols", "rater_cols", "total", "anchors_in",
+             "bootstrap", "seed", "as_json", "shrinkage", "html_out", "facet_cols", "score_cols", "rater_cols", "total", "anchors_in",
              "anchors_out", "steps_by", "shared_raters")
 
 
@@ -315,8 +315,13 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
               help="Output file, or - for standard output (default: SOURCE's name + .adjusted.csv, "
                    "beside it).  A link is written through; the folder must exist.")
-@click.option("--assignment", type=click.Choice(["random", "nonrandom"]), default="random",
-              show_default=True, help="For --method recommended: how papers were assigned to raters.")
+@click.option("--assignment", type=click.Choice(["auto", "random", "nonrandom"]), default="auto",
+              show_default=True, help="For --method recommended: how papers were assigned to raters (auto: what the "
+                                      "file shows, as check says it).")
+@click.option("--shrinkage", type=click.Choice(["none", "kelley"]), default=None,
+              help="The named methods' paper scores at a shrinkage level of the study: none (unshrunk; MML/MFRM at "
+                   "Warm's WLE) or kelley (Kelley's formula; MML/MFRM at their EAP).  Default: each method's own "
+                   "(MML/MFRM at the EAP, the others unshrunk); --method recommended has its own level.")
 @click.option("--cut", default=None, metavar="CUT[,CUT...]",
               help="Cut score (a paper passes with a score >= cut): the summary names the papers whose "
                    "pass/fail the adjustment changed; with paper SEs, columns X_paper_pass.  Several cuts "
@@ -349,7 +354,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @_file_options
 @_calibration_options
 @_one_line_errors
-def adjust(source, methods, variant, output, assignment, cut, layout, level_names, changes_out, memo_out, bootstrap, seed, total,
+def adjust(source, methods, variant, output, assignment, shrinkage, cut, layout, level_names, changes_out, memo_out, bootstrap, seed, total,
            as_json, html_out, shared_raters,
            scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding,
            decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by,
@@ -407,7 +412,8 @@ def adjust(source, methods, variant, output, assignment, cut, layout, level_name
     one_cut = levels.cuts[0] if levels is not None and len(levels.cuts) == 1 and not table.ratings.facets else None
     result = adjust_ratings(table.ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=one_cut,
                             bootstrap=bootstrap, seed=seed, anchors=_anchors(anchors_in, hold_drifted),
-                            steps_by=steps_by, shared_raters=shared_raters, hold_drifted=hold_drifted)
+                            steps_by=steps_by, shared_raters=shared_raters, hold_drifted=hold_drifted,
+                            shrinkage=shrinkage)
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet)
     n_lines = _write_adjusted_output(output, table, result, total, layout)

@@ -16,7 +16,9 @@ import numpy as np
 
 from ..errors import ArgumentError, RatercalError, arg
 from ..ratings import Ratings
-from ..vocabulary import DEFAULT_VARIANT, STUDY_METHODS, adjusted_columns
+from ..methods import make_method
+from ..methods.base import FIT_FAILURES
+from ..vocabulary import DEFAULT_VARIANT, SHRINKAGES, STUDY_METHODS, adjusted_columns
 from .cut import check_cut
 
 __all__ = ["RECOMMENDED", "parse_methods", "check_cut", "recommended_method", "apply_group", "adjust", "AdjustResults",
@@ -58,11 +60,32 @@ def where(ratings: Ratings, name) -> str:
     return (f"{ratings.source}: " if ratings.source else "") + (f"{tag}: " if tag else "")
 
 
-def recommended_method(ratings: Ratings, assignment: str = "random") -> str:
-    """The method ``check`` recommends for one group's ratings (Denny's Chapter 5 rule; no Rasch fit)."""
+def recommended_method(ratings: Ratings, assignment: str = "auto") -> str:
+    """The method ``check`` recommends for one group's ratings (its one recommendation, without
+    ``--simulate``: :mod:`.recommend`)."""
+    return recommended_decision(ratings, assignment)[0].method
+
+
+def recommended_decision(ratings: Ratings, assignment: str = "auto"):
+    """``(Recommendation, Assignment)`` of one group's ratings, as ``check`` (without ``--simulate``)
+    decides them."""
     from .diagnostics import check_ratings
 
-    return check_ratings(ratings, assignment=assignment, rasch=False).recommendation
+    rep = check_ratings(ratings, assignment=assignment, rasch=ratings.max_raters_per_paper() > 1)
+    return rep.decision, rep.assignment_found
+
+
+def _at_level(est, ratings, adj, shrinkage):
+    """``adj`` at the study's shrinkage level ``shrinkage`` (:func:`~ratercal_cli.methods.shrinkage.shrunk_papers`):
+    the paper scores of that level, each rating moved by as much as its paper was."""
+    from ..methods.shrinkage import shrunk_papers
+    from ..ratings import Adjusted
+
+    paper = np.asarray(shrunk_papers(est, ratings, adj.paper, (shrinkage,))[shrinkage], dtype=np.float64)
+    if np.array_equal(paper, np.asarray(adj.paper), equal_nan=True):
+        return adj
+    move = paper - np.asarray(adj.paper, dtype=np.float64)
+    return Adjusted(rating=np.asarray(adj.rating, dtype=np.float64) + move[ratings.paper], paper=paper)
 
 
 def apply_group(ratings: Ratings, codes, variant=DEFAULT_VARIANT, strict=True, prefix=""):
@@ -191,31 +214,52 @@ def shared_raters_need_facets(ratings):
                             f"ratings have none (give {arg('facet_cols')} or {arg('score_cols')})")
 
 
-def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfrm=None, shared_raters=False):
+def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfrm=None, shared_raters=False,
+                  shrinkage=None):
     if ratings.facets:
         return _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm, shared_raters)
     want = [c for c in codes if c != RECOMMENDED]
-    warnings, rec = [], None
+    warnings, rec, dec = [], None, None
     if RECOMMENDED in codes:
-        rec = recommended_method(ratings, assignment)
-        warnings.append(f"{prefix}recommended {rec}")
-        want = list(dict.fromkeys(want + [rec]))
+        dec, found = recommended_decision(ratings, assignment)
+        rec = dec.method
+        warnings.append(f"{prefix}recommended {dec.label} ({dec.reasons[-1]})")
+        if not dec.multigroup:
+            want = list(dict.fromkeys(want + [rec]))
     applied, notes = apply_group(ratings, want, variant, strict, prefix)
     warnings += [prefix + n for n in notes]
     adjusted, estimators = dict(applied.adjusted), dict(applied.estimators)
     if mfrm is not None and "MFRM" in adjusted:   # anchored: the MFRM fitted on the calibration's scale
         adjusted["MFRM"], estimators["MFRM"] = mfrm.transform(ratings), mfrm
-    if rec is not None and rec in adjusted:
-        adjusted[RECOMMENDED], estimators[RECOMMENDED] = adjusted[rec], estimators[rec]
+    if shrinkage is not None:   # --shrinkage: every named method at that level of the study
+        for code in list(adjusted):
+            try:
+                adjusted[code] = _at_level(estimators[code], ratings, adjusted[code], shrinkage)
+            except FIT_FAILURES as exc:
+                if strict:
+                    raise RatercalError(f"{prefix}{code} at shrinkage {shrinkage}: {exc}") from None
+                warnings.append(f"{prefix}{code} left at its own scores: shrinkage {shrinkage}: {exc}")
+    if dec is not None and dec.multigroup:   # the marginal model with a mean quality per cluster
+        est = make_method(rec, clusters=found.clusters)
+        try:
+            adjusted[RECOMMENDED] = _at_level(est, ratings, est.fit_transform(ratings), dec.shrinkage)
+            estimators[RECOMMENDED] = est
+        except FIT_FAILURES as exc:
+            raise RatercalError(f"{prefix}recommended {dec.label}: {exc}") from None
+    elif rec is not None and rec in applied.adjusted:
+        est = applied.estimators[rec]
+        adjusted[RECOMMENDED] = _at_level(est, ratings, applied.adjusted[rec], dec.shrinkage)
+        estimators[RECOMMENDED] = est
         if rec not in codes:
             del adjusted[rec], estimators[rec]
-    return GroupAdjustment(name, ratings, adjusted, estimators, dict(applied.skipped), rec, warnings)
+    return GroupAdjustment(name, ratings, adjusted, estimators, dict(applied.skipped),
+                           None if dec is None else dec.label, warnings)
 
 
-def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assignment: str = "random",
+def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assignment: str = "auto",
            strict: bool | None = None, cut: float | None = None, bootstrap: int = 0,
            seed: int = 0, anchors=None, steps_by: str | None = None,
-           shared_raters: bool = False, hold_drifted: bool = False) -> "AdjustResults":
+           shared_raters: bool = False, hold_drifted: bool = False, shrinkage: str | None = None) -> "AdjustResults":
     """Adjust the scores of ``ratings`` by one or more methods, group by group.
 
     Parameters
@@ -225,12 +269,18 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
         each group is adjusted on its own, as Denny adjusted each grade.
     method : str or list of str, default "TLI"
         Method code(s) (``"TLI"``, ``"TLI,MN"``, ``["TLI", "MML"]``), ``"all"`` (the study's ten)
-        or ``"recommended"``: each group's method by Chapter 5's rule, as :func:`check`
-        recommends it (its scores under the name ``recommended``).
+        or ``"recommended"``: each group's one recommendation as :func:`check` (without
+        ``simulate``) makes it (:mod:`.recommend`: the method at its shrinkage level, the multi-group
+        MML where assignment is confounded with clusters), its scores under the name ``recommended``.
     variant : {"corrected", "faithful"}
         The 1990 methods as they should compute, or as the QuickBASIC programs did.
-    assignment : {"random", "nonrandom"}
-        How papers were assigned to raters (for ``recommended``).
+    assignment : {"auto", "random", "nonrandom"}
+        How papers were assigned to raters (for ``recommended``; ``auto``: what the file shows).
+    shrinkage : {None, "none", "kelley"}
+        The named methods' paper scores at a shrinkage level of the study
+        (:mod:`ratercal_cli.methods.shrinkage`): ``none`` unshrunk (the Rasch fits at Warm's WLE),
+        ``kelley`` shrunk (Kelley's formula; the Rasch fits at their EAP); None: each method's own
+        (MML and MFRM at the EAP, the others unshrunk).  ``recommended`` has its own level.
     strict : bool, optional
         A method that cannot be applied to a group raises :class:`~ratercal_cli.errors.RatercalError`
         (default: unless ``method`` is ``"all"``, where it is skipped with a warning).
@@ -285,8 +335,10 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
                             f"{arg('method', 'MFRM', cli='-m MFRM')}")
     if shared_raters:
         shared_raters_need_facets(ratings)
+    if shrinkage is not None and shrinkage not in SHRINKAGES:
+        raise ArgumentError("shrinkage", f"must be one of {', '.join(SHRINKAGES)}, not {shrinkage!r}")
     groups = [_adjust_group(name, g, where(ratings, name), codes, variant, strict, assignment, mfrm.get(name),
-                            shared_raters) for name, g in ratings.by_group()]
+                            shared_raters, shrinkage) for name, g in ratings.by_group()]
     done = [c for c in codes if any(c in g.adjusted for g in groups)]
     if not done:
         raise RatercalError(f"{ratings.source + ': ' if ratings.source else ''}no method could be applied")

@@ -114,6 +114,11 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
 
             bias = rater_group_bias(groups, ratings.group_name, alpha=alpha, scale_low=ratings.scale_low,
                                     models=[r.rater_model for r in reports])
+        if sims is not None:   # the simulation has its say in the one recommendation
+            from .recommend import recommend_group
+
+            for rep, (_, g), sim in zip(reports, groups, sims):
+                rep.decision = recommend_group(rep, g, sim)
         res = CheckResults(ratings, reports, bias, simulations=sims)
         if bias is not None and len(groups) > 1:
             res.group_interaction = _joint_group_bias(ratings, alpha)
@@ -238,7 +243,19 @@ class CheckResults:
 
     @property
     def recommendation(self) -> dict:
-        """``{group: method}`` by Chapter 5's rule (group None without groups)."""
+        """``{group: method}``, the one recommendation of each group (:mod:`.recommend`; group None
+        without groups); its shrinkage level in :attr:`recommendation_shrinkage`, its reasons in
+        ``report(group).decision``."""
+        return {r.group: (r.decision.method if r.decision is not None else r.recommendation) for r in self.reports}
+
+    @property
+    def recommendation_shrinkage(self) -> dict:
+        """``{group: "none" or "kelley"}``: the shrinkage level of :attr:`recommendation`."""
+        return {r.group: (r.decision.shrinkage if r.decision is not None else "none") for r in self.reports}
+
+    @property
+    def rule(self) -> dict:
+        """``{group: method}`` by Chapter 5's rule alone."""
         return {r.group: r.recommendation for r in self.reports}
 
     def report(self, group=None) -> CheckReport:
@@ -274,14 +291,24 @@ class CheckResults:
                    if self.facet_simulations is not None else {})}
 
     def short_summary(self) -> str:
-        """The lines ``check``'s text starts with: per group, whether adjustment is warranted and
-        which method Chapter 5's rule recommends, and why."""
+        """The lines ``check``'s text starts with: per group the one recommendation (:mod:`.recommend`)
+        and which source decided, whether adjustment is warranted, the assignment, and each source's
+        method."""
         lines = ["SUMMARY"]
         for rep in self.reports:
             tag = self._tag(rep) or "all papers"   # a group (grade=5), a rubric's cell (criterion=org)
             why = "; ".join(rep.warranted_by) if rep.warranted else "no test found the raters differing"
-            lines.append(f"  {tag}: adjustment warranted: {'yes' if rep.warranted else 'no'} ({why}); "
-                         f"recommended {rep.recommendation} -- {rep.reason}")
+            dec = rep.decision
+            if dec is None:
+                lines.append(f"  {tag}: adjustment warranted: {'yes' if rep.warranted else 'no'} ({why}); "
+                             f"recommended {rep.recommendation} -- {rep.reason}")
+                continue
+            others = [f"Chapter 5's rule {rep.recommendation}"] + [
+                f"the {k} {dec.sources[k]['method']}{' (shrunk)' if dec.sources[k]['shrinkage'] == 'kelley' else ''}"
+                for k in ("study", "simulation") if dec.sources.get(k)]
+            lines.append(f"  {tag}: recommended {dec.label} -- {dec.short}; adjustment warranted: "
+                         f"{'yes' if rep.warranted else 'no'} ({why}); assignment {rep.assignment}; "
+                         + ", ".join(others))
         return "\n".join(lines)
 
     def _simulation(self, k) -> dict:

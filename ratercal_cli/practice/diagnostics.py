@@ -307,13 +307,18 @@ class CheckReport:
     study: dict = field(default_factory=dict)          # study_rule.study_recommendation()
     #: how papers were assigned to raters: what the file shows (:class:`.assignment.Assignment`)
     assignment_found: object = field(default=None, repr=False, compare=False)
+    #: the one recommendation (:class:`.recommend.Recommendation`): method, shrinkage, reasons
+    decision: object = field(default=None, repr=False, compare=False)
     #: the fitted rater model behind ``rater_report`` (None: not fitted), for the bias analysis
     #: and the Wright map; not part of :meth:`to_dict`
     rater_model: object = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        d = asdict(replace(self, rater_model=None, assignment_found=None))
-        del d["rater_model"]
+        d = asdict(replace(self, rater_model=None, assignment_found=None, decision=None))
+        del d["rater_model"], d["decision"]
+        d["rule"] = {"recommendation": d.pop("recommendation"), "reason": d.pop("reason")}
+        if self.decision is not None:
+            d.update(self.decision.to_dict())
         d["assignment_found"] = self.assignment_found.to_dict() if self.assignment_found is not None else None
         d["rater_report"] = self.rater_report.to_dict() if self.rater_report is not None else {}
         d["linked"] = len(self.components) <= 1
@@ -381,9 +386,12 @@ class CheckReport:
                                          else ""))
         if self.assignment_found is not None:
             L += self.assignment_found.lines()
-        L.append(f"RECOMMENDATION: {self.recommendation} -- {self.reason}")
+        L.append(f"CHAPTER 5 RULE: {self.recommendation} -- {self.reason}")
         if self.study.get("lines"):
             L += self.study["lines"]
+        if self.decision is not None:
+            L.append(f"RECOMMENDATION: {self.decision.label} -- {self.decision.reasons[-1]}")
+            L += [f"  {r}" for r in self.decision.reasons[:-1]]
         L += [f"note: {n}" for n in self.notes]
         return "\n".join(L)
 
@@ -484,7 +492,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                                and rr.rater_separation["chi2_p"] < alpha)
     study = study_recommendation(ratings, rr.fitted, differ, rr.reason) if not (
         all_scored_all or assignment == "nonrandom") else {}
-    return CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes, rater_report=rr, rater_model=model,
+    report = CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes, rater_report=rr, rater_model=model,
                        agreement=reading_agreement(ratings), study=study,
                        group=group, scale_low=scale_low, scale_high=scale_low + ratings.max_score,
                        n_ratings=ratings.n_ratings, n_papers=int(used_papers.sum()),
@@ -493,3 +501,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                        min_papers=min_papers, assignment=assignment, assignment_found=found, alpha=alpha,
                        warranted=warranted, warranted_by=warranted_by, recommendation=rec,
                        reason=reason, notes=notes)
+    from .recommend import recommend_group
+
+    report.decision = recommend_group(report, ratings)
+    return report

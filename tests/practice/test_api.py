@@ -122,13 +122,18 @@ def _chapter5(grouped):
 def test_adjust_recommended_names_the_method(grouped):
     res = rc.adjust(grouped, "recommended")
     assert res.methods == ["recommended"]
-    assert res.recommended == _chapter5(grouped)
-    assert [w.split(": ", 1)[1] for w in res.warnings[:1]] == ["grade=5: recommended TMN"]
-    each = {code: rc.adjust(grouped, code).paper_scores(code) for code in ("TMN", "TLI")}
+    checked = rc.check(grouped)   # adjust applies check's one recommendation (no --simulate)
+    decisions = {name: checked.report(name).decision for name in grouped.group_ids}
+    assert res.recommended == {name: d.label for name, d in decisions.items()}
+    assert res.recommended["5"] == "TLI (shrunk)" and not any(d.multigroup for d in decisions.values())   # 2+: TLI
+    assert res.warnings[0].split(": ", 1)[1].startswith("grade=5: recommended TLI (shrunk) (decided by the study")
     papers_group = np.zeros(grouped.n_papers, dtype=int)
     papers_group[grouped.paper] = grouped.group
-    want = np.array([each[res.recommended[grouped.group_ids[g]]][k] for k, g in enumerate(papers_group)])
-    np.testing.assert_array_equal(res.paper_scores("recommended"), want)
+    for g, name in enumerate(grouped.group_ids):
+        d = decisions[name]
+        each = rc.adjust(grouped, d.method, shrinkage=d.shrinkage).paper_scores(d.method)
+        mine = papers_group == g
+        np.testing.assert_array_equal(res.paper_scores("recommended")[mine], each[mine])
 
 
 def test_check_to_dict_is_the_cli_json(grouped):
@@ -146,7 +151,8 @@ def test_check_to_dict_is_the_cli_json(grouped):
     scores = part.score[part.rater == part.rater_ids.index("R11")]
     assert r11.papers == scores.size and r11["mean"] == pytest.approx(scores.mean())
     assert r11.sd == pytest.approx(scores.std(ddof=1))
-    assert mine.recommendation == _chapter5(grouped)
+    assert mine.rule == _chapter5(grouped)
+    assert mine.recommendation == mine.rule   # without the Rasch fits the rule alone has a say
 
 
 def test_compare_frames_hold_table_4(grouped):

@@ -70,7 +70,8 @@ def test_the_recommendation_names_the_rater_behind_its_rule(tmp_path):
     p = write_rows(tmp_path / "few.csv", rows)
     res = run("check", p, "--scale", "0-5", "--no-rasch")
     assert res.exit_code == 0, res.output
-    assert "RECOMMENDATION: NO -- rater E scored only 3 paper(s), fewer than 8" in res.output
+    assert "CHAPTER 5 RULE: NO -- rater E scored only 3 paper(s), fewer than 8" in res.output
+    assert "RECOMMENDATION: NO -- decided by the rule: its data conditions (rater E scored only 3" in res.output
     assert "papers per rater: fewest 3 (E)" in res.output
 
 

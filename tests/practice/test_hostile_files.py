@@ -295,19 +295,23 @@ def test_method_recommended_follows_check(tmp_path):
     lines += [f"2,B{p},R{(p + k) % 4 + 1},{min(5, p % 3 + 2 * (((p + k) % 4) // 2))}"   # R3, R4 two points up
               for p in range(60) for k in range(2)]
     p.write_text("\n".join(lines) + "\n")
-    rep = json.loads(run("check", p, "--scale", "0-5", "--group-col", "grade", "--json", "--no-rasch").stdout)
-    recs = [g["recommendation"] for g in rep["groups"]]
+    rep = json.loads(run("check", p, "--scale", "0-5", "--group-col", "grade", "--json").stdout)
+    recs = [g["recommendation_label"] for g in rep["groups"]]
+    how = [(g["recommendation"], g["recommendation_shrinkage"]) for g in rep["groups"]]
     out = tmp_path / "o.csv"
     res = run("adjust", p, "--scale", "0-5", "--group-col", "grade", "-m", "recommended,MN", "-o", out)
     assert res.exit_code == 0, res.stderr
     assert f"grade=1: recommended {recs[0]}" in res.stderr and f"grade=2: recommended {recs[1]}" in res.stderr
     rows = list(csv.DictReader(out.open()))
-    assert list(rows[0])[-5:] == ["recommended", "recommended_paper", "MN", "MN_paper", "recommended_method"]
+    assert recs == ["NO", "MML (shrunk)"]   # grade 2: the study's best at two raters a paper; MML has paper SEs
+    assert list(rows[0])[-6:] == ["recommended", "recommended_paper", "recommended_paper_se", "MN", "MN_paper",
+                                  "recommended_method"]
     assert [r["recommended_method"] for r in rows if r["grade"] in "12"] == \
         [recs[int(r["grade"]) - 1] for r in rows if r["grade"] in "12"]   # the method each line got
-    for grade, rec in zip("12", recs):
+    for grade, (rec, shrinkage) in zip("12", how):
         ref = tmp_path / f"ref{grade}.csv"
-        run("adjust", p, "--scale", "0-5", "--group-col", "grade", "-m", rec, "-o", ref, "-q")
+        run("adjust", p, "--scale", "0-5", "--group-col", "grade", "-m", rec, "--shrinkage", shrinkage, "-o", ref,
+            "-q")
         want = [r[rec] for r in csv.DictReader(ref.open()) if r["grade"] == grade]
         assert [r["recommended"] for r in rows if r["grade"] == grade] == want
     assert recs[0] == "NO" and recs[1] != "NO"
@@ -364,7 +368,9 @@ def test_check_no_rasch_skips_the_fit(tmp_path):
     quick = json.loads(run("check", good, "--scale", "0-5", "--json", "--no-rasch").stdout)["groups"][0]
     assert full["rasch_fit"] and not quick["rasch_fit"]
     assert quick["rasch_notes"] == ["skipped (--no-rasch)"]
-    model_based = ("rasch", "rater_report", "study", "assignment_found")   # the assignment's evidence: CML fits
+    # the assignment's evidence needs the CML fits, the one recommendation the study's say (the rater model)
+    model_based = ("rasch", "rater_report", "study", "assignment_found", "recommendation", "reasons", "sources",
+                   "equivalent")
     assert {k: v for k, v in quick.items() if not k.startswith(model_based)} == \
         {k: v for k, v in full.items() if not k.startswith(model_based)}
     assert full["rater_report"]["fitted"] and not quick["rater_report"]["fitted"]

@@ -80,13 +80,22 @@ def test_check_text_and_json(example):
     assert g5["n_ratings"] == len(kept) == 2 * 60
     assert g5["linked"] is True
     expected = "NO" if g5["min_papers"] < 8 else "TMN" if g5["min_papers"] <= 20 else "TLI"
-    assert g5["recommendation"] == expected or (g5["recommendation"] == "NO" and not g5["warranted"])
+    rule = g5["rule"]["recommendation"]
+    assert rule == expected or (rule == "NO" and not g5["warranted"])
+    # the one recommendation: the study's best at two raters a paper (the beyond-1990 run's MML at its EAP)
+    assert (g5["recommendation"], g5["recommendation_shrinkage"], g5["recommendation_source"]) == \
+        ("MML", "kelley", "the study")
+    assert g5["sources"]["study"]["rmse"] == pytest.approx(0.531865)
 
 
 def test_check_nonrandom(example):
     path, _ = example
     res = run("check", path, "--group-col", "grade", "--assignment", "nonrandom", "--json", "-q")
-    assert {g["recommendation"] for g in json.loads(res.stdout)["groups"]} == {"NO"}
+    groups = json.loads(res.stdout)["groups"]
+    assert {g["rule"]["recommendation"] for g in groups} == {"NO"}   # Chapter 5: no equating
+    # the user's word stands, and with no clusters the raters are compared on the papers they share
+    assert {(g["recommendation"], g["recommendation_source"]) for g in groups} == {("PCM", "the assignment")}
+    assert all("the file itself shows no confound" in g["assignment_found"]["reason"] for g in groups)
 
 
 def test_adjust_tli_values(example, tmp_path):

@@ -1,0 +1,238 @@
+"""One recommendation per group (issue 29): a method and a shrinkage level, with each source's say
+and why one wins.
+
+``check`` has four sources of advice, which can name four methods:
+
+* **the rule**: Chapter 5's (:func:`.diagnostics.recommend`), from one data set a cell of 1990;
+* **the study**: the corrected Monte Carlo study and its beyond-1990 run (``facet_rmse.csv``, both
+  shrinkage levels) at the file's number of raters per paper (:func:`study_say`);
+* **the simulation**: ``check --simulate R``, the file's own design (:mod:`.simulate`);
+* **the fit**: whether the rater model fits the raters (infit and outfit mean squares), and the
+  assignment's evidence (:mod:`.assignment`).
+
+The decision, in this order:
+
+1. The rule's *data* stops stand: every rater scored every paper, a rater with fewer than 8
+   papers, or no test finding the raters differing -> NO.  (Its non-random stop does not: a
+   confound the file shows is met by the methods that can meet it, below.)
+2. A simulation of the file's own design decides where it ran (and, if the assignment is
+   confounded, where it drew the confound: papers' quality by cluster).
+3. A confounded assignment: with clusters, the multi-group MML (a mean quality per cluster) at its
+   EAP; without, the PCM at its WLE (raters compared on the papers they share, whatever the papers'
+   distribution: under assignment by quality it beat NO by 0.17 RMSE in the rater-effects study).
+4. Else the study's say.
+5. Else (the study has no say: no rater model) the rule's.
+
+Where a source ranks methods (the study, the simulation), those within Monte Carlo error of the
+best (a difference under twice its standard error: the simulation's paired one, the study's from
+the two MCSEs) are **equivalent**, and the simplest of them is recommended (:data:`SIMPLICITY`;
+unshrunk before shrunk).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["SIMPLICITY", "Recommendation", "recommend_group", "study_say"]
+
+#: simplest first: leave alone, move the raters' means, then their spreads, their distributions,
+#: the least-squares fits on shared papers, the Rasch fits (conditional, then marginal)
+SIMPLICITY = ("NO", "MN", "TMN", "LI", "TLI", "EQP", "OLS", "TLS", "RAS", "WLS", "PWEQP", "SEQP", "PCM", "RSM",
+              "CML", "MFRM", "MML")
+LEVELS = ("none", "kelley")
+#: the rater model "fits" when at most this share of raters has infit or outfit outside FIT_RANGE
+FIT_RANGE = (0.5, 1.5)
+FIT_SHARE = 0.25
+
+
+def simplicity(method: str, shrinkage: str = "none") -> tuple:
+    return (SIMPLICITY.index(method) if method in SIMPLICITY else len(SIMPLICITY), LEVELS.index(shrinkage)
+            if shrinkage in LEVELS else len(LEVELS))
+
+
+@dataclass
+class Recommendation:
+    """One group's decision: ``method`` at ``shrinkage`` (``none``: the method's own unshrunk paper
+    scores; ``kelley``: shrunk, the Rasch fits at their EAP), ``multigroup`` (MML/MFRM with a mean
+    quality per cluster), the ``source`` that decided, each source's say and the reasons."""
+
+    method: str
+    shrinkage: str
+    source: str
+    reasons: list
+    sources: dict = field(default_factory=dict)
+    multigroup: bool = False
+    equivalent: list = field(default_factory=list)
+    #: the deciding source's reason in one clause (the summary line's)
+    short: str = ""
+
+    @property
+    def label(self) -> str:
+        """``MML (multi-group, shrunk)``, ``TLI``, ``TLI (shrunk)``."""
+        how = [w for w, on in (("multi-group", self.multigroup), ("shrunk", self.shrinkage == "kelley")) if on]
+        return self.method + (f" ({', '.join(how)})" if how else "")
+
+    def to_dict(self) -> dict:
+        from .text import json_clean
+
+        return json_clean({"recommendation": self.method, "recommendation_shrinkage": self.shrinkage,
+                           "recommendation_label": self.label, "recommendation_reason": self.short,
+                           "recommendation_multigroup": self.multigroup, "recommendation_source": self.source,
+                           "reasons": list(self.reasons), "sources": self.sources,
+                           "equivalent": list(self.equivalent)})
+
+
+def _equivalents(cands, best_key):
+    """The simplest of the candidates ``[(method, shrinkage, mean, tie)]`` where ``tie`` says whether it
+    is within Monte Carlo error of the best: ``(method, shrinkage, [equivalents])``."""
+    ties = [c for c in cands if c[3]]
+    pick = min(ties, key=lambda c: simplicity(c[0], c[1]))
+    return pick, [f"{m}{' (shrunk)' if s == 'kelley' else ''}" for m, s, _, t in sorted(ties, key=lambda c: c[2])]
+
+
+def study_say(ratings) -> dict | None:
+    """The study's say at the file's raters-per-paper level: every (method, shrinkage) of the corrected
+    study and its beyond-1990 run that fitted every data set, the best by mean RMSE and the simplest
+    within twice the MCSE of the difference; None where the table has no such level."""
+    from .study_rule import design_levels, facet_table
+
+    d = design_levels(ratings)
+    rows = {}
+    for r in facet_table():
+        if r["scope"] != d["scope"] or r["facet"] != "raters" or r["level"] != d["raters"] or int(r["failed"]):
+            continue
+        key = (r["method"], r["shrinkage"])
+        reps = int(r["replications"])
+        if key not in rows or reps > rows[key]["replications"]:   # the corrected study's 1,000 over the run's 50
+            rows[key] = {"method": r["method"], "shrinkage": r["shrinkage"], "rmse": float(r["rmse"]),
+                         "mcse": float(r["rmse_mcse"]), "replications": reps, "study": r["study"]}
+    if not rows:
+        return None
+    best = min(rows.values(), key=lambda r: r["rmse"])
+    cands = [(r["method"], r["shrinkage"], r["rmse"],
+              r["rmse"] - best["rmse"] <= 2 * math.hypot(r["mcse"], best["mcse"])) for r in rows.values()]
+    (m, s, rmse, _), eq = _equivalents(cands, best)
+    mine = rows[(m, s)]
+    return {"method": m, "shrinkage": s, "rmse": rmse, "mcse": mine["mcse"], "study": mine["study"],
+            "replications": mine["replications"], "best": best, "equivalent": eq, "raters": d["raters"]}
+
+
+def simulation_say(sim) -> dict | None:
+    """The simulation's say: the best (shrinkage, method) over both levels by mean RMSE, and the
+    simplest whose paired difference from it is within twice its standard error."""
+    from ..montecarlo.statistics import mean_mcse_rows
+
+    if sim is None or isinstance(sim, str):
+        return None
+    v = sim.values[:, :, 0]
+    ok = [i for i in range(v.shape[1]) if np.isfinite(v[:, i]).all()]
+    if not ok:
+        return None
+    best = min(ok, key=lambda i: (v[:, i].mean(), i))
+    cands = []
+    for i in ok:
+        d = v[:, i] - v[:, best]
+        dm, dse, _ = mean_mcse_rows(d[None])
+        s, m = sim.columns[i]
+        cands.append((m, s, float(v[:, i].mean()), i == best or float(dm[0]) <= 2 * float(dse[0])))
+    (m, s, rmse, _), eq = _equivalents(cands, None)
+    b = sim.columns[best]
+    return {"method": m, "shrinkage": s, "rmse": rmse, "best": {"method": b[1], "shrinkage": b[0],
+                                                                 "rmse": float(v[:, best].mean())},
+            "equivalent": eq, "replications": sim.replications,
+            "confound_drawn": bool(getattr(sim.model, "clusters", None) is not None)}
+
+
+def fit_say(report) -> dict:
+    """Whether the rater model fits: the raters whose infit or outfit is outside :data:`FIT_RANGE`."""
+    rr = report.rater_report
+    if rr is None or not rr.fitted:
+        return {"fitted": False, "reason": rr.reason if rr is not None else "not fitted"}
+    lo, hi = FIT_RANGE
+    bad = [r["rater"] for r in rr.raters if not (lo <= r["infit"] <= hi and lo <= r["outfit"] <= hi)]
+    share = len(bad) / max(len(rr.raters), 1)
+    return {"fitted": True, "misfitting": [str(b) for b in bad], "fits": share <= FIT_SHARE, "model": rr.model}
+
+
+def _run(study) -> str:
+    """`` (beyond-1990 run, 50 replications)`` where the row is that run's."""
+    return "" if study["study"] == "corrected" else f" ({study['study']} run, {study['replications']} replications)"
+
+
+def _lv(s):
+    return "shrunk" if s == "kelley" else "unshrunk"
+
+
+def recommend_group(report, ratings, simulation=None) -> Recommendation:
+    """The decision of the module docstring for one group (its :class:`.diagnostics.CheckReport`)."""
+    found = report.assignment_found
+    confounded = bool(found is not None and found.confounded)
+    multigroup = bool(found is not None and found.multigroup)
+    rule = {"method": report.recommendation, "reason": report.reason}
+    study = study_say(ratings) if report.study.get("applies") or (confounded and report.warranted) else None
+    sim = simulation_say(simulation)
+    fit = fit_say(report)
+    sources = {"rule": rule, "study": study, "simulation": sim, "fit": fit,
+               "assignment": found.to_dict() if found is not None else None}
+    reasons = [f"Chapter 5's rule: {rule['method']} ({rule['reason']})"]
+    if study is not None:
+        reasons.append(f"the corrected study{_run(study)} at {study['raters']} rater(s) per paper: {study['method']} "
+                       f"{_lv(study['shrinkage'])} ({study['rmse']:.4f} +- {study['mcse']:.4f}; best "
+                       f"{study['best']['method']} {_lv(study['best']['shrinkage'])} {study['best']['rmse']:.4f}"
+                       + (f"; equivalent within Monte Carlo error: {', '.join(study['equivalent'])}"
+                          if len(study["equivalent"]) > 1 else "") + ")")
+    if sim is not None:
+        reasons.append(f"the simulation of this design ({sim['replications']} replications"
+                       + (", the confound drawn" if sim["confound_drawn"] else "") + f"): {sim['method']} "
+                       f"{_lv(sim['shrinkage'])} ({sim['rmse']:.4f}; best {sim['best']['method']} "
+                       f"{_lv(sim['best']['shrinkage'])} {sim['best']['rmse']:.4f}"
+                       + (f"; equivalent: {', '.join(sim['equivalent'])}" if len(sim["equivalent"]) > 1 else "") + ")")
+    if fit.get("fitted"):
+        reasons.append(f"the rater model's fit: {len(fit['misfitting'])} rater(s) with infit or outfit outside "
+                       f"{FIT_RANGE[0]}-{FIT_RANGE[1]}" + ("" if fit["fits"] else
+                                                           " (many: read the model-based methods with care)"))
+
+    def done(method, shrinkage, source, short, why, mg=False, eq=()):
+        return Recommendation(method, shrinkage, source, reasons + [f"decided by {source}: {why}"], sources, mg,
+                              list(eq), short)
+
+    data_stop = rule["method"] == "NO" and not rule["reason"].startswith("papers were not randomly assigned")
+    if data_stop:
+        return done("NO", "none", "the rule", f"Chapter 5's rule: {rule['reason']}",
+                    "its data conditions (" + rule["reason"] + ") hold whatever the other sources say")
+    if sim is not None and (not confounded or sim["confound_drawn"]):
+        tie = len(sim["equivalent"]) > 1
+        return done(sim["method"], sim["shrinkage"], "the simulation",
+                    f"the simulation of this design ({sim['rmse']:.4f}"
+                    + (f", the simplest of {len(sim['equivalent'])} within Monte Carlo error" if tie else "") + ")",
+                    "it is of this file's own design, the others of the nearest cell or of 1990's"
+                    + ("; the simplest of the methods within its Monte Carlo error" if tie else ""),
+                    mg=multigroup and sim["method"] in ("MML", "MFRM"), eq=sim["equivalent"])
+    if confounded:
+        if multigroup:
+            return done("MML", "kelley", "the assignment",
+                        f"assignment confounded with quality: a mean quality for each of "
+                        f"{len(found.cluster_labels)} clusters ({found.cluster_source})",
+                        f"papers of different quality went to different raters ({found.cluster_source} clusters): "
+                        "the rule would leave the scores alone and the study's methods assume random assignment; "
+                        "the multi-group MML fits a mean quality per cluster, so a weak cluster's papers are not "
+                        "taken for severe raters", mg=True)
+        return done("PCM", "none", "the assignment",
+                    "assignment confounded with quality, no clusters: raters compared on the papers they share",
+                    "papers of different quality went to different raters, with no clusters to model: the PCM "
+                    "compares raters on the papers they share, whatever the papers' quality distribution (the "
+                    "rater-effects study, assignment by quality: PCM 0.259 against NO 0.431)")
+    if study is not None:
+        tie = len(study["equivalent"]) > 1
+        return done(study["method"], study["shrinkage"], "the study",
+                    f"the corrected study{_run(study)} at {study['raters']} rater(s) per paper ({study['rmse']:.4f} +- "
+                    f"{study['mcse']:.4f}" + (f", the simplest of {len(study['equivalent'])} within Monte Carlo error"
+                                              if tie else "") + ")",
+                    f"its {study['replications']:,} replications a cell rank the methods with Monte Carlo errors; "
+                    "the rule rests on one data set a cell" + ("; the simplest of the methods within its Monte Carlo error"
+                                             if tie else ""), eq=study["equivalent"])
+    return done(rule["method"], "none", "the rule", f"Chapter 5's rule: {rule['reason']}",
+                "no other source has a say here")
