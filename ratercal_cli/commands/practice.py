@@ -478,7 +478,8 @@ def _write_memo(path, source, table, result, levels, change_list, assignment, se
     from ..practice.check import check as check_ratings
     from ..practice.memo import write_memo
 
-    reasons = check_ratings(table.ratings, assignment=assignment, rasch=False)
+    # (with --method recommended, the Rasch fits too: the one recommendation adjust applied needs them)
+    reasons = check_ratings(table.ratings, assignment=assignment, rasch="recommended" in result.methods)
     shown = {k: str(v) for k, v in settings.items() if v not in (None, False, "", ())}
     write_memo(path, result, reasons, {"input": Path(source).name, **shown}, sha256_file(source), levels=levels,
                change_list=change_list)

@@ -48,7 +48,10 @@ def _e(x) -> str:
 
 
 def method_words(code) -> str:
-    return f"{METHOD_NAMES.get(code, code)} ({code})" if code in METHOD_NAMES else str(code)
+    """``truncated linear equating (TLI)``; a recommendation's label (``MML (multi-group, shrunk)``) by its
+    method's words."""
+    base = str(code).split(" (", 1)[0]
+    return f"{METHOD_NAMES[base]} ({code})" if base in METHOD_NAMES else str(code)
 
 
 def memo_date() -> str:
@@ -70,6 +73,9 @@ def _num(x, nd=2) -> str:
 def _advice(rep):
     """The group's one recommendation to check (``recommendation`` of check's JSON, where it says
     more than the method's code), or None."""
+    dec = getattr(rep, "decision", None)
+    if dec is not None:   # check's one recommendation (practice/recommend.py)
+        return f"check recommends {method_words(dec.label)}: {dec.short}."
     d = rep.to_dict() if hasattr(rep, "to_dict") else {}
     rec = d.get("recommendation")
     if isinstance(rec, dict):
@@ -127,7 +133,8 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
             if not r.facets:
                 items.append(f"The rule of Chapter 5 recommends {_e(method_words(rep.recommendation))}: "
                              f"{_e(rep.reason)}.")
-                if applied not in (rep.recommendation,) and method != "recommended":
+                one = rep.decision.label if getattr(rep, "decision", None) is not None else rep.recommendation
+                if applied not in (one,) and method != "recommended":
                     items.append(f"{_e(method_words(applied))} was chosen instead of the recommended method.")
             advice = _advice(rep)
             if advice:
