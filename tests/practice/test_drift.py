@@ -111,6 +111,19 @@ def test_purification_stops_before_a_facet_loses_its_link():
     assert sum(r["drifted"] for r in rows) >= 2
 
 
+def test_the_text_says_which_were_freed_or_held():
+    from ratercal_cli.practice.anchors import format_displacement
+
+    row = dict(facet="rater", element="T4", level="", anchor=0.17, free=1.1, displacement=0.93, se=0.1, t=9.3,
+               p=0.0, p_holm=0.0, drift=True, drifted=True, linked=False, freed=True, used=1.12)
+    text = "\n".join(format_displacement([row]))
+    assert "freed (measured afresh on the scale of the anchors that did not drift, and left out of the link): " \
+           "rater T4 anchored at 0.17, measured 1.12 (moved +0.95 logits)" in text
+    held = dict(row, freed=False, used=0.17)
+    text = "\n".join(format_displacement([held]))
+    assert "held at their anchors although they drifted (--hold-drifted): rater T4" in text and "freed (" not in text
+
+
 def test_hold_drifted_needs_anchors(tmp_path):
     from click.testing import CliRunner
 
@@ -170,6 +183,8 @@ def test_students_of_a_drifted_rater_get_their_truth(tmp_path):
     assert f"rater T4 anchored at {t4['anchor']:.2f}, measured {t4['used']:.2f}" in res.output
     page = (tmp_path / "r.html").read_text()
     assert "Anchored elements" in page and f"rater T4 moved {t4['used'] - t4['anchor']:+.2f} logits" in page
+    res = run.invoke(cli, ["compare", str(f2), *OPTS, "-m", "TLI,MFRM", "--anchors", a, "--json"])
+    assert res.exit_code == 0, res.output
     # check shows the value used in the measure column (Facets' practice): T4 at its new measure, the rest
     # at their anchors
     res = run.invoke(cli, ["check", str(f2), *OPTS, "--anchors", a, "--json"])
