@@ -125,8 +125,8 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
         for rep in reps:
             where = f"{rep.group}: " if r.facets else ""
             if rep.warranted:
-                items.append(_e(f"{where}the raters differ ({'; '.join(rep.warranted_by)}).".capitalize()
-                                if not where else f"{where}the raters differ ({'; '.join(rep.warranted_by)})."))
+                items.append(_e(f"{where or 'T'}{'t' if where else ''}he raters differ ("
+                                f"{'; '.join(rep.warranted_by)})."))
             else:
                 items.append(_e(f"{where}no test found the raters differing." if where else
                                 "No test found the raters differing."))
@@ -147,25 +147,34 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
         parts.append(f'<p class="decision"><b>{_e(tag)}</b>: {_e(decision)}.</p><ul>'
                      + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
     parts.append("<h2>What it changes</h2>")
+    rows, flows, level_cols = [], [], []
     for g in adjusted.groups:
-        tag = r.group_tag(g.name) if r.group is not None else "All students"
+        tag = r.group_tag(g.name) if r.group is not None else "all students"
         s = summaries.get(g.name)
         m = None if s is None else next((m for m in s.methods if m.method == method), None)
-        line = f"<b>{_e(tag)}</b>: "
-        if m is not None:
-            line += (f"{m.papers} students; their scores moved by {_num(m.mean_move)} on average, at most "
-                     f"{_num(m.largest_move)} ({_e(m.largest_paper)}); {m.moved} by 0.5 or more.")
-        parts.append(f"<p>{line}</p>")
         lc = moves.get(g.name)
+        if m is None:
+            continue
+        change = (f"{lc.moved} ({lc.up} up, {lc.down} down)" if lc is not None else
+                  f"{len(m.fail_to_pass) + len(m.pass_to_fail)} ({len(m.fail_to_pass)} fail &rarr; pass, "
+                  f"{len(m.pass_to_fail)} pass &rarr; fail)" if m.passing is not None else "-")
+        rows.append(f"<tr><td>{_e(tag)}</td><td>{m.papers}</td><td>{_num(m.mean_move)}</td>"
+                    f"<td>{_num(m.largest_move)} ({_e(m.largest_paper)})</td><td>{m.moved}</td><td>{change}</td></tr>")
         if lc is not None:
-            rows = "".join(f"<tr><td>{_e(n)}</td><td>{b}</td><td>{a}</td></tr>"
-                           for n, b, a in zip(lc.levels.names, lc.before, lc.after))
-            flows = "; ".join(f"{_e(a)} &rarr; {_e(b)}: {c}" for a, b, c in lc.flows()) or "none"
-            parts.append(f"<p>{lc.moved} student(s) change level ({lc.up} up, {lc.down} down): {flows}.</p>"
-                         f"<table><tr><th>level</th><th>given</th><th>adjusted</th></tr>{rows}</table>")
-        elif m is not None and m.passing is not None:
-            parts.append(f"<p>At the cut {adjusted.cut:g}: {m.passing_raw} pass as given, {m.passing} adjusted; "
-                         f"{len(m.fail_to_pass)} fail &rarr; pass, {len(m.pass_to_fail)} pass &rarr; fail.</p>")
+            level_cols.append((tag, lc))
+            if lc.flows():
+                flows.append(f"<b>{_e(tag)}</b>: " + "; ".join(f"{_e(a)} &rarr; {_e(b)} {c}" for a, b, c in lc.flows()))
+    parts.append("<table><tr><th>group</th><th>students</th><th>mean move</th><th>largest move</th>"
+                 "<th>moved 0.5 or more</th><th>changed level</th></tr>" + "".join(rows) + "</table>")
+    if level_cols:
+        head = "".join(f"<th colspan=2>{_e(tag)}</th>" for tag, _ in level_cols)
+        sub = "".join("<th>given</th><th>adjusted</th>" for _ in level_cols)
+        body = "".join("<tr><td>" + _e(name) + "</td>" + "".join(f"<td>{lc.before[k]}</td><td>{lc.after[k]}</td>"
+                                                                  for _, lc in level_cols) + "</tr>"
+                       for k, name in enumerate(level_cols[0][1].levels.names))
+        parts.append(f"<table><tr><th rowspan=2>level</th>{head}</tr><tr>{sub}</tr>{body}</table>")
+        if flows:
+            parts.append("<p>Moves between levels: " + "<br>".join(flows) + ".</p>")
     parts.append("<h2>Uncertain students</h2>")
     unc = ([row["paper"] for row in change_list.rows if row.get("uncertain") == "yes"]
            if change_list is not None and "uncertain" in change_list.header else None)
@@ -181,10 +190,11 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
         parts.append(f"<p>{len(unc)} student(s) lie in their adjusted level with a probability below {SURE:.2f}: "
                      f"{_e(', '.join(str(p) for p in unc[:LISTED]))}{more}. Their scores are close enough to a "
                      "cut that a second look (another reading) is worth its cost.</p>")
-    rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in settings.items())
-    parts.append(f"<h2>Settings</h2><table>{rows}<tr><th>ratercal version</th><td>{_e(__version__)}</td></tr>"
-                 f"<tr><th>input SHA-256</th><td><code>{_e(sha256)}</code></td></tr>"
-                 f"<tr><th>date</th><td>{_e(memo_date())}</td></tr></table>")
+    items = [*settings.items(), ("ratercal version", __version__), ("date", memo_date())]
+    cells = [f"<th>{_e(k)}</th><td>{_e(v)}</td>" for k, v in items]   # two settings a row: one page
+    rows = "".join("<tr>" + "".join(cells[i:i + 2]) + "</tr>" for i in range(0, len(cells), 2))
+    parts.append(f"<h2>Settings</h2><table>{rows}<tr><th>input SHA-256</th><td colspan=3><code>{_e(sha256)}"
+                 "</code></td></tr></table>")
     head = _e(title or f"Decision memo: {source}")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{head}</title><style>{_STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")

@@ -248,7 +248,10 @@ def test_the_decision_memo(tmp_path, monkeypatch):
     for g in ("5", "8", "11"):
         mine = [r for r in ch if r["grade"] == g]
         moved = sum(r["moved"] == "yes" for r in mine)
-        assert f"{moved} student(s) change level" in page
+        order = ["Below", "Basic", "Proficient", "Advanced"]
+        up = sum(order.index(r["adjusted_level"]) > order.index(r["given_level"]) for r in mine)
+        row = page.split(f"<tr><td>grade={g}</td><td>{len(mine)}</td>", 1)[1].split("</tr>", 1)[0]
+        assert row.endswith(f"<td>{moved} ({up} up, {moved - up} down)</td>")
     unc = sum(r["uncertain"] == "yes" for r in ch)
     assert f"{unc} student(s) lie in their adjusted level with a probability below 0.95" in page
     for setting in ("<th>cut</th><td>2.25,3.25,4.25</td>", "<th>levels</th><td>Below,Basic,Proficient,Advanced</td>",
