@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+from ..arguments import check_alpha
 from ..errors import ArgumentError, NotFittedError
 
 __all__ = ["FitResults", "fit_results", "MODELS"]
@@ -143,7 +144,7 @@ class FitResults:
         """Normal ``1 - alpha`` intervals ``estimate -+ z se``: facet, element, parameter, lower, upper."""
         from scipy import stats
 
-        alpha = _check_alpha(alpha)
+        alpha = check_alpha(alpha)
         q = stats.norm.ppf(1 - alpha / 2)
         df = self.params[_KEYS].copy()
         df["lower"] = self._estimate - q * self._se
@@ -238,16 +239,6 @@ class _display:
 
     def __exit__(self, *exc):
         self._ctx.__exit__(*exc)
-
-
-def _check_alpha(alpha) -> float:
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise ArgumentError("alpha", f"expected a number between 0 and 1, not {alpha!r}") from None
-    if not 0 < a < 1:
-        raise ArgumentError("alpha", f"expected a number between 0 and 1 (e.g. 0.05), not {alpha!r}")
-    return a
 
 
 # ---------------------------------------------------------------------------------------

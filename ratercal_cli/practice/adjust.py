@@ -18,7 +18,7 @@ from ..errors import ArgumentError, RatercalError, arg
 from ..ratings import Ratings
 from ..methods import make_method
 from ..methods.base import FIT_FAILURES
-from ..vocabulary import DEFAULT_VARIANT, SHRINKAGES, STUDY_METHODS, adjusted_columns
+from ..vocabulary import DEFAULT_VARIANT, SHRINKAGES, STUDY_METHODS, VARIANTS, adjusted_columns
 from .cut import check_cut
 
 __all__ = ["RECOMMENDED", "parse_methods", "check_cut", "recommended_method", "apply_group", "adjust", "AdjustResults",
@@ -50,7 +50,7 @@ def parse_methods(values, default=("TLI",), allow_recommended=False):
     bad = [m for m in raw if m not in known and m != RECOMMENDED]
     if bad:
         extra = ", recommended" if allow_recommended else ""
-        raise ArgumentError("method", f"unknown method {bad[0]} (known: {', '.join(known)}, all{extra})")
+        raise ArgumentError("methods", f"unknown method {bad[0]} (known: {', '.join(known)}, all{extra})")
     return list(dict.fromkeys(raw)), is_all
 
 
@@ -120,6 +120,11 @@ class GroupAdjustment:
     cells: dict = field(default_factory=dict)
     #: ``{code: PaperUncertainty}``: each paper's SE and pass probability (:mod:`.uncertainty`)
     uncertainty: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (f"<GroupAdjustment {self.name!r}: {self.ratings.n_ratings} ratings, {self.ratings.n_papers} papers; "
+                f"methods {' '.join(self.adjusted)}; skipped {list(self.skipped) or 'none'}; "
+                f"{len(self.warnings)} warning(s)>")
     #: the warning that the group's papers do not differ detectably ("" when they do)
     signal_warning: str = ""
 
@@ -131,7 +136,7 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, sha
     from .rubric import adjust_facets
 
     if RECOMMENDED in codes:
-        raise ArgumentError("method", "recommended is not available with facets (the rule is for one rating "
+        raise ArgumentError("methods", "recommended is not available with facets (the rule is for one rating "
                             "per paper and rater); name the method(s)")
     adjusted, estimators, skipped, cells, warnings = {}, {}, {}, {}, []
     for code in codes:
@@ -256,18 +261,20 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
                            None if dec is None else dec.label, warnings)
 
 
-def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assignment: str = "auto",
+def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assignment: str = "auto",
            strict: bool | None = None, cut: float | None = None, bootstrap: int = 0,
            seed: int = 0, anchors=None, steps_by: str | None = None,
-           shared_raters: bool = False, hold_drifted: bool = False, shrinkage: str | None = None) -> "AdjustResults":
+           shared_raters: bool = False, hold_drifted: bool = False, shrinkage: str | None = None,
+           **old) -> "AdjustResults":
     """Adjust the scores of ``ratings`` by one or more methods, group by group.
 
     Parameters
     ----------
-    ratings : Ratings
-        From :func:`read_ratings` or :meth:`Ratings.from_frame`; with groups (``group_col=``),
-        each group is adjusted on its own, as Denny adjusted each grade.
-    method : str or list of str, default "TLI"
+    ratings : Ratings, path or pandas.DataFrame
+        From :func:`read_ratings` or :meth:`Ratings.from_frame` (a path or DataFrame is read by
+        them); with groups (``group_col=``), each group is adjusted on its own, as Denny adjusted each
+        grade.
+    methods : str or list of str, default "TLI"
         Method code(s) (``"TLI"``, ``"TLI,MN"``, ``["TLI", "MML"]``), ``"all"`` (the study's ten)
         or ``"recommended"``: each group's one recommendation as :func:`check` (without
         ``simulate``) makes it (:mod:`.recommend`: the method at its shrinkage level, the multi-group
@@ -283,7 +290,7 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
         (MML and MFRM at the EAP, the others unshrunk).  ``recommended`` has its own level.
     strict : bool, optional
         A method that cannot be applied to a group raises :class:`~ratercal_cli.errors.RatercalError`
-        (default: unless ``method`` is ``"all"``, where it is skipped with a warning).
+        (default: unless ``methods`` is ``"all"``, where it is skipped with a warning).
     cut : float, optional
         A cut score on the input's scale (a paper passes with a score >= cut): the summary
         (:meth:`AdjustResults.adjustment_summaries`) names the papers whose pass/fail changed, and
@@ -314,7 +321,17 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
     >>> res = rc.adjust(r, "TLI,MN")                                                 # doctest: +SKIP
     >>> res.paper_frame().head()                                                     # doctest: +SKIP
     """
-    codes, is_all = parse_methods(method, allow_recommended=True)
+    from .assignment import ASSIGNMENTS
+    from .coerce import as_ratings, check_choice, check_count
+
+    if old:
+        methods = _old_method_argument(old, methods)
+    ratings = as_ratings(ratings)
+    codes, is_all = parse_methods(methods, allow_recommended=True)
+    check_choice(variant, VARIANTS, "variant")
+    check_choice(assignment, ASSIGNMENTS, "assignment")
+    bootstrap = check_count(bootstrap, "bootstrap")
+    seed = check_count(seed, "seed")
     cut = check_cut(cut, ratings)
     if int(bootstrap) == 1:   # one draw has no spread: the SE columns would be left blank
         raise ArgumentError("bootstrap", "one bootstrap draw gives no standard error; give 0 (none) or N >= 2 "
@@ -332,7 +349,7 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
             anchored = rows if anchors is not None else None
     elif anchors is not None:
         raise ArgumentError("anchors", f"{arg('anchors')} applies to the many-facet model: give "
-                            f"{arg('method', 'MFRM', cli='-m MFRM')}")
+                            f"{arg('methods', 'MFRM', cli='-m MFRM')}")
     if shared_raters:
         shared_raters_need_facets(ratings)
     if shrinkage is not None and shrinkage not in SHRINKAGES:
@@ -350,6 +367,18 @@ def adjust(ratings: Ratings, method="TLI", variant: str = DEFAULT_VARIANT, assig
     res = AdjustResults(ratings, variant, done, groups, cut, int(bootstrap))
     res.anchored = anchored
     return res
+
+
+def _old_method_argument(old: dict, methods):
+    """``adjust(method=...)``, the former name of ``methods`` (a DeprecationWarning)."""
+    import warnings
+
+    bad = [k for k in old if k != "method"]
+    if bad:
+        raise TypeError(f"adjust() got an unexpected keyword argument {bad[0]!r}")
+    warnings.warn("adjust(method=) is now adjust(methods=), as in compare and check", DeprecationWarning,
+                  stacklevel=3)
+    return old["method"]
 
 
 @dataclass
@@ -375,8 +404,24 @@ class AdjustResults:
                           g.ratings.scale_low, self.cut, g.name, {RECOMMENDED: g.recommended},
                           g.uncertainty) for g in self.groups]
 
+    def __repr__(self) -> str:
+        from .coerce import results_repr
+
+        return results_repr(self, f"methods {' '.join(self.methods)} ({self.variant}), {len(self.groups)} group(s)",
+                            ".summary(), .paper_frame(), .to_frame(table='ratings'|'papers'), .to_dict()")
+
+    def _repr_html_(self) -> str:
+        from .coerce import results_html
+
+        return results_html(self, f"methods {' '.join(self.methods)} ({self.variant})", self.paper_frame())
+
+    def summary(self) -> str:
+        """The summary ``ratercal adjust`` prints on standard error: per group how far each method
+        moved each rater and the papers (and, with a cut, whose pass/fail changed)."""
+        return self.summary_text()
+
     def summary_text(self) -> str:
-        """The summary ``ratercal adjust`` prints on standard error."""
+        """The summary ``ratercal adjust`` prints on standard error (:meth:`summary`)."""
         r = self.ratings
         text = "\n".join(s.format_text(f"{r.source + ', ' if r.source else ''}"
                                        f"{r.group_tag(s.group) if r.group is not None else 'all papers'}")
@@ -479,10 +524,19 @@ class AdjustResults:
                 out[of == k] = paper_total(g.cells[code][1], r.scale_low, total)
         return out
 
-    def to_frame(self, total: str = "sum"):
-        """Per rating (in the ratings' order): group (if any), paper, rater, (facets,) score, then per
-        method ``X`` (the rating adjusted) and ``X_paper`` (its paper's adjusted score; with facets the
-        paper's score in the rating's cell, and ``X_total`` the paper's rubric total), as the CLI's file."""
+    def to_frame(self, table: str = "ratings", total: str = "sum"):
+        """``table="ratings"`` (default): per rating (in the ratings' order): group (if any), paper, rater,
+        (facets,) score, then per method ``X`` (the rating adjusted) and ``X_paper`` (its paper's adjusted
+        score; with facets the paper's score in the rating's cell, and ``X_total`` the paper's rubric
+        total), as the CLI's file; ``"papers"``: :meth:`paper_frame`."""
+        from .coerce import check_choice
+
+        if table in ("sum", "mean"):   # the former first argument, total
+            table, total = "ratings", table
+        check_choice(table, ("ratings", "papers"), "table")
+        check_choice(total, ("sum", "mean"), "total")
+        if table == "papers":
+            return self.paper_frame()
         r = self.ratings
         cols = self._label_columns(r.paper, r.rater, r.group)
         for f, (lev, labels) in r.facets.items():
@@ -551,7 +605,7 @@ class AdjustResults:
                            for g, s in zip(self.groups, self.adjustment_summaries())],
                 **({"anchors": self.anchored} if self.anchored is not None else {})}
 
-    def summary(self) -> str:
+    def short_summary(self) -> str:
         """A few lines: what was adjusted, by which methods, per group."""
         r = self.ratings
         head = (f"{r.source or 'ratings'}: {r.n_ratings} ratings, {r.n_papers} papers, {len(self.groups)} "

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ArgumentError
 from ..ratings import Ratings
 from .diagnostics import ALPHA, CheckReport, check_ratings
 from .text import GROUP_RULE, group_path, json_clean
@@ -76,15 +77,24 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
     >>> res.recommendation                                                            # doctest: +SKIP
     {'5': 'TMN', '8': 'TLI', '11': 'TMN'}
     """
+    from .assignment import ASSIGNMENTS
+    from .coerce import as_ratings, check_alpha, check_choice, check_count
     from .cut import check_cut
 
+    ratings = as_ratings(ratings)
+    check_choice(assignment, ASSIGNMENTS, "assignment")
+    alpha = check_alpha(alpha)
+    simulate = check_count(simulate, "simulate", minimum=2, optional=True)
+    seed = check_count(seed, "seed", optional=True)
+    jobs = check_count(jobs, "jobs", minimum=1)
     cut = check_cut(cut, ratings)   # as adjust and compare: a cut off the scale made every accuracy 1.0
     cluster_codes = cluster_labels = None
     if cluster is not None:
         from .assignment import pop_cluster
 
         if cluster not in ratings.facets:
-            raise ValueError(f"cluster {cluster!r} is not a facet of the ratings")
+            raise ArgumentError("cluster", f"{cluster!r} is not a facet of the ratings (facets: "
+                                           f"{', '.join(ratings.facets) or 'none'})")
         ratings, cluster_codes, cluster_labels = pop_cluster(ratings, cluster)
     anchored_est = anchored_rows = None
     if anchors is not None:   # refused before the diagnostics and fits, not after them
@@ -258,6 +268,17 @@ class CheckResults:
         """``{group: method}`` by Chapter 5's rule alone."""
         return {r.group: r.recommendation for r in self.reports}
 
+    def __repr__(self) -> str:
+        from .coerce import results_repr
+
+        return results_repr(self, f"{len(self.reports)} group(s); recommended {self.recommendation}",
+                            ".summary(), .to_frame('raters'|'tests'|'bias'|'agreement'), .to_dict(), .report(group)")
+
+    def _repr_html_(self) -> str:
+        from .coerce import results_html
+
+        return results_html(self, f"recommended {self.recommendation}", self.to_frame("raters"))
+
     def report(self, group=None) -> CheckReport:
         """The :class:`CheckReport` of ``group`` (its label; None: the only one)."""
         if group is None and len(self.reports) == 1:
@@ -362,7 +383,7 @@ class CheckResults:
 
         rows, order = getattr(self, f"_{table}_rows", None), None
         if rows is None:
-            raise ValueError(f"table must be raters, tests, bias or agreement, not {table!r}")
+            raise ArgumentError("table", f"expected raters, tests, bias or agreement, not {table!r}")
         rows, order = rows()
         gname = self.ratings.group_name or "group"
         if self.ratings.group is None:

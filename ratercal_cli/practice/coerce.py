@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..arguments import check_alpha, check_choice, check_count
 from ..errors import ArgumentError
 from ..ratings import Ratings
 
-__all__ = ["as_ratings", "check_alpha", "check_choice", "check_count"]
+__all__ = ["as_ratings", "check_alpha", "check_choice", "check_count", "results_repr", "results_html"]
 
 
 def as_ratings(data, argument: str = "ratings", **read) -> Ratings:
@@ -62,33 +63,21 @@ def as_ratings(data, argument: str = "ratings", **read) -> Ratings:
 _FRAME_ARGS = ("scale", "paper_col", "rater_col", "score_col", "group_col", "facet_cols")
 
 
-def check_alpha(alpha, argument: str = "alpha") -> float:
-    """``alpha`` as a float strictly between 0 and 1, else an error naming ``argument``."""
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise ArgumentError(argument, f"expected a number between 0 and 1 (e.g. 0.05), not {alpha!r}") from None
-    if isinstance(alpha, bool) or not 0 < a < 1:
-        raise ArgumentError(argument, f"expected a number between 0 and 1 (e.g. 0.05), not {alpha!r}")
-    return a
+def _sizes(ratings) -> str:
+    src = f"{ratings.source}: " if getattr(ratings, "source", None) else ""
+    return f"{src}{ratings.n_ratings} ratings, {ratings.n_papers} papers, {ratings.n_raters} raters"
 
 
-def check_choice(value, choices, argument: str):
-    """``value`` if it is one of ``choices``, else an error naming ``argument`` and the choices."""
-    if value not in choices:
-        raise ArgumentError(argument, f"expected one of {', '.join(map(str, choices))}, not {value!r}")
-    return value
+def results_repr(res, what: str, more: str) -> str:
+    """A results object's short repr: what it is, its size and how to see more (never its arrays)."""
+    text = f"<{type(res).__name__}: {_sizes(res.ratings)}; {what}; see {more}>"
+    return text if len(text) <= 1000 else text[:996] + "...>"
 
 
-def check_count(value, argument: str, minimum: int = 0, optional: bool = False):
-    """``value`` as a whole number of at least ``minimum`` (None allowed with ``optional``), else an error
-    naming ``argument``."""
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not (isinstance(value, int) or (hasattr(value, "__index__"))):
-        if not (isinstance(value, float) and value.is_integer()):
-            raise ArgumentError(argument, f"expected a whole number of at least {minimum}, not {value!r}")
-    n = int(value)
-    if n < minimum:
-        raise ArgumentError(argument, f"expected a whole number of at least {minimum}, not {value!r}")
-    return n
+def results_html(res, what: str, frame, rows: int = 10) -> str:
+    """A results object in a notebook: its short description and the first ``rows`` of its main table."""
+    import html
+
+    head = f"<p><b>{type(res).__name__}</b>: {html.escape(_sizes(res.ratings))}; {html.escape(what)}</p>"
+    more = f"<p>first {rows} of {len(frame)} rows</p>" if len(frame) > rows else ""
+    return f"<div>{head}{frame.head(rows).to_html(index=False)}{more}</div>"

@@ -133,6 +133,10 @@ class GroupComparison:
     eigenvalues: np.ndarray
     warnings: list
 
+    def __repr__(self) -> str:
+        return (f"<GroupComparison {self.name!r}: {self.ratings.n_papers} papers; methods "
+                f"{' '.join(self.comparison.methods)}; {len(self.warnings)} warning(s)>")
+
 
 def compare(ratings, methods="all", variant: str = "corrected", cut: float | None = None,
             strict: bool | None = None, anchors=None, steps_by: str | None = None, total: str = "mean",
@@ -142,8 +146,9 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
 
     Parameters
     ----------
-    ratings : Ratings
-        From :func:`read_ratings` or :meth:`Ratings.from_frame`; groups are compared one by one.
+    ratings : Ratings, path or pandas.DataFrame
+        From :func:`read_ratings` or :meth:`Ratings.from_frame` (a path or DataFrame is read by them);
+        groups are compared one by one.
     methods : str or list of str, default "all"
         Method codes (``"TLI,MN"``, ``["TLI", "MML"]``) or ``"all"`` (the study's ten); ``NO`` (no
         equating) is always among them, first.
@@ -174,10 +179,15 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
     >>> r = rc.read_ratings("examples/ratings.csv", scale="0-5")   # doctest: +SKIP
     >>> rc.compare(r, "TLI,MN", cut=3.25).to_frame()               # doctest: +SKIP
     """
+    from ..vocabulary import VARIANTS
     from .adjust import apply_group, parse_methods, where
+    from .coerce import as_ratings, check_choice
     from .cut import check_cut
 
+    ratings = as_ratings(ratings)
     codes, is_all = parse_methods(methods, ("all",))
+    check_choice(variant, VARIANTS, "variant")
+    check_choice(total, ("mean", "sum"), "total")
     cut = check_cut(cut, ratings)
     if "NO" not in codes:
         codes = ["NO"] + codes
@@ -267,10 +277,31 @@ class CompareResults:
             texts.append(f"{head}\n\n{text}\n\nMDS coordinates (classical, from RMSDs)\n{mds}")
         return ("\n\n" + "=" * 72 + "\n\n").join(texts)
 
-    def to_frame(self):
-        """Table 4 as a long table: per group and pair of methods (in the order compared), the
-        papers' RMSD, maximum difference and correlation."""
+    def __repr__(self) -> str:
+        from .coerce import results_repr
+
+        methods = list(dict.fromkeys(m for g in self.groups for m in g.comparison.methods))
+        return results_repr(self, f"methods {' '.join(methods)} ({self.variant}), {len(self.groups)} group(s)"
+                                  f"{'' if self.cut is None else f', cut {self.cut:g}'}",
+                            ".summary(), .to_frame(table='table4'|'pass_fail'|'papers'), .paper_frame(), .to_dict()")
+
+    def _repr_html_(self) -> str:
+        from .coerce import results_html
+
+        return results_html(self, f"{self.variant} methods; Table 4", self.to_frame())
+
+    def to_frame(self, table: str = "table4"):
+        """``table="table4"`` (default): Table 4 as a long table: per group and pair of methods (in the
+        order compared), the papers' RMSD, maximum difference and correlation; ``"pass_fail"``:
+        :meth:`pass_fail_frame`; ``"papers"``: :meth:`paper_frame`."""
+        from .coerce import check_choice
         from .frames import frame
+
+        check_choice(table, ("table4", "pass_fail", "papers"), "table")
+        if table == "pass_fail":
+            return self.pass_fail_frame()
+        if table == "papers":
+            return self.paper_frame()
 
         rows = []
         for g in self.groups:
@@ -286,6 +317,11 @@ class CompareResults:
         from .frames import frame
 
         return self._grouped(frame([{"group": g.name, **row} for g in self.groups for row in (g.pass_fail or [])]))
+
+    def paper_frame(self):
+        """Per paper (groups and papers in natural order) each method's adjusted score on the input
+        scale, as :meth:`AdjustResults.paper_frame` has them (:meth:`scores_frame`, its former name)."""
+        return self.scores_frame()
 
     def scores_frame(self):
         """The papers' adjusted scores (input scale), one column per method; rows per group and

@@ -313,6 +313,10 @@ class CheckReport:
     #: and the Wright map; not part of :meth:`to_dict`
     rater_model: object = field(default=None, repr=False, compare=False)
 
+    def __repr__(self) -> str:
+        return (f"<CheckReport {self.group!r}: {self.n_ratings} ratings, {self.n_papers} papers, "
+                f"{len(self.raters)} raters; recommended {self.recommendation}; see .format_text(), .to_dict()>")
+
     def to_dict(self) -> dict:
         d = asdict(replace(self, rater_model=None, assignment_found=None, decision=None))
         del d["rater_model"], d["decision"]
