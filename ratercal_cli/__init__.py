@@ -37,10 +37,19 @@ _EXPORTS = {
     "NotFittedError": "errors",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+#: public name -> a module exported whole (``rc.study.run(...)``)
+_MODULES = {"study": "study"}   # run, Spec, StudyResults from montecarlo/study.py
+
+__all__ = ["__version__", *_EXPORTS, *_MODULES]
 
 
 def __getattr__(name):
+    if name in _MODULES:
+        import importlib
+
+        module = importlib.import_module(f"{__name__}.{_MODULES[name]}")
+        globals()[name] = module
+        return module
     if name in _EXPORTS:
         import importlib
 

@@ -177,3 +177,22 @@ class UserMethod(RaterAdjuster):
         with _users_code(self.spec):
             out = self.estimator_.transform(read_only(ratings), **params)
         return _coerce(out, ratings, self.spec)
+
+
+class ClassMethod(UserMethod):
+    """:class:`UserMethod` of a class given as an object (``rc.study.Spec(methods=[MyMethod])``), not
+    named ``module:Class``: the same interface, read-only data and failures recorded."""
+
+    def __init__(self, cls=None):
+        self.cls = cls
+        self.spec = getattr(cls, "__qualname__", str(cls))
+
+    @property
+    def needs_multiple_raters(self):
+        return bool(getattr(self.cls, "needs_multiple_raters", False))
+
+    def _fit(self, ratings: Ratings, **fit_params) -> None:
+        with _users_code(self.spec):
+            est = self.cls()
+            est.fit(read_only(ratings), **fit_params)
+        self.estimator_ = est

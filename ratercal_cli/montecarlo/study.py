@@ -1,0 +1,458 @@
+"""``rc.study``: run a simulation study from Python, as SimDesign has it: *generate* a data set for a
+cell of the design, *analyse* it by every method, *summarise* the criteria over the replications.
+
+Two ways in, one results object (:class:`StudyResults`: ``summary`` and ``paired`` as DataFrames):
+
+* a **config** (a YAML file, or the same mapping as a dict): the study's own engine
+  (:class:`~ratercal_cli.montecarlo.run.MonteCarloRun`, what ``ratercal montecarlo`` runs), its
+  generators, the study's criteria and methods, a method of your own as ``module:Class``;
+* a :class:`Spec`: cells as dicts of your design factors and your own pieces, each pluggable as a
+  method is: a **generator** ``generate(cell, rng) -> (Ratings, true paper scores)``, **methods**
+  (codes, ``module:Class``, estimator classes or instances: ``fit_transform(ratings).paper``) and
+  **criteria** ``criterion(true, scores) -> float`` (the study's ``rmse``, ``bias``, ``r``, ``maxdiff``
+  by name).
+
+The run folder (``out``) is the cache: each replication's rows are written as they finish
+(atomically), and a run asked again computes only what is missing; the same spec and seed give the
+same numbers, serially or in ``jobs`` processes (each replication has its own seed,
+``SeedSequence(seed).spawn`` by cell and replication).
+
+Examples
+--------
+>>> import ratercal_cli as rc                                                       # doctest: +SKIP
+>>> res = rc.study.run("configs/corrected.yaml", replications=20, jobs=2, out="runs/c")  # doctest: +SKIP
+>>> res.summary.head()                                                              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..arguments import check_count
+from ..errors import ArgumentError, InputError
+
+__all__ = ["run", "Spec", "StudyResults", "CRITERIA"]
+
+
+# ---------------------------------------------------------------------------------------
+# criteria: the study's, by name
+# ---------------------------------------------------------------------------------------
+def _rmse(true, scores):
+    return float(np.sqrt(np.mean((scores - true) ** 2)))
+
+
+def _bias(true, scores):
+    return float(np.mean(scores - true))
+
+
+def _r(true, scores):
+    return float(np.corrcoef(true, scores)[0, 1]) if np.std(true) > 0 and np.std(scores) > 0 else math.nan
+
+
+def _maxdiff(true, scores):
+    return float(np.max(np.abs(scores - true)))
+
+
+#: the built-in criteria a :class:`Spec` may name (as :func:`ratercal_cli.criteria.score_set` defines them)
+CRITERIA = {"rmse": _rmse, "bias": _bias, "r": _r, "maxdiff": _maxdiff}
+
+
+@dataclass
+class Spec:
+    """A study of your own, SimDesign's way.
+
+    Parameters
+    ----------
+    cells : list of dict
+        The design: each cell a dict of factors (e.g. ``{"papers": 60, "spread": 0.5}``) handed to
+        ``generate``; its ``name`` (default ``cell1``, ``cell2``, ...) labels the results.
+    generate : callable
+        ``generate(cell, rng) -> (ratings, true)``: one data set of the cell, drawn with the numpy
+        Generator ``rng``: :class:`~ratercal_cli.ratings.Ratings` and the papers' true scores on the
+        ratings' 0-based scale.
+    methods : list
+        Method codes (``"TLI"``), ``"module:Class"``, estimator classes or instances (anything with
+        ``fit_transform(ratings).paper``), or ``(name, method)`` pairs.
+    criteria : dict or list
+        ``{name: criterion(true, scores) -> float}``, or names of :data:`CRITERIA`.
+    replications : int
+    seed : int
+    reference : str, optional
+        The method the others are paired with (default the first).
+
+    Examples
+    --------
+    >>> spec = Spec(cells=[{"papers": 60}], generate=my_generator, methods=["NO", "TLI"],   # doctest: +SKIP
+    ...             criteria=["rmse"], replications=10, seed=1)
+    """
+
+    cells: list
+    generate: object
+    methods: list
+    criteria: object = ("rmse", "bias")
+    replications: int = 20
+    seed: int = 20261205
+    reference: str | None = None
+    names: list = field(default_factory=list, init=False, repr=False)
+
+    def __post_init__(self):
+        if not callable(self.generate):
+            raise ArgumentError("generate", f"expected a function generate(cell, rng) -> (ratings, true), not "
+                                            f"{type(self.generate).__name__}")
+        if not self.cells:
+            raise ArgumentError("cells", "give at least one cell (a dict of the design's factors)")
+        self.cells = [dict(c) for c in self.cells]
+        for k, c in enumerate(self.cells):
+            c.setdefault("name", f"cell{k + 1}")
+        self.methods = [_method_entry(m) for m in self.methods]
+        if not self.methods:
+            raise ArgumentError("methods", "give at least one method")
+        crit = self.criteria
+        if isinstance(crit, dict):
+            self.criteria = dict(crit)
+        else:
+            unknown = [c for c in crit if not isinstance(c, str) or c not in CRITERIA]
+            if unknown:
+                raise ArgumentError("criteria", f"unknown criterion {unknown[0]!r} (the study's: "
+                                                f"{', '.join(CRITERIA)}; or a dict name -> function)")
+            self.criteria = {c: CRITERIA[c] for c in crit}
+        for name, fn in self.criteria.items():
+            if isinstance(fn, str):
+                self.criteria[name] = CRITERIA[fn]
+            elif not callable(fn):
+                raise ArgumentError("criteria", f"{name}: expected a function criterion(true, scores) -> float")
+        self.replications = check_count(self.replications, "replications", minimum=1)
+        self.seed = check_count(self.seed, "seed")
+        names = [n for n, _ in self.methods]
+        if self.reference is not None and self.reference not in names:
+            raise ArgumentError("reference", f"not among the methods ({', '.join(names)}): {self.reference!r}")
+
+    def manifest(self) -> dict:
+        """What the run folder records of the spec (a folder of another spec is refused)."""
+        return {"cells": [{k: (v if isinstance(v, (int, float, str, bool)) or v is None else repr(v))
+                           for k, v in c.items()} for c in self.cells],
+                "generate": _qualname(self.generate), "methods": [n for n, _ in self.methods],
+                "criteria": list(self.criteria), "seed": self.seed}
+
+
+def _qualname(obj) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__name__)}"
+
+
+def _method_entry(m):
+    """``(name, method)``: a code or ``module:Class`` (made by make_method at use), a class or an instance."""
+    if isinstance(m, tuple) and len(m) == 2:
+        return str(m[0]), m[1]
+    if isinstance(m, str):
+        return m, m
+    if isinstance(m, type):
+        return getattr(m, "code", None) if isinstance(getattr(m, "code", None), str) and m.code != "?" \
+            else m.__name__, m
+    if hasattr(m, "fit_transform"):
+        code = getattr(m, "code", None)
+        return (code if isinstance(code, str) and code != "?" else type(m).__name__), m
+    raise ArgumentError("methods", f"expected a method code, 'module:Class', an estimator class or instance, not "
+                                   f"{m!r}")
+
+
+def _estimator(method):
+    from ..methods import make_method
+    from ..methods.base import RaterAdjuster
+
+    if isinstance(method, str):
+        return make_method(method)
+    if isinstance(method, type):
+        if issubclass(method, RaterAdjuster):
+            return method()
+        from ..methods.user import ClassMethod   # a class of the estimator interface: its failures recorded
+
+        return ClassMethod(method)
+    if isinstance(method, RaterAdjuster):   # a fresh copy each data set, as sklearn's clone
+        return type(method)(**method.get_params())
+    return method
+
+
+# ---------------------------------------------------------------------------------------
+# one replication: generate, analyse, score
+# ---------------------------------------------------------------------------------------
+def _replicate(spec: Spec, cell_index: int, rep: int) -> list:
+    """The rows ``[method, criterion, value, error]`` of replication ``rep`` of a cell."""
+    seq = np.random.SeedSequence([spec.seed, cell_index, rep])
+    rng = np.random.default_rng(seq)
+    cell = spec.cells[cell_index]
+    ratings, true = spec.generate(dict(cell), rng)
+    true = np.asarray(true, dtype=np.float64)
+    if true.shape != (ratings.n_papers,):
+        raise InputError(f"{_qualname(spec.generate)} gave {true.shape} true scores for {ratings.n_papers} papers "
+                         "(one per paper)", field="generate")
+    rows = []
+    from ..methods.base import FIT_FAILURES
+
+    for name, method in spec.methods:
+        try:
+            scores = np.asarray(_estimator(method).fit_transform(ratings).paper, dtype=np.float64)
+        except FIT_FAILURES as exc:   # the method cannot be applied to this data set: recorded, as the study does
+            rows += [[name, c, math.nan, str(exc).splitlines()[0] if str(exc) else type(exc).__name__]
+                     for c in spec.criteria]
+            continue
+        ok = np.isfinite(scores) & np.isfinite(true)
+        for c, fn in spec.criteria.items():
+            rows.append([name, c, float(fn(true[ok], scores[ok])), ""])
+    return rows
+
+
+def _task(args):
+    spec, cell_index, rep = args
+    return cell_index, rep, _replicate(spec, cell_index, rep)
+
+
+def _rows_path(out: Path, cell: dict, rep: int) -> Path:
+    return out / "replications" / str(cell["name"]) / f"r{rep}.csv"
+
+
+def _write_rows(path: Path, rows) -> None:
+    from ..io import atomic_write
+
+    with atomic_write(path) as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["method", "criterion", "value", "error"])
+        w.writerows([m, c, "" if v != v else repr(v), e] for m, c, v, e in rows)
+
+
+def _read_rows(path: Path):
+    try:
+        with open(path, newline="") as fh:
+            body = list(csv.reader(fh))
+    except FileNotFoundError:
+        return None
+    if not body or body[0] != ["method", "criterion", "value", "error"]:
+        return None
+    return [[m, c, float(v) if v else math.nan, e] for m, c, v, e in body[1:]]
+
+
+def _run_spec(spec: Spec, out: Path, jobs: int, quiet: bool):
+    from ..io import write_json
+    from ..progress import progress
+
+    manifest = spec.manifest()
+    path = out / "manifest.json"
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+        except ValueError:
+            old = None
+        if old is not None and old != manifest:
+            raise ArgumentError("out", f"{out} holds another study (its manifest.json differs); give another "
+                                       "folder", out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(path, manifest)
+    tasks = [(spec, k, r) for k in range(len(spec.cells)) for r in range(spec.replications)
+             if _read_rows(_rows_path(out, spec.cells[k], r)) is None]
+    bar = progress(total=len(tasks), desc=f"study ({len(spec.cells) * spec.replications - len(tasks)} resumed)",
+                   quiet=quiet, unit="set")
+    try:
+        if jobs > 1 and len(tasks) > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                futures = [pool.submit(_task, t) for t in tasks]
+                for fut in as_completed(futures):
+                    k, r, rows = fut.result()
+                    _write_rows(_rows_path(out, spec.cells[k], r), rows)
+                    bar.update(1)
+        else:
+            for t in tasks:
+                k, r, rows = _task(t)
+                _write_rows(_rows_path(out, spec.cells[k], r), rows)
+                bar.update(1)
+    finally:
+        bar.close()
+    return len(tasks)
+
+
+# ---------------------------------------------------------------------------------------
+# summarise
+# ---------------------------------------------------------------------------------------
+def _summarise(spec: Spec, out: Path):
+    """(replications, summary, paired) DataFrames of the rows in ``out``."""
+    import pandas as pd
+
+    records = []
+    for k, cell in enumerate(spec.cells):
+        for r in range(spec.replications):
+            rows = _read_rows(_rows_path(out, cell, r))
+            if rows is None:
+                raise InputError(f"replication {r} of {cell['name']} is missing or damaged; run again", out)
+            records += [{"cell": cell["name"], "replication": r, "method": m, "criterion": c, "value": v,
+                         "error": e} for m, c, v, e in rows]
+    reps = pd.DataFrame.from_records(records, columns=["cell", "replication", "method", "criterion", "value", "error"])
+    order = {"cell": [c["name"] for c in spec.cells], "method": [n for n, _ in spec.methods],
+             "criterion": list(spec.criteria)}
+    summary = []
+    for (cell, method, crit), g in reps.groupby(["cell", "method", "criterion"], sort=False):
+        v = g["value"].to_numpy()
+        v = v[np.isfinite(v)]
+        n = v.size
+        mean = float(v.mean()) if n else math.nan
+        sd = float(v.std(ddof=1)) if n > 1 else math.nan
+        summary.append({"cell": cell, "method": method, "criterion": crit, "replications": n,
+                        "failed": int(len(g) - n), "mean": mean, "sd": sd,
+                        "mcse": sd / math.sqrt(n) if n > 1 else math.nan})
+    summary = _ordered(pd.DataFrame(summary), order)
+    ref = spec.reference or spec.methods[0][0]
+    paired = []
+    wide = reps.pivot_table(index=["cell", "criterion", "replication"], columns="method", values="value",
+                            aggfunc="first", dropna=False)
+    for (cell, crit), g in wide.groupby(level=["cell", "criterion"], sort=False):
+        for method, _ in spec.methods:
+            if method == ref:
+                continue
+            d = (g[method] - g[ref]).to_numpy(dtype=np.float64)
+            d = d[np.isfinite(d)]
+            n = d.size
+            mean = float(d.mean()) if n else math.nan
+            se = float(d.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+            paired.append({"cell": cell, "criterion": crit, "method": method, "reference": ref, "pairs": n,
+                           "difference": mean, "mcse": se, "lower": mean - 1.959963984540054 * se,
+                           "upper": mean + 1.959963984540054 * se})
+    paired = _ordered(pd.DataFrame(paired), order)
+    return reps, summary, paired
+
+
+def _ordered(df, order):
+    if df.empty:
+        return df
+    import pandas as pd
+
+    keys = [k for k in ("cell", "criterion", "method") if k in df.columns]
+    for k in keys:
+        df[k] = pd.Categorical(df[k], categories=list(dict.fromkeys(order[k])), ordered=True)
+    df = df.sort_values(keys, kind="stable").reset_index(drop=True)
+    for k in keys:
+        df[k] = df[k].astype(str)
+    return df
+
+
+# ---------------------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------------------
+class StudyResults:
+    """A study's results: ``summary`` (per cell, method and criterion: replications, mean, sd and its
+    Monte Carlo SE), ``paired`` (each method against the reference, per cell and criterion: the mean
+    paired difference with its MCSE and 95% interval) and ``replications`` (every row), DataFrames;
+    ``folder`` the run folder they were read from.
+
+    Examples
+    --------
+    >>> res = rc.study.run(spec, out="runs/mine")          # doctest: +SKIP
+    >>> res.summary.query("criterion == 'rmse'")            # doctest: +SKIP
+    """
+
+    def __init__(self, summary, paired, replications, folder, computed: int, kind: str):
+        self.summary = summary
+        self.paired = paired
+        self.replications = replications
+        self.folder = Path(folder)
+        self.computed = int(computed)
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        cells = self.summary["cell"].nunique() if "cell" in self.summary else self.summary.iloc[:, 0].nunique()
+        return (f"<StudyResults ({self.kind}): {len(self.summary)} summary rows over {cells} cell(s), "
+                f"{len(self.paired)} paired rows; folder {self.folder}; see .summary, .paired, .replications>")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        head = html.escape(repr(self))
+        return f"<div><p>{head}</p>{self.summary.head(20).to_html(index=False)}</div>"
+
+
+def run(config_or_spec, replications: int | None = None, jobs: int = 1, scheduler=None, out=None,
+        quiet: bool = True) -> StudyResults:
+    """Run a simulation study from Python and return its results as DataFrames.
+
+    Parameters
+    ----------
+    config_or_spec : str, os.PathLike, dict or Spec
+        A study config (a YAML file as ``ratercal montecarlo`` takes, or its mapping as a dict) or a
+        :class:`Spec` with your own generator, methods and criteria.
+    replications : int, optional
+        Replications of each cell (default: the config's or the spec's).
+    jobs : int
+        Local processes; the results do not depend on it.
+    scheduler : str, optional
+        A config's study only: the address of a Dask scheduler to run the chunks on.
+    out : str or os.PathLike, optional
+        The run folder, which is the cache: what it holds is not computed again (default: a new
+        temporary folder).
+    quiet : bool
+        No progress bar.
+
+    Returns
+    -------
+    StudyResults
+        ``summary``, ``paired`` and ``replications`` as DataFrames, ``folder`` the run folder.
+
+    Examples
+    --------
+    >>> import ratercal_cli as rc                                                          # doctest: +SKIP
+    >>> rc.study.run("configs/corrected.yaml", replications=10, out="runs/c").summary      # doctest: +SKIP
+    """
+    jobs = check_count(jobs, "jobs", minimum=1)
+    if replications is not None:
+        replications = check_count(replications, "replications", minimum=1)
+    folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="ratercal-study-"))
+    if isinstance(config_or_spec, Spec):
+        if scheduler is not None:
+            raise ArgumentError("scheduler", "runs a config's study; a Spec runs in local processes (jobs)")
+        spec = config_or_spec
+        if replications is not None and replications != spec.replications:
+            from dataclasses import replace
+
+            spec = replace(spec, replications=replications)
+        computed = _run_spec(spec, folder, jobs, quiet)
+        reps, summary, paired = _summarise(spec, folder)
+        return StudyResults(summary, paired, reps, folder, computed, "spec")
+    return _run_config(config_or_spec, replications, jobs, scheduler, folder, quiet)
+
+
+def _run_config(config, replications, jobs, scheduler, folder: Path, quiet: bool) -> StudyResults:
+    import pandas as pd
+
+    from ..config import load_config, parse_config
+    from .run import MonteCarloRun
+
+    if isinstance(config, dict):
+        import yaml
+
+        text = yaml.safe_dump(config, sort_keys=False)
+        cfg = parse_config(text, source="<dict>")
+    elif isinstance(config, (str, os.PathLike)):
+        cfg = load_config(config)
+    else:
+        raise ArgumentError("config_or_spec", f"expected a config file, a config dict or a Spec, not "
+                                              f"{type(config).__name__}")
+    mc = MonteCarloRun(cfg, folder, replications=replications, jobs=1 if scheduler else jobs)
+    with mc.lock():
+        computed, _ = mc.run(jobs=jobs, scheduler=scheduler, quiet=quiet)
+        mc.summarise()
+    root = folder / "montecarlo"
+
+    def read(name):
+        return pd.read_csv(io.StringIO((root / name).read_text(encoding="utf-8")))
+
+    return StudyResults(read("summary.csv"), read("paired.csv"), read("replications.csv"), folder, computed,
+                        "config")
+

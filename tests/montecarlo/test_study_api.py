@@ -1,0 +1,92 @@
+"""rc.study (issue 31 item 4): a study run from Python, SimDesign's generate / analyse / summarise with
+the user's own generator, method and criterion, the run folder as its cache."""
+
+import math
+import runpy
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ratercal_cli as rc
+from ratercal_cli.errors import ArgumentError
+
+from support import ROOT
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    out = tmp_path_factory.mktemp("study") / "run"
+    argv = sys.argv
+    sys.argv = ["study.py", str(out)]
+    try:
+        env = runpy.run_path(str(ROOT / "examples" / "study.py"), run_name="__main__")
+    finally:
+        sys.argv = argv
+    return env, out
+
+
+def test_the_example_runs_two_cells_with_a_user_method_and_criterion(example):
+    env, out = example
+    res = env["results"]
+    s = res.summary
+    assert len(s) == 2 * 3 * 2 and set(s.method) == {"NO", "TLI", "MedianRating"}
+    assert set(s.criterion) == {"rmse", "within_half"} and (s.replications == 20).all() and (s.failed == 0).all()
+    assert len(res.replications) == 2 * 20 * 3 * 2 and res.folder == out
+    # one row by hand: replication 3 of "raters differ", TLI's RMSE against the true scores
+    spec = env["spec"]
+    cell = spec.cells[1]
+    rng = np.random.default_rng(np.random.SeedSequence([spec.seed, 1, 3]))
+    ratings, true = env["generate"](dict(cell), rng)
+    tli = rc.make_method("TLI").fit_transform(ratings).paper
+    reps = res.replications
+    got = reps[(reps.cell == "raters differ") & (reps.replication == 3) & (reps.method == "TLI")
+               & (reps.criterion == "rmse")].value.item()
+    assert got == math.sqrt(np.mean((tli - true) ** 2))
+    # the summary's mean, sd and MCSE are those of the 20 replications; paired: TLI - NO per replication
+    rows = reps[(reps.cell == "raters differ") & (reps.method == "TLI") & (reps.criterion == "rmse")].value
+    row = s[(s.cell == "raters differ") & (s.method == "TLI") & (s.criterion == "rmse")].iloc[0]
+    assert row["mean"] == pytest.approx(rows.mean(), rel=1e-12)
+    assert row.mcse == pytest.approx(rows.std(ddof=1) / math.sqrt(20), rel=1e-12)
+    no = reps[(reps.cell == "raters differ") & (reps.method == "NO") & (reps.criterion == "rmse")].value
+    p = res.paired
+    pair = p[(p.cell == "raters differ") & (p.method == "TLI") & (p.criterion == "rmse")].iloc[0]
+    assert pair.difference == pytest.approx((rows.to_numpy() - no.to_numpy()).mean(), rel=1e-12)
+    assert len(repr(res)) < 2000 and "<table" in res._repr_html_()
+
+
+def test_the_folder_is_the_cache_and_jobs_do_not_change_the_numbers(example, tmp_path):
+    env, out = example
+    again = rc.study.run(env["spec"], out=out)
+    assert again.computed == 0
+    pd.testing.assert_frame_equal(again.summary, env["results"].summary)
+    serial = rc.study.run(env["spec"], out=tmp_path / "serial", jobs=1)
+    assert serial.computed == 40
+    pd.testing.assert_frame_equal(serial.replications, env["results"].replications)
+    with pytest.raises(ArgumentError, match="holds another study"):
+        rc.study.run(rc.study.Spec(env["spec"].cells, env["generate"], ["NO"], ["rmse"], 2, 1), out=out)
+
+
+def test_a_config_runs_on_the_studys_engine(tmp_path):
+    config = {"name": "tiny", "generator": "pcm", "variant": ["corrected"], "methods": ["NO", "MN"],
+              "raters": {"steps": "table3"}, "seed": 7, "replications": 2,
+              "cells": [{"raters_per_paper": [2], "papers": [40], "max_score": [5], "quality": ["normal"]}]}
+    res = rc.study.run(config, out=tmp_path / "run")
+    assert res.computed == 1 and set(res.summary.method) >= {"NO", "MN"}
+    assert list(res.summary.columns) == list(pd.read_csv(tmp_path / "run" / "montecarlo" / "summary.csv").columns)
+    assert rc.study.run(config, out=tmp_path / "run").computed == 0
+    assert "paired" in repr(res) and len(res.replications) > 0
+
+
+def test_bad_specs_name_the_argument():
+    gen = lambda cell, rng: None   # noqa: E731
+    with pytest.raises(ArgumentError, match="generate: expected a function"):
+        rc.study.Spec([{"papers": 5}], 5, ["NO"])
+    with pytest.raises(ArgumentError, match="criteria: unknown criterion 'auc'"):
+        rc.study.Spec([{"papers": 5}], gen, ["NO"], ["auc"])
+    with pytest.raises(ArgumentError, match="replications: expected a whole number of at least 1"):
+        rc.study.Spec([{"papers": 5}], gen, ["NO"], replications=0)
+    with pytest.raises(ArgumentError, match="config_or_spec: expected a config file"):
+        rc.study.run(42)
