@@ -4,7 +4,6 @@ the user's own generator, method and criterion, the run folder as its cache."""
 import math
 import runpy
 import sys
-import warnings
 
 import numpy as np
 import pandas as pd
