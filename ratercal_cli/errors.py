@@ -153,7 +153,9 @@ class ArgumentError(InputError):
     def _field(self, flag: Callable[[str], str] | None) -> str:
         if flag is _KEEP and self.field:
             return arg(self.field)
-        return self.field if flag is None or not self.field else flag(self.field)
+        if flag is None or not self.field:
+            return self.field or ""
+        return flag(self.field)
 
 
 class MethodError(RatercalError):

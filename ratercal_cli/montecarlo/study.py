@@ -34,6 +34,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -96,9 +97,9 @@ class Spec:
     """
 
     cells: list
-    generate: object
+    generate: Any
     methods: list
-    criteria: object = ("rmse", "bias")
+    criteria: Any = ("rmse", "bias")
     replications: int = 20
     seed: int = 20261205
     reference: str | None = None
