@@ -507,7 +507,7 @@ def _decision(u: Upload) -> list:
             "recommended": None if r.facets else reps[0].recommendation if reps else None,
             "recommended_words": None if r.facets or not reps else method_words(reps[0].recommendation),
             "reason": None if r.facets or not reps else reps[0].reason,
-            "advice": [a for a in (_advice(rep) for rep in reps) if a],
+            "advice": list(dict.fromkeys(a for a in (_advice(rep) for rep in reps) if a)),
             "applied": g.recommended or code, "applied_words": method_words(g.recommended or code),
             "summary": m, "levels": moves.get(g.name), "cut": u.adjusted.cut,
             "uncertain": unc, "sure": SURE, "has_se": bool(g.uncertainty),

@@ -137,7 +137,7 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                 if applied not in (one,) and method != "recommended":
                     items.append(f"{_e(method_words(applied))} was chosen instead of the recommended method.")
             advice = _advice(rep)
-            if advice:
+            if advice and f"To check: {_e(advice)}" not in items:   # once, where the criteria share it
                 items.append(f"To check: {_e(advice)}")
         if r.facets:
             items.append(f"A rubric: {_e(method_words(applied))} adjusts each criterion and the students' totals.")

@@ -265,3 +265,51 @@ def test_progress_and_cancel():
     job.cancel()
     assert job.wait(5) and job.state == "cancelled" and 4 <= len(seen) < 10
     assert job.stage_text == "steps" and job.total == 1000
+
+
+def test_long_work_shows_progress_and_is_cancelled(client):
+    """check --simulate in the app: the job page shows the replications' chunks; Cancel stops the work at
+    the next chunk, and the page says so."""
+    import time
+
+    c = login(client)
+    uid, u = upload(c, small_export())
+    c.post(f"/d/{uid}/columns", data={"paper": "Student ID", "rater": "Reader", "score": "Points",
+                                      "order": "Reading", "scale": "1-6", "simulate": "1000"})
+    for _ in range(600):   # until the simulation reports its first chunk
+        if u.job.total:
+            break
+        time.sleep(0.05)
+    page = c.get(f"/d/{uid}/job").text
+    assert u.job.stage_text == "simulate" and u.job.total == 100     # 1,000 replications in chunks of 10
+    assert f'<progress max="100" value="{u.job.done}">' in page and "Cancel" in page
+    c.post(f"/d/{uid}/cancel")
+    assert u.job.wait(60) and u.job.state == "cancelled" and u.job.done < 100
+    assert "Cancelled." in c.get(f"/d/{uid}/job").text and u.checked is None
+
+
+@pytest.mark.slow
+def test_a_wide_rubric_comes_back_wide(client):
+    from support import ROOT
+
+    c = login(client)
+    data = (ROOT / "examples" / "rubric_year1.csv").read_bytes()
+    uid, u = upload(c, data, "rubric_year1.csv")
+    assert u.settings["score_cols"] == ["style", "org", "conv", "sent_form"] and u.settings["score"] is None
+    form = {"paper": "student", "rater": "rater", "scale": "1-6", "cut": "14",
+            "score_cols": ["style", "org", "conv", "sent_form"]}
+    c.post(f"/d/{uid}/columns", data=form)
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    lc = u.change_list.changes[0]
+    assert f"{lc.moved} change level ({lc.up} up, {lc.down} down)" in r.text and r.text.count("To check:") == 1
+    c.post(f"/d/{uid}/adjust", data={"method": "MFRM"})
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    lines = c.get(f"/d/{uid}/file/adjusted").text.splitlines()
+    assert len(lines) == 1001 and lines[0] == ("student,rater,style,style_MFRM,org,org_MFRM,conv,conv_MFRM,"
+                                               "sent_form,sent_form_MFRM,flag,MFRM_total")
+    totals = dict(zip(u.adjusted.ratings.paper_ids, u.adjusted.paper_totals("MFRM")))
+    for line in lines[1:]:
+        cells = line.split(",")
+        assert float(cells[-1]) == pytest.approx(totals[cells[0]], abs=1e-4)
