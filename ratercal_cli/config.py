@@ -10,8 +10,8 @@ Schema (all keys optional except ``cells``)::
     variant: faithful        # the methods' variant: faithful | corrected, or a list of both
     shrinkage: none          # paper scores: none | kelley | linear_eb, or a list (methods/shrinkage.py)
     true_score: model        # model: the generator's expected score; pcm: TRUEGEN's (1990 mismatch)
-    cut: 3.25                # pass/fail cut for decision accuracy
-    methods: [NO, MN, ...]   # default: the study's ten
+    cut: 3.25                # pass/fail cut for decision accuracy, on the 0-5 scale (0 to 5)
+    methods: [NO, MN, ...]   # default: the study's ten; "module:Class" a method of your own
     raters:
       steps: table3          # or {5: [[d11..d15], ...], 9: [...]} or one list for every scale
       count: 9               # implied by steps; with table3 any number (Table 3's nine in turn)
@@ -33,6 +33,12 @@ Schema (all keys optional except ``cells``)::
     linear: {true_mean: 3.5, true_sd: 1.0, effects: [.5, .5, .5, 0, 0, 0, -.5, -.5, -.5],
              error_sd: [1.0, .7, .4, 1.0, .7, .4, 1.0, .7, .4]}
     quality: basic           # modern: paper qualities from the BASIC shapes of a standard normal
+
+A config is a program, as a Makefile or a Snakefile is: a method of your own, ``module:Class``,
+is Python imported from the config's folder (first on the module search path, so a module there
+shadows an installed one of the same name) and run with your rights.  Validating a config imports
+nothing; the module is imported when a stage applies the methods (``adjust RUN``, ``score``,
+``montecarlo``: :func:`import_user_methods`).  Run only configs and modules you trust.
 """
 
 from __future__ import annotations
@@ -458,11 +464,15 @@ def _methods(data, where) -> list:
     for i, m in enumerate(_list(where, ("methods",), data.get("methods", list(STUDY_METHODS)))):
         if is_user_method(m):   # module:Class, a method of the user's own (methods/user.py)
             code = str(m).strip()
-            try:
-                add_paths(method_paths(where.source) + where.method_dirs)
-                load_class(code)
-            except Exception as exc:   # the user's module: whatever importing it raises
-                raise where.error(("methods", i), f"cannot use {code}: {type(exc).__name__}: {exc}") from None
+            module, _, name = code.partition(":")
+            if not all(part.isidentifier() for part in module.split(".") + name.split(".")):
+                raise where.error(("methods", i), f"{code!r}: a method of your own is named module:Class "
+                                  "(Python names, e.g. my_methods:MedianEquating)")
+            # not imported here: its module is the user's code, run only by a stage that applies the
+            # methods (import_user_methods); a config is validated without running anything
+            at = where.error(("methods", i), "")
+            USER_METHODS_AT[(where.source, code)] = (at.line, at.field,
+                                                     method_paths(where.source) + tuple(where.method_dirs))
             if code in methods:
                 raise where.error(("methods", i), f"method {code} is listed twice")
             methods.append(code)
@@ -474,6 +484,29 @@ def _methods(data, where) -> list:
             raise where.error(("methods", i), f"method {code} is listed twice")
         methods.append(code)
     return methods
+
+
+#: ``(config source, module:Class)`` -> ``(line, key, folders to import from)``: where each method of
+#: the user's own was named (:func:`import_user_methods`' errors name it).
+USER_METHODS_AT: dict = {}
+
+
+def import_user_methods(cfg, methods=None) -> None:
+    """Import the config's methods of the user's own (``module:Class``; of ``methods``, default the
+    config's), with the config's folder (then the run's) first on the module search path.  Called by
+    the stages that apply methods (``adjust RUN``, ``score``, ``montecarlo``), never by a config's
+    validation: naming a module in a config runs nothing until then (README, Security).  A module
+    that cannot be imported, or raises on import, is a one-line :class:`InputError` naming the config
+    line."""
+    for code in methods or cfg.methods:
+        if not is_user_method(code):
+            continue
+        line, key, paths = USER_METHODS_AT.get((cfg.source, code), (None, "methods", method_paths(cfg.source)))
+        add_paths(paths)
+        try:
+            load_class(code)
+        except Exception as exc:   # the user's module: whatever importing it raises
+            raise InputError(f"cannot use {code}: {type(exc).__name__}: {exc}", cfg.source, line, key) from None
 
 
 def _cells(data, where):

@@ -99,10 +99,13 @@ class StudySpec:
     @classmethod
     def from_config(cls, cfg, variants=None, methods=None) -> "StudySpec":
         """Raises :class:`InputError` for a generator the replications cannot use (basic1990)."""
+        from ..config import import_user_methods
+
         if cfg.generator not in REPLICABLE_GENERATORS:
             raise InputError(f"montecarlo replicates the modern generators ({', '.join(REPLICABLE_GENERATORS)}), not "
                              f"'{cfg.generator}'; the 1990 sets are made by 'ratercal simulate'",
                              cfg.source, field="generator")
+        import_user_methods(cfg, methods)   # the user's own methods' code runs from here on, not before
         return cls(generator=cfg.generator, seed=int(cfg.seed), true_score=cfg.true_score, cut=float(cfg.cut),
                    methods=tuple(methods or cfg.methods), variants=tuple(variants or cfg.variants),
                    n_raters=int(cfg.n_raters), steps={int(m): np.asarray(s, dtype=np.float64).tolist()

@@ -122,7 +122,10 @@ def run_equate(run_dir, methods=None, variants=None, codes=None, force=False, qu
     from . import Run
     from .simulate import jobs_within_memory, ordered_cells, write_run_manifest
 
+    from ..config import import_user_methods
+
     run = run_dir if not isinstance(run_dir, (str, bytes)) and hasattr(run_dir, "config") else Run(run_dir)
+    import_user_methods(run.config, methods)   # the user's own methods' code runs from here on, not before
     with run.lock("adjust"):
         runner = runner or Runner(force=force)
         cells = ordered_cells(run, codes)

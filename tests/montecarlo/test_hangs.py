@@ -47,7 +47,7 @@ def test_a_port_that_is_not_dask_is_one_line_within_the_timeout(server):
     t0 = time.monotonic()
     with pytest.raises(RatercalError, match=r"scheduler: cannot reach the Dask scheduler at 'tcp://127\.0\.0\.1"):
         connect(distributed.Client, server, seconds=1.0)
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 30   # the deadline is 2.5 s; a loaded machine is slow to start Dask
 
 
 def _slow_square(shared, task):

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ratercal_cli.config import load_config, parse_config
+from ratercal_cli.config import import_user_methods, load_config, parse_config
 from ratercal_cli.errors import InputError
 from ratercal_cli.methods import make_method
 from ratercal_cli.montecarlo.run import MonteCarloRun
@@ -103,13 +103,16 @@ def test_a_failing_user_method_is_recorded_with_its_reason(tmp_path):
 
 
 def test_a_method_that_cannot_be_imported_is_a_one_line_error(tmp_path):
+    # the config is validated without importing (issue 30); the stage that applies the methods imports
+    cfg = parse_config(CONFIG.replace("flaky_method:Flaky", "no_such_module_xyz:Thing"), source=str(tmp_path / "c.yaml"))
     with pytest.raises(InputError) as e:
-        parse_config(CONFIG.replace("flaky_method:Flaky", "no_such_module_xyz:Thing"), source=str(tmp_path / "c.yaml"))
+        import_user_methods(cfg)
     assert str(e.value).startswith(f"{tmp_path / 'c.yaml'}:3: methods[1]: cannot use no_such_module_xyz:Thing: "
                                    "ModuleNotFoundError")
     (tmp_path / "flaky_method.py").write_text(FAILING)
     with pytest.raises(InputError, match="expected a class with fit"):
-        load_config_text(tmp_path, CONFIG.replace("flaky_method:Flaky", "flaky_method:np"))
+        MonteCarloRun(load_config_text(tmp_path, CONFIG.replace("flaky_method:Flaky", "flaky_method:np")),
+                      tmp_path / "run")
 
 
 def load_config_text(folder, text):

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ratercal_cli.config import load_config
+from ratercal_cli.config import import_user_methods, load_config
 from ratercal_cli.errors import InputError, MethodError
 from ratercal_cli.methods import make_method
 from ratercal_cli.methods.apply import apply_methods
@@ -89,7 +89,7 @@ def test_sys_exit_in_fit_is_a_method_error_and_on_import_a_config_error(module):
                                    "cells:\n  - {raters_per_paper: [2], papers: [50], max_score: [5], "
                                    "quality: [normal]}\nseed: 3\n")
     with pytest.raises(InputError, match=r"c.yaml:2: .*called sys.exit\(5\) on import"):
-        load_config(module / "c.yaml")
+        import_user_methods(load_config(module / "c.yaml"))
 
 
 def test_a_method_failing_on_every_set_is_in_scores_and_named_by_report(module, tmp_path):
@@ -160,3 +160,26 @@ def test_report_refuses_edited_scores_and_scores_of_older_data(tmp_path, monkeyp
     monkeypatch.delitem(sys.modules, "own_shift", raising=False)   # as a new process would
     assert run("score", out, "-q").exit_code == 0
     assert _rmse(out, "own_shift:Shift") != before
+
+
+# -- item 10: naming a module in a config runs nothing until a stage applies the methods -------------
+def test_a_user_module_is_imported_only_by_the_stage_that_applies_it(tmp_path, monkeypatch):
+    marker = tmp_path / "imported.txt"
+    (tmp_path / "side_effect.py").write_text(
+        f"open({str(marker)!r}, 'a').write('x')\n" + OWN.replace("SHIFT", "0.0"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "side_effect", raising=False)
+    (tmp_path / "c.yaml").write_text('generator: pcm\nvariant: corrected\nmethods: [NO, "side_effect:Shift"]\n'
+                                     "cells:\n  - {raters_per_paper: [2], papers: [50], max_score: [5], "
+                                     "quality: [normal]}\nseed: 3\n")
+    load_config(tmp_path / "c.yaml")
+    assert not marker.exists()                      # validating runs nothing
+    out = tmp_path / "run"
+    assert run("simulate", tmp_path / "c.yaml", "--out", out, "-q").exit_code == 0
+    assert not marker.exists()                      # nor do the stages that make the data
+    assert run("adjust", out, "-q").exit_code == 0
+    assert marker.exists()                          # the stage applying the methods imports it
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((tmp_path / "c.yaml").read_text().replace("side_effect:Shift", "side effect:Shift"))
+    with pytest.raises(InputError, match=r"bad.yaml:3: methods\[1\]: 'side effect:Shift': a method of your own"):
+        load_config(bad)
