@@ -11,7 +11,9 @@ Schema (all keys optional except ``cells``)::
     shrinkage: none          # paper scores: none | kelley | linear_eb, or a list (methods/shrinkage.py)
     true_score: model        # model: the generator's expected score; pcm: TRUEGEN's (1990 mismatch)
     cut: 3.25                # pass/fail cut for decision accuracy, on the 0-5 scale (0 to 5)
-    methods: [NO, MN, ...]   # default: the study's ten; "module:Class" a method of your own
+    methods: [NO, MN, ...]   # default: the study's ten; "module:Class" a method of your own, or
+                             # {method: "module:Class", timeout: 60}: its fit and transform bounded
+                             # to 60 s each (then recorded as failed on that data set)
     raters:
       steps: table3          # or {5: [[d11..d15], ...], 9: [...]} or one list for every scale
       count: 9               # implied by steps; with table3 any number (Table 3's nine in turn)
@@ -393,7 +395,9 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
                       linear=linear, variants=variants, shrinkages=shrinkages, true_score=true_score, cut=cut,
                       source=where.source, effects=effects, rubric=rubric)
     _check_memory(where, cfg, blocks)
+    timeouts = {c: USER_TIMEOUTS[(where.source, c)] for c in methods if (where.source, c) in USER_TIMEOUTS}
     cfg.raw = {"name": name, "generator": generator, "variant": list(variants), "methods": methods,
+           **({"timeouts": timeouts} if timeouts else {}),
            **({"shrinkage": list(shrinkages)} if shrinkages != ("none",) else {}),
            **({"effects": effects.to_dict()} if not effects.neutral else {}),
            **({"criteria": rubric.to_dict()} if rubric is not None else {}),
@@ -462,6 +466,16 @@ def _methods(data, where) -> list:
     known = method_codes()
     methods = []
     for i, m in enumerate(_list(where, ("methods",), data.get("methods", list(STUDY_METHODS)))):
+        if isinstance(m, dict):   # {method: module:Class, timeout: SECONDS}: a method of your own, bounded
+            _check_keys(where, ("methods", i), m, ("method", "timeout"))
+            if not is_user_method(m.get("method", "")):
+                raise where.error(("methods", i, "method"), "a timeout is given to a method of your own, "
+                                  "module:Class")
+            seconds = _number(where, ("methods", i, "timeout"), m.get("timeout"))
+            if seconds <= 0:
+                raise where.error(("methods", i, "timeout"), f"must be a number of seconds > 0, got {seconds:g}")
+            USER_TIMEOUTS[(where.source, str(m["method"]).strip())] = seconds
+            m = m["method"]
         if is_user_method(m):   # module:Class, a method of the user's own (methods/user.py)
             code = str(m).strip()
             module, _, name = code.partition(":")
@@ -491,6 +505,15 @@ def _methods(data, where) -> list:
 USER_METHODS_AT: dict = {}
 
 
+#: ``(config source, module:Class)`` -> seconds: a method of the user's own given a ``timeout``.
+USER_TIMEOUTS: dict = {}
+
+
+def user_timeouts(cfg) -> dict:
+    """``{module:Class: seconds}`` of the config's methods of the user's own that have a ``timeout``."""
+    return {code: USER_TIMEOUTS[(cfg.source, code)] for code in cfg.methods if (cfg.source, code) in USER_TIMEOUTS}
+
+
 def import_user_methods(cfg, methods=None) -> None:
     """Import the config's methods of the user's own (``module:Class``; of ``methods``, default the
     config's), with the config's folder (then the run's) first on the module search path.  Called by
@@ -498,6 +521,9 @@ def import_user_methods(cfg, methods=None) -> None:
     validation: naming a module in a config runs nothing until then (README, Security).  A module
     that cannot be imported, or raises on import, is a one-line :class:`InputError` naming the config
     line."""
+    from .methods import set_user_timeouts
+
+    set_user_timeouts(user_timeouts(cfg))
     for code in methods or cfg.methods:
         if not is_user_method(code):
             continue

@@ -83,6 +83,13 @@ def add_paths(paths) -> None:
     add(paths)
 
 
+def set_user_timeouts(timeouts) -> None:
+    """Bound the user's own methods' fit and transform (:func:`.user.set_timeouts`)."""
+    from .user import set_timeouts
+
+    set_timeouts(timeouts)
+
+
 def method_codes():
     """Every registered method code, the study's ten first."""
     return tuple(STUDY_METHODS) + tuple(c for c in _REGISTRY if c not in STUDY_METHODS)

@@ -107,13 +107,53 @@ def read_only(ratings: Ratings) -> Ratings:
                    group=frozen(ratings.group), facets=facets)
 
 
+#: ``module:Class`` -> seconds its fit (and its transform) may take (a config's ``timeout``).
+TIMEOUTS: dict = {}
+
+
+def set_timeouts(timeouts) -> None:
+    """Bound the user's methods named in ``timeouts`` (``{module:Class: seconds}``) in this process."""
+    TIMEOUTS.update(timeouts)
+
+
+class _TimedOut(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _deadline(spec: str):
+    """The block bounded to ``TIMEOUTS[spec]`` seconds by SIGALRM (a method that sleeps hung the
+    study for good); only in a process's main thread (local and ``--jobs`` runs: a Dask worker's
+    tasks run in threads, where no timer can interrupt them)."""
+    import signal
+    import threading
+
+    seconds = TIMEOUTS.get(spec)
+    if not seconds or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expired(signum, frame):
+        raise _TimedOut()
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _TimedOut:
+        raise MethodError(f"{spec}: took longer than its timeout of {seconds:g} s") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 @contextlib.contextmanager
 def _users_code(spec: str):
     """Run the user's code: numpy's floating-point warnings stay inside (its results are checked
     instead, :func:`_coerce`); ``sys.exit()`` and any exception become a :class:`MethodError`
     naming ``spec``, which the study records as the method's failure."""
     try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
+        with _deadline(spec), np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             yield
     except MethodError:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import criteria
-from ..config import method_paths
+from ..config import method_paths, user_timeouts
 from ..errors import InputError
 from ..methods.user import add_paths, is_user_method, source_digest
 from ..vocabulary import REPLICABLE_GENERATORS
@@ -89,6 +89,8 @@ class StudySpec:
     paths: tuple = ()
     #: ``module:Class`` -> hash of its module's source (in the digest)
     user_code: dict = field(default_factory=dict)
+    #: ``module:Class`` -> seconds its fit and transform may take (a config's ``timeout``; in the digest)
+    timeouts: dict = field(default_factory=dict)
     #: rater effects and assignment (:meth:`RaterEffects.to_dict`; empty: none, random assignment)
     effects: dict = field(default_factory=dict)
     #: an analytic rubric's criteria (:meth:`RubricDesign.to_dict`; empty: none)
@@ -112,6 +114,7 @@ class StudySpec:
                                                       for m, s in cfg.steps.items()},
                    linear=dict(cfg.linear), shrinkages=tuple(cfg.shrinkages),
                    paths=method_paths(cfg.source), user_code=_user_code(methods or cfg.methods, method_paths(cfg.source)),
+                   timeouts=user_timeouts(cfg),
                    effects={} if cfg.effects is None or cfg.effects.neutral else cfg.effects.to_dict(),
                    rubric={} if cfg.rubric is None else cfg.rubric.to_dict())
 
@@ -122,6 +125,7 @@ class StudySpec:
              "variants": list(self.variants), "shrinkages": list(self.shrinkages), "n_raters": self.n_raters,
              "steps": {str(k): v for k, v in sorted(self.steps.items())}, "linear": self.linear,
              **({"user_code": self.user_code} if self.user_code else {}),
+             **({"timeouts": self.timeouts} if self.timeouts else {}),
              **({"effects": self.effects} if self.effects else {}),
              **({"criteria": self.rubric} if self.rubric else {})}
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
@@ -130,6 +134,10 @@ class StudySpec:
         """Make the user's own methods importable in this process (a worker calls it first)."""
         if self.paths:
             add_paths(self.paths)
+        if self.timeouts:
+            from ..methods.user import set_timeouts
+
+            set_timeouts(self.timeouts)
         return self
 
     def rater_effects(self):

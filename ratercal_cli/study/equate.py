@@ -54,6 +54,11 @@ class EquateStage(Stage):
         own = {m: _digest(m, source_digest) for m in self.methods if is_user_method(m)}
         if own:   # a method of the user's own: its module's source, so an edit redoes the stage
             out["sources"] = own
+        from ..config import user_timeouts
+
+        timeouts = {m: t for m, t in user_timeouts(self.run.config).items() if m in self.methods}
+        if timeouts:
+            out["timeouts"] = timeouts
         return out
 
     def is_fresh(self) -> bool:

@@ -183,3 +183,40 @@ def test_a_user_module_is_imported_only_by_the_stage_that_applies_it(tmp_path, m
     bad.write_text((tmp_path / "c.yaml").read_text().replace("side_effect:Shift", "side effect:Shift"))
     with pytest.raises(InputError, match=r"bad.yaml:3: methods\[1\]: 'side effect:Shift': a method of your own"):
         load_config(bad)
+
+
+# -- item 6: a per-method timeout ---------------------------------------------------------------
+SLEEPER = '''
+import time
+from ratercal_cli.ratings import Adjusted
+
+class Sleeper:
+    def fit(self, ratings):
+        time.sleep(60)
+        return self
+    def transform(self, ratings):
+        r = ratings.score.astype(float)
+        return Adjusted(rating=r, paper=ratings.paper_mean(r))
+'''
+
+
+def test_a_user_method_past_its_timeout_is_recorded_as_failed(tmp_path, monkeypatch):
+    import time
+
+    (tmp_path / "sleepy.py").write_text(SLEEPER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "c.yaml").write_text('generator: pcm\nvariant: corrected\n'
+                                     'methods: [NO, {method: "sleepy:Sleeper", timeout: 0.5}]\n'
+                                     "cells:\n  - {raters_per_paper: [2], papers: [50], max_score: [5], "
+                                     "quality: [normal]}\nseed: 3\n")
+    cfg = load_config(tmp_path / "c.yaml")
+    assert cfg.methods == ("NO", "sleepy:Sleeper") and cfg.raw["timeouts"] == {"sleepy:Sleeper": 0.5}
+    import_user_methods(cfg)
+    t0 = time.monotonic()
+    applied = apply_methods(_ratings(), cfg.methods)
+    assert time.monotonic() - t0 < 20
+    assert applied.skipped["sleepy:Sleeper"] == "MethodError: sleepy:Sleeper: took longer than its timeout of 0.5 s"
+    assert "NO" in applied.adjusted
+    (tmp_path / "c.yaml").write_text((tmp_path / "c.yaml").read_text().replace("timeout: 0.5", "timeout: -1"))
+    with pytest.raises(InputError, match=r"c.yaml:3: methods\[1\].timeout: must be a number of seconds > 0"):
+        load_config(tmp_path / "c.yaml")
