@@ -42,6 +42,8 @@ def good(tmp_path):
     ("adjust", "{in}", "-o", "{link}"),                      # the input through a symlink
     ("adjust", "{in}", "-o", "{hard}"),                      # the input by a hard link
     ("check", "{in}", "--html", "{sub}/../in.csv"),
+    ("adjust", "{in}", "--memo", "{in}"),                    # app's outputs go through the same guard
+    ("adjust", "{in}", "-o", "{out}", "--changes", "{out}"),
 ])
 def test_an_output_naming_an_input_or_another_output_is_refused(tmp_path, good, args):
     (tmp_path / "link.csv").symlink_to(good)

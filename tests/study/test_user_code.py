@@ -154,6 +154,12 @@ def test_report_refuses_edited_scores_and_scores_of_older_data(tmp_path, monkeyp
     assert res.exit_code == 2 and "changed after `ratercal score` read it" in res.stderr
     assert run("score", out, "-q").exit_code == 0
     assert run("report", out, "--out", tmp_path / "r", "-q").exit_code == 0
+    # report --out outside RUN takes RUN's lock too (it took none): no stage rewrites what it reads
+    from ratercal_cli.io import folder_lock
+
+    with folder_lock(out, "score"):
+        res = run("report", out, "--out", tmp_path / "r", "-q")
+    assert res.exit_code == 2 and "in use by ratercal score" in res.stderr
     # the user's module edited: adjust RUN redoes the stage (its source hash is in the manifest)
     before = _rmse(out, "own_shift:Shift")
     (tmp_path / "own_shift.py").write_text(OWN.replace("SHIFT", "1.0"))
