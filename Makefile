@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 RUN    := runs/denny1990
 
-.PHONY: setup reproduce simulate adjust score report test test-slow bench example clean
+.PHONY: setup reproduce simulate adjust score report test test-slow lint bench example clean
 
 $(BIN)/ratercal: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ example: setup
 ## The fast tests (under 20 s); CI runs test-slow after them.
 test: setup
 	$(BIN)/python -m pytest -q -m "not slow"
+
+## ruff over the package and the tests, mypy on the public API's modules ([tool.ruff], [tool.mypy]).
+lint: setup
+	$(BIN)/ruff check ratercal_cli tests examples benchmarks
+	$(BIN)/mypy
 
 ## The tests marked slow (whole-report builds and the like): CI runs them after `make test`.
 test-slow: setup

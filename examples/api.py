@@ -44,3 +44,9 @@ print("\n", compared.pass_fail_frame(), sep="")
 # with standard errors, z, p and 95% intervals, as statsmodels lays out estimates.
 mfrm = adjusted.groups[-1].estimators["MFRM"]
 print("\n", mfrm.severity_frame().round(3), sep="")
+
+# 5. Any Rasch model fitted to one grade, its estimates as statsmodels lays them out: a long table of
+#    every parameter (rater severities, thresholds) with SEs, intervals, log-likelihood, AIC, BIC.
+fitted = rc.fit(dict(ratings.by_group())["11"], model="MFRM")
+print("\n", fitted.summary(), sep="")
+intervals = fitted.conf_int(0.05)

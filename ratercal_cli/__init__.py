@@ -13,7 +13,18 @@ Names are imported on first use (PEP 562), so ``import ratercal_cli`` and the co
 quick.
 """
 
-__version__ = "0.1.0"
+def _version() -> str:
+    """The version, written once: ``project.version`` in pyproject.toml, read from the installed
+    package's metadata."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ratercal")
+    except PackageNotFoundError:   # the source tree without an install
+        return "0+unknown"
+
+
+__version__ = _version()
 
 #: public name -> the module that defines it
 _EXPORTS = {

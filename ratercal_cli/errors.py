@@ -76,8 +76,23 @@ def _render(text: str, flag: Callable[[str], str] | None) -> str:
 class RatercalError(Exception):
     """A user-facing error: bad input, an impossible design, a refused method.
 
-    The message is one line and names the file, line and field (or argument) where it can.
-    ``exit_code`` is the command line's exit status for it.
+    Parameters
+    ----------
+    message : str
+        One line; it names the file, line and field (or argument) where it can, and may mention
+        arguments with :func:`arg`.
+
+    Attributes
+    ----------
+    message : str
+        The message as given (arguments still marked).
+    exit_code : int
+        The command line's exit status for it (2).
+
+    Examples
+    --------
+    >>> str(RatercalError(f"grade=5: {arg('cut')} is off the scale"))
+    'grade=5: cut is off the scale'
     """
 
     exit_code = 2
@@ -114,9 +129,23 @@ def _rebuild(cls, state):
 
 
 class InputError(RatercalError, ValueError):
-    """Bad data or config: names where (``path``:``line``, the column or key ``field``).
+    """Bad data or config (a ``ValueError``): names where.
 
-    ``field`` starting with ``-`` is a command-line flag (raised by :mod:`ratercal_cli.commands`).
+    Parameters
+    ----------
+    message : str
+    path : str or Path, optional
+        The file.
+    line : int, optional
+        Its line (1-based).
+    field : str, optional
+        The column or config key (starting with ``-``: a command-line flag, raised by
+        :mod:`ratercal_cli.commands`).
+
+    Examples
+    --------
+    >>> str(InputError("not a number", "f.csv", 3, "score"))
+    'f.csv:3: score: not a number'
     """
 
     def __init__(self, message: object, path: object = None, line: int | None = None,
@@ -139,8 +168,21 @@ class InputError(RatercalError, ValueError):
 
 
 class ArgumentError(InputError):
-    """A bad argument of a library function: ``field`` is the argument's name (``scale``), which the
-    command line shows as its flag (``--scale``)."""
+    """A bad argument of a library function (an :class:`InputError`, so a ``ValueError``).
+
+    Parameters
+    ----------
+    field : str
+        The argument's name in the library (``"scale"``); the command line shows its flag (``--scale``).
+    message : str
+    path, line : optional
+        As :class:`InputError`.
+
+    Examples
+    --------
+    >>> str(ArgumentError("scale", "expected LOW-HIGH such as 0-5, not 'abc'"))
+    "scale: expected LOW-HIGH such as 0-5, not 'abc'"
+    """
 
     def __init__(self, field: str, message: object, path: object = None, line: int | None = None):
         super().__init__(message, path, line, field)
@@ -159,8 +201,29 @@ class ArgumentError(InputError):
 
 
 class MethodError(RatercalError):
-    """A method cannot be applied to these ratings (e.g. needs two raters per paper)."""
+    """A method cannot be applied to these ratings (e.g. it needs two raters per paper).
+
+    Parameters
+    ----------
+    message : str
+
+    Examples
+    --------
+    >>> isinstance(MethodError("TLI needs papers scored by at least two raters"), RatercalError)
+    True
+    """
 
 
 class NotFittedError(RatercalError, AttributeError):
-    """``transform`` (or a fitted attribute) asked of an estimator before ``fit``."""
+    """``transform`` (or a fitted attribute or frame) asked of an estimator before ``fit`` (an
+    ``AttributeError``, as scikit-learn's).
+
+    Parameters
+    ----------
+    message : str
+
+    Examples
+    --------
+    >>> issubclass(NotFittedError, AttributeError)
+    True
+    """

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -127,6 +128,12 @@ class Ratings:
     first_readings : Ratings or None, with discrepancies resolved (``resolve_discrepancies``): the
         papers' first two readings (the third of a resolved paper left out, both first two kept), on
         which agreement is reported; a subset drops it.
+
+    Examples
+    --------
+    >>> r = Ratings.from_labels(["p1", "p1", "p2", "p2"], ["R2", "R10", "R10", "R1"], [3, 4, 2, 2], max_score=5)
+    >>> r.rater_ids, r.n_papers, r.n_ratings
+    (('R1', 'R2', 'R10'), 2, 4)
     """
 
     paper: np.ndarray
@@ -344,7 +351,8 @@ class Ratings:
         if self.group is None:
             return [(None, self)]
         out = []
-        firsts = dict(self.first_readings.by_group()) if self.first_readings is not None else {}
+        first: Any = self.first_readings
+        firsts = dict(first.by_group()) if first is not None else {}
         for g, name in enumerate(self.group_ids):
             mask = self.group == g
             papers, paper = np.unique(self.paper[mask], return_inverse=True)
@@ -367,9 +375,20 @@ class Ratings:
 class Adjusted:
     """What a method's ``transform`` returns.
 
-    rating : float array, one adjusted score per rating (same order as the input).
-    paper : float array, one adjusted score per paper (usually the mean of its
-        adjusted ratings; the PCM gives the mean expected score over all raters).
+    Attributes
+    ----------
+    rating : float array
+        One adjusted score per rating (same order as the input).
+    paper : float array
+        One adjusted score per paper (usually the mean of its adjusted ratings; the PCM gives the mean
+        expected score over all raters).
+
+    Examples
+    --------
+    >>> r = Ratings.from_labels(["p1", "p1", "p2", "p2"], ["A", "B", "B", "A"], [3, 4, 2, 2], max_score=5)
+    >>> from ratercal_cli import make_method
+    >>> make_method("MN").fit_transform(r).paper.round(2).tolist()
+    [3.5, 2.0]
     """
 
     rating: np.ndarray

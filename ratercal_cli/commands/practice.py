@@ -382,7 +382,6 @@ def adjust(source, methods, variant, output, assignment, shrinkage, cut, layout,
         return
     if not source.exists():
         raise InputError("no such file", source)
-    from ..practice.ratings_file import write_adjusted
 
     codes, is_all = _parse_methods(methods, ("TLI",), allow_recommended=True)
     to_stdout = output is not None and str(output) == "-"

@@ -91,14 +91,53 @@ def set_user_timeouts(timeouts) -> None:
 
 
 def method_codes():
-    """Every registered method code, the study's ten first."""
+    """Every registered method code, the study's ten first.
+
+    Parameters
+    ----------
+    None
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> method_codes()[:4]
+    ('NO', 'MN', 'TMN', 'LI')
+    """
     return tuple(STUDY_METHODS) + tuple(c for c in _REGISTRY if c not in STUDY_METHODS)
 
 
 def make_method(code: str, variant: str = DEFAULT_VARIANT, **params):
-    """A fresh estimator for ``code`` (case-insensitive); ``variant`` reaches the methods that have
-    one (the 1990 methods), the others have one version.  ``module:Class`` is a method of the
-    user's own (:mod:`.user`)."""
+    """A fresh estimator for ``code`` (case-insensitive), in the scikit-learn manner.
+
+    Parameters
+    ----------
+    code : str
+        A method code of :func:`method_codes` (``"TLI"``, ``"MFRM"``) or ``"module:Class"``, a method of
+        the user's own (:mod:`.user`).
+    variant : {"corrected", "faithful"}
+        Reaches the methods that have one (the 1990 methods); the others have one version.
+    **params
+        The estimator's parameters (e.g. ``quality="wle"``).
+
+    Returns
+    -------
+    RaterAdjuster
+        Unfitted: ``fit(ratings)`` learns attributes ending in ``_``, ``transform`` adjusts.
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown code (it names the argument ``code``).
+
+    Examples
+    --------
+    >>> est = make_method("TLI")
+    >>> type(est).__name__, est.truncate, est.variant
+    ('LinearEquating', True, 'corrected')
+    """
     from .user import is_user_method
 
     if is_user_method(code):   # a method of the user's own, module:Class (methods/user.py)

@@ -184,7 +184,8 @@ class RaterAdjuster:
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")
         if getattr(self, "severity_se_", None) is None:
             raise AttributeError(f"{type(self).__name__} estimates no rater severities with standard errors")
-        sev, se = np.asarray(self.severity_, dtype=np.float64), np.asarray(self.severity_se_, dtype=np.float64)
+        sev = np.asarray(getattr(self, "severity_"), dtype=np.float64)
+        se = np.asarray(getattr(self, "severity_se_"), dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             z = sev / se
         q = stats.norm.ppf(1 - alpha / 2)

@@ -354,6 +354,13 @@ class StudyResults:
     paired difference with its MCSE and 95% interval) and ``replications`` (every row), DataFrames;
     ``folder`` the run folder they were read from.
 
+    Attributes
+    ----------
+    summary, paired, replications : pandas.DataFrame
+    folder : Path
+    computed : int
+        Replications (a spec) or chunks (a config) computed by this call; 0: all from the cache.
+
     Examples
     --------
     >>> res = rc.study.run(spec, out="runs/mine")          # doctest: +SKIP

@@ -189,10 +189,11 @@ def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k, prefix=""):
         if key not in done:   # ``recommended`` is the same fit as its method
             done[key] = paper_uncertainty(g.ratings, code, est, adj, n_boot, [seed, k, j], variant,
                                           None if cut is None else cut - low)
-        if done[key] is not None:
-            g.uncertainty[code] = done[key]
-            line = prefix + done[key].note
-            if done[key].note and line not in g.warnings:   # once, though "recommended" shares its fit
+        found = done[key]
+        if found is not None:
+            g.uncertainty[code] = found
+            line = prefix + found.note
+            if found.note and line not in g.warnings:   # once, though "recommended" shares its fit
                 g.warnings.append(line)
 
 
@@ -383,8 +384,26 @@ def _old_method_argument(old: dict, methods):
 
 @dataclass
 class AdjustResults:
-    """What :func:`adjust` made: per group a :class:`GroupAdjustment`, the ``methods`` applied to at
-    least one group (in the order asked for) and the ``variant``."""
+    """What :func:`adjust` made.
+
+    Attributes
+    ----------
+    ratings : Ratings
+        The ratings adjusted.
+    variant : str
+        ``"corrected"`` or ``"faithful"``.
+    methods : list of str
+        The methods applied to at least one group, in the order asked for.
+    groups : list of GroupAdjustment
+        Per group: the adjusted scores, the fitted estimators, what was skipped and why, the warnings.
+    cut, bootstrap : float or None, int
+        As given to :func:`adjust`.
+
+    Examples
+    --------
+    >>> res = rc.adjust("examples/ratings.csv", ["TLI", "MFRM"])   # doctest: +SKIP
+    >>> res.paper_frame().head()                                    # doctest: +SKIP
+    """
 
     ratings: Ratings
     variant: str

@@ -7,6 +7,7 @@ bias; it returns a :class:`CheckResults`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -232,20 +233,36 @@ def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None, est=
 
 @dataclass
 class CheckResults:
-    """What :func:`check` found: ``reports`` (one :class:`CheckReport` per group, in the groups'
-    natural order) and ``bias`` (the rater x group bias, a dict, or None)."""
+    """What :func:`check` found, group by group.
+
+    Attributes
+    ----------
+    ratings : Ratings
+        The ratings checked.
+    reports : list of CheckReport
+        One per group, in the groups' natural order (:meth:`report` finds one by its label).
+    bias : dict or None
+        The rater x group bias (with groups and the Rasch fits).
+    recommendation : dict
+        ``{group: method}``, each group's one recommendation.
+
+    Examples
+    --------
+    >>> res = rc.check("examples/ratings.csv", scale="0-5")   # doctest: +SKIP
+    >>> res.to_frame("raters").head()                          # doctest: +SKIP
+    """
 
     ratings: Ratings
     reports: list
     bias: dict | None = None
     #: facetted ratings: ``[(group, RubricReport)]``, the many-facet model of each group
-    rubric: list = None
+    rubric: list | None = None
     #: with anchors: each anchored element's displacement (:func:`.anchors.displacement`)
-    anchored: list = None
+    anchored: list | None = None
     #: with ``calibrate``: the free MFRM's :class:`~.anchors.Anchors`
     calibration: object = None
     #: with groups: the rater x group interaction of one joint MFRM (:class:`.bias.BiasTable`)
-    group_interaction: object = None
+    group_interaction: Any = None
     #: per group, ``check --simulate``'s :class:`~.simulate.SimulationResult` (or why it could not run)
     simulations: list | None = None
     #: facetted ratings: ``[(group, SimulationResult or reason)]``, the many-facet design of each group

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..criteria import passes
+from ..ratings import Ratings
 from ..report.mds import classical_mds, rmsd_matrix  # noqa: F401  (one MDS and RMSD for the report and compare)
 
 
@@ -125,7 +126,7 @@ class GroupComparison:
     ``eigenvalues``, and the ``warnings`` of applying the methods (without the file's prefix)."""
 
     name: object
-    ratings: object
+    ratings: Ratings
     scores: dict
     comparison: MethodComparison
     pass_fail: list | None
@@ -237,9 +238,26 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
 
 @dataclass
 class CompareResults:
-    """What :func:`compare` found: per group a :class:`GroupComparison`."""
+    """What :func:`compare` found.
 
-    ratings: object
+    Attributes
+    ----------
+    ratings : Ratings
+        The ratings compared.
+    variant : str
+        ``"corrected"`` or ``"faithful"``.
+    cut : float or None
+        The cut score of Table 5.
+    groups : list of GroupComparison
+        Per group: the papers' scores by each method, Table 4, Table 5, the MDS coordinates.
+
+    Examples
+    --------
+    >>> res = rc.compare("examples/ratings.csv", "MN,TLI", cut=3.25)   # doctest: +SKIP
+    >>> res.to_frame(table="pass_fail")                                  # doctest: +SKIP
+    """
+
+    ratings: Ratings
     variant: str
     cut: float | None
     groups: list
@@ -350,7 +368,7 @@ class CompareResults:
         from ..errors import ArgumentError
         from .text import group_path
 
-        targets = []
+        targets: list = []
         for g in self.groups:
             target = group_path(png, g.name)
             clash = next((h.name for h, t in zip(self.groups, targets) if str(t).lower() == str(target).lower()),

@@ -294,7 +294,7 @@ def _anchored(rows) -> str:
              _num(r["displacement"]), _num(r["se"]), _num(r["t"]), _num(r.get("p_holm"), 3),
              "DRIFT" if r["drift"] else "", _num(r.get("used", r["anchor"])), status(r)] for r in rows]
     freed = [r for r in rows if r.get("freed")]
-    note = (f"freed (measured afresh on the scale of the anchors that did not drift): "
+    note = ("freed (measured afresh on the scale of the anchors that did not drift): "
             + "; ".join(f"{r['facet']} {r['element']} moved {r['used'] - r['anchor']:+.2f} logits" for r in freed)
             if freed else "no anchored element was freed")
     return "\n".join(['<h2 id="anchors">Anchored elements</h2>',

@@ -87,7 +87,7 @@ class RatingsGroup:
     name: str | None
     ratings: Ratings
     rows: np.ndarray
-    file_rows: np.ndarray = None
+    file_rows: np.ndarray | None = None
 
 
 @dataclass
@@ -162,7 +162,7 @@ def lookalike_groups(labels) -> list:
     where there are lookalikes."""
     distinct = list(dict.fromkeys(labels))   # first seen first
     skel = not all(lab.isascii() for lab in distinct)
-    by_key = {}
+    by_key: dict = {}
     for lab in distinct:
         by_key.setdefault(label_key(lab, skel), []).append(lab)
     groups = [g for g in by_key.values() if len(g) > 1]
@@ -588,7 +588,7 @@ def _parse_fields(rows, lines, columns: Columns, order_col, path, decimal: str, 
     if scores is not None:
         return scores
     scores = []
-    parsed = {}   # score text -> value: a file has few distinct score texts
+    parsed: dict = {}   # score text -> value: a file has few distinct score texts
     for k, (ln, r) in enumerate(zip(lines, rows)):
         for c in keys:
             r[c] = r[c].strip()
@@ -675,7 +675,7 @@ def _group_members(rows, group_col) -> list:
     else:
         group_names = [None]
         group_of = [None] * len(rows)
-    members = {g: [] for g in group_names}
+    members: dict = {g: [] for g in group_names}
     for i, g in enumerate(group_of):
         members[g].append(i)
     return [(g, members[g]) for g in group_names]
@@ -750,7 +750,7 @@ def _refuse_duplicates(table, idx, where: str) -> None:
     keys = list(zip(*([rows[i][c] for i in idx] for c in (cols.paper, cols.rater) + fcols)))
     if len(set(keys)) == len(keys):   # (a set of the keys: where there is a duplicate, the loop finds its lines)
         return
-    seen = {}
+    seen: dict = {}
     for i in idx:
         key = (rows[i][cols.paper], rows[i][cols.rater]) + tuple(rows[i][c] for c in fcols)
         if key in seen:
@@ -771,7 +771,7 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
     # the third-reading rule and the count of a paper's ratings: within one combination of facet levels
     pc_arr = p_arr
     if fcols:
-        cell_of = {}
+        cell_of: dict = {}
         pc_arr = np.array([cell_of.setdefault((int(p),) + tuple(rows[i][c] for c in fcols), len(cell_of))
                            for p, i in zip(p_arr, usable)], dtype=np.int64)
     keep, resolved = resolve_discrepancies(pc_arr, s_arr, threshold, order)

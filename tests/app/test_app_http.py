@@ -5,7 +5,6 @@ browser.  Fast: a small file; the README's example in a real browser is test_app
 import csv
 import hashlib
 import io
-import re
 
 import openpyxl
 import pytest

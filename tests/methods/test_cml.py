@@ -440,7 +440,7 @@ def test_newton_step_by_conjugate_gradients_equals_the_cholesky_solution():
     eigenvalue is one (below it, within a factor 3 here), and decides _below away from the threshold."""
     from scipy.linalg import block_diag
 
-    from ratercal_cli.methods.cml import _ITERATIVE_FROM, _BlockJacobi, _below, _direction
+    from ratercal_cli.methods.cml import _ITERATIVE_FROM, _below, _direction
 
     rng = np.random.default_rng(3)
     n = _ITERATIVE_FROM + 5

@@ -48,8 +48,8 @@ def test_multi_facet_mfrm_matches_r(facets):
     for k, f in enumerate(facets):
         n = int(d[:, col[f]].max())
         gam, gam_se = fit.effects[f"facet{k}"]
-        np.testing.assert_allclose(gam, [est(f"gamma_{f}_{l}") for l in range(1, n + 1)], atol=1e-4)
-        np.testing.assert_allclose(gam_se, [se(f"gamma_{f}_{l}") for l in range(1, n + 1)], rtol=2e-3)
+        np.testing.assert_allclose(gam, [est(f"gamma_{f}_{lv}") for lv in range(1, n + 1)], atol=1e-4)
+        np.testing.assert_allclose(gam_se, [se(f"gamma_{f}_{lv}") for lv in range(1, n + 1)], rtol=2e-3)
     np.testing.assert_allclose(fit.severity_se, [se(f"beta_{j}") for j in range(1, 7)], rtol=2e-3)
     np.testing.assert_allclose(fit.thresholds_se, [se(f"kappa_{k}") for k in (1, 2, 3)], rtol=2e-3)
     assert fit.sigma_se / fit.sigma == pytest.approx(se("log_sigma"), rel=2e-3)
