@@ -291,7 +291,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
                            anchors=_anchors(anchors_in, hold_drifted), steps_by=steps_by,
                            calibrate=anchors_out is not None, hold_drifted=hold_drifted,
                            simulate=simulate, cut=cut, seed=seed, jobs=jobs, methods=codes, scheduler=scheduler,
-                           cluster=cluster_col)
+                           cluster=cluster_col, discrepancy=discrepancy)
     _write_calibration(anchors_out, table.ratings, steps_by, result.calibration)
     maps = result.wright_maps(png) if png is not None else []
     maps += _write_html(html_out, table.ratings, check=result)

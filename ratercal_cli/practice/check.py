@@ -23,7 +23,7 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
           anchors=None, steps_by: str | None = None, calibrate: bool = False,
           simulate: int | None = None, cut: float | None = None, seed: int | None = None,
           jobs: int = 1, methods=None, scheduler=None, hold_drifted: bool = False,
-          cluster: str | None = None) -> "CheckResults":
+          cluster: str | None = None, discrepancy: int | None = None) -> "CheckResults":
     """Test whether the raters differ and say which adjustment is warranted, group by group.
 
     Parameters
@@ -35,6 +35,9 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
         How papers were assigned to raters (Chapter 5's rule: non-random -> no equating); ``auto``
         (default): what the file shows (:mod:`.assignment`: clusters in the rater network, the
         quality of the papers each rater read, CML against MML severities).
+    discrepancy : int, optional
+        The file's third-reading rule (a third reading when the first two differ by more than it):
+        ``simulate`` draws it (``check --discrepancy``, default 1).
     cluster : str, optional
         A facet of ``ratings`` (read with ``facet_cols``) that is each paper's cluster (school,
         class): the multi-group model's clusters instead of the rater network's.
@@ -106,7 +109,7 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
         anchored_est, anchored_rows = fit_mfrm(ratings, anchors, steps_by, hold_drifted=hold_drifted)
     groups = ratings.by_group()
     sims = None
-    if simulate is not None:
+    if simulate is not None and ratings.facets:
         from .simulate import simulate_groups
 
         sims = simulate_groups(ratings, simulate, cut=cut, seed=seed, jobs=jobs, methods=methods,
@@ -125,6 +128,13 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
 
             bias = rater_group_bias(groups, ratings.group_name, alpha=alpha, scale_low=ratings.scale_low,
                                     models=[r.rater_model for r in reports])
+        if simulate is not None:   # the file's own design, confound and reading rule included
+            from .simulate import STRESS, simulate_groups
+
+            sims = simulate_groups(ratings, simulate, cut=cut, seed=seed, jobs=jobs, methods=methods,
+                                   scheduler=scheduler, discrepancy=discrepancy, stress=STRESS,
+                                   clusters=[r.assignment_found.clusters if r.assignment_found is not None
+                                             and r.assignment_found.multigroup else None for r in reports])
         if sims is not None:   # the simulation has its say in the one recommendation
             from .recommend import recommend_group
 

@@ -56,6 +56,8 @@ CRITERIA = ("rmse", "cbias_worst", "accuracy")
 DEFAULT_SEED = 19900601
 #: The methods ranked unless told: the study's ten and the model-based ones.
 DEFAULT_METHODS = STUDY_METHODS + ("MML", "MFRM")
+#: the stress scenario's correlation of a paper's quality with its raters' mean severity
+STRESS = 0.5
 #: Replications per task of the Monte Carlo machinery.
 CHUNK = 10
 
@@ -70,6 +72,18 @@ class DesignModel:
     sigma: float
     cell: np.ndarray         # each rating's cell (combination of facet levels; 0 without facets)
     effect: np.ndarray       # (C,) each cell's facet effect (logits; [0] without facets)
+    #: a confounded design's clusters (per paper, from :mod:`.assignment`) and their fitted mean
+    #: qualities (the multi-group MML): quality is drawn about its cluster's mean
+    clusters: np.ndarray | None = None
+    cluster_mean: np.ndarray | None = None
+    #: the file's third-reading rule: ``(first, second, third, threshold)``, per paper the rating
+    #: indices of its first two readings and of its third (-1: none); a third reading is drawn when the
+    #: first two differ by more than ``threshold``, by the file's third reader or, for a paper the
+    #: file did not read a third time, a rater drawn from the others
+    rule: tuple | None = None
+    #: the stress scenario: the correlation of a paper's quality with its raters' mean severity
+    #: (0: none; 0.5: lenient raters see the weaker papers)
+    stress: float = 0.0
 
     @property
     def paper(self):
@@ -84,12 +98,14 @@ class DesignModel:
         return bool(self.ratings.facets)
 
     @classmethod
-    def fit(cls, ratings: Ratings) -> "DesignModel":
+    def fit(cls, ratings: Ratings, clusters=None, discrepancy: int | None = None) -> "DesignModel":
         """Fit MML (PCM; many-facet with facets) to ``ratings``; raises :class:`MethodError` where it
-        cannot (one rater per paper, unlinked raters)."""
+        cannot (one rater per paper, unlinked raters).  ``clusters`` (per paper): the multi-group MML,
+        quality drawn about each cluster's mean; ``discrepancy``: the file's third-reading rule
+        (:func:`reading_rule`)."""
         from .rubric import cell_effects, facet_levels_matrix
 
-        est = make_method("MML")
+        est = make_method("MML", clusters=None if ratings.facets else clusters)
         if ratings.facets:
             est.fit(ratings, facet=facet_levels_matrix(ratings))
             cell = ratings.facet_cells()[0]
@@ -100,7 +116,26 @@ class DesignModel:
         tau = np.asarray(est.tau_, dtype=np.float64)
         if not np.isfinite(tau).all():
             raise MethodError("the rater model has raters without parameters (no ratings)")
-        return cls(ratings, tau, float(est.theta_mean_), float(est.sigma_), cell, effect)
+        mg = clusters is not None and not ratings.facets
+        return cls(ratings, tau, float(est.theta_mean_), float(est.sigma_), cell, effect,
+                   np.asarray(clusters, dtype=np.int64) if mg else None,
+                   np.asarray(est.cluster_mean_, dtype=np.float64) if mg else None,
+                   None if ratings.facets else reading_rule(ratings, discrepancy))
+
+    def quality(self, rng):
+        """Each paper's quality for one replication: about its cluster's mean (multi-group) or the
+        one mean, and under :attr:`stress` correlated with its raters' mean severity."""
+        r = self.ratings
+        z = rng.standard_normal(r.n_papers)
+        if self.stress:
+            K = self.tau.shape[1]
+            sev = self.tau[:, K - 1] / (K - 1)                # each rater's mean step
+            per = np.bincount(r.paper, weights=sev[r.rater], minlength=r.n_papers) / \
+                np.maximum(r.ratings_per_paper(), 1)
+            u = (per - per.mean()) / (per.std() or 1.0)
+            z = self.stress * u + np.sqrt(1.0 - self.stress ** 2) * z
+        base = self.mu if self.clusters is None else self.cluster_mean[np.maximum(self.clusters, 0)]
+        return base + self.sigma * z
 
     def simulate(self, seed: int, key: int, replication: int):
         """``(ratings, true scores)`` of one replication (module docstring, step 2); the true scores
@@ -110,14 +145,39 @@ class DesignModel:
 
         r = self.ratings
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(key, replication)))
-        theta = self.mu + self.sigma * rng.standard_normal(r.n_papers)
+        theta = self.quality(rng)
         p = category_probabilities(theta[r.paper] - self.effect[self.cell], self.tau[r.rater])   # (n ratings, K)
         score = inverse_cdf(p.T, rng.random(r.paper.size))
         true = np.column_stack([mean_expected_score(theta - e, self.tau) for e in self.effect])
         has = np.zeros(true.shape, dtype=bool)
         has[r.paper, self.cell] = True
         true[~has] = np.nan
-        return replace(r, score=score), true
+        if self.rule is None:
+            return replace(r, score=score), true
+        return self._third_readings(rng, theta, score), true
+
+    def _third_readings(self, rng, theta, score):
+        """The file's rule on one replication's first two readings (:attr:`rule`)."""
+        from ..methods.quality import category_probabilities
+        from ..models.pcm import inverse_cdf
+
+        r = self.ratings
+        first, second, third, threshold = self.rule
+        need = np.abs(score[first] - score[second]) > threshold
+        keep = np.ones(r.n_ratings, dtype=bool)
+        keep[third[(third >= 0) & ~need]] = False               # the file's third reading, not needed now
+        new = np.flatnonzero(need & (third < 0))                  # papers that need one the file has not got
+        active = np.flatnonzero(r.ratings_per_rater() > 0)
+        u = rng.random(new.size)
+        who = np.empty(new.size, dtype=np.int64)
+        for k, p in enumerate(new):                               # a rater other than the paper's two
+            others = active[(active != r.rater[first[p]]) & (active != r.rater[second[p]])]
+            who[k] = others[min(int(u[k] * others.size), others.size - 1)]
+        paper = np.flatnonzero(need & (third < 0))
+        q = category_probabilities(theta[paper], self.tau[who])
+        extra = inverse_cdf(q.T, rng.random(paper.size)) if paper.size else np.zeros(0, dtype=score.dtype)
+        return replace(r, paper=np.r_[r.paper[keep], paper], rater=np.r_[r.rater[keep], who],
+                       score=np.r_[score[keep], extra].astype(score.dtype), first_readings=None)
 
 
 @dataclass
@@ -133,6 +193,8 @@ class SimulationResult:
     errors: dict = field(default_factory=dict)   # (shrinkage, method) -> (count, first reason)
     scale_low: int = 0                 # the file's lowest score (ratings hold score - scale_low)
     signal: object = None              # the file's papers' one-way ANOVA (:func:`paper_signal`)
+    #: the stress scenario's result (the same design, quality correlated with the raters' severity)
+    stressed: object = None
 
     @property
     def warnings(self) -> list:
@@ -184,7 +246,41 @@ class SimulationResult:
                           "cells": int(self.model.effect.size)},
                 **({"paper_signal": json_clean(dict(self.signal.__dict__))} if self.signal is not None else {}),
                 "warnings": self.warnings,
-                "methods": self.rows()}
+                "design": self.design_notes(),
+                "methods": self.rows(),
+                **({"stress": {"correlation": self.stressed.model.stress, "methods": self.stressed.rows(),
+                               "changes": self.stress_changes()}} if self.stressed is not None else {})}
+
+    def design_notes(self) -> list:
+        """What of the file's design the simulation draws beyond its papers and raters."""
+        m, out = self.model, []
+        if m.clusters is not None:
+            out.append(f"quality drawn about each of {m.cluster_mean.size} clusters' fitted means (the multi-group "
+                       f"MML: {', '.join(f'{x:.2f}' for x in m.cluster_mean)}), MML and MFRM fitted multi-group")
+        if m.rule is not None:
+            out.append(f"third readings by the file's rule: when the first two differ by more than {m.rule[3]}")
+        return out
+
+    def _ranking(self):
+        v = self.values[:, :, 0]
+        ok = [i for i in range(v.shape[1]) if np.isfinite(v[:, i]).all()]
+        return sorted(ok, key=lambda i: (v[:, i].mean(), i))
+
+    def stress_changes(self) -> list:
+        """Where the stress scenario's ranking (over both shrinkage levels) differs from the fitted one:
+        the best column, and each of the fitted top three's rank."""
+        if self.stressed is None:
+            return []
+        a, b = self._ranking(), self.stressed._ranking()
+        name = lambda i: f"{self.columns[i][1]}{' (shrunk)' if self.columns[i][0] == 'kelley' else ''}"   # noqa: E731
+        out = []
+        if a and b and a[0] != b[0]:
+            out.append(f"best {name(a[0])} -> {name(b[0])}")
+        for i in a[:3]:
+            ra, rb = a.index(i) + 1, (b.index(i) + 1 if i in b else None)
+            if ra != rb:
+                out.append(f"{name(i)} rank {ra} -> {rb if rb is not None else 'failed'}")
+        return out
 
     def format_text(self) -> str:
         cut = "" if self.cut is None else f", decision accuracy at {self.cut:g}"
@@ -210,8 +306,40 @@ class SimulationResult:
             if r["failed"]:
                 line += f"  (failed {r['failed']} of {self.replications}: {r.get('error', '')})"
             lines.append(line)
+        lines += [f"  design: {d}" for d in self.design_notes()]
         lines += [f"  warning: {w}" for w in self.warnings]
+        if self.stressed is not None:
+            ch = self.stress_changes()
+            best = self.stressed._ranking()
+            top = ", ".join(f"{self.columns[i][1]}{' (shrunk)' if self.columns[i][0] == 'kelley' else ''} "
+                            f"{self.stressed.values[:, i, 0].mean():.4f}" for i in best[:3])
+            lines.append(f"  stress scenario (a plausible confound: each paper's quality correlated "
+                         f"{self.stressed.model.stress:g} with its raters' mean severity, lenient raters reading the "
+                         f"weaker papers; the same seeds): best {top}; "
+                         + ("the ranking's top changes: " + "; ".join(ch) if ch else "the ranking's top stays"))
         return "\n".join(lines)
+
+
+def reading_rule(ratings: Ratings, discrepancy: int | None):
+    """The file's third-reading rule (:attr:`DesignModel.rule`), or None where it does not apply: no
+    threshold given, discrepancies resolved already (two readings kept of three), or papers other
+    than two readings and some three (the rule is the 2+ design's)."""
+    if discrepancy is None or getattr(ratings, "first_readings", None) is not None:
+        return None
+    per = ratings.ratings_per_paper()
+    rated = per > 0
+    if not ((per == 3).any() and ((per[rated] == 2) | (per[rated] == 3)).all()):
+        return None
+    order = np.argsort(ratings.paper, kind="stable")          # each paper's readings in the file's order
+    start = np.r_[0, np.cumsum(per)[:-1]]
+    first = np.full(ratings.n_papers, -1, dtype=np.int64)
+    second, third = first.copy(), first.copy()
+    first[rated], second[rated] = order[start[rated]], order[start[rated] + 1]
+    three = per == 3
+    third[three] = order[start[three] + 2]
+    if not rated.all():
+        return None
+    return first, second, third, int(discrepancy)
 
 
 #: A file whose papers' one-way ANOVA has p at least this has no detectable paper signal.
@@ -259,7 +387,7 @@ def _level_scores(model, ratings, methods, shrinkages):
 
     scores, errors = {}, {}
     n_cells = model.effect.size
-    within = [m for m in methods if not (model.facetted and m in MODEL_BASED)]
+    within = [m for m in methods if not ((model.facetted or model.clusters is not None) and m in MODEL_BASED)]
     for c, part in enumerate(apply_within_cells(ratings, within, "corrected") if within else ()):
         applied, sub = part.applied, part.ratings
         has = sub.ratings_per_paper() > 0
@@ -277,7 +405,19 @@ def _level_scores(model, ratings, methods, shrinkages):
                 out = scores.setdefault((s, code), np.full((ratings.n_papers, n_cells), np.nan))
                 out[has, c] = by[s][has]
     for code in methods:
-        if code in within:
+        if code in within or model.facetted:
+            continue
+        try:     # a confounded design's marginal models: multi-group, as adjust -m recommended fits them
+            est = make_method(code, clusters=model.clusters)
+            by = shrunk_papers(est, ratings, est.fit_transform(ratings).paper, shrinkages)
+        except FIT_FAILURES as exc:
+            for s in shrinkages:
+                errors[(s, code)] = f"{type(exc).__name__}: {exc}"
+            continue
+        for s in shrinkages:
+            scores[(s, code)] = by[s][:, None]
+    for code in methods:
+        if code in within or not model.facetted:
             continue
         try:     # the many-facet model on all the ratings: WLE (none) and EAP (kelley) fair scores
             est = make_method(code).fit(ratings, facet=facet_levels_matrix(ratings))
@@ -327,14 +467,21 @@ def _replicate_chunk(job: _Job, reps: range):
 
 def simulate_design(ratings: Ratings, replications: int, cut: float | None = None, methods=None,
                     seed: int = DEFAULT_SEED, group=None, jobs: int = 1, scale_low: int = 0,
-                    shrinkages=SHRINKAGES, scheduler=None) -> SimulationResult:
+                    shrinkages=SHRINKAGES, scheduler=None, clusters=None, discrepancy: int | None = None,
+                    stress: float = 0.0, model: DesignModel | None = None) -> SimulationResult:
     """Fit, simulate, apply and rank (module docstring).  ``cut`` is on the file's scale, whose
     lowest score ``scale_low`` is the ratings' 0; ``jobs`` processes, or the Dask cluster at
-    ``scheduler``, compute the replications (the same numbers).  Raises :class:`MethodError` when
-    the rater model cannot be fitted."""
+    ``scheduler``, compute the replications (the same numbers).  ``clusters`` (per paper: a
+    confounded design's, :mod:`.assignment`): quality drawn about each cluster's fitted mean and MML
+    and MFRM fitted multi-group; ``discrepancy``: the file's third-reading threshold (the rule
+    drawn, :func:`reading_rule`); ``stress``: the stress scenario's correlation of quality with
+    the raters' severity; ``model``: a :class:`DesignModel` fitted already.  Raises
+    :class:`MethodError` when the rater model cannot be fitted."""
     from ..montecarlo.executors import run_tasks
 
-    model = DesignModel.fit(ratings)
+    model = model or DesignModel.fit(ratings, clusters=clusters, discrepancy=discrepancy)
+    if stress:
+        model = replace(model, stress=float(stress))
     one_rater = ratings.max_raters_per_paper() < 2
     methods = [m for m in (methods or DEFAULT_METHODS) if not (one_rater and make_method(m).needs_multiple_raters)]
     key = cell_key("" if group is None else str(group))
@@ -359,16 +506,22 @@ def simulate_design(ratings: Ratings, replications: int, cut: float | None = Non
 
 
 def simulate_groups(ratings: Ratings, replications, cut=None, seed=None, jobs=1, methods=None,
-                    scheduler=None) -> list:
+                    scheduler=None, clusters=None, discrepancy=None, stress: float = 0.0) -> list:
     """:func:`simulate_design` of every group of ``ratings`` (:meth:`Ratings.by_group`): per group the
     :class:`SimulationResult`, or the one-line reason it could not run (the rater model could not be
-    fitted).  Each group has its own seeds (its label is part of them)."""
+    fitted).  Each group has its own seeds (its label is part of them).  ``clusters``: per group a
+    confounded design's clusters or None; ``stress``: also the stress scenario
+    (:attr:`SimulationResult.stressed`, the same seeds)."""
     out = []
-    for name, g in ratings.by_group():
+    for k, (name, g) in enumerate(ratings.by_group()):
+        kw = dict(cut=cut, methods=methods, seed=DEFAULT_SEED if seed is None else seed, group=name, jobs=jobs,
+                  scale_low=ratings.scale_low, scheduler=scheduler)
         try:
-            out.append(simulate_design(g, replications, cut=cut, methods=methods,
-                                       seed=DEFAULT_SEED if seed is None else seed, group=name, jobs=jobs,
-                                       scale_low=ratings.scale_low, scheduler=scheduler))
+            res = simulate_design(g, replications, clusters=None if clusters is None else clusters[k],
+                                  discrepancy=discrepancy, **kw)
+            if stress and not g.facets:
+                res.stressed = simulate_design(g, replications, stress=stress, model=res.model, **kw)
+            out.append(res)
         except FIT_FAILURES as exc:
             out.append(f"Simulated study of this design: not run, the rater model (MML) cannot be fitted: {exc}")
     return out

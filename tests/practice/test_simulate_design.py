@@ -208,3 +208,62 @@ def test_a_file_without_paper_signal_is_warned_that_the_ranking_rests_on_no_sign
     res = CliRunner().invoke(cli, ["check", str(noise), "--scale", "0-5", "--no-rasch", "-q", "--simulate", "4",
                                    "-m", "NO,MN"])
     assert "  warning: the file's papers do not differ detectably" in res.output
+
+
+# -- issue 29: the file's own design (confound and third-reading rule) ------------------------
+def test_third_readings_follow_the_files_rule():
+    """A 2+ file: each replication reads a paper a third time exactly when its first two readings
+    differ by more than the file's threshold (the file's third reader, else one of the others)."""
+    from ratercal_cli.practice.simulate import reading_rule
+
+    rng = np.random.default_rng(3)
+    n, J = 200, 8
+    theta = 1.5 * rng.standard_normal(n) + 2.5
+    who = np.argsort(rng.random((n, J)), axis=1)[:, :3]
+    sc = sample_scores(rng, theta[:, None], table3_steps(5)[who])
+    third = np.abs(sc[:, 0] - sc[:, 1]) > 1
+    k = np.where(third, 3, 2)
+    paper = np.repeat(np.arange(n), k)
+    rater = np.concatenate([who[i, :k[i]] for i in range(n)])
+    score = np.concatenate([sc[i, :k[i]] for i in range(n)])
+    r = Ratings(paper, rater, score, 5, n, J)
+    first, second, third_idx, d = reading_rule(r, 1)
+    assert d == 1 and (third_idx >= 0).sum() == third.sum()
+    assert reading_rule(r, None) is None
+    model = DesignModel.fit(r, discrepancy=1)
+    shares = []
+    for k_ in range(5):
+        s, true = model.simulate(7, 0, k_)
+        per = s.ratings_per_paper()
+        order = np.argsort(s.paper, kind="stable")
+        start = np.r_[0, np.cumsum(per)[:-1]]
+        a, b = s.score[order[start]], s.score[order[start + 1]]
+        assert np.array_equal(per == 3, np.abs(a - b) > 1)                 # the rule, paper by paper
+        assert np.array_equal(s.rater[order[start]], r.rater[first])        # the first two readers kept
+        extra = order[start[per == 3] + 2]
+        assert not np.any((s.rater[extra] == s.rater[order[start[per == 3]]]) |
+                          (s.rater[extra] == s.rater[order[start[per == 3] + 1]]))
+        shares.append((per == 3).mean())
+        assert np.isfinite(true).all()
+    assert abs(np.mean(shares) - third.mean()) < 0.08   # about as often as the file's raters disagreed
+
+
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
+def test_a_confounded_design_draws_quality_by_cluster():
+    """School-confounded file (tests/confounded.py): the design model is the multi-group MML's, and the
+    simulated papers' mean quality in each cluster is that cluster's fitted mean."""
+    from confounded import district
+
+    from ratercal_cli.practice.assignment import decide_assignment
+
+    d = district(5, papers=300)
+    r = Ratings.from_frame(d.frame, scale="1-6")
+    found = decide_assignment(r)
+    assert found.multigroup
+    model = DesignModel.fit(r, clusters=found.clusters)
+    assert model.cluster_mean.size == len(found.cluster_labels)
+    assert np.ptp(model.cluster_mean) > 2.0          # the schools' spread (true means -1.5 .. 1.5, slopes ~2)
+    rng = np.random.default_rng(0)
+    th = np.mean([model.quality(rng) for _ in range(200)], axis=0)
+    for c, mu in enumerate(model.cluster_mean):
+        assert abs(th[found.clusters == c].mean() - mu) < 0.05
