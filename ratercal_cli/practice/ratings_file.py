@@ -290,9 +290,10 @@ def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint=
     return Source(header, rows, delimiter, bom, newline)
 
 
-#: About the memory reading a ratings file takes per byte of the file (its rows as Python text and
-#: the arrays made of them: 10M ratings, ~180 MB, took 5.8-9.0 GiB; issue 30).
-READ_BYTES_PER_FILE_BYTE = 40
+#: About the memory reading and adjusting a ratings file takes per byte of the file (its rows as
+#: text and the arrays made of them): adjust -m NO on 1M ratings (14.6 MB, 800 raters) peaked at
+#: 849 MB resident, 58 bytes a byte (issue 30 measured 5.8-9.0 GiB at 10M ratings).
+READ_BYTES_PER_FILE_BYTE = 60
 
 
 def refuse_too_big_to_read(path, size: int, per_byte: int = READ_BYTES_PER_FILE_BYTE) -> None:
