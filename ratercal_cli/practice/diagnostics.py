@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -36,6 +37,9 @@ from .multiplicity import holm
 from .rater_report import RATER_MODEL, RaterReport, report_and_model
 from .study_rule import study_recommendation
 from .text import json_clean, num, pvalue, text_table
+
+if TYPE_CHECKING:   # only for the annotation (assignment.py does not import this module either way)
+    from .assignment import Assignment
 
 ALPHA = 0.05
 #: Cochran's rule: a chi-square with over 20% of expected counts below 5 is not trusted.
@@ -306,7 +310,7 @@ class CheckReport:
     agreement: dict = field(default_factory=dict)      # agreement.Agreement.to_dict()
     study: dict = field(default_factory=dict)          # study_rule.study_recommendation()
     #: how papers were assigned to raters: what the file shows (:class:`.assignment.Assignment`)
-    assignment_found: object = field(default=None, repr=False, compare=False)
+    assignment_found: Assignment | None = field(default=None, repr=False, compare=False)
     #: the one recommendation (:class:`.recommend.Recommendation`): method, shrinkage, reasons
     decision: object = field(default=None, repr=False, compare=False)
     #: the fitted rater model behind ``rater_report`` (None: not fitted), for the bias analysis
