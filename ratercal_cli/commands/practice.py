@@ -185,7 +185,7 @@ def _parse_methods(values, default, allow_recommended=False):
 #: ``adjust`` options that describe a ratings file and mean nothing for a run folder.
 FILE_ONLY = ("output", "layout", "level_names", "changes_out", "memo_out", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
              "discrepancy", "encoding", "order_col", "assignment", "decimal", "sheet", "fold_labels", "cut",
-             "bootstrap", "seed", "as_json", "shrinkage", "html_out", "facet_cols", "score_cols", "rater_cols", "total", "anchors_in",
+             "bootstrap", "seed", "as_json", "shrinkage", "cluster_col", "html_out", "facet_cols", "score_cols", "rater_cols", "total", "anchors_in",
              "anchors_out", "steps_by", "shared_raters")
 
 
@@ -318,10 +318,15 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @click.option("--assignment", type=click.Choice(["auto", "random", "nonrandom"]), default="auto",
               show_default=True, help="For --method recommended: how papers were assigned to raters (auto: what the "
                                       "file shows, as check says it).")
-@click.option("--shrinkage", type=click.Choice(["none", "kelley"]), default=None,
+@click.option("--cluster-col", "cluster_col", default=None, metavar="NAME",
+              help="For --method recommended: the column giving each paper's cluster (school), the multi-group "
+                   "model's clusters where assignment is confounded (default: the rater network's), as in check.")
+@click.option("--shrinkage", type=click.Choice(["none", "kelley", "linear_eb"]), default=None,
               help="The named methods' paper scores at a shrinkage level of the study: none (unshrunk; MML/MFRM at "
-                   "Warm's WLE) or kelley (Kelley's formula; MML/MFRM at their EAP).  Default: each method's own "
-                   "(MML/MFRM at the EAP, the others unshrunk); --method recommended has its own level.")
+                   "Warm's WLE), kelley (Kelley's formula; MML/MFRM at their EAP) or linear_eb (the study's "
+                   "like-for-like level: one empirical-Bayes linear operator on every method's unshrunk scores).  "
+                   "Default: each method's own (MML/MFRM at the EAP, the others unshrunk); --method recommended "
+                   "has its own level.")
 @click.option("--cut", default=None, metavar="CUT[,CUT...]",
               help="Cut score (a paper passes with a score >= cut): the summary names the papers whose "
                    "pass/fail the adjustment changed; with paper SEs, columns X_paper_pass.  Several cuts "
@@ -354,7 +359,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @_file_options
 @_calibration_options
 @_one_line_errors
-def adjust(source, methods, variant, output, assignment, shrinkage, cut, layout, level_names, changes_out, memo_out, bootstrap, seed, total,
+def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage, cut, layout, level_names, changes_out, memo_out, bootstrap, seed, total,
            as_json, html_out, shared_raters,
            scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding,
            decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by,
@@ -409,10 +414,15 @@ def adjust(source, methods, variant, output, assignment, shrinkage, cut, layout,
     # one cut on a paper's score is the pass/fail cut of the summary and the pass probabilities; several
     # cuts, or cuts on a rubric's totals, are levels (counted below)
     one_cut = levels.cuts[0] if levels is not None and len(levels.cuts) == 1 and not table.ratings.facets else None
-    result = adjust_ratings(table.ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=one_cut,
+    ratings = table.ratings
+    if cluster_col:   # the cluster column read as a facet, which adjust takes back out (the output is table's)
+        ratings = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, True,
+                        encoding, order_col, decimal, sheet, fold_labels, tuple(facet_cols) + (cluster_col,),
+                        score_cols, rater_cols).ratings
+    result = adjust_ratings(ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=one_cut,
                             bootstrap=bootstrap, seed=seed, anchors=_anchors(anchors_in, hold_drifted),
                             steps_by=steps_by, shared_raters=shared_raters, hold_drifted=hold_drifted,
-                            shrinkage=shrinkage)
+                            shrinkage=shrinkage, cluster=cluster_col)
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet)
     n_lines = _write_adjusted_output(output, table, result, total, layout)

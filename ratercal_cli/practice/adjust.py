@@ -18,7 +18,7 @@ from ..errors import ArgumentError, RatercalError, arg
 from ..ratings import Ratings
 from ..methods import make_method
 from ..methods.base import FIT_FAILURES
-from ..vocabulary import DEFAULT_VARIANT, SHRINKAGES, STUDY_METHODS, VARIANTS, adjusted_columns
+from ..vocabulary import DEFAULT_VARIANT, STUDY_METHODS, STUDY_SHRINKAGES, VARIANTS, adjusted_columns
 from .cut import check_cut
 
 __all__ = ["RECOMMENDED", "parse_methods", "check_cut", "recommended_method", "apply_group", "adjust", "AdjustResults",
@@ -66,12 +66,12 @@ def recommended_method(ratings: Ratings, assignment: str = "auto") -> str:
     return recommended_decision(ratings, assignment)[0].method
 
 
-def recommended_decision(ratings: Ratings, assignment: str = "auto"):
+def recommended_decision(ratings: Ratings, assignment: str = "auto", clusters: dict | None = None):
     """``(Recommendation, Assignment)`` of one group's ratings, as ``check`` (without ``--simulate``)
-    decides them."""
+    decides them; ``clusters``: ``check_ratings``' cluster arguments (a column's clusters)."""
     from .diagnostics import check_ratings
 
-    rep = check_ratings(ratings, assignment=assignment, rasch=ratings.max_raters_per_paper() > 1)
+    rep = check_ratings(ratings, assignment=assignment, rasch=ratings.max_raters_per_paper() > 1, **(clusters or {}))
     return rep.decision, rep.assignment_found
 
 
@@ -221,13 +221,13 @@ def shared_raters_need_facets(ratings):
 
 
 def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfrm=None, shared_raters=False,
-                  shrinkage=None):
+                  shrinkage=None, clusters=None):
     if ratings.facets:
         return _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm, shared_raters)
     want = [c for c in codes if c != RECOMMENDED]
     warnings, rec, dec = [], None, None
     if RECOMMENDED in codes:
-        dec, found = recommended_decision(ratings, assignment)
+        dec, found = recommended_decision(ratings, assignment, clusters)
         rec = dec.method
         warnings.append(f"{prefix}recommended {dec.label} ({dec.reasons[-1]})")
         if not dec.multigroup:
@@ -266,7 +266,7 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
            strict: bool | None = None, cut: float | None = None, bootstrap: int = 0,
            seed: int = 0, anchors=None, steps_by: str | None = None,
            shared_raters: bool = False, hold_drifted: bool = False, shrinkage: str | None = None,
-           **old) -> "AdjustResults":
+           cluster: str | None = None, **old) -> "AdjustResults":
     """Adjust the scores of ``ratings`` by one or more methods, group by group.
 
     Parameters
@@ -284,11 +284,16 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         The 1990 methods as they should compute, or as the QuickBASIC programs did.
     assignment : {"auto", "random", "nonrandom"}
         How papers were assigned to raters (for ``recommended``; ``auto``: what the file shows).
-    shrinkage : {None, "none", "kelley"}
+    shrinkage : {None, "none", "kelley", "linear_eb"}
         The named methods' paper scores at a shrinkage level of the study
         (:mod:`ratercal_cli.methods.shrinkage`): ``none`` unshrunk (the Rasch fits at Warm's WLE),
-        ``kelley`` shrunk (Kelley's formula; the Rasch fits at their EAP); None: each method's own
-        (MML and MFRM at the EAP, the others unshrunk).  ``recommended`` has its own level.
+        ``kelley`` shrunk (Kelley's formula; the Rasch fits at their EAP), ``linear_eb`` the study's
+        like-for-like level (one empirical-Bayes linear operator on every method's unshrunk scores);
+        None: each method's own (MML and MFRM at the EAP, the others unshrunk).  ``recommended`` has
+        its own level.
+    cluster : str, optional
+        A facet of ``ratings`` that is each paper's cluster (school): for ``recommended``, the
+        clusters of the multi-group model instead of the rater network's (as :func:`check`).
     strict : bool, optional
         A method that cannot be applied to a group raises :class:`~ratercal_cli.errors.RatercalError`
         (default: unless ``methods`` is ``"all"``, where it is skipped with a warning).
@@ -333,6 +338,15 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
     check_choice(assignment, ASSIGNMENTS, "assignment")
     bootstrap = check_count(bootstrap, "bootstrap")
     seed = check_count(seed, "seed")
+    cl = None
+    if cluster is not None:
+        from .assignment import pop_cluster
+        from .check import _group_clusters
+
+        if cluster not in ratings.facets:
+            raise ArgumentError("cluster", f"{cluster!r} is not a facet of the ratings")
+        ratings, codes_, labels_ = pop_cluster(ratings, cluster)
+        cl = [_group_clusters(ratings, k, g, cluster, codes_, labels_) for k, (_, g) in enumerate(ratings.by_group())]
     cut = check_cut(cut, ratings)
     if int(bootstrap) == 1:   # one draw has no spread: the SE columns would be left blank
         raise ArgumentError("bootstrap", "one bootstrap draw gives no standard error; give 0 (none) or N >= 2 "
@@ -353,10 +367,11 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
                             f"{arg('methods', 'MFRM', cli='-m MFRM')}")
     if shared_raters:
         shared_raters_need_facets(ratings)
-    if shrinkage is not None and shrinkage not in SHRINKAGES:
-        raise ArgumentError("shrinkage", f"must be one of {', '.join(SHRINKAGES)}, not {shrinkage!r}")
+    if shrinkage is not None and shrinkage not in STUDY_SHRINKAGES:
+        raise ArgumentError("shrinkage", f"must be one of {', '.join(STUDY_SHRINKAGES)}, not {shrinkage!r}")
     groups = [_adjust_group(name, g, where(ratings, name), codes, variant, strict, assignment, mfrm.get(name),
-                            shared_raters, shrinkage) for name, g in ratings.by_group()]
+                            shared_raters, shrinkage, None if cl is None else cl[k])
+              for k, (name, g) in enumerate(ratings.by_group())]
     done = [c for c in codes if any(c in g.adjusted for g in groups)]
     if not done:
         raise RatercalError(f"{ratings.source + ': ' if ratings.source else ''}no method could be applied")

@@ -42,7 +42,9 @@ __all__ = ["SIMPLICITY", "Recommendation", "recommend_group", "study_say"]
 #: the least-squares fits on shared papers, the Rasch fits (conditional, then marginal)
 SIMPLICITY = ("NO", "MN", "TMN", "LI", "TLI", "EQP", "OLS", "TLS", "RAS", "WLS", "PWEQP", "SEQP", "PCM", "RSM",
               "CML", "MFRM", "MML")
-LEVELS = ("none", "kelley")
+LEVELS = ("none", "kelley", "linear_eb")
+#: how a level reads in a label
+LEVEL_WORDS = {"none": "unshrunk", "kelley": "shrunk", "linear_eb": "shrunk, linear EB"}
 #: the rater model "fits" when at most this share of raters has infit or outfit outside FIT_RANGE
 FIT_RANGE = (0.5, 1.5)
 FIT_SHARE = 0.25
@@ -72,7 +74,8 @@ class Recommendation:
     @property
     def label(self) -> str:
         """``MML (multi-group, shrunk)``, ``TLI``, ``TLI (shrunk)``."""
-        how = [w for w, on in (("multi-group", self.multigroup), ("shrunk", self.shrinkage == "kelley")) if on]
+        how = [w for w, on in (("multi-group", self.multigroup),
+                               (LEVEL_WORDS.get(self.shrinkage, self.shrinkage), self.shrinkage != "none")) if on]
         return self.method + (f" ({', '.join(how)})" if how else "")
 
     def to_dict(self) -> dict:
@@ -90,7 +93,8 @@ def _equivalents(cands, best_key):
     is within Monte Carlo error of the best: ``(method, shrinkage, [equivalents])``."""
     ties = [c for c in cands if c[3]]
     pick = min(ties, key=lambda c: simplicity(c[0], c[1]))
-    return pick, [f"{m}{' (shrunk)' if s == 'kelley' else ''}" for m, s, _, t in sorted(ties, key=lambda c: c[2])]
+    return pick, [m + (f" ({LEVEL_WORDS.get(s, s)})" if s != "none" else "") for m, s, _, t in
+                  sorted(ties, key=lambda c: c[2])]
 
 
 def study_say(ratings) -> dict | None:
@@ -163,7 +167,7 @@ def _run(study) -> str:
 
 
 def _lv(s):
-    return "shrunk" if s == "kelley" else "unshrunk"
+    return LEVEL_WORDS.get(s, s)
 
 
 def recommend_group(report, ratings, simulation=None) -> Recommendation:

@@ -75,3 +75,21 @@ def test_check_cluster_col_and_no_rasch(tmp_path):
     assert found["multigroup"] is True
     quick = CliRunner().invoke(cli, ["check", str(path), "--scale", "1-6", "--no-rasch", "--json"])
     assert json.loads(quick.output)["groups"][0]["assignment"] == "random"   # not tested without the fits
+
+
+def test_adjust_cluster_col_fits_the_schools(tmp_path):
+    """``adjust -m recommended --cluster-col school``: the multi-group MML on the file's schools (not the
+    network's clusters); the output keeps the input's columns and no facet of the school."""
+    import csv
+
+    d = district(3, papers=300)
+    path = tmp_path / "d.csv"
+    d.frame.to_csv(path, index=False)
+    out = tmp_path / "o.csv"
+    res = CliRunner().invoke(cli, ["adjust", str(path), "--scale", "1-6", "-m", "recommended", "--cluster-col",
+                                   "school", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "recommended MML (multi-group, shrunk)" in res.output and "(column school clusters)" in res.output
+    rows = list(csv.DictReader(out.open()))
+    assert list(rows[0])[:4] == ["school", "paper", "rater", "score"] and len(rows) == len(d.frame)
+    assert {r["recommended_method"] for r in rows} == {"MML (multi-group, shrunk)"}

@@ -83,3 +83,18 @@ def test_adjust_shrinkage_gives_the_studys_levels():
     np.testing.assert_allclose(plain.adjusted["MML"].paper, wle, atol=1e-12)
     move = shrunk.adjusted["TLI"].paper - own.adjusted["TLI"].paper
     np.testing.assert_allclose(shrunk.adjusted["TLI"].rating - own.adjusted["TLI"].rating, move[r.paper], atol=1e-12)
+
+
+def test_adjust_shrinkage_linear_eb_is_the_studys_operator():
+    """``adjust --shrinkage linear_eb``: the study's like-for-like level (methods/shrinkage.py) on each
+    method's unshrunk scores, MML's WLE fair scores included."""
+    from ratercal_cli.methods.shrinkage import linear_eb
+
+    d = district(4, papers=120)
+    r = Ratings.from_frame(d.frame, scale="1-6")
+    plain = adjust(r, ["TLI", "MML"], shrinkage="none").groups[0]
+    eb = adjust(r, ["TLI", "MML"], shrinkage="linear_eb").groups[0]
+    for code in ("TLI", "MML"):
+        np.testing.assert_allclose(eb.adjusted[code].paper, linear_eb(plain.adjusted[code].paper, r)[0], atol=1e-12)
+    with pytest.raises(Exception, match="shrinkage"):
+        adjust(r, "TLI", shrinkage="ridge")
