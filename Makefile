@@ -36,7 +36,7 @@ example: setup
 	$(BIN)/python examples/make_ratings.py runs/district_example examples/ratings.csv
 	$(BIN)/python examples/make_rubric.py examples
 
-## The fast tests (under 20 s); CI runs test-slow after them.
+## The fast tests (the property suite with its CI profile among them); CI runs test-slow after them.
 test: setup
 	$(BIN)/python -m pytest -q -m "not slow"
 
@@ -45,9 +45,11 @@ lint: setup
 	$(BIN)/ruff check ratercal_cli tests examples benchmarks
 	$(BIN)/mypy
 
-## The tests marked slow (whole-report builds and the like): CI runs them after `make test`.
+## The tests marked slow (whole-report builds and the like) and the property suite with more
+## examples (HYPOTHESIS_PROFILE=slow): CI runs them after `make test`.
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow
+	HYPOTHESIS_PROFILE=slow $(BIN)/python -m pytest -q -m property
 
 bench: setup
 	$(BIN)/python benchmarks/run.py

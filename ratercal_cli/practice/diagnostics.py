@@ -414,6 +414,8 @@ def rasch_fit(ratings: Ratings):
         est = ConditionalPCM(model="pcm", standard_errors=False).fit(ratings)   # the table shows no SE
     except MethodError as exc:
         return [], [str(exc)]
+    if est.all_thin_:   # every rater has one rating: nothing was fitted (found by tests/property)
+        return [], ["every rater has only one rating: there is nothing to estimate"]
     rows, notes = fit_rows(est.rater_fit_, ratings.rater_ids), list(est.notes_)
     if rows:
         med = float(np.median([(r["infit"] + r["outfit"]) / 2 for r in rows]))

@@ -146,6 +146,8 @@ def fit_rater_model(ratings: Ratings) -> TauModel:
         est = ConditionalPCM(model="rsm", fair="average-rater").fit(ratings)
     except MethodError as exc:
         return _marginal_rater_model(ratings, exc)
+    if est.all_thin_:   # every rater has one rating: nothing was fitted (found by tests/property)
+        raise MethodError("every rater has only one rating: there is nothing to estimate")
     res = est.result_
     has = np.isfinite(est.tau_).any(axis=1)
     usable = res.informative[ratings.paper] & has[ratings.rater]

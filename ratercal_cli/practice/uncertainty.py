@@ -213,6 +213,8 @@ def paper_uncertainty(ratings: Ratings, code: str, est, adj: Adjusted, n_boot: i
     """The paper SEs of one method: from the model for MML/MFRM/CML/RSM, bootstrap (``n_boot`` > 0) for
     the equating and least-squares methods, None otherwise (``cut`` on ``0..M``)."""
     base = est.code if est is not None else code
+    if getattr(est, "all_thin_", False):   # no rater had two ratings: nothing fitted, every rating raw
+        return None
     if base in POSTERIOR_METHODS:
         return posterior_paper_se(est, code, cut)
     if base in BOOTSTRAP_METHODS and n_boot > 0:
