@@ -425,6 +425,8 @@ def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage,
                             shrinkage=shrinkage, cluster=cluster_col)
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet)
+    # the page first: an error building it (a rubric's unlinked raters) leaves no output half-written
+    page = _html_page(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant)
     n_lines = _write_adjusted_output(output, table, result, total, layout)
     from ..practice.levels import changes
 
@@ -444,7 +446,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage,
             seed=seed, assignment=assignment, sheet=sheet, encoding=encoding, decimal=decimal,
             fold_labels=fold_labels, shared_raters=shared_raters, steps_by=steps_by,
             anchors=anchors_in, output=output))
-    written = _write_html(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant)
+    written = _write_page(html_out, page)
     written += [p for p in (changes_out, memo_out) if p is not None]
     if as_json:
         from ..practice.text import json_clean
@@ -509,6 +511,26 @@ def _write_html(html_out, ratings, **results) -> list:
     from ..practice.html_report import write_html_report
 
     return [write_html_report(html_out, ratings, **results)]
+
+
+def _html_page(html_out, ratings, **results):
+    """``--html FILE``'s page as text (None without it), to write after the other outputs."""
+    if html_out is None:
+        return None
+    from ..practice.html_report import html_report
+
+    return html_report(ratings, **results)
+
+
+def _write_page(html_out, page) -> list:
+    """Write :func:`_html_page`'s page atomically to ``html_out``."""
+    if html_out is None:
+        return []
+    from ..io import open_output
+
+    with open_output(html_out) as fh:
+        fh.write(page)
+    return [html_out]
 
 
 def _check_output(output, source):

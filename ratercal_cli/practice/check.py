@@ -207,6 +207,9 @@ def _joint_group_bias(ratings: Ratings, alpha: float):
 
     try:
         main = make_method("MFRM").fit(ratings, facet=ratings.group)
+        if main.thin_raters_.size:   # left out of the fit (its expectations are of the others' ratings):
+            ratings = ratings.subset(~np.isin(ratings.rater, main.thin_raters_))   # out of the table too
+            main = make_method("MFRM").fit(ratings, facet=ratings.group)
         return bias_table(ratings, ratings.group, ratings.group_ids, ratings.group_name or "group", alpha=alpha,
                           scale_low=ratings.scale_low, main_expected=main.rating_expected_)
     except MethodError:
