@@ -57,6 +57,7 @@ import numpy as np
 
 from .design import Cell, parse_code, table3_steps
 from .errors import InputError
+from .guard import snippet
 from .methods import add_paths, is_user_method, load_class, method_codes
 from .vocabulary import GENERATORS, QUALITY_CODES, STEP_GENERATORS, STUDY_METHODS, STUDY_SHRINKAGES, VARIANTS
 TOP_KEYS = ("name", "generator", "variant", "methods", "raters", "cells", "chains", "seed",
@@ -336,13 +337,13 @@ def _check_keys(where, path, mapping, known):
 
 def _choice(where, path, value, choices):
     if value not in choices:
-        raise where.error(path, f"must be one of {', '.join(map(str, choices))}, not {value!r}")
+        raise where.error(path, f"must be one of {', '.join(map(str, choices))}, not {snippet(value)}")
     return value
 
 
 def _int(where, path, value, lo=None, hi=None):
     if isinstance(value, bool) or not isinstance(value, int):
-        raise where.error(path, f"expected an integer, got {value!r}")
+        raise where.error(path, f"expected an integer, got {snippet(value)}")
     if lo is not None and value < lo or hi is not None and value > hi:
         rng = f">= {lo}" if hi is None else f"between {lo} and {hi}"
         raise where.error(path, f"must be {rng}, got {value}")
@@ -351,9 +352,9 @@ def _int(where, path, value, lo=None, hi=None):
 
 def _number(where, path, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise where.error(path, f"expected a number, got {value!r}")
+        raise where.error(path, f"expected a number, got {snippet(value)}")
     if not math.isfinite(value):
-        raise where.error(path, f"expected a finite number, got {value!r}")
+        raise where.error(path, f"expected a finite number, got {snippet(value)}")
     return float(value)
 
 
@@ -493,7 +494,7 @@ def _methods(data, where) -> list:
             continue
         code = str(m).upper()
         if code not in known:
-            raise where.error(("methods", i), f"unknown method {m!r} (known: {', '.join(known)})")
+            raise where.error(("methods", i), f"unknown method {snippet(m)} (known: {', '.join(known)})")
         if code in methods:
             raise where.error(("methods", i), f"method {code} is listed twice")
         methods.append(code)
@@ -564,7 +565,7 @@ def _block_cells(where, bp, block) -> list:
     for i, v in enumerate(_list(where, bp + ("raters_per_paper",), block["raters_per_paper"])):
         s = str(v).strip()
         if s != "2+" and not (s.isdigit() and int(s) >= 1):
-            raise where.error(bp + ("raters_per_paper", i), f"expected a count >= 1 or \"2+\", got {v!r}")
+            raise where.error(bp + ("raters_per_paper", i), f"expected a count >= 1 or \"2+\", got {snippet(v)}")
         rpps.append(s)
     papers = [_int(where, bp + ("papers", i), v, 1)
               for i, v in enumerate(_list(where, bp + ("papers",), block["papers"]))]

@@ -73,3 +73,13 @@ def test_a_chunk_path_replaced_by_a_folder_is_one_line(tmp_path):
     res = run("montecarlo", tmp_path / "c.yaml", "--out", out, "-q")
     assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
     assert chunk.name in res.stderr and "is a directory" in res.stderr
+
+
+def test_a_config_value_is_quoted_in_part(tmp_path):
+    """Item 9: an error quotes a bounded snippet of what the file holds, not all of it."""
+    path = tmp_path / "c.yaml"
+    path.write_text(CONFIG.replace("generator: pcm", "generator: " + "A" * 10_000))
+    with pytest.raises(InputError) as e:
+        load_config(path)
+    assert "generator: must be one of" in str(e.value) and "'" + "A" * 24 + "'..." in str(e.value)
+    assert len(str(e.value)) < 300
