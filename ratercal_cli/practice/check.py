@@ -135,6 +135,12 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
                                    scheduler=scheduler, discrepancy=discrepancy, stress=STRESS,
                                    clusters=[r.assignment_found.clusters if r.assignment_found is not None
                                              and r.assignment_found.multigroup else None for r in reports])
+            for rep, sim in zip(reports, sims):
+                found = rep.assignment_found
+                if found is not None and found.confounded and not found.multigroup and not isinstance(sim, str):
+                    sim.caveats.append("the assignment is non-random and has no clusters to model: this simulation "
+                                       "draws quality independent of who read what, so it cannot see the confound "
+                                       "and its ranking is not the recommendation's; see the stress scenario")
         if sims is not None:   # the simulation has its say in the one recommendation
             from .recommend import recommend_group
 

@@ -195,16 +195,18 @@ class SimulationResult:
     signal: object = None              # the file's papers' one-way ANOVA (:func:`paper_signal`)
     #: the stress scenario's result (the same design, quality correlated with the raters' severity)
     stressed: object = None
+    #: further warnings (``check``'s: a non-random assignment the simulation could not draw)
+    caveats: list = field(default_factory=list)
 
     @property
     def warnings(self) -> list:
         """Why the ranking may mislead: the file's papers do not differ detectably."""
         if self.signal is None or not no_paper_signal(self.signal):
-            return []
+            return list(self.caveats)
         return [f"{no_signal_text(self.signal)}: the simulated design's quality SD "
                 f"({self.model.sigma:.2f} logits) may be noise, and this ranking of the methods rests on a "
                 "design with no paper signal, where a method ranks well by putting every paper near the mean, "
-                "not by telling papers apart"]
+                "not by telling papers apart"] + list(self.caveats)
 
     def rows(self) -> list:
         """Per column: means ± MCSE of :data:`CRITERIA`, rank within its shrinkage level, the

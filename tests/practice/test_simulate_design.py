@@ -267,3 +267,18 @@ def test_a_confounded_design_draws_quality_by_cluster():
     th = np.mean([model.quality(rng) for _ in range(200)], axis=0)
     for c, mu in enumerate(model.cluster_mean):
         assert abs(th[found.clusters == c].mean() - mu) < 0.05
+
+
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
+def test_nonrandom_without_clusters_is_said_and_does_not_decide():
+    """Issue 29: with --assignment nonrandom the simulation ranked MML first without a caveat.  With no
+    clusters to draw, its ranking carries a warning and the recommendation is not the simulation's."""
+    from ratercal_cli.practice.check import check
+
+    r = _pcm_file(n=150, seed=2)
+    res = check(r, assignment="nonrandom", simulate=3, methods=["NO", "TLI", "MML"])
+    sim = res.simulations[0]
+    assert any("cannot see the confound" in w for w in sim.warnings)
+    assert "cannot see the confound" in sim.format_text()
+    dec = res.report().decision
+    assert dec.source == "the assignment" and dec.method == "PCM"
