@@ -504,15 +504,25 @@ def _decision(u: Upload) -> list:
             "warranted": any(rep.warranted for rep in reps),
             "why": [(str(rep.group) + ": " if r.facets else "") + ("; ".join(rep.warranted_by) if rep.warranted else
                                                                   "no test found the raters differing") for rep in reps],
-            "recommended": None if r.facets else reps[0].recommendation if reps else None,
-            "recommended_words": None if r.facets or not reps else method_words(reps[0].recommendation),
-            "reason": None if r.facets or not reps else reps[0].reason,
-            "advice": list(dict.fromkeys(a for a in (_advice(rep) for rep in reps) if a)),
+            # check's one recommendation (practice/recommend.py) where it made one, else Chapter 5's rule
+            "recommended": None if not reps else _one(reps[0]).label if _one(reps[0]) else reps[0].recommendation,
+            "recommended_words": None if not reps else method_words(_one(reps[0]).label if _one(reps[0]) else
+                                                                    reps[0].recommendation),
+            "reason": None if not reps else _one(reps[0]).short if _one(reps[0]) else reps[0].reason,
+            "rule": None if r.facets or not reps or not _one(reps[0]) else
+            f"{method_words(reps[0].recommendation)} — {reps[0].reason}",
+            "advice": [] if reps and _one(reps[0]) else list(dict.fromkeys(a for a in (_advice(rep) for rep in reps)
+                                                                            if a)),
             "applied": g.recommended or code, "applied_words": method_words(g.recommended or code),
             "summary": m, "levels": moves.get(g.name), "cut": u.adjusted.cut,
             "uncertain": unc, "sure": SURE, "has_se": bool(g.uncertainty),
         })
     return out
+
+
+def _one(rep):
+    """The group's one recommendation of check (``rep.decision``), or None."""
+    return getattr(rep, "decision", None)
 
 
 def escape(x) -> str:

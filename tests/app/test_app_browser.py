@@ -93,8 +93,10 @@ def test_the_readme_example_from_upload_to_files(page, tmp_path, shots):
     # the README's findings (its check-summary block), in plain words
     assert "grade=5" in text and "grade=8" in text and "grade=11" in text
     assert text.count("Is adjustment warranted? Yes") == 3
+    # Chapter 5's rule (the README's check summary) beside check's one recommendation
     assert "truncated mean equating (TMN) — the fewest papers a rater scored is 20 (rater R10)" in text
     assert "truncated linear equating (TLI) — every rater scored more than 20 papers" in text
+    assert text.count("Which method, and why:") == 3
     page.screenshot(path=shots / "5-decision.png", full_page=True)
     page.click("#details")
     assert 'alt="Wright map' in page.content() and "input.xlsx" not in page.content()
@@ -128,7 +130,12 @@ def test_the_readme_example_from_upload_to_files(page, tmp_path, shots):
     import hashlib
 
     assert hashlib.sha256(src.read_bytes()).hexdigest() in memo
-    assert "<b>grade=8</b>: adjust the scores by truncated linear equating (TLI)." in memo
+    # the memo's decision is the method the adjusted file says each line got
+    from ratercal_cli.practice.memo import method_words
+
+    applied = {r[0]: r[8] for r in rows[1:]}
+    for grade in (5, 8, 11):
+        assert f"<b>grade={grade}</b>: adjust the scores by {method_words(applied[grade])}." in memo
     page.click("#view-memo")
     page.screenshot(path=shots / "8-memo.png", full_page=True)
     assert page.dialogs == []

@@ -301,7 +301,7 @@ def test_a_wide_rubric_comes_back_wide(client):
     r = run_job(c, u, f"/d/{uid}/job")
     assert u.job.state == "done", u.job.error
     lc = u.change_list.changes[0]
-    assert f"{lc.moved} change level ({lc.up} up, {lc.down} down)" in r.text and r.text.count("To check:") == 1
+    assert f"{lc.moved} change level ({lc.up} up, {lc.down} down)" in r.text and r.text.count("Which method, and why:") == 1
     c.post(f"/d/{uid}/adjust", data={"method": "MFRM"})
     run_job(c, u, f"/d/{uid}/job")
     assert u.job.state == "done", u.job.error
