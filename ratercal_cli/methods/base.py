@@ -140,10 +140,11 @@ class RaterAdjuster:
 
     def results(self, scale_low: int = 0):
         """The Rasch models' estimates as one :class:`~.results.FitResults` (params, cov_params(),
-        conf_int(), llf, ...); the other methods have none (AttributeError)."""
+        conf_int(), llf, ...), and the linear equatings' maps (MN, TMN, LI, TLI: each rater's intercept
+        and slope) in the same long form; the other methods have none (AttributeError)."""
         self._check_fitted()
-        if self.code not in ("MML", "MFRM", "CML", "RSM", "PCM"):
-            raise AttributeError(f"{type(self).__name__} ({self.code}) is not a Rasch model: no FitResults")
+        if self.code not in ("MML", "MFRM", "CML", "RSM", "PCM", "MN", "TMN", "LI", "TLI"):
+            raise AttributeError(f"{type(self).__name__} ({self.code}) has no FitResults")
         from .results import fit_results
 
         return fit_results(self, scale_low=scale_low)

@@ -47,6 +47,10 @@ MODELS = {
     "PCM": "partial credit model by PAIR (pairwise)",
 }
 
+#: the equating methods whose rater parameters are a linear map of the score (:func:`_linear_results`)
+LINEAR = {"MN": "mean equating", "TMN": "truncated mean equating", "LI": "linear equating",
+          "TLI": "truncated linear equating"}
+
 _KEYS = ["facet", "element", "parameter"]
 
 
@@ -197,7 +201,8 @@ class FitResults:
     # -- text ---------------------------------------------------------------------------
     def _header(self) -> list:
         fmt = (lambda x: "nan" if not np.isfinite(x) else f"{x:.4f}")
-        return [f"Rasch fit: {self.model} ({MODELS.get(self.model, '')})",
+        kind = "Equating" if self.model in LINEAR else "Rasch fit"
+        return [f"{kind}: {self.model} ({MODELS.get(self.model) or LINEAR.get(self.model, '')})",
                 f"papers in the likelihood: {self.nobs}   ratings: {self.n_ratings}   parameters: {self.df_model}",
                 f"log-likelihood ({self.llf_kind}): {fmt(self.llf)}   AIC: {fmt(self.aic)}   BIC: {fmt(self.bic)}",
                 f"converged: {'yes' if self.converged else 'NO'}"]
@@ -276,7 +281,10 @@ def fit_results(est, scale_low: int = 0, facet_names=None, facet_labels=None) ->
         return _cml_results(est, scale_low)
     if code == "PCM":
         return _pcm_results(est, scale_low)
-    raise ArgumentError("model", f"{code} is not a Rasch model (FitResults are of {', '.join(MODELS)})")
+    if code in LINEAR:
+        return _linear_results(est, scale_low)
+    raise ArgumentError("model", f"{code} has no FitResults (the Rasch models {', '.join(MODELS)} and the "
+                                 f"linear equatings {', '.join(LINEAR)} have)")
 
 
 def _seen(est) -> np.ndarray:
@@ -394,3 +402,23 @@ def _pcm_results(est, low) -> FitResults:
 
 def _n_ratings(est) -> int:
     return int(est.n_ratings_fitted_)
+
+
+def _linear_results(est, low) -> FitResults:
+    """The equating methods' maps in the same long form: per rater ``intercept`` and ``slope`` of
+    ``adjusted = intercept + slope * score`` on the file's scale (MN, TMN: slope 1, the intercept the
+    rater's shift; TMN and TLI then keep the result inside the scale).  No likelihood, no SEs."""
+    seen = _seen(est)
+    slope = np.asarray(getattr(est, "slope_", np.ones(est.n_raters_)), dtype=np.float64)
+    shift = getattr(est, "shift_", None)
+    intercept = np.asarray(shift if shift is not None else est.intercept_, dtype=np.float64)
+    rows = []
+    for j in seen:
+        a = intercept[j] + low * (1.0 - slope[j])   # from the 0-based scale to the file's
+        rows.append(("rater", str(est.rater_ids_[j]), "intercept", a, np.nan))
+        rows.append(("rater", str(est.rater_ids_[j]), "slope", slope[j], np.nan))
+    k = len(seen) * (1 if shift is not None else 2)
+    notes = [f"{est.code} ({LINEAR[est.code]}): adjusted = intercept + slope * score per rater"
+             + (", kept inside the scale" if est.code.startswith("T") else "") + "; no likelihood or SEs"]
+    return FitResults(est.code, est, rows, np.nan, k, est.n_papers_rated_, _n_ratings(est), True, notes,
+                      llf_kind="none")

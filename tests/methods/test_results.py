@@ -136,3 +136,24 @@ def test_views_text_and_errors(mfrm_criterion):
         rc.fit(r, model="CML")
     with pytest.raises(ArgumentError, match="alpha"):
         res.conf_int(5)
+
+
+@pytest.mark.parametrize("code", ["MN", "TMN", "LI", "TLI"])
+def test_the_equatings_linear_maps_in_the_same_long_form(code):
+    """adjusted = intercept + slope * score on the file's scale (a 1-6 scale: the 0-based shift moved),
+    then kept inside the scale by the truncating variants."""
+    df = pd.read_csv(RESULTS / "mfrm_120x6_3crit_2sess_0-3.csv")
+    df = df[df.criterion == 1].assign(score=df.score + 1)            # one criterion, on a 1-4 scale
+    r = Ratings.from_frame(df, scale="1-4")
+    est = rc.make_method(code).fit(r)
+    res = est.results(scale_low=1)
+    p = res.params.pivot(index="element", columns="parameter", values="estimate")
+    rows = p.loc[[str(r.rater_ids[j]) for j in r.rater]]
+    a, b = rows.intercept.to_numpy(), rows.slope.to_numpy()
+    want = a + b * (r.score + 1)
+    if code.startswith("T"):
+        want = np.clip(want, 1, 4)
+    np.testing.assert_allclose(want, est.transform(r).rating + 1, rtol=0, atol=1e-12)
+    if code in ("MN", "TMN"):
+        assert (p.slope == 1).all()
+    assert math.isnan(res.llf) and "no likelihood" in res.notes[0] and len(repr(res)) < 2000
