@@ -129,8 +129,8 @@ def test_chunk_rows_are_replicates_rows(code):
     cell = CFG.cell(code)
     rows = chunk_rows(SPEC, cell, 7, 9)
     assert rows == [replicate(SPEC, cell, rep) for rep in (7, 8)]
-    # one-rater: 2 variants x 6 methods, no Kelley (no within-paper variance); else x 10 methods x 2 shrinkages
-    assert len(rows[0]) == (12 if code[0] == "1" else 40)
+    # one-rater: 2 variants x 6 methods, no shrinkage (no within-paper variance); else x 10 methods x 3 levels
+    assert len(rows[0]) == (12 if code[0] == "1" else 60)
 
 
 @pytest.mark.parametrize("variant", ["faithful", "corrected"])

@@ -438,7 +438,7 @@ def test_a_change_in_the_methods_code_is_not_mixed_into_a_resumed_run(serial_run
 @pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
 def test_one_cell_with_replications_has_both_shrinkage_levels(tmp_path):
     """Issue 23: ``montecarlo configs/corrected.yaml --cell 2551 -r 50`` runs that cell alone, with rows
-    for shrinkage none and kelley; Kelley-shrunk TLI beats unshrunk TLI there, as an independent
+    for shrinkage none, kelley and linear_eb; Kelley-shrunk TLI beats unshrunk TLI there, as an independent
     re-implementation measured (about 0.44 against 0.49)."""
     out = tmp_path / "x"
     r = invoke(["montecarlo", REPO / "configs" / "corrected.yaml", "--cell", "2551", "-r", "50", "--out", out,
@@ -447,7 +447,7 @@ def test_one_cell_with_replications_has_both_shrinkage_levels(tmp_path):
     assert sorted(p.name for p in (out / "montecarlo" / "chunks").iterdir()) == ["2551"]
     rows = {(x["variant"], x["shrinkage"], x["method"]): x for x in
             csv.DictReader((out / "montecarlo" / "summary.csv").open()) if x["facet"] == "all"}
-    assert {s for _, s, _ in rows} == {"none", "kelley"}
+    assert {s for _, s, _ in rows} == {"none", "kelley", "linear_eb"}
     none, kel = float(rows[("corrected", "none", "TLI")]["rmse"]), float(rows[("corrected", "kelley", "TLI")]["rmse"])
     assert kel < none
     assert none == pytest.approx(0.49, abs=0.01) and kel == pytest.approx(0.44, abs=0.01)
