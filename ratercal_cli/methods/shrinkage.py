@@ -64,6 +64,15 @@ ANOVA's ``s2_T`` 1.233 against the true scores' 1.275; the best linear map fitte
 scores (an oracle) beat ``linear_eb`` by 0.007 (PCM: 0.4345 against 0.4413) and 0.006 (TLI: 0.4382
 against 0.4441) there.
 
+``s2_T`` from rater-centred ratings assumes raters read papers of the same quality on average
+(random assignment).  Where who reads what follows quality (``assignment: by_quality``) centring
+each rater removes the quality differences between the raters' papers with their severity, and
+``s2_T`` is far too small: on cell 2551 with that assignment 0.37 against the true scores' 1.29
+(20 replications), so ``linear_eb`` shrinks every method nearly to the mean (the PCM 0.45 -> 0.87;
+in ``configs/rater_effects.yaml`` every method ends near 0.61).  The one-way ANOVA of the raw
+ratings is no cure (0.85 there; and on cell 2+191, whose kept pairs agree by construction, 5.95
+against 4.73, where the rater-centred estimate is 4.85).  ``linear_eb`` is the like-for-like comparison under random assignment only.
+
 Papers without ratings keep nan.  A data set where no paper has two ratings (one rater per
 paper) has no within-paper variance and so no estimate: :func:`kelley` raises.  A data set's
 numbers depend only on its own ratings, added in rating order, so the replications of a Monte
