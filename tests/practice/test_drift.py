@@ -206,8 +206,8 @@ def test_displacement_of_a_planted_drift_over_seeds():
     def ratings(rows):
         df = pd.DataFrame(rows, columns=["student", "rater", *CRITERIA])
         long = df.melt(id_vars=["student", "rater"], var_name="criterion", value_name="score")
-        return Ratings.from_frame(long, paper="student", rater="rater", score="score", facets=["criterion"],
-                                  scale="1-6")
+        return Ratings.from_frame(long, paper_col="student", rater_col="rater", score_col="score",
+                                  facet_cols=["criterion"], scale="1-6")
 
     new, old = [], []
     for seed in range(8):
