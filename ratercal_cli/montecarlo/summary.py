@@ -20,7 +20,8 @@ Correlations are averaged arithmetically (not through Fisher's z): the mean of
 Paired differences of two columns use the same data sets: per replication the
 level mean of the per-set differences, then mean, MCSE and the 95% interval
 ``mean +- t(.975, n-1) * MCSE``; every pair within a group, each method's later -
-earlier variant, and each method's kelley - none (per cell: the RMSE only).
+earlier variant, and each method's later - earlier shrinkage level (kelley - none, linear_eb - none,
+linear_eb - kelley; per cell: the RMSE only).
 Ranks (1 = smallest mean RMSE) are per group and facet level; ``p_best`` is
 the share of replications in which the method had the smallest RMSE of its
 group at that level; ``tied_next`` says whether the 95% interval of the
@@ -133,7 +134,7 @@ def _f(x, digits=6):
 def _pairs(columns, present):
     """The paired differences (a, b) of column indices: every pair within a (variant, shrinkage)
     group; each method and shrinkage, later - earlier variant; each method and variant, later -
-    earlier shrinkage (kelley - none)."""
+    earlier shrinkage (kelley - none, linear_eb - none, linear_eb - kelley)."""
     variants = list(dict.fromkeys(c[0] for c in columns))
     shrinkages = list(dict.fromkeys(c[1] for c in columns))
     pairs = [(a, b) for x, a in enumerate(present) for b in present[x + 1:] if columns[a][:2] == columns[b][:2]]
