@@ -173,9 +173,14 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
     async def columns_post(request):
         u = find(request)
         form = await request.form()
-        u.settings = _form_settings(form)
-        if u.workbook and u.settings.get("sheet") != (u.sheets[0] if len(u.sheets) == 1 else None):
-            _preview(u, u.settings.get("sheet"))
+        settings = _form_settings(form)
+        shown = (u.settings.get("sheet"), u.settings.get("sep"))
+        if (settings.get("sheet") if u.workbook else None, settings.get("sep") if not u.workbook else None) != \
+                (shown[0] if u.workbook else None, shown[1] if not u.workbook else None):
+            # another sheet or separator: its preview and guesses first
+            _preview(u, settings.get("sheet"), None if u.workbook else settings.get("sep"))
+            return go(f"/d/{u.id}/columns")
+        u.settings = settings
         if u.job is not None and u.job.state == "running":
             return go(f"/d/{u.id}/job")
         u.files.clear()
@@ -288,7 +293,7 @@ def _methods() -> list:
 
 
 # -- preview and settings ----------------------------------------------------------------------
-def _preview(u: Upload, sheet=None) -> None:
+def _preview(u: Upload, sheet=None, sep=None) -> None:
     """The first rows and the guesses (:mod:`.guess`); a file that cannot be read keeps its one-line error."""
     from ..practice.ratings_file import SEPARATORS, read_source
     from .guess import guess_columns
@@ -304,7 +309,7 @@ def _preview(u: Upload, sheet=None) -> None:
             except Exception as exc:
                 raise RatercalError(f"{u.name}: not readable as an .xlsx workbook ({type(exc).__name__})") from None
             sheet = sheet or (u.sheets[0] if u.sheets else None)
-        sep = None if u.workbook else _sniff_separator(u.path)
+        sep = None if u.workbook else (sep if sep in SEPARATORS and sep != "auto" else _sniff_separator(u.path))
         src = read_source(u.path, (), SEPARATORS[sep] if sep else None, sheet=sheet if u.workbook else None)
     except RatercalError as exc:
         u.error = str(exc).replace(str(u.path), u.name)

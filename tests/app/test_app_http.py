@@ -312,3 +312,30 @@ def test_a_wide_rubric_comes_back_wide(client):
     for line in lines[1:]:
         cells = line.split(",")
         assert float(cells[-1]) == pytest.approx(totals[cells[0]], abs=1e-4)
+
+
+def test_another_sheet_is_previewed_before_it_is_checked(client):
+    """A workbook of two sheets: choosing the second shows its rows and guesses first (the settings of the
+    first sheet's preview are not checked against it), then the check reads it."""
+    c = login(client)
+    wb = openpyxl.Workbook()
+    notes = wb.active
+    notes.title = "Notes"
+    notes.append(["exported", "by"])
+    notes.append(["2024-06-01", "district system"])
+    ws = wb.create_sheet("Scores")
+    for row in csv.reader(io.StringIO(small_export().decode())):
+        ws.append([int(x) if x.isdigit() else x for x in row])
+    buf = io.BytesIO()
+    wb.save(buf)
+    uid, u = upload(c, buf.getvalue(), "two sheets.xlsx")
+    assert u.sheets == ["Notes", "Scores"] and u.header == ["exported", "by"]
+    r = c.post(f"/d/{uid}/columns", data={"paper": "exported", "sheet": "Scores"}, follow_redirects=False)
+    assert r.headers["location"] == f"/d/{uid}/columns" and u.job is None
+    page = c.get(f"/d/{uid}/columns").text
+    assert u.header[:4] == ["Student ID", "Reader", "Reading", "Points"] and "S000" in page
+    assert '<option value="Scores" selected>' in page and u.settings["paper"] == "Student ID"
+    c.post(f"/d/{uid}/columns", data={**{k: v for k, v in u.settings.items() if isinstance(v, str)},
+                                      "scale": "1-6", "group": ""})
+    assert u.job.wait(120) and u.job.state == "done", u.job.error
+    assert u.adjusted.ratings.n_papers == 40
