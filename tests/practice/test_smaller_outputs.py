@@ -30,3 +30,19 @@ def test_adjust_json_has_the_files_warnings(tmp_path):
     checked = json.loads(run("check", f, "--scale", "0-5", "--no-rasch", "--json").stdout)["warnings"]
     adjusted = json.loads(run("adjust", f, "--scale", "0-5", "-m", "MN", "-o", tmp_path / "o.csv", "--json").stdout)
     assert checked and adjusted["warnings"] == checked
+
+
+def test_a_workbook_and_a_csv_of_one_name_get_different_default_outputs(tmp_path):
+    """export.csv and export.xlsx both defaulted to export.adjusted.csv (issue 28 item 10): the one
+    overwrote the other's adjustment.  A workbook's now goes to export.adjusted.xlsx."""
+    from openpyxl import Workbook
+
+    rows = [("paper", "rater", "score")] + [(f"p{i}", f"R{1 + i % 3}", i % 6) for i in range(30)]
+    (tmp_path / "export.csv").write_text("\n".join(",".join(map(str, r)) for r in rows) + "\n")
+    wb = Workbook()
+    for r in rows:
+        wb.active.append(r)
+    wb.save(tmp_path / "export.xlsx")
+    for name in ("export.csv", "export.xlsx"):
+        assert run("adjust", tmp_path / name, "--scale", "0-5", "-m", "MN").exit_code == 0
+    assert (tmp_path / "export.adjusted.csv").exists() and (tmp_path / "export.adjusted.xlsx").exists()
