@@ -430,7 +430,9 @@ def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage,
     n_lines = _write_adjusted_output(output, table, result, total, layout)
     from ..practice.levels import changes
 
-    change_list = changes(result, levels=levels, total=total)
+    # (only where something shows it: a list of every paper, 1 s at 1M ratings)
+    change_list = (changes(result, levels=levels, total=total)
+                   if levels is not None or changes_out is not None or memo_out is not None else None)
     show_levels = levels is not None and (len(levels.cuts) > 1 or level_names or table.ratings.facets)
     if changes_out is not None:
         from ..practice.output import write_table

@@ -257,7 +257,7 @@ class GridEngine:
     def _posterior(self, logP, a, b):
         """log L of patterns a..b and their normalised posteriors (b-a, Q)."""
         T = logP.transpose(0, 2, 1).reshape(self.U * self.K, self.Q)
-        L = self.cells_op[a:b] @ T
+        L = self._cells_block(a, b) @ T
         L += self.logw
         top = L.max(axis=1)
         L -= top[:, None]
@@ -265,6 +265,14 @@ class GridEngine:
         s = L.sum(axis=1)
         L /= s[:, None]
         return top + np.log(s), L
+
+    def _cells_block(self, a, b):
+        """Rows a..b of ``cells_op``, sliced once (a sparse slice is a copy: one of every rating at
+        each evaluation, twice)."""
+        cache = self.__dict__.setdefault("_cells_blocks", {})
+        if (a, b) not in cache:
+            cache[(a, b)] = self.cells_op[a:b]
+        return cache[(a, b)]
 
     # ---- evaluation ---------------------------------------------------------------------------
     def evaluate(self, tau, log_sigma, level: int = 0, moments: bool = False) -> Evaluation:
@@ -296,7 +304,7 @@ class GridEngine:
                 eap_sd[a:b] = sigma * sd_z[a:b]
             if level >= 1:
                 pim = pi * m[:, None]
-                ncell += self.cells_op[a:b].T @ pim
+                ncell += self._cells_block(a, b).T @ pim
                 if level >= 2:
                     acc.add_block(a, b, pi, pim, m)
         ev = Evaluation(ll=ll, eap=eap, eap_sd=eap_sd)

@@ -35,6 +35,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -642,6 +643,8 @@ def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list, 
                         "counts and models depend on it")
     else:
         scale = parse_scale(scale)
+        if all(s is None or scale.low <= s <= scale.high for s in set(scores)):   # (the distinct scores)
+            return scale
         for k, (ln, s) in enumerate(zip(lines, scores)):
             if s is not None and not scale.low <= s <= scale.high:
                 raise InputError(f"{s} is outside the scale {scale}", path, ln,
@@ -674,8 +677,7 @@ def _group_members(rows, group_col) -> list:
         group_of = [r[group_col] for r in rows]
         group_names = sorted(dict.fromkeys(group_of), key=_natural_key)
     else:
-        group_names = [None]
-        group_of = [None] * len(rows)
+        return [(None, list(range(len(rows))))]
     members: dict = {g: [] for g in group_names}
     for i, g in enumerate(group_of):
         members[g].append(i)
@@ -705,17 +707,18 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
     where = "" if name is None else f" ({cols.group} {name})"
     _refuse_duplicates(table, idx, where)
 
-    all_papers = list(dict.fromkeys(rows[i][cols.paper] for i in idx))
+    all_papers = list(dict.fromkeys(map(itemgetter(cols.paper), map(rows.__getitem__, idx))))
     usable = np.array([i for i in idx if scores[i] is not None], dtype=np.int64)
     if usable.size == 0:
         table.warnings.append(f"{path}: group{where or ' '}: no usable score; skipped")
         return None
-    papers = [rows[i][cols.paper] for i in usable]
-    raters = [rows[i][cols.rater] for i in usable]
+    at = usable.tolist()
+    papers = list(map(itemgetter(cols.paper), map(rows.__getitem__, at)))
+    raters = list(map(itemgetter(cols.rater), map(rows.__getitem__, at)))
     paper_ids = tuple(dict.fromkeys(papers))
     pidx = {p: k for k, p in enumerate(paper_ids)}
-    p_arr = np.array([pidx[p] for p in papers], dtype=np.int64)
-    s_arr = np.array([scores[i] for i in usable], dtype=np.int64) - table.scale.low
+    p_arr = np.fromiter(map(pidx.__getitem__, papers), dtype=np.int64, count=len(papers))
+    s_arr = np.fromiter(map(scores.__getitem__, at), dtype=np.int64, count=len(at)) - table.scale.low
     keep, first_two = _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_order, where)
 
     pid_set = pidx.keys()
@@ -830,7 +833,8 @@ def _rater_codes(table, used, raters, where: str):
     path, cols, lines, rows = table.path, table.columns, table.lines, table.rows
     rater_ids = tuple(sorted(dict.fromkeys(raters), key=_natural_key))
     ridx = {r: k for k, r in enumerate(rater_ids)}
-    r_used = np.array([ridx[rows[i][cols.rater]] for i in used], dtype=np.int64)
+    r_used = np.fromiter(map(ridx.__getitem__, map(itemgetter(cols.rater), map(rows.__getitem__, used.tolist()))),
+                         dtype=np.int64, count=used.size)
     rater_ids_used = rater_ids
     counts = np.bincount(r_used, minlength=len(rater_ids))
     if (counts == 0).any():   # a rater whose every rating was dropped: leave them out
