@@ -167,6 +167,15 @@ def large_file_data(n_ratings: int):
     return dict(paper=paper, rater=rater, score=score, domain=np.zeros_like(paper), K=6)
 
 
+def shape_data(name: str, n_ratings: int):
+    """The ratings of a design shape of :mod:`shapes` (issue 32) as arrays, 0-5."""
+    sys.path.insert(0, str(HERE))
+    from shapes import shape_arrays
+
+    paper, rater, score, domain = shape_arrays(name, n_ratings)
+    return dict(paper=paper, rater=rater, score=score, domain=domain, K=6)
+
+
 def rubric_data(seed: int = 21):
     """372 papers, each scored by all 21 raters in all 4 domains (84 ratings a paper), 0-3."""
     rng = np.random.default_rng(seed)
@@ -225,6 +234,9 @@ def main():
     ap.add_argument("--sizes", default="100000", help="comma-separated numbers of ratings (e.g. 100000,1000000)")
     ap.add_argument("--no-rubric", action="store_true")
     ap.add_argument("--only", default="MFRM,MML")
+    ap.add_argument("--shapes", default="", help="comma-separated design shapes of benchmarks/shapes.py (issue 32), "
+                    "each NAME or NAME=RATINGS (default --shape-ratings), 0-5")
+    ap.add_argument("--shape-ratings", type=int, default=100_000)
     args = ap.parse_args()
     py = peer_python()
     if py is None:
@@ -235,6 +247,10 @@ def main():
     if not args.no_rubric:   # the rubric before the sizes past it (a late failure must not lose it)
         at = sum(n <= RUBRIC_BEFORE for n in sizes)
         sets.insert(at, ("rubric: 372 papers x 21 raters x 4 domains (84 a paper), 0-3", rubric_data))
+    for item in (x.strip() for x in args.shapes.split(",") if x.strip()):   # NAME or NAME=RATINGS
+        name, _, n = item.partition("=")
+        n = int(n) if n else args.shape_ratings
+        sets.append((f"{name}: {n:,} ratings, 0-5", lambda name=name, n=n: shape_data(name, n)))
     ok = True
     with tempfile.TemporaryDirectory(prefix="ratercal-mirt-") as tmp:
         for label, make in sets:

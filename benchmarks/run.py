@@ -30,7 +30,8 @@ LIMIT_GIB = {"bench_mirt.py": 12}
 #: arguments per script (the others run with their defaults)
 ARGS = {
     "bench_large_files.py": ["--big", "--big-only", "MML,MFRM"],
-    "bench_mirt.py": ["--sizes", "100000,1000000"],
+    "bench_mirt.py": ["--sizes", "100000,1000000", "--shapes",
+                      "3 of 200,complete 21,21 of 200,rubric 84=168000"],   # issue 32's shapes (the rubric: 2,000 papers)
 }
 
 

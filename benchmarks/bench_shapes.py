@@ -1,0 +1,116 @@
+"""Every design shape at a million ratings (issue 32): ``adjust -m MML`` and ``-m MFRM`` against
+``adjust -m NO`` on the same file, and the file pass against a columnar peer.
+
+    .venv/bin/python benchmarks/bench_shapes.py [--ratings 1000000] [--shapes "3 of 200,21 of 200"]
+                                                [--no-peer] [--only MML,MFRM]
+
+Shapes (:mod:`shapes`): 2 and 3 of 200 raters a paper, a complete panel of 21, 21 of 200, and the
+rubric of 84 ratings a paper (21 raters x 4 domains, ``--facet-col criterion``), 0-5.  For each, a
+CSV file of about ``--ratings`` ratings is made in a temporary folder and each command runs in a
+fresh process with one BLAS thread (as :mod:`bench_large_files`): the targets are ratios of CPU
+seconds in the same run - MML and MFRM within MARGINAL_RATIO x NO and under MARGINAL_GIB.
+
+The file pass: ``adjust -m NO`` (read, check, adjust, write back with the added columns) against
+the columnar peer reading the same file, adding one column and writing it back, in its own process
+(``polars``, installed on first use into ``benchmarks/.bench/peer-venv``, git-ignored; not a
+ratercal dependency; without it the line says so and is not a failure): NO within FILE_RATIO x
+the peer's CPU seconds.  Exits 1 if a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import venv
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_large_files import GIB, RATERCAL, measure, report  # noqa: E402
+from shapes import SHAPES, write_shape  # noqa: E402
+
+MARGINAL_RATIO = 2.5
+MARGINAL_GIB = 1.5
+FILE_RATIO = 3.0
+PEER = "polars"
+PEER_ENV = HERE / ".bench" / "peer-venv"
+
+#: the peer's file pass: read the CSV, add a column, write it back (CPU seconds of the process)
+_PEER = r"""
+import sys, polars as pl
+df = pl.read_csv(sys.argv[1], infer_schema_length=10000)
+df.with_columns((pl.col("score") * 1.0).alias("NO")).write_csv(sys.argv[2])
+"""
+
+
+def peer_python():
+    """The peer's interpreter (installing polars into its own environment on first use), or None."""
+    py = PEER_ENV / "bin" / "python"
+    if py.exists() and subprocess.run([str(py), "-c", "import polars"], capture_output=True).returncode == 0:
+        return py
+    print(f"installing {PEER} into {PEER_ENV.relative_to(HERE.parent)} (not a ratercal dependency)", flush=True)
+    try:
+        venv.create(PEER_ENV, with_pip=True)
+        subprocess.run([str(py), "-m", "pip", "install", "--quiet", PEER], check=True, capture_output=True)
+    except (subprocess.CalledProcessError, OSError) as e:
+        print(f"file pass: could not install {PEER} ({e}); the peer line is skipped")
+        return None
+    return py
+
+
+def adjust(data, code, out, rubric):
+    return measure([RATERCAL, "adjust", str(data), "--scale", "0-5", "-m", code, "-o", str(out), "-q",
+                    *(["--facet-col", "criterion"] if rubric else [])])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ratings", type=int, default=1_000_000)
+    ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated names of benchmarks/shapes.py")
+    ap.add_argument("--only", default="MML,MFRM")
+    ap.add_argument("--no-peer", action="store_true", help="leave out the file pass against polars")
+    args = ap.parse_args()
+    codes = [c for c in args.only.upper().split(",") if c]
+    names = [s.strip() for s in args.shapes.split(",") if s.strip()]
+    py = None if args.no_peer else peer_python()
+    tmp = Path(tempfile.mkdtemp(prefix="ratercal-shapes-"))
+    ok = True
+    try:
+        for name in names:
+            rubric = SHAPES[name][2] > 1
+            data, out = tmp / "ratings.csv", tmp / "out.csv"
+            t = time.perf_counter()
+            write_shape(data, name, args.ratings)
+            k, J, F = SHAPES[name]
+            print(f"== {name}: {args.ratings:,} ratings, {k * F} a paper ({k} of {J} raters"
+                  f"{f' x {F} domains, --facet-col criterion' if rubric else ''}), 0-5 "
+                  f"({data.stat().st_size / 2**20:.0f} MiB, made in {time.perf_counter() - t:.0f} s; load "
+                  f"{os.getloadavg()[0]:.1f}); CPU seconds, one BLAS thread", flush=True)
+            no = adjust(data, "NO", out, rubric)
+            ok &= report(f"adjust -m NO [{name}]", *no, max_gib=2.0)
+            for code in codes:
+                ok &= report(f"adjust -m {code} [{name}]", *adjust(data, code, out, rubric), ref=no[0],
+                             ratio=MARGINAL_RATIO, max_gib=MARGINAL_GIB)
+            if py is not None:
+                seconds, rss, code, err, wall = measure([str(py), "-c", _PEER, str(data), str(out)])
+                if code != 0:
+                    print(f"file pass [{name}]: {PEER} failed ({err}); not ours", flush=True)
+                else:
+                    good = no[2] == 0 and no[0] <= FILE_RATIO * seconds
+                    ok &= good
+                    print(f"file pass [{name}]: {PEER} read + one column + write {seconds:.2f} s CPU "
+                          f"({rss / GIB:.2f} GiB); adjust -m NO {no[0]:.2f} s = {no[0] / seconds:.2f} x "
+                          f"(<= {FILE_RATIO:g})  {'ok' if good else 'FAILED'}", flush=True)
+            data.unlink()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
