@@ -608,6 +608,9 @@ class MarginalRaterModel(RaterAdjuster):
     ``fair_raters`` (rater indices) restricts the mean-rater average to those raters: an anchored fit
     averages over the anchored raters, so its fair score is last year's average rater's, whoever
     else rated this year, and equals the free fit's when the anchors are the free fit's estimates.
+    ``fair_shift`` ({rater index: logits}) moves those raters' severities in that average only: a
+    rater freed from its anchor because it drifted enters last year's average rater at its anchor
+    (``practice/anchors.py``), not at this year's measure, nor is it left out of it.
 
     Fitted attributes (a Facets-style report reads these; raters' rows nan where they have no
     ratings): ``severity_``/``severity_se_`` (logits, centred), ``steps_``/``steps_se_`` (J, M),
@@ -634,7 +637,7 @@ class MarginalRaterModel(RaterAdjuster):
 
     def __init__(self, model: str = "pcm", quality: str = "eap", fair: str = "mean-rater", n_nodes: int | None = None,
                  threshold_facet: int | None = None, anchor=None, fair_raters=None, clusters=None,
-                 step_sd: float = PRIOR_STEP_SD, location_sd: float = PRIOR_LOCATION_SD):
+                 fair_shift=None, step_sd: float = PRIOR_STEP_SD, location_sd: float = PRIOR_LOCATION_SD):
         self.model = model
         self.clusters = clusters
         self.step_sd = step_sd
@@ -642,6 +645,7 @@ class MarginalRaterModel(RaterAdjuster):
         self.quality = quality
         self.fair = fair
         self.fair_raters = fair_raters
+        self.fair_shift = fair_shift
         self.n_nodes = n_nodes
         self.threshold_facet = threshold_facet
         self.anchor = anchor
@@ -740,7 +744,11 @@ class MarginalRaterModel(RaterAdjuster):
         theta = np.asarray(theta, dtype=np.float64)
         if self.fair == "average-rater":
             return expected_score(theta, self.average_tau())
-        tau = self.tau_ if self.fair_raters is None else self.tau_[np.asarray(self.fair_raters, dtype=np.int64)]
+        rows = np.arange(len(self.tau_)) if self.fair_raters is None else np.asarray(self.fair_raters, dtype=np.int64)
+        tau = self.tau_[rows]
+        if self.fair_shift:   # tau's row j is k * severity_j + the thresholds' sums: a shift adds k * shift
+            d = np.array([float(self.fair_shift.get(int(j), 0.0)) for j in rows])
+            tau = tau + d[:, None] * np.arange(tau.shape[1])[None, :]
         return mean_expected_score(theta, tau[np.isfinite(tau).all(axis=1)])
 
     def paper_quality(self, ratings: Ratings, facet=None):

@@ -494,8 +494,9 @@ def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = Non
     after Holm) is freed, as Facets' users unanchor a drifted element: it is estimated afresh on the
     scale the other anchors set (row ``freed``; ``used``: the value the fit used, its anchor where held);
     ``hold_drifted=True`` holds every element at its anchor (the rows still say which drifted).  An
-    anchored estimator's fair score is the mean of the held raters' expected scores (last year's
-    average rater, as the free fit's is this year's; all raters where the file anchors none), so
+    anchored estimator's fair score is the mean of the anchored raters' expected scores, a freed one's
+    at its anchor (last year's average rater, as the free fit's is this year's; all raters where the
+    file anchors none), so
     anchors equal to the free fit's estimates leave every fair score where the free fit put it."""
     from ..methods import make_method
 
@@ -521,4 +522,11 @@ def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = Non
     used = {a.key: value for a, value, _ in _free_estimates(anchors, est, ratings, steps_by)}
     for r in rows:
         r["used"] = used[(r["facet"], str(r["element"]), r["level"])]
+    # a freed rater was one of last year's raters: it stays in last year's average rater at its anchor.
+    # Left out, the average moved by its anchor over the raters' number, every student's fair score with
+    # it (a drifter anchored at +0.9 of ten raters put every student 0.36 points above its truth)
+    back = {index[str(a.element)]: a.measure - used[a.key] for a in anchors.of(RATER).values()
+            if a.key in freed and str(a.element) in index} if anchored is not None else {}
+    if back:
+        est.set_params(fair_raters=sorted([*anchored, *back]), fair_shift=back)
     return est, rows

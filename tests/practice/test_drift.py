@@ -219,3 +219,34 @@ def test_displacement_of_a_planted_drift_over_seeds():
         old.append(next(r for r in displacement(cal, free, r2, purify=False) if r["element"] == "T4")["displacement"])
     assert np.mean(new) == pytest.approx(0.8, abs=0.06), new
     assert np.mean(old) < np.mean(new) - 0.07
+
+
+def test_a_freed_rater_stays_in_last_years_average_rater(tmp_path):
+    """Regression (found by the new-user round of issue 28): freeing a drifted rater left it out of the
+    average rater the fair scores are on, so every student moved by the drifter's anchor over the number
+    of raters.  Here the drifter is year 1's most severe rater (T8, +0.7 of eight): left out, every
+    student moved about 0.36 points up (its own students +0.57 above their truth, the others +0.39,
+    against +0.03 with the drifter held); kept in it at its anchor: +0.24 and +0.07."""
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+
+    (y1, _, _, _), (y2, _, truth, readers) = two_years(seed=7, n=600, drifter=7)
+    f1, f2 = _write(tmp_path / "year1.csv", y1), _write(tmp_path / "year2.csv", y2)
+    a, out = str(tmp_path / "a.csv"), tmp_path / "adj.csv"
+    run = CliRunner()
+    assert run.invoke(cli, ["check", str(f1), *OPTS, "--no-rasch", "--write-anchors", a]).exit_code == 0
+
+    def errors(extra):
+        res = run.invoke(cli, ["adjust", str(f2), *OPTS, "-m", "MFRM", "--anchors", a, "-o", str(out), *extra])
+        assert res.exit_code == 0, res.output
+        with open(out, newline="") as fh:
+            got = {row["student"]: float(row["MFRM_total"]) for row in csv.DictReader(fh)}
+        return np.array([got[f"B{p:04d}"] for p in range(len(truth))]) - truth
+
+    of_t8 = np.array([7 in r for r in readers])
+    freed, held = errors([]), errors(["--hold-drifted"])
+    assert abs(freed[of_t8].mean()) < 0.3, freed[of_t8].mean()
+    assert abs(freed[~of_t8].mean()) < 0.15, freed[~of_t8].mean()
+    # freeing the drifter is for its own students: the others' scores barely move (0.36 before)
+    assert abs(freed[~of_t8].mean() - held[~of_t8].mean()) < 0.1
