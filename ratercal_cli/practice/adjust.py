@@ -314,6 +314,10 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         that drifted is freed and measured on the other anchors' scale, unless ``hold_drifted``
         (:func:`~ratercal_cli.practice.anchors.fit_mfrm`); thresholds per level of the facet ``steps_by``.
 
+    **read
+        Where ``ratings`` is a path or a DataFrame, the keywords of :func:`read_ratings` (``scale="0-5"``,
+        ``paper_col=``, ``group_col=``, ...) it is read with.
+
     Returns
     -------
     AdjustResults
@@ -328,11 +332,12 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
     >>> res.paper_frame().head()                                                     # doctest: +SKIP
     """
     from .assignment import ASSIGNMENTS
-    from .coerce import as_ratings, check_choice, check_count
+    from .coerce import as_ratings, check_choice, check_count, split_read
 
+    read, old = split_read(old)   # a path or DataFrame's read_ratings keywords (scale=, paper_col=, ...)
     if old:
         methods = _old_method_argument(old, methods)
-    ratings = as_ratings(ratings)
+    ratings = as_ratings(ratings, **read)
     codes, is_all = parse_methods(methods, allow_recommended=True)
     check_choice(variant, VARIANTS, "variant")
     check_choice(assignment, ASSIGNMENTS, "assignment")

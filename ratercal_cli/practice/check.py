@@ -23,7 +23,7 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
           anchors=None, steps_by: str | None = None, calibrate: bool = False,
           simulate: int | None = None, cut: float | None = None, seed: int | None = None,
           jobs: int = 1, methods=None, scheduler=None, hold_drifted: bool = False,
-          cluster: str | None = None, discrepancy: int | None = None) -> "CheckResults":
+          cluster: str | None = None, discrepancy: int | None = None, **read) -> "CheckResults":
     """Test whether the raters differ and say which adjustment is warranted, group by group.
 
     Parameters
@@ -66,6 +66,10 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
         as ``adjust`` treats it), with the decision accuracy at ``cut`` (on the file's scale), from
         ``seed``, in ``jobs`` processes or on the Dask cluster at ``scheduler``.
 
+    **read
+        Where ``ratings`` is a path or a DataFrame, the keywords of :func:`read_ratings` (``scale="0-5"``,
+        ``paper_col=``, ``group_col=``, ...) it is read with.
+
     Returns
     -------
     CheckResults
@@ -85,7 +89,7 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
     from .coerce import as_ratings, check_alpha, check_choice, check_count
     from .cut import check_cut
 
-    ratings = as_ratings(ratings)
+    ratings = as_ratings(ratings, **read)
     check_choice(assignment, ASSIGNMENTS, "assignment")
     alpha = check_alpha(alpha)
     simulate = check_count(simulate, "simulate", minimum=2, optional=True)

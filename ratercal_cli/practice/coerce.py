@@ -16,7 +16,7 @@ from ..arguments import check_alpha, check_choice, check_count
 from ..errors import ArgumentError
 from ..ratings import Ratings
 
-__all__ = ["as_ratings", "check_alpha", "check_choice", "check_count", "results_repr", "results_html"]
+__all__ = ["as_ratings", "split_read", "READ_ARGS", "check_alpha", "check_choice", "check_count", "results_repr", "results_html"]
 
 
 def as_ratings(data, argument: str = "ratings", **read) -> Ratings:
@@ -42,6 +42,10 @@ def as_ratings(data, argument: str = "ratings", **read) -> Ratings:
     >>> as_ratings("examples/ratings.csv", scale="0-5", group_col="grade").n_raters   # doctest: +SKIP
     11
     """
+    unknown = [k for k in read if k not in READ_ARGS]
+    if unknown:
+        raise ArgumentError(unknown[0], f"is not an argument of this function nor of read_ratings "
+                                        f"({', '.join(READ_ARGS)})")
     if isinstance(data, Ratings):
         if read:
             raise ArgumentError(next(iter(read)), "applies to a file or a DataFrame; these are Ratings already")
@@ -61,6 +65,16 @@ def as_ratings(data, argument: str = "ratings", **read) -> Ratings:
 
 
 _FRAME_ARGS = ("scale", "paper_col", "rater_col", "score_col", "group_col", "facet_cols")
+#: the keywords of :func:`.ratings_file.read_ratings` (``check(path, scale="0-5", ...)`` passes them on)
+READ_ARGS = ("scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "encoding", "order_col",
+             "resolve_discrepancies", "discrepancy", "decimal", "sheet", "fold_labels", "facet_cols",
+             "score_cols", "rater_cols")
+
+
+def split_read(kwargs: dict) -> tuple[dict, dict]:
+    """``(read, rest)``: the keywords of ``kwargs`` that :func:`read_ratings` takes, and the others."""
+    return ({k: v for k, v in kwargs.items() if k in READ_ARGS},
+            {k: v for k, v in kwargs.items() if k not in READ_ARGS})
 
 
 def _sizes(ratings) -> str:

@@ -141,7 +141,7 @@ class GroupComparison:
 
 def compare(ratings, methods="all", variant: str = "corrected", cut: float | None = None,
             strict: bool | None = None, anchors=None, steps_by: str | None = None, total: str = "mean",
-            shared_raters: bool = False, hold_drifted: bool = False) -> "CompareResults":
+            shared_raters: bool = False, hold_drifted: bool = False, **read) -> "CompareResults":
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5 and Figures 7-10, group
     by group.
 
@@ -168,6 +168,10 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         With facets: each classical method with one parameter set per rater over all the criteria
         (as :func:`adjust`).
 
+    **read
+        Where ``ratings`` is a path or a DataFrame, the keywords of :func:`read_ratings` (``scale="0-5"``,
+        ``paper_col=``, ``group_col=``, ...) it is read with.
+
     Returns
     -------
     CompareResults
@@ -185,7 +189,7 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
     from .coerce import as_ratings, check_choice
     from .cut import check_cut
 
-    ratings = as_ratings(ratings)
+    ratings = as_ratings(ratings, **read)
     codes, is_all = parse_methods(methods, ("all",))
     check_choice(variant, VARIANTS, "variant")
     check_choice(total, ("mean", "sum"), "total")

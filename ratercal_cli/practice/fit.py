@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import ArgumentError, arg
 from ..methods.results import MODELS, FitResults, fit_results
-from .coerce import as_ratings
+from .coerce import as_ratings, split_read
 
 __all__ = ["fit", "FitResults", "MODELS"]
 
@@ -27,6 +27,8 @@ def fit(ratings, model: str = "MFRM", steps_by: str | None = None, **params) -> 
     **params
         The estimator's parameters (:func:`make_method`), e.g. ``quality="wle"``; MML/MFRM also
         ``step_sd`` and ``location_sd`` (the weak priors' sds; 1e6 turns them off).
+        Where ``ratings`` is a path or a DataFrame, the keywords of :func:`read_ratings` among them
+        (``scale="0-5"``, ``paper_col=``, ...) are what it is read with.
 
     Returns
     -------
@@ -47,7 +49,8 @@ def fit(ratings, model: str = "MFRM", steps_by: str | None = None, **params) -> 
     code = str(model).upper()
     if code not in MODELS:
         raise ArgumentError("model", f"expected one of {', '.join(MODELS)}, not {model!r}")
-    ratings = as_ratings(ratings)
+    read, params = split_read(params)   # a path or DataFrame's read_ratings keywords (scale=, ...)
+    ratings = as_ratings(ratings, **read)
     if ratings.group is not None and len(ratings.group_ids) > 1:
         raise ArgumentError("ratings", f"these ratings are in {len(ratings.group_ids)} groups "
                                        f"({ratings.group_name}); fit one: dict(ratings.by_group())[...]")
