@@ -426,7 +426,9 @@ def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage,
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet)
     # the page first: an error building it (a rubric's unlinked raters) leaves no output half-written
-    page = _html_page(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant)
+    page = _html_page(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant,
+                      model=dict(steps_by=steps_by, anchors=_anchors(anchors_in, hold_drifted) if html_out else None,
+                                 hold_drifted=hold_drifted))
     n_lines = _write_adjusted_output(output, table, result, total, layout)
     from ..practice.levels import changes
 
@@ -597,7 +599,9 @@ def compare(ratings_file, methods, variant, cut, png, as_json, html_out, shared_
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet or as_json)
     pngs = result.draw_maps(png) if png is not None else []   # drawn only once every group has succeeded
-    maps = pngs + _write_html(html_out, table.ratings, compare=result, cut=cut, variant=result.variant)
+    maps = pngs + _write_html(html_out, table.ratings, compare=result, cut=cut, variant=result.variant,
+                              model=dict(steps_by=steps_by, anchors=_anchors(anchors_in, hold_drifted) if html_out
+                                         else None, hold_drifted=hold_drifted))
     if as_json:
         d = result.to_dict()
         for entry, target in zip(d["groups"], pngs):   # each group's map, not the HTML report

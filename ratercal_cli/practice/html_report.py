@@ -79,18 +79,23 @@ def _tag(ratings: Ratings, name) -> str:
 
 
 def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=None, title=None,
-                variant="corrected") -> str:
-    """The page (see the module) as text.  Results not given are computed from ``ratings``."""
+                variant="corrected", model=None) -> str:
+    """The page (see the module) as text.  Results not given are computed from ``ratings``, with the
+    many-facet model the command fitted: ``model`` holds its ``steps_by``, ``anchors`` and
+    ``hold_drifted`` (else the page of ``adjust --steps-by``/``--anchors`` showed a free, shared-threshold
+    model beside scores from another)."""
     from .adjust import adjust as adjust_ratings
     from .check import check as check_ratings
     from .compare import compare as compare_ratings
 
+    model = {k: v for k, v in (model or {}).items() if v is not None and v is not False}
     if check is None:
-        check = check_ratings(ratings)
+        check = check_ratings(ratings, **model)
     if adjust is None:   # facetted ratings (a rubric): the many-facet model, the rule being for one rating a rater
-        adjust = adjust_ratings(ratings, "MFRM" if ratings.facets else "recommended", variant, cut=cut)
+        adjust = adjust_ratings(ratings, "MFRM" if ratings.facets else "recommended", variant, cut=cut,
+                                **(model if ratings.facets else {}))
     cut = adjust.cut if cut is None else cut
-    if compare is None:
+    if compare is None:   # the study's methods: no many-facet model to hold at anchors
         compare = compare_ratings(ratings, COMPARED, variant, cut, strict=False)
     title = title or f"Rater calibration report: {ratings.source or 'ratings'}"
     summaries = adjust.adjustment_summaries()
