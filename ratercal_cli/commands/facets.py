@@ -30,6 +30,10 @@ def import_facets(spec, output, encoding, quiet):
     data = read_facets(spec, encoding)
     out = output if output is not None else spec.with_suffix(".csv")
     data.steps_by()                 # refused (with the reason) before anything is written
+    if str(out) != "-":             # so is an -o that names a workbook ratercal cannot write (.ods)
+        from ..practice.output import is_workbook
+
+        is_workbook(out)
     anchors = data.anchor_table()   # Labels= anchors (code A with values, D): a file --anchors reads
     beside = spec if str(out) == "-" else Path(out)
     anchor_path = None if anchors is None else beside.with_name(beside.stem + ".anchors.csv")

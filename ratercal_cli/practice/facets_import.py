@@ -589,11 +589,17 @@ def _parse_data(items, facets, spec, data_line, top=None, top_line=None) -> list
 
 
 def write_long(data: FacetsData, out) -> None:
-    """Write the long CSV (columns :meth:`FacetsData.columns`) atomically (``-``: standard output)."""
+    """Write the long CSV (columns :meth:`FacetsData.columns`) atomically (``-``: standard output), or
+    a workbook where ``out`` ends ``.xlsx`` (CSV text under that name was unreadable as the workbook the
+    printed ``check`` command then opened)."""
     import csv
 
     from ..guard import neutralise_row
+    from .output import is_workbook, write_table
 
+    if str(out) != "-" and is_workbook(out):   # .xls, .ods: refused, naming -o
+        write_table(out, data.columns(), [list(row) for row in data.table()], sheet="ratings")
+        return
     with open_output(out) as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(neutralise_row(data.columns()))
