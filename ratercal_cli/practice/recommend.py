@@ -45,7 +45,9 @@ SIMPLICITY = ("NO", "MN", "TMN", "LI", "TLI", "EQP", "OLS", "TLS", "RAS", "WLS",
 LEVELS = ("none", "kelley", "linear_eb")
 #: how a level reads in a label
 LEVEL_WORDS = {"none": "unshrunk", "kelley": "shrunk", "linear_eb": "shrunk, linear EB"}
-#: the rater model "fits" when at most this share of raters has infit or outfit outside FIT_RANGE
+#: the rater model "fits" when at most this share of raters has infit or outfit outside FIT_RANGE times
+#: the mean square that data which fit give (1 - papers/ratings: 0.5 at two ratings a paper, as the
+#: rater report says; Linacre's 0.5-1.5 is for an expectation of 1)
 FIT_RANGE = (0.5, 1.5)
 FIT_SHARE = 0.25
 
@@ -155,10 +157,13 @@ def fit_say(report) -> dict:
     rr = report.rater_report
     if rr is None or not rr.fitted:
         return {"fitted": False, "reason": rr.reason if rr is not None else "not fitted"}
-    lo, hi = FIT_RANGE
+    expected = (rr.papers or {}).get("fit_expected", 1.0)
+    expected = expected if math.isfinite(expected) and expected > 0 else 1.0
+    lo, hi = FIT_RANGE[0] * expected, FIT_RANGE[1] * expected
     bad = [r["rater"] for r in rr.raters if not (lo <= r["infit"] <= hi and lo <= r["outfit"] <= hi)]
     share = len(bad) / max(len(rr.raters), 1)
-    return {"fitted": True, "misfitting": [str(b) for b in bad], "fits": share <= FIT_SHARE, "model": rr.model}
+    return {"fitted": True, "misfitting": [str(b) for b in bad], "fits": share <= FIT_SHARE, "model": rr.model,
+            "range": [lo, hi], "expected": expected}
 
 
 def _run(study) -> str:
@@ -196,7 +201,8 @@ def recommend_group(report, ratings, simulation=None) -> Recommendation:
                        + (f"; equivalent: {', '.join(sim['equivalent'])}" if len(sim["equivalent"]) > 1 else "") + ")")
     if fit.get("fitted"):
         reasons.append(f"the rater model's fit: {len(fit['misfitting'])} rater(s) with infit or outfit outside "
-                       f"{FIT_RANGE[0]}-{FIT_RANGE[1]}" + ("" if fit["fits"] else
+                       f"{fit['range'][0]:.2f}-{fit['range'][1]:.2f} (0.5-1.5 times {fit['expected']:.2f}, what data that fit "
+                       f"give)" + ("" if fit["fits"] else
                                                            " (many: read the model-based methods with care)"))
 
     def done(method, shrinkage, source, short, why, mg=False, eq=()):
