@@ -30,6 +30,7 @@ import numpy as np
 
 from ..ratings import Ratings
 from .summary import SURE
+from .text import num_cell as _num
 from .text import pvalue
 
 #: The methods compared when the report has to compare them itself (those that run on any design
@@ -53,14 +54,6 @@ img{max-width:100%;border:1px solid #dde}.note{color:#555;font-size:.85em}
 
 def _esc(x) -> str:
     return html.escape(str(x), quote=True)
-
-
-def _num(x, nd=2) -> str:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return "-"
-    return "-" if not math.isfinite(x) else f"{x:.{nd}f}"
 
 
 def _table(header, rows, cls=None) -> str:

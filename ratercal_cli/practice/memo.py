@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-import math
 import os
 
 from .summary import SURE
+from .text import num_cell as _num
 
 __all__ = ["METHOD_NAMES", "memo_html", "write_memo", "memo_date"]
 
@@ -60,14 +60,6 @@ def memo_date() -> str:
     when = (_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch and epoch.isdigit()
             else _dt.datetime.now(_dt.timezone.utc))
     return when.strftime("%Y-%m-%d")
-
-
-def _num(x, nd=2) -> str:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return "-"
-    return "-" if not math.isfinite(x) else f"{x:.{nd}f}"
 
 
 def _advice(rep):

@@ -25,6 +25,16 @@ def num(x, nd):
     return "-" if x is None or not np.isfinite(x) else f"{x:.{nd}f}"
 
 
+def num_cell(x, nd=2) -> str:
+    """``x`` (anything ``float`` takes) with ``nd`` decimals, ``-`` when it is missing, not a number or
+    not finite: the pages' and the memo's cells, which hold values from JSON and tables alike."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return "-"
+    return num(x, nd)
+
+
 def pvalue(p):
     """A p-value with three decimals, ``<.001`` below that, ``-`` when missing."""
     if p is None or not np.isfinite(p):
