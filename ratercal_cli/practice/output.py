@@ -210,24 +210,11 @@ def write_adjusted_file(path, table, result, total="sum", layout="input", bom=No
     format of :func:`write_table`; ``bom`` (default: the
     input's, or True for a workbook read as CSV) and ``sheet`` (default: the input's sheet's name).
     Returns the number of lines written below the header."""
-    from .ratings_file import _adjusted_values, adjusted_header
+    from .ratings_file import adjusted_output
 
     methods = list(result.methods)
-    adjusted_header(table, methods)   # refuses an input column the output would add
-    values, shifted, extra = _adjusted_values(table, result.by_group(), methods, result.uncertainty_by_group(),
-                                              result.cells_by_group(total))
-    text = {}
-    applied = result.recommended or None
-    if applied:
-        text["recommended_method"] = [""] * len(table.rows)
-        for group in table.groups:
-            for i in group.file_rows:
-                text["recommended_method"][i] = applied.get(group.name) or ""
-        extra.append("recommended_method")
-    clash = [c for c in extra if c in table.header]
-    if clash:
-        raise InputError(f"input already has column(s) {', '.join(clash)} that the output adds; rename them",
-                         table.path, 1, clash[0])
+    values, shifted, extra, text = adjusted_output(table, result.by_group(), methods, result.uncertainty_by_group(),
+                                                   result.cells_by_group(total), result.recommended or None)
     header, rows = adjusted_rows(table, values, shifted, extra, text, methods,
                                  table.wide if layout == "input" else None)
     workbook_in = getattr(table, "sheet", None) is not None

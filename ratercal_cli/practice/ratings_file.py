@@ -910,6 +910,16 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
     ``chunk`` rows at a time (:func:`_write_rows`), so memory stays a few arrays over the ratings.
     """
     methods = list(methods)
+    values, shifted, extra, text = adjusted_output(table, results, methods, uncertainty, cells, applied)
+    _write_rows(path, table, extra, values, text, shifted, fmt, chunk)
+
+
+def adjusted_output(table: RatingsTable, results, methods, uncertainty=None, cells=None, applied=None):
+    """What every writer of an adjusted file adds to the input's rows (:func:`write_adjusted` here,
+    :func:`.output.write_adjusted_file` for workbooks and wide layouts): ``(values, shifted, extra,
+    text)`` of :func:`_adjusted_values`, and ``text``'s ``recommended_method`` column where
+    ``applied`` (``{group name: method}``) is given.  Refuses an input column the output would add."""
+    methods = list(methods)
     values, shifted, extra = _adjusted_values(table, results, methods, uncertainty or {}, cells)
     text = {}
     if applied:
@@ -923,7 +933,7 @@ def write_adjusted(path, table: RatingsTable, results, methods, fmt: str = "{:.4
     if clash:
         raise InputError(f"input already has column(s) {', '.join(clash)} that the output adds; rename them",
                          table.path, 1, clash[0])
-    _write_rows(path, table, extra, values, text, shifted, fmt, chunk)
+    return values, shifted, extra, text
 
 
 def _adjusted_values(table: RatingsTable, results, methods, uncertainty, cells):
