@@ -143,17 +143,19 @@ print(json.dumps(out))
 """
 
 
-def peer_python():
-    """The peer's interpreter, installing ``mirt`` into its own environment on first use (None: not available)."""
-    py = PEER_ENV / "bin" / "python"
-    if py.exists() and subprocess.run([str(py), "-c", "import mirt"], capture_output=True).returncode == 0:
+def peer_python(package=PEER, env=PEER_ENV, module="mirt", what="mirt: ", skipped="peer comparison skipped"):
+    """A peer's interpreter, installing ``package`` (importable as ``module``) into its own environment
+    ``env`` on first use (None: not available, after printing ``what`` and ``skipped``): ``mirt``
+    here, ``polars`` for bench_shapes' file pass."""
+    py = env / "bin" / "python"
+    if py.exists() and subprocess.run([str(py), "-c", f"import {module}"], capture_output=True).returncode == 0:
         return py
-    print(f"installing {PEER} into {PEER_ENV.relative_to(ROOT)} (not a ratercal dependency)", flush=True)
+    print(f"installing {package} into {env.relative_to(ROOT)} (not a ratercal dependency)", flush=True)
     try:
-        venv.create(PEER_ENV, with_pip=True)
-        subprocess.run([str(py), "-m", "pip", "install", "--quiet", PEER], check=True, capture_output=True)
+        venv.create(env, with_pip=True)
+        subprocess.run([str(py), "-m", "pip", "install", "--quiet", package], check=True, capture_output=True)
     except (subprocess.CalledProcessError, OSError) as e:
-        print(f"mirt: could not install {PEER} ({e}); peer comparison skipped")
+        print(f"{what}could not install {package} ({e}); {skipped}")
         return None
     return py
 

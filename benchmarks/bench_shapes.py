@@ -22,17 +22,17 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-import venv
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_large_files import GIB, RATERCAL, measure, report  # noqa: E402
 from shapes import SHAPES, write_shape  # noqa: E402
+
+import bench_mirt  # noqa: E402
 
 MARGINAL_RATIO = 2.5
 MARGINAL_GIB = 1.5
@@ -50,17 +50,7 @@ df.with_columns((pl.col("score") * 1.0).alias("NO")).write_csv(sys.argv[2])
 
 def peer_python():
     """The peer's interpreter (installing polars into its own environment on first use), or None."""
-    py = PEER_ENV / "bin" / "python"
-    if py.exists() and subprocess.run([str(py), "-c", "import polars"], capture_output=True).returncode == 0:
-        return py
-    print(f"installing {PEER} into {PEER_ENV.relative_to(HERE.parent)} (not a ratercal dependency)", flush=True)
-    try:
-        venv.create(PEER_ENV, with_pip=True)
-        subprocess.run([str(py), "-m", "pip", "install", "--quiet", PEER], check=True, capture_output=True)
-    except (subprocess.CalledProcessError, OSError) as e:
-        print(f"file pass: could not install {PEER} ({e}); the peer line is skipped")
-        return None
-    return py
+    return bench_mirt.peer_python(PEER, PEER_ENV, "polars", "file pass: ", "the peer line is skipped")
 
 
 def adjust(data, code, out, rubric):
