@@ -33,6 +33,7 @@ import math
 import os
 import tempfile
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,24 +48,18 @@ __all__ = ["run", "Spec", "StudyResults", "CRITERIA"]
 # ---------------------------------------------------------------------------------------
 # criteria: the study's, by name
 # ---------------------------------------------------------------------------------------
-def _rmse(true, scores):
-    return float(np.sqrt(np.mean((scores - true) ** 2)))
+def _study_criterion(name, true, scores):
+    """The study's criterion ``name`` of :func:`ratercal_cli.criteria.score_set` (one formula for the
+    study files, the Monte Carlo rows and a spec); ``partial(_study_criterion, name)`` is a
+    ``criterion(true, scores)`` that pickles for ``jobs > 1``."""
+    from ..criteria import score_set
+
+    return score_set(scores, true)[name]
 
 
-def _bias(true, scores):
-    return float(np.mean(scores - true))
-
-
-def _r(true, scores):
-    return float(np.corrcoef(true, scores)[0, 1]) if np.std(true) > 0 and np.std(scores) > 0 else math.nan
-
-
-def _maxdiff(true, scores):
-    return float(np.max(np.abs(scores - true)))
-
-
-#: the built-in criteria a :class:`Spec` may name (as :func:`ratercal_cli.criteria.score_set` defines them)
-CRITERIA = {"rmse": _rmse, "bias": _bias, "r": _r, "maxdiff": _maxdiff}
+#: the built-in criteria a :class:`Spec` may name: RMSE, bias ``mean(scores - true)``, Pearson's r
+#: (nan when either side is constant) and the maximum |difference|
+CRITERIA = {name: partial(_study_criterion, name) for name in ("rmse", "bias", "r", "maxdiff")}
 
 
 @dataclass
@@ -289,6 +284,8 @@ def _summarise(spec: Spec, out: Path):
     """(replications, summary, paired) DataFrames of the rows in ``out``."""
     import pandas as pd
 
+    from .statistics import mean_mcse
+
     records = []
     for k, cell in enumerate(spec.cells):
         for r in range(spec.replications):
@@ -302,14 +299,9 @@ def _summarise(spec: Spec, out: Path):
              "criterion": list(spec.criteria)}
     summary = []
     for (cell, method, crit), g in reps.groupby(["cell", "method", "criterion"], sort=False):
-        v = g["value"].to_numpy()
-        v = v[np.isfinite(v)]
-        n = v.size
-        mean = float(v.mean()) if n else math.nan
-        sd = float(v.std(ddof=1)) if n > 1 else math.nan
+        mean, mcse, n = mean_mcse(g["value"].to_numpy())
         summary.append({"cell": cell, "method": method, "criterion": crit, "replications": n,
-                        "failed": int(len(g) - n), "mean": mean, "sd": sd,
-                        "mcse": sd / math.sqrt(n) if n > 1 else math.nan})
+                        "failed": int(len(g) - n), "mean": mean, "sd": mcse * math.sqrt(n), "mcse": mcse})
     summary = _ordered(pd.DataFrame(summary), order)
     ref = spec.reference or spec.methods[0][0]
     paired = []
@@ -319,11 +311,7 @@ def _summarise(spec: Spec, out: Path):
         for method, _ in spec.methods:
             if method == ref:
                 continue
-            d = (g[method] - g[ref]).to_numpy(dtype=np.float64)
-            d = d[np.isfinite(d)]
-            n = d.size
-            mean = float(d.mean()) if n else math.nan
-            se = float(d.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+            mean, se, n = mean_mcse((g[method] - g[ref]).to_numpy(dtype=np.float64))
             paired.append({"cell": cell, "criterion": crit, "method": method, "reference": ref, "pairs": n,
                            "difference": mean, "mcse": se, "lower": mean - 1.959963984540054 * se,
                            "upper": mean + 1.959963984540054 * se})
