@@ -41,7 +41,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from ..errors import MethodError
 from ..ratings import Ratings
@@ -162,6 +161,8 @@ def clusters_from_labels(labels) -> tuple:
 
 
 def _by_rater(ratings, measure, measured):
+    from scipy import stats   # here, not at the top: importing scipy.stats took 0.5-1.7 s of every adjust
+
     ok = measured[ratings.paper] & np.isfinite(measure[ratings.paper])
     r, p = ratings.rater[ok], ratings.paper[ok]
     x = measure[p]
@@ -189,6 +190,8 @@ def _by_rater(ratings, measure, measured):
 
 
 def _by_cluster(clusters, measure, measured):
+    from scipy import stats
+
     ok = measured & np.isfinite(measure) & (clusters >= 0)
     groups = [measure[ok & (clusters == k)] for k in range(int(clusters.max(initial=-1)) + 1)]
     groups = [g for g in groups if g.size]
@@ -204,6 +207,8 @@ def _by_cluster(clusters, measure, measured):
 
 def _severities(ratings, model):
     """CML (the report's model) against MML (MFRM) severities (module docstring, 3)."""
+    from scipy import stats
+
     from ..methods.mml import MarginalRaterModel
 
     try:
