@@ -11,8 +11,10 @@ Two functions every command and writer calls, so there is one rule of each in on
   ``=HYPERLINK(...)`` or ``=cmd|' /C calc'!A0``) is written with a leading ``'``, which Excel and
   LibreOffice show as text; the label stays readable.  A plain number (``-1``, ``+2.5``, ``-3e2``)
   is left alone: it is a number, and runs nothing.  :func:`restore` undoes it where ratercal reads
-  its own output back (an anchor file's element labels); :func:`text_cell` writes an xlsx cell
-  as a string, never a formula.
+  its own output back (a ratings file's labels, an anchor file's element labels);
+  :func:`text_cell` writes an xlsx cell as a string, never a formula, marked as Excel marks text
+  typed with a leading ``'`` (the cell style's ``quotePrefix``), so the workbook shows the label
+  as it was, without a ``'``.
 
 See OWASP, "CSV Injection", https://owasp.org/www-community/attacks/CSV_Injection.
 """
@@ -56,11 +58,15 @@ def restore(value):
 
 def text_cell(cell, value):
     """Set an openpyxl ``cell`` (a worksheet's or a write-only ``WriteOnlyCell``) to ``value``: a
-    string is :func:`neutralise`\\ d and stored as a string (openpyxl makes any string starting with
-    ``=`` a live formula otherwise); numbers and None as they are.  Returns the cell."""
+    string is stored as a string (openpyxl makes any string starting with ``=`` a live formula
+    otherwise), and one that :func:`neutralise` would change gets the ``quotePrefix`` style, Excel's
+    own mark of text typed as ``'=1+1``: shown and read back as ``=1+1``, never run, also when the
+    cell is edited; numbers and None as they are.  Returns the cell."""
     if isinstance(value, str):
-        cell.value = neutralise(value)
+        cell.value = value
         cell.data_type = "s"
+        if neutralise(value) is not value:
+            cell.quotePrefix = True
     else:
         cell.value = value
     return cell

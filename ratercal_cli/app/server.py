@@ -461,7 +461,7 @@ def _adjust_job(u: Upload, job: Job, method: str):
         ch_suffix = ".xlsx" if u.workbook else ".csv"
         files["changes"] = (out / f"changes{ch_suffix}", f"{u.stem}.changes{ch_suffix}")
         write_table(files["changes"][0], change_list.header,
-                    [[row[h] for h in change_list.header] for row in change_list.rows], bom=True, sheet="changes")
+                    [[row[h] for h in change_list.header] for row in change_list.rows], bom=True, sheet="changes", labels=change_list.labels)
         job.stage("Writing the report and the memo")
         report = html_report(ratings, check=u.checked, adjust=adjusted, cut=one_cut)
         files["report"] = (out / "report.html", f"{u.stem}.report.html")

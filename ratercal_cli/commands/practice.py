@@ -440,7 +440,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage,
         from ..practice.output import write_table
 
         write_table(changes_out, change_list.header, [[row[h] for h in change_list.header] for row in change_list.rows],
-                    bom=True, sheet="changes")
+                    bom=True, sheet="changes", labels=change_list.labels)
     if memo_out is not None:
         _write_memo(memo_out, source, table, result, levels, change_list, assignment, dict(
             methods=",".join(codes), variant=result.variant, scale=scale, paper_col=paper_col, rater_col=rater_col,

@@ -598,7 +598,8 @@ def write_long(data: FacetsData, out) -> None:
     from .output import is_workbook, write_table
 
     if str(out) != "-" and is_workbook(out):   # .xls, .ods: refused, naming -o
-        write_table(out, data.columns(), [list(row) for row in data.table()], sheet="ratings")
+        write_table(out, data.columns(), [list(row) for row in data.table()], sheet="ratings",
+                    labels=data.columns()[:-1])
         return
     with open_output(out) as fh:
         w = csv.writer(fh, lineterminator="\n")

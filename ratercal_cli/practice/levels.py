@@ -206,6 +206,11 @@ class ChangeList:
     method: str
     changes: list = field(default_factory=list)   # LevelChanges per group (with levels)
 
+    @property
+    def labels(self) -> list:
+        """The columns of labels (the group's and ``paper``), kept as text in a workbook."""
+        return self.header[:self.header.index("paper") + 1]
+
     def to_frame(self):
         from .frames import columns_frame
 

@@ -49,16 +49,31 @@ def is_workbook(path) -> bool:
     return suffix in WORKBOOK_SUFFIXES
 
 
-def _cell_value(text):
+def _cell_value(text, label=False):
     """An input cell (text) for a workbook: a plain whole or decimal number as a number (a label with
-    a leading zero, ``007``, stays text), anything else as the text."""
+    a leading zero, ``007``, stays text), anything else as the text.  A ``label`` (a paper's,
+    rater's, group's or criterion's) becomes a number only when it reads back as the same text
+    (``12``; not ``+1``, ``1.50`` or ``1.0``), so a label read from the workbook names the same
+    paper or rater as in the input."""
     if isinstance(text, str):
         t = text.strip()
         if _INT.fullmatch(t):
-            return int(t)
-        if _FLOAT.fullmatch(t):
-            return float(t)
+            number = int(t)
+        elif _FLOAT.fullmatch(t):
+            number = float(t)
+        else:
+            return text
+        if label and (t != text or _cell_text(number) != t):
+            return text
+        return number
     return text
+
+
+def _cell_text(number) -> str:
+    """The text ratercal reads from a workbook's number (:func:`.ratings_file._cell_text`)."""
+    from .ratings_file import _cell_text as cell_text
+
+    return cell_text(number)
 
 
 def _number(v, digits=4):
@@ -134,17 +149,19 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
 
 
 def write_table(path, header, rows, *, bom=False, delimiter=",", newline="\n", decimal=".", sheet="Sheet1",
-                digits=4) -> None:
+                digits=4, labels=()) -> None:
     """Write ``header`` and ``rows`` (lists of text, numbers or None) atomically as CSV (``delimiter``,
     numbers with ``digits`` decimals in the ``decimal`` mark, a byte-order mark with ``bom``) or, for a
     name ending ``.xlsx``, as a workbook with one sheet ``sheet``: numbers as numbers (input cells that
     are plain numbers too), text as strings.  Text that a spreadsheet would run as a formula is
-    neutralised (:func:`ratercal_cli.guard.neutralise`) either way; ``-`` is standard output (CSV)."""
+    neutralised (:func:`ratercal_cli.guard.neutralise`) either way; ``-`` is standard output (CSV).
+    ``labels``: the names of columns of labels, whose cells a workbook keeps as text unless the number
+    reads back as the same label (:func:`_cell_value`)."""
     from ..guard import neutralise_row
     from ..io import open_output
 
     if str(path) != "-" and is_workbook(path):
-        _write_xlsx(path, header, rows, sheet, digits)
+        _write_xlsx(path, header, rows, sheet, digits, [h in set(labels) for h in header])
         return
     fmt = f"{{:.{digits}f}}"
 
@@ -169,7 +186,7 @@ def write_table(path, header, rows, *, bom=False, delimiter=",", newline="\n", d
             w.writerow(neutralise_row([text(v) for v in r]))
 
 
-def _write_xlsx(path, header, rows, sheet, digits) -> None:
+def _write_xlsx(path, header, rows, sheet, digits, label) -> None:
     import openpyxl
     from openpyxl.cell import WriteOnlyCell
 
@@ -181,13 +198,13 @@ def _write_xlsx(path, header, rows, sheet, digits) -> None:
 
     def cells(values, convert):
         out = []
-        for v in values:
+        for v, is_label in zip(values, label):
             if isinstance(v, float):
                 v = round(v, digits) if math.isfinite(v) else None
             elif isinstance(v, np.integer):
                 v = int(v)
             elif convert:
-                v = _cell_value(v)
+                v = _cell_value(v, is_label)
             out.append(text_cell(WriteOnlyCell(ws), v))
         return out
 
@@ -221,5 +238,7 @@ def write_adjusted_file(path, table, result, total="sum", layout="input", bom=No
     write_table(path, header, rows, bom=(table.bom or workbook_in) if bom is None else bom,
                 delimiter="\t" if str(path).lower().endswith((".tsv", ".tab")) else
                 ";" if table.delimiter == ";" else ",", newline=table.newline, decimal=table.decimal,
-                sheet=sheet or getattr(table, "sheet", None) or "adjusted")
+                sheet=sheet or getattr(table, "sheet", None) or "adjusted",
+                labels=[c for c in (table.columns.paper, table.columns.rater, table.columns.group,
+                                    *table.columns.facets) if c])
     return len(rows)

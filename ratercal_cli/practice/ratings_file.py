@@ -386,13 +386,14 @@ def _refuse_unsaved_formulas(path, sheet, header, rows_with_blanks):
         ws = wb[sheet] if sheet is not None else wb[wb.sheetnames[0]]
         _real_extent(ws)
         last = max(rows_with_blanks)
-        for n, values in enumerate(ws.iter_rows(values_only=True), start=1):
+        for n, cells in enumerate(ws.iter_rows(), start=1):
             if n > last:
                 break
             if n not in rows_with_blanks:
                 continue
-            for name, v in zip(header, values):
-                if isinstance(v, str) and v.startswith("="):
+            for name, cell in zip(header, cells):
+                v = cell.value   # a formula's cell (type "f"), not a text cell that reads "=A" (a label)
+                if getattr(cell, "data_type", None) == "f" and isinstance(v, str) and v.startswith("="):
                     raise InputError(f"a formula ({v}) with no saved value: the workbook was written by a program "
                                      "that does not compute formulas; open and save it in Excel or LibreOffice, "
                                      "or save it as CSV", path, n, name)

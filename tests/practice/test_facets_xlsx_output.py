@@ -58,7 +58,9 @@ def test_import_facets_writes_a_workbook_the_printed_command_reads(tmp_path):
     ws = openpyxl.load_workbook(out).active       # a workbook, not CSV text
     rows = list(ws.iter_rows(values_only=True))
     assert rows[0] == ("Students", "Raters", "Session", "Traits", "score") and len(rows) == 1 + 24 * 2 * 2
-    assert {r[1] for r in rows[1:]} == {"Ann", "Cara", "'=HYPERLINK(\"x\")"}   # inert, a string cell
+    assert {r[1] for r in rows[1:]} == {"Ann", "Cara", "=HYPERLINK(\"x\")"}   # the label as it was...
+    formula = [row[1] for row in ws.iter_rows(min_row=2) if row[1].value.startswith("=")]
+    assert formula and all(c.data_type == "s" and c.quotePrefix for c in formula)   # ...inert: text, marked
     assert all(isinstance(r[4], int) for r in rows[1:])
     command = next(line for line in res.output.splitlines() if line.startswith("read it with: "))
     args = shlex.split(command.removeprefix("read it with: ratercal "))

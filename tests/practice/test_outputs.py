@@ -148,12 +148,45 @@ def test_xlsx_output_numbers_as_numbers_labels_never_formulas(tmp_path):
     for got, w in zip(rows[1:], want):
         assert got[0] == int(w["grade"]) and got[3] == int(w["score"])       # numbers, not text
         assert got[5] == (pytest.approx(float(w["TLI"])) if w["TLI"] else None)
-        assert got[1] == w["paper"] or got[1] == "'" + w["paper"]
-    # the formula labels: strings shown with a leading ', in the cells' string type, never formulas
+        assert got[1] == w["paper"] or "'" + got[1] == w["paper"]
+    # the formula labels: the labels as they were, in the cells' string type with Excel's quotePrefix
+    # mark (what Excel writes for text typed as '=x), never formulas
     cells = [c for row in ws.iter_rows() for c in row if isinstance(c.value, str) and "HYPERLINK" in c.value]
-    assert len(cells) == 2 and all(c.data_type == "s" and c.value.startswith("'=") for c in cells)
-    assert rows[3][1] == "'@SUM(1;2)" and rows[1][1] == "'=HYPERLINK(\"http://x\",\"G5-001\")"
+    assert len(cells) == 2 and all(c.data_type == "s" and c.value.startswith("=") and c.quotePrefix for c in cells)
+    assert rows[3][1] == "@SUM(1;2)" and rows[1][1] == "=HYPERLINK(\"http://x\",\"G5-001\")"
+    plain = [c for row in ws.iter_rows(min_row=2) for c in row[1:2] if not c.value.startswith(("=", "@"))]
+    assert plain and not any(c.quotePrefix for c in plain)
     assert want[2]["paper"] == "'@SUM(1;2)"   # the CSV the same (guard.neutralise)
+
+
+def test_labels_come_back_from_a_workbook_as_they_were(tmp_path):
+    """A paper labelled ``+1`` was written as the number 1 and ``1.50`` as 1.5, and a rater ``=A``
+    as the text ``'=A``: read back, they named other papers and raters than the input's.  Labels
+    are numbers in the workbook only when they read back as the same text (``12``); a formula-like
+    label is the text itself with Excel's quotePrefix mark.  The adjusted numbers read back from the
+    workbook equal the CSV's."""
+    src = tmp_path / "in.csv"
+    papers = ["+1", "1.50", "12", "007", "p5", "p6"]
+    lines = ["paper,rater,score"]
+    for i, p in enumerate(papers):
+        lines += [f"{p},=A,{1 + i % 4}", f"{p},B,{2 + (i * 3) % 4}", f"{p},C,{1 + (i * 2) % 5}"]
+    src.write_text("\n".join(lines) + "\n")
+    res = run("adjust", src, "--scale", "1-5", "-m", "MN", "-o", tmp_path / "a.xlsx", "-q")
+    assert res.exit_code == 0, res.output
+    ws, rows = _xlsx(tmp_path / "a.xlsx")
+    assert [r[0] for r in rows[1::3]] == ["+1", "1.50", 12, "007", "p5", "p6"]
+    assert {r[1] for r in rows[1:]} == {"=A", "B", "C"}
+    res = run("adjust", src, "--scale", "1-5", "-m", "MN", "-o", tmp_path / "a.csv", "-q")
+    assert res.exit_code == 0, res.output
+    want = read_csv(tmp_path / "a.csv")
+    assert [w["paper"] for w in want[::3]] == papers and want[0]["rater"] == "'=A"
+    # the workbook read as ratings names the same papers and raters, and adjusts them the same
+    from ratercal_cli.practice.ratings_file import read_ratings_table
+
+    table = read_ratings_table(tmp_path / "a.xlsx", scale="1-5")
+    assert [row["paper"] for row in table.rows[::3]] == papers
+    assert [row["rater"] for row in table.rows[:3]] == ["=A", "B", "C"]
+    assert [float(row["MN"]) for row in table.rows] == pytest.approx([float(w["MN"]) for w in want])
 
 
 def test_xlsx_input_comes_back_as_xlsx_and_csv_with_a_bom(tmp_path):

@@ -203,7 +203,8 @@ def test_text_cell_writes_a_string_not_a_formula(tmp_path):
     text_cell(ws["A2"], -2.5)
     wb.save(tmp_path / "o.xlsx")
     back = openpyxl.load_workbook(tmp_path / "o.xlsx")
-    assert back.active["A1"].data_type == "s" and back.active["A1"].value == "'=1+1"
+    a1 = back.active["A1"]   # text, as Excel writes '=1+1 typed in: shown and read as =1+1, never run
+    assert a1.data_type == "s" and a1.value == "=1+1" and a1.quotePrefix
     assert back.active["A2"].value == -2.5
 
 
