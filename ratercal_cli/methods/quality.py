@@ -414,9 +414,13 @@ def eap_normal(paper, rater, score, n_papers, tau, start, tol=1e-9, max_iter=500
         post /= post.sum(axis=1, keepdims=True)
         m = post @ grid
         new_mu = float(m.mean())
-        new_sigma = float(np.sqrt((post @ (grid * grid)).mean() - 2 * new_mu * m.mean() + new_mu * new_mu))
+        # the variance can round below 0 when the posteriors pile on one node; sqrt would give nan
+        # and max(nan, 1e-3) keeps the nan, making every EAP nan; compared at the floor, so a fit at
+        # the floor stops instead of running to max_iter
+        variance = (post @ (grid * grid)).mean() - 2 * new_mu * m.mean() + new_mu * new_mu
+        new_sigma = max(float(np.sqrt(max(variance, 0.0))), 1e-3)
         done = abs(new_mu - mu) < tol and abs(new_sigma - sigma) < tol
-        mu, sigma = new_mu, max(new_sigma, 1e-3)
+        mu, sigma = new_mu, new_sigma
         if done:
             break
     post = like * np.exp(-0.5 * ((grid - mu) / sigma) ** 2)

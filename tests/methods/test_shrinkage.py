@@ -277,3 +277,29 @@ def test_linear_eb_shrinks_a_rasch_fits_unshrunk_score_not_its_eap():
         assert not np.array_equal(got["linear_eb"], got["kelley"])
         rmse = {s: np.sqrt(np.mean((got[s] - true) ** 2)) for s in got}
         assert rmse["linear_eb"] < rmse["none"]
+
+
+def test_eap_normal_on_papers_that_do_not_differ_is_the_mean_not_nan():
+    """A file whose papers show no signal (the app test's small export, grade 5, with 'grade' read
+    as the score): the fitted sd of quality goes to 0, the variance E[t^2] - mu^2 rounded to
+    -2.8e-17, its sqrt was nan and max(nan, 1e-3) kept it: all 20 EAPs were nan.  Now sigma stops
+    at its floor and every paper's EAP is the grid point at the fitted mean."""
+    import warnings
+
+    from ratercal_cli.methods.quality import eap_normal
+
+    paper = np.repeat(np.arange(20), 2)
+    rater = np.array([0, 2, 2, 4, 4, 1, 1, 3, 3, 0] * 4)
+    score = np.array([1, 4, 5, 2, 3, 2, 3, 1, 2, 5] * 4)
+    a = [np.inf, 0.0, 2.944438979166439, 2.944438979166439, 1.4722194895832197, -1.4722194895832192]
+    tau = np.array([a, [np.inf, 0.0, 4.043051267834548, 5.141663556502657, 4.768056355587547, 2.9222296650892163],
+                    a, a, [np.inf, 0.0, 1.8458266904983303, 0.7472144018302216, -1.8236173764211063,
+                           -5.866668644255654]])
+    start = np.tile([-0.4628749614696968, -0.5244343157468656, -1.3363275562789267, -0.3699632781772425,
+                     -0.2841867453482704], 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eap, sd, mu, sigma = eap_normal(paper, rater, score, 20, tau, start)
+    assert np.isfinite(eap).all() and np.isfinite(sd).all()
+    assert sigma == 1e-3 and -0.6 < mu < -0.3
+    assert np.ptp(eap) == 0 and abs(eap[0] - mu) <= 0.05    # the grid point nearest the mean (spacing 0.1)
