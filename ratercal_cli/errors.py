@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextvars import ContextVar
 
-__all__ = ["RatercalError", "InputError", "ArgumentError", "MethodError", "NotFittedError", "arg"]
+__all__ = ["RatercalError", "InputError", "ArgumentError", "MethodError", "NotFittedError", "arg", "mention",
+           "naming_flags"]
 
 _OPEN, _EQ, _CLI, _CLOSE = "\ue000", "\ue001", "\ue003", "\ue002"   # private use: never in a user's text
 _REF = re.compile(f"{_OPEN}([^{_EQ}{_CLI}{_CLOSE}]*)(?:{_EQ}([^{_CLI}{_CLOSE}]*))?(?:{_CLI}([^{_CLOSE}]*))?{_CLOSE}")
@@ -54,6 +56,36 @@ def arg(name: str, value: object = None, cli: str | None = None) -> str:
     """
     return (f"{_OPEN}{name}{'' if value is None else _EQ + str(value)}{'' if cli is None else _CLI + cli}"
             f"{_CLOSE}")
+
+
+#: how the interface in use names an argument (the command line's ``flag``); None: the library's names
+_NAMING: ContextVar[Callable[[str], str] | None] = ContextVar("ratercal_naming", default=None)
+
+
+def mention(name: str, value: object = None) -> str:
+    """The argument ``name`` (set to ``value``; ``True`` for a switch) in a warning's text, as the
+    interface in use names it: ``--fold-labels`` or ``--total mean`` on the command line (inside
+    :func:`naming_flags`), ``fold_labels=True`` or ``total='mean'`` from the library.  A warning is
+    text kept in results and reports, so it is written once, in the caller's words; an error is
+    rendered where it is shown (:func:`arg`)."""
+    flag = _NAMING.get()
+    if flag is not None:
+        return flag(name) + ("" if value is None or value is True else f" {value}")
+    return name if value is None else f"{name}={value!r}"
+
+
+class naming_flags:   # noqa: N801 - used as a context manager, named for what it does
+    """``with naming_flags(flag):`` the warnings made inside name arguments by ``flag(name)``."""
+
+    def __init__(self, flag: Callable[[str], str]):
+        self.flag = flag
+
+    def __enter__(self):
+        self.token = _NAMING.set(self.flag)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _NAMING.reset(self.token)
 
 
 def _library_name(name: str, value: str | None) -> str:

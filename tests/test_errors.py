@@ -58,3 +58,28 @@ def test_wrapping_keeps_the_marks_and_errors_pickle():
     assert (type(back), back.path, back.line, back.field, str(back)) == (InputError, "f.csv", 4, "rater",
                                                                           "f.csv:4: rater: bad")
     assert repr(inner) == "ArgumentError('cut: off the scale; give another cut')"
+
+
+def test_warnings_name_the_library_argument_or_the_flag_and_point_at_the_callers_line(tmp_path):
+    """The library's warnings said "give --resolve-discrepancies" and "--order-col" to a Python user
+    and were reported at ratercal's own coerce.py line; now the library says resolve_discrepancies=True
+    and order_col at the caller's line, the command line --resolve-discrepancies and --order-col."""
+    import warnings
+
+    from support import run
+
+    path = tmp_path / "r.csv"
+    path.write_text("paper,rater,score\n" + "".join(f"p{i},R{i % 3},{1 + i % 2}\np{i},R{(i + 1) % 3},{4 - i % 2}\n"
+                                                   f"p{i},R{(i + 2) % 3},3\n" for i in range(6)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rc.adjust(path, methods=["MN"], scale="1-4")
+    texts = [str(w.message) for w in caught]
+    assert any("give resolve_discrepancies=True to keep the two nearest" in t for t in texts), texts
+    assert any("(give order_col for the order of reading)" in t for t in texts), texts
+    assert not any("--" in t for t in texts)
+    assert {w.filename for w in caught} == {__file__}
+    res = run("adjust", path, "--scale", "1-4", "-m", "MN", "-o", tmp_path / "o.csv")
+    assert res.exit_code == 0, res.output
+    assert "give --resolve-discrepancies to keep the two nearest" in res.output
+    assert "(give --order-col for the order of reading)" in res.output and "order_col" not in res.output

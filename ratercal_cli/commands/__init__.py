@@ -13,7 +13,7 @@ import functools
 
 import click
 
-from ..errors import RatercalError
+from ..errors import RatercalError, naming_flags
 
 #: library argument -> command-line flag, where the flag is not ``--`` + the name with ``-`` for ``_``
 FLAGS = {
@@ -59,7 +59,8 @@ def translate(invoke):
     @functools.wraps(invoke)
     def wrapper(self, ctx):
         try:
-            return invoke(self, ctx)
+            with naming_flags(flag):   # the library's warnings name flags, as its errors do here
+                return invoke(self, ctx)
         except RatercalError as exc:
             raise CommandLineError(cli_message(exc)) from exc
     return wrapper

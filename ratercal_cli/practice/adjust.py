@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ArgumentError, RatercalError, arg
+from ..errors import ArgumentError, RatercalError, arg, mention
 from ..ratings import Ratings
 from ..methods import make_method
 from ..methods.base import FIT_FAILURES
@@ -171,7 +171,7 @@ def _short_totals(ratings, prefix=""):
     names = ", ".join(f"{ratings.paper_ids[p]} ({n[p]} of {n.max()})" for p in short[:5])
     return [f"{prefix}{short.size} paper(s) scored in fewer cells than the others ({names}"
             f"{' and more' if short.size > 5 else ''}): their X_total sums only those cells; "
-            "give --total mean to compare them"]
+            f"give {mention('total', 'mean')} to compare them"]
 
 
 def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k, prefix=""):

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import MethodError
+from ..errors import MethodError, mention
 from ..ratings import Ratings
 
 __all__ = ["ASSIGNMENTS", "MIN_MODULARITY", "Assignment", "network_clusters", "assignment_evidence",
@@ -309,10 +309,10 @@ def decide_assignment(ratings: Ratings, given: str = "auto", model=None, cluster
     ev.assignment = given
     if given == "nonrandom":
         ev.confounded = True if ev.confounded is None else ev.confounded or True
-        ev.reason = "as given (--assignment nonrandom)" + (
+        ev.reason = f"as given ({mention('assignment', 'nonrandom')})" + (
             "" if said == "nonrandom" else "; the file itself shows no confound: " + ev.reason)
     else:
-        ev.reason = "as given (--assignment random)" + (
+        ev.reason = f"as given ({mention('assignment', 'random')})" + (
             "" if said == "random" else f"; but the file shows otherwise: {ev.reason}")
         ev.confounded = False
     return ev

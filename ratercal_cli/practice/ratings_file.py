@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..design import keep_first, needs_third
-from ..errors import ArgumentError, InputError, arg
+from ..errors import ArgumentError, InputError, arg, mention
 from ..guard import snippet
 from ..io import find_column, open_output, paused_gc, read_table, read_text
 from ..methods.base import MIN_RATINGS
@@ -205,15 +205,15 @@ def _lookalike_warnings(path, column, kind, groups, folded, limit=5):
         text = "; ".join(f"{_show(g[0])} <- {', '.join(map(_show, g[1:]))}" for g in groups[:limit])
         more = f"; and {len(groups) - limit} more" if len(groups) > limit else ""
         return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels that {WHY} folded into one label "
-                f"each (--fold-labels): {text}{more}"]
+                f"each ({mention('fold_labels', True)}): {text}{more}"]
     if kind == "rater":
         return [f"{path}: {column}: raters {' and '.join(map(_show, g))} {WHY} and are counted as different "
-                "raters (give --fold-labels to merge them)"
+                f"raters (give {mention('fold_labels', True)} to merge them)"
                 for g in groups]
     text = "; ".join(" / ".join(map(_show, g)) for g in groups[:limit])
     more = f"; and {len(groups) - limit} more" if len(groups) > limit else ""
     return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels {WHY} and are counted as different "
-            f"{kind}s: {text}{more} (give --fold-labels to merge them)"]
+            f"{kind}s: {text}{more} (give {mention('fold_labels', True)} to merge them)"]
 
 
 def _check_lookalikes(rows, columns, path, fold, warnings, lines=None):
@@ -234,7 +234,7 @@ def _check_lookalikes(rows, columns, path, fold, warnings, lines=None):
             line = next(ln for ln, r in zip(lines, rows) if r[col] == g[1]) if lines else None
             raise InputError(f"levels {' and '.join(map(_show, g))} {WHY}; as different levels they would "
                              f"make {len(groups)} extra level(s) and totals over more cells than the rubric has "
-                             "(give --fold-labels to merge them, or correct the file)", path, line, col)
+                             f"(give {arg('fold_labels')} to merge them, or correct the file)", path, line, col)
         if fold:
             to = {lab: g[0] for g in groups for lab in g[1:]}
             for r in rows:
@@ -666,7 +666,7 @@ def _order_of_reading(rows, lines, scores, columns: Columns, order_col, path, wa
         reading_order = _reading_order(rows, lines, order_col, path, strict=bool(columns.order))
         if reading_order is None:   # a column merely named "order", with blanks: not ours
             warnings.append(f"{path}: column {order_col} has blank cells; not used as the order "
-                            "of reading (give --order-col to name the column that is)")
+                            f"of reading (give {mention('order_col')} to name the column that is)")
             order_col = None
     return reading_order, order_col
 
@@ -801,10 +801,10 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
         if n_res:
             table.warnings.append(
                 f"{path}: {n_res} paper(s){where} have a third rating after two more than "
-                f"{threshold} point(s) apart; all three used (give --resolve-discrepancies to keep "
-                "the two nearest)")
+                f"{threshold} point(s) apart; all three used (give {mention('resolve_discrepancies', True)} to "
+                "keep the two nearest)")
     no_order = (f"{path}: no {DEFAULT_ORDER_COLUMN} column: the first two ratings of a paper are taken to "
-                "be its first two lines in the file (give --order-col for the order of reading)")
+                f"be its first two lines in the file (give {mention('order_col')} for the order of reading)")
     if n_res and reading_order is None and no_order not in table.warnings:   # once per file
         table.warnings.append(no_order)
     per_paper = np.bincount(pc_arr)
@@ -1126,6 +1126,19 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
                                resolve_discrepancies, discrepancy, decimal=decimal, sheet=sheet,
                                fold_labels=fold_labels, facet_cols=facet_cols, score_cols=score_cols,
                                rater_cols=rater_cols)
+    level = _caller_level()
     for message in table.warnings:
-        warnings.warn(message, UserWarning, stacklevel=2)
+        warnings.warn(message, UserWarning, stacklevel=level)
     return table.ratings
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside ratercal, for a warning of the function calling
+    this one: ``rc.adjust(path)`` is reported at the user's line, not inside the library."""
+    import sys
+
+    package = str(Path(__file__).resolve().parent.parent)
+    frame, level = sys._getframe(2), 2
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level

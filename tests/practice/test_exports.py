@@ -55,14 +55,14 @@ def test_lookalike_raters_and_papers_are_warned_of_by_name_and_folded_on_request
     assert "raters 'B' and 'B\\u200b'" in text                      # the invisible one shows
     assert "raters 'Zo\u00eb' and 'Zoe\\u0308'" in text or "raters 'Zoe\\u0308' and 'Zo\u00eb'" in text
     assert "1 group(s) of paper labels differ" in text and "'P5' / 'p5'" in text
-    assert "--fold-labels" in text
+    assert "(give fold_labels=True to merge them)" in text   # the library's argument
     assert len(t.groups[0].ratings.rater_ids) == 8                   # kept apart, as written
     f = read_ratings_file(p, "0-5", fold_labels=True)
     ids = f.groups[0].ratings.rater_ids
     assert len(ids) == 5 and ids[:4] == ("A", "B", "C", "D") and label_key(ids[4]) == label_key("zo\u00eb")
     assert "P5" in f.groups[0].ratings.paper_ids
     assert "p5" not in f.groups[0].ratings.paper_ids
-    assert any("folded into one label each (--fold-labels)" in w for w in f.warnings)
+    assert any("folded into one label each (fold_labels=True)" in w for w in f.warnings)
 
 
 def test_the_recommendation_names_the_rater_behind_its_rule(tmp_path):

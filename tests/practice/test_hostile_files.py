@@ -200,7 +200,7 @@ def test_the_order_column_decides_the_first_two(tmp_path):
     q.write_text("\n".join(",".join(line.split(",")[:3]) for line in THIRD.splitlines()) + "\n")
     t = read_ratings_file(q, "0-5", resolve=True)
     assert t.flags[:3] == ["dropped", FLAG_RESOLVED, FLAG_RESOLVED]
-    assert any("no order column" in w and "--order-col" in w for w in t.warnings)
+    assert any("no order column" in w and "(give order_col for" in w for w in t.warnings)
     # a named column: required, and used
     r = tmp_path / "w.csv"
     r.write_text(THIRD.replace("order", "when"))
