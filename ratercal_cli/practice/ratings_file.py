@@ -1136,9 +1136,11 @@ def _caller_level() -> int:
     """The ``stacklevel`` of the first frame outside ratercal, for a warning of the function calling
     this one: ``rc.adjust(path)`` is reported at the user's line, not inside the library."""
     import sys
+    import types
 
     package = str(Path(__file__).resolve().parent.parent)
-    frame, level = sys._getframe(2), 2
+    frame: types.FrameType | None = sys._getframe(2)
+    level = 2
     while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(package):
         frame, level = frame.f_back, level + 1
     return level

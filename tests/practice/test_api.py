@@ -33,6 +33,17 @@ def grouped():
     return r
 
 
+@pytest.fixture(scope="module")
+def grouped_as_cli():
+    """The same ratings, their warnings in the command line's words (``--resolve-discrepancies``,
+    not ``resolve_discrepancies=True``): what the commands' JSON carries."""
+    from ratercal_cli.commands import flag
+    from ratercal_cli.errors import naming_flags
+
+    with pytest.warns(UserWarning), naming_flags(flag):
+        return rc.read_ratings(EXAMPLE, scale="0-5", group_col="grade")
+
+
 def test_public_names_resolve():
     for name in rc.__all__:
         assert getattr(rc, name) is not None
@@ -136,8 +147,10 @@ def test_adjust_recommended_names_the_method(grouped):
         np.testing.assert_array_equal(res.paper_scores("recommended")[mine], each[mine])
 
 
-def test_check_to_dict_is_the_cli_json(grouped):
-    mine = rc.check(grouped, rasch=False)
+def test_check_to_dict_is_the_cli_json(grouped, grouped_as_cli):
+    assert "give resolve_discrepancies=True" in grouped.notes[0]
+    assert "give --resolve-discrepancies" in grouped_as_cli.notes[0]
+    mine = rc.check(grouped_as_cli, rasch=False)
     out = CliRunner().invoke(check_cmd, [str(EXAMPLE), "--scale", "0-5", "--group-col", "grade", "--no-rasch",
                                          "--json"])
     assert out.exit_code == 0, out.output
@@ -196,10 +209,10 @@ def test_the_api_example_runs_and_labels_in_natural_order(capsys):
     assert "recommended:" in capsys.readouterr().out
 
 
-def test_compare_to_dict_and_summary_are_the_cli_output(grouped):
+def test_compare_to_dict_and_summary_are_the_cli_output(grouped_as_cli):
     from ratercal_cli.commands.practice import compare as compare_cmd
 
-    mine = rc.compare(grouped, "TLI,MN", cut=3.25)
+    mine = rc.compare(grouped_as_cli, "TLI,MN", cut=3.25)
     args = [str(EXAMPLE), "--scale", "0-5", "--group-col", "grade", "-m", "TLI,MN", "--cut", "3.25"]
     out = CliRunner().invoke(compare_cmd, args + ["--json"])
     assert out.exit_code == 0, out.output
