@@ -43,8 +43,9 @@ information is not positive definite (far from the maximum) the step is the EM g
 (the expected complete-data information, Lange 1995).  The information is computed at the
 start, carried forward by BFGS updates from the change of the gradient (a gradient costs a
 fraction of the information, also after a step that had to be halved) and afresh only where
-the updates stall; convergence is confirmed with it, and that last information gives the
-standard errors (three informations for a rubric of 84 ratings a paper, where there were five;
+the updates stall (past 250,000 ratings, the information of a sample of the papers: the
+full one costs 10-25 gradients at 3-21 raters a paper); convergence is confirmed with the full
+information, and that last information gives the standard errors (three informations for a rubric of 84 ratings a paper, where there were five;
 two for the 1M-rating analytic rubric of ``benchmarks/bench_large_files.py``).  From the best
 of a few starts this takes 6-10 iterations; the grid is chosen at the start and follows the
 posteriors as the estimates move (made ``GRID_MARGIN`` finer than they need, so that it is not
@@ -108,8 +109,15 @@ NODE_RATIO = 1.25
 GRID_MARGIN = 1.05
 #: new grids at most this many times a fit
 MAX_REGRIDS = 5
-#: BFGS steps go on while the Newton decrement falls at least this much a step
+#: BFGS steps go on while the Newton decrement falls at least this much a step (SAMPLE_REUSE_GAIN
+#: where the information is the sample's, a fifth of a full one's cost or less)
 REUSE_GAIN = 2.0
+SAMPLE_REUSE_GAIN = 4.0
+#: past 2 x SAMPLE_RATINGS ratings, the information that steers the iterations (not the one that
+#: confirms convergence and gives the SEs) is that of every k-th paper's ratings, scaled up
+#: (about SAMPLE_RATINGS of them; the information of every paper costs 10 gradients at 3 of 200
+#: raters a paper, 25 at 21 of 200)
+SAMPLE_RATINGS = 125_000
 #: the start of sigma: the best of START_SIGMAS
 SIGMA0 = 2.0
 START_SIGMAS = (0.7, 1.0, 1.4, 2.0, 2.8)
@@ -200,8 +208,8 @@ def _star_links(ratings: Ratings):
 class _Objective:
     """The penalised log L of a layout over its free coordinates ``phi`` (value = C phi + offset)."""
 
-    def __init__(self, eng: GridEngine, layout: Layout):
-        self.eng, self.layout = eng, layout
+    def __init__(self, eng: GridEngine, layout: Layout, sample: GridEngine | None = None):
+        self.eng, self.layout, self.sample = eng, layout, sample
         self.C, self.offset = layout.free_map()
         U, M = eng.U, eng.M
         ls = layout.blocks["log_sigma"].start
@@ -243,11 +251,19 @@ class _Objective:
         t[:, 1:] = (self.layout.B @ v).reshape(self.U, self.M)
         return t, float(v[self.ls])
 
-    def __call__(self, phi, level=0, moments=False):
-        """(penalised log L, gradient, Hessian, complete-data Hessian, evaluation)."""
+    def __call__(self, phi, level=0, moments=False, approx=False, on_sample=False):
+        """(penalised log L, gradient, Hessian, complete-data Hessian, evaluation).  ``approx``
+        (level 2): the Hessians of the sample engine's papers, scaled to all (where there is one);
+        ``on_sample`` (level 0): the log L of the sample's papers (a start's, against another's)."""
         v = self.value(phi)
         tau, ls = self.tau(phi)
-        ev = self.eng.evaluate(tau, ls, level=level, moments=moments)
+        sample = self.sample if approx and level == 2 else None
+        if on_sample and level == 0 and self.sample is not None:
+            self._same_grid()
+            ev = self.sample.evaluate(tau, ls)
+            rv = self.R @ v
+            return ev.ll - 0.5 * float(rv @ rv), None, None, None, ev
+        ev = self.eng.evaluate(tau, ls, level=1 if sample else level, moments=moments)
         rv = self.R @ v
         ll = ev.ll - 0.5 * float(rv @ rv)
         if level == 0:
@@ -255,9 +271,21 @@ class _Objective:
         g = self.K.T @ ev.g - self.RC.T @ rv
         if level == 1:
             return ll, g, None, None, ev
-        H = ev.H.project(self.Ku, self.cols, self.ks, self.P) - self.pen
-        Hem = ev.H_em.project(self.Ku, self.cols, self.ks, self.P) - self.pen
+        scale, hev = 1.0, ev
+        if sample is not None:
+            self._same_grid()
+            hev = sample.evaluate(tau, ls, level=2)
+            scale = self.eng.mult.sum() / sample.mult.sum()
+        H = scale * hev.H.project(self.Ku, self.cols, self.ks, self.P) - self.pen
+        Hem = scale * hev.H_em.project(self.Ku, self.cols, self.ks, self.P) - self.pen
         return ll, g, H, Hem, ev
+
+    def _same_grid(self):
+        self.sample.z, self.sample.logw, self.sample.Q = self.eng.z, self.eng.logw, self.eng.Q
+
+    @property
+    def can_approx(self) -> bool:
+        return self.sample is not None
 
 
 def _start(obj: _Objective, counts, items, sigma0=SIGMA0):
@@ -292,24 +320,31 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
     (:func:`required_grid`), the iterations go on on that grid (log L and its gradient there; the
     information carried over).  Convergence (a Newton decrement under ``tol`` x ``n_scale``) is
     confirmed with the information itself, which the report uses for the standard errors (at the
-    last point but the final, tiny step).  Returns (phi, converged, iterations, the information
-    -H at the last point or None)."""
+    last point but the final, tiny step).  Where the objective has a sample engine (past
+    2 x SAMPLE_RATINGS ratings), the informations that steer the iterations are the sample's
+    (scaled to every paper: a fraction of the cost, 10-25 gradients' worth at 3 and 21 of 200
+    raters a paper) and are taken afresh sooner (SAMPLE_REUSE_GAIN); only the confirming one is
+    every paper's, so the stopping rule and the standard errors are those of the whole
+    likelihood.  Returns (phi, converged, iterations, the information -H at the last point or
+    None)."""
     it, grids = 0, 0
-    B, newton, fresh, last_dec = None, False, True, np.inf
+    # kind of B: "full" (the information at phi), "approx" (the sample's, :class:`_Objective`), "bfgs" (updated)
+    B, newton, kind, last_dec, full_next = None, False, "full", np.inf, not obj.can_approx
     while it < max_iter:
         it += 1
         if B is None:
-            ll, g, H, Hem, _ = obj(phi, level=2)
+            ll, g, H, Hem, _ = obj(phi, level=2, approx=not full_next)
             factor, newton = _factor(H, Hem)
-            B, fresh = (-H if newton else None), True
+            B, kind = (-H if newton else None), ("full" if full_next else "approx")
+            full_next = not obj.can_approx
         d = cho_solve(factor, g)
         dec = float(g @ d)   # twice the predicted gain of the Newton step
         if newton and dec < tol * n_scale:
-            if fresh:   # converged: the last (tiny) step taken too
+            if kind == "full":   # converged: the last (tiny) step taken too
                 return phi + d, True, it, B
-            B = None   # confirmed by the information itself
+            B, full_next = None, True   # confirmed by the information itself
             continue
-        if not fresh and dec > last_dec / REUSE_GAIN:   # the updates stall (flat directions): the information
+        if kind == "bfgs" and dec > last_dec / (SAMPLE_REUSE_GAIN if obj.can_approx else REUSE_GAIN):   # the updates stall (flat directions): the information
             B = None
             continue
         last_dec = dec
@@ -324,8 +359,8 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
                 break
             step /= 2.0
         if ll_new < ll - 1e-12 * abs(ll):   # no ascent left at numerical precision
-            if not fresh:
-                B = None   # try again with the information here
+            if kind != "full":
+                B, full_next = None, kind == "approx"   # try again with the information here
                 continue
             return phi, newton, it, B if newton else None
         ll = ll_new
@@ -341,7 +376,7 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
         Bs = B @ s_
         B = B + np.outer(y_, y_) / (y_ @ s_) - np.outer(Bs, Bs) / (s_ @ Bs)
         try:
-            factor, fresh = cho_factor(B), False
+            factor, kind = cho_factor(B), "bfgs"
         except np.linalg.LinAlgError:
             B = None
     return phi, False, it, None
@@ -382,13 +417,14 @@ def _grid_suffices(eng: GridEngine, ev) -> bool:
 
 
 def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale):
-    """From the best of ``starts`` (by log L), Newton on ``n_nodes`` nodes or, by default, on a
-    grid for the posteriors at the first start (chosen twice: a coarse grid misjudges narrow ones),
-    which then follows the posteriors (:func:`_newton`)."""
+    """From the best of ``starts`` (by log L; of the sample's papers where the objective has a
+    sample), Newton on ``n_nodes`` nodes or, by default, on a grid for the posteriors at the first
+    start (chosen twice: a coarse grid misjudges narrow ones), which then follows the posteriors
+    (:func:`_newton`)."""
     if n_nodes is None:
         for _ in range(2):
             obj.eng.set_nodes(*required_grid(obj(starts[0])[4]))
-    phi = max(starts, key=lambda p: obj(p)[0])
+    phi = max(starts, key=lambda p: obj(p, on_sample=True)[0])
     return _newton(obj, phi, max_iter, tol, n_scale, regrid=n_nodes is None)
 
 
@@ -420,11 +456,23 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     if anchor is not None:
         anchor(layout)
     eng = GridEngine(ratings.paper, item, ratings.score, items.shape[0], K, n_nodes or MIN_NODES)
-    obj = _Objective(eng, layout)
+    obj = _Objective(eng, layout, _sample_engine(ratings, item, eng))
     # the start: the layout fitted to the items' log odds at the best of a few sigmas (log L alone)
     starts = [_start(obj, counts, items, s0) for s0 in (SIGMA0,) + tuple(s for s in START_SIGMAS if s != SIGMA0)]
     phi, converged, it, info = _fit_on_grids(obj, starts, n_nodes, max_iter, tol, max(eng.papers.size, 1))
     return _report(ratings, obj, phi, converged, it, counts, seen, items, step_sd, info)
+
+
+def _sample_engine(ratings: Ratings, item, eng: GridEngine):
+    """An engine of every k-th rated paper (about SAMPLE_RATINGS ratings) for the information that
+    steers the iterations (:func:`_newton`), or None for fewer than 2 x SAMPLE_RATINGS ratings."""
+    k = min(ratings.n_ratings // SAMPLE_RATINGS, eng.papers.size)
+    if k < 2:
+        return None
+    keep = np.zeros(ratings.n_papers, dtype=bool)
+    keep[eng.papers[::k]] = True
+    sel = keep[ratings.paper]
+    return GridEngine(ratings.paper[sel], item[sel], ratings.score[sel], eng.U, eng.K, eng.Q)
 
 
 def _step_rows(lay: Layout):

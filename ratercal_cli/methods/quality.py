@@ -154,26 +154,54 @@ def mean_expected_score(theta, tau):
     (a file of a million ratings), the function is interpolated instead: cubic Hermite between
     grid points, with its exact values and slopes there (the slope of an expected score is its
     variance), which is within ``h^4 / 384`` times the fourth derivative of the exact value:
-    about 1e-11 (the spacing shrinks with a wider scale; ``tests/methods/test_quality.py``)."""
+    about 1e-11 (the spacing shrinks with a wider scale; ``tests/methods/test_quality.py``).
+    The interpolation is element-wise, so it runs on the qualities as given: sorting them for
+    their distinct values (7M of them for the posterior SDs of a 1M-rating file) cost more than it."""
     theta = np.asarray(theta, dtype=np.float64)
-    uniq, inv = np.unique(theta, return_inverse=True)
-    fin = uniq[np.isfinite(uniq)]
+    flat = theta.ravel()
+    ok = np.isfinite(flat)
+    fin = flat if ok.all() else flat[ok]
+    lo, hi = (float(fin.min()), float(fin.max())) if fin.size else (0.0, 0.0)
     # the fourth derivative grows like the fifth power of the scale's width: a finer grid for a wider scale
     h = FAIR_GRID_STEP * min(1.0, (5.0 / max(tau.shape[1] - 1, 1)) ** 1.25)
-    n_grid = int(np.ceil((fin[-1] - fin[0]) / h)) + 2 if fin.size else 0
-    if fin.size < FAIR_INTERPOLATE_RATIO * n_grid or fin.size < 2:
-        out = _mean_expected_exact(uniq, tau)[0]
-        return out[inv.ravel()].reshape(theta.shape)
-    grid = fin[0] + h * np.arange(n_grid)
+    n_grid = int(np.ceil((hi - lo) / h)) + 2 if fin.size else 0
+    if not _distinct_at_least(fin, max(FAIR_INTERPOLATE_RATIO * n_grid, 2)):
+        uniq, inv = np.unique(flat, return_inverse=True)
+        return _mean_expected_exact(uniq, tau)[0][inv.ravel()].reshape(theta.shape)
+    grid = lo + h * np.arange(n_grid)
     f, d = _mean_expected_exact(grid, tau, moments_too=True)
-    out = _mean_expected_exact(uniq, tau)[0] if fin.size < uniq.size else np.empty(uniq.size)
-    ok = np.isfinite(uniq)
-    i = np.minimum(((uniq[ok] - fin[0]) / h).astype(np.int64), n_grid - 2)
-    t = (uniq[ok] - grid[i]) / h
-    h00, h10 = (1 + 2 * t) * (1 - t) ** 2, t * (1 - t) ** 2
-    h01, h11 = t * t * (3 - 2 * t), t * t * (t - 1)
-    out[ok] = h00 * f[i] + h10 * h * d[i] + h01 * f[i + 1] + h11 * h * d[i + 1]
-    return out[inv.ravel()].reshape(theta.shape)
+    out = np.empty(flat.size)
+    if not ok.all():   # nan or infinite qualities: exact (once each)
+        uniq, inv = np.unique(flat[~ok], return_inverse=True)
+        out[~ok] = _mean_expected_exact(uniq, tau)[0][inv.ravel()]
+    at = np.flatnonzero(ok) if not ok.all() else None
+    for a in range(0, fin.size, FAIR_CHUNK):
+        x = fin[a:a + FAIR_CHUNK]
+        i = np.minimum(((x - lo) / h).astype(np.int64), n_grid - 2)
+        t = (x - grid[i]) / h
+        h00, h10 = (1 + 2 * t) * (1 - t) ** 2, t * (1 - t) ** 2
+        h01, h11 = t * t * (3 - 2 * t), t * t * (t - 1)
+        val = h00 * f[i] + h10 * h * d[i] + h01 * f[i + 1] + h11 * h * d[i + 1]
+        if at is None:
+            out[a:a + FAIR_CHUNK] = val
+        else:
+            out[at[a:a + FAIR_CHUNK]] = val
+    return out.reshape(theta.shape)
+
+
+#: qualities a chunk of the interpolation of :func:`mean_expected_score`
+FAIR_CHUNK = 1 << 20
+
+
+def _distinct_at_least(x, k) -> bool:
+    """Has ``x`` at least ``k`` distinct values?  From a prefix of it where that already shows
+    (the usual case when it does: no sort of the whole array)."""
+    if x.size < k:
+        return False
+    head = np.unique(x[:4 * k])
+    if head.size >= k or 4 * k >= x.size:
+        return head.size >= k
+    return np.unique(x).size >= k
 
 
 def pcm_tau(steps, lo=0, hi=None):

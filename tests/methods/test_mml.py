@@ -440,3 +440,34 @@ def test_a_diverged_information_is_a_method_error_not_a_value_error():
     assert _factor(H, H)[1] is True
     with pytest.raises(MethodError, match="not finite: the estimates diverged"):
         _factor(np.array([[-1.0, np.nan], [np.nan, -1.0]]), H)
+
+
+@pytest.mark.parametrize("model", ["pcm", "rsm"])
+def test_a_sample_steered_fit_ends_where_the_full_one_does(monkeypatch, model):
+    """Past 2 x SAMPLE_RATINGS ratings the iterations are steered by the information of every k-th
+    paper (cheaper by k), the convergence confirmed and the SEs taken with every paper's: the same
+    estimates and log L as a fit steered by the full information, to the stopping rule's
+    tolerance, the SEs to its effect on the point where the last information is taken."""
+    import ratercal_cli.methods.mml as mml_mod
+    from ratercal_cli.methods import mml_engine
+
+    g, r = simulated("2", 5, 2000)
+    full = fit_mml(r, model=model)
+    calls = []
+    evaluate = mml_engine.GridEngine.evaluate
+
+    def spy(self, *a, **k):
+        calls.append((self.papers.size, k.get("level", 0)))
+        return evaluate(self, *a, **k)
+
+    monkeypatch.setattr(mml_mod, "SAMPLE_RATINGS", 500)   # 4,000 ratings: every 8th paper
+    monkeypatch.setattr(mml_engine.GridEngine, "evaluate", spy)
+    sampled = fit_mml(r, model=model)
+    n_full = max(n for n, _ in calls)
+    assert any(n < n_full / 4 and level == 2 for n, level in calls)   # the sample steered
+    assert [level for n, level in calls if n == n_full].count(2) >= 1   # the full information confirmed
+    assert sampled.converged and full.converged
+    assert sampled.loglik == pytest.approx(full.loglik, abs=1e-6)
+    np.testing.assert_allclose(sampled.steps, full.steps, atol=2e-5)
+    np.testing.assert_allclose(sampled.steps_se, full.steps_se, rtol=2e-3)
+    np.testing.assert_allclose(sampled.eap, full.eap, atol=2e-5)
