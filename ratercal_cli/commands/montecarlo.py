@@ -59,6 +59,12 @@ def montecarlo(config, out, jobs, scheduler, replications, chunk_size, cell, rep
     with run.lock():        # one run at a time in RUN, from the first chunk to the last summary
         done, resumed = run.run(jobs=jobs, scheduler=scheduler, quiet=quiet)
         paths = run.summarise()
+    total = run.replications * len(run.cells)
+    for (variant, shrinkage, method), n in sorted(run.failures.items()):   # said even with --quiet
+        if shrinkage == "none":   # a shrunk level fails where its method did
+            click.echo(f"warning: montecarlo: {method} ({variant}) failed on {n} of {total} data set(s)"
+                       f"{': it has no results' if n >= total else ''}; the reasons are in the replications' "
+                       "error column, the counts under 'Failed fits' in summary.md", err=True)
     if not quiet:
         click.echo(f"montecarlo: {run.replications} replication(s) x {len(run.cells)} set(s); "
                    f"{done} chunk(s) computed, {resumed} resumed; summaries in {Path(out) / 'montecarlo'}",

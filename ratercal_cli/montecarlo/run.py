@@ -188,6 +188,8 @@ class MonteCarloRun:
                 if fh is not None:
                     fh.writelines(lines)
                 cube.add(rows)
+        #: (variant, shrinkage, method) -> data sets it failed on, for the command's warning
+        self.failures = dict(cube.failures)
         info = {"name": self.config.name, "generator": self.spec.generator, "true_score": self.spec.true_score,
                 "replications": self.replications, "cells": len(self.cells), "seed": self.spec.seed,
                 "cut": self.spec.cut, "shrinkages": list(self.spec.shrinkages)}

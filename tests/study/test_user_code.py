@@ -226,3 +226,18 @@ def test_a_user_method_past_its_timeout_is_recorded_as_failed(tmp_path, monkeypa
     (tmp_path / "c.yaml").write_text((tmp_path / "c.yaml").read_text().replace("timeout: 0.5", "timeout: -1"))
     with pytest.raises(InputError, match=r"c.yaml:3: methods\[1\].timeout: must be a number of seconds > 0"):
         load_config(tmp_path / "c.yaml")
+
+
+def test_montecarlo_says_when_a_method_failed_on_every_data_set(module, tmp_path):
+    """A method failing on every data set of a Monte Carlo study was only counted under 'Failed
+    fits' in summary.md: the command ended as if all went well.  It now warns on stderr, with the
+    count, even with --quiet (which turns off the progress bar)."""
+    (tmp_path / "c.yaml").write_text('generator: pcm\nvariant: corrected\nmethods: [NO, "hostile_methods:Fails"]\n'
+                                     "cells:\n  - {raters_per_paper: [2], papers: [50], max_score: [5], "
+                                     "quality: [normal]}\nseed: 3\nreplications: 3\n")
+    res = run("montecarlo", tmp_path / "c.yaml", "--out", tmp_path / "run", "-q")
+    assert res.exit_code == 0, res.output
+    assert ("warning: montecarlo: hostile_methods:Fails (corrected) failed on 3 of 3 data set(s): it has no "
+            "results") in res.output
+    assert "NO (corrected) failed" not in res.output
+    assert "hostile_methods:Fails" in (tmp_path / "run" / "montecarlo" / "summary.md").read_text()
