@@ -291,7 +291,11 @@ class paused_gc(contextlib.ContextDecorator):
 
 def sniff_delimiter(text: str) -> str:
     """Tab if the first non-blank line of ``text`` has more tabs than commas, else comma."""
-    first = next((line for line in text.split("\n") if line.strip()), "")
+    first, at = "", 0
+    while at < len(text) and not first.strip():   # line by line: not a split of the whole text
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        first, at = text[at:end], end + 1
     return "\t" if first.count("\t") > first.count(",") else ","
 
 
@@ -362,12 +366,7 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True, tex
     path = Path(path)
     if text is None:
         text = read_text(path, encoding)
-    if not text.strip():
-        raise InputError("empty file", path)
-    if "\0" in text:   # no character of a text export: a label would carry it into the output
-        at = text.index("\0")
-        raise InputError(f"a NUL byte at character {at - text.rfind(chr(10), 0, at)} of the line: "
-                         "not a text export, or a damaged one", path, text.count("\n", 0, at) + 1)
+    check_text(text, path)
     if delimiter is None:
         delimiter = sniff_delimiter(text)
     if not strip:
@@ -406,6 +405,16 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True, tex
                              "quote?)", path, lineno) from None
         raise InputError(f"not readable as CSV ({exc})", path, lineno) from None
     return header, rows, delimiter
+
+
+def check_text(text: str, path) -> None:
+    """:class:`InputError` for an empty text and for a NUL byte (naming its line and character)."""
+    if not text.strip():
+        raise InputError("empty file", path)
+    if "\0" in text:   # no character of a text export: a label would carry it into the output
+        at = text.index("\0")
+        raise InputError(f"a NUL byte at character {at - text.rfind(chr(10), 0, at)} of the line: "
+                         "not a text export, or a damaged one", path, text.count("\n", 0, at) + 1)
 
 
 def _read_unquoted(text, required, delimiter, path, hint=""):

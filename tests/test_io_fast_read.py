@@ -92,7 +92,7 @@ def test_cells_are_stripped_in_place_as_by_the_loop(tmp_path, monkeypatch):
     text = "paper,rater,score,note\n P1 ,R1, 3 , kept \nP1, R2,4,x\nP2,R1,2 ,y\nP2,R2,2,z\n"
     path = write(tmp_path, text)
     fast = read_ratings_table(path, scale="0-5")
-    monkeypatch.setattr(rf, "_parse_columns", lambda *a, **k: None)
+    monkeypatch.setattr(rf, "read_columns", lambda *a, **k: None)   # the row-by-row reader
     loop = read_ratings_table(path, scale="0-5")
     assert fast.rows == loop.rows and fast.rows[0] == {"paper": "P1", "rater": "R1", "score": "3", "note": " kept "}
     assert fast.flags == loop.flags

@@ -98,8 +98,8 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
 
     if wide is None:
         header = table.header + ["flag"] + list(extra)
-        rows = [[table.rows[i][c] for c in table.header] + [table.flags[i]] + [added(c, i) for c in extra]
-                for i in range(n)]
+        given = [table.rows.values(c) for c in table.header]   # (the rows are held a column at a time)
+        rows = [[*cells, table.flags[i], *[added(c, i) for c in extra]] for i, cells in enumerate(zip(*given))]
         return header, rows
     in_header, cols, kind = wide
     new_col = "criterion" if kind == "criterion" else table.columns.rater

@@ -35,15 +35,15 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
 
+from ..columnar import _ASCII_SPACE, Column, Rows, first_seen, labels_matching, read_columns, write_columns
 from ..design import keep_first, needs_third
 from ..errors import ArgumentError, InputError, arg, mention
 from ..guard import snippet
-from ..io import find_column, open_output, paused_gc, read_table, read_text
+from ..io import FIELD_LIMIT, check_text, find_column, open_output, paused_gc, read_table, read_text, sniff_delimiter
 from ..methods.base import MIN_RATINGS
 from ..ratings import MAX_SCALE_POINTS, Adjusted, Ratings, Scale, checked_scale, natural_key, parse_scale  # noqa: F401
 from ..vocabulary import adjusted_columns
@@ -82,13 +82,15 @@ class RatingsGroup:
     """One group's ratings and where they came from.
 
     ``rows[i]`` is the index (into :attr:`RatingsTable.rows`) of rating ``i`` of
-    ``ratings``; ``file_rows`` are all the group's rows (missing scores too), in file order.
+    ``ratings``; ``file_rows`` are all the group's rows (missing scores too), in file order;
+    ``paper_at`` the paper (index into ``ratings.paper_ids``, -1: none) of each of ``file_rows``.
     """
 
     name: str | None
     ratings: Ratings
     rows: np.ndarray
     file_rows: np.ndarray | None = None
+    paper_at: np.ndarray | None = None
 
 
 @dataclass
@@ -97,8 +99,8 @@ class RatingsTable:
 
     path: Path
     header: list
-    rows: list                       # dicts, as read
-    lines: list                      # file line number of each row
+    rows: Rows                       # the cells as read (``rows[i][column]``), held a column at a time
+    lines: np.ndarray                # file line number of each row
     columns: Columns
     scale: Scale
     groups: list = field(default_factory=list)
@@ -161,16 +163,33 @@ def lookalike_groups(labels) -> list:
     the keys are confusable skeletons (a column of ASCII labels keeps ``R1`` and ``Rl`` apart: they
     are typed, not pasted from another script).  Keys of the distinct labels only; counted only
     where there are lookalikes."""
-    distinct = list(dict.fromkeys(labels))   # first seen first
-    skel = not all(lab.isascii() for lab in distinct)
+    labels = list(labels)
+    return _lookalikes(list(dict.fromkeys(labels)), lambda: Counter(labels))   # first seen first
+
+
+def _lookalikes(distinct, counts) -> list:
+    """:func:`lookalike_groups` of the ``distinct`` labels (first seen first); ``counts()`` gives
+    ``{label: rows}`` (called only where there are lookalikes).  Where every label is ASCII, the keys
+    of the labels without a space are their lower case, made in one call over all of them (500k
+    paper labels: 0.7 s a label at a time), and :func:`label_key` is called for the others."""
+    joined = "\0".join(distinct)      # (no label holds a NUL: the file is refused)
+    skel = not joined.isascii()
+    if skel:
+        keys = [label_key(lab, skel) for lab in distinct]
+    else:
+        keys = joined.lower().split("\0") if distinct else []
+        for k in labels_matching(distinct, _ASCII_SPACE):
+            keys[k] = label_key(distinct[k])
+    if len(set(keys)) == len(keys):
+        return []
     by_key: dict = {}
-    for lab in distinct:
-        by_key.setdefault(label_key(lab, skel), []).append(lab)
+    for key, lab in zip(keys, distinct):
+        by_key.setdefault(key, []).append(lab)
     groups = [g for g in by_key.values() if len(g) > 1]
     if not groups:
         return []
-    counts = Counter(labels)
-    return [sorted(g, key=lambda lab: -counts[lab]) for g in groups]
+    n = counts()
+    return [sorted(g, key=lambda lab: -n[lab]) for g in groups]
 
 
 def _show(label) -> str:
@@ -216,29 +235,29 @@ def _lookalike_warnings(path, column, kind, groups, folded, limit=5):
             f"{kind}s: {text}{more} (give {mention('fold_labels', True)} to merge them)"]
 
 
-def _check_lookalikes(rows, columns, path, fold, warnings, lines=None):
+def _check_lookalikes(rows: Rows, columns, path, fold, warnings, lines=None):
     """Warn of (or, ``fold``, merge) lookalike labels in the paper, rater and group columns; in a
     facet's column (a rubric's criteria) they are an error unless folded: "voice" and "Voice" made a
-    fifth criterion and rubric totals above the top of the rubric (issue 28)."""
+    fifth criterion and rubric totals above the top of the rubric (issue 28).  On the columns'
+    distinct labels."""
     found = {}
     for kind, col in (("rater", columns.rater), ("paper", columns.paper), ("group", columns.group),
                       *(("facet", f) for f in columns.facets)):
         if col is None:
             continue
-        groups = lookalike_groups([r[col] for r in rows])
+        column = rows.column(col)
+        groups = _lookalikes(column.labels, lambda: dict(zip(column.labels, column.counts().tolist())))
         if not groups:
             continue
         found[col] = groups
         if kind == "facet" and not fold:
             g = groups[0]
-            line = next(ln for ln, r in zip(lines, rows) if r[col] == g[1]) if lines else None
+            line = int(lines[column.first_row([g[1]])]) if lines is not None else None
             raise InputError(f"levels {' and '.join(map(_show, g))} {WHY}; as different levels they would "
                              f"make {len(groups)} extra level(s) and totals over more cells than the rubric has "
                              f"(give {arg('fold_labels')} to merge them, or correct the file)", path, line, col)
         if fold:
-            to = {lab: g[0] for g in groups for lab in g[1:]}
-            for r in rows:
-                r[col] = to.get(r[col], r[col])
+            rows.columns[col] = column.remapped({lab: g[0] for g in groups for lab in g[1:]})
         warnings += _lookalike_warnings(path, col, kind, groups, fold)
     return found
 
@@ -289,6 +308,60 @@ def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint=
     header, rows, delimiter = read_table(path, required=required, delimiter=delimiter, encoding=encoding,
                                          strip=False, text=text, hint=hint)
     return Source(header, rows, delimiter, bom, newline)
+
+
+@dataclass
+class ColumnSource:
+    """A table as read, a column at a time: header, :class:`~ratercal_cli.columnar.Rows`, the file
+    line of each row, and how it was written (as :class:`Source`)."""
+
+    header: list
+    rows: Rows
+    lines: np.ndarray
+    delimiter: str = ","
+    bom: bool = False
+    newline: str = "\n"
+    sheet: str | None = None
+
+
+def read_source_columns(path, required, delimiter=None, encoding=None, sheet=None, hint="") -> ColumnSource:
+    """:func:`read_source` a column at a time: a CSV/TSV whose records are its lines by pyarrow's
+    reader (:func:`ratercal_cli.columnar.read_columns`), any other (quotes, blank-looking lines, a
+    row of the wrong length: the errors name the line) by :func:`ratercal_cli.io.read_table`, a
+    workbook by :func:`read_xlsx`; the same header checks and errors either way."""
+    from ..guard import regular_input
+    from ..io import _header
+
+    path = Path(path)
+    size = regular_input(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    if head != _ZIP_MAGIC:
+        refuse_too_big_to_read(path, size)
+    if head == _ZIP_MAGIC or path.suffix.lower() in (".xlsx", ".xlsm"):
+        src = read_source(path, required, delimiter, encoding, sheet, hint)
+    else:
+        if sheet is not None:
+            raise ArgumentError("sheet", "applies to an .xlsx workbook, and this is a text file", path)
+        text = read_text(path, encoding)
+        check_text(text, path)
+        sep = delimiter or sniff_delimiter(text)
+        got = read_columns(text, sep, FIELD_LIMIT)
+        if got is None:
+            src = read_source(path, required, delimiter, encoding, sheet, hint)
+        else:
+            cells, line, rows, lines = got
+            header = _header(cells, required, sep, path, line, hint)
+            bom = (encoding is None or codecs.lookup(encoding).name.startswith("utf-8")) and head[:3] == codecs.BOM_UTF8 \
+                or encoding is None and head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+            newline = "\r\n" if "\r\n" in text[:1 << 16] else "\n"
+            return ColumnSource(header, rows, lines, sep, bom, newline)
+    lines = np.fromiter((ln for ln, _ in src.rows), dtype=np.int64, count=len(src.rows))
+    return ColumnSource(src.header, Rows.from_dicts(src.header, [r for _, r in src.rows]), lines, src.delimiter,
+                        src.bom, src.newline, src.sheet)
 
 
 #: About the memory reading and adjusting a ratings file takes per byte of the file (its rows as
@@ -494,8 +567,8 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     path = Path(path)
     _check_read_options(path, delimiter, decimal)
     columns, made, required = _wanted_columns(columns, score_cols, rater_cols)
-    source = read_source(path, required, delimiter, encoding, sheet, COLUMN_HINT)
-    header, rows_with_lines, delimiter = source.header, source.rows, source.delimiter
+    source = read_source_columns(path, required, delimiter, encoding, sheet, COLUMN_HINT)
+    header, rows, lines, delimiter = source.header, source.rows, source.lines, source.delimiter
     if decimal == "," and delimiter == ",":
         raise ArgumentError("decimal", "a decimal comma needs another field separator: the header looks "
                             f"separated by commas (give {arg('sep', 'semicolon')} or tab)", path, 1)
@@ -504,11 +577,8 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
                                   if getattr(columns, k) and getattr(columns, k) not in made},
                       facets=tuple(c if score_cols and c == CRITERION else find_column(header, c)
                                    for c in columns.facets))
-    if not rows_with_lines:
+    if not len(rows):
         raise InputError("no ratings below the header line", path, 2)
-    lines = [ln for ln, _ in rows_with_lines]
-    rows = [r for _, r in rows_with_lines]
-    del rows_with_lines
     warnings = []
     wide = None
     if score_cols or rater_cols:
@@ -522,8 +592,9 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
                                        *((f, "facet_cols") for f in columns.facets
                                          if not (score_cols and f == CRITERION)),
                                        *(((columns.rater, "rater_col"),) if score_cols else ())) if c}
-        header, rows, lines, notes = melt(header, rows, lines, path, score_cols, rater_cols, score=columns.score,
-                                          rater=columns.rater, keep=keep)
+        header, long_rows, long_lines, notes = melt(header, list(rows), lines.tolist(), path, score_cols, rater_cols,
+                                                    score=columns.score, rater=columns.rater, keep=keep)
+        rows, lines = Rows.from_dicts(header, long_rows), np.array(long_lines, dtype=np.int64)
         warnings += notes
     twice = [c for c in columns.facets if columns.facets.count(c) > 1 or c in (columns.paper, columns.rater,
                                                                                 columns.score, columns.group)]
@@ -534,12 +605,14 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
 
     # the file's own column of each score, for errors: in a wide file the criterion's or the rater's
     wide_by = None if not (score_cols or rater_cols) else CRITERION if score_cols else columns.rater
-    fields = None if wide_by is None else [r[wide_by] for r in rows]
+    fields = None if wide_by is None else rows.column(wide_by)
     scores = _parse_fields(rows, lines, columns, order_col, path, decimal, fields)
     lookalikes = _check_lookalikes(rows, columns, path, fold_labels, warnings, lines)
     scale_inferred = scale is None
     scale = _settle_scale(scale, scores, lines, columns, path, warnings, fields)
-    flags = [FLAG_MISSING if s is None else FLAG_OK for s in scores]
+    flags = [FLAG_OK] * len(rows)
+    for i in np.flatnonzero(np.isnan(scores)).tolist():
+        flags[i] = FLAG_MISSING
     reading_order, order_col = _order_of_reading(rows, lines, scores, columns, order_col, path, warnings)
 
     table = RatingsTable(path=path, header=list(header), rows=rows, lines=lines, columns=columns,
@@ -580,85 +653,73 @@ def _wanted_columns(columns: Columns, score_cols, rater_cols):
     return columns, made, required
 
 
-def _parse_fields(rows, lines, columns: Columns, order_col, path, decimal: str, fields=None) -> list:
-    """Strip the cells that matter (in place), refuse a blank label, and parse each row's score
-    (None: missing).  ``fields``: the file's column of each row's score, where it is not the score
-    column (a wide file's)."""
+def _parse_fields(rows: Rows, lines, columns: Columns, order_col, path, decimal: str, fields=None) -> np.ndarray:
+    """Strip the cells that matter (their columns' labels), refuse a blank label, and parse each
+    row's score (NaN: missing), each distinct text once.  The first wrong row in the file is the one
+    named: a blank label (in the order paper, rater, group, facets) before its score.  ``fields``: the
+    file's column of each row's score, where it is not the score column (a wide file's)."""
     keys = list(dict.fromkeys([columns.paper, columns.rater, columns.score]
                               + [c for c in (columns.group, order_col) if c] + list(columns.facets)))
     named = (columns.paper, columns.rater) + ((columns.group,) if columns.group else ()) + tuple(columns.facets)
-    scores = _parse_columns(rows, keys, named, columns.score, path, decimal)
-    if scores is not None:
-        return scores
-    scores = []
-    parsed: dict = {}   # score text -> value: a file has few distinct score texts
-    for k, (ln, r) in enumerate(zip(lines, rows)):
-        for c in keys:
-            r[c] = r[c].strip()
-        for col in named:
-            if not r[col]:
-                raise InputError("blank", path, ln, col)
-        text = r[columns.score]
-        value = parsed.get(text, parsed)
-        if value is parsed:
-            value = parsed[text] = _parse_score(text, path, ln, fields[k] if fields else columns.score, decimal)
-        scores.append(value)
-    return scores
-
-
-def _parse_columns(rows, keys, named, score_col, path, decimal):
-    """:func:`_parse_fields` a column at a time: the cells stripped, blanks looked for and each
-    distinct score text parsed once (1M ratings: the loop a row at a time took 1.5 s).  None
-    where a label is blank or a score does not parse: the loop then says which line first."""
-    cols = {}
     for c in keys:
-        col = [r[c] for r in rows]
-        stripped = list(map(str.strip, col))
-        if stripped != col:
-            for r, v in zip(rows, stripped):
-                r[c] = v
-        cols[c] = stripped
-    if any("" in cols[c] for c in named):
-        return None
-    parsed = {}
-    try:
-        for text in dict.fromkeys(cols[score_col]):
-            parsed[text] = _parse_score(text, path, 0, score_col, decimal)
-    except InputError:
-        return None
-    return list(map(parsed.__getitem__, cols[score_col]))
+        rows.columns[c] = rows.column(c).stripped()
+    wrong = []   # (row, its place in the row, the error)
+    for j, c in enumerate(named):
+        k = rows.column(c).first_row([""])
+        if k is not None:
+            wrong.append((k, j, InputError("blank", path, int(lines[k]), c)))
+    score = rows.column(columns.score)
+    values = np.full(len(score.labels), np.nan)
+    bad = []
+    for code, text in enumerate(score.labels):
+        try:
+            v = _parse_score(text, path, 0, columns.score, decimal)
+        except InputError:
+            bad.append(text)
+            continue
+        if v is not None:
+            values[code] = v
+    k = score.first_row(bad) if bad else None
+    if k is not None:
+        try:
+            _parse_score(score[k], path, int(lines[k]), fields[k] if fields is not None else columns.score, decimal)
+        except InputError as exc:
+            wrong.append((k, len(named), exc))
+    if wrong:
+        raise min(wrong, key=lambda w: w[:2])[2]
+    return values[score.codes]
 
 
 def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list, fields=None) -> Scale:
     """The scale given (every score checked to lie on it), or, with None, the lowest to the highest
     score found (with a warning)."""
     if scale is None:
-        present = [s for s in scores if s is not None]
-        if not present:
+        present = scores[~np.isnan(scores)]
+        if not present.size:
             raise InputError("no usable score in the file", path, None, columns.score)
-        low = min(present)
-        scale = checked_scale(Scale(low, max(max(present), low + 1)))
+        low = int(present.min())
+        scale = checked_scale(Scale(low, max(int(present.max()), low + 1)))
         warnings.append(f"{path}: NO --scale GIVEN: the scale is taken to be {scale}, the lowest to the "
                         "highest score found; if it is wider (a score no rater gave), give it with --scale "
                         "LOW-HIGH: the truncated methods keep scores inside the scale and the category "
                         "counts and models depend on it")
     else:
         scale = parse_scale(scale)
-        if all(s is None or scale.low <= s <= scale.high for s in set(scores)):   # (the distinct scores)
-            return scale
-        for k, (ln, s) in enumerate(zip(lines, scores)):
-            if s is not None and not scale.low <= s <= scale.high:
-                raise InputError(f"{s} is outside the scale {scale}", path, ln,
-                                 fields[k] if fields else columns.score)
+        outside = (scores < scale.low) | (scores > scale.high)   # (NaN, missing, is neither)
+        if outside.any():
+            k = int(np.argmax(outside))
+            raise InputError(f"{int(scores[k])} is outside the scale {scale}", path, int(lines[k]),
+                             fields[k] if fields is not None else columns.score)
     return scale
 
 
 def _order_of_reading(rows, lines, scores, columns: Columns, order_col, path, warnings: list):
     """Warn of the missing scores; ``(rank of each row in the order of reading or None, the order
     column used or None)``."""
-    n_missing = sum(s is None for s in scores)
+    missing = np.isnan(scores)
+    n_missing = int(missing.sum())
     if n_missing:
-        first = next(ln for ln, s in zip(lines, scores) if s is None)
+        first = int(lines[int(np.argmax(missing))])
         warnings.append(f"{path}:{first}: {columns.score}: {n_missing} rating(s) without a usable "
                         "score (blank or NA) skipped")
     reading_order = None
@@ -671,31 +732,45 @@ def _order_of_reading(rows, lines, scores, columns: Columns, order_col, path, wa
     return reading_order, order_col
 
 
-def _group_members(rows, group_col) -> list:
+def _group_members(rows: Rows, group_col) -> list:
     """``[(group name, its row indices)]`` in natural order of the names (one group ``None``
-    without ``group_col``), in one pass over the file."""
-    if group_col:
-        group_of = [r[group_col] for r in rows]
-        group_names = sorted(dict.fromkeys(group_of), key=_natural_key)
-    else:
-        return [(None, list(range(len(rows))))]
-    members: dict = {g: [] for g in group_names}
-    for i, g in enumerate(group_of):
-        members[g].append(i)
-    return [(g, members[g]) for g in group_names]
+    without ``group_col``), the indices in file order."""
+    if not group_col:
+        return [(None, np.arange(len(rows)))]
+    col = rows.column(group_col)
+    by = np.argsort(col.codes, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(col.counts())])
+    members = {g: by[bounds[k]:bounds[k + 1]] for k, g in enumerate(col.labels)}
+    return [(g, members[g]) for g in sorted(col.labels, key=_natural_key) if members[g].size]
 
 
-def _reading_order(rows, lines, col, path, strict=True):
+def _reading_order(rows: Rows, lines, col, path, strict=True):
     """Rank of each row's ``col`` value (numbers by value, then labels naturally); a blank
     is an error (``strict``) or makes the column unusable (None)."""
-    values = [r[col] for r in rows]
-    for ln, v in zip(lines, values):
-        if v == "":
-            if not strict:
-                return None
-            raise InputError("blank (the order in which the paper's ratings were read)", path, ln, col)
-    rank = {v: k for k, v in enumerate(sorted(set(values), key=_natural_key))}
-    return np.array([rank[v] for v in values], dtype=np.int64)
+    column = rows.column(col)
+    k = column.first_row([""])
+    if k is not None:
+        if not strict:
+            return None
+        raise InputError("blank (the order in which the paper's ratings were read)", path, int(lines[k]), col)
+    rank = np.empty(len(column.labels), dtype=np.int64)
+    rank[sorted(range(len(column.labels)), key=lambda j: _natural_key(column.labels[j]))] = \
+        np.arange(len(column.labels))
+    return rank[column.codes]
+
+
+def _first_seen(codes, n_labels: int):
+    """``(labels in the order of first appearance among codes, remap)``: ``remap[code]`` is the
+    label's place in that order (-1: absent)."""
+    counts = np.bincount(codes, minlength=n_labels)
+    present = np.flatnonzero(counts)
+    if codes.size and np.count_nonzero(np.diff(np.maximum.accumulate(codes))) + 1 == present.size:
+        seen = present   # each label first seen as the largest yet: first seen is in the order of codes
+    else:
+        _, seen = first_seen(codes)
+    remap = np.full(n_labels, -1, dtype=np.int64)
+    remap[seen] = np.arange(seen.size)
+    return seen, remap
 
 
 def _build_group(table, name, idx, scores, resolve, threshold, reading_order=None):
@@ -703,66 +778,95 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
     duplicates refused (:func:`_refuse_duplicates`), the third-reading rule
     (:func:`_third_readings`), the papers without a usable rating warned of, the raters coded
     (:func:`_rater_codes`) and the facets coded (:func:`_facet_codes`).  Flags and warnings go to
-    ``table``."""
+    ``table``.  On the columns' codes: a label is looked at once, not once a row."""
     path, cols, lines, rows = table.path, table.columns, table.lines, table.rows
     where = "" if name is None else f" ({cols.group} {name})"
+    idx = np.asarray(idx, dtype=np.int64)
     _refuse_duplicates(table, idx, where)
 
-    all_papers = list(dict.fromkeys(map(itemgetter(cols.paper), map(rows.__getitem__, idx))))
-    usable = np.array([i for i in idx if scores[i] is not None], dtype=np.int64)
+    pcol, rcol = rows.column(cols.paper), rows.column(cols.rater)
+    usable = idx[~np.isnan(scores[idx])]
     if usable.size == 0:
         table.warnings.append(f"{path}: group{where or ' '}: no usable score; skipped")
         return None
-    at = usable.tolist()
-    papers = list(map(itemgetter(cols.paper), map(rows.__getitem__, at)))
-    raters = list(map(itemgetter(cols.rater), map(rows.__getitem__, at)))
-    paper_ids = tuple(dict.fromkeys(papers))
-    pidx = {p: k for k, p in enumerate(paper_ids)}
-    p_arr = np.fromiter(map(pidx.__getitem__, papers), dtype=np.int64, count=len(papers))
-    s_arr = np.fromiter(map(scores.__getitem__, at), dtype=np.int64, count=len(at)) - table.scale.low
+    seen, pidx = _first_seen(pcol.codes[usable], len(pcol.labels))
+    paper_ids = tuple(pcol.labels) if np.array_equal(seen, np.arange(len(pcol.labels))) else \
+        tuple(np.array(pcol.labels, dtype=object)[seen].tolist())
+    p_arr = pidx[pcol.codes[usable]]
+    s_arr = scores[usable].astype(np.int64) - table.scale.low
     keep, first_two = _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_order, where)
 
-    pid_set = pidx.keys()
-    no_usable = [p for p in all_papers if p not in pid_set]
-    if no_usable:
-        first = next(lines[i] for i in idx if rows[i][cols.paper] == no_usable[0])
-        table.warnings.append(f"{path}:{first}: {cols.score}: {len(no_usable)} paper(s){where} with "
-                              f"no usable rating (e.g. paper {no_usable[0]}) get no adjusted score")
+    paper_at = pidx[pcol.codes[idx]]
+    if (paper_at < 0).any():
+        none = paper_at < 0
+        k = int(np.argmax(none))
+        n_none = int(np.unique(pcol.codes[idx[none]]).size)
+        table.warnings.append(f"{path}:{int(lines[idx[k]])}: {cols.score}: {n_none} paper(s){where} with "
+                              f"no usable rating (e.g. paper {pcol[idx[k]]}) get no adjusted score")
 
     used = usable[keep]
-    r_used, rater_ids_used = _rater_codes(table, used, raters, where)
+    r_used, rater_ids_used = _rater_codes(table, used, usable, where)
     first = None
     if first_two is not None:   # resolved: agreement is reported on the first two readings (issue 28)
         read = usable[first_two]
-        ids = tuple(sorted(set(raters[k] for k in np.flatnonzero(first_two)), key=natural_key))
-        code = {r: j for j, r in enumerate(ids)}
-        first = Ratings(paper=p_arr[first_two], rater=np.array([code[raters[k]] for k in np.flatnonzero(first_two)],
-                                                                dtype=np.int64),
-                        score=s_arr[first_two], max_score=table.scale.max_score, n_papers=len(paper_ids),
-                        n_raters=len(ids), paper_ids=paper_ids, rater_ids=ids,
-                        facets=_facet_codes(rows, read, cols.facets))
+        ids, code = _natural_codes(rcol, read)
+        first = Ratings(paper=p_arr[first_two], rater=code[rcol.codes[read]], score=s_arr[first_two],
+                        max_score=table.scale.max_score, n_papers=len(paper_ids), n_raters=len(ids),
+                        paper_ids=paper_ids, rater_ids=ids, facets=_facet_codes(rows, read, cols.facets))
     ratings = Ratings(paper=p_arr[keep], rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
                       n_papers=len(paper_ids), n_raters=len(rater_ids_used),
                       paper_ids=paper_ids, rater_ids=rater_ids_used, facets=_facet_codes(rows, used, cols.facets),
                       first_readings=first)
-    return RatingsGroup(name=name, ratings=ratings, rows=used, file_rows=np.asarray(idx, dtype=np.int64))
+    return RatingsGroup(name=name, ratings=ratings, rows=used, file_rows=idx, paper_at=paper_at)
+
+
+def _natural_codes(column: Column, at):
+    """``(labels, code)``: the labels of ``column`` at rows ``at`` in natural order, and ``code[c]``
+    the place of the column's label ``c`` among them (-1: not among them)."""
+    present = np.unique(column.codes[at])
+    order = sorted(present.tolist(), key=lambda c: _natural_key(column.labels[c]))
+    code = np.full(len(column.labels), -1, dtype=np.int64)
+    code[order] = np.arange(len(order))
+    return tuple(column.labels[c] for c in order), code
+
+
+def _key_codes(table, idx):
+    """The columns that make a rating's key (paper, rater, facets) as code arrays at rows ``idx``."""
+    cols = table.columns
+    return [table.rows.column(c).codes[idx] for c in (cols.paper, cols.rater) + tuple(cols.facets)]
 
 
 def _refuse_duplicates(table, idx, where: str) -> None:
-    """Refuse a second rating of one paper by one rater within one combination of facet levels."""
-    cols, rows, lines = table.columns, table.rows, table.lines
+    """Refuse a second rating of one paper by one rater within one combination of facet levels
+    (sorted codes; where two keys are equal, the first such row in the file is named)."""
+    cols, lines = table.columns, table.lines
     fcols = tuple(cols.facets)
-    keys = list(zip(*([rows[i][c] for i in idx] for c in (cols.paper, cols.rater) + fcols)))
-    if len(set(keys)) == len(keys):   # (a set of the keys: where there is a duplicate, the loop finds its lines)
+    keys = _key_codes(table, idx)
+    sizes = [len(table.rows.column(c).labels) for c in (cols.paper, cols.rater) + fcols]
+    if math.prod(sizes) < 1 << 62:   # one number a key: distinct keys counted by hashing, not sorting
+        one = np.zeros(idx.size, dtype=np.int64)
+        for k, size in zip(keys, sizes):
+            one = one * size + k
+        if first_seen(one)[1].size == idx.size:
+            return
+    order = np.lexsort(tuple(reversed(keys)))   # stable: equal keys in file order
+    same = np.ones(max(idx.size - 1, 0), dtype=bool)
+    for k in keys:
+        ks = k[order]
+        same &= ks[1:] == ks[:-1]
+    if not same.any():
         return
-    seen: dict = {}
-    for i in idx:
-        key = (rows[i][cols.paper], rows[i][cols.rater]) + tuple(rows[i][c] for c in fcols)
-        if key in seen:
-            at = "".join(f", {c} {v}" for c, v in zip(fcols, key[2:]))
-            raise InputError(f"duplicate rating of paper {key[0]} by rater {key[1]}{at}{where} "
-                             f"(first at line {lines[seen[key]]})", table.path, lines[i], cols.rater)
-        seen[key] = i
+    # each row's first row with its key: the rows sorted by key, then by position (lexsort is stable)
+    group_start = np.concatenate([[True], ~same])
+    first_of = order[np.maximum.accumulate(np.where(group_start, np.arange(order.size), 0))]
+    dup = np.empty(idx.size, dtype=np.int64)
+    dup[order] = first_of
+    later = np.flatnonzero(dup != np.arange(idx.size))
+    j = int(later[0])
+    key = [table.rows.column(c)[idx[j]] for c in (cols.paper, cols.rater) + fcols]   # the labels
+    at = "".join(f", {c} {v}" for c, v in zip(fcols, key[2:]))
+    raise InputError(f"duplicate rating of paper {key[0]} by rater {key[1]}{at}{where} "
+                     f"(first at line {int(lines[idx[dup[j]]])})", table.path, int(lines[idx[j]]), cols.rater)
 
 
 def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_order, where: str):
@@ -775,10 +879,12 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
     order = None if reading_order is None else reading_order[usable]
     # the third-reading rule and the count of a paper's ratings: within one combination of facet levels
     pc_arr = p_arr
-    if fcols:
-        cell_of: dict = {}
-        pc_arr = np.array([cell_of.setdefault((int(p),) + tuple(rows[i][c] for c in fcols), len(cell_of))
-                           for p, i in zip(p_arr, usable)], dtype=np.int64)
+    if fcols:   # cells numbered in the order of first appearance
+        cell = np.unique(np.stack([p_arr] + [rows.column(c).codes[usable] for c in fcols], axis=1), axis=0,
+                         return_index=True, return_inverse=True)
+        rank = np.empty(cell[1].size, dtype=np.int64)
+        rank[np.argsort(cell[1], kind="stable")] = np.arange(cell[1].size)
+        pc_arr = rank[np.asarray(cell[2]).ravel()]
     keep, resolved = resolve_discrepancies(pc_arr, s_arr, threshold, order)
     first_two = None
     if resolve and resolved.any():   # the third reading of a resolved paper: its last read
@@ -787,11 +893,11 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
         starts = np.concatenate([[0], np.cumsum(np.bincount(pc_arr))[:-1]])
         rank[by] = np.arange(pc_arr.size) - starts[pc_arr[by]]
         first_two = ~(resolved & (rank >= 2))
-    for i in usable[resolved]:
+    for i in usable[resolved].tolist():
         table.flags[i] = FLAG_RESOLVED if resolve else FLAG_UNRESOLVED
     n_res = int(np.unique(pc_arr[resolved]).size)
     if resolve:
-        for i in usable[~keep]:
+        for i in usable[~keep].tolist():
             table.flags[i] = FLAG_DROPPED
         if n_res:
             table.warnings.append(f"{path}: {n_res} discrepant paper(s){where} resolved: the third "
@@ -815,9 +921,9 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
     typical = int(np.bincount(counts).argmax()) if counts.size else 0
     many = (per_paper[pc_arr] >= 4) & (typical < 4)
     if many.any():
-        for i in usable[many]:
+        for i in usable[many].tolist():
             table.flags[i] = FLAG_MANY
-        first = lines[int(usable[many][0])]
+        first = int(lines[int(usable[many][0])])
         n_papers = int(np.unique(p_arr[many]).size)
         cells = int(np.unique(pc_arr[many]).size)
         table.warnings.append(
@@ -827,15 +933,14 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
     return keep, first_two
 
 
-def _rater_codes(table, used, raters, where: str):
-    """``(rater code of each kept rating, rater labels)``: labels in natural order, a rater whose
-    every rating was dropped left out; a rater with fewer than ``MIN_RATINGS`` ratings warned of
-    and its ordinary ratings flagged thin."""
+def _rater_codes(table, used, usable, where: str):
+    """``(rater code of each kept rating, rater labels)``: the labels of the ``usable`` ratings in
+    natural order, a rater whose every rating was dropped left out; a rater with fewer than
+    ``MIN_RATINGS`` ratings warned of and its ordinary ratings flagged thin."""
     path, cols, lines, rows = table.path, table.columns, table.lines, table.rows
-    rater_ids = tuple(sorted(dict.fromkeys(raters), key=_natural_key))
-    ridx = {r: k for k, r in enumerate(rater_ids)}
-    r_used = np.fromiter(map(ridx.__getitem__, map(itemgetter(cols.rater), map(rows.__getitem__, used.tolist()))),
-                         dtype=np.int64, count=used.size)
+    rcol = rows.column(cols.rater)
+    rater_ids, ridx = _natural_codes(rcol, usable)
+    r_used = ridx[rcol.codes[used]]
     rater_ids_used = rater_ids
     counts = np.bincount(r_used, minlength=len(rater_ids))
     if (counts == 0).any():   # a rater whose every rating was dropped: leave them out
@@ -852,23 +957,21 @@ def _rater_codes(table, used, raters, where: str):
         first_of[np.unique(r_used)] = first_at
         for k in thin:
             i = used[first_of[k]]
-            table.warnings.append(f"{path}:{lines[i]}: {cols.rater}: rater {rater_ids_used[k]}{where} has "
+            table.warnings.append(f"{path}:{int(lines[i])}: {cols.rater}: rater {rater_ids_used[k]}{where} has "
                                   f"only {'one rating' if counts[k] == 1 else f'{counts[k]} ratings'}; its level "
                                   "and spread cannot be estimated from it (flag thin)")
-        for i in used[np.isin(r_used, thin)]:
+        for i in used[np.isin(r_used, thin)].tolist():
             if table.flags[i] == FLAG_OK:
                 table.flags[i] = FLAG_THIN
     return r_used, rater_ids_used
 
 
-def _facet_codes(rows, used, fcols) -> dict:
+def _facet_codes(rows: Rows, used, fcols) -> dict:
     """``{facet column: (code of each kept rating, labels in natural order)}``."""
     facets = {}
     for c in fcols:
-        values = [rows[i][c] for i in used]
-        labels = tuple(sorted(dict.fromkeys(values), key=_natural_key))
-        code = {v: k for k, v in enumerate(labels)}
-        facets[c] = (np.array([code[v] for v in values], dtype=np.int64), labels)
+        labels, code = _natural_codes(rows.column(c), used)
+        facets[c] = (code[rows.column(c).codes[used]], labels)
     return facets
 
 
@@ -945,10 +1048,7 @@ def _adjusted_values(table: RatingsTable, results, methods, uncertainty, cells):
     values, shifted, extra = {}, set(), []
     paper_at = {}
     for group in table.groups:    # each line's paper within its group (-1: none)
-        pid = {p: j for j, p in enumerate(group.ratings.paper_ids)}
-        pcol = table.columns.paper
-        paper_at[group.name] = np.array([pid.get(table.rows[i][pcol], -1) for i in group.file_rows],
-                                        dtype=np.int64)
+        paper_at[group.name] = group.paper_at if group.paper_at is not None else _paper_at(table, group)
 
     def per_paper(get):
         col = np.full(n, np.nan)
@@ -991,51 +1091,62 @@ def _adjusted_values(table: RatingsTable, results, methods, uncertainty, cells):
     return values, shifted, extra
 
 
+def _paper_at(table: RatingsTable, group: RatingsGroup) -> np.ndarray:
+    """The paper (index into the group's ``paper_ids``, -1: none) of each of its ``file_rows``."""
+    pid = {p: j for j, p in enumerate(group.ratings.paper_ids)}
+    column = table.rows.column(table.columns.paper)
+    at = np.array([pid.get(v, -1) for v in column.labels], dtype=np.int64)
+    return at[column.codes[group.file_rows]]
+
+
 def _write_rows(path, table: RatingsTable, extra, values, text, shifted, fmt: str, chunk: int) -> None:
     """Write the input's columns, ``flag`` and the ``extra`` columns (``text`` as it is, ``values``
-    formatted with ``fmt`` in the input's decimal mark), ``chunk`` rows at a time."""
-    import csv
+    formatted with ``fmt`` in the input's decimal mark), a column at a time: each column's distinct
+    texts are neutralised (:func:`_neutralised`), formatted (:func:`_formatted`) and quoted once, and
+    the lines joined by pyarrow (:func:`ratercal_cli.columnar.write_columns`; ``chunk`` is unused)."""
+    import sys
 
     from ..guard import neutralise_row
 
-    n = len(table.rows)
     low = table.scale.low
     header = table.header + ["flag"] + extra
     delim = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ";" if table.delimiter == ";" else ","
     comma = table.decimal == "," and delim != ","
     number = (lambda v: fmt.format(v).replace(".", ",")) if comma else fmt.format  # noqa: E731
-    with open_output(path) as fh:
+    # the input's cells as a spreadsheet shows them without running them ('=x; -1 stays a number)
+    columns = [_neutralised(table.rows.column(c)) for c in table.header]
+    columns.append(Column.from_values(table.flags))
+    columns += [Column.from_values(text[c]) if c in text else
+                _formatted(values[c] + (low if c in shifted else 0), number) for c in extra]
+    if str(path) == "-":
+        sys.stdout.flush()   # what was printed before goes first
+    with open_output(path, "wb") as fh:
         if table.bom and str(path) != "-":   # as the input: Excel then reads the accents as they were
-            fh.write("\ufeff")
-        w = csv.writer(fh, delimiter=delim, lineterminator=table.newline)
-        w.writerow(neutralise_row(header))
-        for a in range(0, n, chunk):
-            b = min(n, a + chunk)
-            cells = [text[c][a:b] if c in text else
-                     _formatted(values[c][a:b] + (low if c in shifted else 0), number) for c in extra]
-            rows = table.rows[a:b]
-            # the input's cells as a spreadsheet shows them without running them ('=x; -1 stays a number),
-            # a column at a time (the rows then by zip, in C)
-            given = [_neutralised([r[c] for r in rows]) for c in table.header]
-            w.writerows(zip(*given, table.flags[a:b], *cells))
+            fh.write(codecs.BOM_UTF8)
+        write_columns(fh, neutralise_row(header), columns, delim, table.newline)
 
 
-def _neutralised(col) -> list:
-    """:func:`~ratercal_cli.guard.neutralise` of each cell of a column, each distinct text once."""
-    from ..guard import neutralise
+def _neutralised(column: Column) -> Column:
+    """:func:`~ratercal_cli.guard.neutralise` of each label of a column: called on the labels that
+    start as a formula would (:data:`~ratercal_cli.guard.FORMULA_START`, found by one search over
+    all of them), which it leaves alone if they are plain numbers."""
+    from ..guard import FORMULA_START, neutralise
 
-    to = {v: n for v in dict.fromkeys(col) if (n := neutralise(v)) is not v}
-    return [to.get(v, v) for v in col] if to else col
+    starts = labels_matching(column.labels, "".join(FORMULA_START), start=True)
+    if not starts:
+        return column
+    to = {column.labels[k]: neutralise(column.labels[k]) for k in starts}
+    return column.remapped(to)
 
 
-def _formatted(v, number) -> list:
-    """``number`` of each value of the float array ``v`` ("" where not finite), formatting each
-    distinct value once (a column of adjusted scores has few: 1M ratings, 2.0 s of str.format).
-    Distinct by their bits, so that -0.0 stays "-0.0000" as ``str.format`` writes it."""
-    u, inv = np.unique(np.ascontiguousarray(v, dtype=np.float64).view(np.int64), return_inverse=True)
-    text = np.array([number(x) if math.isfinite(x) else "" for x in u.view(np.float64).tolist()] or [""],
-                    dtype=object)
-    return text[inv.ravel()].tolist()
+def _formatted(v, number) -> Column:
+    """``number`` of each value of the float array ``v`` ("" where not finite), as a
+    :class:`~ratercal_cli.columnar.Column`: each distinct value formatted once (a column of adjusted
+    scores has few: 1M ratings, 2.0 s of str.format).  Distinct by their bits, so that -0.0 stays
+    "-0.0000" as ``str.format`` writes it (two values that format alike are two labels of one text)."""
+    inv, u = first_seen(np.ascontiguousarray(v, dtype=np.float64).view(np.int64))
+    text = [number(x) if math.isfinite(x) else "" for x in u.view(np.float64).tolist()]
+    return Column(inv, text)
 
 
 # -- the public reader -----------------------------------------------------------------

@@ -30,3 +30,143 @@ def test_adjust_no_does_not_import_scipy_stats(tmp_path):
                          text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
     assert (tmp_path / "o.csv").read_text().splitlines()[0] == "paper,rater,score,flag,NO,NO_paper"
+
+
+def test_adjust_no_does_not_import_pandas(tmp_path):
+    """pyarrow's own conversions (pa.array, to_numpy, to_pylist, pa.scalar) import pandas, 0.3-0.5 s:
+    the columnar reader and writer make and read arrays from their buffers instead."""
+    data = tmp_path / "r.csv"
+    _write(data)
+    code = ("import sys; from ratercal_cli.cli import cli\n"
+            "try:\n    cli(['adjust', sys.argv[1], '--scale', '0-5', '-m', 'NO', '-o', sys.argv[2], '-q'])\n"
+            "except SystemExit as e:\n    assert not e.code, e.code\n"
+            "print('pyarrow' in sys.modules, 'pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(data), str(tmp_path / "o.csv")], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "True False"
+
+
+# -- the columnar reader reads what the row-by-row reader reads ------------------------------
+import csv  # noqa: E402
+import io  # noqa: E402
+
+import pytest  # noqa: E402
+
+from ratercal_cli import columnar  # noqa: E402
+from ratercal_cli.errors import InputError  # noqa: E402
+from ratercal_cli.practice import ratings_file as rf  # noqa: E402
+from ratercal_cli.practice.ratings_file import read_ratings_table  # noqa: E402
+
+LABELS = ["P1", "p1", "P 2", "P  2", " P3", "Zoë", "Zoe\u0308", "=cmd", "-1", "+x", "@a", "R\u200b1", "Ⅻ",
+          "a;b", "x\ty", "\u00a0", "NA", "", "Müller"]
+
+
+def random_file(rng, quotes=False):
+    """A ratings text of random shape: separators, line ends, blank and blank-looking lines, spaces
+    around cells, lookalike and formula-like labels, missing, bad and out-of-scale scores, short
+    rows, duplicates; quoted cells (a separator or a quote inside) with ``quotes``."""
+    sep = str(rng.choice([",", ";", "\t"]))
+    end = str(rng.choice(["\n", "\r\n"]))
+    header = ["paper", "rater", "score"] + (["note"] if rng.random() < 0.5 else [])
+    lines = [""] if rng.random() < 0.2 else []
+    lines.append(sep.join(header))
+    width = len(header)
+    n_papers = int(rng.integers(1, 12))
+    for p in range(n_papers):
+        for r in rng.choice(5, int(rng.integers(1, 4)), replace=False):
+            u = rng.random()
+            if u < 0.04:
+                lines.append(str(rng.choice(["", "  ", sep * (width - 1), " " + sep * (width - 1)])))
+            paper = f"P{p}" if rng.random() < 0.9 else str(rng.choice(LABELS))
+            rater = f"R{r}" if rng.random() < 0.9 else str(rng.choice(LABELS))
+            score = str(rng.integers(0, 6)) if rng.random() < 0.93 else str(rng.choice(["", "NA", "7", "x", "2.0",
+                                                                                          " 3 ", "2,0"]))
+            cells = [(" " if rng.random() < 0.1 else "") + paper, rater, score] + ["x y"] * (width - 3)
+            cells = [c.replace(sep, "") for c in cells]
+            if quotes and rng.random() < 0.1:
+                cells[-1] = '"' + cells[-1] + sep + 'q""q"'
+            if rng.random() < 0.02:
+                cells = cells[:-1]
+            lines.append(sep.join(cells))
+            if rng.random() < 0.03:
+                lines.append(lines[-1])   # a duplicate
+    return end.join(lines) + (end if rng.random() < 0.7 else ""), sep
+
+
+def read_both(path, monkeypatch, **kw):
+    out = []
+    for columnar_path in (True, False):
+        if not columnar_path:
+            monkeypatch.setattr(rf, "read_columns", lambda *a, **k: None)   # the row-by-row reader
+        try:
+            t = read_ratings_table(path, **kw)
+            out.append((t.header, list(t.rows), t.lines.tolist(), t.flags, t.warnings, t.delimiter, t.newline,
+                        [(g.name, g.ratings.paper_ids, g.ratings.rater_ids, g.ratings.paper.tolist(),
+                          g.ratings.rater.tolist(), g.ratings.score.tolist(), g.rows.tolist()) for g in t.groups]))
+        except InputError as exc:
+            out.append(("error", str(exc)))
+    monkeypatch.undo()
+    return out
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_the_columnar_reader_reads_what_the_row_reader_reads(seed, tmp_path, monkeypatch):
+    rng = np.random.default_rng([32, seed])
+    text, sep = random_file(rng, quotes=seed % 4 == 0)
+    path = tmp_path / "r.csv"
+    path.write_bytes(("\ufeff" if seed % 5 == 0 else "").encode() + text.encode("utf-8"))
+    kw = dict(scale="0-5" if seed % 3 else None, fold_labels=seed % 2 == 0,
+              decimal="comma" if sep != "," and seed % 7 == 0 else "point")
+    fast, rows = read_both(path, monkeypatch, **kw)
+    assert fast == rows
+
+
+def test_the_columnar_reader_is_taken_where_records_are_lines():
+    text = "\npaper,rater,score\r\nP1,R1,3\r\n\r\nP2,R1, 4\r\n"
+    cells, line, rows, lines = columnar.read_columns(text, ",", 1 << 17)
+    assert (cells, line, list(rows), lines.tolist()) == (
+        ["paper", "rater", "score"], 2, [{"paper": "P1", "rater": "R1", "score": "3"},
+                                         {"paper": "P2", "rater": "R1", "score": " 4"}], [3, 5])
+    for other in ['paper,rater,score\nP1,"R1",3\n', "paper,rater,score\nP1,R1,3\n , ,\n", "a,b\n1,2\r3,4\n",
+                  "paper,rater,score\nP1,R1\n", "a,b,,\n1,2,,\n", "a,b\n" + "x" * 200 + ",1\n"]:
+        assert columnar.read_columns(other, ",", 100) is None, other
+
+
+@pytest.mark.parametrize("sep, end", [(",", "\n"), (";", "\r\n"), ("\t", "\n")])
+def test_write_columns_writes_what_csv_writer_writes(sep, end):
+    rng = np.random.default_rng(len(sep + end))
+    pool = ["", "a", "a b", 'say "hi"', "x,y", "x;y", "x\ty", "line\nbreak", "cr\rhere", "Zoë", "日本", "'=1", " lead"]
+    table = [[str(rng.choice(pool)) for _ in range(4)] for _ in range(300)]
+    want = io.StringIO()
+    w = csv.writer(want, delimiter=sep, lineterminator=end)
+    w.writerow(["h1", "h,2", "h3", "h4"])
+    w.writerows(table)
+    got = io.BytesIO()
+    columnar.write_columns(got, ["h1", "h,2", "h3", "h4"], [columnar.Column.from_values([r[k] for r in table])
+                                                           for k in range(4)], sep, end)
+    assert got.getvalue().decode("utf-8") == want.getvalue()
+
+
+def test_the_adjusted_file_keeps_the_inputs_dialect_and_neutralises_labels(tmp_path):
+    """A ;-separated, CRLF, BOM, decimal-comma input with formula-like labels comes back in its
+    dialect, the labels with a leading ' (guard.neutralise), plain numbers left alone."""
+    rows = ["paper;rater;score;note"] + [f"{p};{r};{(k + j) % 6};{'=HYPERLINK(1)' if k == 0 else '-1'}"
+                                         for k, p in enumerate(["=P1", "P2", "@P3", "-4"])
+                                         for j, r in enumerate(["R1", "+R2"])]
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(rows).encode() + b"\r\n")
+    out = tmp_path / "o.csv"
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+    res = CliRunner().invoke(cli, ["adjust", str(path), "--scale", "0-5", "--sep", "semicolon", "--decimal", "comma", "-m", "NO",
+                                   "-o",
+                                   str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    data = out.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and data.count(b"\r\n") == 9
+    lines = data[3:].decode().split("\r\n")
+    assert lines[0] == "paper;rater;score;note;flag;NO;NO_paper"
+    assert lines[1] == "'=P1;R1;0;'=HYPERLINK(1);;0,0000;0,5000"
+    assert lines[4] == "P2;'+R2;2;-1;;2,0000;1,5000"
+    assert lines[7] == "-4;R1;3;-1;;3,0000;3,5000"

@@ -1,0 +1,327 @@
+"""Text tables as columns, read and written by pyarrow's CSV engine (issue 32).
+
+A :class:`Column` is a column of text cells held as its distinct texts (``labels``, in the order of
+first appearance) and one code per row (``codes``, an integer array): a ratings file of a million
+lines has a few hundred raters and a few distinct scores, so every check that looks at a cell's
+text (a blank label, a score that does not parse, lookalike labels, formula-like cells) runs once
+per distinct text, and the rest are array operations on the codes.  :class:`Rows` shows such
+columns as the rows of dicts the row-by-row reader gives (``rows[i][column]``).
+
+:func:`read_columns` reads a CSV/TSV text with pyarrow's C++ reader (1M ratings: 0.06 s, where
+Python's ``csv`` and a dict per row took 1.7 s) where each record is one line of the file (no quote
+character, no lone carriage return, no blank-looking line, no field over the csv module's limit);
+anything else is left to :func:`ratercal_cli.io.read_table`, which reads every dialect and says which
+line is wrong (the caller falls back to it on None).  :func:`write_columns` writes columns as
+``csv.writer`` would (quotes only where a cell needs them), joining the cells in C.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+
+#: The characters ``str.split`` and ``str.strip`` take for spaces among ASCII ones.
+_ASCII_SPACE = "".join(ch for ch in map(chr, range(128)) if ch.isspace())
+
+
+class Column:
+    """A text column: ``labels`` (its distinct texts, first seen first) and ``codes`` (the label of
+    each row, an integer array)."""
+
+    __slots__ = ("codes", "labels")
+
+    def __init__(self, codes, labels):
+        self.codes = codes
+        self.labels = labels
+
+    @classmethod
+    def from_values(cls, values) -> Column:
+        """The column of a list of texts."""
+        labels = list(dict.fromkeys(values))
+        code = {v: k for k, v in enumerate(labels)}
+        return cls(np.fromiter(map(code.__getitem__, values), dtype=np.int64, count=len(values)), labels)
+
+    @classmethod
+    def from_arrow(cls, array) -> Column:
+        """The column of a pyarrow string array (dictionary-encoded in C)."""
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(array)
+        return cls(_ints(enc.indices), _texts(enc.dictionary))
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, i) -> str:
+        return self.labels[self.codes[i]]
+
+    def values(self, at=None) -> list:
+        """The texts of the rows (``at``: of those rows), as a list."""
+        codes = self.codes if at is None else self.codes[at]
+        if not len(self.labels):
+            return [""] * len(codes)
+        return np.array(self.labels, dtype=object)[codes].tolist()
+
+    def counts(self) -> np.ndarray:
+        """How many rows have each label."""
+        return np.bincount(self.codes, minlength=len(self.labels))
+
+    def first_row(self, labels) -> int | None:
+        """The first row whose text is one of ``labels`` (None: none is)."""
+        if len(labels) == 1:   # (a blank: a scan of the labels, not a dict of them)
+            if labels[0] not in self.labels:
+                return None
+            return int(np.argmax(self.codes == self.labels.index(labels[0])))
+        wanted = np.zeros(len(self.labels), dtype=bool)
+        index = {v: k for k, v in enumerate(self.labels)}
+        wanted[[index[v] for v in labels if v in index]] = True
+        rows = np.flatnonzero(wanted[self.codes]) if wanted.any() else ()
+        return int(rows[0]) if len(rows) else None
+
+    def mapped(self, to) -> Column:
+        """The column with each label replaced by ``to(label)`` (labels that become one text merge;
+        the order of first appearance is kept).  ``self`` where nothing changes."""
+        new = [to(v) for v in self.labels]
+        if new == self.labels:
+            return self
+        index: dict = {}
+        remap = np.fromiter((index.setdefault(v, len(index)) for v in new), dtype=np.int64, count=len(new))
+        return Column(remap[self.codes], list(index))
+
+    def stripped(self) -> Column:
+        """:meth:`mapped` by ``str.strip`` (``self`` where no label holds a space: ASCII labels are
+        searched for ASCII spaces at once)."""
+        if not labels_matching(self.labels, _ASCII_SPACE) and "".join(self.labels).isascii():
+            return self
+        return self.mapped(str.strip)
+
+    def remapped(self, mapping: dict) -> Column:
+        """:meth:`mapped` by a ``{label: new label}`` dict (labels not in it stay)."""
+        return self.mapped(lambda v: mapping.get(v, v))
+
+
+class Rows(Sequence):
+    """The rows of ``columns`` (``{name: Column}``, in ``header``'s order) as the row-by-row reader
+    gives them: ``rows[i]`` is a new dict ``{column: text}`` (changing it changes nothing),
+    ``rows.column(name)`` the :class:`Column`."""
+
+    def __init__(self, header, columns: dict, n: int):
+        self.header = list(header)
+        self.columns = columns
+        self.n = n
+
+    @classmethod
+    def from_dicts(cls, header, rows) -> Rows:
+        return cls(header, {c: Column.from_values([r[c] for r in rows]) for c in header}, len(rows))
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self.n))]
+        return {c: col[i] for c, col in self.columns.items()}
+
+    def column(self, name) -> Column:
+        return self.columns[name]
+
+    def values(self, name, at=None) -> list:
+        return self.columns[name].values(at)
+
+    def __eq__(self, other):
+        return list(self) == list(other)
+
+    __hash__ = None   # type: ignore[assignment]
+
+
+# -- arrays in and out of pyarrow without pandas: pyarrow's own conversions (``pa.array``,
+# ``to_numpy``, ``to_pylist``, ``pa.scalar``) import pandas, 0.3-0.5 s of a run that needs none of it
+def _ints(array) -> np.ndarray:
+    """The values of a pyarrow integer array without nulls, as a numpy view."""
+    dtype = np.dtype(f"int{array.type.bit_width}")
+    return np.frombuffer(array.buffers()[1], dtype=dtype)[array.offset:array.offset + len(array)]
+
+
+def _index_array(codes):
+    """A pyarrow int64 array of the integer array ``codes``."""
+    import pyarrow as pa
+
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(codes), [None, pa.py_buffer(codes)])
+
+
+def _strings(labels):
+    """A pyarrow large_string array of the texts ``labels``."""
+    import pyarrow as pa
+
+    data = "".join(labels)
+    if data.isascii():   # a character a byte: the lengths are the texts'
+        sizes, data_bytes = map(len, labels), data.encode("ascii")
+    else:
+        enc = [v.encode("utf-8") for v in labels]
+        sizes, data_bytes = map(len, enc), b"".join(enc)
+    offsets = np.zeros(len(labels) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(sizes, dtype=np.int64, count=len(labels)), out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(labels), [None, pa.py_buffer(offsets),
+                                                                   pa.py_buffer(data_bytes)])
+
+
+def first_seen(values):
+    """``(codes, distinct)`` of an integer array: its distinct values in the order of first
+    appearance and the place of each value among them (pyarrow's hash kernel, not a sort)."""
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(_index_array(values))
+    return _ints(enc.indices), _ints(enc.dictionary)
+
+
+def _texts(array) -> list:
+    """The texts of a pyarrow string array without nulls or line ends, as a list: joined with a
+    line end after each (in C), decoded and split."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(array) == 0:
+        return []
+    array = array.cast(pa.large_string())
+    empty, end = _strings(["", "\n"])
+    joined = pc.binary_join_element_wise(array, empty, end)
+    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64)[joined.offset:joined.offset + len(joined) + 1]
+    text = memoryview(joined.buffers()[2])[offsets[0]:offsets[-1]].tobytes().decode("utf-8")
+    return text.split("\n")[:-1]
+
+
+# -- reading -----------------------------------------------------------------------------
+def _line_spans(data: bytes):
+    """``(start, end)`` byte offsets of each line of ``data`` (without its ``\\n``)."""
+    nl = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    starts = np.concatenate([[0], nl + 1])
+    ends = np.concatenate([nl, [len(data)]])
+    if starts[-1] == len(data):   # the text ends with a line end: no further line
+        starts, ends = starts[:-1], ends[:-1]
+    return starts, ends
+
+
+def read_columns(text: str, delimiter: str, field_limit: int):
+    """``(header cells, header's line, Rows, line number of each row)`` of a CSV text where each record is one
+    line, read by pyarrow; None where the text needs :func:`ratercal_cli.io.read_table`'s reader:
+    a quote character, a lone carriage return, a line of only spaces and separators, a line over
+    ``field_limit`` characters, rows of unequal length, unnamed columns right of the table."""
+    if '"' in text or text.count("\r") != text.count("\r\n"):
+        return None
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+    except ImportError:   # pragma: no cover - a dependency
+        return None
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:   # a lone surrogate: the row-by-row reader keeps it
+        return None
+    starts, ends = _line_spans(data)
+    length = ends - starts
+    if "\r\n" in text:   # the line's length without its carriage return
+        length = length - ((np.frombuffer(data, dtype=np.uint8)[np.maximum(ends - 1, 0)] == 13) & (length > 0))
+    if length.size == 0 or int(length.max()) > field_limit:
+        return None
+    filled = np.flatnonzero(length > 0)
+    if len(delimiter) != 1 or not delimiter.isascii() or filled.size == 0:
+        return None
+    # a line of only spaces and separators is a blank row to csv's reader (skipped, not a row of
+    # blanks): each line must have a byte that is neither (a byte of a non-ASCII character might be a
+    # space of another kind: such a line is left to the reader too)
+    content = np.ones(256, dtype=bool)
+    content[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32, ord(delimiter)]] = False
+    content[128:] = False
+    if not np.logical_or.reduceat(content[np.frombuffer(data, dtype=np.uint8)], starts[filled]).all():
+        return None
+    head_at = int(filled[0])
+    head_line = data[starts[head_at]:starts[head_at] + length[head_at]].decode("utf-8")
+    header = next(csv.reader(io.StringIO(head_line, newline=""), delimiter=delimiter))
+    names = [c.strip() for c in header]
+    if len(names) > 1 and not names[-1]:   # unnamed columns right of the table
+        return None
+    body = filled[1:]
+    width = len(header)
+    n = int(body.size)
+    if n == 0:
+        return header, head_at + 1, Rows(names, {c: Column(np.zeros(0, dtype=np.int64), []) for c in names}, 0), \
+            np.zeros(0, dtype=np.int64)
+    keys = [f"c{k}" for k in range(width)]
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(data[starts[body[0]]:]),
+            read_options=pcsv.ReadOptions(column_names=keys, use_threads=False, block_size=max(1 << 20, len(data) + 1)),
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
+            convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(keys, pa.string()),
+                                                strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowException):   # a row of another length: the loop says which
+        return None
+    if table.num_rows != n:
+        return None
+    columns = {name: Column.from_arrow(table.column(k).combine_chunks()) for name, k in zip(names, keys)}
+    return header, head_at + 1, Rows(names, columns, n), body.astype(np.int64) + 1
+
+
+# -- writing -----------------------------------------------------------------------------
+def csv_cells(labels, delimiter: str, newline: str) -> list:
+    """Each text as ``csv.writer`` writes it as one of several cells of a row: quoted (quotes
+    doubled) only where it holds the separator, a quote or a line end; the writer itself decides,
+    called only for the texts that hold one of them."""
+    out = list(labels)
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter=delimiter, lineterminator=newline)
+    for k in labels_matching(out, delimiter + '"\r\n' + newline):
+        buf.seek(0)
+        buf.truncate()
+        w.writerow([out[k]])
+        out[k] = buf.getvalue()[:-len(newline)]
+    return out
+
+
+def write_columns(fh, header, columns, delimiter: str = ",", newline: str = "\n") -> None:
+    """Write ``header`` (texts) and ``columns`` (:class:`Column` s of equal length, labels as the
+    cells' texts) as CSV to the binary file ``fh``, in UTF-8; cells quoted as ``csv.writer`` quotes
+    them (:func:`csv_cells`).  The rows are joined by pyarrow (C), a block of rows at a time."""
+    import pyarrow.compute as pc
+
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=delimiter, lineterminator=newline).writerow(header)
+    fh.write(buf.getvalue().encode("utf-8"))
+    if not columns:
+        return
+    n = len(columns[0])
+    # the line end is the last column's: each row's cells joined by the separator are its line
+    cells = [_strings(csv_cells(c.labels, delimiter, newline) or [""]) for c in columns[:-1]]
+    cells.append(_strings([v + newline for v in csv_cells(columns[-1].labels, delimiter, newline)] or [""]))
+    sep = _strings([delimiter])[0]
+    block = 1 << 20
+    for a in range(0, n, block):
+        parts = [pc.take(lab, _index_array(c.codes[a:a + block])) for lab, c in zip(cells, columns)]
+        lines = pc.binary_join_element_wise(*parts, sep)
+        offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)[lines.offset:lines.offset + len(lines) + 1]
+        fh.write(memoryview(lines.buffers()[2])[offsets[0]:offsets[-1]])
+
+
+def labels_matching(labels, chars: str, start: bool = False) -> list:
+    """The indices of the ``labels`` that hold one of the characters ``chars`` (``start``: that
+    start with one), found by searches over all of them joined (no label may hold a NUL, which
+    joins them): where none holds one, a search for each character; else one regular expression."""
+    if not labels:
+        return []
+    joined = "\0" + "\0".join(labels)
+    if not any(("\0" + c if start else c) in joined for c in chars):
+        return []
+    pattern = "[" + re.escape(chars) + "]"
+    found = [m.start() for m in re.finditer("\0" + ("" if start else "[^\0]*?") + pattern, joined)]
+    if not found:
+        return []
+    starts = np.zeros(len(labels), dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, labels), dtype=np.int64, count=len(labels))[:-1] + 1, out=starts[1:])
+    return (np.searchsorted(starts, np.array(found, dtype=np.int64), side="right") - 1).tolist()
