@@ -87,3 +87,36 @@ def test_many_raters_a_paper_hold_nothing_of_designs_times_pairs():
     assert eng.pair_u.size == U * (U + 1) // 2 and eng.design_first.size == N
     assert np.isfinite(ev.H.dense()).all()
     assert peak < 120e6, f"{peak / 1e6:.0f} MB"
+
+
+@pytest.mark.parametrize("moved", ["a step", "far"])
+def test_windows_of_the_grid_give_the_whole_grid_s_numbers(monkeypatch, moved):
+    """Many ratings a paper: after a first evaluation, chunks of patterns near each other are
+    evaluated on the nodes where their posteriors lay (GridEngine._windows); log L, gradient,
+    posterior means and sds, and the grid's range and resolution statistics are the whole grid's
+    (to rounding), after a small step and after one that moves every posterior far past its
+    window (those chunks are done again on the whole grid)."""
+    monkeypatch.setattr(mml_engine, "WINDOW_CHUNK", 64)
+    rng = np.random.default_rng(3)
+    U, K, N = 15, 5, 1200
+    data = random_design(rng, U, K, N, lambda rng: U)
+    theta = rng.normal(0, 1.5, N)
+    tau = np.c_[np.zeros(U), np.cumsum(rng.normal(0, 0.7, (U, K - 1)), axis=1)]
+    score = np.array([(theta[p] > tau[u, 1:] - 0.5 * np.arange(1, K) + rng.normal(0, 1, K - 1)).sum()
+                      for p, u in zip(data[0], data[1])])
+    data = (data[0], data[1], score)
+    # a step: each rater a little more or less severe; far: every rater 3 logits harsher (every
+    # posterior 2 sd lower)
+    tau1 = tau + np.arange(K)[None, :] * (rng.normal(0, 0.05, U)[:, None] if moved == "a step" else 3.0)
+    ls1 = 0.4 + (0.02 if moved == "a step" else 0.0)
+    win = GridEngine(*data, U, K, 301)
+    win.evaluate(tau, 0.4)                      # the posteriors' places
+    assert win._windows() is not None           # (windows pay here: 15 ratings a paper)
+    got = win.evaluate(tau1, ls1, level=1, moments=True)
+    assert (win.window_misses > 0) == (moved == "far")
+    ref = GridEngine(*data, U, K, 301).evaluate(tau1, ls1, level=1, moments=True)
+    assert got.ll == pytest.approx(ref.ll, rel=1e-13)
+    np.testing.assert_allclose(got.g, ref.g, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(got.eap, ref.eap, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got.eap_sd, ref.eap_sd, rtol=1e-10)
+    assert (got.z_lo, got.z_hi, got.z_sd_low) == pytest.approx((ref.z_lo, ref.z_hi, ref.z_sd_low), rel=1e-10)
