@@ -33,11 +33,23 @@ class Column:
     """A text column: ``labels`` (its distinct texts, first seen first) and ``codes`` (the label of
     each row, an integer array)."""
 
-    __slots__ = ("codes", "labels")
+    __slots__ = ("codes", "labels", "arrow", "_joined")
 
     def __init__(self, codes, labels):
         self.codes = codes
         self.labels = labels
+        self.arrow = None   # the labels as a pyarrow array, where the reader made one
+        self._joined = None
+
+    def joined(self) -> str:
+        """The labels joined for :func:`labels_matching` (made once: the column is not changed in place)."""
+        if self._joined is None:
+            self._joined = _join(self.labels)
+        return self._joined
+
+    def matching(self, chars: str, start: bool = False) -> list:
+        """:func:`labels_matching` of the labels."""
+        return labels_matching(self.labels, chars, start, self.joined())
 
     @classmethod
     def from_values(cls, values) -> Column:
@@ -51,8 +63,10 @@ class Column:
         """The column of a pyarrow string array (dictionary-encoded in C)."""
         import pyarrow.compute as pc
 
-        enc = pc.dictionary_encode(array)
-        return cls(_ints(enc.indices), _texts(enc.dictionary))
+        enc = pc.dictionary_encode(array, memory_pool=_pool())
+        column = cls(_ints(enc.indices), _texts(enc.dictionary))
+        column.arrow = enc.dictionary   # the labels as pyarrow has them, for writing them back
+        return column
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -96,7 +110,7 @@ class Column:
     def stripped(self) -> Column:
         """:meth:`mapped` by ``str.strip`` (``self`` where no label holds a space: ASCII labels are
         searched for ASCII spaces at once)."""
-        if not labels_matching(self.labels, _ASCII_SPACE) and "".join(self.labels).isascii():
+        if not self.matching(_ASCII_SPACE) and self.joined().isascii():
             return self
         return self.mapped(str.strip)
 
@@ -139,6 +153,14 @@ class Rows(Sequence):
     __hash__ = None   # type: ignore[assignment]
 
 
+def _pool():
+    """The memory pool of our pyarrow calls: the system's allocator (pyarrow's default, mimalloc,
+    kept ~60 MB more of a 1M-rating file resident, and page faults doubled the system time)."""
+    import pyarrow as pa
+
+    return pa.system_memory_pool()
+
+
 # -- arrays in and out of pyarrow without pandas: pyarrow's own conversions (``pa.array``,
 # ``to_numpy``, ``to_pylist``, ``pa.scalar``) import pandas, 0.3-0.5 s of a run that needs none of it
 def _ints(array) -> np.ndarray:
@@ -176,8 +198,15 @@ def first_seen(values):
     appearance and the place of each value among them (pyarrow's hash kernel, not a sort)."""
     import pyarrow.compute as pc
 
-    enc = pc.dictionary_encode(_index_array(values))
+    enc = pc.dictionary_encode(_index_array(values), memory_pool=_pool())
     return _ints(enc.indices), _ints(enc.dictionary)
+
+
+def distinct_lower(array) -> int:
+    """How many distinct texts the ASCII texts of a pyarrow array have in lower case (in C)."""
+    import pyarrow.compute as pc
+
+    return len(pc.unique(pc.ascii_lower(array, memory_pool=_pool()), memory_pool=_pool()))
 
 
 def _texts(array) -> list:
@@ -190,7 +219,7 @@ def _texts(array) -> list:
         return []
     array = array.cast(pa.large_string())
     empty, end = _strings(["", "\n"])
-    joined = pc.binary_join_element_wise(array, empty, end)
+    joined = pc.binary_join_element_wise(array, empty, end, memory_pool=_pool())
     offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64)[joined.offset:joined.offset + len(joined) + 1]
     text = memoryview(joined.buffers()[2])[offsets[0]:offsets[-1]].tobytes().decode("utf-8")
     return text.split("\n")[:-1]
@@ -238,7 +267,12 @@ def read_columns(text: str, delimiter: str, field_limit: int):
     content = np.ones(256, dtype=bool)
     content[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32, ord(delimiter)]] = False
     content[128:] = False
-    if not np.logical_or.reduceat(content[np.frombuffer(data, dtype=np.uint8)], starts[filled]).all():
+    raw = np.frombuffer(data, dtype=np.uint8)
+    maybe = filled[~content[raw[starts[filled]]]]   # (a line that starts with a letter is not blank)
+    if maybe.size > 1000:
+        if not np.logical_or.reduceat(content[raw], starts[filled]).all():
+            return None
+    elif any(not content[raw[starts[k]:ends[k]]].any() for k in maybe.tolist()):
         return None
     head_at = int(filled[0])
     head_line = data[starts[head_at]:starts[head_at] + length[head_at]].decode("utf-8")
@@ -253,9 +287,12 @@ def read_columns(text: str, delimiter: str, field_limit: int):
         return header, head_at + 1, Rows(names, {c: Column(np.zeros(0, dtype=np.int64), []) for c in names}, 0), \
             np.zeros(0, dtype=np.int64)
     keys = [f"c{k}" for k in range(width)]
+    lines = body.astype(np.int64) + 1
+    first = int(starts[body[0]])
+    del starts, ends, length, filled, body, raw   # (1M ratings: 30 MB)
     try:
         table = pcsv.read_csv(
-            pa.py_buffer(data[starts[body[0]]:]),
+            pa.py_buffer(data).slice(first), memory_pool=_pool(),
             read_options=pcsv.ReadOptions(column_names=keys, use_threads=False, block_size=max(1 << 20, len(data) + 1)),
             parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                              escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
@@ -263,26 +300,39 @@ def read_columns(text: str, delimiter: str, field_limit: int):
                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowException):   # a row of another length: the loop says which
         return None
+    del data
     if table.num_rows != n:
         return None
-    columns = {name: Column.from_arrow(table.column(k).combine_chunks()) for name, k in zip(names, keys)}
-    return header, head_at + 1, Rows(names, columns, n), body.astype(np.int64) + 1
+    columns = {}
+    for name, k in zip(names, keys):
+        chunks = table.column(k)
+        columns[name] = Column.from_arrow(chunks.chunk(0) if chunks.num_chunks == 1 else chunks.combine_chunks())
+    return header, head_at + 1, Rows(names, columns, n), lines
 
 
 # -- writing -----------------------------------------------------------------------------
-def csv_cells(labels, delimiter: str, newline: str) -> list:
+def csv_cells(labels, delimiter: str, newline: str, joined=None) -> list:
     """Each text as ``csv.writer`` writes it as one of several cells of a row: quoted (quotes
     doubled) only where it holds the separator, a quote or a line end; the writer itself decides,
     called only for the texts that hold one of them."""
     out = list(labels)
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=delimiter, lineterminator=newline)
-    for k in labels_matching(out, delimiter + '"\r\n' + newline):
+    for k in labels_matching(out, delimiter + '"\r\n' + newline, joined=joined):
         buf.seek(0)
         buf.truncate()
         w.writerow([out[k]])
         out[k] = buf.getvalue()[:-len(newline)]
     return out
+
+
+def _cells(column: Column, delimiter: str, newline: str):
+    """The labels of ``column`` as CSV cells (:func:`csv_cells`), a pyarrow array: the reader's own
+    where quoting changes none."""
+    cells = csv_cells(column.labels, delimiter, newline, column.joined())
+    if column.arrow is not None and cells == column.labels:
+        return column.arrow.cast("large_string")
+    return _strings(cells or [""])
 
 
 def write_columns(fh, header, columns, delimiter: str = ",", newline: str = "\n") -> None:
@@ -298,24 +348,28 @@ def write_columns(fh, header, columns, delimiter: str = ",", newline: str = "\n"
         return
     n = len(columns[0])
     # the line end is the last column's: each row's cells joined by the separator are its line
-    cells = [_strings(csv_cells(c.labels, delimiter, newline) or [""]) for c in columns[:-1]]
+    cells = [_cells(c, delimiter, newline) for c in columns[:-1]]
     cells.append(_strings([v + newline for v in csv_cells(columns[-1].labels, delimiter, newline)] or [""]))
     sep = _strings([delimiter])[0]
-    block = 1 << 20
+    block = 1 << 18   # (a block's cells and lines: ~20 MB)
     for a in range(0, n, block):
-        parts = [pc.take(lab, _index_array(c.codes[a:a + block])) for lab, c in zip(cells, columns)]
-        lines = pc.binary_join_element_wise(*parts, sep)
+        parts = [pc.take(lab, _index_array(c.codes[a:a + block]), memory_pool=_pool()) for lab, c in zip(cells, columns)]
+        lines = pc.binary_join_element_wise(*parts, sep, memory_pool=_pool())
         offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)[lines.offset:lines.offset + len(lines) + 1]
         fh.write(memoryview(lines.buffers()[2])[offsets[0]:offsets[-1]])
 
 
-def labels_matching(labels, chars: str, start: bool = False) -> list:
+def _join(labels) -> str:
+    return "\0" + "\0".join(labels)
+
+
+def labels_matching(labels, chars: str, start: bool = False, joined=None) -> list:
     """The indices of the ``labels`` that hold one of the characters ``chars`` (``start``: that
     start with one), found by searches over all of them joined (no label may hold a NUL, which
     joins them): where none holds one, a search for each character; else one regular expression."""
     if not labels:
         return []
-    joined = "\0" + "\0".join(labels)
+    joined = _join(labels) if joined is None else joined
     if not any(("\0" + c if start else c) in joined for c in chars):
         return []
     pattern = "[" + re.escape(chars) + "]"

@@ -39,7 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..columnar import _ASCII_SPACE, Column, Rows, first_seen, labels_matching, read_columns, write_columns
+from ..columnar import (_ASCII_SPACE, Column, Rows, distinct_lower, first_seen, labels_matching, read_columns,
+                        write_columns)
 from ..design import keep_first, needs_third
 from ..errors import ArgumentError, InputError, arg, mention
 from ..guard import snippet
@@ -167,18 +168,22 @@ def lookalike_groups(labels) -> list:
     return _lookalikes(list(dict.fromkeys(labels)), lambda: Counter(labels))   # first seen first
 
 
-def _lookalikes(distinct, counts) -> list:
+def _lookalikes(distinct, counts, joined=None, arrow=None) -> list:
     """:func:`lookalike_groups` of the ``distinct`` labels (first seen first); ``counts()`` gives
     ``{label: rows}`` (called only where there are lookalikes).  Where every label is ASCII, the keys
     of the labels without a space are their lower case, made in one call over all of them (500k
-    paper labels: 0.7 s a label at a time), and :func:`label_key` is called for the others."""
-    joined = "\0".join(distinct)      # (no label holds a NUL: the file is refused)
+    paper labels: 0.7 s a label at a time), and :func:`label_key` is called for the others.  ``arrow``:
+    the labels as a pyarrow array, whose lower case is counted there where no label has a space."""
+    joined = joined or "\0" + "\0".join(distinct)      # (no label holds a NUL: the file is refused)
     skel = not joined.isascii()
     if skel:
         keys = [label_key(lab, skel) for lab in distinct]
     else:
-        keys = joined.lower().split("\0") if distinct else []
-        for k in labels_matching(distinct, _ASCII_SPACE):
+        spaced = labels_matching(distinct, _ASCII_SPACE, joined=joined)
+        if arrow is not None and not spaced and distinct_lower(arrow) == len(distinct):
+            return []
+        keys = joined.lower().split("\0")[1:] if distinct else []
+        for k in spaced:
             keys[k] = label_key(distinct[k])
     if len(set(keys)) == len(keys):
         return []
@@ -246,7 +251,8 @@ def _check_lookalikes(rows: Rows, columns, path, fold, warnings, lines=None):
         if col is None:
             continue
         column = rows.column(col)
-        groups = _lookalikes(column.labels, lambda: dict(zip(column.labels, column.counts().tolist())))
+        groups = _lookalikes(column.labels, lambda: dict(zip(column.labels, column.counts().tolist())),
+                             column.joined(), column.arrow)
         if not groups:
             continue
         found[col] = groups
@@ -836,12 +842,34 @@ def _key_codes(table, idx):
     return [table.rows.column(c).codes[idx] for c in (cols.paper, cols.rater) + tuple(cols.facets)]
 
 
+def _no_repeat_near(keys, widest: int = 8) -> bool:
+    """Whether the rows (``keys``: code arrays, the paper's first) have no key twice, shown cheaply
+    where a file lists each paper's ratings together (as most do) and a paper has at most ``widest``:
+    each row is then compared with the few before it.  False where that cannot show it."""
+    paper = keys[0]
+    if paper.size < 2 or (paper[1:] < paper[:-1]).any():   # papers not together (codes: first seen first)
+        return False
+    starts = np.flatnonzero(np.concatenate([[True], paper[1:] != paper[:-1]]))
+    most = int(np.diff(np.append(starts, paper.size)).max())   # the most ratings of a paper
+    if most > widest:
+        return False
+    for d in range(1, most):
+        same = np.ones(paper.size - d, dtype=bool)
+        for k in keys:
+            same &= k[d:] == k[:-d]
+        if same.any():
+            return False
+    return True
+
+
 def _refuse_duplicates(table, idx, where: str) -> None:
     """Refuse a second rating of one paper by one rater within one combination of facet levels
     (sorted codes; where two keys are equal, the first such row in the file is named)."""
     cols, lines = table.columns, table.lines
     fcols = tuple(cols.facets)
     keys = _key_codes(table, idx)
+    if _no_repeat_near(keys):
+        return
     sizes = [len(table.rows.column(c).labels) for c in (cols.paper, cols.rater) + fcols]
     if math.prod(sizes) < 1 << 62:   # one number a key: distinct keys counted by hashing, not sorting
         one = np.zeros(idx.size, dtype=np.int64)
@@ -1132,7 +1160,7 @@ def _neutralised(column: Column) -> Column:
     all of them), which it leaves alone if they are plain numbers."""
     from ..guard import FORMULA_START, neutralise
 
-    starts = labels_matching(column.labels, "".join(FORMULA_START), start=True)
+    starts = column.matching("".join(FORMULA_START), start=True)
     if not starts:
         return column
     to = {column.labels[k]: neutralise(column.labels[k]) for k in starts}
