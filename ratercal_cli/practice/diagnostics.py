@@ -28,7 +28,7 @@ from scipy import stats
 
 from ..errors import MethodError
 from ..fit_stats import fit_rows
-from ..methods.cml import ConditionalPCM
+from ..methods.cml import ConditionalPCM, too_costly
 from ..network import rater_components as rater_labels
 from ..ratings import Ratings
 from ..vocabulary import NEEDS_TWO_RATERS
@@ -426,6 +426,12 @@ def rasch_fit(ratings: Ratings):
     return rows, notes
 
 
+def _why(skipped: str) -> str:
+    """``--no-rasch``, or what left the Rasch fits out (:func:`.cml.too_costly`, shortened)."""
+    return "--no-rasch" if skipped == "skipped (--no-rasch)" else "their cost: " + skipped.split(";")[0].removeprefix(
+        "skipped: ")
+
+
 def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "auto",
                   alpha: float = ALPHA, rasch: bool = True, clusters=None, cluster_labels=(),
                   cluster_source: str = "") -> CheckReport:
@@ -465,19 +471,22 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     warranted = bool(warranted_by)
     fewest = [r["rater"] for r in raters if r["papers"] == min_papers]
     under = [r["rater"] for r in raters if r["papers"] < FEW_PAPERS]
+    skipped = "skipped (--no-rasch)"
+    if rasch and (heavy := too_costly(ratings)):   # many raters a paper, each paper its own set of them
+        rasch, skipped = False, heavy
     if rasch:
         rr, model = report_and_model(ratings, scale_low=scale_low)
-    else:   # check --no-rasch: no model is fitted
-        rr, model = RaterReport(model=RATER_MODEL, fitted=False, reason="skipped (--no-rasch)"), None
+    else:   # check --no-rasch (or too costly): no model is fitted
+        rr, model = RaterReport(model=RATER_MODEL, fitted=False, reason=skipped), None
     if rasch or assignment != "auto":
         found = decide_assignment(ratings, assignment, model=model if getattr(model, "measured", None) is not None
                                   else None, clusters=clusters, cluster_labels=cluster_labels,
                                   cluster_source=cluster_source, alpha=alpha, severities=rasch) \
             if rasch else Assignment(given=assignment, assignment=assignment, confounded=assignment == "nonrandom",
-                                     reason="as given (the evidence needs the Rasch fits: --no-rasch)")
+                                     reason=f"as given (the evidence needs the Rasch fits: {_why(skipped)})")
     else:
         found = Assignment(given="auto", assignment="random", confounded=None,
-                           reason="not tested (the evidence needs the Rasch fits, left out by --no-rasch): "
+                           reason=f"not tested (the evidence needs the Rasch fits, left out by {_why(skipped)}): "
                                   "taken as random")
     assignment = found.assignment
     rec, reason = recommend(min_papers, assignment, warranted, all_scored_all, fewest, under)
@@ -496,7 +505,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     if rasch:
         fit_rows_, fit_notes = rasch_fit(ratings)
     else:
-        fit_rows_, fit_notes = [], ["skipped (--no-rasch)"]
+        fit_rows_, fit_notes = [], [skipped]
     # raters differ: a test above, or the rater model's fixed (all same) chi-square
     differ = warranted or bool(rr.fitted and np.isfinite(rr.rater_separation["chi2_p"])
                                and rr.rater_separation["chi2_p"] < alpha)

@@ -220,3 +220,49 @@ def test_a_test_scipy_refuses_says_why_and_a_bug_propagates():
 
     with pytest.raises(TypeError, match="a coding error"):
         _quiet(buggy, np.array([1.0]))
+
+
+def test_conditional_work_counts_each_distinct_rater_set_once():
+    """(s M)^2 (s M + 1) a distinct set of raters: papers 0-2 share raters {0, 1} (counted once),
+    paper 3 has {0, 1, 2} (a rater twice on it counts once), paper 4 {2} alone; scale 0-4."""
+    from ratercal_cli.methods.cml import conditional_work
+
+    paper = [0, 0, 1, 1, 2, 2, 3, 3, 3, 3, 4]
+    rater = [0, 1, 1, 0, 0, 1, 0, 1, 2, 2, 2]
+    r = Ratings(paper, rater, [1, 2, 3, 4, 0, 1, 2, 3, 4, 4, 0], 4, 5, 3)
+    work, n_sets, most = conditional_work(r)
+    assert (n_sets, most) == (3, 3)
+    assert work == 8 ** 2 * 9 + 12 ** 2 * 13 + 4 ** 2 * 5
+
+
+def test_check_leaves_out_rasch_fits_too_costly_for_their_design(monkeypatch):
+    """Every paper its own set of many raters (21 of 200 at 1M ratings: 19 CPU minutes a fit): check
+    leaves out the conditional fits with a note that says why and what to use instead, as --no-rasch
+    would, and fits nothing; within the budget the fits run as before."""
+    import ratercal_cli.methods.cml as cml_mod
+    import ratercal_cli.practice.diagnostics as diag
+
+    rng = np.random.default_rng(0)
+    raters = np.argsort(rng.random((60, 12)), axis=1)[:, :6]          # 6 of 12 raters a paper
+    quality = rng.normal(2, 1, 60)
+    score = np.clip(np.rint(quality[:, None] + rng.normal(0, 0.7, (60, 6))), 0, 4).astype(int)
+    r = Ratings(np.repeat(np.arange(60), 6), raters.ravel(), score.ravel(), 4, 60, 12)
+    fitted = check_ratings(r)
+    assert fitted.rasch_fit and fitted.rater_report.fitted
+    monkeypatch.setattr(cml_mod, "CHECK_WORK", cml_mod.conditional_work(r)[0] - 1)
+
+    def no_fit(*a, **k):
+        raise AssertionError("a conditional fit was made")
+
+    monkeypatch.setattr(diag, "report_and_model", no_fit)
+    monkeypatch.setattr(diag.ConditionalPCM, "fit", no_fit)
+    rep = check_ratings(r)
+    assert rep.rasch_fit == [] and not rep.rater_report.fitted
+    note = rep.rasch_notes[0]
+    n_sets = cml_mod.conditional_work(r)[1]
+    assert n_sets > 50
+    assert note.startswith("skipped: the conditional (Rasch) fits would take about") and f"{n_sets} distinct sets of " \
+        "up to 6 raters" in note and "adjust -m MFRM" in note
+    assert rep.rater_report.reason == note
+    assert "left out by their cost: the conditional (Rasch) fits would take about" in rep.assignment_found.reason
+    assert "--no-rasch" not in rep.format_text()
