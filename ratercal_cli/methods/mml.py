@@ -104,6 +104,11 @@ MAX_STEP = 8.0
 MIN_NODES = 31
 MAX_NODES = 401
 NODE_RATIO = 1.25
+#: the informations (the Newton steps' Hessians and the standard errors) on a coarser grid: spacing at
+#: most the 1% quantile of the posterior sds / INFO_NODE_RATIO (the trapezoidal rule's relative error
+#: ~exp(-2 pi^2 INFO_NODE_RATIO^2) = 1e-7 a paper: nothing an SE shows), ~0.7 x the fit's nodes, where the
+#: log L and the gradient that decide the estimates keep theirs
+INFO_NODE_RATIO = 0.9
 #: a grid made during the iterations is this much finer than required, so that posteriors
 #: narrowing a little as the estimates settle do not ask for a new grid at every step
 GRID_MARGIN = 1.05
@@ -210,8 +215,8 @@ def _star_links(ratings: Ratings):
 class _Objective:
     """The penalised log L of a layout over its free coordinates ``phi`` (value = C phi + offset)."""
 
-    def __init__(self, eng: GridEngine, layout: Layout, sample: GridEngine | None = None):
-        self.eng, self.layout, self.sample = eng, layout, sample
+    def __init__(self, eng: GridEngine, layout: Layout, sample: GridEngine | None = None, info_grid: bool = False):
+        self.eng, self.layout, self.sample, self.info_grid = eng, layout, sample, info_grid
         self.C, self.offset = layout.free_map()
         U, M = eng.U, eng.M
         ls = layout.blocks["log_sigma"].start
@@ -265,7 +270,8 @@ class _Objective:
             ev = self.sample.evaluate(tau, ls)
             rv = self.R @ v
             return ev.ll - 0.5 * float(rv @ rv), None, None, None, ev
-        ev = self.eng.evaluate(tau, ls, level=1 if sample else level, moments=moments)
+        coarse = level == 2 and self.info_grid
+        ev = self.eng.evaluate(tau, ls, level=1 if sample is not None or coarse else level, moments=moments)
         rv = self.R @ v
         ll = ev.ll - 0.5 * float(rv @ rv)
         if level == 0:
@@ -274,10 +280,20 @@ class _Objective:
         if level == 1:
             return ll, g, None, None, ev
         scale, hev = 1.0, ev
+        grid = info_grid(self.eng, ev) if coarse else None
         if sample is not None:
             self._same_grid()
+            if grid is not None:
+                sample.set_nodes(*grid)
             hev = sample.evaluate(tau, ls, level=2)
             scale = self.eng.mult.sum() / sample.mult.sum()
+        elif coarse:
+            keep = self.eng.z, self.eng.logw, self.eng.Q
+            self.eng.set_nodes(*grid)
+            try:
+                hev = self.eng.evaluate(tau, ls, level=2)
+            finally:
+                self.eng.z, self.eng.logw, self.eng.Q = keep
         H = scale * hev.H.project(self.Ku, self.cols, self.ks, self.P) - self.pen
         Hem = scale * hev.H_em.project(self.Ku, self.cols, self.ks, self.P) - self.pen
         return ll, g, H, Hem, ev
@@ -418,6 +434,17 @@ def _grid_suffices(eng: GridEngine, ev) -> bool:
     return fine and z[0] <= max(-SPAN, ev.z_lo) + 1e-9 and z[-1] >= min(SPAN, ev.z_hi) - 1e-9
 
 
+def info_grid(eng: GridEngine, ev) -> tuple:
+    """(nodes, lo, hi): the grid of an information (the Hessians; :class:`_Objective` with
+    ``info_grid``): the engine's range, spacing at most the posteriors' 1% quantile sd / INFO_NODE_RATIO
+    (no finer than the engine's grid)."""
+    lo, hi = float(eng.z[0]), float(eng.z[-1])
+    if not (np.isfinite(ev.z_sd_low) and ev.z_sd_low > 0):
+        return eng.Q, lo, hi
+    n = int(np.ceil((hi - lo) * INFO_NODE_RATIO / ev.z_sd_low)) + 1
+    return int(min(max(n, MIN_NODES), eng.Q)), lo, hi
+
+
 def _grid_excess(eng: GridEngine, ev) -> bool:
     """Has the engine's grid more than COARSEN times the nodes the posteriors of ``ev`` need (with
     the margin of a grid made during the iterations)?  (A grid chosen where the posteriors were
@@ -466,7 +493,7 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     if anchor is not None:
         anchor(layout)
     eng = GridEngine(ratings.paper, item, ratings.score, items.shape[0], K, n_nodes or MIN_NODES)
-    obj = _Objective(eng, layout, _sample_engine(ratings, item, eng))
+    obj = _Objective(eng, layout, _sample_engine(ratings, item, eng), info_grid=n_nodes is None)
     # the start: the layout fitted to the items' log odds at the best of a few sigmas (log L alone)
     starts = [_start(obj, counts, items, s0) for s0 in (SIGMA0,) + tuple(s for s in START_SIGMAS if s != SIGMA0)]
     phi, converged, it, info = _fit_on_grids(obj, starts, n_nodes, max_iter, tol, max(eng.papers.size, 1))
