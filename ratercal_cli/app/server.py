@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import html
-import re
 import secrets
 import shutil
 import tempfile
@@ -26,7 +25,9 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import RatercalError
+from . import work
 from .jobs import Job
+from .work import Source
 from .security import DEFAULT_MAX_UPLOAD, Security, UploadTooLarge
 
 __all__ = ["create_app", "AppState"]
@@ -34,8 +35,6 @@ __all__ = ["create_app", "AppState"]
 TEMPLATES = Path(__file__).with_name("templates")
 #: Rows of the preview.
 PREVIEW_ROWS = 8
-#: The app's bootstrap draws (each student's standard error, so the uncertain ones can be named).
-BOOTSTRAP = 200
 #: What the files are called and served as: kind -> (suffix, media type)
 MEDIA = {".csv": "text/csv; charset=utf-8", ".tsv": "text/tab-separated-values; charset=utf-8",
          ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -67,10 +66,14 @@ class Upload:
     report: str | None = None
     files: dict = field(default_factory=dict)   # kind -> (path, download name)
 
-    @property
-    def stem(self) -> str:
-        s = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(self.name).stem)[:60].strip("._")
-        return s or "ratings"
+    def source(self) -> Source:
+        """What the worker process needs of this upload (a copy of the settings)."""
+        return Source(self.name, self.path, self.workbook, dict(self.settings))
+
+    def keep(self, result: dict) -> None:
+        """A job's results (:mod:`.work`) kept on the upload."""
+        for k, v in result.items():
+            setattr(self, k, v)
 
 
 class AppState:
@@ -184,7 +187,9 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
         if u.job is not None and u.job.state == "running":
             return go(f"/d/{u.id}/job")
         u.files.clear()
-        u.job, u.next_page = Job(lambda job: _check_job(u, job), "check"), "decision"
+        u.checked = u.adjusted = u.report = None
+        u.job = Job(work.check_file, "check", (u.source(),), on_done=lambda res: _keep_check(u, res))
+        u.next_page = "decision"
         return go(f"/d/{u.id}/job")
 
     # -- jobs --------------------------------------------------------------------------------
@@ -200,7 +205,10 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
     async def cancel(request):
         u = find(request)
         if u.job is not None:
-            u.job.cancel()
+            from starlette.concurrency import run_in_threadpool
+
+            u.job.cancel()   # the worker process is ended; the page then says so (not "still working")
+            await run_in_threadpool(u.job.wait, 5)
         return go(f"/d/{u.id}/job")
 
     # -- the decision ----------------------------------------------------------------------------
@@ -220,7 +228,10 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
             return page("error.html", 400, message=f"unknown method {method}", u=u)
         u.settings["method"] = method
         if u.job is None or u.job.state != "running":
-            u.job, u.next_page = Job(lambda job: _adjust_job(u, job, method), "adjust"), "files"
+            scratch = u.folder / f"out-{secrets.token_hex(4)}"
+            u.job = Job(work.adjust_file, "adjust", (u.source(), u.table, u.checked, method, scratch),
+                        on_done=lambda res: _keep_files(u, res), scratch=scratch)
+            u.next_page = "files"
         return go(f"/d/{u.id}/job")
 
     async def files(request):
@@ -275,6 +286,20 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
                        denied=lambda status, message: env.get_template("error.html").render(message=message))
     guarded.state = app.state
     return guarded
+
+
+def _keep_check(u: Upload, result: dict) -> None:
+    method = result.pop("method")
+    u.keep(result)
+    u.settings["method"] = method
+
+
+def _keep_files(u: Upload, result: dict) -> None:
+    """The new files replace the previous ones (their folder removed)."""
+    old = {p.parent for p, _ in u.files.values()}
+    u.keep(result)
+    for folder in old - {p.parent for p, _ in u.files.values()}:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class _NotFound(Exception):
@@ -360,130 +385,6 @@ def _form_settings(form) -> dict:
             "resolve": form.get("resolve") == "on", "discrepancy": number("discrepancy", 1, 0, 100),
             "sheet": one("sheet"), "simulate": number("simulate", 0, 0, 1000),
             "sep": one("sep") if one("sep") in ("auto", "comma", "semicolon", "tab") else "auto"}
-
-
-def _read(u: Upload):
-    from ..practice.ratings_file import read_ratings_table
-
-    s = u.settings
-    try:
-        table = read_ratings_table(u.path, s["scale"] or None, s["paper"] or "paper",
-                                  s["rater"] or "rater", (s["score"] if not s["score_cols"] else None) or "score",
-                                  s["group"], s.get("sep") or "auto", None, s["order"], s["resolve"],
-                                  s["discrepancy"],
-                                  sheet=s["sheet"] if u.workbook else None, facet_cols=tuple(s["facets"]),
-                                  score_cols=s["score_cols"] or None, rater_cols=s["rater_cols"] or None)
-    except RatercalError as exc:   # name the file as the user knows it, not our copy
-        raise RatercalError(_user_message(u, exc)) from None
-    # the results, the report and the memo name the file as the user knows it, not our copy
-    table.warnings = [w.replace(str(u.path), u.name) for w in table.warnings]
-    table.path = Path(u.name)
-    return table
-
-
-#: The library's arguments as the columns page names them (an error says which setting to change).
-SETTING_NAMES = {"paper_col": "Student (paper)", "rater_col": "Rater", "score_col": "Score", "group_col": "Group",
-                 "order_col": "Order of reading", "scale": "Scale", "cut": "Cut scores", "levels": "Level names",
-                 "score_cols": "Criterion columns", "rater_cols": "Rater columns", "facet_cols": "Facet columns",
-                 "sheet": "Sheet", "sep": "Separator", "resolve": "Resolve third readings",
-                 "discrepancy": "Resolve third readings", "method": "Adjust by", "methods": "Adjust by"}
-
-
-def _user_message(u: Upload, exc) -> str:
-    """The one line of a library error as the page says it: the settings by their labels on the page,
-    the file by the name the user gave it (never our copy's path)."""
-    render = getattr(exc, "render", None)
-    text = render(lambda name: SETTING_NAMES.get(name, name)) if render else str(exc)
-    return text.replace(str(u.path), u.name)
-
-
-def _cuts(u: Upload, ratings):
-    from ..practice.levels import check_levels, parse_levels
-
-    levels = parse_levels(u.settings["cut"] or None, u.settings["levels"] or None)
-    check_levels(levels, ratings)
-    one_cut = levels.cuts[0] if levels is not None and len(levels.cuts) == 1 and not ratings.facets else None
-    return levels, one_cut
-
-
-def _check_job(u: Upload, job: Job):
-    """Read, check, adjust by the recommended method (the many-facet model for a rubric), the report."""
-    from ..practice.adjust import adjust
-    from ..practice.check import check
-    from ..practice.html_report import html_report
-    from ..practice.levels import changes
-
-    u.checked = u.adjusted = u.report = None
-    job.stage("Reading the file")
-    try:
-        table = _read(u)
-        levels, one_cut = _cuts(u, table.ratings)
-        ratings = table.ratings
-        job.stage("Checking the raters: tests, rater report, agreement")
-        sim = u.settings.get("simulate") or None
-        checked = check(ratings, simulate=sim, cut=one_cut if sim else None)
-        method = "MFRM" if ratings.facets else "recommended"
-        job.stage(f"Adjusting by {'the many-facet model' if ratings.facets else 'the recommended method'}")
-        adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP)
-        change_list = changes(adjusted, levels=levels)
-        job.stage("Writing the report")
-        report = html_report(ratings, check=checked, adjust=adjusted, cut=one_cut)
-    except RatercalError as exc:
-        raise RatercalError(_user_message(u, exc)) from None
-    u.table, u.checked, u.adjusted, u.levels, u.change_list, u.report = (table, checked, adjusted, levels,
-                                                                         change_list, report)
-    u.settings["method"] = method
-
-
-def _adjust_job(u: Upload, job: Job, method: str):
-    """Adjust by ``method``; write the adjusted file (the input's format and layout), the change list,
-    the report and the memo into the upload's folder."""
-    from ..io import sha256_file
-    from ..practice.adjust import adjust
-    from ..practice.html_report import html_report
-    from ..practice.levels import changes
-    from ..practice.memo import memo_html
-    from ..practice.output import write_adjusted_file, write_table
-
-    table = u.table
-    ratings = table.ratings
-    try:
-        levels, one_cut = _cuts(u, ratings)
-        job.stage(f"Adjusting by {method}")
-        adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP)
-        change_list = changes(adjusted, levels=levels)
-        out = u.folder / "out"
-        out.mkdir(exist_ok=True)
-        suffix = ".xlsx" if u.workbook else (".tsv" if table.delimiter == "\t" else ".csv")
-        job.stage("Writing the adjusted file")
-        files = {"adjusted": (out / f"adjusted{suffix}", f"{u.stem}.adjusted{suffix}")}
-        write_adjusted_file(files["adjusted"][0], table, adjusted)
-        ch_suffix = ".xlsx" if u.workbook else ".csv"
-        files["changes"] = (out / f"changes{ch_suffix}", f"{u.stem}.changes{ch_suffix}")
-        write_table(files["changes"][0], change_list.header,
-                    [[row[h] for h in change_list.header] for row in change_list.rows], bom=True, sheet="changes", labels=change_list.labels)
-        job.stage("Writing the report and the memo")
-        report = html_report(ratings, check=u.checked, adjust=adjusted, cut=one_cut)
-        files["report"] = (out / "report.html", f"{u.stem}.report.html")
-        files["report"][0].write_text(report, encoding="utf-8")
-        s = u.settings
-        shown = {"input": u.name, "sheet": s.get("sheet"), "paper column": s["paper"],
-                 "rater column": s["rater"] if not s["rater_cols"] else None,
-                 "score column": s["score"] if not s["score_cols"] else None,
-                 "criterion columns": ", ".join(s["score_cols"]), "rater columns": ", ".join(s["rater_cols"]),
-                 "facet columns": ", ".join(s["facets"]), "group column": s["group"], "order column": s["order"],
-                 "scale": f"{ratings.scale_low}-{ratings.scale_low + ratings.max_score}",
-                 "third readings resolved": f"yes (discrepancy above {s['discrepancy']})" if s["resolve"] else "no",
-                 "cuts": s["cut"], "levels": ", ".join(levels.names) if levels is not None else None,
-                 "method": method, "variant": adjusted.variant,
-                 "bootstrap draws": BOOTSTRAP if not ratings.facets else None, "bootstrap seed": 0}
-        memo = memo_html(adjusted, u.checked, {k: v for k, v in shown.items() if v not in (None, "")},
-                         sha256_file(u.path), levels=levels, change_list=change_list)
-        files["memo"] = (out / "memo.html", f"{u.stem}.memo.html")
-        files["memo"][0].write_text(memo, encoding="utf-8")
-    except RatercalError as exc:
-        raise RatercalError(_user_message(u, exc)) from None
-    u.adjusted, u.change_list, u.report, u.files = adjusted, change_list, report, files
 
 
 # -- check's findings in plain words -------------------------------------------------------------

@@ -241,31 +241,6 @@ def test_security_headers_and_private_folder(tmp_path):
     assert not folder.exists()   # removed when the server stops
 
 
-def test_progress_and_cancel():
-    """A job reports the library's progress bars and stops at the next step when cancelled."""
-    import threading
-
-    from ratercal_cli.app.jobs import Job
-    from ratercal_cli.progress import progress
-
-    gate = threading.Event()
-    seen = []
-
-    def work(job):
-        job.stage("counting")
-        for i in progress(range(1000), desc="steps"):
-            seen.append(i)
-            if i == 3:
-                gate.set()
-                threading.Event().wait(0.2)
-
-    job = Job(work, "t")
-    gate.wait(5)
-    job.cancel()
-    assert job.wait(5) and job.state == "cancelled" and 4 <= len(seen) < 10
-    assert job.stage_text == "steps" and job.total == 1000
-
-
 def test_long_work_shows_progress_and_is_cancelled(client):
     """check --simulate in the app: the job page shows the replications' chunks; Cancel stops the work at
     the next chunk, and the page says so."""
@@ -339,3 +314,56 @@ def test_another_sheet_is_previewed_before_it_is_checked(client):
                                       "scale": "1-6", "group": ""})
     assert u.job.wait(120) and u.job.state == "done", u.job.error
     assert u.adjusted.ratings.n_papers == 40
+
+
+def big_rubric(students=12000, raters=20, seed=1) -> bytes:
+    """A wide export of three criteria (1-6), each student read by two of ``raters`` raters: about 400 KB
+    whose check (a many-facet fit and its tables) takes several seconds in one go, no progress step inside."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    severity = rng.normal(0, 0.5, raters)
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["student", "rater", "style", "org", "conv"])
+    for p in range(students):
+        q = rng.normal(3.5, 1)
+        for r in rng.choice(raters, 2, replace=False):
+            w.writerow([f"S{p:05d}", f"R{r}", *np.clip(np.rint(q - severity[r] + rng.normal(0, 0.7, 3)), 1, 6).astype(int)])
+    return out.getvalue().encode()
+
+
+def test_cancel_stops_a_long_fit_inside_it(tmp_path):
+    """Cancel during one long fit (the check of a 12,000-student rubric: several seconds with no step at which
+    a thread could stop): the worker process is ended within a couple of seconds, the page says so, nothing
+    is kept.  With the worker a thread, Cancel waited for the fit to end."""
+    import os
+    import time
+
+    app = create_app(token=TOKEN, port=8000, folder=tmp_path, max_upload=2 * 2**20)
+    with TestClient(app, base_url=BASE) as c:
+        c.app_state = app.state.ratercal
+        login(c)
+        uid, u = upload(c, big_rubric(), "big.csv")
+        before = sorted(p.name for p in u.folder.iterdir())
+        c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "scale": "1-6",
+                                          "score_cols": ["style", "org", "conv"]})
+        for _ in range(1200):   # until the check's fit has begun
+            if u.job.stage_text.startswith("Checking the raters"):
+                break
+            time.sleep(0.05)
+        time.sleep(0.5)
+        page = c.get(f"/d/{uid}/job").text
+        assert u.job.state == "running" and "Checking the raters" in page and u.job.total is None   # no step
+        pid = u.job.pid
+        os.kill(pid, 0)   # the worker is there
+        t0 = time.monotonic()
+        r = c.post(f"/d/{uid}/cancel")
+        assert u.job.wait(5)
+        stopped = time.monotonic() - t0
+        assert u.job.state == "cancelled" and stopped < 3, stopped
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)   # gone (ended and reaped)
+        assert "Cancelled" in r.text and "Cancelled" in c.get(f"/d/{uid}/job").text
+        assert u.checked is None and u.adjusted is None
+        assert sorted(p.name for p in u.folder.iterdir()) == before
