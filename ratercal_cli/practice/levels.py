@@ -9,6 +9,16 @@ the score a coordinator's cut is written on.
 :func:`changes` makes the per-paper change list (each student's given and adjusted score, the change,
 both levels and, where the method gives standard errors, the probability that the student is in the
 level the adjustment put him in); :class:`LevelChanges` counts the moves between levels.
+
+**Uncertain** means: the interval of the adjusted score at a stated confidence (:data:`CONFIDENCE`, 90%:
+``adjusted ± 1.645 SE``) crosses a cut, so the student could be in another level.  With one cut it is the
+pass/fail rule of the summary (a probability of passing between 0.05 and 0.95).  It was "the probability
+of the adjusted level below 0.95", which with several cuts summed both sides of a level: a student in
+the middle of a level one point wide, 0.5 from either cut at an SE of 0.33, lay in it with probability
+0.87 and was called uncertain though no 90% interval reached a cut.  Where the levels are narrower than
+the interval itself, most students are uncertain at any usual confidence, and the summary says so with
+the expected classification accuracy (Rudner 2001: the mean probability of the level each student is
+put in), rather than naming everyone.
 """
 
 from __future__ import annotations
@@ -21,7 +31,31 @@ import numpy as np
 from ..errors import ArgumentError, arg
 from .summary import SURE
 
-__all__ = ["Levels", "parse_cuts", "parse_levels", "changes", "ChangeList", "LevelChanges", "score_range"]
+__all__ = ["Levels", "parse_cuts", "parse_levels", "changes", "ChangeList", "LevelChanges", "score_range",
+           "CONFIDENCE", "check_confidence"]
+
+#: The confidence of the interval that makes a student's level uncertain: two-sided 90%, the summary's
+#: pass/fail rule at one cut (a pass probability between 1 - SURE and SURE, SURE = 0.95).
+CONFIDENCE = round(2 * SURE - 1, 6)
+
+
+def check_confidence(confidence) -> float:
+    """``confidence`` as a float strictly between 0 and 1; an ArgumentError naming ``confidence`` otherwise."""
+    try:
+        c = float(confidence)
+    except (TypeError, ValueError):
+        raise ArgumentError("confidence", f"expected a number between 0 and 1 (e.g. 0.9), not {confidence!r}") \
+            from None
+    if not 0 < c < 1:
+        raise ArgumentError("confidence", f"must lie strictly between 0 and 1 (e.g. 0.9), not {c:g}")
+    return c
+
+
+def z_of(confidence: float) -> float:
+    """The normal quantile of a two-sided interval at ``confidence`` (0.90: 1.645)."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + confidence / 2))
 
 
 def parse_cuts(cut) -> tuple:
@@ -83,6 +117,26 @@ class Levels:
         with np.errstate(invalid="ignore", divide="ignore"):
             p = norm.cdf((hi - score) / se) - norm.cdf((lo - score) / se)
         return np.where(ok, p, np.nan)
+
+    def crossed(self, score, se, confidence: float = CONFIDENCE) -> np.ndarray:
+        """Whether the interval ``score ± z SE`` at ``confidence`` holds a cut (its ends in different
+        levels); False where the SE is missing."""
+        s, e = np.asarray(score, dtype=float), np.asarray(se, dtype=float)
+        ok = np.isfinite(s) & np.isfinite(e) & (e > 0)
+        z = z_of(confidence)
+        with np.errstate(invalid="ignore"):
+            return ok & (self.level(s - z * e) != self.level(s + z * e))
+
+    def margin(self, score, se) -> np.ndarray:
+        """The distance from ``score`` to its nearest cut, in standard errors (nan without an SE)."""
+        s, e = np.asarray(score, dtype=float), np.asarray(se, dtype=float)
+        d = np.min(np.abs(s[:, None] - np.asarray(self.cuts, dtype=float)[None, :]), axis=1) if s.size else s
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(np.isfinite(e) & (e > 0), d / e, np.nan)
+
+    def narrowest(self) -> float:
+        """The width of the narrowest level between two cuts (inf with one cut)."""
+        return float(np.min(np.diff(self.cuts))) if len(self.cuts) > 1 else math.inf
 
 
 def parse_levels(cut, names=None) -> Levels | None:
@@ -154,6 +208,40 @@ class LevelChanges:
     after: list
     moves: list
     uncertain: int | None = None
+    #: the interval's confidence (uncertain: its interval crosses a cut)
+    confidence: float = CONFIDENCE
+    #: per cut, the papers whose interval holds it
+    at_cut: list | None = None
+    #: the expected classification accuracy: the mean probability of the adjusted level (Rudner 2001)
+    accuracy: float | None = None
+    #: the papers' median standard error
+    median_se: float | None = None
+    papers: int = 0
+
+    @property
+    def too_narrow(self) -> bool:
+        """The narrowest level is narrower than the interval of the median SE: most papers are uncertain
+        whatever the adjustment."""
+        return (self.median_se is not None and math.isfinite(self.median_se)
+                and self.levels.narrowest() < 2 * z_of(self.confidence) * self.median_se)
+
+    def uncertain_text(self) -> str:
+        """One sentence: how many are uncertain, at what confidence, and why so many where the levels are
+        narrow."""
+        pct = f"{100 * self.confidence:g}%"
+        z = z_of(self.confidence)
+        text = (f"{self.uncertain} of {self.papers} paper(s) are uncertain at {pct} confidence (the {pct} interval "
+                f"of the adjusted score, ± {z:.3g} standard errors, crosses a cut")
+        if self.at_cut is not None and len(self.levels.cuts) > 1:
+            text += ": " + ", ".join(f"{n} at {c:g}" for c, n in zip(self.levels.cuts, self.at_cut))
+        text += ")"
+        if self.accuracy is not None and math.isfinite(self.accuracy):
+            text += f"; expected classification accuracy {self.accuracy:.2f}"
+        if self.too_narrow:
+            text += (f". The levels (the narrowest {self.levels.narrowest():g} wide) are narrower than the {pct} "
+                     f"interval of a typical paper (± {z * self.median_se:.2f} at the median standard error "
+                     f"{self.median_se:.2f}): these ratings cannot settle most papers' level, adjusted or not")
+        return text
 
     @property
     def moved(self) -> int:
@@ -178,7 +266,8 @@ class LevelChanges:
                 "levels": list(self.levels.names), "before": self.before, "after": self.after,
                 "moved": self.moved, "up": self.up, "down": self.down,
                 "moves": [{"from": a, "to": b, "papers": c} for a, b, c in self.flows()],
-                "uncertain": self.uncertain}
+                "uncertain": self.uncertain, "confidence": self.confidence, "uncertain_at_cut": self.at_cut,
+                "classification_accuracy": self.accuracy, "median_se": self.median_se}
 
     def format_text(self, title: str = "") -> str:
         from .text import text_table
@@ -191,7 +280,7 @@ class LevelChanges:
         for a, b, c in self.flows():
             lines.append(f"  {a} -> {b}: {c}")
         if self.uncertain is not None:
-            lines.append(f"  {self.uncertain} paper(s) lie in their adjusted level with a probability below {SURE:.2f}")
+            lines.append("  " + self.uncertain_text())
         return "\n".join(lines)
 
 
@@ -217,12 +306,16 @@ class ChangeList:
         return columns_frame({h: [r[h] for r in self.rows] for h in self.header})
 
 
-def changes(result, method: str | None = None, levels: Levels | None = None, total: str = "sum") -> ChangeList:
+def changes(result, method: str | None = None, levels: Levels | None = None, total: str = "sum",
+            confidence: float = CONFIDENCE) -> ChangeList:
     """The per-paper change list of an :class:`~.adjust.AdjustResults` for ``method`` (default: its
     first): group, paper, ratings, the given score (mean of its ratings, or rubric total), the adjusted
     one, the change, with ``levels`` both levels and whether it moved, and where the method gave
-    standard errors the SE and the probability that the paper lies in its adjusted level (a paper below
-    0.95 is ``uncertain``)."""
+    standard errors the SE, the probability that the paper lies in its adjusted level (``p_level``), its
+    distance to the nearest cut in SEs (``se_to_cut``), the interval at ``confidence`` (``low90``,
+    ``high90``) and ``uncertain`` where that interval crosses a cut (module docstring)."""
+    confidence = check_confidence(confidence)
+    pct = f"{100 * confidence:g}".replace(".", "_")
     r = result.ratings
     method = method or result.methods[0]
     if method not in result.methods:
@@ -233,7 +326,7 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
     group = result._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
     gname = r.group_name or "group"
     header = ([gname] if r.group is not None else []) + ["paper", "ratings", "given", "adjusted", "change"]
-    lv_raw = lv_adj = prob = None
+    lv_raw = lv_adj = prob = unsure = margin = None
     if levels is not None:
         lv_raw, lv_adj = levels.level(raw), levels.level(adj)
         header += ["given_level", "adjusted_level", "moved"]
@@ -241,11 +334,17 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
         header.append("se")
         if levels is not None:
             pp = result._uncertain(method, "pass_prob")
+            z = z_of(confidence)
             if pp is not None and len(levels.cuts) == 1 and result.cut == levels.cuts[0]:
                 prob = np.where(lv_adj == 1, pp, 1 - pp)   # the pass probability the summary uses (censored)
+                tail = (1 - confidence) / 2                 # the same rule on it: the interval's tails
+                with np.errstate(invalid="ignore"):
+                    unsure = np.isfinite(pp) & (pp > tail) & (pp < 1 - tail)
             else:
                 prob = levels.probability_in(lv_adj, adj, se)
-            header += ["p_level", "uncertain"]
+                unsure = levels.crossed(adj, se, confidence)
+            margin = levels.margin(adj, se)
+            header += ["p_level", "se_to_cut", f"low{pct}", f"high{pct}", "uncertain"]
     applied = result.recommended
     if applied:
         header.append("method")
@@ -268,7 +367,9 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
             row["se"] = float(se[p])
             if prob is not None:
                 row["p_level"] = float(prob[p])
-                row["uncertain"] = "yes" if np.isfinite(prob[p]) and prob[p] < SURE else ""
+                row["se_to_cut"] = float(margin[p])
+                row[f"low{pct}"], row[f"high{pct}"] = float(adj[p] - z * se[p]), float(adj[p] + z * se[p])
+                row["uncertain"] = "yes" if unsure[p] else ""
         if applied:
             row["method"] = applied.get(r.group_ids[group[p]] if r.group is not None else None, "")
         rows.append(row)
@@ -279,7 +380,15 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
             keep = (group == gi) & (n_rat > 0) & (lv_raw >= 0) & (lv_adj >= 0)
             moves = np.zeros((k, k), dtype=np.int64)
             np.add.at(moves, (lv_raw[keep], lv_adj[keep]), 1)
-            unc = None if prob is None else int(np.sum(keep & np.isfinite(prob) & (prob < SURE)))
-            out.changes.append(LevelChanges(g.name, method, levels, moves.sum(axis=1).tolist(),
-                                            moves.sum(axis=0).tolist(), moves.tolist(), unc))
+            lc = LevelChanges(g.name, method, levels, moves.sum(axis=1).tolist(), moves.sum(axis=0).tolist(),
+                              moves.tolist(), confidence=confidence, papers=int(keep.sum()))
+            if prob is not None:
+                has = keep & np.isfinite(se) & (se > 0)
+                lc.uncertain = int(np.sum(keep & unsure))
+                lo, hi = adj - z * se, adj + z * se
+                lc.at_cut = ([lc.uncertain] if len(levels.cuts) == 1 else   # one cut: the pass/fail rule's count
+                             [int(np.sum(has & (lo < c) & (hi >= c))) for c in levels.cuts])
+                lc.accuracy = float(np.mean(prob[has])) if has.any() else None
+                lc.median_se = float(np.median(se[has])) if has.any() else None
+            out.changes.append(lc)
     return out

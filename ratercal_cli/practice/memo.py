@@ -17,7 +17,6 @@ import datetime as _dt
 import html
 import os
 
-from .summary import SURE
 from .text import num_cell as _num
 
 __all__ = ["METHOD_NAMES", "memo_html", "write_memo", "memo_date"]
@@ -170,18 +169,25 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
     parts.append("<h2>Uncertain students</h2>")
     unc = ([row["paper"] for row in change_list.rows if row.get("uncertain") == "yes"]
            if change_list is not None and "uncertain" in change_list.header else None)
-    if unc is None:
+    if unc is None and r.facets:   # "use MFRM" below would be no advice: a rubric's totals have none yet
+        parts.append("<p>No standard errors are computed for a rubric's totals yet, so no student is named as "
+                     "uncertain.</p>")
+    elif unc is None:
         parts.append("<p>No standard errors were computed for this method, so no student is named as uncertain "
                      "(give a bootstrap, or use MML or MFRM, for each student's standard error).</p>"
                      if change_list is None or "se" not in change_list.header else
                      "<p>Give cut scores to see whose level is uncertain.</p>")
-    elif not unc:
-        parts.append(f"<p>No student lies in the adjusted level with a probability below {SURE:.2f}.</p>")
     else:
-        more = f" and {len(unc) - LISTED} more" if len(unc) > LISTED else ""
-        parts.append(f"<p>{len(unc)} student(s) lie in their adjusted level with a probability below {SURE:.2f}: "
-                     f"{_e(', '.join(str(p) for p in unc[:LISTED]))}{more}. Their scores are close enough to a "
-                     "cut that a second look (another reading) is worth its cost.</p>")
+        for tag, lc in level_cols:
+            if lc.uncertain is not None:
+                parts.append(f"<p><b>{_e(tag)}</b>: {_e(lc.uncertain_text())}.</p>")
+        if unc:
+            # closest to a cut (in standard errors) first: the nearest to a coin toss
+            rows = sorted((row for row in change_list.rows if row.get("uncertain") == "yes"),
+                          key=lambda row: row.get("se_to_cut", 0.0))
+            more = f" and {len(unc) - LISTED} more" if len(unc) > LISTED else ""
+            parts.append(f"<p>Closest to a cut first: {_e(', '.join(str(row['paper']) for row in rows[:LISTED]))}{more}. "
+                         "A second look (another reading) is worth its cost where a student's level matters most.</p>")
     items = [*settings.items(), ("ratercal version", __version__), ("date", memo_date())]
     cells = [f"<th>{_e(k)}</th><td>{_e(v)}</td>" for k, v in items]   # two settings a row: one page
     rows = "".join("<tr>" + "".join(cells[i:i + 2]) + "</tr>" for i in range(0, len(cells), 2))

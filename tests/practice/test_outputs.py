@@ -94,15 +94,74 @@ def test_levels_in_json_and_uncertain_with_standard_errors(tmp_path):
         assert g["moved"] == sum(r["moved"] == "yes" for r in mine)
         assert g["uncertain"] == sum(r["uncertain"] == "yes" for r in mine) > 0
         assert sum(g["before"]) == sum(g["after"]) == len(mine)
-    # uncertain: the normal probability of the adjusted level below 0.95
+    # p_level: the normal probability of the adjusted level; uncertain: the 90% interval crosses a cut
     from scipy.stats import norm
 
-    r = next(r for r in ch if r["uncertain"] == "yes")
-    a, se = float(r["adjusted"]), float(r["se"])
-    k = ["below 2.25", "2.25 to 3.25", "3.25 to 4.25", "4.25 and above"].index(r["adjusted_level"])
     edges = [-np.inf, 2.25, 3.25, 4.25, np.inf]
-    p = norm.cdf((edges[k + 1] - a) / se) - norm.cdf((edges[k] - a) / se)
-    assert float(r["p_level"]) == pytest.approx(p, abs=1e-4) and p < 0.95
+    names = ["below 2.25", "2.25 to 3.25", "3.25 to 4.25", "4.25 and above"]
+    for r in ch:
+        a, se = float(r["adjusted"]), float(r["se"])
+        k = names.index(r["adjusted_level"])
+        p = norm.cdf((edges[k + 1] - a) / se) - norm.cdf((edges[k] - a) / se)
+        assert float(r["p_level"]) == pytest.approx(p, abs=2e-3)   # from the file's 4-decimal score and SE
+        low, high = a - 1.6448536 * se, a + 1.6448536 * se
+        assert float(r["low90"]) == pytest.approx(low, abs=1e-3) and float(r["high90"]) == pytest.approx(high, abs=1e-3)
+        low, high = float(r["low90"]), float(r["high90"])
+        assert (r["uncertain"] == "yes") == any(low < c <= high for c in (2.25, 3.25, 4.25))
+        assert float(r["se_to_cut"]) == pytest.approx(min(abs(a - c) for c in (2.25, 3.25, 4.25)) / se, abs=2e-3)
+    # the old rule (the level's probability below 0.95) called a student in the middle of a level uncertain
+    # whose 90% interval reaches no cut: such students are sure now
+    middle = [r for r in ch if r["uncertain"] != "yes" and float(r["p_level"]) < 0.95]
+    assert middle and all(float(r["se_to_cut"]) >= 1.644 for r in middle)
+    for g in levels:   # the text: the count, the confidence, per cut, the expected classification accuracy
+        mine = [r for r in ch if r["grade"] == g["group"]]
+        assert g["confidence"] == 0.9
+        assert g["classification_accuracy"] == pytest.approx(np.mean([float(r["p_level"]) for r in mine]), abs=1e-4)
+        assert g["uncertain_at_cut"] == [sum(float(r["low90"]) < c <= float(r["high90"]) for r in mine)
+                                         for c in (2.25, 3.25, 4.25)]
+
+
+def test_uncertain_at_one_cut_is_the_summarys_pass_fail_rule_and_the_confidence_is_stated():
+    """With one cut, the change list's uncertain students are the summary's (a pass probability between
+    0.05 and 0.95); another confidence widens or narrows the interval, and is said."""
+    import ratercal_cli as rc
+    from ratercal_cli.errors import ArgumentError
+    from ratercal_cli.practice.levels import changes
+
+    r = rc.read_ratings(RATINGS, scale="0-5", group_col="grade")
+    res = rc.adjust(r, "TLI", bootstrap=50, cut=3.25)
+    ch = changes(res, levels=parse_levels("3.25"))
+    for lc, s in zip(ch.changes, res.adjustment_summaries()):
+        mine = {row["paper"] for row in ch.rows if row["grade"] == s.group and row["uncertain"] == "yes"}
+        assert mine == set(s.methods[0].uncertain) and lc.uncertain == len(mine) > 0
+        assert lc.uncertain_text().startswith(f"{lc.uncertain} of {lc.papers} paper(s) are uncertain at 90% "
+                                              "confidence (the 90% interval of the adjusted score, ± 1.64 standard")
+    wide = changes(res, levels=parse_levels("3.25"), confidence=0.99)
+    narrow = changes(res, levels=parse_levels("3.25"), confidence=0.5)
+    n = [sum(x.uncertain for x in c.changes) for c in (narrow, ch, wide)]
+    assert n[0] < n[1] < n[2], n
+    assert "low99" in wide.header and "at 99% confidence" in wide.changes[0].uncertain_text()
+    with pytest.raises(ArgumentError, match="confidence"):
+        changes(res, levels=parse_levels("3.25"), confidence=1.0)
+
+
+def test_levels_narrower_than_the_interval_are_said_so():
+    """The README's levels (1 point wide) at the README's standard errors (about 0.33): most students are
+    uncertain whatever the adjustment, and the text says why instead of only naming them."""
+    import ratercal_cli as rc
+    from ratercal_cli.practice.levels import changes
+
+    r = rc.read_ratings(RATINGS, scale="0-5", group_col="grade", resolve_discrepancies=True)
+    res = rc.adjust(r, "recommended", bootstrap=50)
+    ch = changes(res, levels=parse_levels("2.25,3.25,4.25"))
+    for lc in ch.changes:
+        assert 0.25 < lc.median_se < 0.45 and lc.too_narrow and lc.uncertain > 0.8 * lc.papers
+        assert "The levels (the narrowest 1 wide) are narrower than the 90% interval" in lc.uncertain_text()
+        assert 0.6 < lc.accuracy < 0.85
+    # two levels 2 points apart at the same SEs: not too narrow, and fewer uncertain
+    wide = changes(res, levels=parse_levels("1.5,3.5"))
+    for lc, narrow in zip(wide.changes, ch.changes):
+        assert not lc.too_narrow and lc.uncertain < narrow.uncertain and "narrower" not in lc.uncertain_text()
 
 
 def test_a_cut_on_rubric_totals(tmp_path):
@@ -285,8 +344,10 @@ def test_the_decision_memo(tmp_path, monkeypatch):
         up = sum(order.index(r["adjusted_level"]) > order.index(r["given_level"]) for r in mine)
         row = page.split(f"<tr><td>grade={g}</td><td>{len(mine)}</td>", 1)[1].split("</tr>", 1)[0]
         assert row.endswith(f"<td>{moved} ({up} up, {moved - up} down)</td>")
-    unc = sum(r["uncertain"] == "yes" for r in ch)
-    assert f"{unc} student(s) lie in their adjusted level with a probability below 0.95" in page
+    for g in ("5", "8", "11"):
+        unc = sum(r["uncertain"] == "yes" for r in ch if r["grade"] == g)
+        n = sum(r["grade"] == g for r in ch)
+        assert f"<b>grade={g}</b>: {unc} of {n} paper(s) are uncertain at 90% confidence" in page
     for setting in ("<th>cut</th><td>2.25,3.25,4.25</td>", "<th>levels</th><td>Below,Basic,Proficient,Advanced</td>",
                     "<th>bootstrap</th><td>20</td>", "<th>group_col</th><td>grade</td>",
                     "<th>resolve_discrepancies</th><td>True</td>", "<th>scale</th><td>0-5</td>"):
