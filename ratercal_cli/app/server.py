@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import re
 import secrets
 import shutil
 import tempfile
@@ -35,6 +36,8 @@ __all__ = ["create_app", "AppState"]
 TEMPLATES = Path(__file__).with_name("templates")
 #: Rows of the preview.
 PREVIEW_ROWS = 8
+#: The most files one upload takes (several years of one rubric or task).
+MAX_YEARS = 10
 #: What the files are called and served as: kind -> (suffix, media type)
 MEDIA = {".csv": "text/csv; charset=utf-8", ".tsv": "text/tab-separated-values; charset=utf-8",
          ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -65,6 +68,16 @@ class Upload:
     change_list: object = None
     report: str | None = None
     files: dict = field(default_factory=dict)   # kind -> (path, download name)
+    years: list = field(default_factory=list)   # several years: every year's upload, earliest first
+    series: "Upload | None" = None              # a later year: the upload of the first file
+    anchors: object = None                      # a later year: the calibration it was held to
+    link: dict | None = None                    # a later year: its anchored raters (:func:`.work.link_rows`)
+    hold_drifted: bool = False
+
+    @property
+    def title(self) -> str:
+        """The file's name, or the years' names."""
+        return " · ".join(y.name for y in self.years) + f" ({len(self.years)} years)" if self.years else self.name
 
     def source(self) -> Source:
         """What the worker process needs of this upload (a copy of the settings)."""
@@ -139,34 +152,44 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
 
     # -- upload ------------------------------------------------------------------------------
     async def index(request):
-        return page("index.html", uploads=list(state.uploads.values()), max_mb=max_upload // 2**20)
+        return page("index.html", uploads=_listed(state), max_mb=max_upload // 2**20)
 
     async def upload(request):
         try:
-            form = await request.form(max_files=1, max_fields=10)
+            form = await request.form(max_files=MAX_YEARS, max_fields=10)
         except UploadTooLarge:
             raise
         except Exception as exc:   # a broken multipart body (python-multipart's or Starlette's errors)
             return page("error.html", 400, message=f"the upload could not be read ({type(exc).__name__})")
-        f = form.get("file")
-        if f is None or not hasattr(f, "read") or not f.filename:
-            return page("index.html", 400, uploads=list(state.uploads.values()), max_mb=max_upload // 2**20,
+        given = [f for f in form.getlist("file") if hasattr(f, "read") and getattr(f, "filename", None)]
+        if not given:
+            return page("index.html", 400, uploads=_listed(state), max_mb=max_upload // 2**20,
                         message="choose a file (CSV, TSV or .xlsx) first")
-        uid = secrets.token_hex(8)
-        folder = state.folder / uid
-        folder.mkdir(mode=0o700)
-        head = await f.read(4)
-        await f.seek(0)
-        workbook = head == b"PK\x03\x04"
-        target = folder / ("input.xlsx" if workbook else "input" + _text_suffix(f.filename))
-        with open(target, "wb") as out:
-            while chunk := await f.read(1 << 20):
-                out.write(chunk)
+        made = []
+        for f in given:
+            uid = secrets.token_hex(8)
+            folder = state.folder / uid
+            folder.mkdir(mode=0o700)
+            head = await f.read(4)
+            await f.seek(0)
+            workbook = head == b"PK\x03\x04"
+            target = folder / ("input.xlsx" if workbook else "input" + _text_suffix(f.filename))
+            with open(target, "wb") as out:
+                while chunk := await f.read(1 << 20):
+                    out.write(chunk)
+            made.append(Upload(uid, Path(f.filename.replace("\\", "/")).name or "ratings", folder, target, workbook))
         await form.close()
-        u = Upload(uid, Path(f.filename.replace("\\", "/")).name or "ratings", folder, target, workbook)
-        state.uploads[uid] = u
-        _preview(u)
-        return go(f"/d/{uid}/columns")
+        # several files: years of one rubric or task, earliest first by their names (changeable on the page)
+        made.sort(key=lambda x: _natural(x.name))
+        u = made[0]
+        for y in made:
+            state.uploads[y.id] = y
+            _preview(y)
+        if len(made) > 1:
+            u.years = made
+            for y in made[1:]:
+                y.series = u
+        return go(f"/d/{u.id}/columns")
 
     # -- columns -----------------------------------------------------------------------------
     async def columns(request):
@@ -175,7 +198,7 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
 
     async def columns_post(request):
         u = find(request)
-        form = await request.form()
+        form = await request.form(max_fields=200)
         settings = _form_settings(form)
         shown = (u.settings.get("sheet"), u.settings.get("sep"))
         if (settings.get("sheet") if u.workbook else None, settings.get("sep") if not u.workbook else None) != \
@@ -185,6 +208,20 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
             return go(f"/d/{u.id}/columns")
         u.settings = settings
         if u.job is not None and u.job.state == "running":
+            return go(f"/d/{u.id}/job")
+        if u.years:
+            order = _year_order(u, form)
+            if order is None:
+                return page("columns.html", 400, u=u, s=u.settings, methods=_methods(),
+                            message="give each year its own place (1, 2, ...) in the order")
+            u.years = order
+            for y in u.years:
+                y.settings = _year_settings(u, y)
+                y.files.clear()
+                y.checked = y.adjusted = y.report = None
+            u.job = Job(work.check_years, "check", ([y.source() for y in u.years],),
+                        on_done=lambda res: _keep_years(u, res))
+            u.next_page = "decision"
             return go(f"/d/{u.id}/job")
         u.files.clear()
         u.checked = u.adjusted = u.report = None
@@ -216,6 +253,8 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
         u = find(request)
         if u.checked is None:
             return go(f"/d/{u.id}/columns")
+        if u.years:
+            return page("years.html", u=u, years=_years(u), s=u.settings, files=False)
         return page("decision.html", u=u, groups=_decision(u), methods=_methods(), s=u.settings)
 
     async def adjust_post(request):
@@ -223,6 +262,16 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
         if u.checked is None:
             return go(f"/d/{u.id}/columns")
         form = await request.form()
+        if u.years:   # the many-facet model on the earlier years' scale
+            u.settings["method"] = "MFRM"
+            u.hold_drifted = form.get("hold_drifted") == "on"
+            if u.job is None or u.job.state != "running":
+                scratch = u.folder / f"out-{secrets.token_hex(4)}"
+                u.job = Job(work.adjust_years, "adjust", ([y.source() for y in u.years], [y.table for y in u.years],
+                                                          [y.checked for y in u.years], u.hold_drifted, scratch),
+                            on_done=lambda res: _keep_year_files(u, res), scratch=scratch)
+                u.next_page = "files"
+            return go(f"/d/{u.id}/job")
         method = str(form.get("method") or "recommended")
         if method not in ["recommended", *_methods()]:
             return page("error.html", 400, message=f"unknown method {method}", u=u)
@@ -238,6 +287,8 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
         u = find(request)
         if not u.files:
             return go(f"/d/{u.id}/decision")
+        if u.years:
+            return page("years.html", u=u, years=_years(u), s=u.settings, files=True)
         return page("files.html", u=u, groups=_decision(u), s=u.settings)
 
     async def download(request):
@@ -302,6 +353,60 @@ def _keep_files(u: Upload, result: dict) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _keep_years(u: Upload, results: list) -> None:
+    for y, res in zip(u.years, results):
+        _keep_check(y, res)
+
+
+def _keep_year_files(u: Upload, results: list) -> None:
+    """Each year's new files; the folder of the previous ones (the series' scratch folder) removed."""
+    old = {p.parent.parent for y in u.years for p, _ in y.files.values()}
+    for y, res in zip(u.years, results):
+        y.keep(res)
+    for folder in old - {p.parent.parent for y in u.years for p, _ in y.files.values()}:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _listed(state: AppState) -> list:
+    """The uploads the first page lists: a file, or the first of several years (the later ones with it)."""
+    return [u for u in state.uploads.values() if u.series is None]
+
+
+def _natural(name: str) -> list:
+    """A name's sort key with its numbers as numbers (year2 before year10)."""
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", name)]
+
+
+def _year_order(u: Upload, form) -> list | None:
+    """The years in the order the page gives (``year_ID``: 1, 2, ...), or None where two share a place."""
+    places = {}
+    for k, y in enumerate(u.years):
+        try:
+            places[y.id] = int(str(form.get(f"year_{y.id}") or k + 1))
+        except ValueError:
+            return None
+    if sorted(places.values()) != list(range(1, len(u.years) + 1)):
+        return None
+    return sorted(u.years, key=lambda y: places[y.id])
+
+
+def _year_settings(u: Upload, y: Upload) -> dict:
+    """The first file's settings for another year; its own sheet where it has no sheet of that name."""
+    s = dict(u.settings)
+    if y.workbook:
+        s["sheet"] = s.get("sheet") if s.get("sheet") in y.sheets else (y.sheets[0] if y.sheets else None)
+    else:
+        s["sheet"] = None
+        s["sep"] = u.settings.get("sep") if not u.workbook else "auto"
+    return s
+
+
+def _years(u: Upload) -> list:
+    """Per year (earliest first): its upload, its findings (:func:`_decision`) and its link to the year
+    before (dicts for the template)."""
+    return [{"k": k + 1, "u": y, "groups": _decision(y), "link": y.link} for k, y in enumerate(u.years)]
+
+
 class _NotFound(Exception):
     pass
 
@@ -348,7 +453,7 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
     u.settings = {"paper": g.paper, "rater": g.rater, "score": g.score, "order": g.order, "group": g.group,
                   "facets": [], "score_cols": list(g.score_cols), "rater_cols": list(g.rater_cols),
                   "scale": g.scale or "", "cut": "", "levels": "", "resolve": False, "discrepancy": 1,
-                  "sheet": sheet, "simulate": 0, "sep": sep or "auto"}
+                  "sheet": sheet, "simulate": 0, "sep": sep or "auto", "confidence": 90}
 
 
 def _sniff_separator(path) -> str | None:
@@ -384,6 +489,7 @@ def _form_settings(form) -> dict:
             "scale": one("scale") or "", "cut": one("cut") or "", "levels": one("levels") or "",
             "resolve": form.get("resolve") == "on", "discrepancy": number("discrepancy", 1, 0, 100),
             "sheet": one("sheet"), "simulate": number("simulate", 0, 0, 1000),
+            "confidence": number("confidence", 90, 50, 99),
             "sep": one("sep") if one("sep") in ("auto", "comma", "semicolon", "tab") else "auto"}
 
 
@@ -392,7 +498,6 @@ def _decision(u: Upload) -> list:
     """Per group: warranted?, the recommended method and why, what the adjustment changes, who is
     uncertain (dicts for the template)."""
     from ..practice.memo import _advice, _reports, method_words
-    from ..practice.summary import SURE
 
     r = u.adjusted.ratings
     summaries = {s.group: s for s in u.adjusted.adjustment_summaries()}
@@ -403,7 +508,7 @@ def _decision(u: Upload) -> list:
         s = summaries.get(g.name)
         code = u.adjusted.methods[0]
         m = None if s is None else next((m for m in s.methods if m.method == code), None)
-        unc = [row["paper"] for row in u.change_list.rows
+        unc = [row["paper"] for row in sorted(u.change_list.rows, key=lambda row: row.get("se_to_cut", 0.0))
                if row.get("uncertain") == "yes" and (r.group is None or row.get(r.group_name or "group") == g.name)]
         out.append({
             "tag": r.group_tag(g.name) if r.group is not None else "All students",
@@ -421,7 +526,7 @@ def _decision(u: Upload) -> list:
                                                                             if a)),
             "applied": g.recommended or code, "applied_words": method_words(g.recommended or code),
             "summary": m, "levels": moves.get(g.name), "cut": u.adjusted.cut,
-            "uncertain": unc, "sure": SURE, "has_se": bool(g.uncertainty),
+            "uncertain": unc, "has_se": bool(g.uncertainty),
         })
     return out
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import RatercalError
 
-__all__ = ["Source", "check_file", "adjust_file", "BOOTSTRAP", "SETTING_NAMES"]
+__all__ = ["Source", "check_file", "adjust_file", "check_years", "adjust_years", "BOOTSTRAP", "SETTING_NAMES"]
 
 #: The app's bootstrap draws (each student's standard error, so the uncertain ones can be named).
 BOOTSTRAP = 200
@@ -80,6 +80,11 @@ def cuts(settings: dict, ratings):
     return levels, one_cut
 
 
+def confidence(settings: dict) -> float:
+    """The confidence (0-1) at which a student is uncertain: the page's percentage (90 by default)."""
+    return int(settings.get("confidence") or 90) / 100
+
+
 def check_file(job, src: Source) -> dict:
     """Read, check, adjust by the recommended method (the many-facet model for a rubric), the report."""
     from ..practice.adjust import adjust
@@ -98,7 +103,7 @@ def check_file(job, src: Source) -> dict:
         method = "MFRM" if ratings.facets else "recommended"
         job.stage(f"Adjusting by {'the many-facet model' if ratings.facets else 'the recommended method'}")
         adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP)
-        change_list = changes(adjusted, levels=levels)
+        change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
         job.stage("Writing the report")
         report = html_report(ratings, check=checked, adjust=adjusted, cut=one_cut)
     except RatercalError as exc:
@@ -119,11 +124,14 @@ def memo_settings(src: Source, ratings, levels, method, adjusted, extra=None) ->
              "third readings resolved": f"yes (discrepancy above {s['discrepancy']})" if s["resolve"] else "no",
              "cuts": s["cut"], "levels": ", ".join(levels.names) if levels is not None else None,
              "method": method, "variant": adjusted.variant,
-             "bootstrap draws": BOOTSTRAP if not ratings.facets else None, "bootstrap seed": 0, **(extra or {})}
+             "bootstrap draws": BOOTSTRAP if not ratings.facets else None, "bootstrap seed": 0,
+             "uncertain at": f"{confidence(s):.0%} confidence (the interval crosses a cut)" if levels is not None
+             and not ratings.facets else None, **(extra or {})}
     return {k: v for k, v in shown.items() if v not in (None, "")}
 
 
-def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchors=None, extra=None) -> dict:
+def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchors=None, extra=None,
+                hold_drifted: bool = False) -> dict:
     """Adjust by ``method`` (on ``anchors``, a calibration, where given); write the adjusted file (the
     input's format and layout), the change list, the report and the memo into the folder ``out``."""
     from ..io import sha256_file
@@ -138,8 +146,8 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
         levels, one_cut = cuts(src.settings, ratings)
         job.stage(f"Adjusting by {method}" + (" on the earlier year's scale" if anchors is not None else ""))
         adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP,
-                          anchors=anchors)
-        change_list = changes(adjusted, levels=levels)
+                          anchors=anchors, hold_drifted=hold_drifted)
+        change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
         out.mkdir(parents=True, exist_ok=True)
         suffix = ".xlsx" if src.workbook else (".tsv" if table.delimiter == "\t" else ".csv")
         job.stage("Writing the adjusted file")
@@ -161,3 +169,126 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
     except RatercalError as exc:
         raise RatercalError(user_message(src, exc)) from None
     return dict(adjusted=adjusted, change_list=change_list, report=report, files=files)
+
+
+# -- several years, linked through the raters they share ------------------------------------------
+def shared_anchors(calibration, ratings):
+    """The part of an earlier year's calibration that this year's ratings can be held to: the raters and
+    facet levels (criteria) found in both years, and the thresholds (same scale; :meth:`Anchors.check`
+    refuses another).  None where no rater is shared: then nothing links the years."""
+    from ..practice.anchors import RATER, THRESHOLD, Anchors, analysis_elements
+
+    here = analysis_elements(ratings)
+    keep = [a for a in calibration.elements
+            if a.facet == THRESHOLD or a.element in set(map(str, here.get(a.facet, ())))]
+    if not any(a.facet == RATER for a in keep):
+        return None
+    return Anchors(calibration.model, calibration.scale, keep)
+
+
+def link_rows(anchored, ratings, earlier) -> dict:
+    """What the page says of a year's link: each shared rater (held at its anchor, or freed for drift),
+    the raters new this year, and the criteria and thresholds held (from :func:`.anchors.displacement`'s
+    rows of :attr:`AdjustResults.anchored`)."""
+    from ..practice.anchors import RATER, analysis_elements
+
+    raters = [r for r in anchored if r["facet"] == RATER]
+    others = [r for r in anchored if r["facet"] != RATER]
+    before = {a.element for a in earlier.of(RATER).values()}
+    new = [x for x in analysis_elements(ratings)[RATER] if x not in before]
+    return {"raters": raters, "drifted": [r for r in raters if r.get("freed") or r.get("drifted")],
+            "freed": [r for r in raters if r.get("freed")], "new": new, "others": others,
+            "others_freed": [r for r in others if r.get("freed")],
+            "largest_other": max(others, key=lambda r: abs(r["displacement"]), default=None)}
+
+
+def link_years(job, sources: list, tables: list, hold_drifted: bool = False) -> list:
+    """Each year in order adjusted by the many-facet model, the first free (its scale the origin), each
+    later one held to the earlier year's measures of the raters (and criteria and thresholds) they share
+    (:func:`.anchors.fit_mfrm`: an anchored rater that drifted is freed unless ``hold_drifted``).  The
+    earlier year's measures are those of its own (anchored) fit, so a third year is on the first one's
+    scale too.  ``[(anchors or None, anchored fit, displacement rows)]`` per year."""
+    from ..errors import InputError
+    from ..practice.anchors import calibration, fit_mfrm
+
+    from ..practice.anchors import RATER, analysis_elements
+
+    for k in range(1, len(tables)):   # before any fit: a year that shares no rater links nothing
+        if not set(analysis_elements(tables[k].ratings)[RATER]) & set(analysis_elements(tables[k - 1].ratings)[RATER]):
+            raise InputError(f"shares no rater with {sources[k - 1].name}: nothing links the two years (the raters "
+                             "are matched by their labels)", sources[k].name)
+    out, previous = [], None
+    for k, (src, table) in enumerate(zip(sources, tables)):
+        ratings = table.ratings
+        anchors = None
+        if previous is not None:
+            anchors = shared_anchors(previous, ratings)
+        job.stage(f"Year {k + 1} ({src.name}): the many-facet model"
+                  + (f" on year {k}'s scale" if anchors is not None else ", the scale's origin"))
+        try:
+            est, rows = fit_mfrm(ratings, anchors, hold_drifted=hold_drifted)
+        except RatercalError as exc:
+            raise RatercalError(user_message(src, exc)) from None
+        previous = calibration(est, ratings)
+        out.append((anchors, est, rows))
+    return out
+
+
+def check_years(job, sources: list) -> list:
+    """Several years (earliest first): each read, linked (:func:`link_years`), checked on its anchors,
+    adjusted by the many-facet model on them, its change list and report.  A dict per year."""
+    from ..practice.adjust import adjust
+    from ..practice.check import check
+    from ..practice.html_report import html_report
+    from ..practice.levels import changes
+
+    tables = []
+    for k, src in enumerate(sources):
+        job.stage(f"Reading year {k + 1} ({src.name})")
+        tables.append(read(src))
+        r = tables[-1].ratings
+        if r.group is not None and len(r.group_ids) > 1:
+            raise RatercalError(f"{src.name}: Group: years are linked one group at a time, and {r.group_name} has "
+                                f"{len(r.group_ids)} groups here; leave Group at none, or upload one group's files")
+    chain = link_years(job, sources, tables)
+    out = []
+    for k, (src, table, (anchors, _, _)) in enumerate(zip(sources, tables, chain)):
+        ratings = table.ratings
+        try:
+            levels, one_cut = cuts(src.settings, ratings)
+            job.stage(f"Year {k + 1} ({src.name}): checking the raters")
+            checked = check(ratings, anchors=anchors)
+            job.stage(f"Year {k + 1} ({src.name}): adjusting")
+            adjusted = adjust(ratings, "MFRM", cut=one_cut, anchors=anchors)
+            change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
+            report = html_report(ratings, check=checked, adjust=adjusted, cut=one_cut)
+        except RatercalError as exc:
+            raise RatercalError(user_message(src, exc)) from None
+        link = None if anchors is None else link_rows(adjusted.anchored, ratings, anchors)
+        out.append(dict(table=table, checked=checked, adjusted=adjusted, levels=levels, change_list=change_list,
+                        report=report, anchors=anchors, link=link, method="MFRM"))
+    return out
+
+
+def adjust_years(job, sources: list, tables: list, checks: list, hold_drifted: bool, out: Path) -> list:
+    """The files of every year (:func:`adjust_file` into ``out/yearK``), each later year on the earlier
+    one's scale (:func:`link_years`, with ``hold_drifted``)."""
+    chain = link_years(job, sources, tables, hold_drifted)
+    results = []
+    for k, (src, table, checked, (anchors, _, rows)) in enumerate(zip(sources, tables, checks, chain)):
+        extra = {"year": f"{k + 1} of {len(sources)}"}
+        if anchors is not None:
+            link = link_rows(rows, table.ratings, anchors)
+            drifted = ", ".join(f"{r['element']} ({r['displacement']:+.2f} logits)" for r in link["drifted"])
+            extra.update({"linked to": f"year {k} ({sources[k - 1].name}): its measures of the {len(link['raters'])} "
+                                       "raters both years share, the criteria and thresholds held as anchors",
+                          "anchored raters": ", ".join(r["element"] for r in link["raters"]),
+                          "drifted raters": "none" if not drifted else drifted + (
+                              ": held at their anchors" if hold_drifted else
+                              ": freed (measured afresh on the other anchors' scale)")})
+        res = adjust_file(job, src, table, checked, "MFRM", out / f"year{k + 1}", anchors=anchors, extra=extra,
+                          hold_drifted=hold_drifted)
+        res["anchors"] = anchors
+        res["link"] = None if anchors is None else link_rows(res["adjusted"].anchored, table.ratings, anchors)
+        results.append(res)
+    return results

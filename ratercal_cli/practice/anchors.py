@@ -338,19 +338,24 @@ def anchor_function(anchors: Anchors, ratings, steps_by=None):
     not anchor): with the papers' mean free, nothing else would set their origin (a Facets dummy facet
     anchored at 0, Essays' Session, left the raters' mean to the weak prior, its S.E. over 3 logits)."""
     pos = _positions(anchors, ratings, steps_by)
-    raters = any(a.facet == RATER for a, _, _ in pos)
-    facets = any(b.startswith("facet") for _, b, _ in pos)
+    return _Hold(pos, any(a.facet == RATER for a, _, _ in pos), any(b.startswith("facet") for _, b, _ in pos))
 
-    def fix(layout):
-        for a, block, index in pos:
+
+class _Hold:
+    """:func:`anchor_function`'s function: a class, not a closure, so that an anchored estimator can be
+    pickled (the app's worker process sends its results back)."""
+
+    def __init__(self, pos, raters: bool, facets: bool):
+        self.pos, self.raters, self.facets = pos, raters, facets
+
+    def __call__(self, layout):
+        for a, block, index in self.pos:
             layout.fix(block, index, a.measure)
-        if raters or facets:
+        if self.raters or self.facets:
             layout.free("theta_mean")
-        if facets and not raters and "severity" not in layout.centred:
+        if self.facets and not self.raters and "severity" not in layout.centred:
             layout.centred.append("severity")
         return layout
-
-    return fix
 
 
 def _reported(est, block, index):

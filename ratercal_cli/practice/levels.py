@@ -225,12 +225,12 @@ class LevelChanges:
         return (self.median_se is not None and math.isfinite(self.median_se)
                 and self.levels.narrowest() < 2 * z_of(self.confidence) * self.median_se)
 
-    def uncertain_text(self) -> str:
+    def uncertain_text(self, noun: str = "paper") -> str:
         """One sentence: how many are uncertain, at what confidence, and why so many where the levels are
-        narrow."""
+        narrow (``noun``: what a paper is called, e.g. student)."""
         pct = f"{100 * self.confidence:g}%"
         z = z_of(self.confidence)
-        text = (f"{self.uncertain} of {self.papers} paper(s) are uncertain at {pct} confidence (the {pct} interval "
+        text = (f"{self.uncertain} of {self.papers} {noun}(s) are uncertain at {pct} confidence (the {pct} interval "
                 f"of the adjusted score, ± {z:.3g} standard errors, crosses a cut")
         if self.at_cut is not None and len(self.levels.cuts) > 1:
             text += ": " + ", ".join(f"{n} at {c:g}" for c, n in zip(self.levels.cuts, self.at_cut))
@@ -239,8 +239,8 @@ class LevelChanges:
             text += f"; expected classification accuracy {self.accuracy:.2f}"
         if self.too_narrow:
             text += (f". The levels (the narrowest {self.levels.narrowest():g} wide) are narrower than the {pct} "
-                     f"interval of a typical paper (± {z * self.median_se:.2f} at the median standard error "
-                     f"{self.median_se:.2f}): these ratings cannot settle most papers' level, adjusted or not")
+                     f"interval of a typical {noun} (± {z * self.median_se:.2f} at the median standard error "
+                     f"{self.median_se:.2f}): these ratings cannot settle most {noun}s' level, adjusted or not")
         return text
 
     @property

@@ -180,7 +180,7 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
     else:
         for tag, lc in level_cols:
             if lc.uncertain is not None:
-                parts.append(f"<p><b>{_e(tag)}</b>: {_e(lc.uncertain_text())}.</p>")
+                parts.append(f"<p><b>{_e(tag)}</b>: {_e(lc.uncertain_text('student'))}.</p>")
         if unc:
             # closest to a cut (in standard errors) first: the nearest to a coin toss
             rows = sorted((row for row in change_list.rows if row.get("uncertain") == "yes"),

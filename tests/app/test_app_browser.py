@@ -191,3 +191,56 @@ def test_a_messy_export_and_a_bad_file(page, tmp_path, shots):
     wait_for(page, "/columns")
     assert "This file cannot be read: scores.xlsx: not readable as an .xlsx workbook" in page.inner_text("#error")
     page.screenshot(path=shots / "10-bad-file.png")
+
+
+def test_the_readme_two_year_rubric_linked(page, tmp_path, shots):
+    """The README's two-year rubric (examples/rubric_year1.csv, rubric_year2.csv, rater R5 made a logit
+    harsher in year 2) uploaded together: year 2 on year 1's scale, R5 freed for its drift, the files per
+    year; year 2's totals those of the command line's ``check --write-anchors`` + ``adjust --anchors``."""
+    import ratercal_cli as rc
+    from ratercal_cli.practice.anchors import read_anchors, write_anchors
+    from ratercal_cli.practice.check import check
+
+    files = [str(ROOT / "examples" / f"rubric_year{k}.csv") for k in (2, 1)]
+    page.set_input_files("#file", files)
+    page.click("button[type=submit]")
+    wait_for(page, "/columns")
+    assert "2 years, linked through the raters they share" in page.inner_text("#years")
+    assert page.input_value("select[aria-label='year of rubric_year1.csv']") == "1"
+    page.fill("#scale", "1-6")
+    page.fill("#cut", "12,16,20")
+    page.fill("#levels", "Below,Basic,Proficient,Advanced")
+    page.screenshot(path=shots / "11-years-columns.png", full_page=True)
+    page.click("#check")
+    wait_for(page, "/decision", timeout=240_000)
+    link = page.inner_text("#link-2")
+    assert "Linked to year 1: 12 rater(s) rated both years" in link
+    assert "1 drifted: R5 (moved +0.98 logits, t 8.6; freed, measured afresh)" in link
+    assert "9 criterion and threshold measure(s) held too" in link
+    page.screenshot(path=shots / "12-years-decision.png", full_page=True)
+    top, box = page.locator("#year-2").bounding_box(), page.locator("#link-2").bounding_box()
+    page.screenshot(path=shots / "12b-years-link.png", full_page=True,
+                    clip={"x": 0, "y": top["y"] - 12, "width": 1100, "height": box["y"] + box["height"] - top["y"] + 24})
+    page.click("#adjust")
+    wait_for(page, "/files", timeout=240_000)
+    page.screenshot(path=shots / "13-years-files.png", full_page=True)
+    with page.expect_download() as dl:
+        page.click("#dl-adjusted-2")
+    assert dl.value.suggested_filename == "rubric_year2.adjusted.csv"
+    dl.value.save_as(tmp_path / "y2.csv")
+    rows = list(csv.DictReader(open(tmp_path / "y2.csv", encoding="utf-8-sig")))
+    assert len(rows) == 1000 and list(rows[0])[:6] == ["student", "rater", "style", "style_MFRM", "org", "org_MFRM"]
+    read = dict(scale="1-6", paper_col="student", score_cols=["style", "org", "conv", "sent_form"])
+    write_anchors(tmp_path / "y1_anchors.csv",
+                  check(rc.read_ratings(ROOT / "examples" / "rubric_year1.csv", **read), calibrate=True).calibration)
+    cli = rc.adjust(rc.read_ratings(ROOT / "examples" / "rubric_year2.csv", **read), "MFRM",
+                    anchors=read_anchors(tmp_path / "y1_anchors.csv"))
+    want = dict(zip(cli.ratings.paper_ids, cli.paper_totals("MFRM")))
+    assert {r["student"]: float(r["MFRM_total"]) for r in rows} == pytest.approx(want, abs=1e-3)
+    with page.expect_download() as dl:
+        page.click("#dl-memo-2")
+    dl.value.save_as(tmp_path / "memo2.html")
+    assert "year 1 (rubric_year1.csv)" in (tmp_path / "memo2.html").read_text()
+    page.click("#view-memo-2")
+    page.screenshot(path=shots / "14-years-memo.png", full_page=True)
+    assert page.dialogs == []

@@ -347,7 +347,7 @@ def test_the_decision_memo(tmp_path, monkeypatch):
     for g in ("5", "8", "11"):
         unc = sum(r["uncertain"] == "yes" for r in ch if r["grade"] == g)
         n = sum(r["grade"] == g for r in ch)
-        assert f"<b>grade={g}</b>: {unc} of {n} paper(s) are uncertain at 90% confidence" in page
+        assert f"<b>grade={g}</b>: {unc} of {n} student(s) are uncertain at 90% confidence" in page
     for setting in ("<th>cut</th><td>2.25,3.25,4.25</td>", "<th>levels</th><td>Below,Basic,Proficient,Advanced</td>",
                     "<th>bootstrap</th><td>20</td>", "<th>group_col</th><td>grade</td>",
                     "<th>resolve_discrepancies</th><td>True</td>", "<th>scale</th><td>0-5</td>"):
