@@ -99,9 +99,11 @@ class AppState:
         self.uploads: dict[str, Upload] = {}
 
     def close(self):
-        for u in self.uploads.values():
-            if u.job is not None:
-                u.job.cancel()
+        jobs = [u.job for u in self.uploads.values() if u.job is not None]
+        for job in jobs:
+            job.cancel()
+        for job in jobs:   # their worker processes ended before the folder goes
+            job.wait(5)
         if self.own:
             shutil.rmtree(self.folder, ignore_errors=True)
 

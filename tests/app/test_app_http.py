@@ -367,3 +367,42 @@ def test_cancel_stops_a_long_fit_inside_it(tmp_path):
         assert "Cancelled" in r.text and "Cancelled" in c.get(f"/d/{uid}/job").text
         assert u.checked is None and u.adjusted is None
         assert sorted(p.name for p in u.folder.iterdir()) == before
+
+
+def write_then_wait(job, folder):
+    """A worker that writes a partial file into its scratch folder, then works on (a minute)."""
+    import time
+
+    folder.mkdir()
+    (folder / "partial.csv").write_text("student,score\n")
+    job.stage("writing")
+    time.sleep(60)
+
+
+def die(job, code):
+    import os
+
+    job.stage("about to die")
+    os._exit(code)
+
+
+def test_a_cancelled_job_leaves_no_files_and_a_dead_worker_says_so(tmp_path):
+    import os
+    import time
+
+    from ratercal_cli.app.jobs import Job
+
+    scratch = tmp_path / "scratch"
+    job = Job(write_then_wait, "t", (scratch,), scratch=scratch)
+    for _ in range(600):
+        if job.stage_text == "writing":
+            break
+        time.sleep(0.05)
+    assert job.stage_text == "writing" and (scratch / "partial.csv").exists()
+    job.cancel()
+    assert job.wait(5) and job.state == "cancelled" and not scratch.exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(job.pid, 0)
+    dead = Job(die, "t", (3,))
+    assert dead.wait(30) and dead.state == "error" and dead.error == "the worker stopped (exit code 3)"
+
