@@ -182,7 +182,11 @@ def _by_rater(ratings, measure, measured):
     raw = np.bincount(ratings.rater, weights=ratings.score.astype(float), minlength=J)[use] / \
         np.maximum(np.bincount(ratings.rater, minlength=J)[use], 1)
     if np.std(raw) > 0 and np.std(m_j) > 0:
-        rr = stats.pearsonr(raw, m_j)
+        import warnings
+
+        with warnings.catch_warnings():   # nearly constant (scipy's relative test): r is nan, said as such
+            warnings.simplefilter("ignore", stats.ConstantInputWarning)
+            rr = stats.pearsonr(raw, m_j)
         corr, corr_p = float(rr.statistic), float(rr.pvalue)
     else:
         corr, corr_p = math.nan, math.nan

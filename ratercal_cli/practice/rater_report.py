@@ -427,8 +427,8 @@ def rater_group_bias(groups, group_label="group", models=None, alpha=0.05, scale
         return dict(fitted=False, group_column=group_label, reason=f"no rater was measured in two or more "
                     f"{group_label}s", rows=[], notes=notes)
     sig = sum(1 for r in rows if math.isfinite(r["p_holm"]) and r["p_holm"] < alpha)
-    return dict(fitted=True, model="each group by " + (models[0].name if models else
-                                                        "the rating scale model by conditional ML (CML)"),
+    given = next((m.name for m in models or () if m is not None), None)   # a group's may be None: not fitted
+    return dict(fitted=True, model="each group by " + (given or "the rating scale model by conditional ML (CML)"),
                 group_column=group_label, rows=rows, significant=sig, alpha=alpha, notes=notes)
 
 
