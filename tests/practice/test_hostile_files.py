@@ -131,8 +131,11 @@ def test_written_files_get_the_usual_permissions_and_missing_folders(tmp_path):
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_during_a_write_leaves_no_temporary(tmp_path, sig):
+    # SIGINT as a terminal's Ctrl-C delivers it: a child started from a background job of a
+    # non-interactive shell (as CI may run us) inherits SIGINT ignored, and would sleep through it
     script = textwrap.dedent(f"""
-        import sys, time
+        import signal, sys, time
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from ratercal_cli.io import atomic_write
         with atomic_write({str(tmp_path / 'out.csv')!r}) as fh:
             fh.write("partial")
