@@ -338,6 +338,9 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @click.option("--levels", "level_names", default=None, metavar="NAME,NAME,...",
               help="Names of the levels the cuts make, lowest first (one more than the cuts), e.g. "
                    "\"Below,Basic,Proficient,Advanced\".")
+@click.option("--confidence", type=float, default=0.9, show_default=True, metavar="C",
+              help="With cuts and SEs: a student is uncertain when the interval of the adjusted score at this "
+                   "confidence crosses a cut (0.9: ± 1.645 SE; one cut: a pass probability between 0.05 and 0.95).")
 @click.option("--changes", "changes_out", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="Write the per-student change list here (CSV, or .xlsx): given and adjusted score, the change, "
                    "with cuts both levels, with SEs the probability of the adjusted level.")
@@ -359,7 +362,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @_file_options
 @_calibration_options
 @_one_line_errors
-def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage, cut, layout, level_names, changes_out, memo_out, bootstrap, seed, total,
+def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage, cut, layout, level_names, confidence,
+           changes_out, memo_out, bootstrap, seed, total,
            as_json, html_out, shared_raters,
            scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding,
            decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by,
@@ -396,9 +400,10 @@ def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage,
         _check_output(output, source)
     for extra in (html_out, changes_out, memo_out):
         _check_html(extra)
-    from ..practice.levels import check_levels, parse_levels
+    from ..practice.levels import check_confidence, check_levels, parse_levels
 
     levels = parse_levels(cut, level_names)
+    check_confidence(confidence)   # before anything is read or written
     table = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet, encoding, order_col, decimal, sheet, fold_labels, facet_cols, score_cols,
                   rater_cols)
@@ -433,7 +438,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage,
     from ..practice.levels import changes
 
     # (only where something shows it: a list of every paper, 1 s at 1M ratings)
-    change_list = (changes(result, levels=levels, total=total)
+    change_list = (changes(result, levels=levels, total=total, confidence=confidence)
                    if levels is not None or changes_out is not None or memo_out is not None else None)
     show_levels = levels is not None and (len(levels.cuts) > 1 or level_names or table.ratings.facets)
     if changes_out is not None:
@@ -446,7 +451,8 @@ def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage,
             methods=",".join(codes), variant=result.variant, scale=scale, paper_col=paper_col, rater_col=rater_col,
             score_col=score_col, group_col=group_col, facet_cols=",".join(facet_cols) or None, score_cols=score_cols,
             rater_cols=rater_cols, order_col=order_col, resolve_discrepancies=resolve, discrepancy=discrepancy,
-            cut=cut, levels=level_names, total=total if table.ratings.facets else None, bootstrap=bootstrap,
+            cut=cut, levels=level_names, confidence=confidence if levels is not None and confidence != 0.9 else None,
+            total=total if table.ratings.facets else None, bootstrap=bootstrap,
             seed=seed, assignment=assignment, sheet=sheet, encoding=encoding, decimal=decimal,
             fold_labels=fold_labels, shared_raters=shared_raters, steps_by=steps_by,
             anchors=anchors_in, output=output))

@@ -358,3 +358,24 @@ def test_the_decision_memo(tmp_path, monkeypatch):
         "--levels", "Below,Basic,Proficient,Advanced", "--bootstrap", "20", "-o", tmp_path / "a.csv",
         "--memo", memo, "-q")
     assert memo.read_bytes() == first
+
+
+def test_confidence_on_the_command_line(tmp_path):
+    """adjust --confidence 0.68: the interval is ± 0.994 SE, its columns low68/high68, the memo says 68%; a
+    confidence that is not between 0 and 1 is one line, exit 2, nothing written."""
+    args = (RATINGS, *README_ARGS, "-m", "TLI", "--bootstrap", "20", "--cut", "2.25,3.25,4.25")
+    res = run("adjust", *args, "-o", tmp_path / "a.csv", "--changes", tmp_path / "c.csv", "--confidence", "0.68",
+              "--memo", tmp_path / "m.html", "-q")
+    assert res.exit_code == 0, res.output
+    ch = read_csv(tmp_path / "c.csv")
+    for r in ch:
+        low, high = float(r["low68"]), float(r["high68"])
+        assert high - low == pytest.approx(2 * 0.9944579 * float(r["se"]), abs=2e-3)
+        assert (r["uncertain"] == "yes") == any(low < c <= high for c in (2.25, 3.25, 4.25))
+    n = sum(r["uncertain"] == "yes" for r in ch if r["grade"] == "5")
+    memo = (tmp_path / "m.html").read_text()
+    assert f"<b>grade=5</b>: {n} of 124 student(s) are uncertain at 68% confidence" in memo
+    assert "<th>confidence</th><td>0.68</td>" in memo
+    bad = run("adjust", *args, "-o", tmp_path / "b.csv", "--confidence", "95")
+    assert bad.exit_code == 2 and "--confidence: must lie strictly between 0 and 1" in bad.output
+    assert not (tmp_path / "b.csv").exists()
