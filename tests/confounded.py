@@ -107,3 +107,55 @@ def rmse(paper_scores: pd.Series, truth: pd.Series) -> float:
     """RMSE of paper scores (1-6, indexed by paper) against the hidden truth."""
     d = paper_scores.reindex(truth.index).to_numpy(dtype=float) - truth.to_numpy()
     return float(np.sqrt(np.mean(d * d)))
+
+
+#: a rubric's criteria: each shifts the quality a criterion asks for (logits; the first easiest)
+CRITERIA_SHIFT = np.array([-0.6, 0.0, 0.6])
+
+
+@dataclass
+class RubricFile:
+    frame: pd.DataFrame      # school, paper, rater, criterion, score (one rating a line, in reading order)
+    truth: pd.DataFrame      # paper x criterion -> true score on 1-6
+    school: pd.Series        # paper -> school
+    quality: pd.Series       # paper -> theta
+
+
+def rubric(seed: int, papers: int = 300, own: float | None = 0.9, discrepancy: int = 1,
+           school_means=SCHOOL_MEANS, shifts=CRITERIA_SHIFT) -> RubricFile:
+    """A school-confounded rubric file: :func:`district`'s schools, raters and assignment, each reader
+    scoring every criterion of the papers it reads (the graded response model at the paper's quality
+    less the criterion's shift); a third reader scores every criterion of a paper when its first two
+    readers differ by more than ``discrepancy`` on any criterion.  Truth: per paper and criterion the
+    mean over the twelve raters of their expected score at the quality less the criterion's shift."""
+    rng = np.random.default_rng([29, 1, seed])
+    slope, thresholds = _raters(rng)
+    n_s, C = len(school_means), len(shifts)
+    school = np.arange(papers) % n_s
+    theta = np.asarray(school_means)[school] + rng.standard_normal(papers)
+    names = [f"C{c + 1}" for c in range(C)]
+    rows = []
+    for p in range(papers):
+        s = school[p]
+        pair = [2 * s, 2 * s + 1] if rng.random() < 0.5 else [2 * s + 1, 2 * s]
+        others = [j for j in range(N_RATERS) if j not in (2 * s, 2 * s + 1)]
+        if own is None:
+            who = [int(j) for j in rng.choice(N_RATERS, 2, replace=False)]
+        else:
+            first = pair[0] if rng.random() < own else int(rng.choice(others))
+            second = pair[1] if rng.random() < own else int(rng.choice([j for j in others if j != first]))
+            who = [first, second]
+        q = theta[p] - np.asarray(shifts)
+        sc = [_draw(rng, q, np.full(C, slope[j]), np.repeat(thresholds[[j]], C, axis=0)) for j in who]
+        if np.any(np.abs(sc[0] - sc[1]) > discrepancy):
+            third = int(rng.choice([j for j in range(N_RATERS) if j not in who]))
+            who.append(third)
+            sc.append(_draw(rng, q, np.full(C, slope[third]), np.repeat(thresholds[[third]], C, axis=0)))
+        for j, x in zip(who, sc):
+            for c in range(C):
+                rows.append((f"S{s + 1}", f"P{p + 1:04d}", f"R{j + 1}", names[c], int(x[c])))
+    frame = pd.DataFrame(rows, columns=["school", "paper", "rater", "criterion", "score"])
+    ids = [f"P{p + 1:04d}" for p in range(papers)]
+    truth = pd.DataFrame({names[c]: _expected(theta - shifts[c], slope, thresholds).mean(axis=1) for c in range(C)},
+                         index=ids)
+    return RubricFile(frame, truth, pd.Series([f"S{s + 1}" for s in school], index=ids), pd.Series(theta, index=ids))

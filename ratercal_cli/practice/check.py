@@ -113,15 +113,11 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
         anchored_est, anchored_rows = fit_mfrm(ratings, anchors, steps_by, hold_drifted=hold_drifted)
     groups = ratings.by_group()
     sims = None
-    if simulate is not None and ratings.facets:
-        from .simulate import simulate_groups
-
-        sims = simulate_groups(ratings, simulate, cut=cut, seed=seed, jobs=jobs, methods=methods,
-                               scheduler=scheduler)
     if ratings.facets:
         res = _check_facets(ratings, groups, assignment, alpha, rasch, steps_by, est=anchored_est)
-        if sims is not None:
-            res.facet_simulations = [(name, sim) for (name, _), sim in zip(groups, sims)]
+        if simulate is not None:
+            _simulate_rubric(res, groups, simulate, discrepancy, dict(cut=cut, seed=seed, jobs=jobs, methods=methods,
+                                                                      scheduler=scheduler))
     else:
         reports = [check_ratings(g, group=name, scale_low=ratings.scale_low, assignment=assignment, alpha=alpha,
                                  rasch=rasch, **_group_clusters(ratings, k, g, cluster, cluster_codes, cluster_labels))
@@ -133,18 +129,19 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
             bias = rater_group_bias(groups, ratings.group_name, alpha=alpha, scale_low=ratings.scale_low,
                                     models=[r.rater_model for r in reports])
         if simulate is not None:   # the file's own design, confound and reading rule included
-            from .simulate import STRESS, simulate_groups
+            from .simulate import STRESS, shrinkage_levels, simulate_groups
 
             sims = simulate_groups(ratings, simulate, cut=cut, seed=seed, jobs=jobs, methods=methods,
                                    scheduler=scheduler, discrepancy=discrepancy, stress=STRESS,
                                    clusters=[r.assignment_found.clusters if r.assignment_found is not None
-                                             and r.assignment_found.multigroup else None for r in reports])
+                                             and r.assignment_found.multigroup else None for r in reports],
+                                   shrinkages=[shrinkage_levels(r.assignment_found) for r in reports])
             for rep, sim in zip(reports, sims):
                 found = rep.assignment_found
                 if found is not None and found.confounded and not found.multigroup and not isinstance(sim, str):
-                    sim.caveats.append("the assignment is non-random and has no clusters to model: this simulation "
-                                       "draws quality independent of who read what, so it cannot see the confound "
-                                       "and its ranking is not the recommendation's; see the stress scenario")
+                    sim.caveats.append(NO_CLUSTERS_CAVEAT)
+                if found is not None and found.confounded is None and not isinstance(sim, str):
+                    sim.caveats.append(untested_caveat(found))
         if sims is not None:   # the simulation has its say in the one recommendation
             from .recommend import recommend_group
 
@@ -165,6 +162,66 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
                 _anchored_rater_reports(res, anchored_est)
             _displacement_in_reports(res)
     return res
+
+
+#: the simulation's warning where the assignment is confounded and it has no clusters to draw
+NO_CLUSTERS_CAVEAT = ("the assignment is non-random and has no clusters to model: this simulation draws quality "
+                      "independent of who read what, so it cannot see the confound and its ranking is not the "
+                      "recommendation's; see the stress scenario")
+
+
+
+
+def untested_caveat(found) -> str:
+    """The simulation's warning where the assignment was not tested (``--no-rasch`` with ``--assignment
+    auto``, or no test could be made): ``found.reason`` says why."""
+    return (f"the assignment: {found.reason}; this simulation draws quality independent of who read what, so "
+            "a confound would not show in it, and linear_eb (a level for random assignment only) is not ranked: "
+            "run check without --no-rasch, or say --assignment random or nonrandom")
+
+
+def _rubric_clusters(g, parts, reps):
+    """A rubric group's clusters per paper (or None): those of the cell whose check found the assignment
+    confounded with clusters (the cell with the most papers; the first of a tie), mapped to the group's
+    papers; None where no cell did, or some paper of the group is not in that cell."""
+    cands = [(part, rep.assignment_found) for (_, part), rep in zip(parts, reps)
+             if rep.assignment_found is not None and rep.assignment_found.multigroup]
+    if not cands:
+        return None
+    part, found = max(cands, key=lambda c: c[0].n_papers)
+    at = {p: k for k, p in enumerate(g.paper_ids)}
+    out = np.full(g.n_papers, -1, dtype=np.int64)
+    out[[at[p] for p in part.paper_ids]] = found.clusters
+    return None if (out[g.ratings_per_paper() > 0] < 0).any() else out
+
+
+def _simulate_rubric(res, groups, replications, discrepancy, kw) -> None:
+    """``check --simulate`` of a rubric: each group's many-facet design as the essay path draws its own
+    (:func:`.simulate.simulate_groups`): the papers keep their raters, quality drawn about each cluster's
+    mean where a cell's check found the assignment confounded with clusters (:func:`_rubric_clusters`),
+    third readings by the file's rule (``discrepancy``, in any cell), and the stress scenario; then each
+    cell's one recommendation has the group's simulation's say (:func:`.recommend.recommend_group`)."""
+    from .recommend import recommend_group
+    from .rubric import cell_parts
+    from .simulate import STRESS, simulate_groups
+
+    parts, reps, k = [], [], 0
+    for _, g in groups:
+        p = cell_parts(g)
+        parts.append(p)
+        reps.append(res.reports[k:k + len(p)])
+        k += len(p)
+    clusters = [_rubric_clusters(g, p, r) for (_, g), p, r in zip(groups, parts, reps)]
+    sims = simulate_groups(res.ratings, replications, discrepancy=discrepancy, stress=STRESS, clusters=clusters,
+                           **kw)
+    for sim, rs, p, cl in zip(sims, reps, parts, clusters):
+        if isinstance(sim, str):
+            continue
+        if cl is None and any(r.assignment_found is not None and r.assignment_found.confounded for r in rs):
+            sim.caveats.append(NO_CLUSTERS_CAVEAT)
+        for rep, (_, part) in zip(rs, p):
+            rep.decision = recommend_group(rep, part, sim)
+    res.facet_simulations = [(name, sim) for (name, _), sim in zip(groups, sims)]
 
 
 def _anchored_rater_reports(res, est) -> None:
@@ -300,7 +357,7 @@ class CheckResults:
 
     @property
     def recommendation_shrinkage(self) -> dict:
-        """``{group: "none" or "kelley"}``: the shrinkage level of :attr:`recommendation`."""
+        """``{group: "none", "kelley" or "linear_eb"}``: the shrinkage level of :attr:`recommendation`."""
         return {r.group: (r.decision.shrinkage if r.decision is not None else "none") for r in self.reports}
 
     @property
@@ -355,6 +412,8 @@ class CheckResults:
         """The lines ``check``'s text starts with: per group the one recommendation (:mod:`.recommend`)
         and which source decided, whether adjustment is warranted, the assignment, and each source's
         method."""
+        from .simulate import column_name
+
         lines = ["SUMMARY"]
         for rep in self.reports:
             tag = self._tag(rep) or "all papers"   # a group (grade=5), a rubric's cell (criterion=org)
@@ -364,11 +423,13 @@ class CheckResults:
                 lines.append(f"  {tag}: adjustment warranted: {'yes' if rep.warranted else 'no'} ({why}); "
                              f"recommended {rep.recommendation} -- {rep.reason}")
                 continue
+            found = rep.assignment_found
+            untested = " (not tested)" if found is not None and found.confounded is None else ""
             others = [f"Chapter 5's rule {rep.recommendation}"] + [
-                f"the {k} {dec.sources[k]['method']}{' (shrunk)' if dec.sources[k]['shrinkage'] == 'kelley' else ''}"
+                f"the {k} {column_name((dec.sources[k]['shrinkage'], dec.sources[k]['method']))}"
                 for k in ("study", "simulation") if dec.sources.get(k)]
             lines.append(f"  {tag}: recommended {dec.label} -- {dec.short}; adjustment warranted: "
-                         f"{'yes' if rep.warranted else 'no'} ({why}); assignment {rep.assignment}; "
+                         f"{'yes' if rep.warranted else 'no'} ({why}); assignment {rep.assignment}{untested}; "
                          + ", ".join(others))
         return "\n".join(lines)
 

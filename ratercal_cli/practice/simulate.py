@@ -10,12 +10,16 @@ cells.  :func:`simulate_design` fits the rater model to the file and replicates 
    many-facet form, each cell ``c`` (a combination of facet levels) with its effect ``e_c``, as
    ``adjust`` fits it (:mod:`.rubric`).
 2. **Simulate** replication ``k`` from ``SeedSequence(seed, spawn_key=(group key, k))``: a quality
-   ``theta_i ~ N(mu, sigma^2)`` per paper, and for every rating of the file -- the same papers,
-   raters and cells, third readings included -- a score drawn from
+   ``theta_i ~ N(mu, sigma^2)`` per paper (about its cluster's fitted mean where the assignment is
+   confounded with clusters: the multi-group MML), and for every rating of the file -- the same papers,
+   raters and cells; third readings by the file's rule where it has one (:func:`reading_rule`; with
+   facets a third reader reads every cell when the first two differ in any) -- a score drawn from
    ``P(x | theta_i - e_c, tau_j) = exp(x (theta_i - e_c) - tau_j[x]) / sum_h exp(h (theta_i - e_c) - tau_j[h])``,
    on the file's scale (``e = 0`` without facets).  A paper's true score in a cell is the mean over
    the fitted raters of their expected score at ``theta_i - e_c`` (the corrected study's definition).
-3. **Apply** the methods at both shrinkage levels (:mod:`ratercal_cli.methods.shrinkage`) as
+3. **Apply** the methods at the study's shrinkage levels (:mod:`ratercal_cli.methods.shrinkage`: ``none``
+   and ``kelley``, and ``linear_eb`` where the assignment was tested and found random,
+   :func:`shrinkage_levels`) as
    ``adjust`` applies them -- with facets, the many-facet MML and MFRM on all the ratings and every
    other method within each cell (:mod:`.rubric`) -- and score each (paper, cell) score with the
    study's criteria (:func:`ratercal_cli.criteria.score_sets`): RMSE, the worst decile's
@@ -105,7 +109,7 @@ class DesignModel:
         (:func:`reading_rule`)."""
         from .rubric import cell_effects, facet_levels_matrix
 
-        est = make_method("MML", clusters=None if ratings.facets else clusters)
+        est = make_method("MML", clusters=clusters)
         if ratings.facets:
             est.fit(ratings, facet=facet_levels_matrix(ratings))
             cell = ratings.facet_cells()[0]
@@ -116,11 +120,11 @@ class DesignModel:
         tau = np.asarray(est.tau_, dtype=np.float64)
         if not np.isfinite(tau).all():
             raise MethodError("the rater model has raters without parameters (no ratings)")
-        mg = clusters is not None and not ratings.facets
+        mg = clusters is not None
         return cls(ratings, tau, float(est.theta_mean_), float(est.sigma_), cell, effect,
                    np.asarray(clusters, dtype=np.int64) if mg else None,
                    np.asarray(est.cluster_mean_, dtype=np.float64) if mg else None,
-                   None if ratings.facets else reading_rule(ratings, discrepancy))
+                   reading_rule(ratings, discrepancy))
 
     def quality(self, rng):
         """Each paper's quality for one replication: about its cluster's mean (multi-group) or the
@@ -157,27 +161,38 @@ class DesignModel:
         return self._third_readings(rng, theta, score), true
 
     def _third_readings(self, rng, theta, score):
-        """The file's rule on one replication's first two readings (:attr:`rule`)."""
+        """The file's rule on one replication's first two readings (:attr:`rule`): a paper is read a third
+        time when its first two readers differ by more than the threshold (with facets: in any cell),
+        by the file's third reader or a rater drawn from the others, in every cell its first reader read."""
         from ..methods.quality import category_probabilities
         from ..models.pcm import inverse_cdf
 
         r = self.ratings
         first, second, third, threshold = self.rule
-        need = np.abs(score[first] - score[second]) > threshold
+        both = (first >= 0) & (second >= 0)
+        gap = np.where(both, np.abs(score[np.maximum(first, 0)] - score[np.maximum(second, 0)]), 0)
+        need = (gap > threshold).any(axis=1)
+        has_third = (third >= 0).any(axis=1)
         keep = np.ones(r.n_ratings, dtype=bool)
-        keep[third[(third >= 0) & ~need]] = False               # the file's third reading, not needed now
-        new = np.flatnonzero(need & (third < 0))                  # papers that need one the file has not got
+        drop = third[~need]
+        keep[drop[drop >= 0]] = False                             # the file's third reading, not needed now
+        new = np.flatnonzero(need & ~has_third)                   # papers that need one the file has not got
         active = np.flatnonzero(r.ratings_per_rater() > 0)
         u = rng.random(new.size)
         who = np.empty(new.size, dtype=np.int64)
         for k, p in enumerate(new):                               # a rater other than the paper's two
-            others = active[(active != r.rater[first[p]]) & (active != r.rater[second[p]])]
+            a, b = r.rater[first[p][first[p] >= 0][0]], r.rater[second[p][second[p] >= 0][0]]
+            others = active[(active != a) & (active != b)]
             who[k] = others[min(int(u[k] * others.size), others.size - 1)]
-        paper = np.flatnonzero(need & (third < 0))
-        q = category_probabilities(theta[paper], self.tau[who])
+        src = first[new]                                          # the cells of each paper's first reading
+        k_, c_ = np.nonzero(src >= 0)
+        like = src[k_, c_]                                        # the rating whose paper and cell it copies
+        paper, rater = r.paper[like], who[k_]
+        q = category_probabilities(theta[paper] - self.effect[self.cell[like]], self.tau[rater])
         extra = inverse_cdf(q.T, rng.random(paper.size)) if paper.size else np.zeros(0, dtype=score.dtype)
-        return replace(r, paper=np.r_[r.paper[keep], paper], rater=np.r_[r.rater[keep], who],
-                       score=np.r_[score[keep], extra].astype(score.dtype), first_readings=None)
+        facets = {f: (np.r_[v[keep], v[like]], labels) for f, (v, labels) in r.facets.items()}
+        return replace(r, paper=np.r_[r.paper[keep], paper], rater=np.r_[r.rater[keep], rater],
+                       score=np.r_[score[keep], extra].astype(score.dtype), facets=facets, first_readings=None)
 
 
 @dataclass
@@ -260,7 +275,14 @@ class SimulationResult:
             out.append(f"quality drawn about each of {m.cluster_mean.size} clusters' fitted means (the multi-group "
                        f"MML: {', '.join(f'{x:.2f}' for x in m.cluster_mean)}), MML and MFRM fitted multi-group")
         if m.rule is not None:
-            out.append(f"third readings by the file's rule: when the first two differ by more than {m.rule[3]}")
+            first, second, third, d = m.rule
+            sc = m.ratings.score
+            both = (first >= 0) & (second >= 0)
+            gap = np.where(both, np.abs(sc[np.maximum(first, 0)] - sc[np.maximum(second, 0)]), 0)
+            agree = int(((gap > d).any(axis=1) == (third >= 0).any(axis=1)).sum())
+            where = " in any cell" if m.facetted else ""
+            out.append(f"third readings by the file's rule: when the first two readers differ by more than {d}{where} "
+                       f"(the file's own third readings agree with it on {agree} of {first.shape[0]} papers)")
         return out
 
     def _ranking(self):
@@ -274,7 +296,7 @@ class SimulationResult:
         if self.stressed is None:
             return []
         a, b = self._ranking(), self.stressed._ranking()
-        name = lambda i: f"{self.columns[i][1]}{' (shrunk)' if self.columns[i][0] == 'kelley' else ''}"   # noqa: E731
+        name = lambda i: column_name(self.columns[i])   # noqa: E731
         out = []
         if a and b and a[0] != b[0]:
             out.append(f"best {name(a[0])} -> {name(b[0])}")
@@ -313,7 +335,7 @@ class SimulationResult:
         if self.stressed is not None:
             ch = self.stress_changes()
             best = self.stressed._ranking()
-            top = ", ".join(f"{self.columns[i][1]}{' (shrunk)' if self.columns[i][0] == 'kelley' else ''} "
+            top = ", ".join(f"{column_name(self.columns[i])} "
                             f"{self.stressed.values[:, i, 0].mean():.4f}" for i in best[:3])
             lines.append(f"  stress scenario (a plausible confound: each paper's quality correlated "
                          f"{self.stressed.model.stress:g} with its raters' mean severity, lenient raters reading the "
@@ -322,26 +344,65 @@ class SimulationResult:
         return "\n".join(lines)
 
 
+def column_name(column) -> str:
+    """``TLI``, ``MML (shrunk)``, ``TLI (shrunk, linear EB)``: a ranked (shrinkage, method) as the text names it."""
+    from .recommend import LEVEL_WORDS
+
+    s, m = column
+    return m if s == "none" else f"{m} ({LEVEL_WORDS.get(s, s)})"
+
+
+def shrinkage_levels(found, facetted: bool = False) -> tuple:
+    """The shrinkage levels a simulation ranks: the study's ``none`` and ``kelley``, and its like-for-like
+    ``linear_eb`` where the file's assignment was tested (:mod:`.assignment`) and found random -- that
+    level estimates the papers' true-score variance from rater-centred ratings, which under a confound
+    removes the quality differences between the raters' papers and shrinks every method nearly to the
+    mean (:mod:`ratercal_cli.methods.shrinkage`) -- and the design has no facets (a rubric's MML and
+    MFRM score papers at their WLE and EAP only)."""
+    from ..vocabulary import STUDY_SHRINKAGES
+
+    tested_random = found is not None and found.confounded is False
+    return STUDY_SHRINKAGES if tested_random and not facetted else SHRINKAGES
+
+
 def reading_rule(ratings: Ratings, discrepancy: int | None):
     """The file's third-reading rule (:attr:`DesignModel.rule`), or None where it does not apply: no
     threshold given, discrepancies resolved already (two readings kept of three), or papers other
-    than two readings and some three (the rule is the 2+ design's)."""
+    than two readers and some three (the rule is the 2+ design's).  ``(first, second, third,
+    threshold)``: papers x cells, the index of the rating of each paper's first, second and third
+    reader (in the order of the file's lines) in each cell (-1: none); without facets one cell.  With
+    facets every reader of a paper must have read it in the same cells, once each."""
     if discrepancy is None or getattr(ratings, "first_readings", None) is not None:
         return None
-    per = ratings.ratings_per_paper()
-    rated = per > 0
-    if not ((per == 3).any() and ((per[rated] == 2) | (per[rated] == 3)).all()):
+    cell, labels = ratings.facet_cells()
+    P, C = ratings.n_papers, len(labels)
+    order = np.argsort(ratings.paper, kind="stable")          # each paper's ratings in the file's order
+    paper, rater = ratings.paper[order], ratings.rater[order]
+    # each paper's readers numbered by first appearance: 0, 1, 2, ...
+    key = paper * ratings.n_raters + rater
+    uniq, first_at = np.unique(key, return_index=True)
+    rank_of = np.zeros(uniq.size, dtype=np.int64)
+    up = paper[first_at]
+    ordered = np.lexsort((first_at, up))                      # by paper, then first appearance
+    start = np.r_[0, np.flatnonzero(np.diff(up[ordered])) + 1]
+    grp = np.repeat(start, np.diff(np.r_[start, ordered.size]))
+    rank_of[ordered] = np.arange(ordered.size) - grp
+    reader = rank_of[np.searchsorted(uniq, key)]
+    readers = np.bincount(up, minlength=P)
+    rated = readers > 0
+    if not rated.all() or not ((readers == 3).any() and ((readers == 2) | (readers == 3)).all()):
         return None
-    order = np.argsort(ratings.paper, kind="stable")          # each paper's readings in the file's order
-    start = np.r_[0, np.cumsum(per)[:-1]]
-    first = np.full(ratings.n_papers, -1, dtype=np.int64)
-    second, third = first.copy(), first.copy()
-    first[rated], second[rated] = order[start[rated]], order[start[rated] + 1]
-    three = per == 3
-    third[three] = order[start[three] + 2]
-    if not rated.all():
+    slots = np.full((3, P, C), -1, dtype=np.int64)
+    counts = np.zeros((3, P, C), dtype=np.int64)
+    np.add.at(counts, (reader, paper, cell[order]), 1)
+    if counts.max() > 1:
+        return None                                           # a reader twice in a cell: not the rule's design
+    slots[reader, paper, cell[order]] = order
+    seen = slots >= 0
+    if not (np.array_equal(seen[0], seen[1]) and np.all(~seen[2] | seen[0])
+            and np.all(seen[2].any(axis=1) == (readers == 3)) and np.all(seen[2][readers == 3] == seen[0][readers == 3])):
         return None
-    return first, second, third, int(discrepancy)
+    return slots[0], slots[1], slots[2], int(discrepancy)
 
 
 #: A file whose papers' one-way ANOVA has p at least this has no detectable paper signal.
@@ -421,8 +482,8 @@ def _level_scores(model, ratings, methods, shrinkages):
     for code in methods:
         if code in within or not model.facetted:
             continue
-        try:     # the many-facet model on all the ratings: WLE (none) and EAP (kelley) fair scores
-            est = make_method(code).fit(ratings, facet=facet_levels_matrix(ratings))
+        try:     # the many-facet model on all the ratings (multi-group where the design is confounded)
+            est = make_method(code, clusters=model.clusters).fit(ratings, facet=facet_levels_matrix(ratings))
         except FIT_FAILURES as exc:
             for s in shrinkages:
                 errors[(s, code)] = f"{type(exc).__name__}: {exc}"
@@ -508,20 +569,22 @@ def simulate_design(ratings: Ratings, replications: int, cut: float | None = Non
 
 
 def simulate_groups(ratings: Ratings, replications, cut=None, seed=None, jobs=1, methods=None,
-                    scheduler=None, clusters=None, discrepancy=None, stress: float = 0.0) -> list:
+                    scheduler=None, clusters=None, discrepancy=None, stress: float = 0.0, shrinkages=None) -> list:
     """:func:`simulate_design` of every group of ``ratings`` (:meth:`Ratings.by_group`): per group the
     :class:`SimulationResult`, or the one-line reason it could not run (the rater model could not be
     fitted).  Each group has its own seeds (its label is part of them).  ``clusters``: per group a
     confounded design's clusters or None; ``stress``: also the stress scenario
-    (:attr:`SimulationResult.stressed`, the same seeds)."""
+    (:attr:`SimulationResult.stressed`, the same seeds); ``shrinkages``: per group the levels ranked
+    (:func:`shrinkage_levels`; None: ``none`` and ``kelley``)."""
     out = []
     for k, (name, g) in enumerate(ratings.by_group()):
         kw = dict(cut=cut, methods=methods, seed=DEFAULT_SEED if seed is None else seed, group=name, jobs=jobs,
-                  scale_low=ratings.scale_low, scheduler=scheduler)
+                  scale_low=ratings.scale_low, scheduler=scheduler,
+                  shrinkages=SHRINKAGES if shrinkages is None or shrinkages[k] is None else tuple(shrinkages[k]))
         try:
             res = simulate_design(g, replications, clusters=None if clusters is None else clusters[k],
                                   discrepancy=discrepancy, **kw)
-            if stress and not g.facets:
+            if stress:
                 res.stressed = simulate_design(g, replications, stress=stress, model=res.model, **kw)
             out.append(res)
         except FIT_FAILURES as exc:

@@ -201,10 +201,11 @@ def test_a_file_without_paper_signal_is_warned_that_the_ranking_rests_on_no_sign
         out[name] = json.loads(res.output)["groups"][0]["simulation"]
     sim = out["noise"]
     assert sim["paper_signal"]["p_value"] > 0.05 and sim["paper_signal"]["icc1k"] < 0.1
-    (warning,) = sim["warnings"]
+    warning, untested = sim["warnings"]                 # --no-rasch: the assignment is not tested either
+    assert untested.startswith("the assignment: not tested")
     assert warning.startswith("the file's papers do not differ detectably (one-way ANOVA of papers F(119, 120) = ")
     assert "this ranking of the methods rests on a design with no paper signal" in warning
-    assert out["signal"]["paper_signal"]["p_value"] < 1e-6 and out["signal"]["warnings"] == []
+    assert out["signal"]["paper_signal"]["p_value"] < 1e-6 and out["signal"]["warnings"] == [untested]
     res = CliRunner().invoke(cli, ["check", str(noise), "--scale", "0-5", "--no-rasch", "-q", "--simulate", "4",
                                    "-m", "NO,MN"])
     assert "  warning: the file's papers do not differ detectably" in res.output
@@ -228,6 +229,8 @@ def test_third_readings_follow_the_files_rule():
     score = np.concatenate([sc[i, :k[i]] for i in range(n)])
     r = Ratings(paper, rater, score, 5, n, J)
     first, second, third_idx, d = reading_rule(r, 1)
+    assert first.shape == second.shape == third_idx.shape == (n, 1)     # papers x cells: one cell without facets
+    first = first[:, 0]
     assert d == 1 and (third_idx >= 0).sum() == third.sum()
     assert reading_rule(r, None) is None
     model = DesignModel.fit(r, discrepancy=1)
@@ -282,3 +285,65 @@ def test_nonrandom_without_clusters_is_said_and_does_not_decide():
     assert "cannot see the confound" in sim.format_text()
     dec = res.report().decision
     assert dec.source == "the assignment" and dec.method == "PCM"
+
+
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
+def test_a_rubric_draws_the_files_design():
+    """Issue 29 for a rubric: the many-facet design keeps each paper's readers, draws quality about each
+    cluster's fitted mean (the multi-group many-facet MML) and reads a paper a third time, in every
+    criterion, exactly when its first two readers differ by more than the threshold on some criterion
+    (tests/confounded.py's rubric: the district's rule)."""
+    from confounded import rubric
+
+    from ratercal_cli.practice.simulate import reading_rule
+
+    d = rubric(2, papers=120)
+    r = Ratings.from_frame(d.frame, scale="1-6", facet_cols=["criterion"])
+    first, second, third, thr = reading_rule(r, 1)
+    readers = d.frame.groupby("paper").rater.nunique().reindex(list(r.paper_ids)).to_numpy()
+    assert first.shape == (120, 3) and thr == 1 and (first >= 0).all() and (second >= 0).all()
+    assert np.array_equal((third >= 0).all(axis=1), readers == 3) and np.array_equal((third >= 0).any(axis=1),
+                                                                                     readers == 3)
+    assert reading_rule(r.subset(~np.isin(np.arange(r.n_ratings), third[third >= 0][:1])), 1) is None  # a reader short
+    school = d.school.reindex(list(r.paper_ids)).str[1:].astype(int).to_numpy() - 1
+    model = DesignModel.fit(r, clusters=school, discrepancy=1)
+    assert model.facetted and model.rule is not None and np.all(np.diff(model.cluster_mean) > 0)   # S1 .. S6
+    crit = r.facets["criterion"]
+    for k in range(4):
+        s, true = model.simulate(11, 0, k)
+        assert true.shape == (120, 3) and np.isfinite(true).all()
+        f2, s2, t2, _ = reading_rule(s, 1)                        # the replication's own readings, by reader
+        a, b = s.score[f2], s.score[s2]
+        assert np.array_equal((t2 >= 0).all(axis=1), (np.abs(a - b) > 1).any(axis=1))   # the rule, paper by paper
+        assert np.array_equal(s.rater[f2[:, 0]], r.rater[first[:, 0]])                 # the first two readers kept
+        assert np.array_equal(s.rater[s2[:, 0]], r.rater[second[:, 0]])
+        lev = s.facets["criterion"][0]
+        assert np.array_equal(lev[t2[t2[:, 0] >= 0]], np.tile([0, 1, 2], ((t2[:, 0] >= 0).sum(), 1)))
+        assert s.facets["criterion"][1] == crit[1]
+
+
+@pytest.mark.slow  # over 0.6 s: `make test-slow` (CI) runs it
+def test_linear_eb_is_ranked_where_the_assignment_was_tested_random():
+    """The simulation ranks the study's like-for-like level (linear_eb) beside none and kelley where the
+    file's assignment was tested and found random (the level is for random assignment only); with
+    --no-rasch the assignment is not tested: the summary says so, the simulation warns that a confound
+    would not show in it, and ranks none and kelley alone.  Before, every simulation ranked none and
+    kelley, and --no-rasch's summary said 'assignment random' as though it had been tested."""
+    from ratercal_cli.practice.check import check
+
+    r = _pcm_file(n=150, seed=2)
+    tested = check(r, simulate=3, methods=["NO", "TLI"])
+    assert tested.report().assignment_found.confounded is False
+    sim = tested.simulations[0]
+    assert [c for c in sim.columns] == [(s, m) for s in ("none", "kelley", "linear_eb") for m in ("NO", "TLI")]
+    assert np.isfinite(sim.values[:, :, :2]).all() and sim.warnings == []
+    rows = {(x["shrinkage"], x["method"]): x for x in sim.rows()}
+    assert sorted(rows[("linear_eb", m)]["rank"] for m in ("NO", "TLI")) == [1, 2]
+    assert "assignment random;" in tested.short_summary()
+    untested = check(r, simulate=3, methods=["NO", "TLI"], rasch=False)
+    sim = untested.simulations[0]
+    assert {s for s, _ in sim.columns} == {"none", "kelley"}
+    assert any(w.startswith("the assignment: not tested") and "a confound would not show" in w for w in sim.warnings)
+    assert "assignment random (not tested);" in untested.short_summary()
+    # the none and kelley columns are the same numbers whichever levels are ranked beside them
+    np.testing.assert_array_equal(untested.simulations[0].values, tested.simulations[0].values[:, :4])
