@@ -182,7 +182,7 @@ def fit_say(report) -> dict:
 
 
 def _run(study) -> str:
-    """`` (beyond-1990 run, 50 replications)`` where the row is that run's."""
+    """`` (beyond-1990 run, 200 replications)`` where the row is that run's."""
     return "" if study["study"] == "corrected" else f" ({study['study']} run, {study['replications']} replications)"
 
 

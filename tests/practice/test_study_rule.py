@@ -54,14 +54,14 @@ def test_three_raters_per_paper_supports_the_pcm_with_the_studys_numbers():
     assert sc["runner_up"]["method"] == "TLI" and sc["runner_up"]["rmse"] == 0.473103
     assert "PCM 0.4487 +- 0.0004 (rank 1)" in "\n".join(rec["lines"])
     # the beyond-1990 model-based fits are cited with their failures (results/corrected/beyond1990/
-    # summary.csv, 50 replications): CML (WLE, shrinkage none) at 3 raters failed 3 of 400; MML at its EAP
+    # summary.csv, 200 replications): CML (WLE, shrinkage none) at 3 raters failed 8 of 1,600; MML at its EAP
     # (shrinkage kelley, what adjust -m MML gives) none, and it has the smallest RMSE of the Kelley-shrunk methods
     cml = next(m for m in rec["model_based"] if m["method"] == "CML")
-    assert (cml["failed"], cml["sets"], cml["rmse"], cml["shrinkage"]) == (3, 400, 0.480291, "none")
+    assert (cml["failed"], cml["sets"], cml["rmse"], cml["shrinkage"]) == (8, 1600, 0.479147, "none")
     mml = next(m for m in rec["model_based"] if m["method"] == "MML")
-    assert (mml["failed"], mml["sets"], mml["rmse"], mml["shrinkage"]) == (0, 400, 0.420714, "kelley")
-    assert "model-based MML (beyond-1990 run, 50 replications, EAP fair averages, ranked among the Kelley-shrunk " \
-           "methods) at 3 rater(s) per paper: 0.4207 +- 0.0018, fitted on all 400 data sets (rank 1 of that run's " \
+    assert (mml["failed"], mml["sets"], mml["rmse"], mml["shrinkage"]) == (0, 1600, 0.421106, "kelley")
+    assert "model-based MML (beyond-1990 run, 200 replications, EAP fair averages, ranked among the Kelley-shrunk " \
+           "methods) at 3 rater(s) per paper: 0.4211 +- 0.0008, fitted on all 1,600 data sets (rank 1 of that run's " \
            "methods)" in "\n".join(rec["lines"])
 
 
