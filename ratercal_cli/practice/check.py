@@ -114,7 +114,8 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
     groups = ratings.by_group()
     sims = None
     if ratings.facets:
-        res = _check_facets(ratings, groups, assignment, alpha, rasch, steps_by, est=anchored_est)
+        res = _check_facets(ratings, groups, assignment, alpha, rasch, steps_by, est=anchored_est,
+                            cluster=None if cluster is None else (cluster, cluster_codes, cluster_labels))
         if simulate is not None:
             _simulate_rubric(res, groups, simulate, discrepancy, dict(cut=cut, seed=seed, jobs=jobs, methods=methods,
                                                                       scheduler=scheduler))
@@ -293,19 +294,25 @@ def one_group(ratings: Ratings, option: str) -> None:
                             f"{len(ratings.group_ids)} groups ({ratings.group_name}); give one group's file")
 
 
-def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None, est=None):
+def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None, est=None, cluster=None):
     """Facetted ratings (``--facet-col``): the checks of one rating per paper and rater within each
     cell (criterion, ...), then per group the many-facet model, its category statistics and the rater
-    x facet bias (:func:`.rubric.rubric_check`)."""
+    x facet bias (:func:`.rubric.rubric_check`).  ``cluster``: ``(column, each rating's cluster code,
+    labels)`` of ``--cluster-col``, each cell's clusters instead of its rater network's."""
     from .rubric import cell_parts, cell_tag, rubric_check
 
     reports, rubric = [], []
-    for name, g in groups:
-        for labels, part in cell_parts(g):
+    for k, (name, g) in enumerate(groups):
+        if cluster is not None:   # each rating's cluster code, in the group's and then the cell's order
+            column, codes, labels_ = cluster
+            mine = codes if ratings.group is None else codes[ratings.group == k]
+            cell = g.facet_cells()[0]
+        for c, (labels, part) in enumerate(cell_parts(g)):
             tag = cell_tag(ratings, labels)
             label = tag if name is None else f"{ratings.group_tag(name)}, {tag}"
+            kw = {} if cluster is None else _group_clusters(part, 0, part, column, mine[cell == c], labels_)
             reports.append(check_ratings(part, group=label, scale_low=ratings.scale_low, assignment=assignment,
-                                         alpha=alpha, rasch=rasch))
+                                         alpha=alpha, rasch=rasch, **kw))
         if rasch:
             rubric.append((name, rubric_check(g, alpha=alpha, steps_by=steps_by, est=est)))
     return CheckResults(ratings, reports, None, rubric)

@@ -143,3 +143,22 @@ def test_a_rubrics_recommendation_holds_on_its_own_design(seed, own):
         assert rec <= no and rec <= best + 0.02, (dec.label, rec, no, min(every, key=every.get), best)
     if own is not None:   # confounded: the recommendation is the multi-group fit, NO far behind it
         assert all(dec.multigroup for dec in decisions) and no > best + 0.2
+
+
+@pytest.mark.slow   # a rubric's check with a 3-replication simulation (about 5 s)
+def test_a_rubrics_cluster_column_gives_the_clusters():
+    """``check --cluster-col school`` on a rubric: each criterion's assignment is tested with the
+    schools as its clusters and the simulation draws quality about the six schools' means.  Before,
+    with facets the column was taken out of the ratings and then ignored (each criterion's rater
+    network gave five clusters)."""
+    from confounded import rubric
+
+    d = rubric(1, papers=120)
+    r = Ratings.from_frame(d.frame, scale="1-6", facet_cols=["criterion", "school"])
+    res = check(r, cluster="school", simulate=3, methods=["NO", "MML"])
+    for rep in res.reports:
+        found = rep.assignment_found
+        assert found.confounded and found.cluster_source == "column school"
+        assert found.cluster_labels == ("S1", "S2", "S3", "S4", "S5", "S6")
+    (_, sim), = res.facet_simulations
+    assert sim.model.cluster_mean.size == 6 and np.all(np.diff(sim.model.cluster_mean) > 0)   # S1 weakest
