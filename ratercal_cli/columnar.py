@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections.abc import Sequence
 
@@ -326,10 +327,10 @@ def csv_cells(labels, delimiter: str, newline: str, joined=None) -> list:
     return out
 
 
-def _cells(column: Column, delimiter: str, newline: str):
-    """The labels of ``column`` as CSV cells (:func:`csv_cells`), a pyarrow array: the reader's own
-    where quoting changes none."""
-    cells = csv_cells(column.labels, delimiter, newline, column.joined())
+def _cells(column: Column, delimiter: str, newline: str, quoted: bool = False):
+    """The labels of ``column`` as CSV cells (:func:`csv_cells`; ``quoted``: they are), a pyarrow
+    array: the reader's own where quoting changes none."""
+    cells = column.labels if quoted else csv_cells(column.labels, delimiter, newline, column.joined())
     if column.arrow is not None and cells == column.labels:
         return column.arrow.cast("large_string")
     return _strings(cells or [""])
@@ -338,7 +339,9 @@ def _cells(column: Column, delimiter: str, newline: str):
 def write_columns(fh, header, columns, delimiter: str = ",", newline: str = "\n") -> None:
     """Write ``header`` (texts) and ``columns`` (:class:`Column` s of equal length, labels as the
     cells' texts) as CSV to the binary file ``fh``, in UTF-8; cells quoted as ``csv.writer`` quotes
-    them (:func:`csv_cells`).  The rows are joined by pyarrow (C), a block of rows at a time."""
+    them (:func:`csv_cells`).  Neighbouring columns of few labels are written as one (:func:`_merged`:
+    a rating's flag and adjusted scores have a few hundred combinations); the rows are joined by
+    pyarrow (C), a block of rows at a time."""
     import pyarrow.compute as pc
 
     buf = io.StringIO()
@@ -347,16 +350,49 @@ def write_columns(fh, header, columns, delimiter: str = ",", newline: str = "\n"
     if not columns:
         return
     n = len(columns[0])
+    parts = _merged(columns, delimiter, newline)
     # the line end is the last column's: each row's cells joined by the separator are its line
-    cells = [_cells(c, delimiter, newline) for c in columns[:-1]]
-    cells.append(_strings([v + newline for v in csv_cells(columns[-1].labels, delimiter, newline)] or [""]))
+    cells = [_cells(c, delimiter, newline, quoted) for c, quoted in parts[:-1]]
+    last, quoted = parts[-1]
+    last_cells = last.labels if quoted else csv_cells(last.labels, delimiter, newline)
+    cells.append(_strings([v + newline for v in last_cells] or [""]))
+    codes = [c.codes for c, _ in parts]
     sep = _strings([delimiter])[0]
     block = 1 << 18   # (a block's cells and lines: ~20 MB)
     for a in range(0, n, block):
-        parts = [pc.take(lab, _index_array(c.codes[a:a + block]), memory_pool=_pool()) for lab, c in zip(cells, columns)]
-        lines = pc.binary_join_element_wise(*parts, sep, memory_pool=_pool())
+        taken = [pc.take(lab, _index_array(c[a:a + block]), memory_pool=_pool()) for lab, c in zip(cells, codes)]
+        lines = pc.binary_join_element_wise(*taken, sep, memory_pool=_pool()) if len(taken) > 1 else taken[0]
         offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)[lines.offset:lines.offset + len(lines) + 1]
         fh.write(memoryview(lines.buffers()[2])[offsets[0]:offsets[-1]])
+
+
+def _merged(columns, delimiter: str, newline: str, most: int = 1 << 16) -> list:
+    """``[(column, quoted)]``: runs of neighbouring columns whose label counts multiply to at most
+    ``most`` made one column (its labels the cells joined by ``delimiter``, already quoted), the
+    others as they are (not yet quoted)."""
+    runs: list = []
+    for c in columns:
+        if runs and len(c.labels) * math.prod(len(x.labels) for x in runs[-1]) <= most:
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    out = []
+    for run in runs:
+        if len(run) == 1:
+            out.append((run[0], False))
+            continue
+        sizes = [max(len(c.labels), 1) for c in run]
+        combined = np.zeros(len(run[0]), dtype=np.int64)
+        for c, size in zip(run, sizes):
+            combined = combined * size + c.codes
+        used = np.flatnonzero(np.bincount(combined, minlength=math.prod(sizes)))
+        at = np.zeros(math.prod(sizes), dtype=np.int64)
+        at[used] = np.arange(used.size)
+        texts = [csv_cells(c.labels, delimiter, newline) for c in run]
+        digits = np.unravel_index(used, sizes)
+        labels = [delimiter.join(t[k] for t, k in zip(texts, combo)) for combo in zip(*(d.tolist() for d in digits))]
+        out.append((Column(at[combined], labels), True))
+    return out
 
 
 def _join(labels) -> str:
@@ -370,7 +406,8 @@ def labels_matching(labels, chars: str, start: bool = False, joined=None) -> lis
     if not labels:
         return []
     joined = _join(labels) if joined is None else joined
-    if not any(("\0" + c if start else c) in joined for c in chars):
+    # one character is found at memchr's speed; "\0=" is not (its NUL is everywhere): only where "=" is
+    if not any(c in joined and (not start or "\0" + c in joined) for c in chars):
         return []
     pattern = "[" + re.escape(chars) + "]"
     found = [m.start() for m in re.finditer("\0" + ("" if start else "[^\0]*?") + pattern, joined)]

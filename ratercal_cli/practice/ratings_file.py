@@ -522,7 +522,8 @@ def resolve_discrepancies(paper, score, threshold: int = 1, order=None):
     if paper.size == 0:
         return keep, resolved
     if order is None:
-        order = np.argsort(paper, kind="stable")      # file order within a paper
+        # file order within a paper (a file that lists each paper's ratings together is in it already)
+        order = np.arange(paper.size) if (paper[1:] >= paper[:-1]).all() else np.argsort(paper, kind="stable")
     else:
         order = np.lexsort((np.asarray(order), paper))   # reading order within a paper, ties by file order
     counts = np.bincount(paper)
@@ -1143,7 +1144,7 @@ def _write_rows(path, table: RatingsTable, extra, values, text, shifted, fmt: st
     number = (lambda v: fmt.format(v).replace(".", ",")) if comma else fmt.format  # noqa: E731
     # the input's cells as a spreadsheet shows them without running them ('=x; -1 stays a number)
     columns = [_neutralised(table.rows.column(c)) for c in table.header]
-    columns.append(Column.from_values(table.flags))
+    columns.append(_flag_column(table.flags))
     columns += [Column.from_values(text[c]) if c in text else
                 _formatted(values[c] + (low if c in shifted else 0), number) for c in extra]
     if str(path) == "-":
@@ -1152,6 +1153,18 @@ def _write_rows(path, table: RatingsTable, extra, values, text, shifted, fmt: st
         if table.bom and str(path) != "-":   # as the input: Excel then reads the accents as they were
             fh.write(codecs.BOM_UTF8)
         write_columns(fh, neutralise_row(header), columns, delim, table.newline)
+
+
+def _flag_column(flags) -> Column:
+    """The ``flag`` column of the list ``flags``: most are blank, and only the others are looked up
+    (1M ratings: 0.1 s for a dict lookup a row)."""
+    at = np.flatnonzero(np.fromiter(map(len, flags), dtype=np.int64, count=len(flags)))
+    codes = np.zeros(len(flags), dtype=np.int64)
+    if not at.size:
+        return Column(codes, [FLAG_OK])
+    given = Column.from_values([flags[i] for i in at.tolist()])
+    codes[at] = given.codes + 1
+    return Column(codes, [FLAG_OK] + given.labels)
 
 
 def _neutralised(column: Column) -> Column:
