@@ -180,6 +180,9 @@ def _lookalikes(distinct, counts, joined=None, arrow=None) -> list:
         keys = [label_key(lab, skel) for lab in distinct]
     else:
         spaced = labels_matching(distinct, _ASCII_SPACE, joined=joined)
+        # (with no lower-case letter, or none in upper case, no two labels differ only in case)
+        if not spaced and (joined.upper() == joined or joined.lower() == joined):
+            return []
         if arrow is not None and not spaced and distinct_lower(arrow) == len(distinct):
             return []
         keys = joined.lower().split("\0")[1:] if distinct else []
@@ -796,14 +799,16 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
     if usable.size == 0:
         table.warnings.append(f"{path}: group{where or ' '}: no usable score; skipped")
         return None
-    seen, pidx = _first_seen(pcol.codes[usable], len(pcol.labels))
+    whole = usable.size == len(pcol.codes)   # (every row, in order: no copies of the columns)
+    p_codes = pcol.codes if whole else pcol.codes[usable]
+    seen, pidx = _first_seen(p_codes, len(pcol.labels))
     paper_ids = tuple(pcol.labels) if np.array_equal(seen, np.arange(len(pcol.labels))) else \
         tuple(np.array(pcol.labels, dtype=object)[seen].tolist())
-    p_arr = pidx[pcol.codes[usable]]
-    s_arr = scores[usable].astype(np.int64) - table.scale.low
+    p_arr = pidx[p_codes]
+    s_arr = (scores if whole else scores[usable]).astype(np.int64) - table.scale.low
     keep, first_two = _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_order, where)
 
-    paper_at = pidx[pcol.codes[idx]]
+    paper_at = p_arr if whole else pidx[pcol.codes[idx]]
     if (paper_at < 0).any():
         none = paper_at < 0
         k = int(np.argmax(none))
@@ -811,7 +816,7 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
         table.warnings.append(f"{path}:{int(lines[idx[k]])}: {cols.score}: {n_none} paper(s){where} with "
                               f"no usable rating (e.g. paper {pcol[idx[k]]}) get no adjusted score")
 
-    used = usable[keep]
+    used = usable if keep.all() else usable[keep]
     r_used, rater_ids_used = _rater_codes(table, used, usable, where)
     first = None
     if first_two is not None:   # resolved: agreement is reported on the first two readings (issue 28)
@@ -820,7 +825,8 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
         first = Ratings(paper=p_arr[first_two], rater=code[rcol.codes[read]], score=s_arr[first_two],
                         max_score=table.scale.max_score, n_papers=len(paper_ids), n_raters=len(ids),
                         paper_ids=paper_ids, rater_ids=ids, facets=_facet_codes(rows, read, cols.facets))
-    ratings = Ratings(paper=p_arr[keep], rater=r_used, score=s_arr[keep], max_score=table.scale.max_score,
+    kept = (p_arr, s_arr) if used is usable else (p_arr[keep], s_arr[keep])
+    ratings = Ratings(paper=kept[0], rater=r_used, score=kept[1], max_score=table.scale.max_score,
                       n_papers=len(paper_ids), n_raters=len(rater_ids_used),
                       paper_ids=paper_ids, rater_ids=rater_ids_used, facets=_facet_codes(rows, used, cols.facets),
                       first_readings=first)
@@ -830,7 +836,7 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
 def _natural_codes(column: Column, at):
     """``(labels, code)``: the labels of ``column`` at rows ``at`` in natural order, and ``code[c]``
     the place of the column's label ``c`` among them (-1: not among them)."""
-    present = np.unique(column.codes[at])
+    present = np.flatnonzero(np.bincount(column.codes[at], minlength=len(column.labels)))   # (not a sort of the rows)
     order = sorted(present.tolist(), key=lambda c: _natural_key(column.labels[c]))
     code = np.full(len(column.labels), -1, dtype=np.int64)
     code[order] = np.arange(len(order))

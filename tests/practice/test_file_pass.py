@@ -170,3 +170,23 @@ def test_the_adjusted_file_keeps_the_inputs_dialect_and_neutralises_labels(tmp_p
     assert lines[1] == "'=P1;R1;0;'=HYPERLINK(1);;0,0000;0,5000"
     assert lines[4] == "P2;'+R2;2;-1;;2,0000;1,5000"
     assert lines[7] == "-4;R1;3;-1;;3,0000;3,5000"
+
+
+def test_runs_of_a_papers_rows_are_coded_as_by_the_row_reader(tmp_path, monkeypatch):
+    """Above 2,000 rows, a column whose neighbours repeat (each paper's ratings together) is hashed a
+    run at a time (columnar._run_heads): papers in runs of 1-4, some coming back later, and a rater
+    column without runs, read as the row reader reads them."""
+    rng = np.random.default_rng(7)
+    lines = ["paper,rater,score"]
+    for k in range(1500):
+        back = rng.random() < 0.1   # a paper coming back, read by other raters
+        p = f"P{rng.integers(0, k + 1)}" if back else f"P{k}"
+        for r in rng.choice(30, int(rng.integers(1, 5)), replace=False):
+            lines.append(f"{p},R{r + (100 + k if back else 0)},{rng.integers(0, 6)}")
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(lines) + "\n")
+    papers = [ln.split(",")[0] for ln in lines[1:]]
+    heads = columnar._run_heads(columnar._strings(papers))
+    assert heads is not None and heads.tolist() == [k for k in range(len(papers)) if k == 0 or papers[k] != papers[k - 1]]
+    fast, slow = read_both(path, monkeypatch, scale="0-5")
+    assert fast == slow and fast[0] != "error"
