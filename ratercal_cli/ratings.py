@@ -294,9 +294,21 @@ class Ratings:
         names = list(self.facets)
         if not names:
             return np.zeros(self.n_ratings, dtype=np.int64), [()]
-        levels = np.column_stack([self.facets[f][0] for f in names])
-        combos, cell = np.unique(levels, axis=0, return_inverse=True)
-        labels = [tuple(self.facets[f][1][k] for f, k in zip(names, row)) for row in combos]
+        # each combination as one number (mixed radix: their order is the rows' lexicographic one),
+        # counted by bincount: np.unique(axis=0) sorted the rows, 0.8 s a call at 1M ratings
+        sizes = [max(len(self.facets[f][1]), 1) for f in names]
+        key = np.zeros(self.n_ratings, dtype=np.int64)
+        for f, size in zip(names, sizes):
+            key = key * size + np.asarray(self.facets[f][0], dtype=np.int64)
+        if math.prod(sizes) <= 1 << 24:
+            present = np.flatnonzero(np.bincount(key, minlength=math.prod(sizes)))
+            at = np.zeros(math.prod(sizes), dtype=np.int64)
+            at[present] = np.arange(present.size)
+            cell = at[key]
+        else:
+            present, cell = np.unique(key, return_inverse=True)
+        combos = np.stack(np.unravel_index(present, sizes), axis=1)
+        labels = [tuple(self.facets[f][1][k] for f, k in zip(names, row)) for row in combos.tolist()]
         return cell.ravel(), labels
 
     def max_raters_per_paper(self) -> int:

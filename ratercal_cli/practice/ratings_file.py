@@ -914,12 +914,19 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
     order = None if reading_order is None else reading_order[usable]
     # the third-reading rule and the count of a paper's ratings: within one combination of facet levels
     pc_arr = p_arr
-    if fcols:   # cells numbered in the order of first appearance
-        cell = np.unique(np.stack([p_arr] + [rows.column(c).codes[usable] for c in fcols], axis=1), axis=0,
-                         return_index=True, return_inverse=True)
-        rank = np.empty(cell[1].size, dtype=np.int64)
-        rank[np.argsort(cell[1], kind="stable")] = np.arange(cell[1].size)
-        pc_arr = rank[np.asarray(cell[2]).ravel()]
+    if fcols:   # cells numbered in the order of first appearance (one number a cell, hashed)
+        levels = [rows.column(c).codes[usable] for c in fcols]
+        sizes = [int(p_arr.max(initial=0)) + 1] + [max(len(rows.column(c).labels), 1) for c in fcols]
+        if math.prod(sizes) < 1 << 62:
+            key = p_arr.astype(np.int64)
+            for lv, size in zip(levels, sizes[1:]):
+                key = key * size + lv
+            pc_arr = first_seen(key)[0].astype(np.int64)
+        else:
+            cell = np.unique(np.stack([p_arr] + levels, axis=1), axis=0, return_index=True, return_inverse=True)
+            rank = np.empty(cell[1].size, dtype=np.int64)
+            rank[np.argsort(cell[1], kind="stable")] = np.arange(cell[1].size)
+            pc_arr = rank[np.asarray(cell[2]).ravel()]
     keep, resolved = resolve_discrepancies(pc_arr, s_arr, threshold, order)
     first_two = None
     if resolve and resolved.any():   # the third reading of a resolved paper: its last read
