@@ -316,10 +316,11 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
               help="Output file, or - for standard output (default: SOURCE's name + .adjusted.csv, "
                    "beside it).  A link is written through; the folder must exist.")
 @click.option("--assignment", type=click.Choice(["auto", "random", "nonrandom"]), default="auto",
-              show_default=True, help="For --method recommended: how papers were assigned to raters (auto: what the "
-                                      "file shows, as check says it).")
+              show_default=True, help="For --method recommended, MML and MFRM: how papers were assigned to raters "
+                                      "(auto: what the file shows, as check says it); where it is confounded with "
+                                      "clusters, MML and MFRM fit a mean quality per cluster.")
 @click.option("--cluster-col", "cluster_col", default=None, metavar="NAME",
-              help="For --method recommended: the column giving each paper's cluster (school), the multi-group "
+              help="For --method recommended, MML and MFRM: the column giving each paper's cluster (school), the multi-group "
                    "model's clusters where assignment is confounded (default: the rater network's), as in check.")
 @click.option("--shrinkage", type=click.Choice(["none", "kelley", "linear_eb"]), default=None,
               help="The named methods' paper scores at a shrinkage level of the study: none (unshrunk; MML/MFRM at "

@@ -232,9 +232,25 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
         warnings.append(f"{prefix}recommended {dec.label} ({dec.reasons[-1]})")
         if not dec.multigroup:
             want = list(dict.fromkeys(want + [rec]))
+    # MML and MFRM named where assignment is confounded with clusters: the multi-group model, as
+    # the recommendation fits it (one normal quality for all reads a weak school's raters as severe)
+    marginal = _multigroup_marginal(ratings, want, assignment, clusters)
+    if marginal is not None:
+        want = [c for c in want if c not in marginal[0]]
     applied, notes = apply_group(ratings, want, variant, strict, prefix)
     warnings += [prefix + n for n in notes]
     adjusted, estimators = dict(applied.adjusted), dict(applied.estimators)
+    if marginal is not None:
+        codes_mg, found_mg = marginal
+        for code in codes_mg:
+            est = make_method(code, clusters=found_mg.clusters)
+            try:
+                adjusted[code], estimators[code] = est.fit_transform(ratings), est
+            except FIT_FAILURES as exc:
+                if strict:
+                    raise RatercalError(f"{prefix}{code} (multi-group): {exc}") from None
+                warnings.append(f"{prefix}{code} (multi-group) skipped: {exc}")
+        warnings.append(f"{prefix}assignment {found_mg.assignment}: {found_mg.reason}")
     if mfrm is not None and "MFRM" in adjusted:   # anchored: the MFRM fitted on the calibration's scale
         adjusted["MFRM"], estimators["MFRM"] = mfrm.transform(ratings), mfrm
     if shrinkage is not None:   # --shrinkage: every named method at that level of the study
@@ -262,6 +278,26 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
                            None if dec is None else dec.label, warnings)
 
 
+#: the marginal models, fitted with a mean quality per cluster where assignment is confounded
+MARGINAL = ("MML", "MFRM")
+
+
+def _multigroup_marginal(ratings: Ratings, want, assignment: str, clusters):
+    """``(the MML/MFRM among want, the assignment found)`` where they should be the multi-group model
+    (assignment confounded with clusters, as :func:`.assignment.decide_assignment` decides it for
+    ``check`` and the recommendation), else None.  Without a cluster column and with ``auto``, a rater
+    network that does not split into clusters ends it before any fit."""
+    named = [c for c in want if c in MARGINAL]
+    if not named or assignment == "random":
+        return None
+    from .assignment import decide_assignment, network_clusters
+
+    if not clusters and assignment == "auto" and network_clusters(ratings)[0] is None:
+        return None
+    found = decide_assignment(ratings, assignment, severities=False, **(clusters or {}))
+    return (named, found) if found.multigroup else None
+
+
 def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assignment: str = "auto",
            strict: bool | None = None, cut: float | None = None, bootstrap: int = 0,
            seed: int = 0, anchors=None, steps_by: str | None = None,
@@ -283,7 +319,8 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
     variant : {"corrected", "faithful"}
         The 1990 methods as they should compute, or as the QuickBASIC programs did.
     assignment : {"auto", "random", "nonrandom"}
-        How papers were assigned to raters (for ``recommended``; ``auto``: what the file shows).
+        How papers were assigned to raters (``auto``: what the file shows): for ``recommended``, and
+        for MML and MFRM, fitted with a mean quality per cluster where it is confounded with clusters.
     shrinkage : {None, "none", "kelley", "linear_eb"}
         The named methods' paper scores at a shrinkage level of the study
         (:mod:`ratercal_cli.methods.shrinkage`): ``none`` unshrunk (the Rasch fits at Warm's WLE),
@@ -292,8 +329,8 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         None: each method's own (MML and MFRM at the EAP, the others unshrunk).  ``recommended`` has
         its own level.
     cluster : str, optional
-        A facet of ``ratings`` that is each paper's cluster (school): for ``recommended``, the
-        clusters of the multi-group model instead of the rater network's (as :func:`check`).
+        A facet of ``ratings`` that is each paper's cluster (school): for ``recommended``, MML and
+        MFRM, the clusters of the multi-group model instead of the rater network's (as :func:`check`).
     strict : bool, optional
         A method that cannot be applied to a group raises :class:`~ratercal_cli.errors.RatercalError`
         (default: unless ``methods`` is ``"all"``, where it is skipped with a warning).
