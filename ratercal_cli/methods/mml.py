@@ -125,6 +125,11 @@ SAMPLE_REUSE_GAIN = 4.0
 #: (about SAMPLE_RATINGS of them; the information of every paper costs 10 gradients at 3 of 200
 #: raters a paper, 25 at 21 of 200)
 SAMPLE_RATINGS = 25_000
+#: ... and at least this many a parameter (the PCM of 200 raters on 0-5 has 1,000: a sample of 25,000
+#: ratings, a few of each rater's rare categories, steered its fit at 21 of 200 raters a paper
+#: back and forth for 20 iterations); after MAX_SAMPLE_INFOS of its informations, every paper's
+SAMPLE_PER_PARAMETER = 125
+MAX_SAMPLE_INFOS = 4
 #: the start of sigma: the best of START_SIGMAS
 SIGMA0 = 2.0
 START_SIGMAS = (0.7, 1.0, 1.4, 2.0, 2.8)
@@ -348,13 +353,15 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
     it, grids = 0, 0
     # kind of B: "full" (the information at phi), "approx" (the sample's, :class:`_Objective`), "bfgs" (updated)
     B, newton, kind, last_dec, full_next = None, False, "full", np.inf, not obj.can_approx
+    n_sample = 0
     while it < max_iter:
         it += 1
         if B is None:
             ll, g, H, Hem, _ = obj(phi, level=2, approx=not full_next)
             factor, newton = _factor(H, Hem)
             B, kind = (-H if newton else None), ("full" if full_next else "approx")
-            full_next = not obj.can_approx
+            n_sample += kind == "approx"
+            full_next = not obj.can_approx or n_sample >= MAX_SAMPLE_INFOS
         d = cho_solve(factor, g)
         dec = float(g @ d)   # twice the predicted gain of the Newton step
         if newton and dec < tol * n_scale:
@@ -378,7 +385,7 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
             step /= 2.0
         if ll_new < ll - 1e-12 * abs(ll):   # no ascent left at numerical precision
             if kind != "full":
-                B, full_next = None, kind == "approx"   # try again with the information here
+                B, full_next = None, full_next or kind == "approx"   # try again with the information here
                 continue
             return phi, newton, it, B if newton else None
         ll = ll_new
@@ -493,17 +500,18 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     if anchor is not None:
         anchor(layout)
     eng = GridEngine(ratings.paper, item, ratings.score, items.shape[0], K, n_nodes or MIN_NODES)
-    obj = _Objective(eng, layout, _sample_engine(ratings, item, eng), info_grid=n_nodes is None)
+    obj = _Objective(eng, layout, _sample_engine(ratings, item, eng, layout.n), info_grid=n_nodes is None)
     # the start: the layout fitted to the items' log odds at the best of a few sigmas (log L alone)
     starts = [_start(obj, counts, items, s0) for s0 in (SIGMA0,) + tuple(s for s in START_SIGMAS if s != SIGMA0)]
     phi, converged, it, info = _fit_on_grids(obj, starts, n_nodes, max_iter, tol, max(eng.papers.size, 1))
     return _report(ratings, obj, phi, converged, it, counts, seen, items, step_sd, info)
 
 
-def _sample_engine(ratings: Ratings, item, eng: GridEngine):
-    """An engine of every k-th rated paper (about SAMPLE_RATINGS ratings) for the information that
-    steers the iterations (:func:`_newton`), or None for fewer than 2 x SAMPLE_RATINGS ratings."""
-    k = min(ratings.n_ratings // SAMPLE_RATINGS, eng.papers.size)
+def _sample_engine(ratings: Ratings, item, eng: GridEngine, n_params: int):
+    """An engine of every k-th rated paper (about SAMPLE_RATINGS ratings, at least SAMPLE_PER_PARAMETER
+    a parameter) for the information that steers the iterations (:func:`_newton`), or None where the
+    ratings are fewer than twice that."""
+    k = min(ratings.n_ratings // max(SAMPLE_RATINGS, SAMPLE_PER_PARAMETER * n_params), eng.papers.size)
     if k < 2:
         return None
     keep = np.zeros(ratings.n_papers, dtype=bool)

@@ -461,10 +461,12 @@ def test_a_sample_steered_fit_ends_where_the_full_one_does(monkeypatch, model):
         return evaluate(self, *a, **k)
 
     monkeypatch.setattr(mml_mod, "SAMPLE_RATINGS", 500)   # 4,000 ratings: every 8th paper
+    monkeypatch.setattr(mml_mod, "SAMPLE_PER_PARAMETER", 1)
     monkeypatch.setattr(mml_engine.GridEngine, "evaluate", spy)
     sampled = fit_mml(r, model=model)
     n_full = max(n for n, _ in calls)
     assert any(n < n_full / 4 and level == 2 for n, level in calls)   # the sample steered
+    assert sum(n < n_full and level == 2 for n, level in calls) <= mml_mod.MAX_SAMPLE_INFOS   # then the full one
     assert [level for n, level in calls if n == n_full].count(2) >= 1   # the full information confirmed
     assert sampled.converged and full.converged
     assert sampled.loglik == pytest.approx(full.loglik, abs=1e-6)
