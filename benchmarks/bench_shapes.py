@@ -14,7 +14,8 @@ The file pass: ``adjust -m NO`` (read, check, adjust, write back with the added 
 the columnar peer reading the same file, adding one column and writing it back, in its own process
 (``polars``, installed on first use into ``benchmarks/.bench/peer-venv``, git-ignored; not a
 ratercal dependency; without it the line says so and is not a failure): NO within FILE_RATIO x
-the peer's CPU seconds.  Exits 1 if a target is missed.
+the peer's CPU seconds.  ``check`` with its Rasch fits beside ``check --no-rasch`` on each shape is
+printed for information (``--no-check`` leaves it out).  Exits 1 if a target is missed.
 """
 
 from __future__ import annotations
@@ -58,12 +59,26 @@ def adjust(data, code, out, rubric):
                     *(["--facet-col", "criterion"] if rubric else [])])
 
 
+def check_line(data, name, rubric):
+    """``check`` with its Rasch fits beside ``check --no-rasch`` on the shape's file, for information
+    (no target: where the conditional fits' work is past cml.CHECK_WORK, 21 of 200 raters a paper,
+    check leaves them out and says so)."""
+    opts = [RATERCAL, "check", str(data), "--scale", "0-5", *(["--facet-col", "criterion"] if rubric else [])]
+    quick = measure([*opts, "--no-rasch"])
+    full = measure(opts)
+    print(f"check [{name}]: with the Rasch fits {full[0]:.1f} s CPU ({full[1] / GIB:.2f} GiB), --no-rasch "
+          f"{quick[0]:.1f} s CPU: {full[0] / quick[0]:.1f} x (information){'' if full[2] == 0 else f'; exit {full[2]}: {full[3]}'}",
+          flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ratings", type=int, default=1_000_000)
     ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated names of benchmarks/shapes.py")
     ap.add_argument("--only", default="MML,MFRM")
     ap.add_argument("--no-peer", action="store_true", help="leave out the file pass against polars")
+    ap.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
+                    help="also time check with and without its Rasch fits on each shape (information, no target)")
     args = ap.parse_args()
     codes = [c for c in args.only.upper().split(",") if c]
     names = [s.strip() for s in args.shapes.split(",") if s.strip()]
@@ -86,6 +101,8 @@ def main():
             for code in codes:
                 ok &= report(f"adjust -m {code} [{name}]", *adjust(data, code, out, rubric), ref=no[0],
                              ratio=MARGINAL_RATIO, max_gib=MARGINAL_GIB)
+            if args.check:
+                check_line(data, name, rubric)
             if py is not None:
                 seconds, rss, code, err, wall = measure([str(py), "-c", _PEER, str(data), str(out)])
                 if code != 0:
