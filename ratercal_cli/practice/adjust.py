@@ -129,17 +129,21 @@ class GroupAdjustment:
     signal_warning: str = ""
 
 
-def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, shared_raters=False):
+def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, shared_raters=False,
+                   assignment="auto", clusters=None):
     """A group's facetted ratings: each method by :func:`.rubric.adjust_facets` (the marginal models
-    with the facets as effects, the others within each cell, or over all cells with ``shared_raters``)."""
+    with the facets as effects, the others within each cell, or over all cells with ``shared_raters``);
+    ``recommended`` by :func:`_recommended_facets`."""
     from ..methods.apply import non_finite_count
     from .rubric import adjust_facets
 
-    if RECOMMENDED in codes:
-        raise ArgumentError("methods", "recommended is not available with facets (the rule is for one rating "
-                            "per paper and rater); name the method(s)")
     adjusted, estimators, skipped, cells, warnings = {}, {}, {}, {}, []
-    for code in codes:
+    label = None
+    if RECOMMENDED in codes:
+        label, adjusted[RECOMMENDED], cells[RECOMMENDED], warnings = _recommended_facets(
+            ratings, prefix, assignment, clusters, strict)
+        estimators[RECOMMENDED] = []
+    for code in (c for c in codes if c != RECOMMENDED):
         try:
             fa = adjust_facets(code, ratings, variant, strict=strict, prefix=prefix,
                                est=mfrm if code == "MFRM" else None, shared_raters=shared_raters)
@@ -156,7 +160,65 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, sha
         if (n := non_finite_count(fa.adjusted)):
             warnings.append(f"{prefix}{code}: {n} adjusted score(s) are not finite and are left blank")
     warnings += _short_totals(ratings, prefix)
-    return GroupAdjustment(name, ratings, adjusted, estimators, skipped, None, warnings, cells)
+    return GroupAdjustment(name, ratings, adjusted, estimators, skipped, label, warnings, cells)
+
+
+#: how ``adjust -m recommended`` applies a rubric's decisions (its warnings, README "Rubrics")
+RUBRIC_RECOMMENDED = ("each criterion gets check's recommendation for it (its rule, study and fit, decided on that "
+                      "criterion's ratings); MML and MFRM are applied as the many-facet model fitted to all the "
+                      "criteria at once (a rater's severity shared across them, multi-group where a criterion's "
+                      "assignment is confounded with clusters), as check --simulate ranks them, and their scores "
+                      "in that criterion kept; the other methods within that criterion")
+
+
+def _recommended_facets(ratings, prefix, assignment, clusters, strict):
+    """``adjust -m recommended`` on one group's facetted ratings (a rubric): ``(label, Adjusted, (cell
+    labels, papers x cells scores), warnings)``.  Each cell's decision is :func:`recommended_decision`
+    of its own ratings (what ``check`` decides for it, :func:`.check._check_facets`), applied as
+    ``check --simulate`` ranks it (:func:`.simulate.rubric_level_scores`, :data:`RUBRIC_RECOMMENDED`);
+    ``clusters``: ``(column, each rating's cluster code, labels)`` of ``--cluster-col``, or None."""
+    from types import SimpleNamespace
+
+    from ..methods.apply import mean_over_cells
+    from ..ratings import Adjusted
+    from .check import _group_clusters, _rubric_clusters
+    from .rubric import cell_parts, cell_tag
+    from .simulate import rubric_level_scores
+
+    cell, labels = ratings.facet_cells()
+    parts = cell_parts(ratings)
+    decisions, reps = [], []
+    for c, (lab, part) in enumerate(parts):
+        kw = None
+        if clusters is not None:
+            column, codes, names = clusters
+            kw = _group_clusters(part, 0, part, column, codes[cell == c], names)
+        dec, found = recommended_decision(part, assignment, kw)
+        decisions.append(dec)
+        reps.append(SimpleNamespace(assignment_found=found))
+    tags = [cell_tag(ratings, lab) for lab, _ in parts]
+    warnings = [f"{prefix}{t}: recommended {d.label} ({d.reasons[-1]})" for t, d in zip(tags, decisions)]
+    warnings.append(f"{prefix}recommended on a rubric: {RUBRIC_RECOMMENDED}")
+    scores = np.full((ratings.n_papers, len(labels)), np.nan)
+    for key in dict.fromkeys((d.method, d.shrinkage, d.multigroup) for d in decisions):
+        code, level, multigroup = key
+        cl = _rubric_clusters(ratings, parts, reps) if multigroup else None
+        if multigroup and cl is None:
+            warnings.append(f"{prefix}recommended {code}: the confounded criterion's clusters do not cover every "
+                            "paper of the rubric; fitted as one group")
+        got, errors = rubric_level_scores(ratings, [code], [level], cl)
+        if errors:
+            msg = f"{prefix}recommended {code} at shrinkage {level}: {errors[(level, code)]}"
+            if strict:
+                raise RatercalError(msg)
+            warnings.append(msg + "; left blank")
+            continue
+        mine = [c for c, d in enumerate(decisions) if (d.method, d.shrinkage, d.multigroup) == key]
+        scores[:, mine] = got[(level, code)][:, mine]
+    names = list(dict.fromkeys(d.label for d in decisions))
+    label = names[0] if len(names) == 1 else "; ".join(f"{t}: {d.label}" for t, d in zip(tags, decisions))
+    adj = Adjusted(rating=scores[ratings.paper, cell], paper=mean_over_cells(scores))
+    return label, adj, (labels, scores), warnings
 
 
 def _short_totals(ratings, prefix=""):
@@ -223,7 +285,8 @@ def shared_raters_need_facets(ratings):
 def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfrm=None, shared_raters=False,
                   shrinkage=None, clusters=None):
     if ratings.facets:
-        return _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm, shared_raters)
+        return _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm, shared_raters, assignment,
+                              clusters)
     want = [c for c in codes if c != RECOMMENDED]
     warnings, rec, dec = [], None, None
     if RECOMMENDED in codes:
@@ -315,7 +378,8 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         Method code(s) (``"TLI"``, ``"TLI,MN"``, ``["TLI", "MML"]``), ``"all"`` (the study's ten)
         or ``"recommended"``: each group's one recommendation as :func:`check` (without
         ``simulate``) makes it (:mod:`.recommend`: the method at its shrinkage level, the multi-group
-        MML where assignment is confounded with clusters), its scores under the name ``recommended``.
+        MML where assignment is confounded with clusters), its scores under the name ``recommended``;
+        with facets (a rubric) each criterion's, applied as :data:`RUBRIC_RECOMMENDED` says.
     variant : {"corrected", "faithful"}
         The 1990 methods as they should compute, or as the QuickBASIC programs did.
     assignment : {"auto", "random", "nonrandom"}
@@ -380,7 +444,7 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
     check_choice(assignment, ASSIGNMENTS, "assignment")
     bootstrap = check_count(bootstrap, "bootstrap")
     seed = check_count(seed, "seed")
-    cl = None
+    cl: list | None = None
     if cluster is not None:
         from .assignment import pop_cluster
         from .check import _group_clusters
@@ -388,7 +452,12 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         if cluster not in ratings.facets:
             raise ArgumentError("cluster", f"{cluster!r} is not a facet of the ratings")
         ratings, codes_, labels_ = pop_cluster(ratings, cluster)
-        cl = [_group_clusters(ratings, k, g, cluster, codes_, labels_) for k, (_, g) in enumerate(ratings.by_group())]
+        if ratings.facets:   # each rating's cluster code: a rubric's criteria are checked one by one
+            cl = [(cluster, codes_ if ratings.group is None else codes_[ratings.group == k], labels_)
+                  for k in range(len(ratings.by_group()))]
+        else:
+            cl = [_group_clusters(ratings, k, g, cluster, codes_, labels_)
+                  for k, (_, g) in enumerate(ratings.by_group())]
     cut = check_cut(cut, ratings)
     if int(bootstrap) == 1:   # one draw has no spread: the SE columns would be left blank
         raise ArgumentError("bootstrap", "one bootstrap draw gives no standard error; give 0 (none) or N >= 2 "

@@ -496,6 +496,16 @@ def _level_scores(model, ratings, methods, shrinkages):
     return scores, errors
 
 
+def rubric_level_scores(ratings, methods, shrinkages, clusters=None):
+    """:func:`_level_scores` of a rubric's own ratings (``adjust -m recommended`` applies a rubric's
+    decision so, as the simulation ranks it): MML and MFRM fitted to all the criteria at once (multi-group
+    about ``clusters``, each paper's cluster, where given), the others within each criterion."""
+    from types import SimpleNamespace
+
+    model = SimpleNamespace(effect=np.zeros(len(ratings.facet_cells()[1])), facetted=True, clusters=clusters)
+    return _level_scores(model, ratings, methods, shrinkages)
+
+
 def _replicate(model, methods, shrinkages, cut, seed, key, replication):
     """Criteria ``(columns, criteria)`` of one replication and ``{column: reason}`` of its failures."""
     ratings, true = model.simulate(seed, key, replication)

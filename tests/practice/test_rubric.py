@@ -142,7 +142,6 @@ def test_rubric_check_report():
 
 @pytest.mark.slow
 def test_adjust_results_carry_cells_and_totals():
-    from ratercal_cli.errors import InputError
     from ratercal_cli.practice.adjust import adjust
 
     r = rubric_ratings()
@@ -154,8 +153,6 @@ def test_adjust_results_carry_cells_and_totals():
     cell, _ = cells(r)
     np.testing.assert_allclose(df["TLI_paper"], fa.cell_scores[r.paper, cell] + 1)
     np.testing.assert_allclose(df["TLI_total"], paper_total(fa.cell_scores, 1)[r.paper])
-    with pytest.raises(InputError, match="recommended is not available with facets"):
-        adjust(r, "recommended")
 
 
 @pytest.mark.slow
