@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ArgumentError, RatercalError, arg, mention
+from ..errors import ArgumentError, MethodError, RatercalError, arg, mention
 from ..ratings import Ratings
 from ..methods import make_method
 from ..methods.base import FIT_FAILURES
@@ -129,8 +129,27 @@ class GroupAdjustment:
     signal_warning: str = ""
 
 
+def _facets_at_level(ratings, fa, code, level, clusters=None):
+    """``(Adjusted, papers x cells scores)``: method ``code`` on facetted ratings at the study's shrinkage
+    ``level`` (:func:`.simulate.rubric_level_scores`, as ``check --simulate`` ranks it), each rating moved
+    by as much as its paper's score in its cell was from ``fa`` (the method's own :class:`.rubric.FacetAdjustment`;
+    None: the many-facet models, whose rating is its paper's score in the cell)."""
+    from ..methods.apply import mean_over_cells
+    from ..ratings import Adjusted
+    from .simulate import rubric_level_scores
+
+    got, errors = rubric_level_scores(ratings, [code], [level], clusters)
+    if errors:
+        raise MethodError(errors[(level, code)])
+    scores = got[(level, code)]
+    cell = ratings.facet_cells()[0]
+    rating = scores[ratings.paper, cell] if fa is None else \
+        np.asarray(fa.adjusted.rating, dtype=np.float64) + (scores - fa.cell_scores)[ratings.paper, cell]
+    return Adjusted(rating=rating, paper=mean_over_cells(scores)), scores
+
+
 def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, shared_raters=False,
-                   assignment="auto", clusters=None):
+                   assignment="auto", clusters=None, shrinkage=None):
     """A group's facetted ratings: each method by :func:`.rubric.adjust_facets` (the marginal models
     with the facets as effects, the others within each cell, or over all cells with ``shared_raters``);
     ``recommended`` by :func:`_recommended_facets`."""
@@ -141,7 +160,7 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, sha
     label = None
     if RECOMMENDED in codes:
         label, adjusted[RECOMMENDED], cells[RECOMMENDED], warnings = _recommended_facets(
-            ratings, prefix, assignment, clusters, strict)
+            ratings, prefix, assignment, clusters, strict, variant)
         estimators[RECOMMENDED] = []
     for code in (c for c in codes if c != RECOMMENDED):
         try:
@@ -157,6 +176,18 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, sha
             continue
         adjusted[code], estimators[code], cells[code] = fa.adjusted, fa.estimators, (fa.labels, fa.cell_scores)
         warnings += [w if w.startswith(prefix) else prefix + f"{code}: {w}" for w in fa.warnings]
+        if shrinkage is not None and (shared_raters or (code == "MFRM" and mfrm is not None)):
+            warnings.append(f"{prefix}{code} left at its own scores: --shrinkage applies to a rubric's methods "
+                            "within each criterion and to the free many-facet fits, not with --shared-raters or "
+                            "anchors")
+        elif shrinkage is not None:   # every named method at that level, as check --simulate ranks it
+            try:
+                adjusted[code], scores = _facets_at_level(ratings, fa, code, shrinkage)
+                cells[code] = (fa.labels, scores)
+            except FIT_FAILURES as exc:
+                if strict:
+                    raise RatercalError(f"{prefix}{code} at shrinkage {shrinkage}: {exc}") from None
+                warnings.append(f"{prefix}{code} left at its own scores: shrinkage {shrinkage}: {exc}")
         if (n := non_finite_count(fa.adjusted)):
             warnings.append(f"{prefix}{code}: {n} adjusted score(s) are not finite and are left blank")
     warnings += _short_totals(ratings, prefix)
@@ -171,7 +202,7 @@ RUBRIC_RECOMMENDED = ("each criterion gets check's recommendation for it (its ru
                       "in that criterion kept; the other methods within that criterion")
 
 
-def _recommended_facets(ratings, prefix, assignment, clusters, strict):
+def _recommended_facets(ratings, prefix, assignment, clusters, strict, variant):
     """``adjust -m recommended`` on one group's facetted ratings (a rubric): ``(label, Adjusted, (cell
     labels, papers x cells scores), warnings)``.  Each cell's decision is :func:`recommended_decision`
     of its own ratings (what ``check`` decides for it, :func:`.check._check_facets`), applied as
@@ -182,8 +213,7 @@ def _recommended_facets(ratings, prefix, assignment, clusters, strict):
     from ..methods.apply import mean_over_cells
     from ..ratings import Adjusted
     from .check import _group_clusters, _rubric_clusters
-    from .rubric import cell_parts, cell_tag
-    from .simulate import rubric_level_scores
+    from .rubric import MODEL_BASED, adjust_facets, cell_parts, cell_tag
 
     cell, labels = ratings.facet_cells()
     parts = cell_parts(ratings)
@@ -200,24 +230,29 @@ def _recommended_facets(ratings, prefix, assignment, clusters, strict):
     warnings = [f"{prefix}{t}: recommended {d.label} ({d.reasons[-1]})" for t, d in zip(tags, decisions)]
     warnings.append(f"{prefix}recommended on a rubric: {RUBRIC_RECOMMENDED}")
     scores = np.full((ratings.n_papers, len(labels)), np.nan)
+    rating = np.full(ratings.n_ratings, np.nan)
     for key in dict.fromkeys((d.method, d.shrinkage, d.multigroup) for d in decisions):
         code, level, multigroup = key
         cl = _rubric_clusters(ratings, parts, reps) if multigroup else None
         if multigroup and cl is None:
             warnings.append(f"{prefix}recommended {code}: the confounded criterion's clusters do not cover every "
                             "paper of the rubric; fitted as one group")
-        got, errors = rubric_level_scores(ratings, [code], [level], cl)
-        if errors:
-            msg = f"{prefix}recommended {code} at shrinkage {level}: {errors[(level, code)]}"
+        try:
+            fa = None if code in MODEL_BASED else adjust_facets(code, ratings, variant, strict=strict, prefix=prefix)
+            got, at = _facets_at_level(ratings, fa, code, level, cl)
+        except (RatercalError, *FIT_FAILURES) as exc:
+            msg = f"{prefix}recommended {code} at shrinkage {level}: {exc}"
             if strict:
-                raise RatercalError(msg)
+                raise RatercalError(msg) from None
             warnings.append(msg + "; left blank")
             continue
         mine = [c for c, d in enumerate(decisions) if (d.method, d.shrinkage, d.multigroup) == key]
-        scores[:, mine] = got[(level, code)][:, mine]
+        scores[:, mine] = at[:, mine]
+        took = np.isin(cell, mine)
+        rating[took] = np.asarray(got.rating, dtype=np.float64)[took]
     names = list(dict.fromkeys(d.label for d in decisions))
     label = names[0] if len(names) == 1 else "; ".join(f"{t}: {d.label}" for t, d in zip(tags, decisions))
-    adj = Adjusted(rating=scores[ratings.paper, cell], paper=mean_over_cells(scores))
+    adj = Adjusted(rating=rating, paper=mean_over_cells(scores))
     return label, adj, (labels, scores), warnings
 
 
@@ -286,7 +321,7 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
                   shrinkage=None, clusters=None):
     if ratings.facets:
         return _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm, shared_raters, assignment,
-                              clusters)
+                              clusters, shrinkage)
     want = [c for c in codes if c != RECOMMENDED]
     warnings, rec, dec = [], None, None
     if RECOMMENDED in codes:

@@ -96,3 +96,34 @@ def test_recommended_on_a_rubric_with_a_cluster_column():
     labels = g.cells["recommended"][0]
     truth = d.truth.loc[list(g.ratings.paper_ids), [lab[0] for lab in labels]].to_numpy()
     assert _rmse(g.cells["recommended"][1], truth) <= _rmse(g.cells["NO"][1], truth) - 0.2
+
+
+def test_shrinkage_on_a_rubric_and_a_recommendation_within_criteria():
+    """A rubric whose assignment is random (tests/confounded.py, ``own=None``): check recommends TLI
+    shrunk in every criterion; ``recommended`` is then ``-m TLI --shrinkage kelley``: Kelley's formula
+    on each criterion's own TLI scores, each rating moved by as much as its paper's criterion score.
+    Before, ``--shrinkage`` was ignored on a rubric (``-m MML --shrinkage none`` gave the EAP)."""
+    from ratercal_cli.methods.shrinkage import kelley
+    from ratercal_cli.practice.rubric import cell_parts
+
+    d = rubric(3, papers=120, own=None)
+    r = Ratings.from_frame(d.frame, scale="1-6", facet_cols=["criterion"])
+    g = adjust(r, "recommended").groups[0]
+    assert g.recommended == "TLI (shrunk)"
+    own = adjust(r, ["TLI", "MML"]).groups[0]
+    shrunk = adjust(r, "TLI", shrinkage="kelley").groups[0]
+    np.testing.assert_array_equal(g.cells["recommended"][1], shrunk.cells["TLI"][1])
+    np.testing.assert_array_equal(g.adjusted["recommended"].rating, shrunk.adjusted["TLI"].rating)
+    cell, _ = r.facet_cells()
+    for c, (_, part) in enumerate(cell_parts(r)):
+        papers = np.unique(r.paper[cell == c])
+        want = kelley(adjust(part, "TLI").groups[0].adjusted["TLI"].paper, part)[0]
+        np.testing.assert_allclose(shrunk.cells["TLI"][1][papers, c], want, rtol=0, atol=1e-12)
+    move = (shrunk.cells["TLI"][1] - own.cells["TLI"][1])[r.paper, cell]
+    assert np.abs(move).max() > 0.05
+    np.testing.assert_allclose(shrunk.adjusted["TLI"].rating - own.adjusted["TLI"].rating, move, atol=1e-12)
+    wle = adjust(r, "MML", shrinkage="none").groups[0]
+    est = own.estimators["MML"][0]
+    from ratercal_cli.practice.rubric import model_cell_scores
+    np.testing.assert_allclose(wle.cells["MML"][1], model_cell_scores(est, r, est.quality_wle_), atol=1e-9)
+    assert np.nanmax(np.abs(wle.cells["MML"][1] - own.cells["MML"][1])) > 0.05
