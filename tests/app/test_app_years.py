@@ -168,3 +168,39 @@ def test_a_third_year_is_held_to_the_second_years_measures(client):
         assert measure == pytest.approx(used2[rater], abs=1e-6)
     assert "Linked to year 2:</b> 4 rater(s)" in c.get(f"/d/{uid}/decision").text
     assert "New this year, measured on the anchors' scale: R7, R8" in c.get(f"/d/{uid}/decision").text
+
+
+def workbook(data: bytes, sheet: str) -> bytes:
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = sheet
+    for row in csv.reader(io.StringIO(data.decode())):
+        ws.append([int(x) if x.isdigit() else x for x in row])
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue()
+
+
+@pytest.mark.slow
+def test_workbook_years_keep_their_own_sheet_and_come_back_as_workbooks(client):
+    """Two .xlsx years whose sheets are named differently: each is read from its own sheet and its adjusted
+    file comes back a workbook with that sheet."""
+    import openpyxl
+
+    c = client
+    uid, u = upload_years(c, {"2024.xlsx": workbook(year_file(1, papers=60), "Spring 2024"),
+                              "2025.xlsx": workbook(year_file(2, papers=60), "Spring 2025")})
+    assert [y.sheets for y in u.years] == [["Spring 2024"], ["Spring 2025"]]
+    c.post(f"/d/{uid}/columns", data={**FORM, "sheet": "Spring 2024"})
+    assert u.job.wait(180) and u.job.state == "done", u.job.error
+    assert [y.settings["sheet"] for y in u.years] == ["Spring 2024", "Spring 2025"]
+    c.post(f"/d/{uid}/adjust", data={})
+    assert u.job.wait(180) and u.job.state == "done", u.job.error
+    got = c.get(f"/d/{u.years[1].id}/file/adjusted")
+    assert 'filename="2025.adjusted.xlsx"' in got.headers["content-disposition"]
+    back = openpyxl.load_workbook(io.BytesIO(got.content))
+    assert back.sheetnames == ["Spring 2025"]
+    rows = list(back.active.iter_rows(values_only=True))
+    assert len(rows) == 121 and list(rows[0][:3]) == ["student", "reader", "score"] and "MFRM_paper" in rows[0]
