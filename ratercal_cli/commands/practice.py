@@ -185,7 +185,7 @@ def _parse_methods(values, default, allow_recommended=False):
 #: ``adjust`` options that describe a ratings file and mean nothing for a run folder.
 FILE_ONLY = ("output", "layout", "level_names", "changes_out", "memo_out", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
              "discrepancy", "encoding", "order_col", "assignment", "decimal", "sheet", "fold_labels", "cut",
-             "bootstrap", "seed", "as_json", "shrinkage", "cluster_col", "html_out", "facet_cols", "score_cols", "rater_cols", "total", "anchors_in",
+             "bootstrap", "seed", "as_json", "shrinkage", "cluster_col", "simulate", "html_out", "facet_cols", "score_cols", "rater_cols", "total", "anchors_in",
              "anchors_out", "steps_by", "shared_raters")
 
 
@@ -322,6 +322,9 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @click.option("--cluster-col", "cluster_col", default=None, metavar="NAME",
               help="For --method recommended, MML and MFRM: the column giving each paper's cluster (school), the multi-group "
                    "model's clusters where assignment is confounded (default: the rater network's), as in check.")
+@click.option("--simulate", "simulate", type=click.IntRange(min=2), default=None, metavar="R",
+              help="With --method recommended: decide as check --simulate R does (R replications of this file's "
+                   "own design, check's seed), so the scores are those of the recommendation it printed.")
 @click.option("--shrinkage", type=click.Choice(["none", "kelley", "linear_eb"]), default=None,
               help="The named methods' paper scores at a shrinkage level of the study: none (unshrunk; MML/MFRM at "
                    "Warm's WLE), kelley (Kelley's formula; MML/MFRM at their EAP) or linear_eb (the study's "
@@ -363,7 +366,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @_file_options
 @_calibration_options
 @_one_line_errors
-def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage, cut, layout, level_names, confidence,
+def adjust(source, methods, variant, output, assignment, cluster_col, simulate, shrinkage, cut, layout, level_names, confidence,
            changes_out, memo_out, bootstrap, seed, total,
            as_json, html_out, shared_raters,
            scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding,
@@ -428,7 +431,8 @@ def adjust(source, methods, variant, output, assignment, cluster_col, shrinkage,
     result = adjust_ratings(ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=one_cut,
                             bootstrap=bootstrap, seed=seed, anchors=_anchors(anchors_in, hold_drifted),
                             steps_by=steps_by, shared_raters=shared_raters, hold_drifted=hold_drifted,
-                            shrinkage=shrinkage, cluster=cluster_col)
+                            shrinkage=shrinkage, cluster=cluster_col, simulate=simulate,
+                            discrepancy=discrepancy if simulate is not None else None)
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet)
     # the page first: an error building it (a rubric's unlinked raters) leaves no output half-written

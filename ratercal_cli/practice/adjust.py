@@ -318,14 +318,14 @@ def shared_raters_need_facets(ratings):
 
 
 def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfrm=None, shared_raters=False,
-                  shrinkage=None, clusters=None):
+                  shrinkage=None, clusters=None, decided=None):
     if ratings.facets:
         return _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm, shared_raters, assignment,
                               clusters, shrinkage)
     want = [c for c in codes if c != RECOMMENDED]
     warnings, rec, dec = [], None, None
-    if RECOMMENDED in codes:
-        dec, found = recommended_decision(ratings, assignment, clusters)
+    if RECOMMENDED in codes:   # (decided: check's, with its simulation's say)
+        dec, found = decided if decided is not None else recommended_decision(ratings, assignment, clusters)
         rec = dec.method
         warnings.append(f"{prefix}recommended {dec.label} ({dec.reasons[-1]})")
         if not dec.multigroup:
@@ -376,6 +376,26 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
                            None if dec is None else dec.label, warnings)
 
 
+def _simulated_decisions(ratings: Ratings, codes, assignment: str, cluster, simulate, discrepancy=None):
+    """With ``simulate``: each group's ``(Recommendation, Assignment)`` as ``check(simulate=R)`` makes
+    them (its default seed), the simulation of the file's own design having its say, so that
+    ``recommended`` applies what ``check --simulate R`` printed; None without."""
+    if simulate is None:
+        return None
+    if RECOMMENDED not in codes:
+        raise ArgumentError("simulate", f"goes with {arg('methods', RECOMMENDED, cli='-m recommended')}: it decides "
+                            "the recommendation")
+    if ratings.facets:
+        raise ArgumentError("simulate", "is not available for a rubric yet: run check with it and name the method "
+                            "it recommends for each criterion")
+    from ..arguments import check_count
+    from .check import check
+
+    checked = check(ratings, assignment=assignment, simulate=check_count(simulate, "simulate", 2), cluster=cluster,
+                    discrepancy=discrepancy)
+    return [(rep.decision, rep.assignment_found) for rep in checked.reports]
+
+
 #: the marginal models, fitted with a mean quality per cluster where assignment is confounded
 MARGINAL = ("MML", "MFRM")
 
@@ -400,7 +420,8 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
            strict: bool | None = None, cut: float | None = None, bootstrap: int = 0,
            seed: int = 0, anchors=None, steps_by: str | None = None,
            shared_raters: bool = False, hold_drifted: bool = False, shrinkage: str | None = None,
-           cluster: str | None = None, **old) -> "AdjustResults":
+           cluster: str | None = None, simulate: int | None = None,
+           discrepancy: int | None = None, **old) -> "AdjustResults":
     """Adjust the scores of ``ratings`` by one or more methods, group by group.
 
     Parameters
@@ -414,7 +435,8 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         or ``"recommended"``: each group's one recommendation as :func:`check` (without
         ``simulate``) makes it (:mod:`.recommend`: the method at its shrinkage level, the multi-group
         MML where assignment is confounded with clusters), its scores under the name ``recommended``;
-        with facets (a rubric) each criterion's, applied as :data:`RUBRIC_RECOMMENDED` says.
+        with facets (a rubric) each criterion's, applied as :data:`RUBRIC_RECOMMENDED` says.  With
+        ``simulate``, as :func:`check` with ``simulate`` makes it.
     variant : {"corrected", "faithful"}
         The 1990 methods as they should compute, or as the QuickBASIC programs did.
     assignment : {"auto", "random", "nonrandom"}
@@ -427,6 +449,11 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         like-for-like level (one empirical-Bayes linear operator on every method's unshrunk scores);
         None: each method's own (MML and MFRM at the EAP, the others unshrunk).  ``recommended`` has
         its own level.
+    simulate : int, optional
+        With ``"recommended"``: decide as :func:`check` with ``simulate=R`` does (``R`` replications of
+        the file's own design, check's default seed), so the scores are those of the recommendation
+        ``check --simulate R`` printed.  Not yet for a rubric.  ``discrepancy``: the file's
+        third-reading threshold the simulation draws (as :func:`check`'s).
     cluster : str, optional
         A facet of ``ratings`` that is each paper's cluster (school): for ``recommended``, MML and
         MFRM, the clusters of the multi-group model instead of the rater network's (as :func:`check`).
@@ -479,6 +506,7 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
     check_choice(assignment, ASSIGNMENTS, "assignment")
     bootstrap = check_count(bootstrap, "bootstrap")
     seed = check_count(seed, "seed")
+    decided = _simulated_decisions(ratings, codes, assignment, cluster, simulate, discrepancy)
     cl: list | None = None
     if cluster is not None:
         from .assignment import pop_cluster
@@ -516,7 +544,8 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
     if shrinkage is not None and shrinkage not in STUDY_SHRINKAGES:
         raise ArgumentError("shrinkage", f"must be one of {', '.join(STUDY_SHRINKAGES)}, not {shrinkage!r}")
     groups = [_adjust_group(name, g, where(ratings, name), codes, variant, strict, assignment, mfrm.get(name),
-                            shared_raters, shrinkage, None if cl is None else cl[k])
+                            shared_raters, shrinkage, None if cl is None else cl[k],
+                            None if decided is None else decided[k])
               for k, (name, g) in enumerate(ratings.by_group())]
     done = [c for c in codes if any(c in g.adjusted for g in groups)]
     if not done:

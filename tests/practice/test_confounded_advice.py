@@ -194,3 +194,39 @@ def test_mml_and_mfrm_named_fit_a_mean_per_cluster_where_assignment_is_confounde
     rr = Ratings.from_frame(rnd.frame, scale="1-6")
     a, b = adjust(rr, "MML").groups[0], adjust(rr, "MML", assignment="random").groups[0]
     assert np.array_equal(a.adjusted["MML"].paper, b.adjusted["MML"].paper)
+
+
+def test_adjust_recommended_with_simulate_applies_what_check_simulate_printed(tmp_path):
+    """``adjust -m recommended`` applied check's decision made without a simulation, so after
+    ``check --simulate R`` printed its recommendation, adjust could apply another.  With
+    ``--simulate R`` it decides as check --simulate R does (the same function, the same seed)."""
+    from support import run
+
+    d = district(2, papers=150)
+    path = tmp_path / "d.csv"
+    d.frame.to_csv(path, index=False)
+    r = Ratings.from_frame(d.frame, scale="1-6")
+    checked = check(r, simulate=4)
+    want = checked.report().decision
+    assert any("simulation" in reason for reason in want.reasons)
+    res = adjust(r, "recommended", simulate=4)
+    g = res.groups[0]
+    assert g.recommended == want.label
+    assert any("recommended " + want.label in w and "simulation" in w for w in g.warnings)
+    # the command line: check --simulate's JSON recommendation is what adjust --simulate applies
+    # (both with the file's third-reading rule, --discrepancy 1)
+    import json
+
+    said = run("check", path, "--scale", "1-6", "--simulate", "4", "--json", "-q")
+    assert said.exit_code == 0, said.output
+    said = json.loads(said.stdout)
+    said = said["groups"][0] if "groups" in said else said
+    out = run("adjust", path, "--scale", "1-6", "-m", "recommended", "--simulate", "4", "-o", tmp_path / "o.csv")
+    assert out.exit_code == 0, out.output
+    rows = pd.read_csv(tmp_path / "o.csv")
+    (label,) = set(rows["recommended_method"])
+    assert label.startswith(said["recommendation"]) and ("shrunk" in label) == (said["recommendation_shrinkage"]
+                                                                                 == "kelley")
+    bad = run("adjust", path, "--scale", "1-6", "-m", "TLI", "--simulate", "4", "-o", tmp_path / "x.csv")
+    assert bad.exit_code == 2 and "--simulate: goes with -m recommended" in bad.output
+    assert not (tmp_path / "x.csv").exists()
