@@ -69,17 +69,17 @@ def _edges(ratings: Ratings):
 def shared_papers(ratings: Ratings) -> np.ndarray:
     """Symmetric int matrix: ``out[a, b]`` = number of papers raters a and b both scored.
 
-    The diagonal holds each rater's number of papers.
+    The diagonal holds each rater's number of papers.  It is ``A' A`` for the papers x raters
+    incidence matrix ``A`` (sparse): the papers' rater pairs are never listed, which at 21 raters a
+    paper and 1M ratings were 10M pairs and 12 s of ``adjust -m MML`` (issue 32).
     """
+    from scipy.sparse import csr_matrix
+
     nr = ratings.n_raters
-    low, high, paper = _edges(ratings)
-    key = np.unique((paper * nr + low) * nr + high)  # one count per paper and rater pair
-    low, high = (key // nr) % nr, key % nr
-    out = np.bincount(low * nr + high, minlength=nr * nr).reshape(nr, nr)
-    out = out + out.T
-    per_rater = np.unique(ratings.paper * nr + ratings.rater) % nr
-    out[np.diag_indices(nr)] = np.bincount(per_rater, minlength=nr)
-    return out
+    pairs = np.unique(ratings.paper.astype(np.int64) * nr + ratings.rater)   # a rater's paper once
+    A = csr_matrix((np.ones(pairs.size, dtype=np.int64), (pairs // nr, pairs % nr)),
+                   shape=(int(pairs.max(initial=-1) // nr) + 1, nr))
+    return np.asarray((A.T @ A).toarray(), dtype=np.int64)
 
 
 def min_label_components(n, low, high):
