@@ -289,34 +289,55 @@ class Source:
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
-def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint="") -> Source:
-    """The rows of a CSV/TSV (:func:`ratercal_cli.io.read_table`) or of one sheet of an ``.xlsx``
-    workbook (:func:`read_xlsx`), cells as text."""
+def _first_bytes(path) -> tuple[Path, bytes]:
+    """``(path, its first 4 bytes)`` of a regular file that exists and, unless a workbook, whose rows
+    fit in memory: /dev/zero or a FIFO is refused before reading (they had no end), a text file too
+    big for the machine before its rows are read."""
     from ..guard import regular_input
 
     path = Path(path)
-    size = regular_input(path)   # /dev/zero, a FIFO: refused before reading (they had no end)
+    size = regular_input(path)
     try:
         with open(path, "rb") as fh:
             head = fh.read(4)
     except FileNotFoundError:
         raise InputError("no such file", path) from None
     if head != _ZIP_MAGIC:
-        refuse_too_big_to_read(path, size)   # the memory its rows take, checked before they are read
-    if head == _ZIP_MAGIC or path.suffix.lower() in (".xlsx", ".xlsm"):
-        return read_xlsx(path, required, sheet, hint)
-    if sheet is not None:
-        raise ArgumentError("sheet", "applies to an .xlsx workbook, and this is a text file", path)
-    text = read_text(path, encoding)
-    with open(path, "rb") as fh:
-        start = fh.read(3)
-    # a UTF-8 (or UTF-16, written back as UTF-8) file with a byte-order mark is written back with one
-    bom = (encoding is None or codecs.lookup(encoding).name.startswith("utf-8")) and start == codecs.BOM_UTF8 \
-        or encoding is None and start[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-    newline = "\r\n" if "\r\n" in text[:1 << 16] else "\n"
+        refuse_too_big_to_read(path, size)
+    return path, head
+
+
+def _is_workbook(path: Path, head: bytes) -> bool:
+    return head == _ZIP_MAGIC or path.suffix.lower() in (".xlsx", ".xlsm")
+
+
+def _how_written(text: str, head: bytes, encoding) -> tuple[bool, str]:
+    """``(bom, newline)`` of a text file: a UTF-8 (or UTF-16, written back as UTF-8) file with a
+    byte-order mark is written back with one; CRLF where its first 64 KiB have one."""
+    bom = (encoding is None or codecs.lookup(encoding).name.startswith("utf-8")) and head[:3] == codecs.BOM_UTF8 \
+        or encoding is None and head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+    return bom, "\r\n" if "\r\n" in text[:1 << 16] else "\n"
+
+
+def _text_source(path: Path, head: bytes, text: str, required, delimiter, encoding, hint) -> Source:
     header, rows, delimiter = read_table(path, required=required, delimiter=delimiter, encoding=encoding,
                                          strip=False, text=text, hint=hint)
-    return Source(header, rows, delimiter, bom, newline)
+    return Source(header, rows, delimiter, *_how_written(text, head, encoding))
+
+
+def _refuse_sheet(path, sheet) -> None:
+    if sheet is not None:
+        raise ArgumentError("sheet", "applies to an .xlsx workbook, and this is a text file", path)
+
+
+def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint="") -> Source:
+    """The rows of a CSV/TSV (:func:`ratercal_cli.io.read_table`) or of one sheet of an ``.xlsx``
+    workbook (:func:`read_xlsx`), cells as text."""
+    path, head = _first_bytes(path)
+    if _is_workbook(path, head):
+        return read_xlsx(path, required, sheet, hint)
+    _refuse_sheet(path, sheet)
+    return _text_source(path, head, read_text(path, encoding), required, delimiter, encoding, hint)
 
 
 @dataclass
@@ -336,38 +357,25 @@ class ColumnSource:
 def read_source_columns(path, required, delimiter=None, encoding=None, sheet=None, hint="") -> ColumnSource:
     """:func:`read_source` a column at a time: a CSV/TSV whose records are its lines by pyarrow's
     reader (:func:`ratercal_cli.columnar.read_columns`), any other (quotes, blank-looking lines, a
-    row of the wrong length: the errors name the line) by :func:`ratercal_cli.io.read_table`, a
-    workbook by :func:`read_xlsx`; the same header checks and errors either way."""
-    from ..guard import regular_input
+    row of the wrong length: the errors name the line) by :func:`ratercal_cli.io.read_table` on the
+    text already read, a workbook by :func:`read_xlsx`; the same header checks and errors either way."""
     from ..io import _header
 
-    path = Path(path)
-    size = regular_input(path)
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4)
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    if head != _ZIP_MAGIC:
-        refuse_too_big_to_read(path, size)
-    if head == _ZIP_MAGIC or path.suffix.lower() in (".xlsx", ".xlsm"):
-        src = read_source(path, required, delimiter, encoding, sheet, hint)
+    path, head = _first_bytes(path)
+    if _is_workbook(path, head):
+        src = read_xlsx(path, required, sheet, hint)
     else:
-        if sheet is not None:
-            raise ArgumentError("sheet", "applies to an .xlsx workbook, and this is a text file", path)
+        _refuse_sheet(path, sheet)
         text = read_text(path, encoding)
         check_text(text, path)
         sep = delimiter or sniff_delimiter(text)
         got = read_columns(text, sep, FIELD_LIMIT)
         if got is None:
-            src = read_source(path, required, delimiter, encoding, sheet, hint)
+            src = _text_source(path, head, text, required, delimiter, encoding, hint)
         else:
             cells, line, rows, lines = got
             header = _header(cells, required, sep, path, line, hint)
-            bom = (encoding is None or codecs.lookup(encoding).name.startswith("utf-8")) and head[:3] == codecs.BOM_UTF8 \
-                or encoding is None and head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-            newline = "\r\n" if "\r\n" in text[:1 << 16] else "\n"
-            return ColumnSource(header, rows, lines, sep, bom, newline)
+            return ColumnSource(header, rows, lines, sep, *_how_written(text, head, encoding))
     lines = np.fromiter((ln for ln, _ in src.rows), dtype=np.int64, count=len(src.rows))
     return ColumnSource(src.header, Rows.from_dicts(src.header, [r for _, r in src.rows]), lines, src.delimiter,
                         src.bom, src.newline, src.sheet)
