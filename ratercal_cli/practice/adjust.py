@@ -410,9 +410,10 @@ def _multigroup_marginal(ratings: Ratings, want, assignment: str, clusters):
         return None
     from .assignment import decide_assignment, network_clusters
 
-    if not clusters and assignment == "auto" and network_clusters(ratings)[0] is None:
+    network = None if clusters else network_clusters(ratings)   # found once, handed on
+    if network is not None and assignment == "auto" and network[0] is None:
         return None
-    found = decide_assignment(ratings, assignment, severities=False, **(clusters or {}))
+    found = decide_assignment(ratings, assignment, severities=False, network=network, **(clusters or {}))
     return (named, found) if found.multigroup else None
 
 

@@ -234,10 +234,10 @@ def _severities(ratings, model):
 
 
 def assignment_evidence(ratings: Ratings, model=None, clusters=None, cluster_labels=(), cluster_source="",
-                        alpha: float = 0.05, severities: bool = True) -> Assignment:
+                        alpha: float = 0.05, severities: bool = True, network=None) -> Assignment:
     """The evidence of the module docstring for one group's ratings, as an :class:`Assignment` of
     ``given="auto"``.  ``model``: the check's fitted rater model (CML rating scale model; fitted here
-    if None); ``clusters``: per-paper cluster codes from a column (else the network's)."""
+    if None); ``clusters``: per-paper cluster codes from a column (else the network's; ``network``: :func:`network_clusters` of ``ratings`` where the caller found it already)."""
     from .rater_report import fit_rater_model
 
     out = Assignment(given="auto", assignment="random", confounded=None)
@@ -246,7 +246,7 @@ def assignment_evidence(ratings: Ratings, model=None, clusters=None, cluster_lab
         rc = _rater_majority(ratings, clusters)
         out.within = float(np.mean(rc[ratings.rater] == clusters[ratings.paper]))
     else:
-        pc, _, q, within = network_clusters(ratings)
+        pc, _, q, within = network if network is not None else network_clusters(ratings)
         out.modularity, out.within = q, within
         if pc is not None:
             out.clusters, out.cluster_source = pc, "network"
@@ -300,12 +300,12 @@ def _rater_majority(ratings, clusters):
 
 
 def decide_assignment(ratings: Ratings, given: str = "auto", model=None, clusters=None, cluster_labels=(),
-                      cluster_source="", alpha: float = 0.05, severities: bool = True) -> Assignment:
+                      cluster_source="", alpha: float = 0.05, severities: bool = True, network=None) -> Assignment:
     """The assignment the rule and the recommendation are given: the user's word (``random``,
     ``nonrandom``) with the evidence beside it, or with ``auto`` what the evidence says."""
     if given not in ASSIGNMENTS:
         raise ValueError(f"assignment must be one of {', '.join(ASSIGNMENTS)}, not {given!r}")
-    ev = assignment_evidence(ratings, model, clusters, cluster_labels, cluster_source, alpha, severities)
+    ev = assignment_evidence(ratings, model, clusters, cluster_labels, cluster_source, alpha, severities, network)
     if given == "auto":
         return ev
     ev.given = given
