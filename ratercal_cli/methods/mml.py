@@ -45,8 +45,10 @@ start, carried forward by BFGS updates from the change of the gradient (a gradie
 fraction of the information, also after a step that had to be halved) and afresh only where
 the updates stall (past 250,000 ratings, the information of a sample of the papers: the
 full one costs 10-25 gradients at 3-21 raters a paper); convergence is confirmed with the full
-information, and that last information gives the standard errors (three informations for a rubric of 84 ratings a paper, where there were five;
-two for the 1M-rating analytic rubric of ``benchmarks/bench_large_files.py``).  From the best
+information, and that last information gives the standard errors, except where a sample steers:
+there the iterations go on (a few more gradients) until the sample's information's Newton
+decrement is under ``SAMPLE_TOL`` of the tolerance, and the full information is computed only when
+a standard error is asked for (:class:`MMLFit`; ``adjust`` asks for none).  From the best
 of a few starts this takes 6-10 iterations; the grid is chosen at the start and follows the
 posteriors as the estimates move (made ``GRID_MARGIN`` finer than they need, so that it is not
 remade at every step).
@@ -76,6 +78,7 @@ simulated parameters; steps within 0.02 logits (RMS) of CML (:mod:`.cml`) on a c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import sparse
@@ -121,15 +124,21 @@ MAX_REGRIDS = 5
 REUSE_GAIN = 2.0
 SAMPLE_REUSE_GAIN = 4.0
 #: past 2 x SAMPLE_RATINGS ratings, the information that steers the iterations (not the one that
-#: confirms convergence and gives the SEs) is that of every k-th paper's ratings, scaled up
+#: gives the SEs) is that of every k-th paper's ratings, scaled up
 #: (about SAMPLE_RATINGS of them; the information of every paper costs 10 gradients at 3 of 200
 #: raters a paper, 25 at 21 of 200)
 SAMPLE_RATINGS = 25_000
 #: ... and at least this many a parameter (the PCM of 200 raters on 0-5 has 1,000: a sample of 25,000
 #: ratings, a few of each rater's rare categories, steered its fit at 21 of 200 raters a paper
-#: back and forth for 20 iterations); after MAX_SAMPLE_INFOS of its informations, every paper's
+#: back and forth for 20 iterations); after MAX_SAMPLE_INFOS of its informations, every paper's steers
 SAMPLE_PER_PARAMETER = 125
 MAX_SAMPLE_INFOS = 4
+#: where the sample steers, convergence is a Newton decrement under SAMPLE_TOL x the full information's
+#: tolerance: the last step, by the sample's information (or its BFGS update), leaves an error of about
+#: its relative error times the step, so it is taken from closer (3 more gradients at 3 of 200 raters a
+#: paper, 1M ratings: 0.4 s, where the every-paper information that confirmed convergence cost 1.2 s;
+#: estimates within 4e-7 of a fit to a decrement of 1e-13 x n on the full information)
+SAMPLE_TOL = 1e-6
 #: the start of sigma: the best of START_SIGMAS
 SIGMA0 = 2.0
 START_SIGMAS = (0.7, 1.0, 1.4, 2.0, 2.8)
@@ -147,28 +156,31 @@ class MMLFit:
     ``steps`` (J, M) rater j's step k (RSM: beta_j + kappa_k) at the facets' mean,
     ``thresholds`` (PCM: (J, M) steps minus the rater's severity; RSM: (M,) kappa, or (G, M) with
     thresholds per level of a facet), ``severity`` (J,), ``facet`` (L,) effects of the first
-    further facet (empty without one), each with a model SE ``*_se``; ``effects`` every block of
-    the layout by name: (estimate, SE) on the reported scale; ``tau`` (J, K) cumulative
-    parameters of each rater at the facets' mean, ``item_tau`` (U, K) of each item with ``items``
-    (U, 1 + F: rater, facet levels); ``eap``/``eap_sd`` per paper (nan: no ratings); ``loglik``
-    the marginal log-likelihood (without the priors); ``cov`` the covariance of the layout's free
-    coordinates (:meth:`.mml_layout.Layout.free_map`); ``layout`` with ``value`` the estimates
-    (natural, before centring); ``patterns`` the papers with ratings, each one's pattern (papers
-    with the same items and scores share one) and the patterns' ratings (pattern, item, score):
-    what depends on a paper only through its ratings is computed once a pattern.
+    further facet (empty without one), each with a model SE ``*_se``; ``estimates`` every block of
+    the layout by name on the reported scale, ``effects`` the same as (estimate, SE); ``tau`` (J, K)
+    cumulative parameters of each rater at the facets' mean, ``item_tau`` (U, K) of each item with
+    ``items`` (U, 1 + F: rater, facet levels); ``eap``/``eap_sd`` per paper (nan: no ratings);
+    ``loglik`` the marginal log-likelihood (without the priors); ``cov`` the covariance of the
+    layout's free coordinates (:meth:`.mml_layout.Layout.free_map`) at ``phi``; ``layout`` with
+    ``value`` the estimates (natural, before centring); ``patterns`` the papers with ratings, each
+    one's pattern (papers with the same items and scores share one) and the patterns' ratings
+    (pattern, item, score): what depends on a paper only through its ratings is computed once a
+    pattern.
+
+    The standard errors (``*_se``, ``effects``, ``cov``) are computed when first asked for, as
+    statsmodels' results compute ``bse``: ``information`` is the observed information (-H, free
+    coordinates) or, where the fit did not need every paper's (past 2 x SAMPLE_RATINGS ratings the
+    iterations are steered by a sample's, :func:`_newton`), a function that computes it at the
+    estimates: at a million ratings it costs as much as the fit's iterations, and ``adjust``
+    shows no rater's SE.
     """
 
     model: str
     steps: np.ndarray
-    steps_se: np.ndarray
     thresholds: np.ndarray
-    thresholds_se: np.ndarray
     severity: np.ndarray
-    severity_se: np.ndarray
     facet: np.ndarray
-    facet_se: np.ndarray
     sigma: float
-    sigma_se: float
     theta_mean: float
     tau: np.ndarray
     item_tau: np.ndarray
@@ -178,13 +190,74 @@ class MMLFit:
     loglik: float
     n_iter: int
     converged: bool
-    cov: np.ndarray
     unused: np.ndarray   # (J, K) bool: category never given (RSM: by no rater) -> prior-borne thresholds
     notes: list
     n_nodes: int = 0     # grid nodes of the final iterations
-    effects: dict = None
+    estimates: dict = None
     layout: Layout = None
     patterns: tuple = None   # (papers, pattern of each, (pattern, item, score) of the patterns' ratings)
+    information: object = None   # -H (P, P) of the free coordinates, or a function giving it
+    phi: np.ndarray = None       # the free coordinates' estimates
+    seen: np.ndarray = None      # the raters with ratings (the rows of the per-rater arrays)
+
+    @cached_property
+    def cov(self) -> np.ndarray:
+        info = self.information() if callable(self.information) else self.information
+        self.information = info   # (and the engines the function held are let go)
+        w_, V = np.linalg.eigh(info)
+        keep = w_ > w_.max() * 1e-12
+        return (V[:, keep] / w_[keep]) @ V[:, keep].T
+
+    def _se(self, rows):
+        """Delta-method SEs of ``rows @ value`` (rows over the layout's natural vector)."""
+        rc = np.atleast_2d(rows) @ self.layout.free_map()[0].toarray()
+        return np.sqrt(np.maximum(((rc @ self.cov) * rc).sum(axis=1), 0.0))
+
+    @cached_property
+    def _standard_errors(self) -> dict:
+        lay = self.layout
+        J, M = lay.J, lay.M
+        rows = reported_rows(lay)
+        G = rows["G"]
+
+        def per_rater(x, width=None):
+            out = np.full((self.tau.shape[0],) + ((width,) if width else ()), np.nan)
+            out[self.seen] = x.reshape((J, width) if width else (J,))
+            return out
+
+        thr = self._se(rows["thresholds"])
+        thr = per_rater(thr, M) if lay.model == "pcm" else thr.reshape(M) if G == 1 else thr.reshape(G, M)
+        effects = {b: (self.estimates[b], self._se(_block_rows(lay, b))) for b in lay.blocks}
+        return {"severity": per_rater(self._se(rows["severity"])), "steps": per_rater(self._se(rows["steps"]), M),
+                "thresholds": thr, "effects": effects,
+                "facet": effects.get("facet0", (None, np.zeros(0)))[1],
+                "sigma": float(self.sigma * self._se(_block_rows(lay, "log_sigma"))[0])}
+
+    severity_se = property(lambda self: self._standard_errors["severity"], doc="(J,) SEs of ``severity``")
+    steps_se = property(lambda self: self._standard_errors["steps"], doc="(J, M) SEs of ``steps``")
+    thresholds_se = property(lambda self: self._standard_errors["thresholds"], doc="SEs of ``thresholds``")
+    facet_se = property(lambda self: self._standard_errors["facet"], doc="(L,) SEs of ``facet``")
+    sigma_se = property(lambda self: self._standard_errors["sigma"], doc="SE of ``sigma``")
+    effects = property(lambda self: self._standard_errors["effects"],
+                       doc="every block of the layout by name: (estimate, SE) on the reported scale")
+
+
+def _block_rows(lay: Layout, name):
+    """Rows over the natural vector picking block ``name``."""
+    eye = np.zeros((lay.blocks[name].stop - lay.blocks[name].start, lay.n))
+    eye[np.arange(eye.shape[0]), lay.index(name)] = 1.0
+    return eye
+
+
+class _Information:
+    """The information (-H) of the free coordinates at ``phi`` (what :attr:`MMLFit.information` computes
+    when a standard error is first asked for)."""
+
+    def __init__(self, obj, phi, ev):
+        self.obj, self.phi, self.ev = obj, phi, ev
+
+    def __call__(self):
+        return self.obj.information(self.phi, self.ev)
 
 
 def _items(ratings: Ratings, facet):
@@ -284,15 +357,22 @@ class _Objective:
         g = self.K.T @ ev.g - self.RC.T @ rv
         if level == 1:
             return ll, g, None, None, ev
+        H, Hem = self._hessians(tau, ls, ev, sample)
+        return ll, g, H, Hem, ev
+
+    def _hessians(self, tau, ls, ev, sample=None):
+        """The Louis and complete-data Hessians of the penalised log L (free coordinates): the sample's
+        scaled to every paper (``sample`` given), else every paper's, on the information's grid
+        (:func:`info_grid`, from the posteriors of ``ev``) or, without one, ``ev``'s own (level 2)."""
         scale, hev = 1.0, ev
-        grid = info_grid(self.eng, ev) if coarse else None
+        grid = info_grid(self.eng, ev) if self.info_grid else None
         if sample is not None:
             self._same_grid()
             if grid is not None:
                 sample.set_nodes(*grid)
             hev = sample.evaluate(tau, ls, level=2)
             scale = self.eng.mult.sum() / sample.mult.sum()
-        elif coarse:
+        elif grid is not None:
             keep = self.eng.z, self.eng.logw, self.eng.Q
             self.eng.set_nodes(*grid)
             try:
@@ -301,7 +381,14 @@ class _Objective:
                 self.eng.z, self.eng.logw, self.eng.Q = keep
         H = scale * hev.H.project(self.Ku, self.cols, self.ks, self.P) - self.pen
         Hem = scale * hev.H_em.project(self.Ku, self.cols, self.ks, self.P) - self.pen
-        return ll, g, H, Hem, ev
+        return H, Hem
+
+    def information(self, phi, ev):
+        """-H of every paper at ``phi`` (``ev``: an evaluation there, whose posteriors choose the grid)."""
+        tau, ls = self.tau(phi)
+        if not self.info_grid:
+            ev = self.eng.evaluate(tau, ls, level=2)
+        return -self._hessians(tau, ls, ev)[0]
 
     def _same_grid(self):
         self.sample.z, self.sample.logw, self.sample.Q = self.eng.z, self.eng.logw, self.eng.Q
@@ -346,14 +433,15 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
     last point but the final, tiny step).  Where the objective has a sample engine (past
     2 x SAMPLE_RATINGS ratings), the informations that steer the iterations are the sample's
     (scaled to every paper: a fraction of the cost, 10-25 gradients' worth at 3 and 21 of 200
-    raters a paper) and are taken afresh sooner (SAMPLE_REUSE_GAIN); only the confirming one is
-    every paper's, so the stopping rule and the standard errors are those of the whole
-    likelihood.  Returns (phi, converged, iterations, the information -H at the last point or
-    None)."""
+    raters a paper) and are taken afresh sooner (SAMPLE_REUSE_GAIN); convergence is then a
+    decrement under ``SAMPLE_TOL`` x ``tol`` x ``n_scale`` by the sample's information or its
+    update, with no full information (the standard errors compute it when asked for).  Returns
+    (phi, converged, iterations, the full information -H at the last point or None)."""
     it, grids = 0, 0
     # kind of B: "full" (the information at phi), "approx" (the sample's, :class:`_Objective`), "bfgs" (updated)
     B, newton, kind, last_dec, full_next = None, False, "full", np.inf, not obj.can_approx
     n_sample = 0
+    stop = tol * n_scale * (SAMPLE_TOL if obj.can_approx else 1.0)
     while it < max_iter:
         it += 1
         if B is None:
@@ -364,9 +452,9 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
             full_next = not obj.can_approx or n_sample >= MAX_SAMPLE_INFOS
         d = cho_solve(factor, g)
         dec = float(g @ d)   # twice the predicted gain of the Newton step
-        if newton and dec < tol * n_scale:
-            if kind == "full":   # converged: the last (tiny) step taken too
-                return phi + d, True, it, B
+        if newton and dec < stop:
+            if kind == "full" or obj.can_approx:   # converged: the last (tiny) step taken too
+                return phi + d, True, it, B if kind == "full" else None
             B, full_next = None, True   # confirmed by the information itself
             continue
         if kind == "bfgs" and dec > last_dec / (SAMPLE_REUSE_GAIN if obj.can_approx else REUSE_GAIN):   # the updates stall (flat directions): the information
@@ -557,41 +645,22 @@ def reported_rows(lay: Layout) -> dict:
 
 
 def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, step_sd, info=None) -> MMLFit:
-    """The fit's reported quantities: centred estimates with delta-method SEs, EAPs, notes.
-    ``info``: the information (-H) the fit ended with (else computed here)."""
+    """The fit's reported quantities: centred estimates, EAPs, notes (the delta-method SEs when asked
+    for, :class:`MMLFit`).  ``info``: the information (-H) the fit ended with (else computed when an SE
+    is asked for)."""
     lay, eng = obj.layout, obj.eng
-    if info is None:
-        info = -obj(phi, level=2)[2]
     ev = obj(phi, moments=True)[4]
-    w_, V = np.linalg.eigh(info)
-    keep = w_ > w_.max() * 1e-12
-    cov = (V[:, keep] / w_[keep]) @ V[:, keep].T
     v = obj.value(phi)
-    C = obj.C.toarray()
     J, M, K = lay.J, lay.M, lay.M + 1
-    n = lay.n
     rows_ = reported_rows(lay)
     G = rows_["G"]
-
-    def est(rows):
-        rows = np.atleast_2d(rows)
-        rc = rows @ C
-        return rows @ v, np.sqrt(np.maximum(((rc @ cov) * rc).sum(axis=1), 0.0))
-
-    sev, sev_se = est(rows_["severity"])
-    stp, stp_se = est(rows_["steps"])
-    thr_, thr_se = est(rows_["thresholds"])
+    sev = rows_["severity"] @ v
+    stp = rows_["steps"] @ v
+    thr_ = rows_["thresholds"] @ v
     if lay.model != "pcm":
-        if G == 1:
-            thr_, thr_se = thr_.reshape(M), thr_se.reshape(M)
-        else:
-            thr_, thr_se = thr_.reshape(G, M), thr_se.reshape(G, M)
-    effects = {}
-    for b in lay.blocks:
-        eye = np.zeros((lay.blocks[b].stop - lay.blocks[b].start, n))
-        eye[np.arange(eye.shape[0]), lay.index(b)] = 1.0
-        effects[b] = est(eye)
-    gam, gam_se = effects.get("facet0", (np.zeros(0), np.zeros(0)))
+        thr_ = thr_.reshape(M) if G == 1 else thr_.reshape(G, M)
+    estimates = {b: _block_rows(lay, b) @ v for b in lay.blocks}
+    gam = estimates.get("facet0", np.zeros(0))
     c = float(rows_["centre"] @ v)
     shift = float(rows_["mean"] @ v) - c   # reported theta = engine theta + shift
     Jall = ratings.n_raters
@@ -611,20 +680,16 @@ def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, s
     eap[eng.papers] = ev.eap[eng.pattern] + shift
     eap_sd[eng.papers] = ev.eap_sd[eng.pattern]
     sigma = float(np.exp(log_sigma))
-    ls_rows = np.zeros(n)
-    ls_rows[lay.blocks["log_sigma"].start] = 1.0
     unused, notes = _unused_notes(ratings, lay.model, counts, seen, step_sd)
     if not converged:
         notes.append(f"MML ({lay.model.upper()}): not converged after {it} iterations; estimates are the last iterate")
     items_out = np.column_stack([seen[items[:, 0]], items[:, 1:]])
-    return MMLFit(model=lay.model, steps=per_rater(stp, M), steps_se=per_rater(stp_se, M),
-                  thresholds=per_rater(thr_, M) if lay.model == "pcm" else thr_,
-                  thresholds_se=per_rater(thr_se, M) if lay.model == "pcm" else thr_se,
-                  severity=per_rater(sev), severity_se=per_rater(sev_se), facet=gam, facet_se=gam_se,
-                  sigma=sigma, sigma_se=float(sigma * est(ls_rows)[1][0]), theta_mean=shift,
+    return MMLFit(model=lay.model, steps=per_rater(stp, M), thresholds=per_rater(thr_, M) if lay.model == "pcm" else thr_,
+                  severity=per_rater(sev), facet=gam, sigma=sigma, theta_mean=shift,
                   tau=tau_r, item_tau=item_tau, items=items_out, eap=eap, eap_sd=eap_sd, loglik=float(ev.ll),
-                  n_iter=it, converged=converged, cov=cov, unused=unused, notes=notes, n_nodes=int(eng.Q),
-                  effects=effects, layout=lay, patterns=(eng.papers, eng.pattern, eng.pattern_ratings()))
+                  n_iter=it, converged=converged, unused=unused, notes=notes, n_nodes=int(eng.Q),
+                  estimates=estimates, layout=lay, patterns=(eng.papers, eng.pattern, eng.pattern_ratings()),
+                  information=_Information(obj, phi, ev) if info is None else info, phi=phi, seen=seen)
 
 
 def _unused_notes(ratings, model, counts, seen, step_sd):
@@ -672,6 +737,18 @@ def marginal_loglik(ratings: Ratings, tau, sigma, n_nodes: int | None = None):
 # ---------------------------------------------------------------------------------------
 # the estimator
 # ---------------------------------------------------------------------------------------
+class _FromFit:
+    """A fitted standard error of :class:`MarginalRaterModel`, read from its ``result_`` when first asked
+    for (:class:`MMLFit` computes the information then); AttributeError before a fit, as a missing
+    fitted attribute."""
+
+    def __init__(self, get):
+        self.get = get
+
+    def __get__(self, est, owner=None):
+        return self if est is None else self.get(est)
+
+
 class MarginalRaterModel(RaterAdjuster):
     """PCM (``MML``) or many-facet rating scale model (``MFRM``) by MML; each rating becomes its
     paper's fair score.
@@ -721,6 +798,12 @@ class MarginalRaterModel(RaterAdjuster):
     """
 
     needs_multiple_raters = True
+    steps_se_ = _FromFit(lambda est: est.result_.steps_se)
+    thresholds_se_ = _FromFit(lambda est: est.result_.thresholds_se)
+    severity_se_ = _FromFit(lambda est: est.result_.severity_se)
+    facet_se_ = _FromFit(lambda est: est.result_.facet_se if est.facet_.size else np.zeros(0))
+    sigma_se_ = _FromFit(lambda est: est.result_.sigma_se)
+    cluster_mean_se_ = _FromFit(lambda est: est.result_.effects[est._cluster_block][1])
     #: the rows of the reported quantities (:func:`reported_rows`), for :mod:`.results`
     reported_rows = staticmethod(reported_rows)
 
@@ -756,8 +839,8 @@ class MarginalRaterModel(RaterAdjuster):
                       threshold_facet=self.threshold_facet, anchor=self.anchor, step_sd=self.step_sd,
                       location_sd=self.location_sd)
         self.result_ = res
-        for name in ("steps", "steps_se", "thresholds", "thresholds_se", "severity", "severity_se", "facet",
-                     "facet_se", "sigma", "sigma_se", "theta_mean", "tau", "loglik", "converged", "n_iter", "n_nodes"):
+        for name in ("steps", "thresholds", "severity", "facet", "sigma", "theta_mean", "tau", "loglik", "converged",
+                     "n_iter", "n_nodes"):   # (the SEs: read from res when asked for, _FromFit)
             setattr(self, name + "_", getattr(res, name))
         self.notes_ = list(res.notes)
         self.warnings_ = [n for n in res.notes if n.startswith("categories ")]
@@ -765,10 +848,11 @@ class MarginalRaterModel(RaterAdjuster):
         theta_w, se_w, extreme = self._wle_by_pattern(ratings.n_papers)
         shift = np.zeros(ratings.n_papers)
         if self.clusters is not None:   # each paper's quality on the raters' scale: less its cluster's effect
-            gam, gam_se = res.effects[f"facet{n_user}"]
+            self._cluster_block = f"facet{n_user}"
+            gam = res.estimates[self._cluster_block]
             if n_user == 0:
-                self.facet_, self.facet_se_ = np.zeros(0), np.zeros(0)
-            self.cluster_mean_, self.cluster_mean_se_ = self.theta_mean_ - gam, gam_se
+                self.facet_ = np.zeros(0)
+            self.cluster_mean_ = self.theta_mean_ - gam
             cl = np.asarray(self.clusters, dtype=np.int64)
             shift = np.where(cl >= 0, gam[np.maximum(cl, 0)], 0.0)
         self.quality_eap_, self.quality_eap_se_ = res.eap - shift, res.eap_sd

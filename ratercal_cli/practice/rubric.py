@@ -67,10 +67,10 @@ def _cell_effects(est, ratings: Ratings, cell, n_cells):
     names = list(ratings.facets)
     eff = np.zeros(n_cells)
     res = est.result_
-    effects = getattr(res, "effects", None) or {}
+    estimates = getattr(res, "estimates", None) or {}   # (not ``effects``: their SEs cost an information)
     first = np.unique(cell, return_index=True)[1]
     for k, f in enumerate(names):
-        est_f = effects.get(f"facet{k}", (None,))[0] if effects else (est.facet_ if k == 0 else None)
+        est_f = estimates.get(f"facet{k}") if estimates else (est.facet_ if k == 0 else None)
         if est_f is None:
             raise MethodError(f"{est.code}: the fit has no effects of facet {f}")
         eff += np.asarray(est_f)[ratings.facets[f][0][first]]
