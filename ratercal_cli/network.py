@@ -76,10 +76,17 @@ def shared_papers(ratings: Ratings) -> np.ndarray:
     from scipy.sparse import csr_matrix
 
     nr = ratings.n_raters
-    pairs = np.unique(ratings.paper.astype(np.int64) * nr + ratings.rater)   # a rater's paper once
+    pairs = distinct(ratings.paper.astype(np.int64) * nr + ratings.rater)   # a rater's paper once
     A = csr_matrix((np.ones(pairs.size, dtype=np.int64), (pairs // nr, pairs % nr)),
                    shape=(int(pairs.max(initial=-1) // nr) + 1, nr))
     return np.asarray((A.T @ A).toarray(), dtype=np.int64)
+
+
+def distinct(keys) -> np.ndarray:
+    """``np.unique(keys)`` by a sort: numpy 2's ``np.unique`` without ``return_*`` goes through a hash
+    table, 0.6-0.8 s for 1M paper-rater keys where a sort takes 0.05 s (issue 32)."""
+    s = np.sort(np.asarray(keys).ravel())
+    return s[np.r_[True, s[1:] != s[:-1]]] if s.size else s
 
 
 def min_label_components(n, low, high):

@@ -737,6 +737,10 @@ def marginal_loglik(ratings: Ratings, tau, sigma, n_nodes: int | None = None):
 # ---------------------------------------------------------------------------------------
 # the estimator
 # ---------------------------------------------------------------------------------------
+#: :class:`MarginalRaterModel`'s fitted attributes at Warm's WLE, computed the first time one is read
+WLE_ATTRIBUTES = ("quality_wle_", "quality_wle_se_", "extreme_", "rating_expected_", "rating_variance_", "rater_fit_")
+
+
 class _FromFit:
     """A fitted standard error of :class:`MarginalRaterModel`, read from its ``result_`` when first asked
     for (:class:`MMLFit` computes the information then); AttributeError before a fit, as a missing
@@ -789,7 +793,8 @@ class MarginalRaterModel(RaterAdjuster):
     ``quality_eap_``/``quality_eap_se_`` (posterior sd), ``quality_wle_``/``quality_wle_se_``,
     ``extreme_`` (-1/0/+1 per paper), ``quality_``/``quality_se_`` (the one used),
     ``rating_expected_``/``rating_variance_`` (per rating, at the paper's WLE, as Facets' residuals
-    use the paper's measure), ``rater_fit_`` (infit/outfit over non-extreme papers),
+    use the paper's measure), ``rater_fit_`` (infit/outfit over non-extreme papers) (these six at the WLE,
+    :data:`WLE_ATTRIBUTES`, are computed the first time one is read: the fair scores need none of them),
     ``loglik_``, ``converged_``, ``n_iter_``, ``n_nodes_`` (quadrature nodes at the end), ``notes_`` and
     ``warnings_`` (unused categories),
     ``result_`` (the :class:`MMLFit`).  ``step_sd``/``location_sd``: the weak priors' sds (module
@@ -830,8 +835,6 @@ class MarginalRaterModel(RaterAdjuster):
         check_quality(self.quality, ("eap", "wle"))
         if self.fair not in ("average-rater", "mean-rater"):
             raise ValueError(f"fair must be 'average-rater' or 'mean-rater', not {self.fair!r}")
-        from ..fit_stats import rater_fit
-
         facet = None if facet is None else np.asarray(facet, dtype=np.int64)
         n_user = 0 if facet is None else facet.reshape(ratings.n_ratings, -1).shape[1]
         facet = self._with_clusters(ratings, facet)
@@ -844,8 +847,6 @@ class MarginalRaterModel(RaterAdjuster):
             setattr(self, name + "_", getattr(res, name))
         self.notes_ = list(res.notes)
         self.warnings_ = [n for n in res.notes if n.startswith("categories ")]
-        item = self._item_of(ratings, facet)
-        theta_w, se_w, extreme = self._wle_by_pattern(ratings.n_papers)
         shift = np.zeros(ratings.n_papers)
         if self.clusters is not None:   # each paper's quality on the raters' scale: less its cluster's effect
             self._cluster_block = f"facet{n_user}"
@@ -856,12 +857,33 @@ class MarginalRaterModel(RaterAdjuster):
             cl = np.asarray(self.clusters, dtype=np.int64)
             shift = np.where(cl >= 0, gam[np.maximum(cl, 0)], 0.0)
         self.quality_eap_, self.quality_eap_se_ = res.eap - shift, res.eap_sd
-        self.quality_wle_, self.quality_wle_se_, self.extreme_ = theta_w - shift, se_w, extreme
+        for name in WLE_ATTRIBUTES:   # a previous fit's
+            self.__dict__.pop(name, None)
+        self._wle_pending = (ratings, facet, shift)
         if self.quality == "eap":
             self.quality_, self.quality_se_ = self.quality_eap_, res.eap_sd
         else:
-            self.quality_, self.quality_se_ = self.quality_wle_, se_w
-        p = category_probabilities(theta_w[ratings.paper], res.item_tau[item])
+            self.quality_, self.quality_se_ = self.quality_wle_, self.quality_wle_se_
+
+    def __getattr__(self, name):
+        """The attributes of :data:`WLE_ATTRIBUTES`, computed on first use (:meth:`_wle_attributes`)."""
+        if name in WLE_ATTRIBUTES and self.__dict__.get("_wle_pending") is not None:
+            self._wle_attributes()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _wle_attributes(self) -> None:
+        """Warm's WLE of the papers just fitted, and at it each rating's expected score and variance and
+        the raters' infit/outfit (Facets' residuals use the paper's measure): what the reports, ``check``
+        and the shrinkage level ``none`` read, not the fair scores at the EAP, so they are computed the
+        first time one of them is read (1.3-3 s of an ``adjust -m MML`` at 1M ratings, issue 32)."""
+        from ..fit_stats import rater_fit
+
+        ratings, facet, shift = self.__dict__.pop("_wle_pending")
+        res = self.result_
+        theta_w, se_w, extreme = self._wle_by_pattern(ratings.n_papers)
+        self.quality_wle_, self.quality_wle_se_, self.extreme_ = theta_w - shift, se_w, extreme
+        p = category_probabilities(theta_w[ratings.paper], res.item_tau[self._item_of(ratings, facet)])
         self.rating_expected_, self.rating_variance_ = moments(p)[:2]
         self.rater_fit_ = rater_fit(p, ratings.score, ratings.rater, ratings.n_raters,
                                     mask=extreme[ratings.paper] == 0)

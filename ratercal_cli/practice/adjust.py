@@ -403,16 +403,24 @@ MARGINAL = ("MML", "MFRM")
 def _multigroup_marginal(ratings: Ratings, want, assignment: str, clusters):
     """``(the MML/MFRM among want, the assignment found)`` where they should be the multi-group model
     (assignment confounded with clusters, as :func:`.assignment.decide_assignment` decides it for
-    ``check`` and the recommendation), else None.  Without a cluster column and with ``auto``, a rater
-    network that does not split into clusters ends it before any fit."""
+    ``check`` and the recommendation), else None.  Without a cluster column, a rater network that does
+    not split into clusters ends it before any fit (there is no second group, whatever ``assignment``
+    says), and one whose :func:`.assignment.modularity_bound` is below the modularity kept before the
+    search for them."""
     named = [c for c in want if c in MARGINAL]
     if not named or assignment == "random":
         return None
-    from .assignment import decide_assignment, network_clusters
+    from ..network import shared_papers
+    from .assignment import MIN_MODULARITY, decide_assignment, modularity_bound, network_clusters
 
-    network = None if clusters else network_clusters(ratings)   # found once, handed on
-    if network is not None and assignment == "auto" and network[0] is None:
-        return None
+    network = None
+    if not clusters:   # the network's clusters, found once and handed on; none: one group, whatever is said
+        W = shared_papers(ratings)
+        if modularity_bound(W) < MIN_MODULARITY - 1e-9:   # no split can be kept: no search
+            return None
+        network = network_clusters(ratings, W)
+        if network[0] is None:
+            return None
     found = decide_assignment(ratings, assignment, severities=False, network=network, **(clusters or {}))
     return (named, found) if found.multigroup else None
 

@@ -293,6 +293,35 @@ def test_wle_once_a_pattern_is_every_paper_solved_alone():
         np.testing.assert_array_equal(est.extreme_, extreme)
 
 
+def test_the_wle_attributes_read_late_are_those_of_the_last_fit():
+    """The WLE attributes are computed when first read (``WLE_ATTRIBUTES``): read after a second fit
+    they are the second data's (not the first fit's, nor a mix), equal to a fresh estimator's, also
+    after a pickle round trip; ``quality="wle"`` uses them at once."""
+    import pickle
+
+    from ratercal_cli.methods.mml import WLE_ATTRIBUTES, MarginalRaterModel
+
+    _, r1 = simulated("2", 3, 300, seed=4)
+    _, r2 = simulated("3", 3, 200, seed=9)
+    late = MarginalRaterModel().fit(r1)
+    first_extreme = late.extreme_.copy()        # read: the first fit's
+    late.fit(r2)
+    fresh = MarginalRaterModel().fit(r2)
+    copy = pickle.loads(pickle.dumps(fresh))    # pickled before any was read
+    assert first_extreme.shape == (300,) and late.extreme_.shape == (200,)
+    for name in WLE_ATTRIBUTES:
+        for other in (fresh, copy):
+            a, b = getattr(late, name), getattr(other, name)
+            if name == "rater_fit_":
+                a, b = np.array([a.infit, a.outfit]), np.array([b.infit, b.outfit])
+            np.testing.assert_array_equal(a, b)
+    wle = MarginalRaterModel(quality="wle").fit(r2)
+    np.testing.assert_array_equal(wle.quality_, fresh.quality_wle_)
+    np.testing.assert_array_equal(wle.quality_se_, fresh.quality_wle_se_)
+    with pytest.raises(AttributeError):
+        MarginalRaterModel().quality_wle_      # not fitted
+
+
 def test_facets_report_quantities():
     _, r = simulated("2", 5, 300, seed=3)
     est = make_method("MFRM").fit(r)

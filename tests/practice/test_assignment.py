@@ -93,3 +93,66 @@ def test_adjust_cluster_col_fits_the_schools(tmp_path):
     rows = list(csv.DictReader(out.open()))
     assert list(rows[0])[:4] == ["school", "paper", "rater", "score"] and len(rows) == len(d.frame)
     assert {r["recommended_method"] for r in rows} == {"MML (multi-group, shrunk)"}
+
+
+def _partitions(items):
+    """Every partition of ``items`` into non-empty blocks."""
+    if not items:
+        yield []
+        return
+    head, rest = items[0], items[1:]
+    for part in _partitions(rest):
+        yield [[head]] + part
+        for k in range(len(part)):
+            yield part[:k] + [[head] + part[k]] + part[k + 1:]
+
+
+def test_modularity_bound_is_above_every_partitions_modularity():
+    """``modularity_bound`` against networkx's modularity of all 877 partitions of 7 raters (203 of 6,
+    one rater without links), on random shared-paper counts, a clustered network and a complete one."""
+    import networkx as nx
+
+    from ratercal_cli.practice.assignment import modularity_bound
+
+    rng = np.random.default_rng(32)
+    nets = []
+    for n in (6, 7, 7, 7):
+        W = rng.poisson(rng.uniform(0.3, 6.0), (n, n))
+        nets.append(np.triu(W, 1) + np.triu(W, 1).T)
+    block = np.kron(np.eye(2, dtype=int), np.full((3, 3), 9)) + 1
+    nets.append(block - np.diag(np.diag(block)))
+    nets.append(np.full((6, 6), 40) - 40 * np.eye(6, dtype=int))   # a complete panel: no partition gains
+    nets[0][0, :] = nets[0][:, 0] = 0                               # a rater with no links
+    for W in nets:
+        G = nx.Graph()
+        G.add_nodes_from(range(len(W)))
+        G.add_weighted_edges_from((a, b, float(W[a, b])) for a, b in zip(*np.nonzero(np.triu(W, 1))))
+        best = max(nx.community.modularity(G, p, weight="weight") for p in _partitions(list(range(len(W)))))
+        bound = modularity_bound(W + np.diag(rng.integers(0, 50, len(W))))   # (the diagonal is no link)
+        assert best <= bound + 1e-12, (best, bound)
+    assert bound == pytest.approx(0.0, abs=1e-12)
+    assert modularity_bound(np.diag([3, 4])) == -np.inf
+    # two disjoint triangles of weight w: B's top eigenvector splits them, eigenvalue 2w, m = 6w: 2w 6 / 12w
+    two = np.kron(np.eye(2), np.full((3, 3), 5.0) - 5.0 * np.eye(3))
+    assert modularity_bound(two) == pytest.approx(1.0, rel=1e-12)
+
+
+def test_adjust_skips_the_search_where_no_split_can_be_kept(monkeypatch):
+    """``adjust -m MML``'s multi-group check: on a random design whose modularity bound is below 0.15
+    Louvain's search is not run (and the fit is one group, as the search found); on the
+    school-confounded file it is, and the schools' model is chosen."""
+    from ratercal_cli.network import shared_papers
+    from ratercal_cli.practice import adjust as adj, assignment
+    from ratercal_cli.practice.assignment import MIN_MODULARITY, modularity_bound
+
+    rand, conf = _ratings(district(2, own=None)), _ratings(district(1))
+    assert modularity_bound(shared_papers(rand)) < MIN_MODULARITY <= modularity_bound(shared_papers(conf))
+    assert network_clusters(rand)[0] is None
+    calls = []
+    real = assignment.network_clusters
+    monkeypatch.setattr(assignment, "network_clusters", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for given in ("auto", "nonrandom"):
+        assert adj._multigroup_marginal(rand, ["MML", "TLI"], given, None) is None
+    assert not calls
+    named, found = adj._multigroup_marginal(conf, ["MFRM", "TLI"], "auto", None)
+    assert calls and named == ["MFRM"] and found.multigroup and len(found.cluster_labels) == 6

@@ -178,3 +178,19 @@ def test_a_cut_at_the_lowest_score_is_passed_for_certain_by_every_method_that_st
         for variant in ("corrected", "faithful"):
             P = make_method(code, variant).fit_transform(r).paper
             assert -1e-9 <= P.min() and P.max() <= 5 + 1e-9, (code, variant)
+
+
+def test_distinct_pairs_are_numpys_unique_rows():
+    """The posterior SEs' distinct (EAP, SD) pairs: the same order, first occurrences and inverse as
+    ``np.unique(..., axis=0)`` gave, with repeated pairs, ties in one coordinate only and -0.0 beside 0.0."""
+    from ratercal_cli.practice.uncertainty import _distinct_pairs
+
+    rng = np.random.default_rng(32)
+    for n in (1, 2, 50, 5000):
+        a = np.round(rng.normal(0, 1, n), 1)
+        b = np.round(rng.uniform(0.3, 0.6, n), 1)
+        a[: n // 3] = rng.choice([0.0, -0.0], n // 3)
+        _, first, inverse = np.unique(np.column_stack([a, b]), axis=0, return_index=True, return_inverse=True)
+        got_first, got_inverse = _distinct_pairs(a, b)
+        np.testing.assert_array_equal(got_first, first)
+        np.testing.assert_array_equal(got_inverse, inverse.ravel())
