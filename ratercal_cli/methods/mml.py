@@ -551,11 +551,11 @@ def _grid_excess(eng: GridEngine, ev) -> bool:
 def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale):
     """From the best of ``starts`` (by log L; of the sample's papers where the objective has a
     sample), Newton on ``n_nodes`` nodes or, by default, on a grid for the posteriors at the first
-    start (chosen twice: a coarse grid misjudges narrow ones), which then follows the posteriors
-    (:func:`_newton`)."""
+    start (chosen twice: a coarse grid misjudges narrow ones; by the sample's papers where there is
+    one), which then follows the posteriors (:func:`_newton`)."""
     if n_nodes is None:
         for _ in range(2):
-            obj.eng.set_nodes(*required_grid(obj(starts[0])[4]))
+            obj.eng.set_nodes(*required_grid(obj(starts[0], on_sample=True)[4]))
     phi = max(starts, key=lambda p: obj(p, on_sample=True)[0])
     return _newton(obj, phi, max_iter, tol, n_scale, regrid=n_nodes is None)
 

@@ -126,7 +126,6 @@ class GridEngine:
         self.U, self.K, self.M = int(n_items), int(K), int(K) - 1
         self.n_ratings = paper.size
         self._patterns(paper, item * K + score)
-        self._pairs()
         self.set_nodes(n_nodes)
 
     # ---- set-up -------------------------------------------------------------------------------
@@ -201,7 +200,9 @@ class GridEngine:
         information) where that costs little more than the sparse per-item sums: N U^2 against
         sum_p n_p^2 (a complete panel, a rubric); otherwise ``items_dense`` is the sparse matrix
         and the mean part is summed item by item (:meth:`_Louis._mean_by_item`, :meth:`_Louis._mean_by_entries`), never holding the
-        (pattern, item pair) entries: at 21 of 200 raters a paper those are 11 times the ratings."""
+        (pattern, item pair) entries: at 21 of 200 raters a paper those are 11 times the ratings.
+        Made at the first information (:meth:`evaluate` with ``level=2``): a fit that a sample steers
+        never needs them of every paper."""
         self._designs()
         it = self.items
         D = it[self.design_first]
@@ -366,6 +367,8 @@ class GridEngine:
         if level >= 2:
             P = np.exp(logP)
             E = P @ np.arange(K, dtype=np.float64)               # (U, Q)
+            if not hasattr(self, "pair_u"):   # what only an information needs, made at the first
+                self._pairs()
             acc = _Louis(self, P, E, sigma)
         windows = self._windows() if level < 2 else None
         for i, rows, qa, qb in windows or ():   # patterns near each other, on the nodes where their posteriors lie
