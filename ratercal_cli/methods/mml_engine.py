@@ -288,7 +288,7 @@ class GridEngine:
 
     # ---- windows of the grid ------------------------------------------------------------------
     _where = None      # each pattern's posterior mean and sd (z units) at the last evaluation
-    _order = None      # the patterns by posterior mean, in chunks of WINDOW_CHUNK (set once)
+    _order = None      # the patterns by posterior mean and the starts of its chunks (set once)
     window_misses = 0  # chunks done again on the whole grid (a posterior past its window)
 
     def _windows(self):
@@ -296,23 +296,25 @@ class GridEngine:
         asked) and, for each, the nodes qa..qb-1 where those posteriors lay (within WINDOW_TAIL of
         their sds) at the last evaluation: [(chunk, rows, qa, qb)], or None where the windows would
         not save much (few ratings a paper: wide posteriors) or before a first evaluation."""
-        if self._where is None:
+        if self._where is None or not self.N:
             return None
         mz, sd = self._where
         if self._order is None:
             order = np.argsort(mz, kind="stable")
             step = min(WINDOW_CHUNK, max(WINDOW_CHUNK // 8, self.N // 32))
-            self._order = [order[c:c + step] for c in range(0, self.N, step)]
+            self._order = order, np.arange(0, self.N, step)
+        order, starts = self._order
         z, h = self.z, (self.z[-1] - self.z[0]) / max(self.Q - 1, 1)
-        lo_all, hi_all = mz - WINDOW_TAIL * sd, mz + WINDOW_TAIL * sd
-        out, nodes = [], 0
-        for i, rows in enumerate(self._order):
-            qa = max(0, int(np.floor((float(lo_all[rows].min()) - z[0]) / h)))
-            qb = min(self.Q, int(np.ceil((float(hi_all[rows].max()) - z[0]) / h)) + 1)
-            qa, qb = (0, self.Q) if not qb - qa >= 2 else (qa, qb)
-            out.append((i, rows, qa, qb))
-            nodes += rows.size * (qb - qa)
-        return out if nodes <= WINDOW_GAIN * self.N * self.Q else None
+        lo = np.minimum.reduceat((mz - WINDOW_TAIL * sd)[order], starts)   # each chunk's reach
+        hi = np.maximum.reduceat((mz + WINDOW_TAIL * sd)[order], starts)
+        qa = np.maximum(0.0, np.floor((lo - z[0]) / h))
+        qb = np.minimum(float(self.Q), np.ceil((hi - z[0]) / h) + 1)
+        narrow = qb - qa >= 2   # (else, or not finite: the whole grid)
+        qa, qb = np.where(narrow, qa, 0).astype(np.int64), np.where(narrow, qb, self.Q).astype(np.int64)
+        size = np.diff(np.r_[starts, self.N])
+        if float(size @ (qb - qa)) > WINDOW_GAIN * self.N * self.Q:
+            return None
+        return [(i, order[a:a + n], int(x), int(y)) for i, (a, n, x, y) in enumerate(zip(starts, size, qa, qb))]
 
     def _cells_rows(self, i, rows):
         """Rows ``rows`` (chunk ``i`` of the windows) of ``cells_op``, gathered once."""
