@@ -592,7 +592,10 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     # the start: the layout fitted to the items' log odds at the best of a few sigmas (log L alone)
     starts = [_start(obj, counts, items, s0) for s0 in (SIGMA0,) + tuple(s for s in START_SIGMAS if s != SIGMA0)]
     phi, converged, it, info = _fit_on_grids(obj, starts, n_nodes, max_iter, tol, max(eng.papers.size, 1))
-    return _report(ratings, obj, phi, converged, it, counts, seen, items, step_sd, info)
+    fit = _report(ratings, obj, phi, converged, it, counts, seen, items, step_sd, info)
+    obj.sample = None   # (the fit may keep obj for its SEs: every paper's information, computed anew)
+    eng.release()
+    return fit
 
 
 def _sample_engine(ratings: Ratings, item, eng: GridEngine, n_params: int):

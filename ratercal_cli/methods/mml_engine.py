@@ -154,7 +154,6 @@ class GridEngine:
         rows, cols = np.concatenate(rows), np.concatenate(cols)
         self.cells = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n_pat, UK))
         self.cells.sum_duplicates()
-        self.cells_op = _operator(self.cells)
         self.n_obs = np.asarray(self.cells.T @ self.mult).reshape(self.U, self.K)   # ratings per cell
         x = np.tile(np.arange(self.K, dtype=np.float64), self.U)
         self.total = np.asarray(self.cells @ x)   # each pattern's total score
@@ -255,6 +254,19 @@ class GridEngine:
             cache[(a, b)] = _BlockStatic(self, a, b)
         return cache[(a, b)]
 
+    @property
+    def cells_op(self):
+        """``cells`` as the evaluations take it (:func:`_operator`: dense for many ratings a paper)."""
+        if "_cells_op" not in self.__dict__:
+            self._cells_op = _operator(self.cells)
+        return self._cells_op
+
+    def release(self):
+        """Let go of what the evaluations cached (``cells_op``, the blocks' and the windows' rows of it,
+        the informations' per-block parts): made again if another evaluation needs them."""
+        for name in ("_cells_op", "_cells_blocks", "_cells_by_chunk", "_static"):
+            self.__dict__.pop(name, None)
+
     def set_nodes(self, n_nodes: int, lo: float = -SPAN, hi: float = SPAN):
         self.z, self.logw = grid_nodes(int(n_nodes), lo, hi)
         self.Q = self.z.size
@@ -266,8 +278,10 @@ class GridEngine:
         logP = log_category_probabilities(theta[None, :], np.asarray(tau, float)[:, None, :])  # (U, Q, K)
         return sigma, logP
 
-    def _posterior(self, logP, a, b):
-        """log L of patterns a..b and their normalised posteriors (b-a, Q)."""
+    def _posterior(self, logP, a, b, normalise=True):
+        """log L of patterns a..b, their posteriors (b-a, Q) and the sums ``s`` that normalise them
+        (they are divided by them only with ``normalise``: where a pass over them is spared by
+        dividing what is summed from them instead)."""
         T = logP.transpose(0, 2, 1).reshape(self.U * self.K, self.Q)
         L = self._cells_block(a, b) @ T
         L += self.logw
@@ -275,8 +289,9 @@ class GridEngine:
         L -= top[:, None]
         np.exp(L, out=L)
         s = L.sum(axis=1)
-        L /= s[:, None]
-        return top + np.log(s), L
+        if normalise:
+            L /= s[:, None]
+        return top + np.log(s), L, s
 
     def _cells_block(self, a, b):
         """Rows a..b of ``cells_op``, sliced once (a sparse slice is a copy: one of every rating at
@@ -338,11 +353,10 @@ class GridEngine:
             top = L.max(axis=1)
             L -= top[:, None]
             np.exp(L, out=L)
-            s = L.sum(axis=1)
-            L /= s[:, None]
+            s = L.sum(axis=1)   # (the posteriors are L / s: divided in what is summed from them)
             zw = z[a:b]
-            mz = L @ zw
-            sd = np.sqrt(np.maximum(L @ (zw * zw) - mz * mz, 0.0))
+            mz = (L @ zw) / s
+            sd = np.sqrt(np.maximum((L @ (zw * zw)) / s - mz * mz, 0.0))
             inside = (a == 0 or np.min(mz - TAIL * sd) >= z[a]) and (b == self.Q or np.max(mz + TAIL * sd) <= z[b - 1])
             if inside or (a, b) == (0, self.Q):
                 break
@@ -350,7 +364,7 @@ class GridEngine:
         mz_all[rows], sd_z[rows] = mz, sd
         m = self.mult[rows]
         if ncell is not None:
-            ncell[:, a:b] += cells.T @ (L * m[:, None])
+            ncell[:, a:b] += cells.T @ (L * (m / s)[:, None])
         return float((top + np.log(s)) @ m)
 
     # ---- evaluation ---------------------------------------------------------------------------
@@ -377,17 +391,18 @@ class GridEngine:
             ll += self._window_pass(logP, i, rows, qa, qb, ncell, mz_all, sd_z)
         for a in range(0, 0 if windows else self.N, BLOCK):
             b = min(self.N, a + BLOCK)
-            llp, pi = self._posterior(logP, a, b)
+            llp, pi, s = self._posterior(logP, a, b, normalise=level >= 2)   # (else pi / s)
             m = self.mult[a:b]
             ll += float(llp @ m)
-            mz = pi @ z
+            r = 1.0 if level >= 2 else 1.0 / s
+            mz = (pi @ z) * r
             mz_all[a:b] = mz
-            sd_z[a:b] = np.sqrt(np.maximum(pi @ (z * z) - mz * mz, 0.0))
+            sd_z[a:b] = np.sqrt(np.maximum((pi @ (z * z)) * r - mz * mz, 0.0))
             if moments:
                 eap[a:b] = sigma * mz
                 eap_sd[a:b] = sigma * sd_z[a:b]
             if level >= 1:
-                pim = pi * m[:, None]
+                pim = pi * (m * r)[:, None]
                 ncell += self._cells_block(a, b).T @ pim
                 if level >= 2:
                     acc.add_block(a, b, pi, pim, m)
