@@ -96,10 +96,11 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
         v = values[c][i]
         return _number(v + (low if c in shifted else 0)) if math.isfinite(v) else None
 
+    flags = table.flags   # (a list made once)
     if wide is None:
         header = table.header + ["flag"] + list(extra)
         given = [table.rows.values(c) for c in table.header]   # (the rows are held a column at a time)
-        rows = [[*cells, table.flags[i], *[added(c, i) for c in extra]] for i, cells in enumerate(zip(*given))]
+        rows = [[*cells, flags[i], *[added(c, i) for c in extra]] for i, cells in enumerate(zip(*given))]
         return header, rows
     in_header, cols, kind = wide
     new_col = "criterion" if kind == "criterion" else table.columns.rater
@@ -141,8 +142,7 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
                 row += [added(c, i) if i is not None else None for c in beside]
             else:
                 row.append(first[h])
-        flags = [table.flags[i] for i in idx if table.flags[i]]
-        row.append(" ".join(dict.fromkeys(flags)))
+        row.append(" ".join(dict.fromkeys(flags[i] for i in idx if flags[i])))
         row += [added(c, idx[0]) for c in tail]
         rows.append(row)
     return header, rows
