@@ -409,17 +409,32 @@ def reading_rule(ratings: Ratings, discrepancy: int | None):
 SIGNAL_ALPHA = 0.05
 
 
-def paper_signal(ratings: Ratings):
-    """Do the file's papers differ?  The one-way random ANOVA of papers of
-    :func:`~ratercal_cli.practice.agreement.icc_oneway` (its F test and ICC(1,k)); with facets, on
-    each rating less its cell's mean (a criterion's difficulty is no difference between papers)."""
-    from .agreement import icc_oneway
-
+def _signal_scores(ratings: Ratings):
+    """The ratings' scores, with facets each less its cell's mean (a criterion's difficulty is no
+    difference between papers)."""
     x = ratings.score.astype(np.float64)
     if ratings.facets:
         cell = ratings.facet_cells()[0]
         x = x - (np.bincount(cell, weights=x) / np.maximum(np.bincount(cell), 1))[cell]
-    return icc_oneway(ratings, score=x)
+    return x
+
+
+def paper_signal(ratings: Ratings):
+    """Do the file's papers differ?  The one-way random ANOVA of papers of
+    :func:`~ratercal_cli.practice.agreement.icc_oneway` (its F test and ICC(1,k)) on
+    :func:`_signal_scores`."""
+    from .agreement import icc_oneway
+
+    return icc_oneway(ratings, score=_signal_scores(ratings))
+
+
+def clear_paper_signal(ratings: Ratings) -> bool:
+    """True where :func:`paper_signal`'s F test finds the papers differing beyond doubt, without the F
+    distribution (:func:`~ratercal_cli.practice.agreement.papers_clearly_differ`): then
+    :func:`no_paper_signal` is False, and the warning needs no test."""
+    from .agreement import papers_clearly_differ
+
+    return papers_clearly_differ(ratings, SIGNAL_ALPHA, score=_signal_scores(ratings))
 
 
 def no_signal_text(icc) -> str:
