@@ -121,8 +121,10 @@ def expected_score(theta, tau):
     return category_probabilities(theta, tau) @ np.arange(np.shape(tau)[-1], dtype=np.float64)
 
 
-#: Cells (qualities x raters x categories) of one block of :func:`mean_expected_score`.
-FAIR_BLOCK_CELLS = 1 << 22
+#: Cells (qualities x raters x categories) of one block of :func:`mean_expected_score`: its arrays (2 MB)
+#: stay in the cache; blocks of 4M cells took 2.5 times as long (0.15 against 0.06 s for 4,000 qualities
+#: of 200 raters on 0-5), the same numbers to the bit
+FAIR_BLOCK_CELLS = 1 << 18
 #: Grid spacing (logits) of the interpolated fair scores (:func:`mean_expected_score`), and the
 #: number of distinct qualities per grid point above which they are interpolated
 FAIR_GRID_STEP = 1.0 / 256
@@ -189,8 +191,9 @@ def mean_expected_score(theta, tau):
     return out.reshape(theta.shape)
 
 
-#: qualities a chunk of the interpolation of :func:`mean_expected_score`
-FAIR_CHUNK = 1 << 20
+#: qualities a chunk of the interpolation of :func:`mean_expected_score` (its dozen temporaries stay in
+#: the cache: 6M qualities in 0.22 s where chunks of 1M took 0.33 s)
+FAIR_CHUNK = 1 << 16
 
 
 def _distinct_at_least(x, k) -> bool:

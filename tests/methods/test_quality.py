@@ -139,6 +139,14 @@ def test_interpolated_fair_scores_are_the_exact_ones_to_1e_10(monkeypatch, M, sd
     assert not np.array_equal(got[:-1], exact[:-1])        # (it did interpolate)
     np.testing.assert_allclose(got[:-1], exact[:-1], rtol=0, atol=1e-10)
     assert np.isnan(got[-1]) and np.isnan(exact[-1])
+    # the blocks of the grid's exact values and the chunks of the interpolation change no bit
+    monkeypatch.setattr(q, "FAIR_BLOCK_CELLS", 1 << 24)
+    monkeypatch.setattr(q, "FAIR_CHUNK", 1 << 22)
+    whole = q.mean_expected_score(theta, tau)
+    monkeypatch.setattr(q, "FAIR_BLOCK_CELLS", 7 * tau.size)
+    monkeypatch.setattr(q, "FAIR_CHUNK", 100)
+    np.testing.assert_array_equal(q.mean_expected_score(theta, tau), whole)
+    np.testing.assert_array_equal(whole, got)
 
 
 def test_every_estimator_spells_the_paper_quality_option_alike():
