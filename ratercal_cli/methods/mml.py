@@ -440,6 +440,7 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
     it, grids = 0, 0
     # kind of B: "full" (the information at phi), "approx" (the sample's, :class:`_Objective`), "bfgs" (updated)
     B, newton, kind, last_dec, full_next = None, False, "full", np.inf, not obj.can_approx
+    updates = []   # the BFGS updates of B since it was computed: (s, y, 1 / y's)
     n_sample = 0
     stop = tol * n_scale * (SAMPLE_TOL if obj.can_approx else 1.0)
     while it < max_iter:
@@ -447,10 +448,10 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
         if B is None:
             ll, g, H, Hem, _ = obj(phi, level=2, approx=not full_next)
             factor, newton = _factor(H, Hem)
-            B, kind = (-H if newton else None), ("full" if full_next else "approx")
+            B, kind, updates = (-H if newton else None), ("full" if full_next else "approx"), []
             n_sample += kind == "approx"
             full_next = not obj.can_approx or n_sample >= MAX_SAMPLE_INFOS
-        d = cho_solve(factor, g)
+        d = _bfgs_solve(factor, updates, g)
         dec = float(g @ d)   # twice the predicted gain of the Newton step
         if newton and dec < stop:
             if kind == "full" or obj.can_approx:   # converged: the last (tiny) step taken too
@@ -486,13 +487,25 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
         if B is None or not y_ @ s_ > 0:
             B = None   # the information afresh at the new point
             continue
-        Bs = B @ s_
-        B = B + np.outer(y_, y_) / (y_ @ s_) - np.outer(Bs, Bs) / (s_ @ Bs)
-        try:
-            factor, kind = cho_factor(B), "bfgs"
-        except np.linalg.LinAlgError:
-            B = None
+        updates.append((s_, y_, 1.0 / float(y_ @ s_)))
+        kind = "bfgs"
     return phi, False, it, None
+
+
+def _bfgs_solve(factor, updates, g):
+    """``B^-1 g`` for B the factored matrix after the BFGS updates ``(s, y, 1 / y's)`` (B s = y): the
+    two-loop recursion (Nocedal & Wright 2006, algorithm 7.4) of the inverse updates, so that an
+    updated B is never factored (P^3 / 3 flops an iteration: 18 ms at the PCM's 1,000 parameters)."""
+    q = np.array(g, dtype=np.float64)
+    alphas = []
+    for s, y, rho in reversed(updates):
+        a = rho * float(s @ q)
+        alphas.append(a)
+        q -= a * y
+    r = cho_solve(factor, q)
+    for (s, y, rho), a in zip(updates, reversed(alphas)):
+        r += s * (a - rho * float(y @ r))
+    return r
 
 
 def _factor(H, Hem):
