@@ -24,8 +24,6 @@ def _version() -> str:
         return "0+unknown"
 
 
-__version__ = _version()
-
 #: public name -> the module that defines it
 _EXPORTS = {
     "Ratings": "ratings",
@@ -55,6 +53,9 @@ __all__ = ["__version__", *_EXPORTS, *_MODULES]
 
 
 def __getattr__(name):
+    if name == "__version__":   # read on first use: importlib.metadata is 0.02 s of every command
+        globals()[name] = value = _version()
+        return value
     if name in _MODULES:
         import importlib
 

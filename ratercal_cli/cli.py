@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import click
 
-from . import __version__
 from .commands import Group
 
 
+def _print_version(ctx, param, value):
+    """``--version``: as click's version option prints it, the version read only then."""
+    if value and not ctx.resilient_parsing:
+        from . import __version__
+
+        click.echo(f"ratercal, version {__version__}")
+        ctx.exit()
+
+
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="ratercal")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 def cli():
     """Rater calibration: regenerate Denny (1990) and adjust real ratings.
 
