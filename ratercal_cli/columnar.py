@@ -262,12 +262,25 @@ def _line_spans(data: bytes):
     return starts, ends
 
 
+#: Bytes that cannot start a line of a table whose records are its lines without a closer look: a
+#: line end (an empty line), a space or control character, a byte of a non-ASCII character (a space of
+#: another kind?); the separator is added (:func:`read_columns`).
+_ODD_START = b"\n\t\x0b\x0c\r\x1c\x1d\x1e\x1f " + bytes(range(128, 256))
+
+
 def read_columns(text: str, delimiter: str, field_limit: int):
     """``(header cells, header's line, Rows, line number of each row)`` of a CSV text where each record is one
     line, read by pyarrow; None where the text needs :func:`ratercal_cli.io.read_table`'s reader:
-    a quote character, a lone carriage return, a line of only spaces and separators, a line over
-    ``field_limit`` characters, rows of unequal length, unnamed columns right of the table."""
-    if '"' in text or text.count("\r") != text.count("\r\n"):
+    a quote character, a lone carriage return, a line of only spaces and separators, a field over
+    ``field_limit`` characters, rows of unequal length, unnamed columns right of the table.
+
+    Where no line after the first is empty or starts with a space, a separator or a non-ASCII
+    character (one search of the text), line k + 2 is row k; else the lines are found one by one
+    (:func:`_lines_of`) and those of only spaces and separators, blank rows to csv's reader, are looked for."""
+    cr = text.count("\r")
+    if '"' in text or (cr and cr != text.count("\r\n")):
+        return None
+    if len(delimiter) != 1 or not delimiter.isascii():
         return None
     try:
         import pyarrow as pa
@@ -278,18 +291,73 @@ def read_columns(text: str, delimiter: str, field_limit: int):
         data = text.encode("utf-8")
     except UnicodeEncodeError:   # a lone surrogate: the row-by-row reader keeps it
         return None
+    odd = re.compile(b"[\n][" + re.escape(_ODD_START + delimiter.encode()) + b"]")
+    head_end = data.find(b"\n")
+    if data[:1] and data[:1] not in _ODD_START + delimiter.encode() and not odd.search(data):
+        head_at, first = 0, len(data) if head_end < 0 else head_end + 1
+        head_line = data[:first].rstrip(b"\n").rstrip(b"\r").decode("utf-8")
+        lines = None   # (each row's line: made from the rows' count)
+    else:
+        got = _lines_of(data, delimiter)
+        if got is None:
+            return None
+        head_at, head_line, first, lines = got
+    if len(head_line) > field_limit:
+        return None
+    header = next(csv.reader(io.StringIO(head_line, newline=""), delimiter=delimiter))
+    names = [c.strip() for c in header]
+    if len(names) > 1 and not names[-1]:   # unnamed columns right of the table
+        return None
+    if first >= len(data) or (lines is not None and not lines.size):
+        return header, head_at + 1, Rows(names, {c: Column(np.zeros(0, dtype=np.int64), []) for c in names}, 0), \
+            np.zeros(0, dtype=np.int64)
+    keys = [f"c{k}" for k in range(len(header))]
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(data).slice(first), memory_pool=_pool(),
+            read_options=pcsv.ReadOptions(column_names=keys, use_threads=False, block_size=max(1 << 20, len(data) + 1)),
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
+            convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(keys, pa.string()),
+                                                strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowException):   # a row of another length: the loop says which
+        return None
+    del data
+    n = table.num_rows
+    if lines is None:
+        lines = np.arange(2, n + 2, dtype=np.int64)
+    if n != lines.size:
+        return None
+    arrays = []
+    for k in keys:
+        chunks = table.column(k)
+        arrays.append(chunks.chunk(0) if chunks.num_chunks == 1 else chunks.combine_chunks())
+        if _longest(arrays[-1]) > field_limit:   # (in bytes: a character is one or more)
+            return None
+    return header, head_at + 1, Rows(names, {name: Column.from_arrow(a) for name, a in zip(names, arrays)}, n), lines
+
+
+def _longest(array) -> int:
+    """The most bytes of a text in a pyarrow string (or large_string) array."""
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if str(array.type) == "large_string" else np.int32)
+    offsets = offsets[array.offset:array.offset + len(array) + 1]
+    block = 1 << 16   # (a block at a time: no array of a million lengths)
+    return max((int(np.diff(offsets[a:a + block + 1]).max()) for a in range(0, len(array), block)), default=0)
+
+
+def _lines_of(data: bytes, delimiter: str):
+    """``(index of the header's line, its text, where the rows start, the line number of each row)`` of a
+    text with empty lines or lines that start with a space, a separator or a non-ASCII character; None
+    where a line is of only spaces and separators (a blank row to csv's reader, not a row of blanks)."""
     starts, ends = _line_spans(data)
     length = ends - starts
-    if "\r\n" in text:   # the line's length without its carriage return
+    if b"\r\n" in data:   # the line's length without its carriage return
         length = length - ((np.frombuffer(data, dtype=np.uint8)[np.maximum(ends - 1, 0)] == 13) & (length > 0))
-    if length.size == 0 or int(length.max()) > field_limit:
-        return None
     filled = np.flatnonzero(length > 0)
-    if len(delimiter) != 1 or not delimiter.isascii() or filled.size == 0:
+    if filled.size == 0:
         return None
-    # a line of only spaces and separators is a blank row to csv's reader (skipped, not a row of
-    # blanks): each line must have a byte that is neither (a byte of a non-ASCII character might be a
-    # space of another kind: such a line is left to the reader too)
+    # each line must have a byte that is neither a space nor a separator (a byte of a non-ASCII
+    # character might be a space of another kind: such a line is left to the reader too)
     content = np.ones(256, dtype=bool)
     content[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32, ord(delimiter)]] = False
     content[128:] = False
@@ -302,38 +370,8 @@ def read_columns(text: str, delimiter: str, field_limit: int):
         return None
     head_at = int(filled[0])
     head_line = data[starts[head_at]:starts[head_at] + length[head_at]].decode("utf-8")
-    header = next(csv.reader(io.StringIO(head_line, newline=""), delimiter=delimiter))
-    names = [c.strip() for c in header]
-    if len(names) > 1 and not names[-1]:   # unnamed columns right of the table
-        return None
     body = filled[1:]
-    width = len(header)
-    n = int(body.size)
-    if n == 0:
-        return header, head_at + 1, Rows(names, {c: Column(np.zeros(0, dtype=np.int64), []) for c in names}, 0), \
-            np.zeros(0, dtype=np.int64)
-    keys = [f"c{k}" for k in range(width)]
-    lines = body.astype(np.int64) + 1
-    first = int(starts[body[0]])
-    del starts, ends, length, filled, body, raw   # (1M ratings: 30 MB)
-    try:
-        table = pcsv.read_csv(
-            pa.py_buffer(data).slice(first), memory_pool=_pool(),
-            read_options=pcsv.ReadOptions(column_names=keys, use_threads=False, block_size=max(1 << 20, len(data) + 1)),
-            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(keys, pa.string()),
-                                                strings_can_be_null=False, quoted_strings_can_be_null=False))
-    except (pa.ArrowInvalid, pa.ArrowException):   # a row of another length: the loop says which
-        return None
-    del data
-    if table.num_rows != n:
-        return None
-    columns = {}
-    for name, k in zip(names, keys):
-        chunks = table.column(k)
-        columns[name] = Column.from_arrow(chunks.chunk(0) if chunks.num_chunks == 1 else chunks.combine_chunks())
-    return header, head_at + 1, Rows(names, columns, n), lines
+    return head_at, head_line, int(starts[body[0]]) if body.size else len(data), body.astype(np.int64) + 1
 
 
 # -- writing -----------------------------------------------------------------------------

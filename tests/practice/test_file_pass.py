@@ -132,6 +132,21 @@ def test_the_columnar_reader_is_taken_where_records_are_lines():
         assert columnar.read_columns(other, ",", 100) is None, other
 
 
+def test_the_columnar_readers_line_numbers_and_field_limit():
+    """Where no line is empty or starts oddly, row k is line k + 2 (no search line by line); a line that
+    starts with a space or a separator but holds more is still read, at its line; a field (not a line)
+    over the limit, or a header over it, is left to the row-by-row reader."""
+    plain = columnar.read_columns("paper,rater,score\r\nP1,R1,3\r\nP2,R1,4", ",", 100)
+    assert list(plain[2]) == [{"paper": "P1", "rater": "R1", "score": "3"},
+                              {"paper": "P2", "rater": "R1", "score": "4"}] and plain[3].tolist() == [2, 3]
+    spaced = columnar.read_columns("paper,rater,score\nP1,R1,3\n P2,R1,4\n,R2,5\n", ",", 100)
+    assert [r["paper"] for r in spaced[2]] == ["P1", " P2", ""] and spaced[3].tolist() == [2, 3, 4]
+    wide = "a,b,c\n" + ",".join(["x" * 60] * 3) + "\n"   # a 182-character line of 60-character fields
+    assert columnar.read_columns(wide, ",", 100) is not None
+    assert columnar.read_columns(wide.replace("x" * 60, "x" * 101, 1), ",", 100) is None
+    assert columnar.read_columns("h" * 101 + ",b\n1,2\n", ",", 100) is None
+
+
 @pytest.mark.parametrize("sep, end", [(",", "\n"), (";", "\r\n"), ("\t", "\n")])
 def test_write_columns_writes_what_csv_writer_writes(sep, end):
     rng = np.random.default_rng(len(sep + end))
