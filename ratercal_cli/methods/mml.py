@@ -87,7 +87,7 @@ from scipy.linalg import cho_factor, cho_solve
 from ..errors import MethodError
 from ..ratings import Adjusted, Ratings
 from .base import RaterAdjuster, fair_score_adjusted
-from .mml_engine import SPAN, GridEngine, unique_rows
+from .mml_engine import SPAN, GridEngine, distinct_keys, unique_rows
 from .mml_layout import Layout, make_layout
 from .quality import (category_probabilities, check_quality, estimate_quality, expected_score, mean_expected_score,
                       moments)
@@ -275,6 +275,10 @@ def _items(ratings: Ratings, facet):
             raise ValueError("facet must give a non-negative level per rating (one column per facet)")
     levels = [int(f[:, c].max()) + 1 if f.size else 1 for c in range(f.shape[1])]
     key = np.column_stack([rmap[ratings.rater], f])
+    dims = (max(seen.size, 1), *levels)
+    if float(np.prod(dims, dtype=np.float64)) < 2.0 ** 62:   # the items numbered as unique_rows does, by one key
+        ukey, item = distinct_keys(np.ravel_multi_index(tuple(key.T), dims), int(np.prod(dims)))
+        return item, np.column_stack(np.unravel_index(ukey, dims)), seen, levels
     first, item, _ = unique_rows(key, max(seen.size, *levels, 1))
     return item, key[first], seen, levels
 

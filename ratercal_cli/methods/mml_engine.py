@@ -132,13 +132,16 @@ class GridEngine:
     def _patterns(self, paper, cell):
         """Distinct (sorted cells) rows: ``self.cells`` (patterns x cells, counts), ``mult``,
         ``pattern`` of every used paper (``papers``)."""
-        order = np.lexsort((cell, paper))
+        UK = self.U * self.K
+        if paper.size and float(paper.max() + 1) * UK < 2.0 ** 62:   # one key: a stable sort of it is fast
+            order = np.argsort(paper * UK + cell, kind="stable")   # where the ratings come by paper (timsort's runs)
+        else:
+            order = np.lexsort((cell, paper))
         p, c = paper[order], cell[order]
         self.papers, start, length = np.unique(p, return_index=True, return_counts=True)
         pattern = np.empty(self.papers.size, dtype=np.int64)
         rows, cols, mult = [], [], []
         n_pat = 0
-        UK = self.U * self.K
         for n in np.unique(length):
             sel = np.flatnonzero(length == n)
             R = c[start[sel][:, None] + np.arange(n)]
