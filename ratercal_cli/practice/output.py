@@ -87,20 +87,27 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
     ``values``, ``shifted``, ``extra``, ``text``: :func:`.ratings_file._adjusted_values`' columns per
     long row; ``methods`` the methods' codes.  ``wide``: ``(input header, wide columns, "criterion" | "rater")`` of a wide input, or None.
     """
+    from ..columnar import first_seen
+
     low = table.scale.low
-    n = len(table.rows)
 
-    def added(c, i):
+    def added(c, at=None) -> list:
+        """The added column ``c``, a cell per long row (``at``: of those rows): text as it is, a number on the
+        file's scale rounded (:func:`_number`, None for blank) once per distinct value (a million cells have
+        a few thousand)."""
         if c in text:
-            return text[c][i]
-        v = values[c][i]
-        return _number(v + (low if c in shifted else 0)) if math.isfinite(v) else None
+            return text[c] if at is None else [text[c][i] for i in at]
+        v = values[c] if at is None else values[c][at]
+        v = np.ascontiguousarray(v + (low if c in shifted else 0), dtype=np.float64)
+        codes, distinct = first_seen(v.view(np.int64))   # (by their bits: -0.0 stays -0.0)
+        cells = np.array([None] + [_number(x) for x in distinct.view(np.float64).tolist()], dtype=object)
+        return cells[codes + 1].tolist()
 
-    flags = table.flags   # (a list made once)
+    flags = table.flags   # (a list made once; the rows are held a column at a time: read a column at a time)
     if wide is None:
         header = table.header + ["flag"] + list(extra)
-        given = [table.rows.values(c) for c in table.header]   # (the rows are held a column at a time)
-        rows = [[*cells, flags[i], *[added(c, i) for c in extra]] for i, cells in enumerate(zip(*given))]
+        rows = [list(r) for r in zip(*(table.rows.values(c) for c in table.header), flags,
+                                     *(added(c) for c in extra))]
         return header, rows
     in_header, cols, kind = wide
     new_col = "criterion" if kind == "criterion" else table.columns.rater
@@ -127,23 +134,28 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
         raise InputError(f"input already has a column {clash[0]!r} that the wide output adds; rename it",
                          table.path, 1, clash[0])
     header = header + ["flag"] + tail
-    by_line = {}
-    for i, ln in enumerate(table.lines):
+    by_line: dict = {}
+    for i, ln in enumerate(table.lines.tolist()):
         by_line.setdefault(ln, []).append(i)
+    wide_cols = set(cols)
+    firsts = np.array([idx[0] for idx in by_line.values()], dtype=np.int64)   # each line's first long row
+    new_of, score_of = table.rows.values(new_col), table.rows.values(score_col)
+    beside_of = [added(c) for c in beside]
+    kept = {h: table.rows.values(h, firsts) for h in in_header if h not in wide_cols}   # a cell per line
+    tail_of = [added(c, firsts) for c in tail]
     rows = []
-    for ln, idx in by_line.items():
-        first = table.rows[idx[0]]
-        at = {table.rows[i][new_col]: i for i in idx}
+    for k, idx in enumerate(by_line.values()):
+        at = {new_of[i]: i for i in idx}
         row = []
         for h in in_header:
-            if h in cols:
+            if h in wide_cols:
                 i = at.get(h)
-                row.append(table.rows[i][score_col] if i is not None else "")
-                row += [added(c, i) if i is not None else None for c in beside]
+                row.append(score_of[i] if i is not None else "")
+                row += [b[i] if i is not None else None for b in beside_of]
             else:
-                row.append(first[h])
+                row.append(kept[h][k])
         row.append(" ".join(dict.fromkeys(flags[i] for i in idx if flags[i])))
-        row += [added(c, idx[0]) for c in tail]
+        row += [t[k] for t in tail_of]
         rows.append(row)
     return header, rows
 
