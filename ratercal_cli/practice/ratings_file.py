@@ -48,7 +48,7 @@ from ..io import FIELD_LIMIT, check_text, find_column, open_output, paused_gc, r
 from ..methods.base import MIN_RATINGS
 from ..ratings import MAX_SCALE_POINTS, Adjusted, Ratings, Scale, checked_scale, natural_key, parse_scale  # noqa: F401
 from ..vocabulary import adjusted_columns
-from .wide import CRITERION, melt
+from .wide import CRITERION, melt_columns
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
 
@@ -623,9 +623,8 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
                                        *((f, "facet_cols") for f in columns.facets
                                          if not (score_cols and f == CRITERION)),
                                        *(((columns.rater, "rater_col"),) if score_cols else ())) if c}
-        header, long_rows, long_lines, notes = melt(header, list(rows), lines.tolist(), path, score_cols, rater_cols,
-                                                    score=columns.score, rater=columns.rater, keep=keep)
-        rows, lines = Rows.from_dicts(header, long_rows), np.array(long_lines, dtype=np.int64)
+        header, rows, lines, notes = melt_columns(header, rows, lines, path, score_cols, rater_cols,
+                                                  score=columns.score, rater=columns.rater, keep=keep)
         warnings += notes
     twice = [c for c in columns.facets if columns.facets.count(c) > 1 or c in (columns.paper, columns.rater,
                                                                                 columns.score, columns.group)]

@@ -54,14 +54,35 @@ def expand_columns(spec, header, path, option) -> list:
 
 def melt(header, rows, lines, path, score_cols=None, rater_cols=None, score="score", rater="rater",
          criterion=CRITERION, keep=None):
-    """Long ``(header, rows, lines, notes)`` from a wide file (module docstring).
+    """Long ``(header, rows, lines, notes)`` from a wide file (module docstring): :func:`melt_columns` of
+    rows as dicts ``{column: text}`` and a list of their lines, the long rows as dicts and their lines as a list."""
+    import numpy as np
+
+    from ..columnar import Rows
+
+    wide = Rows.from_dicts(header, list(rows))
+    out_header, out, out_lines, notes = melt_columns(header, wide, np.asarray(lines, dtype=np.int64), path, score_cols,
+                                                     rater_cols, score, rater, criterion, keep)
+    return out_header, list(out), out_lines.tolist(), notes
+
+
+def melt_columns(header, rows, lines, path, score_cols=None, rater_cols=None, score="score", rater="rater",
+                 criterion=CRITERION, keep=None):
+    """Long ``(header, rows, lines, notes)`` from a wide file's rows (:class:`~ratercal_cli.columnar.Rows`)
+    and their lines (an integer array), a column at a time (module docstring).
 
     ``score_cols``: the criterion columns (each becomes a rating with ``criterion`` = the column's
     name; a blank cell is a missing rating, as in a long file).  ``rater_cols``: the rater columns
     (each filled cell a rating by that column's rater; blank cells are readings that did not happen
     and are left out).  Not both at once.  ``keep``: ``{column: its argument (:func:`.errors.arg`)}``, the columns the analysis
-    reads as they are (the papers', a group's...), which the wide columns may not take in.
+    reads as they are (the papers', a group's...), which the wide columns may not take in.  The long
+    rows are each wide row's cells in the order of the wide columns; each long column's labels are in the
+    order they first appear, as :meth:`~ratercal_cli.columnar.Rows.from_dicts` makes them.
     """
+    import numpy as np
+
+    from ..columnar import Column, Rows, first_seen
+
     if score_cols and rater_cols:
         raise ArgumentError("rater_cols", f"give {arg('score_cols')} (a column per criterion) or "
                             f"{arg('rater_cols')} (a column per rater), not both", path)
@@ -82,16 +103,37 @@ def melt(header, rows, lines, path, score_cols=None, rater_cols=None, score="sco
         raise InputError(f"the file already has a column {clash[0]!r}, which the wide columns would make; "
                          "rename it", path, 1, clash[0])
     others = [c for c in header if c not in cols]
-    out_header = others + [new, score]
-    out_rows, out_lines = [], []
-    for ln, r in zip(lines, rows):
-        base = {c: r[c] for c in others}
-        for c in cols:
-            text = r[c]
-            if not keep_blank and not text.strip():
-                continue
-            out_rows.append({**base, new: c, score: text})
-            out_lines.append(ln)
-    notes = [f"{path}: {len(rows)} wide row(s) read as {len(out_rows)} rating(s): a rating per "
+    wide = [rows.column(c) for c in cols]
+    n, m = len(rows), len(cols)
+    filled = np.ones((n, m), dtype=bool)
+    if not keep_blank:   # a blank cell: no reading
+        for j, col in enumerate(wide):
+            blank = np.array([not v.strip() for v in col.labels], dtype=bool)
+            if blank.any():
+                filled[:, j] = ~blank[col.codes]
+    at = np.flatnonzero(filled.ravel())   # (row, column) of each long row, row by row
+    row, j = at // m, at % m
+
+    def first_seen_first(codes, labels):
+        """The column of ``codes`` into ``labels``, labels in the order they first appear (unused ones out)."""
+        if not len(codes):
+            return Column(np.zeros(0, dtype=np.int64), [])
+        inverse, seen = first_seen(np.ascontiguousarray(codes, dtype=np.int64))
+        return Column(inverse, [labels[k] for k in seen.tolist()])
+
+    out = {c: (Column(rows.column(c).codes[row], rows.column(c).labels) if filled.all() else
+               first_seen_first(rows.column(c).codes[row], rows.column(c).labels)) for c in others}
+    out[new] = first_seen_first(j, cols)
+    # the score: each wide column's labels one after another, one code per distinct text
+    texts = [v for col in wide for v in col.labels]
+    code: dict = {}
+    merged = np.array([code.setdefault(v, len(code)) for v in texts], dtype=np.int64)
+    offset = np.cumsum([0] + [len(col.labels) for col in wide])
+    cell = np.empty(at.size, dtype=np.int64)
+    for k, col in enumerate(wide):
+        mine = j == k
+        cell[mine] = offset[k] + col.codes[row[mine]]
+    out[score] = first_seen_first(merged[cell] if at.size else cell, list(code))
+    notes = [f"{path}: {n} wide row(s) read as {at.size} rating(s): a rating per "
              f"{cell_name} column ({', '.join(cols)})"]
-    return out_header, out_rows, out_lines, notes
+    return others + [new, score], Rows(others + [new, score], out, int(at.size)), lines[row], notes

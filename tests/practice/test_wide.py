@@ -80,3 +80,32 @@ def test_wide_columns_that_take_in_the_paper_or_rater_column_are_refused(tmp_pat
     path.write_text(body)
     res = run("check", path, "--scale", "1-6", *options)
     assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output, res.output
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_melting_a_column_at_a_time_gives_the_rows_cell_by_cell(seed):
+    """melt_columns (codes, not a dict a cell) gives each wide row's cells in the wide columns' order, a
+    blank rater cell left out, each long column's labels in the order they first appear."""
+    import numpy as np
+
+    from ratercal_cli.columnar import Rows
+    from ratercal_cli.practice.wide import melt_columns
+
+    rng = np.random.default_rng(seed)
+    header = ["paper", "r1", "grade", "r2", "r3"]
+    pool = ["", " ", "1", "2", "3", "4 ", "x"]
+    wide = [{"paper": f"P{rng.integers(0, 30)}", "grade": str(rng.integers(4, 7)),
+             **{r: str(rng.choice(pool)) for r in ("r1", "r2", "r3")}} for _ in range(200)]
+    lines = list(range(2, 202))
+    for opts, keep_blank in ((dict(rater_cols="r*"), False), (dict(score_cols="r1,r2,r3"), True)):
+        new = "rater" if "rater_cols" in opts else "criterion"
+        want, want_lines = [], []
+        for ln, r in zip(lines, wide):
+            for c in ("r1", "r2", "r3"):
+                if keep_blank or r[c].strip():
+                    want.append({"paper": r["paper"], "grade": r["grade"], new: c, "score": r[c]})
+                    want_lines.append(ln)
+        h, rows, got_lines, _ = melt_columns(header, Rows.from_dicts(header, wide), np.array(lines), "f.csv", **opts)
+        assert h == ["paper", "grade", new, "score"] and list(rows) == want and got_lines.tolist() == want_lines
+        for c in h:   # labels first seen first, every label used
+            assert rows.column(c).labels == list(dict.fromkeys(r[c] for r in want))
