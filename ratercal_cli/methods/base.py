@@ -48,6 +48,29 @@ FIT_FAILURES = (MethodError, ArithmeticError, np.linalg.LinAlgError)
 MIN_RATINGS = 2
 
 
+class DeferredFit:
+    """Mixin of an estimator whose fitted attributes named in ``deferred_attributes`` are computed the
+    first time one of them is read: ``_fit`` ends with ``self._defer(state)``, and ``_fit_deferred(state)``
+    sets them all from it (what a report reads but the adjusted scores do not need: ``adjust`` then
+    never pays for them).  A refit forgets the previous fit's."""
+
+    deferred_attributes: tuple = ()
+
+    def _defer(self, state) -> None:
+        for name in self.deferred_attributes:
+            self.__dict__.pop(name, None)
+        self._deferred_state = state
+
+    def _fit_deferred(self, state) -> None:
+        raise NotImplementedError
+
+    def __getattr__(self, name):
+        if name in type(self).deferred_attributes and self.__dict__.get("_deferred_state") is not None:
+            self._fit_deferred(self.__dict__.pop("_deferred_state"))
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 class RaterAdjuster:
     """Base class: subclasses implement ``_fit`` and ``_adjust_ratings`` (and may override
     ``_paper_scores``).

@@ -59,7 +59,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from ..errors import MethodError
 from ..ratings import Adjusted, Ratings
-from .base import RaterAdjuster, fair_score_adjusted
+from .base import DeferredFit, RaterAdjuster, fair_score_adjusted
 
 __all__ = ["CMLFit", "fit_cml", "conditional_loglik", "ConditionalPCM", "estimable_categories", "conditional_work",
            "too_costly"]
@@ -1147,7 +1147,7 @@ def _cml_notes(ratings: Ratings, pb: _Problem, steps, diverged):
 # ---------------------------------------------------------------------------------------
 # the estimator
 # ---------------------------------------------------------------------------------------
-class ConditionalPCM(RaterAdjuster):
+class ConditionalPCM(DeferredFit, RaterAdjuster):
     """PCM or RSM by CML; each rating becomes its paper's fair score (Linacre's fair average).
 
     fit: :func:`fit_cml` gives the raters' steps; each paper's quality theta by WLE (Warm;
@@ -1175,7 +1175,8 @@ class ConditionalPCM(RaterAdjuster):
 
     Fitted attributes: ``steps_`` (J, M, centred, nan = not estimable), ``steps_se_``,
     ``tau_``, ``beta_``/``kappa_`` (RSM), ``quality_``/``quality_se_`` of the fitted papers,
-    ``rater_fit_`` (:class:`~ratercal_cli.fit_stats.RaterFit`, over non-extreme papers),
+    ``rater_fit_`` (:class:`~ratercal_cli.fit_stats.RaterFit`, over non-extreme papers; computed when first
+    read),
     ``average_tau_`` (the average rater), ``notes_`` (steps that cannot be estimated, and why),
     ``resting_papers_`` (papers whose quality rests on such a step, bounded: :func:`_cap_diverged`;
     named in ``warnings_``, which ``adjust`` prints), ``result_`` (the :class:`CMLFit`).
@@ -1185,6 +1186,7 @@ class ConditionalPCM(RaterAdjuster):
     def code(self):
         return "RSM" if self.model == "rsm" else "CML"
     needs_multiple_raters = True
+    deferred_attributes = ("rater_fit_",)
 
     def __init__(self, model: str = "pcm", quality: str = "wle", fair: str = "mean-rater",
                  standard_errors: bool = True):
@@ -1199,9 +1201,6 @@ class ConditionalPCM(RaterAdjuster):
         check_quality(self.quality, ("wle", "mle"))
         if self.fair not in ("average-rater", "mean-rater"):
             raise ValueError(f"fair must be 'average-rater' or 'mean-rater', not {self.fair!r}")
-        from ..fit_stats import rater_fit
-        from .quality import category_probabilities
-
         res = fit_cml(ratings, model=self.model, standard_errors=self.standard_errors)
         self.result_ = res
         self.steps_, self.steps_se_, self.tau_ = res.steps, res.steps_se, res.tau
@@ -1219,8 +1218,17 @@ class ConditionalPCM(RaterAdjuster):
                 "the conditional likelihood)")
         self.quality_, self.quality_se_ = theta, se
         self._flag_resting(ratings, res)
+        self._defer((ratings, theta))
+
+    def _fit_deferred(self, state) -> None:
+        """``rater_fit_``, when first read (:class:`.base.DeferredFit`: 0.3-0.5 s at 1M ratings that ``adjust``,
+        and the assignment check of named MML/MFRM, do not need)."""
+        from ..fit_stats import rater_fit
+        from .quality import category_probabilities
+
+        ratings, theta = state
         p = category_probabilities(theta[ratings.paper], self.tau_[ratings.rater])
-        usable = res.informative[ratings.paper] & np.isfinite(self.tau_).any(axis=1)[ratings.rater]
+        usable = self.result_.informative[ratings.paper] & np.isfinite(self.tau_).any(axis=1)[ratings.rater]
         score = np.clip(ratings.score, *_range(self.tau_, ratings.rater))
         self.rater_fit_ = rater_fit(p, score, ratings.rater, ratings.n_raters, mask=usable)
 

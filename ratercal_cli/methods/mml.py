@@ -86,7 +86,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from ..errors import MethodError
 from ..ratings import Adjusted, Ratings
-from .base import RaterAdjuster, fair_score_adjusted
+from .base import DeferredFit, RaterAdjuster, fair_score_adjusted
 from .mml_engine import SPAN, GridEngine, distinct_keys, unique_rows
 from .mml_layout import Layout, make_layout
 from .quality import (category_probabilities, check_quality, estimate_quality, expected_score, mean_expected_score,
@@ -758,6 +758,7 @@ def marginal_loglik(ratings: Ratings, tau, sigma, n_nodes: int | None = None):
 # the estimator
 # ---------------------------------------------------------------------------------------
 #: :class:`MarginalRaterModel`'s fitted attributes at Warm's WLE, computed the first time one is read
+#: (:class:`.base.DeferredFit`)
 WLE_ATTRIBUTES = ("quality_wle_", "quality_wle_se_", "extreme_", "rating_expected_", "rating_variance_", "rater_fit_")
 
 
@@ -773,7 +774,7 @@ class _FromFit:
         return self if est is None else self.get(est)
 
 
-class MarginalRaterModel(RaterAdjuster):
+class MarginalRaterModel(DeferredFit, RaterAdjuster):
     """PCM (``MML``) or many-facet rating scale model (``MFRM``) by MML; each rating becomes its
     paper's fair score.
 
@@ -823,6 +824,7 @@ class MarginalRaterModel(RaterAdjuster):
     """
 
     needs_multiple_raters = True
+    deferred_attributes = WLE_ATTRIBUTES
     steps_se_ = _FromFit(lambda est: est.result_.steps_se)
     thresholds_se_ = _FromFit(lambda est: est.result_.thresholds_se)
     severity_se_ = _FromFit(lambda est: est.result_.severity_se)
@@ -877,29 +879,20 @@ class MarginalRaterModel(RaterAdjuster):
             cl = np.asarray(self.clusters, dtype=np.int64)
             shift = np.where(cl >= 0, gam[np.maximum(cl, 0)], 0.0)
         self.quality_eap_, self.quality_eap_se_ = res.eap - shift, res.eap_sd
-        for name in WLE_ATTRIBUTES:   # a previous fit's
-            self.__dict__.pop(name, None)
-        self._wle_pending = (ratings, facet, shift)
+        self._defer((ratings, facet, shift))
         if self.quality == "eap":
             self.quality_, self.quality_se_ = self.quality_eap_, res.eap_sd
         else:
             self.quality_, self.quality_se_ = self.quality_wle_, self.quality_wle_se_
 
-    def __getattr__(self, name):
-        """The attributes of :data:`WLE_ATTRIBUTES`, computed on first use (:meth:`_wle_attributes`)."""
-        if name in WLE_ATTRIBUTES and self.__dict__.get("_wle_pending") is not None:
-            self._wle_attributes()
-            return self.__dict__[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def _wle_attributes(self) -> None:
+    def _fit_deferred(self, state) -> None:
         """Warm's WLE of the papers just fitted, and at it each rating's expected score and variance and
         the raters' infit/outfit (Facets' residuals use the paper's measure): what the reports, ``check``
         and the shrinkage level ``none`` read, not the fair scores at the EAP, so they are computed the
         first time one of them is read (1.3-3 s of an ``adjust -m MML`` at 1M ratings, issue 32)."""
         from ..fit_stats import rater_fit
 
-        ratings, facet, shift = self.__dict__.pop("_wle_pending")
+        ratings, facet, shift = state
         res = self.result_
         theta_w, se_w, extreme = self._wle_by_pattern(ratings.n_papers)
         self.quality_wle_, self.quality_wle_se_, self.extreme_ = theta_w - shift, se_w, extreme

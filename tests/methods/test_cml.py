@@ -306,6 +306,23 @@ def test_rater_fit_is_computed_for_every_rater(data500):
     assert 0.3 < np.mean(fit.infit) < 0.7 and 0.3 < np.mean(fit.outfit) < 0.8
 
 
+def test_rater_fit_read_after_a_refit_is_the_new_datas(data500):
+    """``rater_fit_`` is computed when first read (methods.base.DeferredFit): read after a second fit it
+    is the second data's, equal to a fresh fit's, also after a pickle round trip."""
+    import pickle
+
+    half = data500.subset(data500.paper < 250)
+    est = ConditionalPCM().fit(data500)
+    whole_n = est.rater_fit_.n.copy()
+    est.fit(half)
+    fresh = pickle.loads(pickle.dumps(ConditionalPCM().fit(half)))
+    assert whole_n.sum() > est.rater_fit_.n.sum() > 0
+    for name in ("n", "infit", "outfit", "infit_z", "outfit_z"):
+        np.testing.assert_array_equal(getattr(est.rater_fit_, name), getattr(fresh.rater_fit_, name))
+    with pytest.raises(AttributeError):
+        ConditionalPCM().rater_fit_
+
+
 def test_papers_of_raters_without_estimable_steps_are_refused():
     """Rater 2 gives 1 only where rater 0 gives 0 (extreme), 0 only where rater 1 gives 0: after
     the extreme papers go, rater 2 has one category left, so paper 9 (rater 2 only) has no score."""
