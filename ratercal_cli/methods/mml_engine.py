@@ -286,12 +286,24 @@ class GridEngine:
         (they are divided by them only with ``normalise``: where a pass over them is spared by
         dividing what is summed from them instead)."""
         T = logP.transpose(0, 2, 1).reshape(self.U * self.K, self.Q)
-        L = self._cells_block(a, b) @ T
+        cells = self._cells_block(a, b)
+        L = cells @ T
+        # each row shifted by a bound of its largest term (the sum of its cells' largest, not a pass over
+        # L): nothing overflows; a row whose bound is so far above its terms that their sum underflows
+        # (many ratings a paper) is shifted by its largest term itself
+        top = cells @ T.max(axis=1) + self.logw.max()
         L += self.logw
-        top = L.max(axis=1)
         L -= top[:, None]
         np.exp(L, out=L)
         s = L.sum(axis=1)
+        low = np.flatnonzero(~(s > 1e-200))
+        if low.size:
+            R = cells[low] @ T
+            R += self.logw
+            top[low] = R.max(axis=1)
+            R -= top[low][:, None]
+            np.exp(R, out=R)
+            L[low], s[low] = R, R.sum(axis=1)
         if normalise:
             L /= s[:, None]
         return top + np.log(s), L, s

@@ -120,3 +120,31 @@ def test_windows_of_the_grid_give_the_whole_grid_s_numbers(monkeypatch, moved):
     np.testing.assert_allclose(got.eap, ref.eap, rtol=0, atol=1e-12)
     np.testing.assert_allclose(got.eap_sd, ref.eap_sd, rtol=1e-10)
     assert (got.z_lo, got.z_hi, got.z_sd_low) == pytest.approx((ref.z_lo, ref.z_hi, ref.z_sd_low), rel=1e-10)
+
+
+def test_a_pattern_whose_shift_bound_underflows_is_shifted_by_its_largest_term():
+    """Each pattern's posterior is shifted by a bound of its largest log term (the sum of its cells'
+    largest: no pass over patterns x nodes); a paper of 600 ratings 0 of item A and 600 ratings 1 of
+    item B (each cell largest at the other end of the grid) lies 830 below that bound, where exp
+    underflows, and is shifted by its largest term instead: log L, gradient and moments as a direct
+    log-sum-exp over the nodes (the other paper, of two ratings, through the bound)."""
+    from scipy.special import expit, logsumexp
+
+    paper = np.r_[np.zeros(1200, dtype=np.int64), 1, 1]
+    item = np.r_[np.zeros(600, dtype=np.int64), np.ones(600, dtype=np.int64), 0, 1]
+    score = np.r_[np.zeros(600, dtype=np.int64), np.ones(600, dtype=np.int64), 1, 0]
+    tau = np.zeros((2, 2))
+    eng = GridEngine(paper, item, score, 2, 2, 61)
+    ev = eng.evaluate(tau, np.log(1.5), level=1, moments=True)
+    theta = 1.5 * eng.z
+    lp1 = np.log(expit(theta))     # P(score 1) of either item (tau 0)
+    lp0 = np.log(expit(-theta))
+    L = np.vstack([600 * lp0 + 600 * lp1, lp1 + lp0]) + eng.logw
+    assert L[0].max() < 600 * 2 * lp1.max() - 700   # the bound is that far above: exp underflows there
+    assert ev.ll == pytest.approx(logsumexp(L, axis=1).sum(), rel=1e-13)
+    post = np.exp(L - logsumexp(L, axis=1)[:, None])
+    np.testing.assert_allclose(ev.eap[eng.pattern], post @ theta, atol=1e-12)
+    g = 0.0   # d log L / d tau[0, 1]: -(n1 - sum_q post P(1)) of item 0's ratings, both papers
+    for p, (n0, n1) in enumerate([(600, 0), (0, 1)]):
+        g += -(n1 - (n0 + n1) * post[p] @ np.exp(lp1))
+    assert ev.g[0] == pytest.approx(g, rel=1e-10)
