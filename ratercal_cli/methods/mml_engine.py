@@ -286,24 +286,7 @@ class GridEngine:
         (they are divided by them only with ``normalise``: where a pass over them is spared by
         dividing what is summed from them instead)."""
         T = logP.transpose(0, 2, 1).reshape(self.U * self.K, self.Q)
-        cells = self._cells_block(a, b)
-        L = cells @ T
-        # each row shifted by a bound of its largest term (the sum of its cells' largest, not a pass over
-        # L): nothing overflows; a row whose bound is so far above its terms that their sum underflows
-        # (many ratings a paper) is shifted by its largest term itself
-        top = cells @ T.max(axis=1) + self.logw.max()
-        L += self.logw
-        L -= top[:, None]
-        np.exp(L, out=L)
-        s = L.sum(axis=1)
-        low = np.flatnonzero(~(s > 1e-200))
-        if low.size:
-            R = cells[low] @ T
-            R += self.logw
-            top[low] = R.max(axis=1)
-            R -= top[low][:, None]
-            np.exp(R, out=R)
-            L[low], s[low] = R, R.sum(axis=1)
+        L, top, s = _shifted_exp(self._cells_block(a, b), T, self.logw)
         if normalise:
             L /= s[:, None]
         return top + np.log(s), L, s
@@ -363,12 +346,7 @@ class GridEngine:
         z = self.z
         for a, b in ((qa, qb), (0, self.Q)):
             T = logP[:, a:b, :].transpose(0, 2, 1).reshape(self.U * self.K, b - a)
-            L = cells @ T
-            L += self.logw[a:b]
-            top = L.max(axis=1)
-            L -= top[:, None]
-            np.exp(L, out=L)
-            s = L.sum(axis=1)   # (the posteriors are L / s: divided in what is summed from them)
+            L, top, s = _shifted_exp(cells, T, self.logw[a:b])   # (the posteriors are L / s: divided in what is summed from them)
             zw = z[a:b]
             mz = (L @ zw) / s
             sd = np.sqrt(np.maximum((L @ (zw * zw)) / s - mz * mz, 0.0))
@@ -442,6 +420,29 @@ class GridEngine:
         if level >= 2:
             ev.H, ev.H_em = acc.finish(Nuq, resid)
         return ev
+
+
+def _shifted_exp(cells, T, logw):
+    """``exp(cells @ T + logw - top)`` (patterns x nodes: each pattern's likelihood at the nodes, times
+    the weights, over ``exp(top)``), its row sums and ``top``: each row shifted by a bound of its largest
+    term (the sum of its cells' largest, + the largest log weight: a sparse product, not a pass over the
+    array), so that nothing overflows; a row so far below its bound that its sum underflows (many
+    ratings a paper whose cells are largest at different nodes) is shifted by its own largest term."""
+    L = cells @ T
+    top = cells @ T.max(axis=1) + logw.max()
+    L += logw
+    L -= top[:, None]
+    np.exp(L, out=L)
+    s = L.sum(axis=1)
+    low = np.flatnonzero(~(s > 1e-200))
+    if low.size:
+        R = cells[low] @ T
+        R += logw
+        top[low] = R.max(axis=1)
+        R -= top[low][:, None]
+        np.exp(R, out=R)
+        L[low], s[low] = R, R.sum(axis=1)
+    return L, top, s
 
 
 def unique_rows(R, base):
