@@ -84,7 +84,7 @@ def _operator(m):
 
 #: a pattern's posterior is taken to lie within TAIL posterior sds of its mean (grid trimming)
 TAIL = 12.0
-#: windows of the grid (:meth:`GridEngine._windows`): chunks of this many patterns (an eighth of it
+#: windows of the grid (:meth:`GridEngine._windows`): chunks of this many patterns (N / 32, at least half of it,
 #: for fewer than 32 x WINDOW_CHUNK patterns), each on the
 #: nodes within WINDOW_TAIL sds of its posteriors at the last evaluation (a margin for the moves of
 #: a step), used where they hold at most WINDOW_GAIN of the whole grid's pattern x node cells
@@ -314,7 +314,7 @@ class GridEngine:
         mz, sd = self._where
         if self._order is None:
             order = np.argsort(mz, kind="stable")
-            step = min(WINDOW_CHUNK, max(WINDOW_CHUNK // 8, self.N // 32))
+            step = min(WINDOW_CHUNK, max(WINDOW_CHUNK // 2, self.N // 32))
             self._order = order, np.arange(0, self.N, step)
         order, starts = self._order
         z, h = self.z, (self.z[-1] - self.z[0]) / max(self.Q - 1, 1)
