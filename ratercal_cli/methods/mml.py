@@ -90,7 +90,7 @@ from .base import DeferredFit, RaterAdjuster, fair_score_adjusted
 from .mml_engine import SPAN, GridEngine, distinct_keys, unique_rows
 from .mml_layout import Layout, make_layout
 from .quality import (category_probabilities, check_quality, estimate_quality, expected_score, mean_expected_score,
-                      moments)
+                      moments, quality_by_pattern)
 
 __all__ = ["MMLFit", "fit_mml", "marginal_loglik", "MarginalRaterModel", "PRIOR_STEP_SD", "PRIOR_LOCATION_SD",
            "Layout", "required_grid"]
@@ -918,13 +918,7 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
     def _wle_by_pattern(self, n_papers):
         """Warm's WLE, its SE and ``extreme`` of every paper of the ratings just fitted, solved once
         for each pattern of ratings (:attr:`MMLFit.patterns`; nan and 0 for papers without ratings)."""
-        papers, pattern, (pat, item, score) = self.result_.patterns
-        theta, se, extreme = estimate_quality(pat, item, score, pattern.max(initial=-1) + 1, self.result_.item_tau,
-                                              quality="wle")
-        out = np.full(n_papers, np.nan), np.full(n_papers, np.nan), np.zeros(n_papers, dtype=extreme.dtype)
-        for o, x in zip(out, (theta, se, extreme)):
-            o[papers] = x[pattern]
-        return out
+        return quality_by_pattern(self.result_.patterns, n_papers, self.result_.item_tau, quality="wle")
 
     def _item_of(self, ratings: Ratings, facet):
         """Index into ``result_.item_tau`` of every rating ((rater, facet levels) of the fit)."""

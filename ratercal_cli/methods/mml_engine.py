@@ -133,25 +133,14 @@ class GridEngine:
         """Distinct (sorted cells) rows: ``self.cells`` (patterns x cells, counts), ``mult``,
         ``pattern`` of every used paper (``papers``)."""
         UK = self.U * self.K
-        if paper.size and float(paper.max() + 1) * UK < 2.0 ** 62:   # one key: a stable sort of it is fast
-            order = np.argsort(paper * UK + cell, kind="stable")   # where the ratings come by paper (timsort's runs)
-        else:
-            order = np.lexsort((cell, paper))
-        p, c = paper[order], cell[order]
-        self.papers, start, length = np.unique(p, return_index=True, return_counts=True)
-        pattern = np.empty(self.papers.size, dtype=np.int64)
+        self.papers, self.pattern, groups = paper_patterns(paper, cell, UK)
         rows, cols, mult = [], [], []
         n_pat = 0
-        for n in np.unique(length):
-            sel = np.flatnonzero(length == n)
-            R = c[start[sel][:, None] + np.arange(n)]
-            first, inv, cnt = unique_rows(R, UK)
-            pattern[sel] = n_pat + inv
-            rows.append(np.repeat(np.arange(n_pat, n_pat + first.size), n))
-            cols.append(R[first].ravel())
+        for R, cnt in groups:
+            rows.append(np.repeat(np.arange(n_pat, n_pat + R.shape[0]), R.shape[1]))
+            cols.append(R.ravel())
             mult.append(cnt)
-            n_pat += first.size
-        self.pattern = pattern
+            n_pat += R.shape[0]
         self.mult = np.concatenate(mult).astype(np.float64)
         self.N = n_pat
         rows, cols = np.concatenate(rows), np.concatenate(cols)
@@ -443,6 +432,56 @@ def _shifted_exp(cells, T, logw):
         np.exp(R, out=R)
         L[low], s[low] = R, R.sum(axis=1)
     return L, top, s
+
+
+def paper_patterns(paper, cell, n_cells, in_order=False):
+    """The papers' distinct patterns of ratings (each rating a cell in 0..n_cells-1): ``(papers,
+    pattern, groups)``, the papers with ratings (ascending), each one's pattern, and per number n of
+    ratings a pattern has (ascending) ``(R, cnt)``: its patterns' cells (patterns x n; they are
+    numbered on from the previous group's) and how many papers have each.  A paper's cells are
+    sorted (papers with the same ratings in any order share a pattern), or with ``in_order`` kept in
+    the order the ratings come: a sum over a paper's ratings (``np.bincount``) then adds the same
+    numbers in the same order for every paper of a pattern, so what is solved once per pattern is
+    the same to the bit as solved per paper (:func:`.quality.quality_by_pattern`)."""
+    if in_order:
+        order = np.argsort(paper, kind="stable")
+    elif paper.size and float(paper.max() + 1) * n_cells < 2.0 ** 62:   # one key: a stable sort of it is fast
+        order = np.argsort(paper * n_cells + cell, kind="stable")   # where the ratings come by paper (timsort's runs)
+    else:
+        order = np.lexsort((cell, paper))
+    p, c = paper[order], cell[order]
+    papers, start, length = np.unique(p, return_index=True, return_counts=True)
+    pattern = np.empty(papers.size, dtype=np.int64)
+    groups = []
+    n_pat = 0
+    for n in np.unique(length):
+        sel = np.flatnonzero(length == n)
+        R = c[start[sel][:, None] + np.arange(n)]
+        first, inv, cnt = unique_rows(R, n_cells)
+        pattern[sel] = n_pat + inv
+        groups.append((R[first], cnt))
+        n_pat += first.size
+    return papers, pattern, groups
+
+
+def rating_patterns(paper, rater, score):
+    """The papers' distinct patterns of ratings, the same raters giving the same scores in the same
+    order (:func:`paper_patterns` with ``in_order``): ``(papers, pattern, (pattern, rater,
+    score))``, the papers with ratings, each one's pattern and the patterns' ratings (each pattern's
+    in its papers' order), as :attr:`.mml.MMLFit.patterns` gives them for :func:`.quality.quality_by_pattern`."""
+    paper, rater = np.asarray(paper, dtype=np.int64), np.asarray(rater, dtype=np.int64)
+    score = np.asarray(score, dtype=np.int64)
+    lo = int(score.min(initial=0))
+    S = int(score.max(initial=0)) - lo + 1
+    papers, pattern, groups = paper_patterns(paper, rater * S + (score - lo), (int(rater.max(initial=-1)) + 1) * S,
+                                             in_order=True)
+    pat, cell, n_pat = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], 0
+    for R, _ in groups:
+        pat.append(np.repeat(np.arange(n_pat, n_pat + R.shape[0]), R.shape[1]))
+        cell.append(R.ravel())
+        n_pat += R.shape[0]
+    cells = np.concatenate(cell)
+    return papers, pattern, (np.concatenate(pat), cells // S, cells % S + lo)
 
 
 def unique_rows(R, base):

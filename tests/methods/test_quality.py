@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from ratercal_cli.methods.quality import estimate_quality
+from ratercal_cli.methods.mml_engine import paper_patterns, rating_patterns
+from ratercal_cli.methods.quality import estimate_quality, quality_by_pattern
 from ratercal_cli.models.pcm import expected_score, score_variance
 
 
@@ -174,3 +175,39 @@ def test_a_quality_an_estimator_does_not_make_is_refused_alike(code, wrong):
     r = Ratings([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 2, 0], [1, 3, 2, 3, 0, 2], 3, 3, 3)
     with pytest.raises(ValueError, match=rf"^quality must be '\w+' or '\w+', not '{wrong}'$"):
         make_method(code, quality=wrong).fit(r)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_quality_solved_per_pattern_is_the_per_paper_one_to_the_bit(seed):
+    # issue 32: CML's and MML's WLE are solved once per distinct pattern of ratings; a random design
+    # with 1-5 ratings a paper in random order, interleaved, a rater with no finite category (its
+    # ratings unusable), one that cannot give 0, papers without ratings and extreme totals
+    rng = np.random.default_rng(seed)
+    n_papers, J, K = 3000, 6, 4
+    tau = np.c_[np.zeros(J), np.cumsum(rng.normal(0, 1, (J, K - 1)), axis=1) + rng.normal(0, 0.5, (J, 1))]
+    tau[4] = np.inf
+    tau[5, 0] = np.inf
+    n = rng.choice([1, 2, 2, 2, 3, 5], n_papers)
+    n[rng.choice(n_papers, 20, replace=False)] = 0
+    paper = np.repeat(np.arange(n_papers), n)
+    rater = rng.integers(0, J, paper.size)
+    score = rng.integers(0, K, paper.size)
+    order = rng.permutation(paper.size)
+    paper, rater, score = paper[order], rater[order], score[order]
+    patterns = rating_patterns(paper, rater, score)
+    assert patterns[1].max() + 1 < 0.6 * (n > 0).sum()   # papers do share patterns
+    for quality in ("wle", "mle"):
+        by_paper = estimate_quality(paper, rater, score, n_papers, tau, quality=quality)
+        by_pattern = quality_by_pattern(patterns, n_papers, tau, quality=quality)
+        for a, b in zip(by_paper, by_pattern):
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+    assert np.isnan(by_pattern[0][n == 0]).all() and (by_pattern[2] != 0).any()
+
+
+def test_patterns_keep_the_ratings_order_only_when_asked():
+    # papers 0 and 1: the same ratings in another order; paper 2 like paper 0
+    paper, cell = np.array([0, 0, 1, 1, 2, 2]), np.array([3, 5, 5, 3, 3, 5])
+    assert paper_patterns(paper, cell, 6)[1].tolist() == [0, 0, 0]
+    papers, pattern, groups = paper_patterns(paper, cell, 6, in_order=True)
+    assert pattern.tolist() == [0, 1, 0]
+    assert [R.tolist() for R, _ in groups] == [[[3, 5], [5, 3]]] and groups[0][1].tolist() == [2, 1]
