@@ -194,7 +194,7 @@ def _by_rater(ratings, measure, measured):
     if use.sum() < 2:
         return {}
     m_j = np.bincount(r, weights=x, minlength=J)[use] / n[use]
-    papers = np.unique(p)
+    papers = np.flatnonzero(np.bincount(p, minlength=ratings.n_papers))   # np.unique(p), without its sort (0.3 s at 1M)
     y = measure[papers]
     m, s2 = float(y.mean()), float(y.var(ddof=1)) if y.size > 1 else math.nan
     if not (s2 > 0):
