@@ -78,7 +78,7 @@ simulated parameters; steps within 0.02 logits (RMS) of CML (:mod:`.cml`) on a c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 from scipy import sparse
@@ -247,17 +247,6 @@ def _block_rows(lay: Layout, name):
     eye = np.zeros((lay.blocks[name].stop - lay.blocks[name].start, lay.n))
     eye[np.arange(eye.shape[0]), lay.index(name)] = 1.0
     return eye
-
-
-class _Information:
-    """The information (-H) of the free coordinates at ``phi`` (what :attr:`MMLFit.information` computes
-    when a standard error is first asked for)."""
-
-    def __init__(self, obj, phi, ev):
-        self.obj, self.phi, self.ev = obj, phi, ev
-
-    def __call__(self):
-        return self.obj.information(self.phi, self.ev)
 
 
 def _items(ratings: Ratings, facet):
@@ -709,7 +698,7 @@ def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, s
                   tau=tau_r, item_tau=item_tau, items=items_out, eap=eap, eap_sd=eap_sd, loglik=float(ev.ll),
                   n_iter=it, converged=converged, unused=unused, notes=notes, n_nodes=int(eng.Q),
                   estimates=estimates, layout=lay, patterns=(eng.papers, eng.pattern, eng.pattern_ratings()),
-                  information=_Information(obj, phi, ev) if info is None else info, phi=phi, seen=seen)
+                  information=partial(obj.information, phi, ev) if info is None else info, phi=phi, seen=seen)
 
 
 def _unused_notes(ratings, model, counts, seen, step_sd):
@@ -760,18 +749,6 @@ def marginal_loglik(ratings: Ratings, tau, sigma, n_nodes: int | None = None):
 #: :class:`MarginalRaterModel`'s fitted attributes at Warm's WLE, computed the first time one is read
 #: (:class:`.base.DeferredFit`)
 WLE_ATTRIBUTES = ("quality_wle_", "quality_wle_se_", "extreme_", "rating_expected_", "rating_variance_", "rater_fit_")
-
-
-class _FromFit:
-    """A fitted standard error of :class:`MarginalRaterModel`, read from its ``result_`` when first asked
-    for (:class:`MMLFit` computes the information then); AttributeError before a fit, as a missing
-    fitted attribute."""
-
-    def __init__(self, get):
-        self.get = get
-
-    def __get__(self, est, owner=None):
-        return self if est is None else self.get(est)
 
 
 class MarginalRaterModel(DeferredFit, RaterAdjuster):
@@ -825,12 +802,12 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
 
     needs_multiple_raters = True
     deferred_attributes = WLE_ATTRIBUTES
-    steps_se_ = _FromFit(lambda est: est.result_.steps_se)
-    thresholds_se_ = _FromFit(lambda est: est.result_.thresholds_se)
-    severity_se_ = _FromFit(lambda est: est.result_.severity_se)
-    facet_se_ = _FromFit(lambda est: est.result_.facet_se if est.facet_.size else np.zeros(0))
-    sigma_se_ = _FromFit(lambda est: est.result_.sigma_se)
-    cluster_mean_se_ = _FromFit(lambda est: est.result_.effects[est._cluster_block][1])
+    steps_se_ = property(lambda est: est.result_.steps_se)
+    thresholds_se_ = property(lambda est: est.result_.thresholds_se)
+    severity_se_ = property(lambda est: est.result_.severity_se)
+    facet_se_ = property(lambda est: est.result_.facet_se if est.facet_.size else np.zeros(0))
+    sigma_se_ = property(lambda est: est.result_.sigma_se)
+    cluster_mean_se_ = property(lambda est: est.result_.effects[est._cluster_block][1])
     #: the rows of the reported quantities (:func:`reported_rows`), for :mod:`.results`
     reported_rows = staticmethod(reported_rows)
 
@@ -865,7 +842,7 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
                       location_sd=self.location_sd)
         self.result_ = res
         for name in ("steps", "thresholds", "severity", "facet", "sigma", "theta_mean", "tau", "loglik", "converged",
-                     "n_iter", "n_nodes"):   # (the SEs: read from res when asked for, _FromFit)
+                     "n_iter", "n_nodes"):   # (the SEs: properties reading res when asked for)
             setattr(self, name + "_", getattr(res, name))
         self.notes_ = list(res.notes)
         self.warnings_ = [n for n in res.notes if n.startswith("categories ")]

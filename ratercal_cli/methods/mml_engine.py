@@ -134,16 +134,9 @@ class GridEngine:
         ``pattern`` of every used paper (``papers``)."""
         UK = self.U * self.K
         self.papers, self.pattern, groups = paper_patterns(paper, cell, UK)
-        rows, cols, mult = [], [], []
-        n_pat = 0
-        for R, cnt in groups:
-            rows.append(np.repeat(np.arange(n_pat, n_pat + R.shape[0]), R.shape[1]))
-            cols.append(R.ravel())
-            mult.append(cnt)
-            n_pat += R.shape[0]
-        self.mult = np.concatenate(mult).astype(np.float64)
-        self.N = n_pat
-        rows, cols = np.concatenate(rows), np.concatenate(cols)
+        rows, cols, mult = pattern_cells(groups)
+        self.mult = mult.astype(np.float64)
+        self.N = n_pat = mult.size
         self.cells = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n_pat, UK))
         self.cells.sum_duplicates()
         self.n_obs = np.asarray(self.cells.T @ self.mult).reshape(self.U, self.K)   # ratings per cell
@@ -475,13 +468,20 @@ def rating_patterns(paper, rater, score):
     S = int(score.max(initial=0)) - lo + 1
     papers, pattern, groups = paper_patterns(paper, rater * S + (score - lo), (int(rater.max(initial=-1)) + 1) * S,
                                              in_order=True)
-    pat, cell, n_pat = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], 0
-    for R, _ in groups:
+    pat, cells, _ = pattern_cells(groups)
+    return papers, pattern, (pat, cells // S, cells % S + lo)
+
+
+def pattern_cells(groups):
+    """``(pattern, cell, count)`` of :func:`paper_patterns`' groups: each pattern's cells a row each
+    (pattern numbers on from group to group) and how many papers have each pattern."""
+    pat, cell, cnt, n_pat = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], 0
+    for R, c in groups:
         pat.append(np.repeat(np.arange(n_pat, n_pat + R.shape[0]), R.shape[1]))
         cell.append(R.ravel())
+        cnt.append(c)
         n_pat += R.shape[0]
-    cells = np.concatenate(cell)
-    return papers, pattern, (np.concatenate(pat), cells // S, cells % S + lo)
+    return np.concatenate(pat), np.concatenate(cell), np.concatenate(cnt)
 
 
 def unique_rows(R, base):
@@ -496,6 +496,13 @@ def unique_rows(R, base):
             key = key * base + R[:, k]
         _, first, inv, cnt = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
         return first, inv.ravel(), cnt
+    return sorted_unique_rows(R)
+
+
+def sorted_unique_rows(R):
+    """:func:`unique_rows` of a matrix ``R`` of any numbers (integers, floats: -0.0 is 0.0 as for
+    ``np.unique``) by one ``lexsort``, column by column: (index of each distinct row's first, each
+    row's distinct row, counts), the distinct rows in lexicographic order."""
     order = np.lexsort(R.T[::-1])   # stable: each distinct row's first is its smallest index
     Rs = R[order]
     new = np.r_[True, (Rs[1:] != Rs[:-1]).any(axis=1)] if R.shape[0] else np.zeros(0, dtype=bool)

@@ -40,6 +40,7 @@ import numpy as np
 
 from ..methods import make_method
 from ..methods.base import FIT_FAILURES
+from ..methods.mml_engine import sorted_unique_rows
 from ..ratings import Adjusted, Ratings
 
 #: Methods whose paper SE comes from the bootstrap over papers.
@@ -180,7 +181,7 @@ def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUnce
     se = np.full(mu.size, np.nan)
     prob = None if cut is None else np.full(mu.size, np.nan)
     if ok.any():
-        first, inverse = _distinct_pairs(mu[ok], sd[ok])   # papers with the same ratings share both
+        first, inverse, _ = sorted_unique_rows(np.column_stack([mu[ok], sd[ok]]))   # papers with the same ratings share both
         theta = mu[ok][first, None] + sd[ok][first, None] * x[None, :]
         f = np.asarray(est.fair_scores(theta.ravel())).reshape(theta.shape)
         m1 = f @ w
@@ -193,19 +194,6 @@ def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUnce
             t_cut = _fair_inverse(est, cut)
             prob[ok] = ndtr(-(t_cut - mu[ok]) / np.maximum(sd[ok], 1e-12))   # norm.sf(x) = ndtr(-x)
     return PaperUncertainty(code, se, prob, source)
-
-
-def _distinct_pairs(a, b):
-    """``(first, inverse)`` of the distinct pairs ``(a[i], b[i])`` in increasing order, as
-    ``np.unique(np.column_stack([a, b]), axis=0, return_index=True, return_inverse=True)`` gives them
-    (``first``: each pair's first occurrence), by one ``lexsort``: that ``np.unique`` sorts the rows as
-    records, 0.42 s for 500k papers where this takes 0.08 s."""
-    order = np.lexsort((b, a))
-    sa, sb = a[order], b[order]
-    new = np.r_[True, (sa[1:] != sa[:-1]) | (sb[1:] != sb[:-1])]
-    inverse = np.empty(a.size, dtype=np.int64)
-    inverse[order] = np.cumsum(new) - 1
-    return order[new], inverse
 
 
 def _fair_inverse(est, cut, lo=-30.0, hi=30.0):
