@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..columnar import (_ASCII_SPACE, FIXED_FORMAT, Column, Rows, distinct_lower, first_seen, fixed_texts,
+from ..columnar import (_ASCII_SPACE, FIXED_FORMAT, Column, Rows, distinct_lower, first_seen, fixed_column,
                         labels_matching, read_columns, write_columns)
 from ..design import keep_first, needs_third
 from ..errors import ArgumentError, InputError, arg, mention
@@ -1207,19 +1207,17 @@ def _neutralised(column: Column) -> Column:
 
 def _formatted(v, fmt: str, mark: str) -> Column:
     """``fmt`` of each value of the float array ``v`` in decimal mark ``mark`` ("" where not finite),
-    as a :class:`~ratercal_cli.columnar.Column`: each distinct value formatted once (a column of
-    adjusted scores has few: 1M ratings, 2.0 s of str.format), ``"{:.Nf}"`` by
-    :func:`~ratercal_cli.columnar.fixed_texts` (a million-rating MML's scores are a paper's each:
-    333,000 distinct values, 0.25 s a column by ``str.format``).  Distinct by their bits, so that
-    -0.0 stays "-0.0000" as ``str.format`` writes it (two values that format alike are two labels of
-    one text)."""
-    inv, u = first_seen(np.ascontiguousarray(v, dtype=np.float64).view(np.int64))
-    u = u.view(np.float64)
+    as a :class:`~ratercal_cli.columnar.Column`: ``"{:.Nf}"`` by
+    :func:`~ratercal_cli.columnar.fixed_column` (a text per rounded value), any other format once
+    for each distinct value (a column of adjusted scores has few: 1M ratings, 2.0 s of str.format).
+    Distinct by their bits, so that -0.0 stays "-0.0000" as ``str.format`` writes it (two values
+    that format alike are two labels of one text)."""
     fixed = FIXED_FORMAT.fullmatch(fmt)
     if fixed:
-        text = fixed_texts(u, int(fixed.group(1)), mark)
-    else:
-        text = [fmt.format(x).replace(".", mark) for x in u.tolist()]
+        return fixed_column(v, int(fixed.group(1)), mark, nonfinite="")
+    inv, u = first_seen(np.ascontiguousarray(v, dtype=np.float64).view(np.int64))
+    u = u.view(np.float64)
+    text = [fmt.format(x).replace(".", mark) for x in u.tolist()]
     for k in np.flatnonzero(~np.isfinite(u)).tolist():
         text[k] = ""
     return Column(inv, text)
