@@ -22,7 +22,8 @@ What makes this fast at a million ratings:
 * papers with the same ratings (items and scores) are one *pattern*, computed once and
   counted ``mult`` times;
 * everything else is a sum over papers of per-(cell, node) or per-(item pair, node) weights
-  (:meth:`GridEngine.evaluate`), gathered block by block of patterns (``BLOCK`` at a time):
+  (:meth:`GridEngine.evaluate`), gathered block by block of patterns (``PASS_BLOCK`` at a time, ``BLOCK``
+  for the information):
   memory is patterns x nodes per block, whatever the number of ratings;
 * with many ratings a paper (narrow posteriors), log L, the gradient and the posterior moments
   take each chunk of patterns whose posteriors lie near each other on the nodes where they lay
@@ -56,8 +57,15 @@ __all__ = ["GridEngine", "Evaluation", "SPAN", "grid_nodes", "unique_rows"]
 
 #: the grid covers z in [-SPAN, SPAN] (the normal's mass outside: 2.6e-12)
 SPAN = 7.0
-#: patterns per block of the E step
+#: patterns per block of the information's E step
 BLOCK = 1 << 15
+#: patterns per block of log L and the gradient (their patterns x nodes arrays, a few MiB, stay in
+#: the cache across the passes over them: 15-20% less time a full evaluation than BLOCK at a time)
+PASS_BLOCK = 1 << 13
+#: exp of what lies below this (relative to a pattern's shift) is taken as exp(FLOOR), 1e-304: numpy's
+#: exp is 4-8 times slower where it underflows (many ratings a paper on the whole grid); a pattern
+#: whose posterior is kept (normalising sum over 1e-200) loses nothing by it (1e-104 of its sum)
+FLOOR = -700.0
 #: (pattern, item pair) entries at a time in the mean part of the information
 ENTRY_CHUNK = 1 << 18
 #: a pattern x column matrix is held dense (BLAS products) when at least this share is nonzero
@@ -142,6 +150,7 @@ class GridEngine:
         self.n_obs = np.asarray(self.cells.T @ self.mult).reshape(self.U, self.K)   # ratings per cell
         x = np.tile(np.arange(self.K, dtype=np.float64), self.U)
         self.total = np.asarray(self.cells @ x)   # each pattern's total score
+        self.n_max = int(max((R.shape[1] for R, _ in groups), default=0))   # most ratings a pattern
         items = sparse.csr_matrix((self.cells.data, (np.repeat(np.arange(n_pat), np.diff(self.cells.indptr)),
                                                      self.cells.indices // self.K)), shape=(n_pat, self.U))
         items.sum_duplicates()
@@ -263,15 +272,23 @@ class GridEngine:
         logP = log_category_probabilities(theta[None, :], np.asarray(tau, float)[:, None, :])  # (U, Q, K)
         return sigma, logP
 
-    def _posterior(self, logP, a, b, normalise=True):
-        """log L of patterns a..b, their posteriors (b-a, Q) and the sums ``s`` that normalise them
-        (they are divided by them only with ``normalise``: where a pass over them is spared by
-        dividing what is summed from them instead)."""
-        T = logP.transpose(0, 2, 1).reshape(self.U * self.K, self.Q)
-        L, top, s = _shifted_exp(self._cells_block(a, b), T, self.logw)
-        if normalise:
-            L /= s[:, None]
-        return top + np.log(s), L, s
+    def _shifted(self, logP) -> "_Shifted":
+        """The tables of an evaluation as :func:`_shifted_exp` takes them."""
+        T = logP.transpose(0, 2, 1).reshape(self.U * self.K, self.Q)   # log P, cells x nodes (a copy)
+        tmax, wmax = T.max(axis=1), self.logw.max()
+        T -= tmax[:, None]
+        lw = self.logw - wmax
+        return _Shifted(T, lw, tmax, wmax, self.n_max * -T.min(initial=0.0) - lw.min(initial=0.0) > -FLOOR)
+
+    def _pass(self, cells, tab, qa, qb, m):
+        """Patterns ``cells`` (weights ``m``) on nodes qa..qb-1 of the tables ``tab`` (:meth:`_shifted`):
+        their log L (summed with ``m``), posterior means and sds (z units), and their posteriors
+        times ``s`` (``L``: divided by ``s`` only where needed, the caller's pass over them) and ``s``."""
+        L, top, S = _shifted_exp(cells, tab, qa, qb, self.z[qa:qb])
+        s = S[:, 0]
+        mz = S[:, 1] / s
+        sd = np.sqrt(np.maximum(S[:, 2] / s - mz * mz, 0.0))
+        return float((top + np.log(s)) @ m), L, s, mz, sd
 
     def _cells_block(self, a, b):
         """Rows a..b of ``cells_op``, sliced once (a sparse slice is a copy: one of every rating at
@@ -318,29 +335,25 @@ class GridEngine:
             cache[i] = self.cells_op[rows]
         return cache[i]
 
-    def _window_pass(self, logP, i, rows, qa, qb, ncell, mz_all, sd_z):
+    def _window_pass(self, tab, i, rows, qa, qb, ncell, mz_all, sd_z):
         """log L of patterns ``rows`` (weighted) from their posteriors on nodes qa..qb-1, their
         posterior means and sds into ``mz_all``/``sd_z`` and (``ncell`` given) their posterior
         counts into ``ncell``.  Where a posterior now reaches within TAIL sds of the window's edge
         (not the grid's), the chunk is done on the whole grid: the window leaves out no more mass
         than the grid's own range (:func:`.mml.required_grid`) does."""
         cells = self._cells_rows(i, rows)
-        z = self.z
+        z, m = self.z, self.mult[rows]
         for a, b in ((qa, qb), (0, self.Q)):
-            T = logP[:, a:b, :].transpose(0, 2, 1).reshape(self.U * self.K, b - a)
-            L, top, s = _shifted_exp(cells, T, self.logw[a:b])   # (the posteriors are L / s: divided in what is summed from them)
-            zw = z[a:b]
-            mz = (L @ zw) / s
-            sd = np.sqrt(np.maximum((L @ (zw * zw)) / s - mz * mz, 0.0))
+            ll, L, s, mz, sd = self._pass(cells, tab, a, b, m)
             inside = (a == 0 or np.min(mz - TAIL * sd) >= z[a]) and (b == self.Q or np.max(mz + TAIL * sd) <= z[b - 1])
             if inside or (a, b) == (0, self.Q):
                 break
             self.window_misses += 1
         mz_all[rows], sd_z[rows] = mz, sd
-        m = self.mult[rows]
         if ncell is not None:
-            ncell[:, a:b] += cells.T @ (L * (m / s)[:, None])
-        return float((top + np.log(s)) @ m)
+            L *= (m / s)[:, None]
+            ncell[:, a:b] += cells.T @ L
+        return ll
 
     # ---- evaluation ---------------------------------------------------------------------------
     def evaluate(self, tau, log_sigma, level: int = 0, moments: bool = False) -> Evaluation:
@@ -351,8 +364,6 @@ class GridEngine:
         U, K, M, Q, z = self.U, self.K, self.M, self.Q, self.z
         ll = 0.0
         ncell = np.zeros((U * K, Q)) if level >= 1 else None
-        eap = np.empty(self.N) if moments else None
-        eap_sd = np.empty(self.N) if moments else None
         sd_z = np.empty(self.N)
         mz_all = np.empty(self.N)
         if level >= 2:
@@ -361,30 +372,26 @@ class GridEngine:
             if not hasattr(self, "pair_u"):   # what only an information needs, made at the first
                 self._pairs()
             acc = _Louis(self, P, E, sigma)
+        tab = self._shifted(logP)
         windows = self._windows() if level < 2 else None
         for i, rows, qa, qb in windows or ():   # patterns near each other, on the nodes where their posteriors lie
-            ll += self._window_pass(logP, i, rows, qa, qb, ncell, mz_all, sd_z)
-        for a in range(0, 0 if windows else self.N, BLOCK):
-            b = min(self.N, a + BLOCK)
-            llp, pi, s = self._posterior(logP, a, b, normalise=level >= 2)   # (else pi / s)
-            m = self.mult[a:b]
-            ll += float(llp @ m)
-            r = 1.0 if level >= 2 else 1.0 / s
-            mz = (pi @ z) * r
-            mz_all[a:b] = mz
-            sd_z[a:b] = np.sqrt(np.maximum((pi @ (z * z)) * r - mz * mz, 0.0))
-            if moments:
-                eap[a:b] = sigma * mz
-                eap_sd[a:b] = sigma * sd_z[a:b]
-            if level >= 1:
-                pim = pi * (m * r)[:, None]
-                ncell += self._cells_block(a, b).T @ pim
-                if level >= 2:
-                    acc.add_block(a, b, pi, pim, m)
-        if windows and moments:
-            eap[:], eap_sd[:] = sigma * mz_all, sigma * sd_z
+            ll += self._window_pass(tab, i, rows, qa, qb, ncell, mz_all, sd_z)
+        step = BLOCK if level >= 2 else PASS_BLOCK
+        for a in range(0, 0 if windows else self.N, step):
+            b = min(self.N, a + step)
+            cells, m = self._cells_block(a, b), self.mult[a:b]
+            llp, pi, s, mz_all[a:b], sd_z[a:b] = self._pass(cells, tab, 0, Q, m)
+            ll += llp
+            if level == 1:
+                pi *= (m / s)[:, None]   # the posterior counts
+                ncell += cells.T @ pi
+            elif level >= 2:
+                pi /= s[:, None]
+                pim = pi * m[:, None]
+                ncell += cells.T @ pim
+                acc.add_block(a, b, pi, pim, m)
         self._where = (mz_all, sd_z)
-        ev = Evaluation(ll=ll, eap=eap, eap_sd=eap_sd)
+        ev = Evaluation(ll=ll, eap=sigma * mz_all if moments else None, eap_sd=sigma * sd_z if moments else None)
         if self.N:
             ev.z_sd_low = float(np.quantile(sd_z, 0.01))
             ev.z_lo, ev.z_hi = float(np.min(mz_all - TAIL * sd_z)), float(np.max(mz_all + TAIL * sd_z))
@@ -404,27 +411,44 @@ class GridEngine:
         return ev
 
 
-def _shifted_exp(cells, T, logw):
-    """``exp(cells @ T + logw - top)`` (patterns x nodes: each pattern's likelihood at the nodes, times
-    the weights, over ``exp(top)``), its row sums and ``top``: each row shifted by a bound of its largest
-    term (the sum of its cells' largest, + the largest log weight: a sparse product, not a pass over the
-    array), so that nothing overflows; a row so far below its bound that its sum underflows (many
-    ratings a paper whose cells are largest at different nodes) is shifted by its own largest term."""
-    L = cells @ T
-    top = cells @ T.max(axis=1) + logw.max()
-    L += logw
-    L -= top[:, None]
+@dataclass
+class _Shifted:
+    """log P (cells x nodes) shifted by each cell's largest (``T = log P - tmax``), the log weights by
+    their largest (``lw = logw - wmax``); ``clip``: can a pattern's terms reach below FLOOR?"""
+    T: np.ndarray
+    lw: np.ndarray
+    tmax: np.ndarray
+    wmax: float
+    clip: bool
+
+
+def _shifted_exp(cells, tab: _Shifted, qa, qb, z):
+    """``L = exp(cells @ T + lw)`` on nodes qa..qb-1 (patterns x nodes: each pattern's likelihood at
+    the nodes, times the weights, over ``exp(top)``), ``top`` and the sums over the nodes of ``L``,
+    ``L z`` and ``L z^2`` (patterns x 3: one product).  Each row is shifted by a bound of its largest
+    term, ``top = cells @ tmax + wmax`` (the sum of its cells' largest, + the largest log weight:
+    taken from the tables, not from the array), so that nothing overflows; a row so far below its bound
+    that its sum underflows (many ratings a paper whose cells are largest at different nodes) is
+    shifted by its own largest term.  Terms below FLOOR are clipped there (``tab.clip``)."""
+    L = cells @ tab.T[:, qa:qb]
+    L += tab.lw[qa:qb]
+    top = cells @ tab.tmax + tab.wmax
+    if tab.clip:
+        np.maximum(L, FLOOR, out=L)
     np.exp(L, out=L)
-    s = L.sum(axis=1)
-    low = np.flatnonzero(~(s > 1e-200))
+    Z = np.stack([np.ones_like(z), z, z * z], axis=1)
+    S = L @ Z
+    low = np.flatnonzero(~(S[:, 0] > 1e-200))
     if low.size:
-        R = cells[low] @ T
-        R += logw
-        top[low] = R.max(axis=1)
-        R -= top[low][:, None]
+        R = cells[low] @ tab.T[:, qa:qb]
+        R += tab.lw[qa:qb]
+        shift = R.max(axis=1)
+        top[low] += shift
+        R -= shift[:, None]
+        np.maximum(R, FLOOR, out=R)
         np.exp(R, out=R)
-        L[low], s[low] = R, R.sum(axis=1)
-    return L, top, s
+        L[low], S[low] = R, R @ Z
+    return L, top, S
 
 
 def paper_patterns(paper, cell, n_cells, in_order=False):
