@@ -48,7 +48,9 @@ full one costs 10-25 gradients at 3-21 raters a paper); convergence is confirmed
 information, and that last information gives the standard errors, except where a sample steers:
 there the iterations go on (a few more gradients) until the sample's information's Newton
 decrement is under ``SAMPLE_TOL`` of the tolerance, and the full information is computed only when
-a standard error is asked for (:class:`MMLFit`; ``adjust`` asks for none).  From the best
+a standard error is asked for (:class:`MMLFit`; ``adjust`` asks for none).  There the sample's
+papers alone are fitted first, to about as near as their optimum is to every paper's, so that the
+iterations far from the optimum cost a sample's evaluations (:func:`_fit_on_grids`).  From the best
 of a few starts this takes 6-10 iterations; the grid is chosen at the start and follows the
 posteriors as the estimates move (made ``GRID_MARGIN`` finer than they need, so that it is not
 remade at every step).
@@ -77,6 +79,7 @@ simulated parameters; steps within 0.02 logits (RMS) of CML (:mod:`.cml`) on a c
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from functools import cached_property, partial
 
@@ -139,6 +142,11 @@ MAX_SAMPLE_INFOS = 4
 #: paper, 1M ratings: 0.4 s, where the every-paper information that confirmed convergence cost 1.2 s;
 #: estimates within 4e-7 of a fit to a decrement of 1e-13 x n on the full information)
 SAMPLE_TOL = 1e-6
+#: the sample's papers alone are fitted first (:func:`_fit_on_grids`), to a decrement (every paper's
+#: scale) of SAMPLE_PHASE_TOL x (k - 1) a parameter, k the papers per sampled one: about the distance from
+#: their optimum to every paper's (the difference of two estimates, of k - 1 and 1 parts of the papers),
+#: so that nearer is not worth the sample's evaluations
+SAMPLE_PHASE_TOL = 1.0
 #: the start of sigma: the best of START_SIGMAS
 SIGMA0 = 2.0
 START_SIGMAS = (0.7, 1.0, 1.4, 2.0, 2.8)
@@ -297,6 +305,7 @@ class _Objective:
         self.RC = (self.R @ self.C).tocsr()
         self.pen = (self.RC.T @ self.RC).toarray()
         self.U, self.M, self.ls = U, M, ls
+        self.scale = 1.0   # log L (and its derivatives) times this: the sample's objective stands for every paper's
         self._item_rows()
 
     def _item_rows(self):
@@ -344,20 +353,34 @@ class _Objective:
         coarse = level == 2 and self.info_grid
         ev = self.eng.evaluate(tau, ls, level=1 if sample is not None or coarse else level, moments=moments)
         rv = self.R @ v
-        ll = ev.ll - 0.5 * float(rv @ rv)
+        ll = self.scale * ev.ll - 0.5 * float(rv @ rv)
         if level == 0:
             return ll, None, None, None, ev
-        g = self.K.T @ ev.g - self.RC.T @ rv
+        g = self.scale * (self.K.T @ ev.g) - self.RC.T @ rv
         if level == 1:
             return ll, g, None, None, ev
         H, Hem = self._hessians(tau, ls, ev, sample)
         return ll, g, H, Hem, ev
 
+    def hessians(self, phi, ev, approx=False):
+        """The Hessians (:meth:`_hessians`) at ``phi``, where ``ev`` is the engine's evaluation (its
+        log L and gradient already known: they are not computed again)."""
+        tau, ls = self.tau(phi)
+        return self._hessians(tau, ls, ev, self.sample if approx else None)
+
+    def on_sample(self) -> "_Objective":
+        """The objective of the sample's papers alone, their log L scaled to every paper's (its optimum
+        near the full one's, its Hessian the one that steers the full fit: :func:`_fit_on_grids`)."""
+        sub = copy.copy(self)
+        sub.eng, sub.sample = self.sample, None
+        sub.scale = self.eng.mult.sum() / self.sample.mult.sum()
+        return sub
+
     def _hessians(self, tau, ls, ev, sample=None):
         """The Louis and complete-data Hessians of the penalised log L (free coordinates): the sample's
         scaled to every paper (``sample`` given), else every paper's, on the information's grid
         (:func:`info_grid`, from the posteriors of ``ev``) or, without one, ``ev``'s own (level 2)."""
-        scale, hev = 1.0, ev
+        scale, hev = self.scale, ev
         grid = info_grid(self.eng, ev) if self.info_grid else None
         if sample is not None:
             self._same_grid()
@@ -372,8 +395,11 @@ class _Objective:
                 hev = self.eng.evaluate(tau, ls, level=2)
             finally:
                 self.eng.z, self.eng.logw, self.eng.Q = keep
-        H = scale * hev.H.project(self.Ku, self.cols, self.ks, self.P) - self.pen
-        Hem = scale * hev.H_em.project(self.Ku, self.cols, self.ks, self.P) - self.pen
+        elif hev.H is None:
+            hev = self.eng.evaluate(tau, ls, level=2)
+        proj = (lambda h: h.project(self.Ku, self.cols, self.ks, self.P))
+        H = scale * proj(hev.H) - self.pen
+        Hem = scale * proj(hev.H_em) - self.pen
         return H, Hem
 
     def information(self, phi, ev):
@@ -411,7 +437,7 @@ def _start(obj: _Objective, counts, items, sigma0=SIGMA0):
     return phi
 
 
-def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
+def _newton(obj: _Objective, phi, max_iter, stop, regrid: bool, carry=None, confirm: bool = True):
     """Newton-Raphson on the penalised log L (Louis information; the EM step where it is not
     negative definite), each step at most MAX_STEP logits and halved until log L rises.  The
     information is computed at the start and again only where a step failed or where the
@@ -421,38 +447,47 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
     keeps the convergence superlinear).  With
     ``regrid``, the grid follows the posteriors: where those at a new point need another grid
     (:func:`required_grid`), the iterations go on on that grid (log L and its gradient there; the
-    information carried over).  Convergence (a Newton decrement under ``tol`` x ``n_scale``) is
-    confirmed with the information itself, which the report uses for the standard errors (at the
-    last point but the final, tiny step).  Where the objective has a sample engine (past
-    2 x SAMPLE_RATINGS ratings), the informations that steer the iterations are the sample's
-    (scaled to every paper: a fraction of the cost, 10-25 gradients' worth at 3 and 21 of 200
-    raters a paper) and are taken afresh sooner (SAMPLE_REUSE_GAIN); convergence is then a
-    decrement under ``SAMPLE_TOL`` x ``tol`` x ``n_scale`` by the sample's information or its
-    update, with no full information (the standard errors compute it when asked for).  Returns
-    (phi, converged, iterations, the full information -H at the last point or None)."""
+    information carried over).  Convergence (a Newton decrement under ``stop``) is
+    confirmed with the information itself (unless not ``confirm``), which the report uses for the
+    standard errors (at the last point but the final, tiny step).  Where the objective has a sample
+    engine (past 2 x SAMPLE_RATINGS ratings), the informations that steer the iterations are the
+    sample's (scaled to every paper: a fraction of the cost, 10-25 gradients' worth at 3 and 21 of
+    200 raters a paper; computed at a point whose gradient is known, they need no evaluation of
+    every paper) and are taken afresh sooner (SAMPLE_REUSE_GAIN); convergence is then a decrement
+    under ``stop`` by the sample's information or its update, with no full information (the
+    standard errors compute it when asked for).  ``carry``: (factor, updates, newton, kind) of the
+    matrix to start from (:func:`_fit_on_grids`: the sample's).  Returns (phi, converged,
+    iterations, the full information -H at the last point or None, (factor, updates, newton, kind,
+    the last evaluation))."""
     it, grids = 0, 0
-    # kind of B: "full" (the information at phi), "approx" (the sample's, :class:`_Objective`), "bfgs" (updated)
-    B, newton, kind, last_dec, full_next = None, False, "full", np.inf, not obj.can_approx
-    updates = []   # the BFGS updates of B since it was computed: (s, y, 1 / y's)
-    n_sample = 0
-    stop = tol * n_scale * (SAMPLE_TOL if obj.can_approx else 1.0)
+    # kind of the matrix: "full" (the information at phi), "approx" (the sample's, :class:`_Objective`), "bfgs" (updated)
+    factor, updates, newton, kind = carry if carry is not None else (None, [], False, "full")
+    info, last_dec, full_next, n_sample = None, np.inf, not obj.can_approx, 0
+    ll = g = ev = None
     while it < max_iter:
         it += 1
-        if B is None:
-            ll, g, H, Hem, _ = obj(phi, level=2, approx=not full_next)
+        if factor is None and g is None and full_next:
+            ll, g, H, Hem, ev = obj(phi, level=2)
+        elif factor is None or g is None:
+            if g is None:
+                ll, g, _, _, ev = obj(phi, level=1)
+            if factor is None:
+                H, Hem = obj.hessians(phi, ev, approx=not full_next)
+        if factor is None:
             factor, newton = _factor(H, Hem)
-            B, kind, updates = (-H if newton else None), ("full" if full_next else "approx"), []
+            info, kind, updates = (-H if newton else None), ("full" if full_next else "approx"), []
             n_sample += kind == "approx"
             full_next = not obj.can_approx or n_sample >= MAX_SAMPLE_INFOS
         d = _bfgs_solve(factor, updates, g)
         dec = float(g @ d)   # twice the predicted gain of the Newton step
+        state = (factor, updates, newton, kind, ev)
         if newton and dec < stop:
-            if kind == "full" or obj.can_approx:   # converged: the last (tiny) step taken too
-                return phi + d, True, it, B if kind == "full" else None
-            B, full_next = None, True   # confirmed by the information itself
+            if kind == "full" or obj.can_approx or not confirm:   # converged: the last (tiny) step taken too
+                return phi + d, True, it, info if kind == "full" else None, state
+            factor, full_next = None, True   # confirmed by the information itself
             continue
         if kind == "bfgs" and dec > last_dec / (SAMPLE_REUSE_GAIN if obj.can_approx else REUSE_GAIN):   # the updates stall (flat directions): the information
-            B = None
+            factor = None
             continue
         last_dec = dec
         big = np.max(np.abs(d), initial=0.0)
@@ -461,28 +496,28 @@ def _newton(obj: _Objective, phi, max_iter, tol, n_scale, regrid: bool):
         step = 1.0
         while True:   # (the gradient at once: the full step is the usual outcome)
             new = phi + step * d
-            ll_new, g_new, _, _, ev = obj(new, level=1)
+            ll_new, g_new, _, _, ev_new = obj(new, level=1)
             if ll_new >= ll - 1e-12 * abs(ll) or step < 1e-6:
                 break
             step /= 2.0
         if ll_new < ll - 1e-12 * abs(ll):   # no ascent left at numerical precision
             if kind != "full":
-                B, full_next = None, full_next or kind == "approx"   # try again with the information here
+                factor, full_next = None, full_next or kind == "approx"   # try again with the information here
                 continue
-            return phi, newton, it, B if newton else None
-        ll = ll_new
+            return phi, newton, it, info if newton else None, state
+        ll, ev = ll_new, ev_new
         if regrid and grids < MAX_REGRIDS and not (_grid_suffices(obj.eng, ev) and not _grid_excess(obj.eng, ev)):
             obj.eng.set_nodes(*required_grid(ev, GRID_MARGIN))   # the posteriors moved: log L and gradient on their grid
             grids += 1
             ll, g_new, _, _, ev = obj(new, level=1)
         s_, y_ = new - phi, g - g_new             # the step, and the change of -gradient
         phi, g = new, g_new
-        if B is None or not y_ @ s_ > 0:
-            B = None   # the information afresh at the new point
+        if not newton or not y_ @ s_ > 0:
+            factor = None   # the information afresh at the new point
             continue
         updates.append((s_, y_, 1.0 / float(y_ @ s_)))
         kind = "bfgs"
-    return phi, False, it, None
+    return phi, False, it, None, (factor, updates, newton, kind, ev)
 
 
 def _bfgs_solve(factor, updates, g):
@@ -558,12 +593,29 @@ def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale):
     """From the best of ``starts`` (by log L; of the sample's papers where the objective has a
     sample), Newton on ``n_nodes`` nodes or, by default, on a grid for the posteriors at the first
     start (chosen twice: a coarse grid misjudges narrow ones; by the sample's papers where there is
-    one), which then follows the posteriors (:func:`_newton`)."""
-    if n_nodes is None:
+    one), which then follows the posteriors (:func:`_newton`).  Where there is a sample, the sample's
+    papers alone (their log L scaled to every paper's) are fitted first, to a decrement of
+    SAMPLE_PHASE_TOL x (k - 1) a parameter (k papers a sampled one), on their own grid: the
+    iterations far from the optimum, their line searches and regrids cost a sample's evaluations,
+    not every paper's (at 1M ratings, 6-10 evaluations of every paper fewer, and none on a start's
+    grid, made for the start's narrow posteriors: 166 nodes at 21 raters a paper where the fit
+    ends on 120); every paper's then starts from there, on the grid the sample's posteriors ask
+    for (seldom made again) and with the sample's last matrix (its information and BFGS updates)."""
+    regrid = n_nodes is None
+    if regrid:
         for _ in range(2):
             obj.eng.set_nodes(*required_grid(obj(starts[0], on_sample=True)[4]))
     phi = max(starts, key=lambda p: obj(p, on_sample=True)[0])
-    return _newton(obj, phi, max_iter, tol, n_scale, regrid=n_nodes is None)
+    if not obj.can_approx:
+        return _newton(obj, phi, max_iter, tol * n_scale, regrid)[:4]
+    sub = obj.on_sample()
+    near = SAMPLE_PHASE_TOL * max(sub.scale - 1.0, 1.0) * phi.size
+    phi, _, it, _, (factor, updates, newton, kind, ev) = _newton(sub, phi, max_iter, near, regrid, confirm=False)
+    if regrid and ev is not None:
+        obj.eng.set_nodes(*required_grid(ev, GRID_MARGIN))
+    carry = (factor, updates, newton, "approx" if kind == "full" else kind) if factor is not None else None
+    phi, converged, it2, info, _ = _newton(obj, phi, max(max_iter - it, 1), tol * n_scale * SAMPLE_TOL, regrid, carry)
+    return phi, converged, it + it2, info
 
 
 def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | None = None, max_iter: int = 200,
