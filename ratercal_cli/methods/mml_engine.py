@@ -80,6 +80,10 @@ DENSE_GAIN = 8.0
 BY_ITEM_FROM = 6.0
 #: item pairs are found by a table of U^2 entries up to this size (else by a search)
 PAIR_TABLE = 1 << 22
+#: the designs' weights of each item pair (:meth:`GridEngine.pair_designs`) are made a group of items
+#: at a time, at most about this many (design, item pair) entries a group, and kept between
+#: informations where one group holds them all (a sample's: 1.8M entries at 21 of 200 raters a paper)
+PAIR_ENTRIES = 1 << 21
 
 
 def _operator(m):
@@ -199,8 +203,7 @@ class GridEngine:
         self._designs()
         it = self.items
         D = it[self.design_first]
-        self.design_items = D                       # designs x items (counts), and its transpose
-        self.design_items_T = D.T.tocsr()
+        self.design_items = D                       # designs x items (counts)
         on = D.copy()
         on.data = np.ones_like(on.data)
         co = sparse.triu((on.T @ on).tocsr()).tocoo()
@@ -224,6 +227,37 @@ class GridEngine:
         """The index in ``pair_u``, ``pair_v`` of item pairs (u, v), u <= v, rated together."""
         key = u.astype(np.int64) * self.U + v
         return self._pair_table[key] if self._pair_table is not None else np.searchsorted(self.pair_key, key)
+
+    def pair_designs(self):
+        """The designs' weights c_du c_dv of the item pairs (u, v >= u), for groups of items u0..u1-1 of
+        at most about PAIR_ENTRIES (design, item pair) entries each: [(u0, u1, at, des, cnt, row, w)],
+        item u's (design, u) entries ``at[u - u0]:at[u - u0 + 1]`` (by design), each one's design
+        ``des`` and number of pairs ``cnt``, and those (design, pair) entries in the same order: the
+        pair's row among u's pairs and the weight.  One group where that holds them all (then kept:
+        a sample's), else made at each information (nothing of the size of all the entries is held:
+        at 21 of 200 raters a paper they are 11 times the ratings)."""
+        if getattr(self, "_pair_designs", None) is not None:
+            return self._pair_designs
+        D = self.design_items                       # designs x items (counts), columns sorted
+        n = np.diff(D.indptr)
+        d_of = np.repeat(np.arange(n.size), n)
+        after = D.indptr[d_of + 1] - np.arange(D.nnz)   # each entry's entries v >= u in its design
+        by_item = sparse.csr_matrix((np.arange(D.nnz), D.indices, D.indptr), shape=D.shape).T.tocsr()
+        per_item = np.bincount(D.indices, weights=after, minlength=self.U)
+        cuts = np.unique(np.r_[0, np.searchsorted(np.cumsum(per_item), np.arange(PAIR_ENTRIES, per_item.sum(),
+                                                                                   PAIR_ENTRIES), side="right"), self.U])
+        groups = []
+        for u0, u1 in zip(cuts[:-1], cuts[1:]):
+            e = by_item.data[by_item.indptr[u0]:by_item.indptr[u1]]   # the group's (design, u) entries, by u then design
+            cnt = after[e]
+            ev = np.repeat(e, cnt) + _ranges(cnt)                     # their (design, v >= u) entries
+            u = np.repeat(D.indices[e], cnt)
+            row = self.pair_index(u, D.indices[ev]) - self.pair_bounds[u]
+            groups.append((int(u0), int(u1), by_item.indptr[u0:u1 + 1] - by_item.indptr[u0], d_of[e], cnt,
+                           row, np.repeat(D.data[e], cnt) * D.data[ev]))
+        if len(groups) == 1:
+            self._pair_designs = groups
+        return groups
 
     def _design_blocks(self, X):
         """Few designs of many items each (a rubric): ``design_blocks``, per design its items, their
@@ -704,7 +738,8 @@ class _Louis:
 
     def _node_pairs(self, Pk):
         """Per item pair (u, v): sum_q C_uvq Pk[u, q] Pk[v, q]' with C_uvq = sum_p pi_pq m_p c_pu c_pv
-        (= sum over designs of their weights c_u c_v times ``Cd``), one BLAS product per item u."""
+        (= sum over designs of their weights c_u c_v times ``Cd``: :meth:`GridEngine.pair_designs`), one
+        sparse and one BLAS product per item u."""
         eng, Q, M = self.eng, self.eng.Q, self.eng.M
         pu, pv = eng.pair_u, eng.pair_v
         PkT = np.ascontiguousarray(Pk.transpose(1, 0, 2))   # (Q, U, M)
@@ -718,23 +753,21 @@ class _Louis:
         cov = np.empty((pu.size, M, M))
         bounds = eng.pair_bounds
         PkQ = np.ascontiguousarray(Pk.transpose(1, 2, 0))   # (Q, M, U): the pairs' items innermost
-        D, Dt = eng.design_items, eng.design_items_T
-        pos = np.full(eng.U, -1, dtype=np.int64)
-        for u in np.flatnonzero(np.diff(bounds)):
-            s0, s1 = bounds[u], bounds[u + 1]
-            # C_uvq = sum over the designs d of u: c_du c_dv Cd[d, q] (its designs' rows, entries v >= u)
-            des, cu = Dt.indices[Dt.indptr[u]:Dt.indptr[u + 1]], Dt.data[Dt.indptr[u]:Dt.indptr[u + 1]]
-            pos[pv[s0:s1]] = np.arange(s1 - s0)
-            n = np.diff(D.indptr)[des]
-            ent = np.repeat(D.indptr[des], n) + _ranges(n)
-            col = pos[D.indices[ent]]
-            keep = col >= 0
-            row = np.repeat(np.arange(des.size), n)[keep]
-            W = sparse.csr_matrix((D.data[ent[keep]] * cu[row], (col[keep], row)), shape=(s1 - s0, des.size))
-            C = W @ self.Cd[des]                              # (pairs of u, Q)
-            pos[pv[s0:s1]] = -1
-            B = PkQ[:, :, pv[s0:s1]] * C.T[:, None, :]        # (Q, M, pairs of u)
-            cov[s0:s1] = (Pk[u].T @ B.reshape(Q, -1)).reshape(M, M, s1 - s0).transpose(2, 0, 1)
+        n_des = self.Cd.shape[0]
+        for u0, u1, at, des, cnt, row, w in eng.pair_designs():
+            cum = np.r_[0, np.cumsum(cnt)]
+            for u in range(u0, u1):
+                s0, s1 = bounds[u], bounds[u + 1]
+                if s1 == s0:
+                    continue
+                # C_uvq = sum over the designs d of u: c_du c_dv Cd[d, q] (a sparse product, designs x pairs of u)
+                k0, k1 = at[u - u0], at[u - u0 + 1]
+                ptr = np.zeros(n_des + 1, dtype=np.int64)
+                ptr[des[k0:k1] + 1] = cnt[k0:k1]
+                Wu = sparse.csc_matrix((w[cum[k0]:cum[k1]], row[cum[k0]:cum[k1]], np.cumsum(ptr)), shape=(s1 - s0, n_des))
+                C = Wu @ self.Cd                                  # (pairs of u, Q)
+                B = PkQ[:, :, pv[s0:s1]] * C.T[:, None, :]        # (Q, M, pairs of u)
+                cov[s0:s1] = (Pk[u].T @ B.reshape(Q, -1)).reshape(M, M, s1 - s0).transpose(2, 0, 1)
         return cov
 
     def finish(self, Nuq, resid):
