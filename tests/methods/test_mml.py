@@ -474,7 +474,8 @@ def test_a_diverged_information_is_a_method_error_not_a_value_error():
 @pytest.mark.parametrize("model", ["pcm", "rsm"])
 def test_a_sample_steered_fit_ends_where_the_full_one_does(monkeypatch, model):
     """Past 2 x SAMPLE_RATINGS ratings the iterations are steered by the information of every k-th
-    paper (cheaper by k) and go on until its decrement is under SAMPLE_TOL of the tolerance: the
+    paper (cheaper by k), the sample's papers fitted first (their gradients and information alone),
+    and go on until its decrement is under SAMPLE_TOL of the tolerance: the
     same estimates and log L as a fit steered and confirmed by the full information, with no full
     information computed until a standard error is asked for (then once: the same SEs)."""
     import ratercal_cli.methods.mml as mml_mod
@@ -495,6 +496,8 @@ def test_a_sample_steered_fit_ends_where_the_full_one_does(monkeypatch, model):
     sampled = fit_mml(r, model=model)
     n_full = max(n for n, _ in calls)
     assert any(n <= n_full / 2 and level == 2 for n, level in calls)   # the sample steered
+    first = [n for n, _ in calls].index(n_full)   # the sample's papers were fitted first, on their own
+    assert sum(level == 1 for _, level in calls[:first]) >= 3 and sum(level == 2 for _, level in calls[:first]) >= 1
     assert sum(n < n_full and level == 2 for n, level in calls) <= mml_mod.MAX_SAMPLE_INFOS
     assert [level for n, level in calls if n == n_full].count(2) == 0   # no full information yet
     assert sampled.converged and full.converged
