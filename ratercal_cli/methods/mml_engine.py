@@ -621,7 +621,8 @@ class _BlockStatic:
     pattern's design); with the items sparse, their (pattern, item) entries grouped by item
     (``by_item``: per item, its entries, in the order of the patterns) and sums over entries
     (``item_sum``: per item, weight mult x count).  Nothing here grows with the pairs of items a
-    pattern has: those are enumerated an item at a time (:meth:`_Louis._mean_by_item`, :meth:`_Louis._mean_by_entries`)."""
+    pattern has (those are enumerated an item at a time, :meth:`_Louis._mean_by_item`, or a chunk of
+    patterns at a time, :meth:`entry_chunks`), but for at most PAIR_ENTRIES of them."""
 
     def __init__(self, eng: GridEngine, a, b):
         it = eng.items[a:b]
@@ -641,6 +642,36 @@ class _BlockStatic:
         ne = ent_u.size
         self.item_sum = sparse.csr_matrix((m[self.ent_p] * it.data, (ent_u, np.arange(ne))), shape=(eng.U, ne))
         self.by_item_mean = ne >= BY_ITEM_FROM * (b - a)
+        self._entry_chunks = None
+
+    def entry_chunks(self, eng: GridEngine, m):
+        """The (pattern, a <= b) pairs of entries of the block's patterns (``m``: their weights), a
+        chunk of patterns at a time (at most ENTRY_CHUNK pairs): [(ia, ib, S)], the entries and S
+        (item pairs x the chunk's pairs: m_p c_pa c_pb in each one's item pair; one column a pair of
+        entries, so made without sorting).  Kept where they are at most PAIR_ENTRIES (few ratings a
+        pattern: 3 a pattern at 2 raters a paper), else made again at each information."""
+        if self._entry_chunks is not None:
+            return self._entry_chunks
+        it = self.items
+        indptr, c = it.indptr, it.data
+        n = np.diff(indptr)
+        cum = np.cumsum(n * (n + 1) // 2)
+        cuts = np.unique(np.r_[0, np.searchsorted(cum, np.arange(ENTRY_CHUNK, cum[-1] if cum.size else 0,
+                                                                     ENTRY_CHUNK), side="right"), n.size])
+
+        def chunks():
+            for r0, r1 in zip(cuts[:-1], cuts[1:]):
+                ia, ib, pp = _entry_pairs(indptr, r0, r1)
+                pair = eng.pair_index(it.indices[ia], it.indices[ib])
+                o = np.argsort(pair, kind="stable")   # by item pair: each pair's sum made in one place
+                ia, ib, pp = ia[o], ib[o], pp[o]
+                yield ia, ib, sparse.csr_matrix((m[pp] * c[ia] * c[ib], np.arange(ia.size),
+                                                 np.r_[0, np.cumsum(np.bincount(pair, minlength=eng.pair_u.size))]),
+                                                shape=(eng.pair_u.size, ia.size))
+        if cum.size and cum[-1] > PAIR_ENTRIES:
+            return chunks()
+        self._entry_chunks = list(chunks())
+        return self._entry_chunks
 
 
 class _Louis:
@@ -655,7 +686,7 @@ class _Louis:
         self.W = np.zeros((U, Q))                    # sum_p pi_pq m_p c_pu S_pq (the log sigma score)
         self.mean_us = np.zeros((U, M))              # sum_p m_p c_pu Pbar_pu Sbar_p
         self.ss = 0.0                                 # sum_p m_p (E_pi[S^2] - Sbar^2)
-        self.PE = np.concatenate([P[:, :, 1:], E[:, :, None]], axis=2)   # (U, Q, M+1)
+        self.Pk = np.ascontiguousarray(P[:, :, 1:])     # (U, Q, M)
 
     def add_block(self, a, b, pi, pim, m):
         eng, sigma, z, M = self.eng, self.sigma, self.eng.z, self.eng.M
@@ -670,40 +701,24 @@ class _Louis:
         if isinstance(st.items, np.ndarray):   # many items a pattern (a rubric): all in BLAS products
             self._add_dense(st, pi, m, Sbar)
             return
-        # posterior means of each (pattern, item) entry: Pbar (M) and Ebar
-        bar = np.empty((st.ent_p.size, M + 1))
+        # posterior means of each (pattern, item) entry: Pbar (M)
+        bar = np.empty((st.ent_p.size, M))
         for u, idx in st.by_item:
-            bar[idx] = pi[st.ent_p[idx]] @ self.PE[u]
-        self.mean_us += st.item_sum @ (bar[:, :M] * Sbar[st.ent_p][:, None])
+            bar[idx] = pi[st.ent_p[idx]] @ self.Pk[u]
+        self.mean_us += st.item_sum @ (bar * Sbar[st.ent_p][:, None])
         if st.by_item_mean:
-            self._mean_by_item(st, bar[:, :M], m)
+            self._mean_by_item(st, bar, m)
         else:
-            self._mean_by_entries(st, bar[:, :M], m)
+            self._mean_by_entries(st, bar, m)
 
     def _mean_by_entries(self, st, bar, m):
         """``mean_pairs`` += sum_p m_p c_pu c_pv Pbar_pu Pbar_pv' over the item pairs u <= v of the
-        block's patterns: their (pattern, a <= b) pairs of entries are enumerated a chunk of patterns
-        at a time (at most ENTRY_CHUNK of them: the whole block's are 11 times its ratings at 21
-        raters a paper), their outer products summed into their item pairs by a sparse product
-        (one column a pair of entries, so made without sorting)."""
-        eng, M = self.eng, self.eng.M
-        it = st.items
-        indptr, c = it.indptr, it.data
-        n = np.diff(indptr)
-        cum = np.cumsum(n * (n + 1) // 2)
-        cuts = np.unique(np.r_[0, np.searchsorted(cum, np.arange(ENTRY_CHUNK, cum[-1] if cum.size else 0,
-                                                                     ENTRY_CHUNK), side="right"), n.size])
-        barT = np.ascontiguousarray(bar.T)
-        for r0, r1 in zip(cuts[:-1], cuts[1:]):
-            ia, ib, pp = _entry_pairs(indptr, r0, r1)
-            pair = eng.pair_index(it.indices[ia], it.indices[ib])
-            w = m[pp] * c[ia] * c[ib]
-            Ba, Bb = barT[:, ia], barT[:, ib]
-            X = np.empty((ia.size, M * M))
-            for k in range(M):
-                np.multiply((Ba[k] * w)[:, None], Bb.T, out=X[:, k * M:(k + 1) * M])
-            S = sparse.csc_matrix((np.ones(ia.size), pair, np.arange(ia.size + 1)), shape=(eng.pair_u.size, ia.size))
-            self.mean_pairs += S @ X
+        block's patterns: the outer products of their (pattern, a <= b) pairs of entries, a chunk at
+        a time (:meth:`_BlockStatic.entry_chunks`), summed into their item pairs by a sparse product."""
+        M = self.eng.M
+        for ia, ib, S in st.entry_chunks(self.eng, m):
+            X = bar[ia][:, :, None] * bar[ib][:, None, :]
+            self.mean_pairs += S @ X.reshape(-1, M * M)
 
     def _mean_by_item(self, st, bar, m):
         """As :meth:`_mean_by_entries`, an item u at a time (for many items a pattern, where the
@@ -736,8 +751,8 @@ class _Louis:
     def _add_dense(self, st, pi, m, Sbar):
         """The mean parts with the patterns' items dense: Y = [c_pu Pbar_pu] (patterns x U*M) and Y' m Y."""
         eng, M, U = self.eng, self.eng.M, self.eng.U
-        bar = (pi @ self.PE.transpose(1, 0, 2).reshape(eng.Q, U * (M + 1))).reshape(-1, U, M + 1)
-        Y = (st.items[:, :, None] * bar[:, :, :M]).reshape(-1, U * M)
+        bar = (pi @ self.Pk.transpose(1, 0, 2).reshape(eng.Q, U * M)).reshape(-1, U, M)
+        Y = (st.items[:, :, None] * bar).reshape(-1, U * M)
         G = (Y.T @ (Y * m[:, None])).reshape(U, M, U, M)
         self.mean_pairs += G[eng.pair_u, :, eng.pair_v, :].reshape(-1, M * M)
         self.mean_us += (Y.T @ (m * Sbar)).reshape(U, M)
