@@ -639,8 +639,8 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     require_connected(ratings, name, links=_star_links(ratings))
     K = ratings.max_score + 1
     item, items, seen, levels = _items(ratings, facet)
-    counts = np.zeros((seen.size, K))
-    np.add.at(counts, (np.searchsorted(seen, ratings.rater), ratings.score), 1.0)
+    # each active rater's ratings of each score (a rating's rater among them is its item's first column)
+    counts = np.bincount(items[item, 0] * K + ratings.score, minlength=seen.size * K).reshape(seen.size, K).astype(np.float64)
     layout = make_layout(model, items, seen.size, levels, K - 1, threshold_facet, used=counts > 0,
                          step_sd=step_sd, location_sd=location_sd)
     if anchor is not None:
