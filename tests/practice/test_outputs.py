@@ -82,6 +82,24 @@ def test_adjust_counts_papers_moving_between_levels(tmp_path):
         assert (r["moved"] == "yes") == (r["given_level"] != r["adjusted_level"])
 
 
+def test_the_change_list_is_made_only_where_something_shows_it(tmp_path, monkeypatch):
+    """A list of every paper (0.9-2 s of adjust --cut at 1M ratings) was made for every cut and thrown
+    away unless --changes, --memo, --json or several levels showed it (issue 32)."""
+    from ratercal_cli.practice import levels
+
+    made = []
+    real = levels.changes
+    monkeypatch.setattr(levels, "changes", lambda *a, **k: made.append(1) or real(*a, **k))
+    plain = run("adjust", RATINGS, *README_ARGS, "-m", "TLI", "--cut", "3.25", "-o", tmp_path / "a.csv")
+    quiet = run("adjust", RATINGS, *README_ARGS, "-m", "TLI", "--cut", "2.25,3.25", "-o", tmp_path / "b.csv", "-q")
+    assert plain.exit_code == quiet.exit_code == 0 and made == []
+    shown = run("adjust", RATINGS, *README_ARGS, "-m", "TLI", "--cut", "2.25,3.25", "-o", tmp_path / "c.csv")
+    assert shown.exit_code == 0 and len(made) == 1 and "paper(s) change level" in shown.stderr
+    listed = run("adjust", RATINGS, *README_ARGS, "-m", "TLI", "--cut", "3.25", "-o", tmp_path / "d.csv", "-q",
+                 "--changes", tmp_path / "c.csv")
+    assert listed.exit_code == 0 and len(made) == 2 and len(read_csv(tmp_path / "c.csv")) == 387
+
+
 def test_levels_in_json_and_uncertain_with_standard_errors(tmp_path):
     res = run("adjust", RATINGS, *README_ARGS, "-m", "MML", "--cut", "2.25,3.25,4.25", "-o", tmp_path / "a.csv",
               "--changes", tmp_path / "c.csv", "--json")
