@@ -642,7 +642,7 @@ class _BlockStatic:
         ne = ent_u.size
         self.item_sum = sparse.csr_matrix((m[self.ent_p] * it.data, (ent_u, np.arange(ne))), shape=(eng.U, ne))
         self.by_item_mean = ne >= BY_ITEM_FROM * (b - a)
-        self._entry_chunks = None
+        self._entry_chunks = self._item_entries = None
 
     def entry_chunks(self, eng: GridEngine, m):
         """The (pattern, a <= b) pairs of entries of the block's patterns (``m``: their weights), a
@@ -672,6 +672,27 @@ class _BlockStatic:
             return chunks()
         self._entry_chunks = list(chunks())
         return self._entry_chunks
+
+    def item_entries(self, eng: GridEngine):
+        """Per item u of the block's patterns, its entries ``idx`` and their patterns' entries v >= u
+        (a pattern's items are sorted: those after u's), ``ent``, with their rows ``col`` among u's
+        item pairs and each pattern's start in them ``ptr``: [(u, idx, ent, col, ptr)].  Kept where
+        they are at most PAIR_ENTRIES (a sample's), else made again at each information."""
+        if self._item_entries is not None:
+            return self._item_entries
+        it = self.items
+
+        def items():
+            for u, idx in self.by_item:
+                cnt = it.indptr[self.ent_p[idx] + 1] - idx
+                ent = np.repeat(idx, cnt) + _ranges(cnt)
+                col = eng.pair_index(np.full(ent.size, u), it.indices[ent]) - eng.pair_bounds[u]
+                yield u, idx, ent, col, np.r_[0, np.cumsum(cnt)]
+        n = np.diff(it.indptr)
+        if float(n @ (n + 1)) / 2 > PAIR_ENTRIES:
+            return items()
+        self._item_entries = list(items())
+        return self._item_entries
 
 
 class _Louis:
@@ -724,29 +745,17 @@ class _Louis:
         """As :meth:`_mean_by_entries`, an item u at a time (for many items a pattern, where the
         outer products of every pair of entries would be a large array to write and read): u's
         patterns' rows (m c_u Pbar_u) against a sparse matrix of their entries v >= u (c_pv Pbar_pv,
-        columns (pair, l)); memory: item u's patterns' entries times M."""
+        columns (pair, l); :meth:`_BlockStatic.item_entries`); memory: item u's patterns' entries times M."""
         eng, M = self.eng, self.eng.M
-        it = st.items
-        indptr, indices, c = it.indptr, it.indices, it.data
-        lens = np.diff(indptr)
-        pos = np.full(eng.U, -1, dtype=np.int64)
+        c = st.items.data
         lM = np.arange(M)
-        for u, idx in st.by_item:
+        for u, idx, ent, col, ptr in st.item_entries(eng):
             s0, s1 = eng.pair_bounds[u], eng.pair_bounds[u + 1]
-            pos[eng.pair_v[s0:s1]] = np.arange(s1 - s0)
-            rows = st.ent_p[idx]
-            A = bar[idx] * (m[rows] * c[idx])[:, None]             # (patterns of u, M)
-            n = lens[rows]
-            ent = np.repeat(indptr[rows], n) + _ranges(n)          # the entries of those patterns
-            col = pos[indices[ent]]
-            keep = col >= 0                                        # v >= u
-            ent, col = ent[keep], col[keep]
-            per_row = np.bincount(np.repeat(np.arange(rows.size), n)[keep], minlength=rows.size) * M
-            G = sparse.csr_matrix(((bar[ent] * c[ent][:, None]).ravel(), (col[:, None] * M + lM).ravel(),
-                                   np.r_[0, np.cumsum(per_row)]), shape=(rows.size, (s1 - s0) * M))
+            A = bar[idx] * (m[st.ent_p[idx]] * c[idx])[:, None]      # (patterns of u, M)
+            G = sparse.csr_matrix(((bar[ent] * c[ent][:, None]).ravel(), (col[:, None] * M + lM).ravel(), ptr * M),
+                                  shape=(idx.size, (s1 - s0) * M))
             res = (G.T @ A).reshape(s1 - s0, M, M)                  # [pair, l, k]
             self.mean_pairs[s0:s1] += res.transpose(0, 2, 1).reshape(s1 - s0, M * M)
-            pos[eng.pair_v[s0:s1]] = -1
 
     def _add_dense(self, st, pi, m, Sbar):
         """The mean parts with the patterns' items dense: Y = [c_pu Pbar_pu] (patterns x U*M) and Y' m Y."""
