@@ -312,12 +312,13 @@ class GridEngine:
         tmax, wmax = T.max(axis=1), self.logw.max()
         T -= tmax[:, None]
         lw = self.logw - wmax
-        return _Shifted(T, lw, tmax, wmax, self.n_max * -T.min(initial=0.0) - lw.min(initial=0.0) > -FLOOR)
+        return _Shifted(T, lw, np.exp(lw), tmax, wmax, self.n_max * -T.min(initial=0.0) > -FLOOR)
 
     def _pass(self, cells, tab, qa, qb, m):
         """Patterns ``cells`` (weights ``m``) on nodes qa..qb-1 of the tables ``tab`` (:meth:`_shifted`):
-        their log L (summed with ``m``), posterior means and sds (z units), and their posteriors
-        times ``s`` (``L``: divided by ``s`` only where needed, the caller's pass over them) and ``s``."""
+        their log L (summed with ``m``), posterior means and sds (z units), and ``L`` and ``s``: the
+        posteriors are ``L w / s`` (``w``: the nodes' weights, :class:`_Shifted`), a product taken only
+        where needed (the caller's pass over them, or the sums from them)."""
         L, top, S = _shifted_exp(cells, tab, qa, qb, self.z[qa:qb])
         s = S[:, 0]
         mz = S[:, 1] / s
@@ -386,7 +387,7 @@ class GridEngine:
         mz_all[rows], sd_z[rows] = mz, sd
         if ncell is not None:
             L *= (m / s)[:, None]
-            ncell[:, a:b] += cells.T @ L
+            ncell[:, a:b] += (cells.T @ L) * tab.w[a:b]
         return ll
 
     # ---- evaluation ---------------------------------------------------------------------------
@@ -417,9 +418,10 @@ class GridEngine:
             llp, pi, s, mz_all[a:b], sd_z[a:b] = self._pass(cells, tab, 0, Q, m)
             ll += llp
             if level == 1:
-                pi *= (m / s)[:, None]   # the posterior counts
-                ncell += cells.T @ pi
+                pi *= (m / s)[:, None]   # the posterior counts, but for the weights
+                ncell += (cells.T @ pi) * tab.w
             elif level >= 2:
+                pi *= tab.w
                 pi /= s[:, None]
                 pim = pi * m[:, None]
                 ncell += cells.T @ pim
@@ -448,35 +450,37 @@ class GridEngine:
 @dataclass
 class _Shifted:
     """log P (cells x nodes) shifted by each cell's largest (``T = log P - tmax``), the log weights by
-    their largest (``lw = logw - wmax``); ``clip``: can a pattern's terms reach below FLOOR?"""
+    their largest (``lw = logw - wmax``) and ``w = exp(lw)``; ``clip``: can a pattern's terms reach
+    below FLOOR?"""
     T: np.ndarray
     lw: np.ndarray
+    w: np.ndarray
     tmax: np.ndarray
     wmax: float
     clip: bool
 
 
 def _shifted_exp(cells, tab: _Shifted, qa, qb, z):
-    """``L = exp(cells @ T + lw)`` on nodes qa..qb-1 (patterns x nodes: each pattern's likelihood at
-    the nodes, times the weights, over ``exp(top)``), ``top`` and the sums over the nodes of ``L``,
-    ``L z`` and ``L z^2`` (patterns x 3: one product).  Each row is shifted by a bound of its largest
-    term, ``top = cells @ tmax + wmax`` (the sum of its cells' largest, + the largest log weight:
-    taken from the tables, not from the array), so that nothing overflows; a row so far below its bound
-    that its sum underflows (many ratings a paper whose cells are largest at different nodes) is
-    shifted by its own largest term.  Terms below FLOOR are clipped there (``tab.clip``)."""
+    """``L = exp(cells @ T)`` on nodes qa..qb-1 (patterns x nodes: each pattern's likelihood at the
+    nodes over ``exp(top - wmax)``), ``top`` and the sums over the nodes of ``L w``, ``L w z`` and
+    ``L w z^2`` (patterns x 3: one product, the weights ``w`` in it rather than in a pass over
+    ``L``).  Each row is shifted by a bound of its largest term, ``top = cells @ tmax + wmax`` (the sum
+    of its cells' largest, + the largest log weight: taken from the tables, not from the array), so
+    that nothing overflows; a row so far below its bound that its sum underflows (many ratings a paper
+    whose cells are largest at different nodes) is shifted by its own largest term.  Terms below
+    FLOOR are clipped there (``tab.clip``)."""
     L = cells @ tab.T[:, qa:qb]
-    L += tab.lw[qa:qb]
     top = cells @ tab.tmax + tab.wmax
     if tab.clip:
         np.maximum(L, FLOOR, out=L)
     np.exp(L, out=L)
-    Z = np.stack([np.ones_like(z), z, z * z], axis=1)
+    w = tab.w[qa:qb]
+    Z = np.stack([w, w * z, w * z * z], axis=1)
     S = L @ Z
     low = np.flatnonzero(~(S[:, 0] > 1e-200))
     if low.size:
         R = cells[low] @ tab.T[:, qa:qb]
-        R += tab.lw[qa:qb]
-        shift = R.max(axis=1)
+        shift = (R + tab.lw[qa:qb]).max(axis=1)
         top[low] += shift
         R -= shift[:, None]
         np.maximum(R, FLOOR, out=R)
