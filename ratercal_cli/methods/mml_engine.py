@@ -346,12 +346,14 @@ class GridEngine:
         if self._where is None or not self.N:
             return None
         mz, sd = self._where
+        z, h = self.z, (self.z[-1] - self.z[0]) / max(self.Q - 1, 1)
+        if np.minimum(2.0 * WINDOW_TAIL / h * sd, self.Q).sum() > WINDOW_GAIN * self.N * self.Q:
+            return None   # (a chunk's window holds each of its patterns' own: no gain to be had, no sort)
         if self._order is None:
             order = np.argsort(mz, kind="stable")
             step = min(WINDOW_CHUNK, max(WINDOW_CHUNK // 2, self.N // 32))
             self._order = order, np.arange(0, self.N, step)
         order, starts = self._order
-        z, h = self.z, (self.z[-1] - self.z[0]) / max(self.Q - 1, 1)
         lo = np.minimum.reduceat((mz - WINDOW_TAIL * sd)[order], starts)   # each chunk's reach
         hi = np.maximum.reduceat((mz + WINDOW_TAIL * sd)[order], starts)
         qa = np.maximum(0.0, np.floor((lo - z[0]) / h))
@@ -717,12 +719,15 @@ class _Louis:
         eng, sigma, z, M = self.eng, self.sigma, self.eng.z, self.eng.M
         st = eng.block_static(a, b)
         self.Cd += st.designs_T @ pim
-        # the log sigma score at each node: sigma z (total - sum_u c_u E_u)
-        rho = st.items @ self.E                       # (b-a, Q)
-        S = sigma * z * (eng.total[a:b, None] - rho)
-        Sbar = (pi * S).sum(axis=1)
-        self.ss += float(m @ ((pi * S * S).sum(axis=1) - Sbar * Sbar))
-        self.W += st.items_T @ (pim * S)
+        # the log sigma score at each node: S = sigma z D, D = total - sum_u c_u E_u
+        D = st.items @ self.E                         # (b-a, Q)
+        np.subtract(eng.total[a:b, None], D, out=D)
+        Y = pi * D
+        sz = sigma * z
+        Sbar = Y @ sz
+        self.ss += float(m @ ((Y * D) @ (sz * sz) - Sbar * Sbar))
+        Y *= m[:, None]
+        self.W += (st.items_T @ Y) * sz
         if isinstance(st.items, np.ndarray):   # many items a pattern (a rubric): all in BLAS products
             self._add_dense(st, pi, m, Sbar)
             return
