@@ -509,11 +509,17 @@ def fixed_column(values, digits: int, mark: str = ".", nonfinite: str | None = N
     non-finite value instead).  A text is made once for each rounded integer and sign, not for each
     distinct value: a million-rating MML's adjusted scores are a paper's each, 333,000 distinct
     values at 3 of 200 raters a paper but 49,000 texts at 4 digits (0.14 -> 0.02 s a column, where
-    each distinct value was found by hashing and formatted)."""
+    each distinct value was found by hashing and formatted), and a run of equal values (a paper's
+    lines) is looked at once (0.012 -> 0.005 s a column at 21 lines a paper)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     v = np.asarray(values, dtype=np.float64).ravel()
+    bits = v.view(np.int64)
+    starts = np.flatnonzero(np.r_[True, bits[1:] != bits[:-1]]) if v.size else np.zeros(0, dtype=np.int64)
+    if 2 * starts.size <= v.size:   # runs of equal values (a paper's lines together): each run's value once
+        runs = fixed_column(v[starts], digits, mark, nonfinite)
+        return Column(np.repeat(runs.codes, np.diff(np.r_[starts, v.size])), runs.labels)
     with np.errstate(invalid="ignore", over="ignore"):
         y = np.abs(v) * 10.0 ** digits
         frac = y - np.floor(y)
