@@ -143,6 +143,12 @@ MAX_SAMPLE_INFOS = 4
 #: paper, 1M ratings: 0.4 s, where the every-paper information that confirmed convergence cost 1.2 s;
 #: estimates within 4e-7 of a fit to a decrement of 1e-13 x n on the full information)
 SAMPLE_TOL = 1e-6
+#: ... and the last step under SAMPLE_STEP_TOL logits in every coordinate: the decrement by the sample's
+#: matrix can be small while a step is not, where that matrix is far from every paper's information
+#: in a few directions (thresholds of categories a rater seldom gives, of which the sample holds a
+#: handful): the fit stopped 2.6e-6 to 4e-6 logits from the optimum there (scores 0-7, 60k-1M ratings);
+#: the step's error is a fraction of it (1e-7 now, 1-3 more gradients)
+SAMPLE_STEP_TOL = 1e-6
 #: the sample's papers alone are fitted first (:func:`_fit_on_grids`), to a decrement (every paper's
 #: scale) of SAMPLE_PHASE_TOL x (k - 1) a parameter, k the papers per sampled one: about the distance from
 #: their optimum to every paper's (the difference of two estimates, of k - 1 and 1 parts of the papers),
@@ -455,7 +461,7 @@ def _newton(obj: _Objective, phi, max_iter, stop, regrid: bool, carry=None, conf
     sample's (scaled to every paper: a fraction of the cost, 10-25 gradients' worth at 3 and 21 of
     200 raters a paper; computed at a point whose gradient is known, they need no evaluation of
     every paper) and are taken afresh sooner (SAMPLE_REUSE_GAIN); convergence is then a decrement
-    under ``stop`` by the sample's information or its update, with no full information (the
+    under ``stop`` by the sample's information or its update, and a step under SAMPLE_STEP_TOL, with no full information (the
     standard errors compute it when asked for).  ``carry``: (factor, updates, newton, kind) of the
     matrix to start from (:func:`_fit_on_grids`: the sample's).  Returns (phi, converged,
     iterations, the full information -H at the last point or None, (factor, updates, newton, kind,
@@ -482,7 +488,8 @@ def _newton(obj: _Objective, phi, max_iter, stop, regrid: bool, carry=None, conf
         d = _bfgs_solve(factor, updates, g)
         dec = float(g @ d)   # twice the predicted gain of the Newton step
         state = (factor, updates, newton, kind, ev)
-        if newton and dec < stop:
+        near = kind == "full" or not obj.can_approx or np.max(np.abs(d), initial=0.0) < SAMPLE_STEP_TOL
+        if newton and dec < stop and near:
             if kind == "full" or obj.can_approx or not confirm:   # converged: the last (tiny) step taken too
                 return phi + d, True, it, info if kind == "full" else None, state
             factor, full_next = None, True   # confirmed by the information itself
