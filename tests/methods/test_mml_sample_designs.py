@@ -107,8 +107,9 @@ def test_rare_top_categories_converge_to_a_tight_fit(monkeypatch):
                                          ("weak", "rsm"), ("few", "pcm"), ("few", "rsm")])
 def test_designs_unlike_the_benchmarks_converge_to_a_tight_fit(monkeypatch, kind, model):
     # papers far beyond the scale's ends: the two fits' grids differ by a node (61, 60) and so do their
-    # optima by 2.9e-6 (log L by 3.7e-5), however tightly the sampled fit converges
-    compare(monkeypatch, gpcm_ratings(kind, 60_000), 5_000, model=model, atol=5e-6 if kind == "extreme" else 1e-6)
+    # optima by 2.9e-6 (log L by 3.7e-5) and the EAPs of all-top papers by 6.4e-6, however tightly the
+    # sampled fit converges (the trapezoidal rule's error on their skewed posteriors, not the sample's)
+    compare(monkeypatch, gpcm_ratings(kind, 60_000), 5_000, model=model, atol=1e-5 if kind == "extreme" else 1e-6)
 
 
 @pytest.mark.slow
