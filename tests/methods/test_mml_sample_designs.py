@@ -87,7 +87,7 @@ def compare(monkeypatch, ratings, sample_ratings, atol=1e-6, **kw):
     np.testing.assert_allclose(fit.phi, tight.phi, rtol=0, atol=atol)
     np.testing.assert_allclose(fit.steps, tight.steps, rtol=0, atol=atol)
     np.testing.assert_allclose(fit.eap, tight.eap, rtol=0, atol=atol)
-    assert fit.loglik == pytest.approx(tight.loglik, rel=1e-10)   # (their grids may differ by a node)
+    assert fit.loglik == pytest.approx(tight.loglik, rel=1e-10 if atol <= 1e-6 else 1e-9)   # (their grids may differ by a node)
     return fit, tight
 
 
