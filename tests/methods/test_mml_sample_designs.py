@@ -133,3 +133,38 @@ def test_a_school_confounded_rubric_with_thresholds_per_criterion_converges_to_a
     r = Ratings.from_labels(f.paper.to_numpy(), f.rater.to_numpy(), f.score.to_numpy() - 1, max_score=5)
     crit = pd.factorize(f.criterion)[0]
     compare(monkeypatch, r, 5_000, model="rsm", facet=crit, threshold_facet=0)
+
+
+def test_the_sample_holds_every_rating_of_a_rare_cell_each_paper_standing_for_itself(monkeypatch):
+    """A rater with 4 ratings: every k-th paper holds one of them or none, the sample's information of
+    its thresholds was the prior's, the BFGS updates stalled and every paper's information was computed
+    (once at 60k ratings, twice at 200k).  The sample now holds every paper with a rating in a cell of
+    fewer than SAMPLE_RARE x k ratings, at weight 1 (the others at weight k: the weights sum to the
+    papers), and steers the fit to the end: no information of every paper."""
+    from ratercal_cli.methods import mml_engine
+    from ratercal_cli.methods.mml import _items
+
+    r = gpcm_ratings("few", 60_000)
+    monkeypatch.setattr(mml_mod, "SAMPLE_RATINGS", 5_000)   # k = 12
+    monkeypatch.setattr(mml_mod, "SAMPLE_PER_PARAMETER", 1)
+    item = _items(r, None)[0]
+    eng = mml_engine.GridEngine(r.paper, item, r.score, int(item.max()) + 1, r.max_score + 1)
+    sample = mml_mod._sample_engine(r, item, eng, 1)
+    few = np.flatnonzero(r.rater == r.n_raters - 1)
+    assert few.size == 4
+    np.testing.assert_array_equal(sample.n_obs[r.n_raters - 1], eng.n_obs[r.n_raters - 1])   # all 4, weight 1
+    assert set(r.paper[few]) <= set(sample.papers)
+    assert sample.mult.sum() == pytest.approx(eng.mult.sum(), rel=0.01)
+    assert sample.papers.size < eng.papers.size / 6
+    calls = []
+    evaluate = mml_engine.GridEngine.evaluate
+
+    def spy(self, *a, **k):
+        calls.append((self.papers.size, k.get("level", 0)))
+        return evaluate(self, *a, **k)
+
+    monkeypatch.setattr(mml_engine.GridEngine, "evaluate", spy)
+    fit = fit_mml(r, model="pcm")
+    assert fit.converged
+    assert (eng.papers.size, 2) not in calls   # no information of every paper
+    assert any(n < eng.papers.size and level == 2 for n, level in calls)
