@@ -349,30 +349,35 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
     if applied:
         header.append("method")
     n_rat = r.ratings_per_paper()
-    rows = []
-    order = sorted(range(r.n_papers), key=lambda p: (group[p], p))   # papers are in natural order already
-    for p in order:
-        if n_rat[p] == 0:
-            continue
-        row = {}
-        if r.group is not None:
-            row[gname] = r.group_ids[group[p]]
-        row.update({"paper": r.paper_ids[p], "ratings": int(n_rat[p]), "given": float(raw[p]),
-                    "adjusted": float(adj[p]), "change": float(adj[p] - raw[p])})
-        if levels is not None:
-            row["given_level"] = levels.names[lv_raw[p]] if lv_raw[p] >= 0 else ""
-            row["adjusted_level"] = levels.names[lv_adj[p]] if lv_adj[p] >= 0 else ""
-            row["moved"] = "yes" if lv_raw[p] >= 0 and lv_adj[p] >= 0 and lv_raw[p] != lv_adj[p] else ""
-        if se is not None:
-            row["se"] = float(se[p])
-            if prob is not None:
-                row["p_level"] = float(prob[p])
-                row["se_to_cut"] = float(margin[p])
-                row[f"low{pct}"], row[f"high{pct}"] = float(adj[p] - z * se[p]), float(adj[p] + z * se[p])
-                row["uncertain"] = "yes" if unsure[p] else ""
-        if applied:
-            row["method"] = applied.get(r.group_ids[group[p]] if r.group is not None else None, "")
-        rows.append(row)
+    # the rows' values a column at a time, as Python numbers (a dict a paper: 500,000 at 1M ratings, where
+    # indexing the arrays paper by paper took 2 s of adjust --cut)
+    papers = np.lexsort((np.arange(r.n_papers), group))   # papers are in natural order already
+    papers = papers[n_rat[papers] > 0].tolist()
+    f64 = lambda x: np.asarray(x, dtype=np.float64)   # noqa: E731
+    raw_, adj_ = f64(raw), f64(adj)
+    cols: dict = {}
+    if r.group is not None:
+        cols[gname] = [r.group_ids[group[p]] for p in papers]
+    cols.update({"paper": [r.paper_ids[p] for p in papers], "ratings": n_rat[papers].tolist(),
+                 "given": raw_[papers].tolist(), "adjusted": adj_[papers].tolist(),
+                 "change": (adj_ - raw_)[papers].tolist()})
+    if levels is not None:
+        names = list(levels.names) + [""]   # (level -1, none: "")
+        cols["given_level"] = [names[k] for k in lv_raw[papers].tolist()]
+        cols["adjusted_level"] = [names[k] for k in lv_adj[papers].tolist()]
+        moved = (lv_raw >= 0) & (lv_adj >= 0) & (lv_raw != lv_adj)
+        cols["moved"] = ["yes" if m else "" for m in moved[papers].tolist()]
+    if se is not None:
+        se_ = f64(se)
+        cols["se"] = se_[papers].tolist()
+        if prob is not None:
+            cols["p_level"] = f64(prob)[papers].tolist()
+            cols["se_to_cut"] = f64(margin)[papers].tolist()
+            cols[f"low{pct}"], cols[f"high{pct}"] = (adj_ - z * se_)[papers].tolist(), (adj_ + z * se_)[papers].tolist()
+            cols["uncertain"] = ["yes" if u else "" for u in np.asarray(unsure)[papers].tolist()]
+    if applied:
+        cols["method"] = [applied.get(r.group_ids[group[p]] if r.group is not None else None, "") for p in papers]
+    rows = [dict(zip(cols, values)) for values in zip(*cols.values())]
     out = ChangeList(header, rows, levels, method)
     if levels is not None:
         k = len(levels.names)
