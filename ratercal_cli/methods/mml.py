@@ -659,7 +659,8 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     if anchor is not None:
         anchor(layout)
     eng = GridEngine(ratings.paper, item, ratings.score, items.shape[0], K, n_nodes or MIN_NODES)
-    obj = _Objective(eng, layout, _sample_engine(ratings, item, eng, layout.n), info_grid=n_nodes is None)
+    sample = _sample_engine(ratings, item, eng, layout.n, per_score=layout.model == "pcm")
+    obj = _Objective(eng, layout, sample, info_grid=n_nodes is None)
     # the start: the layout fitted to the items' log odds at the best of a few sigmas (log L alone)
     starts = [_start(obj, counts, items, s0) for s0 in (SIGMA0,) + tuple(s for s in START_SIGMAS if s != SIGMA0)]
     phi, converged, it, info = _fit_on_grids(obj, starts, n_nodes, max_iter, tol, max(eng.papers.size, 1))
@@ -669,17 +670,19 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     return fit
 
 
-def _sample_engine(ratings: Ratings, item, eng: GridEngine, n_params: int):
+def _sample_engine(ratings: Ratings, item, eng: GridEngine, n_params: int, per_score: bool = True):
     """An engine of every k-th rated paper (about SAMPLE_RATINGS ratings, at least SAMPLE_PER_PARAMETER
     a parameter), each standing for k papers, and of every paper with a rating in a rare cell (an item's
     score it gave fewer than SAMPLE_RARE x k times: every k-th paper would hold a handful of them or
-    none), each standing for itself; for the information that steers the iterations (:func:`_newton`),
-    or None where the ratings are fewer than twice that."""
+    none; not ``per_score``, the RSM's, whose items have no thresholds of their own: an item with fewer
+    ratings than that), each standing for itself; for the information that steers the iterations
+    (:func:`_newton`), or None where the ratings are fewer than twice that."""
     k = min(ratings.n_ratings // max(SAMPLE_RATINGS, SAMPLE_PER_PARAMETER * n_params), eng.papers.size)
     if k < 2:
         return None
+    n = eng.n_obs if per_score else np.repeat(eng.n_obs.sum(axis=1, keepdims=True), eng.K, axis=1)
     whole = np.zeros(ratings.n_papers, dtype=bool)
-    whole[ratings.paper[(eng.n_obs < SAMPLE_RARE * k).ravel()[item * eng.K + ratings.score]]] = True
+    whole[ratings.paper[(n < SAMPLE_RARE * k).ravel()[item * eng.K + ratings.score]]] = True
     keep = whole.copy()
     keep[eng.papers[::k]] = True
     sel = keep[ratings.paper]

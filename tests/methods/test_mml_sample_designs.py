@@ -80,7 +80,7 @@ def compare(monkeypatch, ratings, sample_ratings, atol=1e-6, **kw):
     monkeypatch.setattr(mml_mod, "SAMPLE_PER_PARAMETER", 1)
     made = []
     make = mml_mod._sample_engine
-    monkeypatch.setattr(mml_mod, "_sample_engine", lambda *a: made.append(make(*a)) or made[-1])
+    monkeypatch.setattr(mml_mod, "_sample_engine", lambda *a, **k: made.append(make(*a, **k)) or made[-1])
     fit = fit_mml(ratings, **kw)
     assert made[0] is not None   # the sample steered
     assert fit.converged and tight.converged
