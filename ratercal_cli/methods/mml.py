@@ -183,9 +183,10 @@ class MMLFit:
     ``loglik`` the marginal log-likelihood (without the priors); ``cov`` the covariance of the
     layout's free coordinates (:meth:`.mml_layout.Layout.free_map`) at ``phi``; ``layout`` with
     ``value`` the estimates (natural, before centring); ``patterns`` the papers with ratings, each
-    one's pattern (papers with the same items and scores share one) and the patterns' ratings
-    (pattern, item, score): what depends on a paper only through its ratings is computed once a
-    pattern.
+    one's pattern (papers with the same items and total score share one: a Rasch model's class,
+    :class:`.mml_engine.GridEngine`) and the patterns' ratings (pattern, item, score: those of one
+    of its papers): what depends on a paper only through its items and total (the posterior, the
+    WLE) is computed once a pattern; what needs each rating's own score takes it from the ratings.
 
     The standard errors (``*_se``, ``effects``, ``cov``) are computed when first asked for, as
     statsmodels' results compute ``bse``: ``information`` is the observed information (-H, free
@@ -215,7 +216,7 @@ class MMLFit:
     n_nodes: int = 0     # grid nodes of the final iterations
     estimates: dict = None
     layout: Layout = None
-    patterns: tuple = None   # (papers, pattern of each, (pattern, item, score) of the patterns' ratings)
+    patterns: tuple = None   # (papers, class of each, (class, item, score) of one paper's ratings a class)
     information: object = None   # -H (P, P) of the free coordinates, or a function giving it
     phi: np.ndarray = None       # the free coordinates' estimates
     seen: np.ndarray = None      # the raters with ratings (the rows of the per-rater arrays)

@@ -152,3 +152,62 @@ def test_a_pattern_whose_shift_bound_underflows_is_shifted_by_its_largest_term()
     for p, (n0, n1) in enumerate([(600, 0), (0, 1)]):
         g += -(n1 - (n0 + n1) * post[p] @ np.exp(lp1))
     assert ev.g[0] == pytest.approx(g, rel=1e-10)
+
+
+def class_designs(rng, K):
+    """Designs whose papers share items and totals but not scores: a complete panel of 6 raters, a
+    rubric (2 of 4 raters a paper x 3 criteria, items rater x criterion), 2 of 5 raters a paper, and
+    2 of 4 raters with one of them scoring the paper twice (the same item twice)."""
+    def make(N, items_of):
+        paper, item = [], []
+        for p in range(N):
+            its = items_of(p)
+            paper += [p] * len(its)
+            item += list(its)
+        paper, item = np.array(paper), np.array(item)
+        theta = rng.normal(0, 1, N)[paper]
+        score = np.clip(np.rint(theta + (K - 1) / 2 + rng.normal(0, 0.8, paper.size)), 0, K - 1).astype(np.int64)
+        return paper, item, score
+
+    pick = (lambda n, k: (lambda p: np.sort(rng.choice(n, k, replace=False))))
+    return {"complete": (6, make(150, lambda p: range(6))),
+            "rubric": (12, make(150, lambda p: (pick(4, 2)(p)[:, None] * 3 + np.arange(3)).ravel())),
+            "2 of 5": (5, make(200, pick(5, 2))),
+            "a rater twice": (4, make(200, lambda p: np.r_[pick(4, 2)(p), pick(4, 2)(p)[:1]]))}
+
+
+@pytest.mark.parametrize("K", [2, 4])
+@pytest.mark.parametrize("shape", ["complete", "rubric", "2 of 5", "a rater twice"])
+def test_classes_give_every_paper_s_log_l_gradient_and_hessians(shape, K):
+    """Papers with the same items and total score are one class (a Rasch model's posterior depends on
+    nothing else), computed from one of its papers: log L (with the class's constant), its gradient
+    (the observed counts every paper's) and the Louis and complete-data Hessians are those of every
+    paper summed, each its own engine (so its own pattern), to 1e-10, and the posterior moments are
+    each paper's own (here the classes are fewer than the patterns: 7 of 50 to 30 of 40)."""
+    rng = np.random.default_rng([K, len(shape)])
+    U, (paper, item, score) = class_designs(rng, K)[shape]
+    tau = np.c_[np.zeros(U), np.cumsum(rng.normal(0, 0.8, (U, K - 1)), axis=1)]
+    ls = 0.1
+    eng = GridEngine(paper, item, score, U, K, 41)
+    ev = eng.evaluate(tau, ls, level=2, moments=True)
+    n_patterns = len({tuple(sorted(zip(item[paper == p], score[paper == p]))) for p in np.unique(paper)})
+    assert eng.N < n_patterns
+    ll, g, H, Hem = 0.0, 0.0, 0.0, 0.0
+    for p in np.unique(paper):
+        k = paper == p
+        one = GridEngine(np.zeros(k.sum(), np.int64), item[k], score[k], U, K, 41).evaluate(tau, ls, level=2, moments=True)
+        ll, g, H, Hem = ll + one.ll, g + one.g, H + one.H.dense(), Hem + one.H_em.dense()
+        assert ev.eap[eng.pattern[p]] == pytest.approx(one.eap[0], abs=1e-12)
+        assert ev.eap_sd[eng.pattern[p]] == pytest.approx(one.eap_sd[0], abs=1e-12)
+    assert ev.ll == pytest.approx(ll, rel=1e-12)
+    scale = np.abs(H).max()
+    np.testing.assert_allclose(ev.g, g, rtol=0, atol=1e-10 * np.abs(g).max())
+    np.testing.assert_allclose(ev.H.dense(), H, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(ev.H_em.dense(), Hem, rtol=0, atol=1e-10 * scale)
+    # the observed counts are every rating's, the classes' ratings those of papers of theirs
+    np.testing.assert_array_equal(eng.n_obs.ravel(), np.bincount(item * K + score, minlength=U * K))
+    cls, it, sc = eng.pattern_ratings()
+    first = np.array([np.flatnonzero(eng.pattern == c)[0] for c in range(eng.N)])
+    for c in range(eng.N):
+        k = paper == eng.papers[first[c]]
+        assert sorted(zip(it[cls == c], sc[cls == c])) == sorted(zip(item[k], score[k]))
