@@ -543,7 +543,7 @@ def paper_patterns(paper, cell, n_cells, in_order=False, K=None):
             first, inv, cnt = unique_rows(R, n_cells)
         else:   # (sorted cells: sorted items)
             first, inv, cnt = unique_rows(np.column_stack([R // K, (R % K).sum(axis=1)]),
-                                          max(n_cells // K, n * (K - 1) + 1))
+                                          [n_cells // K] * n + [n * (K - 1) + 1])
         pattern[sel] = n_pat + inv
         groups.append((R[first], cnt))
         n_pat += first.size
@@ -578,19 +578,28 @@ def pattern_cells(groups):
 
 
 def unique_rows(R, base):
-    """Distinct rows of the integer matrix ``R`` (entries in 0..base-1): (index of each one's first
-    row, each row's distinct row, counts), numbered in the rows' lexicographic order as
-    ``np.unique(R, axis=0)``.  Consecutive columns are packed into integer keys of at most 62 bits
-    (which keeps that order); one key is sorted by ``np.unique``, several column by column
-    (``lexsort``: ``np.unique``'s row sort took 0.9 s for a 1M-rating rubric's 8 cells a paper, a
-    lexsort of 21 of 200 raters' 21 cells 58 ms where their 4 keys take 12)."""
+    """Distinct rows of the integer matrix ``R`` (entries in 0..base-1; ``base`` one for every column
+    or one a column): (index of each one's first row, each row's distinct row, counts), numbered in
+    the rows' lexicographic order as ``np.unique(R, axis=0)``.  Consecutive columns are packed into
+    integer keys of at most 62 bits (which keeps that order); one key is sorted by ``np.unique``,
+    several column by column (``lexsort``: ``np.unique``'s row sort took 0.9 s for a 1M-rating
+    rubric's 8 cells a paper, a lexsort of 21 of 200 raters' 21 cells 58 ms where their 4 keys take 12)."""
     n = R.shape[1]
-    per_key = max(1, int(62 // np.log2(max(base, 2))))
-    keys = np.zeros((R.shape[0], -(-n // per_key)), dtype=np.int64)
-    for k in range(n):
-        keys[:, k // per_key] = keys[:, k // per_key] * base + R[:, k]
+    bases = [max(int(b), 1) for b in np.broadcast_to(base, (n,))]
+    cols, sizes = [], []   # the columns of each key and its number of values
+    for k, b in enumerate(bases):
+        if cols and sizes[-1] * b <= 1 << 62:
+            cols[-1].append(k)
+            sizes[-1] *= b
+        else:
+            cols.append([k])
+            sizes.append(b)
+    keys = np.zeros((R.shape[0], len(cols)), dtype=np.int64)
+    for j, ks in enumerate(cols):
+        for k in ks:
+            keys[:, j] = keys[:, j] * bases[k] + R[:, k]
     if keys.shape[1] == 1:
-        _, inv = distinct_keys(keys[:, 0], int(base) ** n)   # (a table where the keys are few: 2 of 200 raters a paper)
+        _, inv = distinct_keys(keys[:, 0], sizes[0])   # (a table where the keys are few: 2 of 200 raters a paper)
         first = np.full(int(inv.max(initial=-1)) + 1, R.shape[0])
         np.minimum.at(first, inv, np.arange(R.shape[0]))
         return first, inv, np.bincount(inv, minlength=first.size)
