@@ -687,11 +687,8 @@ def _sample_engine(ratings: Ratings, item, eng: GridEngine, n_params: int, per_s
     keep = whole.copy()
     keep[eng.papers[::k]] = True
     sel = keep[ratings.paper]
-    sample = GridEngine(ratings.paper[sel], item[sel], ratings.score[sel], eng.U, eng.K, eng.Q)
-    if whole.any():   # a pattern's papers have the same ratings: all or none of them whole
-        sample.mult = np.bincount(sample.pattern, weights=np.where(whole[sample.papers], 1.0, k), minlength=sample.N)
-        sample.n_obs = np.asarray(sample.cells.T @ sample.mult).reshape(eng.U, eng.K)
-    return sample
+    return GridEngine(ratings.paper[sel], item[sel], ratings.score[sel], eng.U, eng.K, eng.Q,
+                      weight=np.where(whole, 1.0, k) if whole.any() else None)
 
 
 def _step_rows(lay: Layout):

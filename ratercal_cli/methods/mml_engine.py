@@ -135,31 +135,36 @@ class Evaluation:
 
 class GridEngine:
     """Ratings of ``n_items`` items on 0..K-1, grouped into distinct patterns; evaluates log L and
-    its derivatives at ``n_nodes`` grid nodes (:func:`grid_nodes`)."""
+    its derivatives at ``n_nodes`` grid nodes (:func:`grid_nodes`).  ``weight``: what each paper
+    counts for (indexed by ``paper``; a sample's papers, :func:`.mml._sample_engine`), default 1."""
 
-    def __init__(self, paper, item, score, n_items: int, K: int, n_nodes: int = 31):
+    def __init__(self, paper, item, score, n_items: int, K: int, n_nodes: int = 31, weight=None):
         paper = np.asarray(paper, dtype=np.int64)
         item = np.asarray(item, dtype=np.int64)
         score = np.asarray(score, dtype=np.int64)
         self.U, self.K, self.M = int(n_items), int(K), int(K) - 1
         self.n_ratings = paper.size
-        self._patterns(paper, item * K + score)
+        self._patterns(paper, item * K + score, None if weight is None else np.asarray(weight, dtype=np.float64))
         self.set_nodes(n_nodes)
 
     # ---- set-up -------------------------------------------------------------------------------
-    def _patterns(self, paper, cell):
+    def _patterns(self, paper, cell, weight=None):
         """The papers' classes (same items, as often, and same total score; :func:`paper_patterns`
         with ``K``), called *patterns* here: ``self.cells`` (patterns x cells, counts: the ratings of
-        each class's first paper), ``mult``, ``pattern`` of every used paper (``papers``); ``n_obs``
-        the ratings per cell (every paper's) and what :meth:`_class_constant` needs."""
+        each class's first paper), ``mult`` (its papers' weights summed), ``pattern`` of every used
+        paper (``papers``); ``n_obs`` the (weighted) ratings per cell, every paper's, and what
+        :meth:`_class_constant` needs."""
         UK = self.U * self.K
         self.papers, self.pattern, groups = paper_patterns(paper, cell, UK, K=self.K)
         rows, cols, mult = pattern_cells(groups)
         self.mult = mult.astype(np.float64)
         self.N = n_pat = mult.size
+        if weight is not None:
+            self.mult = np.bincount(self.pattern, weights=weight[self.papers], minlength=n_pat)
         self.cells = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n_pat, UK))
         self.cells.sum_duplicates()
-        self.n_obs = np.bincount(cell, minlength=UK).astype(np.float64).reshape(self.U, self.K)   # ratings per cell
+        self.n_obs = np.bincount(cell, weights=None if weight is None else weight[paper],
+                                 minlength=UK).astype(np.float64).reshape(self.U, self.K)   # ratings per cell
         d = np.asarray(self.cells.T @ self.mult) - self.n_obs.ravel()   # the representatives' less every paper's
         self._const_at = np.flatnonzero(d)
         self._const_n = d[self._const_at]

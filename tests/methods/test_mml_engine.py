@@ -183,20 +183,26 @@ def test_classes_give_every_paper_s_log_l_gradient_and_hessians(shape, K):
     nothing else), computed from one of its papers: log L (with the class's constant), its gradient
     (the observed counts every paper's) and the Louis and complete-data Hessians are those of every
     paper summed, each its own engine (so its own pattern), to 1e-10, and the posterior moments are
-    each paper's own (here the classes are fewer than the patterns: 7 of 50 to 30 of 40)."""
+    each paper's own (here the classes are fewer than the patterns: 7 of 50 to 30 of 40); with weights
+    (a sample's papers, each standing for 1 or k), each paper's terms times its weight."""
     rng = np.random.default_rng([K, len(shape)])
     U, (paper, item, score) = class_designs(rng, K)[shape]
     tau = np.c_[np.zeros(U), np.cumsum(rng.normal(0, 0.8, (U, K - 1)), axis=1)]
     ls = 0.1
     eng = GridEngine(paper, item, score, U, K, 41)
     ev = eng.evaluate(tau, ls, level=2, moments=True)
+    weight = rng.choice([1.0, 3.0], paper.max() + 1)   # (a sample's papers: each standing for 1 or k)
+    wev = GridEngine(paper, item, score, U, K, 41, weight=weight).evaluate(tau, ls, level=2)
     n_patterns = len({tuple(sorted(zip(item[paper == p], score[paper == p]))) for p in np.unique(paper)})
     assert eng.N < n_patterns
     ll, g, H, Hem = 0.0, 0.0, 0.0, 0.0
+    w = dict(ll=0.0, g=0.0, H=0.0, Hem=0.0)
     for p in np.unique(paper):
         k = paper == p
         one = GridEngine(np.zeros(k.sum(), np.int64), item[k], score[k], U, K, 41).evaluate(tau, ls, level=2, moments=True)
         ll, g, H, Hem = ll + one.ll, g + one.g, H + one.H.dense(), Hem + one.H_em.dense()
+        for name, x in (("ll", one.ll), ("g", one.g), ("H", one.H.dense()), ("Hem", one.H_em.dense())):
+            w[name] = w[name] + weight[p] * x
         assert ev.eap[eng.pattern[p]] == pytest.approx(one.eap[0], abs=1e-12)
         assert ev.eap_sd[eng.pattern[p]] == pytest.approx(one.eap_sd[0], abs=1e-12)
     assert ev.ll == pytest.approx(ll, rel=1e-12)
@@ -204,6 +210,11 @@ def test_classes_give_every_paper_s_log_l_gradient_and_hessians(shape, K):
     np.testing.assert_allclose(ev.g, g, rtol=0, atol=1e-10 * np.abs(g).max())
     np.testing.assert_allclose(ev.H.dense(), H, rtol=0, atol=1e-10 * scale)
     np.testing.assert_allclose(ev.H_em.dense(), Hem, rtol=0, atol=1e-10 * scale)
+    # papers weighted: each paper's terms times its weight
+    assert wev.ll == pytest.approx(w["ll"], rel=1e-12)
+    np.testing.assert_allclose(wev.g, w["g"], rtol=0, atol=1e-10 * np.abs(w["g"]).max())
+    np.testing.assert_allclose(wev.H.dense(), w["H"], rtol=0, atol=1e-10 * np.abs(w["H"]).max())
+    np.testing.assert_allclose(wev.H_em.dense(), w["Hem"], rtol=0, atol=1e-10 * np.abs(w["H"]).max())
     # the observed counts are every rating's, the classes' ratings those of papers of theirs
     np.testing.assert_array_equal(eng.n_obs.ravel(), np.bincount(item * K + score, minlength=U * K))
     cls, it, sc = eng.pattern_ratings()
