@@ -29,8 +29,8 @@ The marginal log-likelihood (Bock & Aitkin 1981)
 
 is computed on an equally spaced grid of ``theta = sigma z`` over +-7 sigma (the trapezoidal
 rule, :mod:`.mml_engine`), shared by every paper, so that ``log P`` is one table of items x
-categories x nodes and a paper's likelihood a sum of its rows; papers with the same ratings are
-computed once.  The grid's spacing is set by the papers' posteriors (at most the 1% quantile of
+categories x nodes and a paper's likelihood a sum of its rows; papers with the same items and total
+score (a class: their posteriors are the same) are computed once.  The grid's spacing is set by the papers' posteriors (at most the 1% quantile of
 their sd / ``NODE_RATIO``; at least MIN_NODES nodes): the trapezoidal rule's error falls like
 ``exp(-2 pi^2 (sd / spacing)^2)``, so log L is exact to about 1e-10 both for near-normal posteriors
 and for a top paper on a wide scale (its posterior a normal tail cut by the likelihood), and a
