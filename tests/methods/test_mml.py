@@ -509,3 +509,17 @@ def test_a_sample_steered_fit_ends_where_the_full_one_does(monkeypatch, model):
     np.testing.assert_allclose(sampled.steps_se, full.steps_se, rtol=2e-3)   # the SEs: computed now, once
     np.testing.assert_allclose(sampled.severity_se, full.severity_se, rtol=2e-3)
     assert [level for n, level in calls if n == n_full] == [2]
+
+
+def test_a_fit_whose_quasi_newton_updates_overflow_takes_the_information_afresh():
+    """One rater's two ratings, both 0 (a group of tests/property/test_found.py's ALL_THIN once its
+    thin raters are set aside): every estimate runs off, the BFGS updates' curvature vanishes and
+    their two-loop product overflowed to nan, which the line search took for a step (nan compares
+    False) and the next information refused ("the information matrix is not finite").  The
+    direction is now checked and the information taken afresh; the fit ends with finite estimates,
+    as it did before the engine's one-pass formula (997a349 .. e93d500) changed the roundings."""
+    r = Ratings(paper=np.array([0, 1]), rater=np.array([1, 1]), score=np.array([0, 0]), max_score=1,
+                n_papers=2, n_raters=3)
+    fit = fit_mml(r, model="rsm")   # raised MethodError
+    assert np.isfinite(fit.loglik) and np.isfinite(fit.sigma)
+    assert np.isfinite(fit.severity[1]) and np.isfinite(fit.eap).all()
