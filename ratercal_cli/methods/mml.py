@@ -51,8 +51,8 @@ decrement is under ``SAMPLE_TOL`` of the tolerance, and the full information is 
 a standard error is asked for (:class:`MMLFit`; ``adjust`` asks for none).  There the sample's
 papers alone are fitted first, to about as near as their optimum is to every paper's, so that the
 iterations far from the optimum cost a sample's evaluations (:func:`_fit_on_grids`).  From the best
-of a few starts this takes 10-20 iterations (at 1M ratings 4-7 on the sample's papers, then 7-12 of
-every paper's: 7-13 evaluations of every paper in all, the most at 3 of 200 raters a paper); the
+of a few starts this takes 10-22 iterations (at 1M ratings 12-22, the sample's papers' and every
+paper's: 7-16 evaluations of every paper, the most at 2 of 200 raters a paper); the
 grid is chosen at the start and follows the posteriors as the estimates move (made
 ``GRID_MARGIN`` finer than they need, so that it is not remade at every step).
 
