@@ -142,6 +142,34 @@ def test_model_sd_of_the_fair_average(code):
     np.testing.assert_allclose(u.se, one, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("code", ["MML", "MFRM"])
+def test_posterior_sds_by_the_fits_patterns_or_by_the_pairs(code):
+    """The distinct (EAP, SD) pairs are the fit's patterns of ratings (no sort of the pairs), where every
+    paper of a pattern has its pattern's pair; where one does not (here one paper's EAP moved), the pairs
+    themselves: each paper's SD is the 21-node quadrature at its own pair either way."""
+    from ratercal_cli.practice.uncertainty import _distinct_pairs
+
+    r = _draw(np.random.default_rng(3), _design())
+    est = make_method(code).fit(r)
+    papers, pattern = est.result_.patterns[:2]
+    assert np.bincount(pattern).max() > 1            # papers share patterns
+    x, w = np.polynomial.hermite_e.hermegauss(21)
+    w = w / w.sum()
+    for moved in (False, True):
+        if moved:
+            twin = papers[pattern == pattern[np.argmax(np.bincount(pattern)[pattern])]][0]
+            est.quality_eap_ = est.quality_eap_.copy()
+            est.quality_eap_[twin] += 0.25
+        q, q_se = est.quality_eap_, est.quality_eap_se_
+        rep, at, row = _distinct_pairs(est, q, q_se, np.isfinite(q))
+        assert (rep.size == pattern.max() + 1) != moved   # the patterns, unless a paper left its pattern's pair
+        np.testing.assert_array_equal(q[rep][row], q[at])
+        np.testing.assert_array_equal(q_se[rep][row], q_se[at])
+        f = np.array([est.fair_scores(m + s * x) for m, s in zip(q, q_se)])
+        one = np.sqrt(np.maximum((f * f) @ w - (f @ w) ** 2, 0.0))
+        np.testing.assert_allclose(posterior_paper_se(est, code).se, one, rtol=1e-9, atol=1e-12)
+
+
 def test_a_cut_at_the_lowest_score_is_passed_for_certain_by_every_method_that_stays_on_the_scale(tmp_path):
     """At --cut 0 on a 0-5 scale every paper passes (no score on the scale is below it), yet NO, TLI,
     EQP and RAS gave P(pass) = Phi(score / se): 0.5 for a paper at 0 and below 0.999 for 103 of 120
