@@ -112,11 +112,13 @@ def test_components_match_union_find_on_random_sparse_designs():
                 assert (labels[i] == labels[j]) == (roots[i] == roots[j])
 
 
-@pytest.mark.parametrize("dense", [0, np.inf])   # the sparse product always, the dense one always
-def test_shared_papers_counts_each_pair_of_raters_papers_once(dense, monkeypatch):
+@pytest.mark.parametrize("dense", [0, np.inf])   # the pair counts always, the dense product always
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_shared_papers_counts_each_pair_of_raters_papers_once(dense, shuffled, monkeypatch):
     """``shared_papers`` is A'A of the papers x raters incidence (issue 32: listing every paper's rater
     pairs took 12 s at 21 raters a paper); checked against a count by sets, repeats of a rater on a
-    paper counted once, on drawn designs, by the sparse product and by the dense one."""
+    paper counted once, on drawn designs (up to 9 ratings a paper, the ratings in paper order or
+    shuffled), by the pair counts and by the dense product."""
     from itertools import combinations
 
     import ratercal_cli.network as network
@@ -128,12 +130,13 @@ def test_shared_papers_counts_each_pair_of_raters_papers_once(dense, monkeypatch
         P, J = int(rng.integers(1, 40)), int(rng.integers(1, 12))
         paper, rater = [], []
         for p in range(P):
-            who = list(rng.choice(J, int(rng.integers(1, min(J, 4) + 1)), replace=False))
+            who = list(rng.choice(J, int(rng.integers(1, min(J, 9) + 1)), replace=False))
             if rng.random() < 0.3:
                 who.append(who[0])   # the same rater twice on a paper
             paper += [p] * len(who)
             rater += who
-        r = Ratings(np.array(paper), np.array(rater), np.zeros(len(paper), dtype=int), 4, P, J)
+        order = rng.permutation(len(paper)) if shuffled else np.arange(len(paper))
+        r = Ratings(np.array(paper)[order], np.array(rater)[order], np.zeros(len(paper), dtype=int), 4, P, J)
         want = np.zeros((J, J), dtype=int)
         for p in range(P):
             mine = sorted({int(j) for q, j in zip(paper, rater) if q == p})
