@@ -38,14 +38,14 @@ What makes this fast at a million ratings:
 * the observed information (Louis 1982) needs the posterior covariance of each paper's score
   vector, a sum over the *pairs* of the paper's items: its node part depends on a pattern only
   through its *design* (which items rated it, how often) and its posterior, so it is the
-  patterns' posteriors summed per design (designs x nodes) times the tables (an item at a time
-  over the designs that have it; for a few designs of many items such as a rubric, one BLAS
-  product per design), its mean part a sum per (pattern, item pair) of outer products of the
-  posterior-mean probabilities, taken an item at a time or a chunk of patterns at a time (or
-  BLAS products where the items are dense).  Nothing is held per (pattern, item pair) or per
-  (design, item pair): at 21 of 200 raters a paper those are 11 times the ratings (issue 32: the
-  designs x pairs array was 7 GiB at 1M ratings), so memory grows with the ratings whatever the
-  shape.
+  patterns' posteriors summed per design (designs x nodes) times the tables (a sparse product a run
+  of items' pairs at a time over the designs, then a BLAS product an item at a time; for a few
+  designs of many items such as a rubric, one BLAS product per design), its mean part a sum per
+  (pattern, item pair) of outer products of the posterior-mean probabilities, taken an item at a
+  time or a chunk of patterns at a time (or BLAS products where the items are dense).  Nothing is
+  held per (pattern, item pair) or per (design, item pair): at 21 of 200 raters a paper those are
+  11 times the ratings (issue 32: the designs x pairs array was 7 GiB at 1M ratings), so memory
+  grows with the ratings whatever the shape.
 
 Coordinates of the gradient and information: ``tau[u, 1..M]`` (row-major) and ``log sigma``.
 """
@@ -90,6 +90,9 @@ PAIR_TABLE = 1 << 22
 #: at a time, at most about this many (design, item pair) entries a group, and kept between
 #: informations where one group holds them all (a sample's: 1.8M entries at 21 of 200 raters a paper)
 PAIR_ENTRIES = 1 << 21
+#: item pairs a run of items' product in the node part of the information (its pairs x nodes result
+#: held in the cache: :meth:`GridEngine.pair_designs`)
+PAIR_CHUNK = 1 << 10
 
 
 def _operator(m):
@@ -253,13 +256,14 @@ class GridEngine:
         return self._pair_table[key] if self._pair_table is not None else np.searchsorted(self.pair_key, key)
 
     def pair_designs(self):
-        """The designs' weights c_du c_dv of the item pairs (u, v >= u), for groups of items u0..u1-1 of
-        at most about PAIR_ENTRIES (design, item pair) entries each: [(u0, u1, at, des, cnt, row, w)],
-        item u's (design, u) entries ``at[u - u0]:at[u - u0 + 1]`` (by design), each one's design
-        ``des`` and number of pairs ``cnt``, and those (design, pair) entries in the same order: the
-        pair's row among u's pairs and the weight.  One group where that holds them all (then kept:
-        a sample's), else made at each information (nothing of the size of all the entries is held:
-        at 21 of 200 raters a paper they are 11 times the ratings)."""
+        """The designs' weights c_du c_dv of the item pairs (u, v >= u), for runs of items u0..u1-1 of at
+        most about PAIR_CHUNK pairs each: [(u0, u1, W)], W (those pairs x designs, CSC) whose product
+        with the designs' posteriors ``Cd`` is the pairs' C_uvq (:meth:`_Louis._node_pairs`: one
+        product a run, its result small enough to stay in the cache while the designs' columns add
+        into it, where one a design over every pair would scatter them across pairs x nodes).  Made a
+        group of runs at a time, at most about PAIR_ENTRIES (design, pair) entries a group, and kept
+        where one group holds them all (a sample's), else made at each information (nothing of the
+        size of all the entries is held: at 21 of 200 raters a paper they are 11 times the ratings)."""
         if getattr(self, "_pair_designs", None) is not None:
             return self._pair_designs
         D = self.design_items                       # designs x items (counts), columns sorted
@@ -270,18 +274,26 @@ class GridEngine:
         per_item = np.bincount(D.indices, weights=after, minlength=self.U)
         cuts = np.unique(np.r_[0, np.searchsorted(np.cumsum(per_item), np.arange(PAIR_ENTRIES, per_item.sum(),
                                                                                    PAIR_ENTRIES), side="right"), self.U])
-        groups = []
-        for u0, u1 in zip(cuts[:-1], cuts[1:]):
-            e = by_item.data[by_item.indptr[u0]:by_item.indptr[u1]]   # the group's (design, u) entries, by u then design
+        bounds = self.pair_bounds
+        run_cuts = np.searchsorted(bounds, np.arange(PAIR_CHUNK, bounds[-1], PAIR_CHUNK))
+
+        def run(r0, r1):
+            e = by_item.data[by_item.indptr[r0]:by_item.indptr[r1]]   # the run's (design, u) entries, by u then design
             cnt = after[e]
             ev = np.repeat(e, cnt) + _ranges(cnt)                     # their (design, v >= u) entries
             u = np.repeat(D.indices[e], cnt)
-            row = self.pair_index(u, D.indices[ev]) - self.pair_bounds[u]
-            groups.append((int(u0), int(u1), by_item.indptr[u0:u1 + 1] - by_item.indptr[u0], d_of[e], cnt,
-                           row, np.repeat(D.data[e], cnt) * D.data[ev]))
-        if len(groups) == 1:
-            self._pair_designs = groups
-        return groups
+            row = self.pair_index(u, D.indices[ev]) - bounds[r0]       # (ascending within each design)
+            W = sparse.csc_matrix((np.repeat(D.data[e], cnt) * D.data[ev], (row, np.repeat(d_of[e], cnt))),
+                                  shape=(bounds[r1] - bounds[r0], n.size))
+            return int(r0), int(r1), W
+
+        def group(u0, u1):
+            cut = np.unique(np.r_[u0, run_cuts[(run_cuts > u0) & (run_cuts < u1)], u1])
+            return [run(r0, r1) for r0, r1 in zip(cut[:-1], cut[1:])]
+        if cuts.size <= 2:
+            self._pair_designs = group(0, self.U)
+            return self._pair_designs
+        return (w for u0, u1 in zip(cuts[:-1], cuts[1:]) for w in group(u0, u1))
 
     def _design_blocks(self, X):
         """Few designs of many items each (a rubric): ``design_blocks``, per design its items, their
@@ -350,11 +362,13 @@ class GridEngine:
         return float((top + np.log(s)) @ m), L, s, mz, sd
 
     def _cells_block(self, a, b):
-        """Rows a..b of ``cells_op``, sliced once (a sparse slice is a copy: one of every rating at
-        each evaluation, twice)."""
+        """Rows a..b of ``cells_op`` and their transpose, made once (a sparse slice is a copy: one of
+        every rating at each evaluation, twice; a sparse transpose a new matrix, checked, at each use:
+        6 ms an evaluation of 330k patterns)."""
         cache = self.__dict__.setdefault("_cells_blocks", {})
         if (a, b) not in cache:
-            cache[(a, b)] = self.cells_op[a:b]
+            rows = self.cells_op[a:b]
+            cache[(a, b)] = rows, rows.T
         return cache[(a, b)]
 
     # ---- windows of the grid ------------------------------------------------------------------
@@ -390,10 +404,11 @@ class GridEngine:
         return [(i, order[a:a + n], int(x), int(y)) for i, (a, n, x, y) in enumerate(zip(starts, size, qa, qb))]
 
     def _cells_rows(self, i, rows):
-        """Rows ``rows`` (chunk ``i`` of the windows) of ``cells_op``, gathered once."""
+        """Rows ``rows`` (chunk ``i`` of the windows) of ``cells_op`` and their transpose, made once."""
         cache = self.__dict__.setdefault("_cells_by_chunk", {})
         if i not in cache:
-            cache[i] = self.cells_op[rows]
+            sub = self.cells_op[rows]
+            cache[i] = sub, sub.T
         return cache[i]
 
     def _window_pass(self, tab, i, rows, qa, qb, ncell, mz_all, sd_z):
@@ -402,7 +417,7 @@ class GridEngine:
         counts into ``ncell``.  Where a posterior now reaches within TAIL sds of the window's edge
         (not the grid's), the chunk is done on the whole grid: the window leaves out no more mass
         than the grid's own range (:func:`.mml.required_grid`) does."""
-        cells = self._cells_rows(i, rows)
+        cells, cells_T = self._cells_rows(i, rows)
         z, m = self.z, self.mult[rows]
         for a, b in ((qa, qb), (0, self.Q)):
             ll, L, s, mz, sd = self._pass(cells, tab, a, b, m)
@@ -412,8 +427,7 @@ class GridEngine:
             self.window_misses += 1
         mz_all[rows], sd_z[rows] = mz, sd
         if ncell is not None:
-            L *= (m / s)[:, None]
-            ncell[:, a:b] += (cells.T @ L) * tab.w[a:b]
+            ncell[:, a:b] += _row_weighted(cells_T, L, m / s) * tab.w[a:b]
         return ll
 
     # ---- evaluation ---------------------------------------------------------------------------
@@ -440,17 +454,16 @@ class GridEngine:
         step = BLOCK if level >= 2 else PASS_BLOCK
         for a in range(0, 0 if windows else self.N, step):
             b = min(self.N, a + step)
-            cells, m = self._cells_block(a, b), self.mult[a:b]
+            (cells, cells_T), m = self._cells_block(a, b), self.mult[a:b]
             llp, pi, s, mz_all[a:b], sd_z[a:b] = self._pass(cells, tab, 0, Q, m)
             ll += llp
             if level == 1:
-                pi *= (m / s)[:, None]   # the posterior counts, but for the weights
-                ncell += (cells.T @ pi) * tab.w
+                ncell += _row_weighted(cells_T, pi, m / s) * tab.w   # the posterior counts
             elif level >= 2:
                 pi *= tab.w
                 pi /= s[:, None]
                 pim = pi * m[:, None]
-                ncell += cells.T @ pim
+                ncell += cells_T @ pim
                 acc.add_block(a, b, pi, pim, m)
         self._where = (mz_all, sd_z)
         ll += self._class_constant(tau)
@@ -485,6 +498,17 @@ class _Shifted:
     tmax: np.ndarray
     wmax: float
     clip: bool
+
+
+def _row_weighted(cells_T, L, weight):
+    """``cells_T @ (weight[:, None] * L)``: the patterns' rows of ``L`` weighted and summed into their
+    cells.  Where ``cells_T`` is sparse the weights go into a copy of its entries (a multiply an
+    entry, not one a pattern and node: 8% of a gradient at 3 ratings a paper), the same numbers to
+    the bit while a pattern's count of a cell is a power of two (1, nearly always)."""
+    if isinstance(cells_T, np.ndarray):
+        return cells_T @ (L * weight[:, None])
+    w = np.repeat(weight, np.diff(cells_T.indptr))   # (cells_T: CSC, a column a pattern)
+    return sparse.csc_matrix((cells_T.data * w, cells_T.indices, cells_T.indptr), shape=cells_T.shape) @ L
 
 
 def _shifted_exp(cells, tab: _Shifted, qa, qb, z):
@@ -820,11 +844,11 @@ class _Louis:
     def _node_pairs(self, Pk):
         """Per item pair (u, v): sum_q C_uvq Pk[u, q] Pk[v, q]' with C_uvq = sum_p pi_pq m_p c_pu c_pv
         (= sum over designs of their weights c_u c_v times ``Cd``: :meth:`GridEngine.pair_designs`), one
-        sparse and one BLAS product per item u."""
+        sparse product a run of items and one BLAS product per item u."""
         eng, Q, M = self.eng, self.eng.Q, self.eng.M
         pu, pv = eng.pair_u, eng.pair_v
-        PkT = np.ascontiguousarray(Pk.transpose(1, 0, 2))   # (Q, U, M)
         if eng.design_blocks is not None:   # few designs: (c Pk)' diag(Cd) (c Pk) over each design's items
+            PkT = np.ascontiguousarray(Pk.transpose(1, 0, 2))   # (Q, U, M)
             cov = np.zeros((pu.size, M, M))
             for d, (items, c, a, b, pair) in enumerate(eng.design_blocks):
                 Z = (PkT[:, items, :] * c[None, :, None]).reshape(Q, -1)
@@ -834,19 +858,13 @@ class _Louis:
         cov = np.empty((pu.size, M, M))
         bounds = eng.pair_bounds
         PkQ = np.ascontiguousarray(Pk.transpose(1, 2, 0))   # (Q, M, U): the pairs' items innermost
-        n_des = self.Cd.shape[0]
-        for u0, u1, at, des, cnt, row, w in eng.pair_designs():
-            cum = np.r_[0, np.cumsum(cnt)]
+        for u0, u1, W in eng.pair_designs():
+            C_run = W @ self.Cd                                   # C_uvq of the run's pairs (pairs x Q)
             for u in range(u0, u1):
                 s0, s1 = bounds[u], bounds[u + 1]
                 if s1 == s0:
                     continue
-                # C_uvq = sum over the designs d of u: c_du c_dv Cd[d, q] (a sparse product, designs x pairs of u)
-                k0, k1 = at[u - u0], at[u - u0 + 1]
-                ptr = np.zeros(n_des + 1, dtype=np.int64)
-                ptr[des[k0:k1] + 1] = cnt[k0:k1]
-                Wu = sparse.csc_matrix((w[cum[k0]:cum[k1]], row[cum[k0]:cum[k1]], np.cumsum(ptr)), shape=(s1 - s0, n_des))
-                C = Wu @ self.Cd                                  # (pairs of u, Q)
+                C = C_run[s0 - bounds[u0]:s1 - bounds[u0]]
                 B = PkQ[:, :, pv[s0:s1]] * C.T[:, None, :]        # (Q, M, pairs of u)
                 cov[s0:s1] = (Pk[u].T @ B.reshape(Q, -1)).reshape(M, M, s1 - s0).transpose(2, 0, 1)
         return cov
