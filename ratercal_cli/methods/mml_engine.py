@@ -484,6 +484,8 @@ class GridEngine:
         ev.g = np.r_[g_tau.ravel(), g_s]
         if level >= 2:
             ev.H, ev.H_em = acc.finish(Nuq, resid)
+        else:   # (a few U Q M^2 flops: what a sample's information lacks, :func:`.mml._Objective._hessians`)
+            ev.H_em = complete_data_hessian(P, Eq, Nuq, sigma, z)
         return ev
 
 
@@ -872,19 +874,14 @@ class _Louis:
     def finish(self, Nuq, resid):
         """The Louis Hessian and the complete-data Hessian, sparse, in (tau[:, 1:], log sigma)."""
         eng, P, E, sigma, z = self.eng, self.P, self.E, self.sigma, self.eng.z
-        U, M, Q = eng.U, eng.M, eng.Q
-        D = U * M
+        U, M = eng.U, eng.M
         Pk = P[:, :, 1:]                                        # (U, Q, M)
         k = np.arange(1, M + 1, dtype=np.float64)
-        # expected complete-data Hessian: per item -sum_q N (diag P - P P')
-        diagP = np.einsum("uq,uqk->uk", Nuq, Pk)
-        outer = np.einsum("uq,uqk,uql->ukl", Nuq, Pk, Pk)
-        em_blocks = outer.copy()
-        em_blocks[:, np.arange(M), np.arange(M)] -= diagP
+        Hem = complete_data_hessian(P, E, Nuq, sigma, z)
+        em_blocks = Hem.blocks
         # tau-s: sum_q N sigma z P_k (k - E)
         em_ts = sigma * np.einsum("uq,q,uqk->uk", Nuq, z, Pk * (k[None, None, :] - E[:, :, None]))
-        var = np.einsum("uqk,k->uq", P, np.arange(M + 1, dtype=np.float64) ** 2) - E * E
-        em_ss = float(sigma * (resid @ z).sum() - sigma ** 2 * (Nuq * var * (z * z)).sum())
+        em_ss = float(sigma * (resid @ z).sum()) + Hem.ss
         # posterior covariance of the complete-data scores
         pu, pv = eng.pair_u, eng.pair_v
         cov = self._node_pairs(Pk)
@@ -896,9 +893,23 @@ class _Louis:
         missing = np.setdiff1d(np.arange(U), pu[diag])   # (every rated item has its pair (u, u))
         H = BlockHessian(U, M, np.r_[pu, missing], np.r_[pv, missing],
                          np.concatenate([cov, em_blocks[missing]]), em_ts + cov_ts, em_ss + self.ss)
-        em_info_ss = -float(sigma ** 2 * (Nuq * var * (z * z)).sum())
-        Hem = BlockHessian(U, M, np.arange(U), np.arange(U), em_blocks, np.zeros((U, M)), em_info_ss)
         return H, Hem
+
+
+def complete_data_hessian(P, E, Nuq, sigma, z) -> "BlockHessian":
+    """The expected complete-data Hessian (EM's; Lange 1995) in (tau[:, 1:], log sigma): per item
+    ``-sum_q N_uq (diag P_uq - P_uq P_uq')`` over its categories 1..M, ``-sigma^2 sum N_uq var_uq z_q^2``
+    for log sigma and nothing between them; ``P`` (U, Q, K) the category probabilities at the nodes
+    ``z``, ``E`` (U, Q) their means, ``Nuq`` (U, Q) every item's expected ratings at each node."""
+    U, Q, K = P.shape
+    M = K - 1
+    Pk = P[:, :, 1:]
+    diagP = np.einsum("uq,uqk->uk", Nuq, Pk)
+    em_blocks = np.einsum("uq,uqk,uql->ukl", Nuq, Pk, Pk)
+    em_blocks[:, np.arange(M), np.arange(M)] -= diagP
+    var = np.einsum("uqk,k->uq", P, np.arange(K, dtype=np.float64) ** 2) - E * E
+    ss = -float(sigma ** 2 * (Nuq * var * (z * z)).sum())
+    return BlockHessian(U, M, np.arange(U), np.arange(U), em_blocks, np.zeros((U, M)), ss)
 
 
 @dataclass

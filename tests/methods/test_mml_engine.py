@@ -226,3 +226,22 @@ def test_classes_give_every_paper_s_log_l_gradient_and_hessians(shape, K):
     for c in range(eng.N):
         k = paper == eng.papers[first[c]]
         assert sorted(zip(it[cls == c], sc[cls == c])) == sorted(zip(item[k], score[k]))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_gradient_gives_the_complete_data_hessian_of_the_information(shape):
+    """A level-1 evaluation (the gradient) gives the expected complete-data Hessian (EM's) that the
+    information gives (the same formula, :func:`mml_engine.complete_data_hessian`, from the same
+    expected ratings per item and node): what scales a sample's information to every paper's
+    (:meth:`.mml._Objective.scaled_to_complete`) at no cost of an information."""
+    rng = np.random.default_rng([7, len(shape)])
+    U, K, N = 9, 4, 150
+    data = random_design(rng, U, K, N, SHAPES[shape](U))
+    tau = np.c_[np.zeros(U), np.cumsum(rng.normal(0, 1, (U, K - 1)), axis=1)]
+    eng = GridEngine(*data, U, K, 21)
+    one, two = eng.evaluate(tau, 0.2, level=1), eng.evaluate(tau, 0.2, level=2)
+    assert one.H is None and one.H_em is not None
+    np.testing.assert_allclose(one.H_em.dense(), two.H_em.dense(), rtol=1e-12, atol=1e-12 * np.abs(two.H_em.dense()).max())
+    em = two.H_em.dense()
+    assert np.all(np.linalg.eigvalsh(em[:-1, :-1]) <= 1e-9) and em[-1, -1] < 0   # negative semidefinite
+    assert not em[:-1, -1].any()                                                  # nothing between tau and log sigma
