@@ -74,6 +74,8 @@ PASS_BLOCK = 1 << 13
 FLOOR = -700.0
 #: (pattern, item pair) entries at a time in the mean part of the information
 ENTRY_CHUNK = 1 << 18
+#: ... and about this many at a time in their outer products (M^2 each: a few MiB, kept in the cache)
+ENTRY_RUN = 1 << 12
 #: a pattern x column matrix is held dense (BLAS products) when at least this share is nonzero
 DENSE_SHARE = 0.05
 DENSE_CELLS = 1 << 25
@@ -712,6 +714,11 @@ class _BlockStatic:
         order = np.argsort(ent_u, kind="stable")
         bounds = np.searchsorted(ent_u[order], np.arange(eng.U + 1))
         self.by_item = [(u, order[bounds[u]:bounds[u + 1]]) for u in np.flatnonzero(np.diff(bounds))]
+        # the entries by item (item u's: e0..e1-1 in ``item_runs``), their patterns, and each entry's place there
+        self.item_runs = [(u, bounds[u], bounds[u + 1]) for u, _ in self.by_item]
+        self.pattern_by_item = self.ent_p[order]
+        self.by_item_rank = np.empty_like(order)
+        self.by_item_rank[order] = np.arange(order.size)
         m = eng.mult[a:b]
         ne = ent_u.size
         self.item_sum = sparse.csr_matrix((m[self.ent_p] * it.data, (ent_u, np.arange(ne))), shape=(eng.U, ne))
@@ -720,9 +727,10 @@ class _BlockStatic:
 
     def entry_chunks(self, eng: GridEngine, m):
         """The (pattern, a <= b) pairs of entries of the block's patterns (``m``: their weights), a
-        chunk of patterns at a time (at most ENTRY_CHUNK pairs): [(ia, ib, S)], the entries and S
-        (item pairs x the chunk's pairs: m_p c_pa c_pb in each one's item pair; one column a pair of
-        entries, so made without sorting).  Kept where they are at most PAIR_ENTRIES (few ratings a
+        chunk of patterns at a time (at most ENTRY_CHUNK pairs), sorted by item pair and cut into runs
+        of item pairs q0..q1-1 of about ENTRY_RUN pairs of entries: [(q0, q1, ia, ib, S)], the entries
+        and S (the run's item pairs x its pairs of entries: m_p c_pa c_pb in each one's item pair; one
+        column a pair of entries, so made without sorting).  Kept where they are at most PAIR_ENTRIES (few ratings a
         pattern: 3 a pattern at 2 raters a paper), else made again at each information."""
         if self._entry_chunks is not None:
             return self._entry_chunks
@@ -739,29 +747,40 @@ class _BlockStatic:
                 pair = eng.pair_index(it.indices[ia], it.indices[ib])
                 o = np.argsort(pair, kind="stable")   # by item pair: each pair's sum made in one place
                 ia, ib, pp = ia[o], ib[o], pp[o]
-                yield ia, ib, sparse.csr_matrix((m[pp] * c[ia] * c[ib], np.arange(ia.size),
-                                                 np.r_[0, np.cumsum(np.bincount(pair, minlength=eng.pair_u.size))]),
-                                                shape=(eng.pair_u.size, ia.size))
+                w = m[pp] * c[ia] * c[ib]
+                ptr = np.r_[0, np.cumsum(np.bincount(pair, minlength=eng.pair_u.size))]
+                runs = np.unique(np.r_[0, np.searchsorted(ptr, np.arange(ENTRY_RUN, ia.size, ENTRY_RUN)), ptr.size - 1])
+                for q0, q1 in zip(runs[:-1], runs[1:]):   # item pairs q0..q1-1: their entries e0..e1-1
+                    e0, e1 = ptr[q0], ptr[q1]
+                    yield q0, q1, ia[e0:e1], ib[e0:e1], sparse.csr_matrix(
+                        (w[e0:e1], np.arange(e1 - e0), ptr[q0:q1 + 1] - e0), shape=(q1 - q0, e1 - e0))
         if cum.size and cum[-1] > PAIR_ENTRIES:
             return chunks()
         self._entry_chunks = list(chunks())
         return self._entry_chunks
 
-    def item_entries(self, eng: GridEngine):
-        """Per item u of the block's patterns, its entries ``idx`` and their patterns' entries v >= u
-        (a pattern's items are sorted: those after u's), ``ent``, with their rows ``col`` among u's
-        item pairs and each pattern's start in them ``ptr``: [(u, idx, ent, col, ptr)].  Kept where
-        they are at most PAIR_ENTRIES (a sample's), else made again at each information."""
+    def item_entries(self, eng: GridEngine, m):
+        """Per item u of the block's patterns, its entries ``idx``, their weights ``w`` (m c_u; ``m``:
+        the patterns'), their patterns' entries v >= u (a pattern's items are sorted: those after
+        u's), ``ent``, with their counts ``c_ent``, and the structure (row indices, column pointers,
+        shape) of the sparse matrix G' of those (u's item pairs x M rows (pair, l), u's patterns: a
+        column a pattern, its entries' rows; :meth:`_Louis._mean_by_item` puts in the numbers):
+        [(u, idx, w, ent, c_ent, G')].  Kept where they are at most PAIR_ENTRIES (a sample's), else
+        made again at each information."""
         if self._item_entries is not None:
             return self._item_entries
         it = self.items
+        M = eng.M
 
         def items():
             for u, idx in self.by_item:
                 cnt = it.indptr[self.ent_p[idx] + 1] - idx
                 ent = np.repeat(idx, cnt) + _ranges(cnt)
                 col = eng.pair_index(np.full(ent.size, u), it.indices[ent]) - eng.pair_bounds[u]
-                yield u, idx, ent, col, np.r_[0, np.cumsum(cnt)]
+                n_pairs = eng.pair_bounds[u + 1] - eng.pair_bounds[u]
+                rows = (col.astype(np.int32)[:, None] * M + np.arange(M, dtype=np.int32)).ravel()   # (scipy's index type)
+                G_T = (rows, (np.r_[0, np.cumsum(cnt)] * M).astype(np.int32), (n_pairs * M, idx.size))
+                yield u, idx, m[self.ent_p[idx]] * it.data[idx], ent, it.data[ent], G_T
         n = np.diff(it.indptr)
         if float(n @ (n + 1)) / 2 > PAIR_ENTRIES:
             return items()
@@ -799,10 +818,12 @@ class _Louis:
         if isinstance(st.items, np.ndarray):   # many items a pattern (a rubric): all in BLAS products
             self._add_dense(st, pi, m, Sbar)
             return
-        # posterior means of each (pattern, item) entry: Pbar (M)
+        # posterior means of each (pattern, item) entry: Pbar (M), an item at a time (np.take: a
+        # gather of rows several times faster than indexing), then in the entries' order
         bar = np.empty((st.ent_p.size, M))
-        for u, idx in st.by_item:
-            bar[idx] = pi[st.ent_p[idx]] @ self.Pk[u]
+        for u, e0, e1 in st.item_runs:
+            np.matmul(np.take(pi, st.pattern_by_item[e0:e1], axis=0), self.Pk[u], out=bar[e0:e1])
+        bar = np.take(bar, st.by_item_rank, axis=0)
         self.mean_us += st.item_sum @ (bar * Sbar[st.ent_p][:, None])
         if st.by_item_mean:
             self._mean_by_item(st, bar, m)
@@ -814,9 +835,9 @@ class _Louis:
         block's patterns: the outer products of their (pattern, a <= b) pairs of entries, a chunk at
         a time (:meth:`_BlockStatic.entry_chunks`), summed into their item pairs by a sparse product."""
         M = self.eng.M
-        for ia, ib, S in st.entry_chunks(self.eng, m):
+        for q0, q1, ia, ib, S in st.entry_chunks(self.eng, m):
             X = bar[ia][:, :, None] * bar[ib][:, None, :]
-            self.mean_pairs += S @ X.reshape(-1, M * M)
+            self.mean_pairs[q0:q1] += S @ X.reshape(-1, M * M)
 
     def _mean_by_item(self, st, bar, m):
         """As :meth:`_mean_by_entries`, an item u at a time (for many items a pattern, where the
@@ -824,14 +845,12 @@ class _Louis:
         patterns' rows (m c_u Pbar_u) against a sparse matrix of their entries v >= u (c_pv Pbar_pv,
         columns (pair, l); :meth:`_BlockStatic.item_entries`); memory: item u's patterns' entries times M."""
         eng, M = self.eng, self.eng.M
-        c = st.items.data
-        lM = np.arange(M)
-        for u, idx, ent, col, ptr in st.item_entries(eng):
+        for u, idx, w, ent, c_ent, G_T in st.item_entries(eng, m):
             s0, s1 = eng.pair_bounds[u], eng.pair_bounds[u + 1]
-            A = bar[idx] * (m[st.ent_p[idx]] * c[idx])[:, None]      # (patterns of u, M)
-            G = sparse.csr_matrix(((bar[ent] * c[ent][:, None]).ravel(), (col[:, None] * M + lM).ravel(), ptr * M),
-                                  shape=(idx.size, (s1 - s0) * M))
-            res = (G.T @ A).reshape(s1 - s0, M, M)                  # [pair, l, k]
+            A = np.take(bar, idx, axis=0) * w[:, None]              # (patterns of u, M)
+            rows, ptr, shape = G_T
+            G_T = sparse.csc_matrix(((np.take(bar, ent, axis=0) * c_ent[:, None]).ravel(), rows, ptr), shape=shape)
+            res = (G_T @ A).reshape(s1 - s0, M, M)                  # [pair, l, k]
             self.mean_pairs[s0:s1] += res.transpose(0, 2, 1).reshape(s1 - s0, M * M)
 
     def _add_dense(self, st, pi, m, Sbar):
