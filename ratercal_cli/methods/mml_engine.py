@@ -836,7 +836,7 @@ class _Louis:
         a time (:meth:`_BlockStatic.entry_chunks`), summed into their item pairs by a sparse product."""
         M = self.eng.M
         for q0, q1, ia, ib, S in st.entry_chunks(self.eng, m):
-            X = bar[ia][:, :, None] * bar[ib][:, None, :]
+            X = np.einsum("ek,el->ekl", np.take(bar, ia, axis=0), np.take(bar, ib, axis=0))   # (outer products)
             self.mean_pairs[q0:q1] += S @ X.reshape(-1, M * M)
 
     def _mean_by_item(self, st, bar, m):
@@ -886,7 +886,7 @@ class _Louis:
                 if s1 == s0:
                     continue
                 C = C_run[s0 - bounds[u0]:s1 - bounds[u0]]
-                B = PkQ[:, :, pv[s0:s1]] * C.T[:, None, :]        # (Q, M, pairs of u)
+                B = np.take(PkQ, pv[s0:s1], axis=2) * C.T[:, None, :]   # (Q, M, pairs of u)
                 cov[s0:s1] = (Pk[u].T @ B.reshape(Q, -1)).reshape(M, M, s1 - s0).transpose(2, 0, 1)
         return cov
 
@@ -964,8 +964,9 @@ class BlockHessian:
         step = max(1, (1 << 21) // max(w * w, 1))
         for s0 in range(0, self.pair_u.size, step):
             pu, pv = self.pair_u[s0:s0 + step], self.pair_v[s0:s0 + step]
-            X = np.matmul(np.matmul(Ku[pu].transpose(0, 2, 1), self.blocks[s0:s0 + step]), Ku[pv])
-            ca, cb = cols[pu], cols[pv]
+            X = np.matmul(np.matmul(np.take(Ku, pu, axis=0).transpose(0, 2, 1), self.blocks[s0:s0 + step]),
+                          np.take(Ku, pv, axis=0))
+            ca, cb = np.take(cols, pu, axis=0), np.take(cols, pv, axis=0)
             out += np.bincount((ca[:, :, None] * (P + 1) + cb[:, None, :]).ravel(), X.ravel(),
                                minlength=out.size)
             off = pu != pv
@@ -973,5 +974,10 @@ class BlockHessian:
                                X[off].transpose(0, 2, 1).ravel(), minlength=out.size)
         H = out.reshape(P + 1, P + 1)[:P, :P]
         t = np.bincount(cols.ravel(), np.einsum("umw,um->uw", Ku, self.ts).ravel(), minlength=P + 1)[:P]
-        H += np.outer(t, ks) + np.outer(ks, t) + self.ss * np.outer(ks, ks)
+        # + t ks' + ks t' + ss ks ks', nonzero only in the rows and columns where ks is (log sigma's: one)
+        on = np.flatnonzero(ks)
+        rows = np.outer(t[on], ks) + np.outer(ks[on], t) + self.ss * np.outer(ks[on], ks)
+        rows[:, on] = 0.0   # (those entries are the columns')
+        H[on, :] += rows
+        H[:, on] += np.outer(t, ks[on]) + np.outer(ks, t[on]) + self.ss * np.outer(ks, ks[on])
         return H
