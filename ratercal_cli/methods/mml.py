@@ -43,8 +43,8 @@ information is not positive definite (far from the maximum) the step is the EM g
 (the expected complete-data information, Lange 1995).  The information is computed at the
 start, carried forward by BFGS updates from the change of the gradient (a gradient costs a
 fraction of the information, also after a step that had to be halved) and afresh only where
-the updates stall (past 250,000 ratings, the information of a sample of the papers: the
-full one costs 10-25 gradients at 3-21 raters a paper); convergence is confirmed with the full
+the updates stall (past 120,000 ratings for 200 raters' PCM, the information of a sample of the
+papers: the full one costs 10-25 gradients at 3-21 raters a paper); convergence is confirmed with the full
 information, and that last information gives the standard errors, except where a sample steers:
 there the iterations go on (a few more gradients) until the sample's information's Newton
 decrement is under ``SAMPLE_TOL`` of the tolerance, and the full information is computed only when
@@ -137,9 +137,13 @@ SAMPLE_REUSE_GAIN = 4.0
 #: raters a paper, 25 at 21 of 200)
 SAMPLE_RATINGS = 25_000
 #: ... and at least this many a parameter (the PCM of 200 raters on 0-5 has 1,000: a sample of 25,000
-#: ratings, a few of each rater's rare categories, steered its fit at 21 of 200 raters a paper
-#: back and forth for 20 iterations); after MAX_SAMPLE_INFOS of its informations, every paper's steers
-SAMPLE_PER_PARAMETER = 125
+#: ratings, a few of each rater's rare categories, steered its fit at 21 of 200 raters a paper back and
+#: forth for 20 iterations, before the sample's information was scaled to every paper's complete-data
+#: information, :meth:`_Objective.scaled_to_complete`; since, 60 a parameter, k = 16 at 1M ratings, costs
+#: as many gradients of every paper as 125, k = 7, at 2 and 21 of 200 raters a paper and one more at 3
+#: of 200, and each of the sample's evaluations half: fit_mml 0.15-0.25 s less); after MAX_SAMPLE_INFOS
+#: of its informations, every paper's steers
+SAMPLE_PER_PARAMETER = 60
 MAX_SAMPLE_INFOS = 4
 #: ... and every paper with a rating in a cell (an item's score) of fewer than SAMPLE_RARE x k ratings, k
 #: the papers a sampled one stands for: every k-th paper holds a handful of such ratings or none, and the
@@ -168,8 +172,8 @@ SAMPLE_PHASE_TOL = 1.0
 #: the optimum, and BFGS updates of the sample's log L); once their Newton decrement is under
 #: SAMPLE_REFRESH a parameter, the sample's information is taken afresh there, scaled to every paper's
 #: complete-data information (:meth:`_Objective.scaled_to_complete`): each step then ~500 times nearer in
-#: decrement, where the carried matrix made it ~12 times (3 of 200 raters a paper, 1M ratings: 7
-#: gradients of every paper and one more sample's information, where 13 gradients)
+#: decrement, where the carried matrix made it ~12 times (3 of 200 raters a paper, 1M ratings, a sample
+#: of every 7th paper: 7 gradients of every paper and one more sample's information, where 13 gradients)
 SAMPLE_REFRESH = 0.1
 #: the start of sigma: the best of START_SIGMAS
 SIGMA0 = 2.0
@@ -436,9 +440,9 @@ class _Objective:
         gives it for a few flops), and ``Hem_all`` as the complete-data Hessian.  The sample holds a
         handful of ratings of a rater's rare categories, and its information of their thresholds is off
         by about its complete-data part's relative error; scaled, the eigenvalues of its inverse times
-        every paper's information (at the optimum, 1M ratings, PCM) are 0.91-1.10 at 3 of 200 raters a
-        paper (0.82-1.35 unscaled), 0.89-1.13 at 21 of 200 (0.75-1.38), 0.91-1.13 on the rubric
-        (0.88-1.04; 98% of them 0.99-1.02, 0.88-1.03).  (Replacing the complete-data part, ``H - Hem +
+        every paper's information (at the optimum, 1M ratings, PCM, SAMPLE_PER_PARAMETER 125) are
+        0.91-1.10 at 3 of 200 raters a paper (0.82-1.35 unscaled), 0.89-1.13 at 21 of 200 (0.75-1.38),
+        0.91-1.13 on the rubric (0.88-1.04; 98% of them 0.99-1.02, 0.88-1.03).  (Replacing the complete-data part, ``H - Hem +
         Hem_all``, did as well at 3 of 200 but was not negative definite on the rubric: along the shift
         of every item the information is a small difference of the two parts, which a scaling keeps.)"""
         full = self.scale * ev.H_em.project(self.Ku, self.cols, self.ks, self.P) - self.pen
