@@ -155,7 +155,7 @@ SAMPLE_RARE = 5
 #: its relative error times the step, so it is taken from closer (1-2 more gradients at 3 of 200 raters
 #: a paper, 1M ratings, where the every-paper information that confirmed convergence cost 1.2 s;
 #: estimates within 5e-8 logits of a fit to a decrement of 1e-13 x n on the full information, on every
-#: shape of issue 32 at 1M ratings, 3e-10 to 5e-8; at 130k and 300k ratings 1e-11 to 5e-8)
+#: shape of issue 32 at 1M ratings, 7e-11 to 5e-8; at 130k and 300k ratings 8e-12 to 5e-8)
 SAMPLE_TOL = 1e-6
 #: ... and the last step under SAMPLE_STEP_TOL logits in every coordinate: the decrement by the sample's
 #: matrix can be small while a step is not, where that matrix is far from every paper's information
