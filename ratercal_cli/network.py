@@ -68,31 +68,40 @@ def _edges(ratings: Ratings):
 
 #: :func:`shared_papers` multiplies dense matrices where their papers x raters^2 products are at most
 #: this many times the rater pairs the counts visit (the papers' squared numbers of ratings): a panel
-#: that reads every paper (21 raters, 1M ratings: 0.01 s, the sparse product 0.05 s)
-DENSE_GRAM = 4
+#: that reads every paper (21 raters, 1M ratings: 0.01 s, the sparse product 0.05 s), and many raters
+#: a paper of a few hundred (21 of 200, 1M ratings, where the ratio is 90: 0.034 s, the pair counts
+#: 0.083 s; they break even near 200; at 3 of 200 it is 4,400 and the pair counts 0.012 s)
+DENSE_GRAM = 120
+#: ... DENSE_ROWS papers at a time, in float32 (its BLAS product twice as fast as float64's; sums of 0s
+#: and 1s, exact to 2^24): memory DENSE_ROWS x raters x 4 bytes, whatever the number of papers
+DENSE_ROWS = 1 << 16
 
 
 def shared_papers(ratings: Ratings) -> np.ndarray:
     """Symmetric int matrix: ``out[a, b]`` = number of papers raters a and b both scored.
 
     The diagonal holds each rater's number of papers.  It is ``A' A`` for the papers x raters
-    incidence matrix ``A``: dense for a panel reading most papers (:data:`DENSE_GRAM`), else counted
-    from the ratings sorted by paper, the pairs of ratings ``d`` apart on one paper for d = 1, 2, ...
-    (:func:`_pair_counts`): the papers' rater pairs are never listed, which at 21 raters a paper and
-    1M ratings were 10M pairs and 12 s of ``adjust -m MML`` (issue 32), nor multiplied as sparse
-    matrices (1M ratings, 2, 3 and 21 of 200 raters a paper: 0.047, 0.072 and 0.093 s, the counts
-    0.007, 0.016 and 0.073 s).
+    incidence matrix ``A``: dense for many raters a paper (:data:`DENSE_GRAM`), a block of papers at a
+    time, else counted from the ratings sorted by paper, the pairs of ratings ``d`` apart on one paper
+    for d = 1, 2, ... (:func:`_pair_counts`): the papers' rater pairs are never listed, which at 21
+    raters a paper and 1M ratings were 10M pairs and 12 s of ``adjust -m MML`` (issue 32), nor
+    multiplied as sparse matrices (1M ratings, 2, 3 and 21 of 200 raters a paper: 0.047, 0.072 and
+    0.093 s, the counts 0.007, 0.016 and 0.073 s, 21 of 200 dense 0.034 s).
     """
     P, J = ratings.n_papers, ratings.n_raters
-    k = np.bincount(ratings.paper, minlength=P).astype(np.float64)
-    if float(P) * J * J <= DENSE_GRAM * float(k @ k):
-        A = np.zeros((P, J))
-        A[ratings.paper, ratings.rater] = 1.0   # (a rater's repeat on a paper: once)
-        return (A.T @ A).astype(np.int64)       # (sums of 0s and 1s: exact)
     paper, rater = ratings.paper, ratings.rater
     if paper.size and (paper[1:] < paper[:-1]).any():
         order = np.argsort(paper, kind="stable")
         paper, rater = paper[order], rater[order]
+    k = np.bincount(paper, minlength=P).astype(np.float64)
+    if float(P) * J * J <= DENSE_GRAM * float(k @ k):
+        W = np.zeros((J, J), dtype=np.int64)
+        cuts = np.searchsorted(paper, np.arange(0, P + DENSE_ROWS, DENSE_ROWS))
+        for p0, (a, b) in zip(range(0, P, DENSE_ROWS), zip(cuts[:-1], cuts[1:])):
+            A = np.zeros((min(DENSE_ROWS, P - p0), J), dtype=np.float32)
+            A[paper[a:b] - p0, rater[a:b]] = 1.0   # (a rater's repeat on a paper: once)
+            W += (A.T @ A).astype(np.int64)
+        return W
     W = _pair_counts(paper, rater, J)
     if W is None:   # a rater's repeat on a paper: once
         key = np.unique(paper.astype(np.int64) * J + rater)

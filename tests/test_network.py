@@ -114,16 +114,18 @@ def test_components_match_union_find_on_random_sparse_designs():
 
 @pytest.mark.parametrize("dense", [0, np.inf])   # the pair counts always, the dense product always
 @pytest.mark.parametrize("shuffled", [False, True])
-def test_shared_papers_counts_each_pair_of_raters_papers_once(dense, shuffled, monkeypatch):
+@pytest.mark.parametrize("rows", [1 << 16, 7])   # the dense product's papers in one block, or several
+def test_shared_papers_counts_each_pair_of_raters_papers_once(dense, shuffled, rows, monkeypatch):
     """``shared_papers`` is A'A of the papers x raters incidence (issue 32: listing every paper's rater
     pairs took 12 s at 21 raters a paper); checked against a count by sets, repeats of a rater on a
     paper counted once, on drawn designs (up to 9 ratings a paper, the ratings in paper order or
-    shuffled), by the pair counts and by the dense product."""
+    shuffled), by the pair counts and by the dense product (its papers in one block or blocks of 7)."""
     from itertools import combinations
 
     import ratercal_cli.network as network
 
     monkeypatch.setattr(network, "DENSE_GRAM", dense)
+    monkeypatch.setattr(network, "DENSE_ROWS", rows)
 
     rng = np.random.default_rng(32)
     for _ in range(25):
