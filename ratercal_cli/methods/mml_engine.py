@@ -557,21 +557,18 @@ def paper_patterns(paper, cell, n_cells, in_order=False, K=None):
     With ``K`` (cells ``item * K + score``), papers with the same items (as often) and the same total
     score share a pattern, a *class*, whose cells ``R`` are those of its first paper (the Rasch
     models' sufficient statistic: :class:`GridEngine`)."""
-    if in_order:
-        order = np.argsort(paper, kind="stable")
-    elif paper.size and float(paper.max() + 1) * n_cells < 2.0 ** 62:   # one key: a stable sort of it is fast
-        order = np.argsort(paper * n_cells + cell, kind="stable")   # where the ratings come by paper (timsort's runs)
-    else:
-        order = np.lexsort((cell, paper))
+    order = np.argsort(paper, kind="stable")   # (a pass where the ratings come by paper: timsort's one run)
     p, c = paper[order], cell[order]
     start = np.flatnonzero(np.r_[True, p[1:] != p[:-1]]) if p.size else np.zeros(0, np.int64)   # (p sorted)
     papers, length = p[start], np.diff(np.r_[start, p.size])
     pattern = np.empty(papers.size, dtype=np.int64)
     groups = []
     n_pat = 0
-    for n in np.unique(length):
+    for n in np.flatnonzero(np.bincount(length)):
         sel = np.flatnonzero(length == n)
         R = c[start[sel][:, None] + np.arange(n)]
+        if not in_order:
+            R.sort(axis=1)
         if K is None:
             first, inv, cnt = unique_rows(R, n_cells)
         else:   # (sorted cells: sorted items)

@@ -248,3 +248,39 @@ def test_a_gradient_gives_the_complete_data_hessian_of_the_information(shape):
     em = two.H_em.dense()
     assert np.all(np.linalg.eigvalsh(em[:-1, :-1]) <= 1e-9) and em[-1, -1] < 0   # negative semidefinite
     assert not em[:-1, -1].any()                                                  # nothing between tau and log sigma
+
+
+def _patterns_by_dict(paper, cell, K=None):
+    """paper_patterns' contract written out per paper: patterns grouped by number of ratings
+    (ascending), numbered in the lexicographic order of each paper's sorted cells (with K: of its
+    sorted items and total score), a pattern's cells those of its lowest-numbered paper."""
+    cells = {}
+    for p, c in zip(paper.tolist(), cell.tolist()):
+        cells.setdefault(p, []).append(c)
+    papers = sorted(cells)
+    key = {p: (len(cells[p]), tuple(sorted(cells[p])) if K is None else
+               (tuple(sorted(c // K for c in cells[p])), sum(c % K for c in cells[p]))) for p in papers}
+    keys = sorted(set(key.values()))
+    rep = {}
+    for p in papers:
+        rep.setdefault(key[p], sorted(cells[p]))
+    return papers, [keys.index(key[p]) for p in papers], [rep[k] for k in keys], [
+        sum(key[p] == k for p in papers) for k in keys]
+
+
+@pytest.mark.parametrize("K", [None, 3])
+def test_paper_patterns_of_shuffled_ratings_of_mixed_lengths(K):
+    # ratings in no order (not by paper, a paper's cells in any order), papers of 1-4 ratings
+    # (an item rated twice by some), sparse paper numbers
+    rng = np.random.default_rng(5)
+    n = rng.integers(1, 5, 300)
+    paper = np.repeat(rng.choice(10_000, n.size, replace=False), n)
+    cell = rng.integers(0, 4, paper.size) * 3 + rng.integers(0, 3, paper.size)
+    order = rng.permutation(paper.size)
+    paper, cell = paper[order], cell[order]
+    papers, pattern, groups = mml_engine.paper_patterns(paper, cell, 12, K=K)
+    want_papers, want_pattern, want_cells, want_count = _patterns_by_dict(paper, cell, K)
+    assert papers.tolist() == want_papers and pattern.tolist() == want_pattern
+    assert [row for R, _ in groups for row in R.tolist()] == want_cells
+    assert [c for _, cnt in groups for c in cnt.tolist()] == want_count
+    assert len(set(want_pattern)) < 0.9 * len(want_papers)   # papers do share patterns
