@@ -254,6 +254,26 @@ def test_unused_categories_and_extreme_papers_still_give_estimates_with_a_warnin
     assert np.abs(est.steps_).max() < 40  # finite, held by the prior
 
 
+def test_rater_links_join_the_raters_that_share_papers():
+    # ratings in no order, 1-6 a paper (a rater twice on some), three groups of raters that share
+    # no paper and a rater with none: the links' components are the shared papers'
+    from ratercal_cli.methods.mml import _rater_links
+    from ratercal_cli.network import rater_components
+
+    rng = np.random.default_rng(3)
+    n = rng.integers(1, 7, 400)
+    p = np.repeat(np.arange(n.size), n)
+    group = np.array([0, 7, 12])[p % 3]
+    r = group + rng.integers(0, np.array([7, 5, 8])[p % 3])
+    order = rng.permutation(p.size)
+    data = Ratings(p[order], r[order], rng.integers(0, 4, p.size), 3, n.size, 21)
+    low, high = _rater_links(data)
+    assert (low <= high).all() and np.unique(low * 21 + high).size == low.size   # distinct pairs
+    labels = rater_components(data, (low, high))
+    assert np.array_equal(labels, rater_components(data))
+    assert labels.tolist() == [0] * 7 + [1] * 5 + [2] * 8 + [-1]
+
+
 def test_unlinked_raters_and_one_rater_designs_are_refused():
     rng = np.random.default_rng(0)
     p = np.repeat(np.arange(20), 2)
