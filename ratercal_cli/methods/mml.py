@@ -724,6 +724,7 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
         anchor(layout)
     eng = GridEngine(ratings.paper, item, ratings.score, items.shape[0], K, n_nodes or MIN_NODES)
     sample = _sample_engine(ratings, item, eng, layout.n, per_score=layout.model == "pcm")
+    eng.guide = sample   # (its posteriors place every paper's on the grid at the first evaluation)
     obj = _Objective(eng, layout, sample, info_grid=n_nodes is None)
     # the start: the layout fitted to the items' log odds at the best of a few sigmas (log L alone)
     starts = [_start(obj, counts, items, s0) for s0 in (SIGMA0,) + tuple(s for s in START_SIGMAS if s != SIGMA0)]

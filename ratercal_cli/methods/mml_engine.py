@@ -109,11 +109,14 @@ def _operator(m):
 TAIL = 12.0
 #: windows of the grid (:meth:`GridEngine._windows`): chunks of this many patterns (N / 32, at least half of it,
 #: for fewer than 32 x WINDOW_CHUNK patterns), each on the
-#: nodes within WINDOW_TAIL sds of its posteriors at the last evaluation (a margin for the moves of
-#: a step), used where they hold at most WINDOW_GAIN of the whole grid's pattern x node cells
+#: nodes within WINDOW_TAIL sds of its posteriors at the last evaluation (a margin of a sd for the moves
+#: of a step: 21 of 200 raters a paper, 1M ratings, no chunk of every paper's done again where 4 sds
+#: held 14% more cells), used where they hold at most WINDOW_GAIN of the whole grid's pattern x node cells
 WINDOW_CHUNK = 1024
-WINDOW_TAIL = TAIL + 4.0
+WINDOW_TAIL = TAIL + 1.0
 WINDOW_GAIN = 0.7
+#: ... and GUESS_TAIL sds of posteriors guessed from another engine's (:meth:`GridEngine._guess_where`)
+GUESS_TAIL = TAIL + 4.0
 
 
 def grid_nodes(n_nodes: int, lo: float = -SPAN, hi: float = SPAN):
@@ -332,6 +335,7 @@ class GridEngine:
         the informations' per-block parts): made again if another evaluation needs them."""
         for name in ("_cells_op", "_cells_blocks", "_cells_by_chunk", "_static"):
             self.__dict__.pop(name, None)
+        self.guide = None
 
     def set_nodes(self, n_nodes: int, lo: float = -SPAN, hi: float = SPAN):
         self.z, self.logw = grid_nodes(int(n_nodes), lo, hi)
@@ -377,25 +381,57 @@ class GridEngine:
     _where = None      # each pattern's posterior mean and sd (z units) at the last evaluation
     _order = None      # the patterns by posterior mean and the starts of its chunks (set once)
     window_misses = 0  # chunks done again on the whole grid (a posterior past its window)
+    #: an engine of some of the same papers (a sample's, :func:`.mml._sample_engine`) whose last
+    #: posteriors stand in for this one's at its first evaluation (:meth:`_guess_where`)
+    guide = None
+
+    def _guess_where(self):
+        """Each pattern's posterior mean and sd (z units) guessed from ``guide``'s last evaluation, or
+        None (no guide, not evaluated yet, or windows that would not pay): those of the guide's patterns
+        with as many ratings and the same total score (a Rasch posterior depends on a paper's items only
+        through their parameters, their sum near the same for most), interpolated between totals, nan
+        (the whole grid) for a number of ratings or a total beyond those the guide has.  The guide is let
+        go of."""
+        guide, self.guide = self.guide, None
+        if guide is None or guide._where is None or not guide.N or not self.N:
+            return None
+        gmz, gsd = guide._where
+        h = (self.z[-1] - self.z[0]) / max(self.Q - 1, 1)
+        if np.minimum(2.0 * GUESS_TAIL / h * gsd, self.Q).mean() > WINDOW_GAIN * self.Q:
+            return None
+        count = np.asarray(self.cells.sum(axis=1)).ravel()
+        gcount = np.asarray(guide.cells.sum(axis=1)).ravel()
+        mz, sd = np.full(self.N, np.nan), np.full(self.N, np.nan)
+        for k in np.intersect1d(count, gcount):
+            at, g = np.flatnonzero(count == k), gcount == k
+            tot, inv = np.unique(guide.total[g], return_inverse=True)
+            w = np.bincount(inv, weights=guide.mult[g])
+            for out, x in ((mz, gmz[g]), (sd, gsd[g])):
+                out[at] = np.interp(self.total[at], tot, np.bincount(inv, weights=guide.mult[g] * x) / w,
+                                    left=np.nan, right=np.nan)
+        return mz, sd
 
     def _windows(self):
         """Chunks of patterns whose posteriors lie near each other (by their means when first
         asked) and, for each, the nodes qa..qb-1 where those posteriors lay (within WINDOW_TAIL of
         their sds) at the last evaluation: [(chunk, rows, qa, qb)], or None where the windows would
         not save much (few ratings a paper: wide posteriors) or before a first evaluation."""
-        if self._where is None or not self.N:
+        where, tail = self._where, WINDOW_TAIL
+        if where is None:
+            where, tail = self._guess_where(), GUESS_TAIL
+        if where is None or not self.N:
             return None
-        mz, sd = self._where
+        mz, sd = where
         z, h = self.z, (self.z[-1] - self.z[0]) / max(self.Q - 1, 1)
-        if np.minimum(2.0 * WINDOW_TAIL / h * sd, self.Q).sum() > WINDOW_GAIN * self.N * self.Q:
+        if np.minimum(2.0 * tail / h * sd, self.Q).sum() > WINDOW_GAIN * self.N * self.Q:
             return None   # (a chunk's window holds each of its patterns' own: no gain to be had, no sort)
         if self._order is None:
             order = np.argsort(mz, kind="stable")
             step = min(WINDOW_CHUNK, max(WINDOW_CHUNK // 2, self.N // 32))
             self._order = order, np.arange(0, self.N, step)
         order, starts = self._order
-        lo = np.minimum.reduceat((mz - WINDOW_TAIL * sd)[order], starts)   # each chunk's reach
-        hi = np.maximum.reduceat((mz + WINDOW_TAIL * sd)[order], starts)
+        lo = np.minimum.reduceat((mz - tail * sd)[order], starts)   # each chunk's reach
+        hi = np.maximum.reduceat((mz + tail * sd)[order], starts)
         qa = np.maximum(0.0, np.floor((lo - z[0]) / h))
         qb = np.minimum(float(self.Q), np.ceil((hi - z[0]) / h) + 1)
         narrow = qb - qa >= 2   # (else, or not finite: the whole grid)
