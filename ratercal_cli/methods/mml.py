@@ -242,6 +242,9 @@ class MMLFit:
     information: object = None   # -H (P, P) of the free coordinates, or a function giving it
     phi: np.ndarray = None       # the free coordinates' estimates
     seen: np.ndarray = None      # the raters with ratings (the rows of the per-rater arrays)
+    #: g -> each pattern's posterior expectation of g(theta) (patterns x k), g a function of the reported
+    #: quality at the nodes of the grid the fit ended on (nodes -> nodes x k): :func:`_posterior_means`
+    posterior: object = None
 
     @cached_property
     def cov(self) -> np.ndarray:
@@ -836,7 +839,21 @@ def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, s
                   tau=tau_r, item_tau=item_tau, items=items_out, eap=eap, eap_sd=eap_sd, loglik=float(ev.ll),
                   n_iter=it, converged=converged, unused=unused, notes=notes, n_nodes=int(eng.Q),
                   estimates=estimates, layout=lay, patterns=(eng.papers, eng.pattern, eng.pattern_ratings()),
-                  information=partial(obj.information, phi, ev) if info is None else info, phi=phi, seen=seen)
+                  information=partial(obj.information, phi, ev) if info is None else info, phi=phi, seen=seen,
+                  posterior=partial(_posterior_means, eng, (eng.z, eng.logw, eng.Q), tau_eff, log_sigma, shift))
+
+
+def _posterior_means(eng: GridEngine, grid, tau, log_sigma, shift, g):
+    """:attr:`MMLFit.posterior`: each pattern's posterior expectation of ``g`` (of the reported quality,
+    ``sigma z + shift`` at the nodes ``z`` of ``grid``, the engine's grid when the fit ended: the one of
+    its EAPs) at the fit's parameters."""
+    keep = eng.z, eng.logw, eng.Q
+    eng.z, eng.logw, eng.Q = grid
+    try:
+        return eng.posterior_means(tau, log_sigma, g(np.exp(log_sigma) * eng.z + shift))
+    finally:
+        eng.z, eng.logw, eng.Q = keep
+        eng.release()
 
 
 def _unused_notes(ratings, model, counts, seen, step_sd):
@@ -991,8 +1008,7 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
             if n_user == 0:
                 self.facet_ = np.zeros(0)
             self.cluster_mean_ = self.theta_mean_ - gam
-            cl = np.asarray(self.clusters, dtype=np.int64)
-            shift = np.where(cl >= 0, gam[np.maximum(cl, 0)], 0.0)
+            shift = self._cluster_shift(ratings.n_papers)
         self.quality_eap_, self.quality_eap_se_ = res.eap - shift, res.eap_sd
         self._defer((ratings, facet, shift))
         if self.quality == "eap":
@@ -1015,6 +1031,34 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
         self.rating_expected_, self.rating_variance_ = moments(p)[:2]
         self.rater_fit_ = rater_fit(p, ratings.score, ratings.rater, ratings.n_raters,
                                     mask=extreme[ratings.paper] == 0)
+
+    def _cluster_shift(self, n_papers):
+        """Each paper's cluster effect (the multi-group model: its quality is the engine's less it; 0
+        without clusters or for a paper in none)."""
+        if self.clusters is None:
+            return np.zeros(n_papers)
+        cl = np.asarray(self.clusters, dtype=np.int64)
+        return np.where(cl >= 0, self.result_.estimates[self._cluster_block][np.maximum(cl, 0)], 0.0)
+
+    def fair_score_sd(self):
+        """Each paper's posterior SD of its fair score (:meth:`fair_scores` of its quality): of the fair
+        score at the nodes of the fit's grid under the paper's posterior there, as ``quality_eap_`` and
+        ``quality_eap_se_`` are its quality's posterior mean and SD (nan: no ratings).  Computed once a
+        pattern of ratings (:attr:`MMLFit.patterns`), the fair score at the nodes once a cluster."""
+        res = self.result_
+        papers, pattern = res.patterns[:2]
+        levels, which = np.unique(self._cluster_shift(self.quality_eap_.size)[papers], return_inverse=True)
+        k = levels.size
+
+        def fair_and_square(theta):   # nodes x 2k: each cluster's fair score, then its square
+            f = np.column_stack([np.asarray(self.fair_scores(theta - c), dtype=np.float64) for c in levels])
+            return np.hstack([f, f * f])
+
+        E = res.posterior(fair_and_square)
+        m1, m2 = E[pattern, which.ravel()], E[pattern, k + which.ravel()]
+        out = np.full(self.quality_eap_.size, np.nan)
+        out[papers] = np.sqrt(np.maximum(m2 - m1 * m1, 0.0))
+        return out
 
     def _with_clusters(self, ratings: Ratings, facet):
         """``facet`` with each rating's paper's cluster as a further (last) facet column."""

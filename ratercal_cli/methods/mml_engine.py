@@ -526,6 +526,20 @@ class GridEngine:
             ev.H_em = complete_data_hessian(P, Eq, Nuq, sigma, z)
         return ev
 
+    def posterior_means(self, tau, log_sigma, G) -> np.ndarray:
+        """Each pattern's posterior expectation of the node functions ``G`` (nodes x k) at ``tau`` and
+        ``log_sigma`` (as :meth:`evaluate`), on the whole grid: ``sum_q L_q w_q G_q / sum_q L_q w_q``, as
+        :meth:`evaluate`'s posterior mean and sd are of ``z`` itself.  (patterns x k)"""
+        _, logP = self._tables(tau, log_sigma)
+        tab = self._shifted(logP)
+        Gw = np.asarray(G, dtype=np.float64) * tab.w[:, None]
+        out = np.empty((self.N, Gw.shape[1]))
+        for a in range(0, self.N, PASS_BLOCK):
+            b = min(self.N, a + PASS_BLOCK)
+            _, L, s, _, _ = self._pass(self._cells_block(a, b)[0], tab, 0, self.Q, self.mult[a:b])
+            out[a:b] = (L @ Gw) / s[:, None]
+        return out
+
 
 @dataclass
 class _Shifted:

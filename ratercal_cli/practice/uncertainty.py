@@ -18,11 +18,13 @@ Two sources, as the methods differ:
 
   ``se = sqrt(bootstrap variance + within variance / k)``.
 
-* **MML and MFRM**: the model's own: the paper's posterior distribution of quality (normal, with
-  the fit's EAP and posterior SD) carried through the fair-score curve: the posterior SD of the
-  fair average (Gauss-Hermite, 21 nodes), and the pass probability ``P(fair(theta) >= cut)``.
+* **MML and MFRM**: the model's own: the posterior SD of the paper's fair average, the fair-score
+  curve at the nodes of the fit's grid under the paper's posterior there (as the fit's EAP and
+  posterior SD are of its quality: :meth:`.mml.MarginalRaterModel.fair_score_sd`), and the pass
+  probability ``P(fair(theta) >= cut)``, the normal's with the fit's EAP and posterior SD.
 * **CML and RSM**: the same with the paper's Warm (WLE) quality and its standard error in place of
-  the posterior (the sampling distribution of the WLE, taken as normal).
+  the posterior (the sampling distribution of the WLE, taken as normal, through the curve by
+  Gauss-Hermite, 21 nodes).
 
 The pass probability of the bootstrap methods is ``Phi((score - cut) / se)``, the normal's
 ``P(S >= cut)``; for a method whose scores stay on the scale (:data:`ON_THE_SCALE`) the normal is
@@ -170,55 +172,35 @@ class _quiet:
 
 def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUncertainty:
     """MML/MFRM: the posterior SD of each paper's fair average and ``P(fair >= cut)`` from the
-    fitted estimator's EAP quality and posterior SD (CML/RSM: the WLE and its SE; ``cut`` on ``0..M``)."""
+    fitted estimator's posteriors (CML/RSM: the WLE and its SE; ``cut`` on ``0..M``)."""
     mean_attr, sd_attr, source = MODEL_METHODS.get(est.code, MODEL_METHODS["MML"])
     mu = np.asarray(getattr(est, mean_attr), dtype=np.float64)
     sd = np.asarray(getattr(est, sd_attr), dtype=np.float64)
-    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
-    w = w / w.sum()
     ok = np.isfinite(mu) & np.isfinite(sd)
     se = np.full(mu.size, np.nan)
     prob = None if cut is None else np.full(mu.size, np.nan)
-    if ok.any():
-        rep, papers, row = _distinct_pairs(est, mu, sd, ok)
-        # (distinct papers x nodes: 7M numbers at 3 of 200 raters a paper, each such array 0.03-0.07 s of
-        # the system's time to map: theta made and f, fair_scores' new array, squared in place)
-        theta = np.multiply(sd[rep, None], x[None, :])
-        theta += mu[rep, None]
+    if ok.any() and hasattr(est, "fair_score_sd"):   # MML/MFRM: under each paper's posterior on the fit's grid
+        se[ok] = est.fair_score_sd()[ok]
+    elif ok.any():   # CML/RSM: the WLE's normal, by Gauss-Hermite
+        from ..methods.mml_engine import sorted_unique_rows   # (scipy.sparse: not for the methods without a posterior)
+
+        x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
+        w = w / w.sum()
+        first, inverse, _ = sorted_unique_rows(np.column_stack([mu[ok], sd[ok]]))   # papers with the same ratings share both
+        theta = np.multiply(sd[ok][first, None], x[None, :])
+        theta += mu[ok][first, None]
         f = np.asarray(est.fair_scores(theta.ravel())).reshape(theta.shape)
         del theta
         m1 = f @ w
-        se[papers] = np.sqrt(np.maximum(np.multiply(f, f, out=f) @ w - m1 * m1, 0.0))[row]
-        if cut is not None:
-            # the normal cdf (scipy.stats' norm.cdf is ndtr), imported where a cut needs it: scipy.special
-            # is 0.09 s CPU, a tenth of adjust -m NO on 1M ratings, which computes no probability
-            from scipy.special import ndtr
+        se[ok] = np.sqrt(np.maximum(np.multiply(f, f, out=f) @ w - m1 * m1, 0.0))[inverse]
+    if ok.any() and cut is not None:
+        # the normal cdf (scipy.stats' norm.cdf is ndtr), imported where a cut needs it: scipy.special
+        # is 0.09 s CPU, a tenth of adjust -m NO on 1M ratings, which computes no probability
+        from scipy.special import ndtr
 
-            t_cut = _fair_inverse(est, cut)
-            prob[ok] = ndtr(-(t_cut - mu[ok]) / np.maximum(sd[ok], 1e-12))   # norm.sf(x) = ndtr(-x)
+        t_cut = _fair_inverse(est, cut)
+        prob[ok] = ndtr(-(t_cut - mu[ok]) / np.maximum(sd[ok], 1e-12))   # norm.sf(x) = ndtr(-x)
     return PaperUncertainty(code, se, prob, source)
-
-
-def _distinct_pairs(est, mu, sd, ok):
-    """``(rep, papers, row)``: a paper ``rep`` of each distinct (quality, sd) pair among the papers
-    ``ok``, and each of these ``papers``' pair ``row``.  A marginal fit's papers with the same pattern
-    of ratings (:attr:`.mml.MMLFit.patterns`) share both, so its patterns are the pairs (where every
-    paper of a pattern has its pattern's pair: checked); otherwise the distinct rows of the pairs
-    (:func:`.mml_engine.sorted_unique_rows`, whose sort of 330k pairs was 0.1 s of ``adjust -m MML`` at
-    3 of 200 raters a paper, 1M ratings)."""
-    patterns = getattr(getattr(est, "result_", None), "patterns", None)
-    if patterns is not None:
-        papers, pattern = patterns[0], patterns[1]
-        rep = np.zeros(int(pattern.max(initial=-1)) + 1, dtype=np.int64)
-        rep[pattern] = papers   # (any paper of a pattern: they have the same pair)
-        if (papers.size == np.count_nonzero(ok) and ok[papers].all() and np.array_equal(mu[rep][pattern], mu[papers])
-                and np.array_equal(sd[rep][pattern], sd[papers])):
-            return rep, papers, pattern
-    from ..methods.mml_engine import sorted_unique_rows   # (scipy.sparse: not for the methods without a posterior)
-
-    papers = np.flatnonzero(ok)
-    first, inverse, _ = sorted_unique_rows(np.column_stack([mu[papers], sd[papers]]))   # papers with the same ratings share both
-    return papers[first], papers, inverse
 
 
 def _fair_inverse(est, cut, lo=-30.0, hi=30.0):

@@ -318,3 +318,20 @@ def test_paper_patterns_of_shuffled_ratings_of_mixed_lengths(K):
     assert [row for R, _ in groups for row in R.tolist()] == want_cells
     assert [c for _, cnt in groups for c in cnt.tolist()] == want_count
     assert len(set(want_pattern)) < 0.9 * len(want_papers)   # papers do share patterns
+
+
+def test_posterior_means_of_the_nodes_are_the_evaluations_posterior_moments():
+    """``posterior_means`` of z and z^2 (the whole grid) are the posterior means and second moments that
+    an evaluation gives (EAP, EAP sd), and of 1 is 1: the expectations the paper SEs of MML/MFRM take
+    of the fair score (``MarginalRaterModel.fair_score_sd``)."""
+    rng = np.random.default_rng(32)
+    U, K = 7, 4
+    paper, item, score = random_design(rng, U, K, 300, lambda r: int(r.integers(1, 5)))
+    tau = np.c_[np.zeros(U), np.cumsum(rng.normal(0, 1, (U, K - 1)), axis=1)]
+    eng = GridEngine(paper, item, score, U, K, 61)
+    ev = eng.evaluate(tau, np.log(1.3), moments=True)
+    sigma = 1.3
+    E = eng.posterior_means(tau, np.log(1.3), np.c_[np.ones(eng.Q), sigma * eng.z, (sigma * eng.z) ** 2])
+    np.testing.assert_allclose(E[:, 0], 1.0, rtol=1e-12)
+    np.testing.assert_allclose(E[:, 1], ev.eap, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.sqrt(E[:, 2] - E[:, 1] ** 2), ev.eap_sd, rtol=1e-8)
