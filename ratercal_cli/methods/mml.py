@@ -95,7 +95,7 @@ from scipy.linalg import cho_factor, cho_solve
 from ..errors import MethodError
 from ..ratings import Adjusted, Ratings
 from .base import DeferredFit, RaterAdjuster, fair_score_adjusted
-from .mml_engine import SPAN, GridEngine, distinct_keys, unique_rows
+from .mml_engine import NEAR_TAIL, SPAN, GridEngine, distinct_keys, unique_rows
 from .mml_layout import Layout, make_layout
 from .quality import (category_probabilities, check_quality, estimate_quality, expected_score, mean_expected_score,
                       moments, quality_by_pattern)
@@ -727,7 +727,8 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
         anchor(layout)
     eng = GridEngine(ratings.paper, item, ratings.score, items.shape[0], K, n_nodes or MIN_NODES)
     sample = _sample_engine(ratings, item, eng, layout.n, per_score=layout.model == "pcm")
-    eng.guide = sample   # (its posteriors place every paper's on the grid at the first evaluation)
+    if sample is not None:   # its posteriors place every paper's on the grid at the first evaluation, whose
+        eng.guide, eng.window_tail = sample, NEAR_TAIL   # iterations start near the optimum: small steps
     obj = _Objective(eng, layout, sample, info_grid=n_nodes is None)
     # the start: the layout fitted to the items' log odds at the best of a few sigmas (log L alone)
     starts = [_start(obj, counts, items, s0) for s0 in (SIGMA0,) + tuple(s for s in START_SIGMAS if s != SIGMA0)]

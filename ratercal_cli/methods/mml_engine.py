@@ -109,12 +109,15 @@ def _operator(m):
 TAIL = 12.0
 #: windows of the grid (:meth:`GridEngine._windows`): chunks of this many patterns (N / 32, at least half of it,
 #: for fewer than 32 x WINDOW_CHUNK patterns), each on the
-#: nodes within WINDOW_TAIL sds of its posteriors at the last evaluation (a margin of a sd for the moves
-#: of a step: 21 of 200 raters a paper, 1M ratings, no chunk of every paper's done again where 4 sds
-#: held 14% more cells), used where they hold at most WINDOW_GAIN of the whole grid's pattern x node cells
+#: nodes within WINDOW_TAIL sds of its posteriors at the last evaluation (a margin for the moves of a
+#: step), used where they hold at most WINDOW_GAIN of the whole grid's pattern x node cells
 WINDOW_CHUNK = 1024
-WINDOW_TAIL = TAIL + 1.0
+WINDOW_TAIL = TAIL + 4.0
 WINDOW_GAIN = 0.7
+#: ... within NEAR_TAIL sds for an engine whose iterations start near the optimum (:attr:`GridEngine.window_tail`:
+#: every paper's in a fit a sample steers, its steps small): 21 of 200 raters a paper, 1M ratings, no chunk
+#: of every paper's done again, where 4 sds held 14% more cells
+NEAR_TAIL = TAIL + 1.0
 #: ... and GUESS_TAIL sds of posteriors guessed from another engine's (:meth:`GridEngine._guess_where`)
 GUESS_TAIL = TAIL + 4.0
 
@@ -381,6 +384,7 @@ class GridEngine:
     _where = None      # each pattern's posterior mean and sd (z units) at the last evaluation
     _order = None      # the patterns by posterior mean and the starts of its chunks (set once)
     window_misses = 0  # chunks done again on the whole grid (a posterior past its window)
+    window_tail = WINDOW_TAIL   # the windows' reach (sds): NEAR_TAIL where the steps are small
     #: an engine of some of the same papers (a sample's, :func:`.mml._sample_engine`) whose last
     #: posteriors stand in for this one's at its first evaluation (:meth:`_guess_where`)
     guide = None
@@ -416,7 +420,7 @@ class GridEngine:
         asked) and, for each, the nodes qa..qb-1 where those posteriors lay (within WINDOW_TAIL of
         their sds) at the last evaluation: [(chunk, rows, qa, qb)], or None where the windows would
         not save much (few ratings a paper: wide posteriors) or before a first evaluation."""
-        where, tail = self._where, WINDOW_TAIL
+        where, tail = self._where, self.window_tail
         if where is None:
             where, tail = self._guess_where(), GUESS_TAIL
         if where is None or not self.N:

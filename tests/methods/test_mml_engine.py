@@ -100,8 +100,9 @@ def test_many_raters_a_paper_hold_nothing_of_designs_times_pairs():
     assert peak < 120e6, f"{peak / 1e6:.0f} MB"
 
 
+@pytest.mark.parametrize("tail", ["default", "near"])   # (the windows' reach: WINDOW_TAIL or NEAR_TAIL)
 @pytest.mark.parametrize("moved", ["a step", "far"])
-def test_windows_of_the_grid_give_the_whole_grid_s_numbers(monkeypatch, moved):
+def test_windows_of_the_grid_give_the_whole_grid_s_numbers(monkeypatch, moved, tail):
     """Many ratings a paper: after a first evaluation, chunks of patterns near each other are
     evaluated on the nodes where their posteriors lay (GridEngine._windows); log L, gradient,
     posterior means and sds, and the grid's range and resolution statistics are the whole grid's
@@ -121,6 +122,8 @@ def test_windows_of_the_grid_give_the_whole_grid_s_numbers(monkeypatch, moved):
     tau1 = tau + np.arange(K)[None, :] * (rng.normal(0, 0.05, U)[:, None] if moved == "a step" else 3.0)
     ls1 = 0.4 + (0.02 if moved == "a step" else 0.0)
     win = GridEngine(*data, U, K, 301)
+    if tail == "near":
+        win.window_tail = mml_engine.NEAR_TAIL
     win.evaluate(tau, 0.4)                      # the posteriors' places
     assert win._windows() is not None           # (windows pay here: 15 ratings a paper)
     got = win.evaluate(tau1, ls1, level=1, moments=True)
