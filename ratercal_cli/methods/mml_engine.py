@@ -114,12 +114,14 @@ TAIL = 12.0
 WINDOW_CHUNK = 1024
 WINDOW_TAIL = TAIL + 4.0
 WINDOW_GAIN = 0.7
-#: ... within NEAR_TAIL sds for an engine whose iterations start near the optimum (:attr:`GridEngine.window_tail`:
-#: every paper's in a fit a sample steers, its steps small): 21 of 200 raters a paper, 1M ratings, no chunk
-#: of every paper's done again, where 4 sds held 14% more cells
+#: ... for an engine whose iterations start near the optimum (:attr:`GridEngine.window_tail`: every paper's in
+#: a fit a sample steers), within TAIL + twice the largest move (sds) of a posterior from its window's place
+#: at the last evaluation, at least NEAR_TAIL and at most WINDOW_TAIL: 21 of 200 raters a paper, 1M
+#: ratings, 14% fewer cells, no chunk done again
 NEAR_TAIL = TAIL + 1.0
-#: ... and GUESS_TAIL sds of posteriors guessed from another engine's (:meth:`GridEngine._guess_where`)
-GUESS_TAIL = TAIL + 4.0
+#: ... and GUESS_TAIL sds of posteriors guessed from another engine's (:meth:`GridEngine._guess_where`: at 21
+#: of 200 raters a paper, 1M ratings, the guesses were up to 3.2 sds off, the RSM's 4.9)
+GUESS_TAIL = TAIL + 8.0
 
 
 def grid_nodes(n_nodes: int, lo: float = -SPAN, hi: float = SPAN):
@@ -384,7 +386,9 @@ class GridEngine:
     _where = None      # each pattern's posterior mean and sd (z units) at the last evaluation
     _order = None      # the patterns by posterior mean and the starts of its chunks (set once)
     window_misses = 0  # chunks done again on the whole grid (a posterior past its window)
-    window_tail = WINDOW_TAIL   # the windows' reach (sds): NEAR_TAIL where the steps are small
+    window_tail = WINDOW_TAIL   # the windows' least reach (sds): NEAR_TAIL where the steps are small
+    _moved = np.inf             # the largest move (sds) of a posterior from its window's place at the last evaluation
+    _placed = None              # where the windows placed the posteriors (mean, sd; z units)
     #: an engine of some of the same papers (a sample's, :func:`.mml._sample_engine`) whose last
     #: posteriors stand in for this one's at its first evaluation (:meth:`_guess_where`)
     guide = None
@@ -420,12 +424,12 @@ class GridEngine:
         asked) and, for each, the nodes qa..qb-1 where those posteriors lay (within WINDOW_TAIL of
         their sds) at the last evaluation: [(chunk, rows, qa, qb)], or None where the windows would
         not save much (few ratings a paper: wide posteriors) or before a first evaluation."""
-        where, tail = self._where, self.window_tail
+        where, tail = self._where, min(WINDOW_TAIL, max(self.window_tail, TAIL + 2.0 * self._moved))
         if where is None:
             where, tail = self._guess_where(), GUESS_TAIL
         if where is None or not self.N:
             return None
-        mz, sd = where
+        self._placed = mz, sd = where
         z, h = self.z, (self.z[-1] - self.z[0]) / max(self.Q - 1, 1)
         if np.minimum(2.0 * tail / h * sd, self.Q).sum() > WINDOW_GAIN * self.N * self.Q:
             return None   # (a chunk's window holds each of its patterns' own: no gain to be had, no sort)
@@ -507,6 +511,11 @@ class GridEngine:
                 pim = pi * m[:, None]
                 ncell += cells_T @ pim
                 acc.add_block(a, b, pi, pim, m)
+        self._moved = np.inf
+        if windows and self.N:   # (how far the posteriors moved from where the windows put them)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                moved = np.abs(mz_all - self._placed[0]) / sd_z
+            self._moved = float(np.nanmax(moved)) if np.isfinite(moved).any() else np.inf
         self._where = (mz_all, sd_z)
         ll += self._class_constant(tau)
         ev = Evaluation(ll=ll, eap=sigma * mz_all if moments else None, eap_sd=sigma * sd_z if moments else None)
