@@ -30,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_large_files import GIB, RATERCAL, ROOT, measure, report  # noqa: E402
+from bench_large_files import GIB, RATERCAL, measure, report  # noqa: E402
 from shapes import SHAPES, write_shape  # noqa: E402
 
 import bench_mirt  # noqa: E402
@@ -58,10 +58,16 @@ def compile_package():
     """ratercal's modules compiled to bytecode beforehand, as installing it (pip) does and as the peer's
     are: where no bytecode is kept (``PYTHONDONTWRITEBYTECODE``, this machine's setting, or a fresh
     clone) each measured command would compile its ~50 modules again, 0.1 s CPU of ``adjust -m NO``'s
-    0.7-0.9 s at 1M ratings, which no installed copy pays."""
+    0.7-0.9 s at 1M ratings, which no installed copy pays.  The copy compiled is the one the ``ratercal``
+    command imports (``python -I``: not the current folder's), which is another checkout's where this
+    one's scripts run with another's environment: compiling this one's left every command recompiling
+    the modules changed since that copy was last compiled (0.2-0.4 s a command, unevenly by method)."""
     import compileall
+    import subprocess
 
-    compileall.compile_dir(ROOT / "ratercal_cli", quiet=1)
+    where = subprocess.run([sys.executable, "-I", "-c", "import os, ratercal_cli; print(os.path.dirname(ratercal_cli.__file__))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    compileall.compile_dir(where, quiet=1)
 
 
 def adjust(data, code, out, rubric):
