@@ -91,6 +91,25 @@ def compare(monkeypatch, ratings, sample_ratings, atol=1e-6, **kw):
     return fit, tight
 
 
+def spy_evaluations(monkeypatch, what=lambda eng, level, ev: (eng.papers.size, level)):
+    """The list of every ``GridEngine.evaluate`` of the test from now on, each as ``what(engine, level,
+    evaluation)`` (None: left out); by default (the engine's papers, the level)."""
+    from ratercal_cli.methods import mml_engine
+
+    calls = []
+    evaluate = mml_engine.GridEngine.evaluate
+
+    def spy(self, *a, **k):
+        ev = evaluate(self, *a, **k)
+        got = what(self, k.get("level", 0), ev)
+        if got is not None:
+            calls.append(got)
+        return ev
+
+    monkeypatch.setattr(mml_engine.GridEngine, "evaluate", spy)
+    return calls
+
+
 def test_rare_top_categories_converge_to_a_tight_fit(monkeypatch):
     """Scores 0-7 with categories some raters seldom or never give, raters of different slopes: the
     sample holds a handful of a rater's top scores, its information in those thresholds' directions is
@@ -156,14 +175,7 @@ def test_the_sample_holds_every_rating_of_a_rare_cell_each_paper_standing_for_it
     assert set(r.paper[few]) <= set(sample.papers)
     assert sample.mult.sum() == pytest.approx(eng.mult.sum(), rel=0.01)
     assert sample.papers.size < eng.papers.size / 6
-    calls = []
-    evaluate = mml_engine.GridEngine.evaluate
-
-    def spy(self, *a, **k):
-        calls.append((self.papers.size, k.get("level", 0)))
-        return evaluate(self, *a, **k)
-
-    monkeypatch.setattr(mml_engine.GridEngine, "evaluate", spy)
+    calls = spy_evaluations(monkeypatch)
     fit = fit_mml(r, model="pcm")
     assert fit.converged
     assert (eng.papers.size, 2) not in calls   # no information of every paper
@@ -220,21 +232,13 @@ def test_a_sample_steered_fit_takes_fewer_gradients_of_every_paper_and_ends_at_t
     paper, 13: decrements 5230, 132, 4.9, 0.5, 0.036, ... 9e-11).  Now the sample's information, scaled
     to every paper's complete-data information, is taken afresh once the decrement is under
     SAMPLE_REFRESH a parameter: 9 gradients, and the same estimates as a tight fit (1e-6)."""
-    from ratercal_cli.methods import mml_engine
 
     r = gpcm_ratings("plain", 60_000)
     monkeypatch.setattr(mml_mod, "SAMPLE_RATINGS", 10 ** 12)
     tight = fit_mml(r, model="pcm", tol=1e-14)
     monkeypatch.setattr(mml_mod, "SAMPLE_RATINGS", 5_000)
     monkeypatch.setattr(mml_mod, "SAMPLE_PER_PARAMETER", 1)
-    calls = []
-    evaluate = mml_engine.GridEngine.evaluate
-
-    def spy(self, *a, **k):
-        calls.append((self.papers.size, k.get("level", 0)))
-        return evaluate(self, *a, **k)
-
-    monkeypatch.setattr(mml_engine.GridEngine, "evaluate", spy)
+    calls = spy_evaluations(monkeypatch)
     fit = fit_mml(r, model="pcm")
     n_full = max(n for n, _ in calls)
     assert sum(c == (n_full, 1) for c in calls) <= 10
@@ -251,23 +255,14 @@ def test_the_steering_informations_take_the_coarser_grid_and_the_fit_ends_at_the
     standard errors'): 21 of 200 raters a paper at 1M ratings, 119 and 63 nodes where 152 and 81.  Here:
     fewer nodes an information than at 0.9 from the same posteriors, and the fit ends where a tight fit
     does (1e-6)."""
-    from ratercal_cli.methods import mml_engine
 
     r = gpcm_ratings("plain", 60_000, per=8)
     monkeypatch.setattr(mml_mod, "SAMPLE_RATINGS", 10 ** 12)
     tight = fit_mml(r, model="pcm", tol=1e-14)
     monkeypatch.setattr(mml_mod, "SAMPLE_RATINGS", 5_000)
     monkeypatch.setattr(mml_mod, "SAMPLE_PER_PARAMETER", 1)
-    infos = []
-    evaluate = mml_engine.GridEngine.evaluate
-
-    def spy(self, *a, **k):
-        ev = evaluate(self, *a, **k)
-        if k.get("level", 0) == 2:
-            infos.append((self.Q, int(np.ceil((self.z[-1] - self.z[0]) * mml_mod.INFO_NODE_RATIO / ev.z_sd_low)) + 1))
-        return ev
-
-    monkeypatch.setattr(mml_engine.GridEngine, "evaluate", spy)
+    infos = spy_evaluations(monkeypatch, lambda eng, level, ev: None if level != 2 else (
+        eng.Q, int(np.ceil((eng.z[-1] - eng.z[0]) * mml_mod.INFO_NODE_RATIO / ev.z_sd_low)) + 1))
     fit = fit_mml(r, model="pcm")
     assert len(infos) >= 2
     for nodes, at_info_ratio in infos:   # (the posteriors at an information narrow little from those that chose its grid)
