@@ -1123,10 +1123,7 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
             facet = self._with_clusters(ratings, None if facet is None else np.asarray(facet, dtype=np.int64))
         item = self._item_of(ratings, facet)
         tau = self.result_.item_tau
-        shift = np.zeros(ratings.n_papers)
-        if self.clusters is not None:
-            cl = np.asarray(self.clusters, dtype=np.int64)
-            shift = np.where(cl >= 0, (self.theta_mean_ - self.cluster_mean_)[np.maximum(cl, 0)], 0.0)
+        shift = self._cluster_shift(ratings.n_papers)
         if self.quality == "wle":
             theta, se, _ = estimate_quality(ratings.paper, item, ratings.score, ratings.n_papers, tau, quality="wle")
             return theta - shift, se
