@@ -228,9 +228,6 @@ class MMLFit:
     tau: np.ndarray
     item_tau: np.ndarray
     items: np.ndarray
-    eap: np.ndarray
-    eap_sd: np.ndarray
-    loglik: float
     n_iter: int
     converged: bool
     unused: np.ndarray   # (J, K) bool: category never given (RSM: by no rater) -> prior-borne thresholds
@@ -243,8 +240,18 @@ class MMLFit:
     phi: np.ndarray = None       # the free coordinates' estimates
     seen: np.ndarray = None      # the raters with ratings (the rows of the per-rater arrays)
     #: g -> each pattern's posterior expectation of g(theta) (patterns x k), g a function of the reported
-    #: quality at the nodes of the grid the fit ended on (nodes -> nodes x k): :func:`_posterior_means`
+    #: quality at the nodes of the grid the fit ended on (nodes -> nodes x k); also the fit's last pass over
+    #: every paper, which ``eap``, ``eap_sd`` and ``loglik`` read: :class:`_FinalPass`
     posterior: object = None
+
+    @cached_property
+    def _paper_posteriors(self):
+        return self.posterior.papers()
+
+    eap = property(lambda self: self._paper_posteriors[0], doc="each paper's EAP (posterior mean; nan: no ratings)")
+    eap_sd = property(lambda self: self._paper_posteriors[1], doc="each paper's posterior sd (nan: no ratings)")
+    loglik = property(lambda self: float(self.posterior.evaluation().ll),
+                      doc="the marginal log-likelihood at the estimates (without the priors)")
 
     @cached_property
     def cov(self) -> np.ndarray:
@@ -800,7 +807,6 @@ def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, s
     for, :class:`MMLFit`).  ``info``: the information (-H) the fit ended with (else computed when an SE
     is asked for)."""
     lay, eng = obj.layout, obj.eng
-    ev = obj(phi, moments=True)[4]
     v = obj.value(phi)
     J, M, K = lay.J, lay.M, lay.M + 1
     rows_ = reported_rows(lay)
@@ -826,35 +832,89 @@ def _report(ratings, obj: _Objective, phi, converged, it, counts, seen, items, s
     tau_r[seen, 1:] = np.cumsum(stp.reshape(J, M), axis=1)
     tau_eff, log_sigma = obj.tau(phi)
     item_tau = tau_eff + shift * np.arange(K)[None, :]
-    eap = np.full(ratings.n_papers, np.nan)
-    eap_sd = np.full(ratings.n_papers, np.nan)
-    eap[eng.papers] = ev.eap[eng.pattern] + shift
-    eap_sd[eng.papers] = ev.eap_sd[eng.pattern]
     sigma = float(np.exp(log_sigma))
     unused, notes = _unused_notes(ratings, lay.model, counts, seen, step_sd)
     if not converged:
         notes.append(f"MML ({lay.model.upper()}): not converged after {it} iterations; estimates are the last iterate")
     items_out = np.column_stack([seen[items[:, 0]], items[:, 1:]])
+    final = _FinalPass(eng, tau_eff, log_sigma, shift, ratings.n_papers)
     return MMLFit(model=lay.model, steps=per_rater(stp, M), thresholds=per_rater(thr_, M) if lay.model == "pcm" else thr_,
                   severity=per_rater(sev), facet=gam, sigma=sigma, theta_mean=shift,
-                  tau=tau_r, item_tau=item_tau, items=items_out, eap=eap, eap_sd=eap_sd, loglik=float(ev.ll),
+                  tau=tau_r, item_tau=item_tau, items=items_out,
                   n_iter=it, converged=converged, unused=unused, notes=notes, n_nodes=int(eng.Q),
                   estimates=estimates, layout=lay, patterns=(eng.papers, eng.pattern, eng.pattern_ratings()),
-                  information=partial(obj.information, phi, ev) if info is None else info, phi=phi, seen=seen,
-                  posterior=partial(_posterior_means, eng, (eng.z, eng.logw, eng.Q), tau_eff, log_sigma, shift))
+                  information=partial(_information, obj, phi, final) if info is None else info, phi=phi, seen=seen,
+                  posterior=final)
 
 
-def _posterior_means(eng: GridEngine, grid, tau, log_sigma, shift, g):
-    """:attr:`MMLFit.posterior`: each pattern's posterior expectation of ``g`` (of the reported quality,
-    ``sigma z + shift`` at the nodes ``z`` of ``grid``, the engine's grid when the fit ended: the one of
-    its EAPs) at the fit's parameters."""
-    keep = eng.z, eng.logw, eng.Q
-    eng.z, eng.logw, eng.Q = grid
-    try:
-        return eng.posterior_means(tau, log_sigma, g(np.exp(log_sigma) * eng.z + shift))
-    finally:
-        eng.z, eng.logw, eng.Q = keep
-        eng.release()
+class _FinalPass:
+    """The fit's last pass over every paper at its estimates (:attr:`MMLFit.posterior`): log L and each
+    pattern's posterior mean and sd (``loglik``, ``eap``, ``eap_sd``), made when first asked for, on the
+    grid the fit ended on and its windows (:meth:`.mml_engine.GridEngine._windows`) as they were then, and
+    kept.  Called with ``g`` (a function of the reported quality ``sigma z + shift`` at the grid's nodes:
+    nodes -> nodes x k), each pattern's posterior expectations of it (patterns x k), taken in that same
+    pass where ``g`` asks first (or :meth:`along` named it before), and kept for a ``g`` with the same
+    values at the nodes: the EAPs and the paper SEs' fair-score moments
+    (:meth:`MarginalRaterModel.fair_score_sd`) are one pass over every paper, where they were two
+    (0.07 s at 1M ratings, 3 of 200 raters a paper).  Another ``g`` is a pass of its own, on the same
+    nodes."""
+
+    def __init__(self, eng: GridEngine, tau, log_sigma, shift, n_papers):
+        self.eng, self.tau, self.log_sigma, self.shift, self.n_papers = eng, tau, log_sigma, shift, n_papers
+        self.state = eng.z, eng.logw, eng.Q, eng._where, eng._moved   # (the grid and its windows' places)
+        self.ev = self._g = self._G = self._E = None
+
+    def theta(self):
+        """The reported quality at the grid's nodes."""
+        return np.exp(self.log_sigma) * self.state[0] + self.shift
+
+    def _pass(self, G=None):
+        eng = self.eng
+        keep = eng.z, eng.logw, eng.Q
+        eng.z, eng.logw, eng.Q, eng._where, eng._moved = self.state
+        try:
+            return eng.evaluate(self.tau, self.log_sigma, moments=True, G=G)
+        finally:
+            eng.z, eng.logw, eng.Q = keep
+            eng.release()
+
+    def along(self, g) -> None:
+        """Take the posterior expectations of ``g`` in the pass, if it is still to be made."""
+        self._g = g
+
+    def evaluation(self):
+        """The pass (an :class:`.mml_engine.Evaluation` with the patterns' posterior moments)."""
+        if self.ev is None:
+            G = None if self._g is None else np.asarray(self._g(self.theta()), dtype=np.float64)
+            self.ev = self._pass(G)
+            if G is not None:
+                self._G, self._E = G, self.ev.posterior
+            self._g = None
+        return self.ev
+
+    def papers(self):
+        """(eap, eap_sd) of every paper (nan: no ratings), on the reported scale."""
+        ev, eng = self.evaluation(), self.eng
+        eap = np.full(self.n_papers, np.nan)
+        eap_sd = np.full(self.n_papers, np.nan)
+        eap[eng.papers] = ev.eap[eng.pattern] + self.shift
+        eap_sd[eng.papers] = ev.eap_sd[eng.pattern]
+        return eap, eap_sd
+
+    def __call__(self, g):
+        if self.ev is None:
+            self.along(g)
+            self.evaluation()
+        G = np.asarray(g(self.theta()), dtype=np.float64)
+        if self._G is None or G.shape != self._G.shape or not np.array_equal(G, self._G):
+            self._G, self._E = G, self._pass(G).posterior
+        return self._E
+
+
+def _information(obj: _Objective, phi, final: _FinalPass):
+    """:attr:`MMLFit.information` computed when asked for: every paper's at ``phi`` (on a grid chosen
+    by the posteriors of the fit's last pass)."""
+    return obj.information(phi, final.evaluation())
 
 
 def _unused_notes(ratings, model, counts, seen, step_sd):
@@ -997,7 +1057,7 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
                       threshold_facet=self.threshold_facet, anchor=self.anchor, step_sd=self.step_sd,
                       location_sd=self.location_sd)
         self.result_ = res
-        for name in ("steps", "thresholds", "severity", "facet", "sigma", "theta_mean", "tau", "loglik", "converged",
+        for name in ("steps", "thresholds", "severity", "facet", "sigma", "theta_mean", "tau", "converged",
                      "n_iter", "n_nodes"):   # (the SEs: properties reading res when asked for)
             setattr(self, name + "_", getattr(res, name))
         self.notes_ = list(res.notes)
@@ -1010,6 +1070,9 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
                 self.facet_ = np.zeros(0)
             self.cluster_mean_ = self.theta_mean_ - gam
             shift = self._cluster_shift(ratings.n_papers)
+        # the fit's last pass over every paper (log L, the EAPs) takes the paper SEs' moments along
+        res.posterior.along(self._fair_and_square(ratings.n_papers)[0])
+        self.loglik_ = res.loglik
         self.quality_eap_, self.quality_eap_se_ = res.eap - shift, res.eap_sd
         self._defer((ratings, facet, shift))
         if self.quality == "eap":
@@ -1048,18 +1111,32 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
         pattern of ratings (:attr:`MMLFit.patterns`), the fair score at the nodes once a cluster."""
         res = self.result_
         papers, pattern = res.patterns[:2]
-        levels, which = np.unique(self._cluster_shift(self.quality_eap_.size)[papers], return_inverse=True)
-        k = levels.size
-
-        def fair_and_square(theta):   # nodes x 2k: each cluster's fair score, then its square
-            f = np.column_stack([np.asarray(self.fair_scores(theta - c), dtype=np.float64) for c in levels])
-            return np.hstack([f, f * f])
-
-        E = res.posterior(fair_and_square)
-        m1, m2 = E[pattern, which.ravel()], E[pattern, k + which.ravel()]
+        g, which = self._fair_and_square(self.quality_eap_.size)
+        E = res.posterior(g)   # (taken in the fit's last pass: :meth:`_fit`)
         out = np.full(self.quality_eap_.size, np.nan)
+        if which is None:   # one cluster: once a pattern
+            out[papers] = np.sqrt(np.maximum(E[:, 1] - E[:, 0] * E[:, 0], 0.0))[pattern]
+            return out
+        k = E.shape[1] // 2
+        m1, m2 = E[pattern, which], E[pattern, k + which]
         out[papers] = np.sqrt(np.maximum(m2 - m1 * m1, 0.0))
         return out
+
+    def _fair_and_square(self, n_papers):
+        """(g, which): ``g`` of the quality at nodes (nodes x 2k) each cluster's fair score there, then its
+        square (the paper's quality is the engine's less its cluster's effect), and each rated paper's
+        cluster among the k (None: one, without clusters), for :meth:`fair_score_sd`."""
+        if self.clusters is None:
+            levels, which = np.zeros(1), None
+        else:
+            papers = self.result_.patterns[0]
+            levels, which = np.unique(self._cluster_shift(n_papers)[papers], return_inverse=True)
+            which = which.ravel()
+
+        def fair_and_square(theta):
+            f = np.column_stack([np.asarray(self.fair_scores(theta - c), dtype=np.float64) for c in levels])
+            return np.hstack([f, f * f])
+        return fair_and_square, which
 
     def _with_clusters(self, ratings: Ratings, facet):
         """``facet`` with each rating's paper's cluster as a further (last) facet column."""

@@ -141,6 +141,7 @@ class Evaluation:
     H_em: "BlockHessian" = None  # the expected complete-data Hessian (negative semidefinite)
     eap: np.ndarray = None    # per pattern: posterior mean and sd of theta (``moments=True``)
     eap_sd: np.ndarray = None
+    posterior: np.ndarray = None   # per pattern: posterior expectations of the node functions ``G`` (``G`` given)
     z_sd_low: float = np.nan  # a low (1%) quantile of the patterns' posterior sd in z units
     z_lo: float = -SPAN       # where the posteriors lie: min (max) over patterns of mean -+ TAIL sd
     z_hi: float = SPAN
@@ -457,10 +458,11 @@ class GridEngine:
             cache[i] = sub, sub.T
         return cache[i]
 
-    def _window_pass(self, tab, i, rows, qa, qb, ncell, mz_all, sd_z):
+    def _window_pass(self, tab, i, rows, qa, qb, ncell, mz_all, sd_z, Gw=None, post=None):
         """log L of patterns ``rows`` (weighted) from their posteriors on nodes qa..qb-1, their
-        posterior means and sds into ``mz_all``/``sd_z`` and (``ncell`` given) their posterior
-        counts into ``ncell``.  Where a posterior now reaches within TAIL sds of the window's edge
+        posterior means and sds into ``mz_all``/``sd_z``, (``ncell`` given) their posterior
+        counts into ``ncell`` and (``Gw`` given: node functions times the nodes' weights) their
+        posterior expectations of those functions into ``post``.  Where a posterior now reaches within TAIL sds of the window's edge
         (not the grid's), the chunk is done on the whole grid: the window leaves out no more mass
         than the grid's own range (:func:`.mml.required_grid`) does."""
         cells, cells_T = self._cells_rows(i, rows)
@@ -472,15 +474,22 @@ class GridEngine:
                 break
             self.window_misses += 1
         mz_all[rows], sd_z[rows] = mz, sd
+        if Gw is not None:
+            post[rows] = (L @ Gw[a:b]) / s[:, None]
         if ncell is not None:
             ncell[:, a:b] += _row_weighted(cells_T, L, m / s) * tab.w[a:b]
         return ll
 
     # ---- evaluation ---------------------------------------------------------------------------
-    def evaluate(self, tau, log_sigma, level: int = 0, moments: bool = False) -> Evaluation:
+    def evaluate(self, tau, log_sigma, level: int = 0, moments: bool = False, G=None) -> Evaluation:
         """log L at cumulative parameters ``tau`` (U, K) and ``log_sigma``; ``level`` 1 adds the
         gradient, 2 the Louis and the complete-data Hessians; ``moments`` each pattern's
-        posterior mean and sd of theta."""
+        posterior mean and sd of theta; ``G`` (nodes x k, functions at the grid's nodes; ``level`` 0 or
+        1) each pattern's posterior expectations of them, ``posterior``: ``sum_q L_q w_q G_q / sum_q L_q w_q``
+        over the nodes its posterior mean and sd are taken on (its window's or the whole grid), in the
+        same pass."""
+        if G is not None and level >= 2:
+            raise ValueError("posterior expectations (G) are for evaluations of level 0 or 1")
         sigma, logP = self._tables(tau, log_sigma)
         U, K, M, Q, z = self.U, self.K, self.M, self.Q, self.z
         ll = 0.0
@@ -494,15 +503,19 @@ class GridEngine:
                 self._pairs()
             acc = _Louis(self, P, E, sigma)
         tab = self._shifted(logP)
+        Gw = None if G is None else np.asarray(G, dtype=np.float64) * tab.w[:, None]
+        post = None if G is None else np.empty((self.N, Gw.shape[1]))
         windows = self._windows() if level < 2 else None
         for i, rows, qa, qb in windows or ():   # patterns near each other, on the nodes where their posteriors lie
-            ll += self._window_pass(tab, i, rows, qa, qb, ncell, mz_all, sd_z)
+            ll += self._window_pass(tab, i, rows, qa, qb, ncell, mz_all, sd_z, Gw, post)
         step = BLOCK if level >= 2 else PASS_BLOCK
         for a in range(0, 0 if windows else self.N, step):
             b = min(self.N, a + step)
             (cells, cells_T), m = self._cells_block(a, b), self.mult[a:b]
             llp, pi, s, mz_all[a:b], sd_z[a:b] = self._pass(cells, tab, 0, Q, m)
             ll += llp
+            if Gw is not None:
+                post[a:b] = (pi @ Gw) / s[:, None]
             if level == 1:
                 ncell += _row_weighted(cells_T, pi, m / s) * tab.w   # the posterior counts
             elif level >= 2:
@@ -518,7 +531,8 @@ class GridEngine:
             self._moved = float(np.nanmax(moved)) if np.isfinite(moved).any() else np.inf
         self._where = (mz_all, sd_z)
         ll += self._class_constant(tau)
-        ev = Evaluation(ll=ll, eap=sigma * mz_all if moments else None, eap_sd=sigma * sd_z if moments else None)
+        ev = Evaluation(ll=ll, eap=sigma * mz_all if moments else None, eap_sd=sigma * sd_z if moments else None,
+                        posterior=post)
         if self.N:
             ev.z_sd_low = float(np.quantile(sd_z, 0.01))
             ev.z_lo, ev.z_hi = float(np.min(mz_all - TAIL * sd_z)), float(np.max(mz_all + TAIL * sd_z))
@@ -538,20 +552,6 @@ class GridEngine:
         else:   # (a few U Q M^2 flops: what a sample's information lacks, :func:`.mml._Objective._hessians`)
             ev.H_em = complete_data_hessian(P, Eq, Nuq, sigma, z)
         return ev
-
-    def posterior_means(self, tau, log_sigma, G) -> np.ndarray:
-        """Each pattern's posterior expectation of the node functions ``G`` (nodes x k) at ``tau`` and
-        ``log_sigma`` (as :meth:`evaluate`), on the whole grid: ``sum_q L_q w_q G_q / sum_q L_q w_q``, as
-        :meth:`evaluate`'s posterior mean and sd are of ``z`` itself.  (patterns x k)"""
-        _, logP = self._tables(tau, log_sigma)
-        tab = self._shifted(logP)
-        Gw = np.asarray(G, dtype=np.float64) * tab.w[:, None]
-        out = np.empty((self.N, Gw.shape[1]))
-        for a in range(0, self.N, PASS_BLOCK):
-            b = min(self.N, a + PASS_BLOCK)
-            _, L, s, _, _ = self._pass(self._cells_block(a, b)[0], tab, 0, self.Q, self.mult[a:b])
-            out[a:b] = (L @ Gw) / s[:, None]
-        return out
 
 
 @dataclass

@@ -543,3 +543,54 @@ def test_a_fit_whose_quasi_newton_updates_overflow_takes_the_information_afresh(
     fit = fit_mml(r, model="rsm")   # raised MethodError
     assert np.isfinite(fit.loglik) and np.isfinite(fit.sigma)
     assert np.isfinite(fit.severity[1]) and np.isfinite(fit.eap).all()
+
+
+@pytest.mark.parametrize("per_paper", [3, 15])   # (15 a paper: the last pass on windows of the grid)
+def test_the_fits_last_pass_takes_the_paper_ses_fair_score_moments_along(monkeypatch, per_paper):
+    """The fit's last pass over every paper (log L, the EAPs: ``MMLFit.posterior``) is made when first asked
+    for and takes the posterior moments of the fair score that the paper SEs need
+    (``MarginalRaterModel.fair_score_sd``) along: no second pass over the papers, and the numbers of the two
+    passes it replaced (a fresh engine's, on the whole grid) to 1e-12; the same EAPs whatever the engine
+    evaluated in between (the pass takes the grid and windows the fit ended on)."""
+    from ratercal_cli.methods import mml_engine
+
+    monkeypatch.setattr(mml_engine, "WINDOW_CHUNK", 64)
+    rng = np.random.default_rng(32)
+    n, J, M = 400, 20, 4
+    steps = np.linspace(-1.5, 1.5, M)[None, :] + rng.normal(0, 0.6, J)[:, None]
+    theta = rng.normal(0.3, 1.4, n)
+    raters = np.argsort(rng.random((n, J)), axis=1)[:, :per_paper]
+    score = pcm_model.sample_scores(rng, theta[:, None], steps[raters])
+    r = Ratings(np.repeat(np.arange(n), per_paper), raters.ravel(), score.ravel(), M, n, J)
+    passes, windows = [], []
+    evaluate, window_pass = GridEngine.evaluate, GridEngine._window_pass
+    monkeypatch.setattr(GridEngine, "evaluate", lambda eng, *a, **k: passes.append(eng.N) or evaluate(eng, *a, **k))
+    monkeypatch.setattr(GridEngine, "_window_pass", lambda eng, *a: windows.append(1) or window_pass(eng, *a))
+    est = make_method("MML").fit(r)
+    windows.clear()
+    fp = est.result_.posterior
+    assert fp.ev is not None
+    before = len(passes)
+    se = est.fair_score_sd()
+    assert len(passes) == before   # (the moments were taken in the fit's last pass)
+    # the two passes it replaced: log L and the EAPs, then the fair score's moments, each on the whole grid
+    z, logw, Q = fp.state[:3]
+    eng = GridEngine(r.paper, est._item_of(r, None), r.score, est.result_.item_tau.shape[0], M + 1, Q)
+    eng.set_nodes(Q, z[0], z[-1])
+    ref = eng.evaluate(fp.tau, fp.log_sigma, moments=True)
+    f = est.fair_scores(np.exp(fp.log_sigma) * eng.z + fp.shift)
+    E = eng.evaluate(fp.tau, fp.log_sigma, G=np.c_[f, f * f]).posterior
+    np.testing.assert_array_equal(eng.papers, np.arange(n))
+    np.testing.assert_allclose(est.quality_eap_, ref.eap[eng.pattern] + fp.shift, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(est.quality_eap_se_, ref.eap_sd[eng.pattern], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(se, np.sqrt(E[:, 1] - E[:, 0] ** 2)[eng.pattern], rtol=0, atol=1e-12)
+    assert est.loglik_ == pytest.approx(ref.ll, rel=1e-13)
+    # another fit, its engine evaluated elsewhere before its last pass: the same numbers to the bit
+    other = fit_mml(r)
+    moved = other.posterior.eng
+    moved.set_nodes(31)
+    moved.evaluate(fp.tau * 1.1, fp.log_sigma + 0.3, level=1)
+    windows.clear()
+    np.testing.assert_array_equal(other.eap, est.result_.eap)
+    np.testing.assert_array_equal(other.eap_sd, est.result_.eap_sd)
+    assert bool(windows) == (per_paper == 15)

@@ -126,9 +126,11 @@ def test_windows_of_the_grid_give_the_whole_grid_s_numbers(monkeypatch, moved, t
         win.window_tail = mml_engine.NEAR_TAIL
     win.evaluate(tau, 0.4)                      # the posteriors' places
     assert win._windows() is not None           # (windows pay here: 15 ratings a paper)
-    got = win.evaluate(tau1, ls1, level=1, moments=True)
+    G = np.c_[np.tanh(win.z), win.z ** 4]   # (posterior expectations of functions at the nodes: the windows' too)
+    got = win.evaluate(tau1, ls1, level=1, moments=True, G=G)
     assert (win.window_misses > 0) == (moved == "far")
-    ref = GridEngine(*data, U, K, 301).evaluate(tau1, ls1, level=1, moments=True)
+    ref = GridEngine(*data, U, K, 301).evaluate(tau1, ls1, level=1, moments=True, G=G)
+    np.testing.assert_allclose(got.posterior, ref.posterior, rtol=1e-12, atol=1e-13)
     assert got.ll == pytest.approx(ref.ll, rel=1e-13)
     np.testing.assert_allclose(got.g, ref.g, rtol=1e-10, atol=1e-9)
     np.testing.assert_allclose(got.eap, ref.eap, rtol=0, atol=1e-12)
@@ -357,10 +359,10 @@ def test_paper_patterns_of_shuffled_ratings_of_mixed_lengths(K):
     assert len(set(want_pattern)) < 0.9 * len(want_papers)   # papers do share patterns
 
 
-def test_posterior_means_of_the_nodes_are_the_evaluations_posterior_moments():
-    """``posterior_means`` of z and z^2 (the whole grid) are the posterior means and second moments that
-    an evaluation gives (EAP, EAP sd), and of 1 is 1: the expectations the paper SEs of MML/MFRM take
-    of the fair score (``MarginalRaterModel.fair_score_sd``)."""
+def test_posterior_expectations_of_the_nodes_are_the_evaluations_posterior_moments():
+    """An evaluation's posterior expectations (``G``) of z and z^2 are the posterior means and second
+    moments it gives (EAP, EAP sd), and of 1 is 1: the expectations the paper SEs of MML/MFRM take
+    of the fair score (``MarginalRaterModel.fair_score_sd``); and they do not change the rest."""
     rng = np.random.default_rng(32)
     U, K = 7, 4
     paper, item, score = random_design(rng, U, K, 300, lambda r: int(r.integers(1, 5)))
@@ -368,7 +370,10 @@ def test_posterior_means_of_the_nodes_are_the_evaluations_posterior_moments():
     eng = GridEngine(paper, item, score, U, K, 61)
     ev = eng.evaluate(tau, np.log(1.3), moments=True)
     sigma = 1.3
-    E = eng.posterior_means(tau, np.log(1.3), np.c_[np.ones(eng.Q), sigma * eng.z, (sigma * eng.z) ** 2])
+    with_G = eng.evaluate(tau, np.log(1.3), moments=True, G=np.c_[np.ones(eng.Q), sigma * eng.z, (sigma * eng.z) ** 2])
+    assert ev.posterior is None and with_G.ll == ev.ll
+    np.testing.assert_array_equal(with_G.eap, ev.eap)
+    E = with_G.posterior
     np.testing.assert_allclose(E[:, 0], 1.0, rtol=1e-12)
     np.testing.assert_allclose(E[:, 1], ev.eap, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(np.sqrt(E[:, 2] - E[:, 1] ** 2), ev.eap_sd, rtol=1e-8)
