@@ -377,3 +377,44 @@ def test_posterior_expectations_of_the_nodes_are_the_evaluations_posterior_momen
     np.testing.assert_allclose(E[:, 0], 1.0, rtol=1e-12)
     np.testing.assert_allclose(E[:, 1], ev.eap, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(np.sqrt(E[:, 2] - E[:, 1] ** 2), ev.eap_sd, rtol=1e-8)
+
+
+@pytest.mark.parametrize("bases", [[7], [200] * 3 + [16], [1 << 20] * 2, [3, 1 << 40, 5, 1 << 30], [200] * 21 + [106]])
+def test_unique_rows_are_numpys_unique_rows(bases):
+    # one key (by a table or by radix passes) and several (16-bit passes, column by column), rows often repeated
+    rng = np.random.default_rng(len(bases))
+    for n in (0, 1, 50, 3000):
+        R = np.column_stack([rng.integers(0, min(b, 4) if rng.random() < 0.5 else b, n) for b in bases]).reshape(n, len(bases))
+        first, inv, cnt = mml_engine.unique_rows(R, bases)
+        _, want_first, want_inv, want_cnt = np.unique(R, axis=0, return_index=True, return_inverse=True,
+                                                      return_counts=True)
+        assert first.tolist() == want_first.tolist() and inv.tolist() == want_inv.ravel().tolist()
+        assert cnt.tolist() == want_cnt.tolist()
+        key = R[:, 0]
+        for size in (bases[0], 1000 * bases[0]):
+            ukey, kinv = mml_engine.distinct_keys(key, size)
+            want_key, want_kinv = np.unique(key, return_inverse=True)
+            assert ukey.tolist() == want_key.tolist() and kinv.tolist() == want_kinv.ravel().tolist()
+
+
+@pytest.mark.parametrize("n", range(1, 10))
+def test_rows_sorted_by_columns_are_numpys_sort(n):
+    # up to SORT_NETWORK columns by compare-exchanges of whole columns, more by numpy's row sort
+    rng = np.random.default_rng(n)
+    R = rng.integers(0, 5 if n % 2 else 1000, (500, n))
+    Rt = R.T.copy()
+    mml_engine._sort_rows(Rt)
+    assert Rt.T.tolist() == np.sort(R, axis=1).tolist()
+
+
+def test_counts_matrix_sums_an_entry_a_row_has_twice():
+    # rows [1, 1, 4], [], [2], [0, 3, 3]: the twice-given entries summed; rows without any taken as they are
+    data = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+    indices = np.array([1, 1, 4, 2, 0, 3, 3])
+    indptr = np.array([0, 3, 3, 4, 7])
+    m = mml_engine._counts_matrix(data, indices, indptr, (4, 5))
+    assert m.toarray().tolist() == [[0, 3, 0, 0, 3], [0] * 5, [0, 0, 4, 0, 0], [5, 0, 0, 13, 0]]
+    assert m.has_canonical_format
+    # an entry equal to the next row's first is not one given twice
+    m = mml_engine._counts_matrix(np.ones(4), np.array([0, 2, 2, 3]), np.array([0, 2, 4]), (2, 4))
+    assert m.toarray().tolist() == [[1, 0, 1, 0], [0, 0, 1, 1]] and m.nnz == 4
