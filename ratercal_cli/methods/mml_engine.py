@@ -34,15 +34,18 @@ What makes this fast at a million ratings:
 * with many ratings a paper (narrow posteriors), log L, the gradient and the posterior moments
   take each chunk of patterns whose posteriors lie near each other on the nodes where they lay
   at the last evaluation (:meth:`GridEngine._windows`; a chunk whose posteriors moved past its
-  window is done again on the whole grid): half the nodes a pattern at 21 ratings a paper;
+  window is done again on the whole grid): half the nodes a pattern at 21 ratings a paper; so do
+  the informations of an engine of at least INFO_WINDOWS_FROM ratings (their mean parts, which do not
+  depend on the nodes, then from every chunk's posterior means, by blocks), and the node part takes
+  each group of designs on the nodes where its patterns' posteriors lie;
 * the observed information (Louis 1982) needs the posterior covariance of each paper's score
   vector, a sum over the *pairs* of the paper's items: its node part depends on a pattern only
   through its *design* (which items rated it, how often) and its posterior, so it is the
   patterns' posteriors summed per design (designs x nodes) times the tables (a sparse product a run
   of items' pairs at a time over the designs, then a BLAS product an item at a time; for a few
   designs of many items such as a rubric, one BLAS product per design), its mean part a sum per
-  (pattern, item pair) of outer products of the posterior-mean probabilities, taken an item at a
-  time or a chunk of patterns at a time (or BLAS products where the items are dense).  Nothing is
+  (pattern, item pair) of outer products of the posterior-mean probabilities, taken by groups of
+  items (one sparse product a group) or a chunk of patterns at a time (or BLAS products where the items are dense).  Nothing is
   held per (pattern, item pair) or per (design, item pair): at 21 of 200 raters a paper those are
   11 times the ratings (issue 32: the designs x pairs array was 7 GiB at 1M ratings), so memory
   grows with the ratings whatever the shape.
@@ -122,6 +125,12 @@ WINDOW_GAIN = 0.7
 #: at the last evaluation, at least NEAR_TAIL and at most WINDOW_TAIL: 21 of 200 raters a paper, 1M
 #: ratings, 14% fewer cells, no chunk done again
 NEAR_TAIL = TAIL + 1.0
+#: the informations take the windows (as log L and the gradient do) in an engine of at least this many ratings:
+#: the same numbers to ~1e-13 relative, not to the bit, so smaller files (every one the tests compare with
+#: R, mirt and psychotools, and the fits below 2 x SAMPLE_RATINGS that no sample steers) keep the whole grid's
+#: (21 of 200 raters a paper, 1M ratings: the sample's two informations, 119 and 63 nodes, 0.27 s where 0.33 s;
+#: every paper's, the SEs', 2.1 s where 2.6 s)
+INFO_WINDOWS_FROM = 50_000
 #: ... and GUESS_TAIL sds of posteriors guessed from another engine's (:meth:`GridEngine._guess_where`: at 21
 #: of 200 raters a paper, 1M ratings, the guesses were up to 3.2 sds off, the RSM's 4.9)
 GUESS_TAIL = TAIL + 8.0
@@ -227,6 +236,22 @@ class GridEngine:
             n_des += first.size
         self.design = design
         self.design_first = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
+        if self.n_ratings >= INFO_WINDOWS_FROM and self._order is not None:   # numbered by the groups of
+            chunk = self._design_chunks()                                     # design_groups: no permutation
+            by = np.argsort(chunk, kind="stable")
+            rank = np.empty_like(by)
+            rank[by] = np.arange(by.size)
+            self.design, self.design_first = rank[design], self.design_first[by]
+            self._groups = None, np.searchsorted(chunk[by], np.arange(self._order[1].size + 1))
+
+    def _design_chunks(self):
+        """Per design, the first chunk of the windows (:meth:`_windows`) that holds one of its patterns."""
+        order, starts = self._order
+        chunk = np.empty(self.N, dtype=np.int64)
+        chunk[order] = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, self.N]))
+        first = np.full(self.design_first.size, starts.size, dtype=np.int64)
+        np.minimum.at(first, self.design, chunk)
+        return first
 
     def _pairs(self):
         """The pairs of items u <= v rated together (``pair_u``, ``pair_v``, sorted by u then v, and
@@ -307,6 +332,26 @@ class GridEngine:
             return self._pair_designs
         return (w for u0, u1 in zip(cuts[:-1], cuts[1:]) for w in group(u0, u1))
 
+    def pair_designs_grouped(self):
+        """:meth:`pair_designs` with each run's W cut into the groups of designs of :meth:`design_groups`:
+        [(u0, u1, [W_g, or None for a group with no entries in the run])], kept where those are."""
+        if self.__dict__.get("_grouped_designs") is not None:
+            return self._grouped_designs
+        perm, bounds = self.design_groups()
+
+        def cut(W):
+            W = W if perm is None else W[:, perm]
+            ptr = W.indptr
+            return [sparse.csc_matrix((W.data[ptr[g0]:ptr[g1]], W.indices[ptr[g0]:ptr[g1]], ptr[g0:g1 + 1] - ptr[g0]),
+                                      shape=(W.shape[0], g1 - g0)) if ptr[g1] > ptr[g0] else None
+                    for g0, g1 in zip(bounds[:-1], bounds[1:])]
+        runs = self.pair_designs()
+        grouped = ((u0, u1, cut(W)) for u0, u1, W in runs)
+        if isinstance(runs, list):
+            self._grouped_designs = list(grouped)
+            return self._grouped_designs
+        return grouped
+
     def _design_blocks(self, X):
         """Few designs of many items each (a rubric): ``design_blocks``, per design its items, their
         counts, and its pairs (slots a <= b, pair index), for one BLAS product per design in the
@@ -327,8 +372,29 @@ class GridEngine:
         """What the information needs of patterns a..b that does not change with the parameters."""
         cache = self.__dict__.setdefault("_static", {})
         if (a, b) not in cache:
-            cache[(a, b)] = _BlockStatic(self, a, b)
+            cache[(a, b)] = _BlockStatic(self, slice(a, b))
         return cache[(a, b)]
+
+    def chunk_static(self, i, rows) -> "_BlockStatic":
+        """:meth:`block_static` of chunk ``i`` of the windows (its patterns ``rows``), made once."""
+        cache = self.__dict__.setdefault("_static", {})
+        if ("chunk", i) not in cache:
+            cache[("chunk", i)] = _BlockStatic(self, rows)
+        return cache[("chunk", i)]
+
+    def design_groups(self):
+        """The designs grouped by the first chunk of the windows (:meth:`_windows`) that holds one of their
+        patterns (posteriors near each other, on few nodes: :meth:`_Louis._node_pairs` takes each group's on
+        its nodes alone): ``(perm, bounds)``, the designs in group order (None: in their own order, as
+        :meth:`_designs` numbers them where the windows were there first) and each group's
+        ``bounds[g]:bounds[g + 1]`` of them; None before the windows have ordered the patterns."""
+        if self._order is None:
+            return None
+        if self.__dict__.get("_groups") is None:
+            chunk = self._design_chunks()
+            perm = np.argsort(chunk, kind="stable")
+            self._groups = perm, np.searchsorted(chunk[perm], np.arange(self._order[1].size + 1))
+        return self._groups
 
     @property
     def cells_op(self):
@@ -340,7 +406,7 @@ class GridEngine:
     def release(self):
         """Let go of what the evaluations cached (``cells_op``, the blocks' and the windows' rows of it,
         the informations' per-block parts): made again if another evaluation needs them."""
-        for name in ("_cells_op", "_cells_blocks", "_cells_by_chunk", "_static"):
+        for name in ("_cells_op", "_cells_blocks", "_cells_by_chunk", "_static", "_grouped_designs"):
             self.__dict__.pop(name, None)
         self.guide = None
 
@@ -459,11 +525,12 @@ class GridEngine:
             cache[i] = sub, sub.T
         return cache[i]
 
-    def _window_pass(self, tab, i, rows, qa, qb, ncell, mz_all, sd_z, Gw=None, post=None):
+    def _window_pass(self, tab, i, rows, qa, qb, ncell, mz_all, sd_z, Gw=None, post=None, acc=None):
         """log L of patterns ``rows`` (weighted) from their posteriors on nodes qa..qb-1, their
         posterior means and sds into ``mz_all``/``sd_z``, (``ncell`` given) their posterior
-        counts into ``ncell`` and (``Gw`` given: node functions times the nodes' weights) their
-        posterior expectations of those functions into ``post``.  Where a posterior now reaches within TAIL sds of the window's edge
+        counts into ``ncell``, (``Gw`` given: node functions times the nodes' weights) their
+        posterior expectations of those functions into ``post`` and (``acc`` given) their parts of the
+        information into ``acc``.  Where a posterior now reaches within TAIL sds of the window's edge
         (not the grid's), the chunk is done on the whole grid: the window leaves out no more mass
         than the grid's own range (:func:`.mml.required_grid`) does."""
         cells, cells_T = self._cells_rows(i, rows)
@@ -477,7 +544,13 @@ class GridEngine:
         mz_all[rows], sd_z[rows] = mz, sd
         if Gw is not None:
             post[rows] = (L @ Gw[a:b]) / s[:, None]
-        if ncell is not None:
+        if acc is not None:   # (as a block of the whole grid's, on nodes a..b-1)
+            L *= tab.w[a:b]
+            L /= s[:, None]
+            pim = L * m[:, None]
+            ncell[:, a:b] += cells_T @ pim
+            acc.add_block(self.chunk_static(i, rows), L, pim, m, a, b)
+        elif ncell is not None:
             ncell[:, a:b] += _row_weighted(cells_T, L, m / s) * tab.w[a:b]
         return ll
 
@@ -506,9 +579,13 @@ class GridEngine:
         tab = self._shifted(logP)
         Gw = None if G is None else np.asarray(G, dtype=np.float64) * tab.w[:, None]
         post = None if G is None else np.empty((self.N, Gw.shape[1]))
-        windows = self._windows() if level < 2 else None
+        windows = self._windows() if level < 2 or self.n_ratings >= INFO_WINDOWS_FROM else None
+        if level >= 2 and windows:
+            acc.by_windows()
         for i, rows, qa, qb in windows or ():   # patterns near each other, on the nodes where their posteriors lie
-            ll += self._window_pass(tab, i, rows, qa, qb, ncell, mz_all, sd_z, Gw, post)
+            ll += self._window_pass(tab, i, rows, qa, qb, ncell, mz_all, sd_z, Gw, post, acc if level >= 2 else None)
+        if level >= 2 and windows:
+            acc.add_means()
         step = BLOCK if level >= 2 else PASS_BLOCK
         for a in range(0, 0 if windows else self.N, step):
             b = min(self.N, a + step)
@@ -524,7 +601,7 @@ class GridEngine:
                 pi /= s[:, None]
                 pim = pi * m[:, None]
                 ncell += cells_T @ pim
-                acc.add_block(a, b, pi, pim, m)
+                acc.add_block(self.block_static(a, b), pi, pim, m)
         self._moved = np.inf
         if windows and self.N:   # (how far the posteriors moved from where the windows put them)
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -821,37 +898,53 @@ def _ranges(cnt):
 
 
 class _BlockStatic:
-    """Patterns a..b: their rows of ``items``; ``designs_T`` (designs x patterns: 1 at each
-    pattern's design); with the items sparse, their (pattern, item) entries grouped by item
-    (``by_item``: per item, its entries, in the order of the patterns) and sums over entries
-    (``item_sum``: per item, weight mult x count).  Nothing here grows with the pairs of items a
+    """Patterns ``rows`` (a block a..b, a slice, or a chunk of the windows): their rows of ``items``, total
+    scores, distinct ``designs`` and ``designs_T`` (those designs x patterns: 1 at each pattern's design);
+    with the items sparse, their (pattern, item) entries (``ent_at``: where in ``items``' entries) grouped
+    by item (``item_order``: the entries by item, in the order of the patterns, and each item's bounds
+    there) and sums over entries (``item_sum``: per item, weight mult x count).  Nothing here grows with the pairs of items a
     pattern has (those are enumerated an item at a time, :meth:`_Louis._mean_by_item`, or a chunk of
     patterns at a time, :meth:`entry_chunks`), but for at most PAIR_ENTRIES of them."""
 
-    def __init__(self, eng: GridEngine, a, b):
-        it = eng.items[a:b]
-        self.designs_T = sparse.csr_matrix((np.ones(b - a), (eng.design[a:b], np.arange(b - a))),
-                                           shape=(eng.design_first.size, b - a))
+    def __init__(self, eng: GridEngine, rows):
+        it = eng.items[rows]
+        n_rows = it.shape[0]
+        self.rows, self.total = rows, eng.total[rows]
+        self.designs, at = np.unique(eng.design[rows], return_inverse=True)
+        self.designs_T = sparse.csr_matrix((np.ones(n_rows), (at.ravel(), np.arange(n_rows))),
+                                           shape=(self.designs.size, n_rows))
         if isinstance(eng.items_dense, np.ndarray):   # dense: the mean parts by BLAS (_Louis._add_dense)
-            self.items = eng.items_dense[a:b]
+            self.items = eng.items_dense[rows]
             self.items_T = self.items.T
             return
         self.items, self.items_T = it, it.T.tocsr()
-        self.ent_p = np.repeat(np.arange(b - a), np.diff(it.indptr))
+        n = np.diff(it.indptr)
+        self.ent_p = np.repeat(np.arange(n_rows), n)
+        if isinstance(rows, slice):
+            self.ent_at = slice(eng.items.indptr[rows.start], eng.items.indptr[rows.stop])
+        else:
+            self.ent_at = np.repeat(eng.items.indptr[rows], n) + _ranges(n)
         ent_u = it.indices
         order = np.argsort(ent_u, kind="stable")
         bounds = np.searchsorted(ent_u[order], np.arange(eng.U + 1))
-        self.by_item = [(u, order[bounds[u]:bounds[u + 1]]) for u in np.flatnonzero(np.diff(bounds))]
-        # the entries by item (item u's: e0..e1-1 in ``item_runs``), their patterns, and each entry's place there
-        self.item_runs = [(u, bounds[u], bounds[u + 1]) for u, _ in self.by_item]
+        # the entries by item (item u's: order[e0:e1] of ``item_runs``), their patterns, and each entry's place there
+        self.item_order = order, bounds
+        self.item_runs = [(u, bounds[u], bounds[u + 1]) for u in np.flatnonzero(np.diff(bounds))]
         self.pattern_by_item = self.ent_p[order]
         self.by_item_rank = np.empty_like(order)
         self.by_item_rank[order] = np.arange(order.size)
-        m = eng.mult[a:b]
-        ne = ent_u.size
-        self.item_sum = sparse.csr_matrix((m[self.ent_p] * it.data, (ent_u, np.arange(ne))), shape=(eng.U, ne))
-        self.by_item_mean = ne >= BY_ITEM_FROM * (b - a)
+        self.m = eng.mult[rows]
+        self.by_item_mean = ent_u.size >= BY_ITEM_FROM * n_rows
         self._entry_chunks = self._item_entries = None
+
+    @property
+    def item_sum(self):
+        """Per item, the sums over its entries with weights mult x count (items x entries, sparse)."""
+        if self.__dict__.get("_item_sum") is None:
+            it, ne = self.items, self.items.nnz
+            self._item_sum = sparse.csr_matrix((self.m[self.ent_p] * it.data, (it.indices, np.arange(ne))),
+                                               shape=(self.items_T.shape[0], ne))
+        return self._item_sum
 
     def entry_chunks(self, eng: GridEngine, m):
         """The (pattern, a <= b) pairs of entries of the block's patterns (``m``: their weights), a
@@ -888,27 +981,35 @@ class _BlockStatic:
         return self._entry_chunks
 
     def item_entries(self, eng: GridEngine, m):
-        """Per item u of the block's patterns, its entries ``idx``, their weights ``w`` (m c_u; ``m``:
-        the patterns'), their patterns' entries v >= u (a pattern's items are sorted: those after
-        u's), ``ent``, with their counts ``c_ent``, and the structure (row indices, column pointers,
-        shape) of the sparse matrix G' of those (u's item pairs x M rows (pair, l), u's patterns: a
-        column a pattern, its entries' rows; :meth:`_Louis._mean_by_item` puts in the numbers):
-        [(u, idx, w, ent, c_ent, G')].  Kept where they are at most PAIR_ENTRIES (a sample's), else
-        made again at each information."""
+        """Per group of items u0..u1-1 of the block's patterns (at most about PAIR_ENTRIES pairs of entries
+        a group), their entries ``idx`` (by item), their weights ``w`` (m c_u; ``m``: the patterns'), their
+        patterns' entries v >= u (a pattern's items are sorted: those after u's), ``ent``, with their
+        counts ``c_ent`` (None: all 1, as nearly always), and the structure (row indices, column pointers, shape) of the sparse matrix G'
+        of those (the group's item pairs x M rows (pair, l), its entries: a column an entry, its
+        pattern's entries' rows; :meth:`_Louis._mean_by_item` puts in the numbers): [(s0, s1, idx, w,
+        ent, c_ent, G')], s0..s1-1 the group's item pairs.  Kept where they are at most PAIR_ENTRIES (a
+        sample's), else made again at each information."""
         if self._item_entries is not None:
             return self._item_entries
         it = self.items
         M = eng.M
+        order, bounds = self.item_order
+        cnt_all = it.indptr[self.ent_p[order] + 1] - order   # (each entry's entries v >= u, by item)
+        cum = np.r_[0, np.cumsum(cnt_all)]
+        # items a group at a time, at most about PAIR_ENTRIES pairs of entries a group (made in one go)
+        cuts = np.unique(np.r_[0, np.searchsorted(cum[bounds], np.arange(PAIR_ENTRIES, cum[-1], PAIR_ENTRIES)), eng.U])
 
         def items():
-            for u, idx in self.by_item:
-                cnt = it.indptr[self.ent_p[idx] + 1] - idx
+            for g0, g1 in zip(cuts[:-1], cuts[1:]):
+                e0, e1 = bounds[g0], bounds[g1]
+                idx, cnt = order[e0:e1], cnt_all[e0:e1]
                 ent = np.repeat(idx, cnt) + _ranges(cnt)
-                col = eng.pair_index(np.full(ent.size, u), it.indices[ent]) - eng.pair_bounds[u]
-                n_pairs = eng.pair_bounds[u + 1] - eng.pair_bounds[u]
+                s0, s1 = eng.pair_bounds[g0], eng.pair_bounds[g1]
+                col = eng.pair_index(np.repeat(it.indices[idx], cnt), it.indices[ent]) - s0
                 rows = (col.astype(np.int32)[:, None] * M + np.arange(M, dtype=np.int32)).ravel()   # (scipy's index type)
-                G_T = (rows, (np.r_[0, np.cumsum(cnt)] * M).astype(np.int32), (n_pairs * M, idx.size))
-                yield u, idx, m[self.ent_p[idx]] * it.data[idx], ent, it.data[ent], G_T
+                G_T = (rows, (np.r_[0, np.cumsum(cnt)] * M).astype(np.int32), ((s1 - s0) * M, e1 - e0))
+                c_ent = it.data[ent]
+                yield s0, s1, idx, m[self.ent_p[idx]] * it.data[idx], ent, None if (c_ent == 1).all() else c_ent, G_T
         n = np.diff(it.indptr)
         if float(n @ (n + 1)) / 2 > PAIR_ENTRIES:
             return items()
@@ -929,29 +1030,63 @@ class _Louis:
         self.mean_us = np.zeros((U, M))              # sum_p m_p c_pu Pbar_pu Sbar_p
         self.ss = 0.0                                 # sum_p m_p (E_pi[S^2] - Sbar^2)
         self.Pk = np.ascontiguousarray(P[:, :, 1:])     # (U, Q, M)
+        self.bar = self.Sbar = self.groups = self.PkT = None
 
-    def add_block(self, a, b, pi, pim, m):
-        eng, sigma, z, M = self.eng, self.sigma, self.eng.z, self.eng.M
-        st = eng.block_static(a, b)
-        self.Cd += st.designs_T @ pim
+    def by_windows(self):
+        """The blocks come as the windows' chunks (:meth:`GridEngine._windows`), each on its nodes: the
+        posterior means of the (pattern, item) entries and of the log sigma score are gathered, and the
+        mean parts made from them by blocks of patterns (:meth:`add_means`); the node part takes each
+        group of designs on its nodes (:meth:`GridEngine.design_groups`)."""
+        eng = self.eng
+        if not isinstance(eng.items_dense, np.ndarray):
+            self.bar, self.Sbar = np.empty((eng.items.nnz, eng.M)), np.empty(eng.N)
+        self.groups = eng.design_groups()
+
+    def add_block(self, st, pi, pim, m, qa=0, qb=None):
+        """The parts of patterns ``st`` (:class:`_BlockStatic`) on nodes qa..qb-1 (their posteriors ``pi``
+        there, ``pim`` times their weights ``m``)."""
+        eng, sigma, M = self.eng, self.sigma, self.eng.M
+        whole = qb is None or (qa, qb) == (0, eng.Q)
+        z, E = (eng.z, self.E) if whole else (eng.z[qa:qb], self.E[:, qa:qb])
+        self.Cd[st.designs, qa:qb] += st.designs_T @ pim
         # the log sigma score at each node: S = sigma z D, D = total - sum_u c_u E_u
-        D = st.items @ self.E                         # (b-a, Q)
-        np.subtract(eng.total[a:b, None], D, out=D)
+        D = st.items @ E                              # (patterns, nodes)
+        np.subtract(st.total[:, None], D, out=D)
         Y = pi * D
         sz = sigma * z
         Sbar = Y @ sz
         self.ss += float(m @ ((Y * D) @ (sz * sz) - Sbar * Sbar))
         Y *= m[:, None]
-        self.W += (st.items_T @ Y) * sz
+        if whole:
+            self.W += (st.items_T @ Y) * sz
+        else:
+            self.W[:, qa:qb] += (st.items_T @ Y) * sz
         if isinstance(st.items, np.ndarray):   # many items a pattern (a rubric): all in BLAS products
-            self._add_dense(st, pi, m, Sbar)
+            self._add_dense(st, pi, m, Sbar, qa, qb)
             return
         # posterior means of each (pattern, item) entry: Pbar (M), an item at a time (np.take: a
         # gather of rows several times faster than indexing), then in the entries' order
         bar = np.empty((st.ent_p.size, M))
+        Pk = self.Pk if whole else self.Pk[:, qa:qb]
         for u, e0, e1 in st.item_runs:
-            np.matmul(np.take(pi, st.pattern_by_item[e0:e1], axis=0), self.Pk[u], out=bar[e0:e1])
+            np.matmul(np.take(pi, st.pattern_by_item[e0:e1], axis=0), Pk[u], out=bar[e0:e1])
         bar = np.take(bar, st.by_item_rank, axis=0)
+        if self.bar is not None:   # (the mean parts once every chunk's are in: add_means)
+            self.bar[st.ent_at], self.Sbar[st.rows] = bar, Sbar
+            return
+        self._add_means(st, bar, Sbar, m)
+
+    def add_means(self):
+        """The mean parts from the gathered posterior means (:meth:`by_windows`), by blocks of patterns."""
+        if self.bar is None:
+            return
+        eng = self.eng
+        for a in range(0, eng.N, BLOCK):
+            b = min(eng.N, a + BLOCK)
+            st = eng.block_static(a, b)
+            self._add_means(st, self.bar[st.ent_at], self.Sbar[a:b], eng.mult[a:b])
+
+    def _add_means(self, st, bar, Sbar, m):
         self.mean_us += st.item_sum @ (bar * Sbar[st.ent_p][:, None])
         if st.by_item_mean:
             self._mean_by_item(st, bar, m)
@@ -968,23 +1103,28 @@ class _Louis:
             self.mean_pairs[q0:q1] += S @ X.reshape(-1, M * M)
 
     def _mean_by_item(self, st, bar, m):
-        """As :meth:`_mean_by_entries`, an item u at a time (for many items a pattern, where the
-        outer products of every pair of entries would be a large array to write and read): u's
-        patterns' rows (m c_u Pbar_u) against a sparse matrix of their entries v >= u (c_pv Pbar_pv,
-        columns (pair, l); :meth:`_BlockStatic.item_entries`); memory: item u's patterns' entries times M."""
-        eng, M = self.eng, self.eng.M
-        for u, idx, w, ent, c_ent, G_T in st.item_entries(eng, m):
-            s0, s1 = eng.pair_bounds[u], eng.pair_bounds[u + 1]
-            A = np.take(bar, idx, axis=0) * w[:, None]              # (patterns of u, M)
+        """As :meth:`_mean_by_entries`, by items (for many items a pattern, where the outer products of
+        every pair of entries would be a large array to write and read): each (pattern, item u) entry's
+        row (m c_u Pbar_u) against a sparse matrix of its pattern's entries v >= u (c_pv Pbar_pv, rows
+        (pair, l)), a group of items in one product (:meth:`_BlockStatic.item_entries`); memory: the
+        group's pairs of entries times M."""
+        M = self.eng.M
+        for s0, s1, idx, w, ent, c_ent, G_T in st.item_entries(self.eng, m):
+            A = np.take(bar, idx, axis=0) * w[:, None]              # (the group's entries, M)
             rows, ptr, shape = G_T
-            G_T = sparse.csc_matrix(((np.take(bar, ent, axis=0) * c_ent[:, None]).ravel(), rows, ptr), shape=shape)
+            B = np.take(bar, ent, axis=0)                           # (the entries v >= u of their patterns, M)
+            if c_ent is not None:
+                B *= c_ent[:, None]
+            G_T = sparse.csc_matrix((B.ravel(), rows, ptr), shape=shape)
             res = (G_T @ A).reshape(s1 - s0, M, M)                  # [pair, l, k]
             self.mean_pairs[s0:s1] += res.transpose(0, 2, 1).reshape(s1 - s0, M * M)
 
-    def _add_dense(self, st, pi, m, Sbar):
+    def _add_dense(self, st, pi, m, Sbar, qa=0, qb=None):
         """The mean parts with the patterns' items dense: Y = [c_pu Pbar_pu] (patterns x U*M) and Y' m Y."""
         eng, M, U = self.eng, self.eng.M, self.eng.U
-        bar = (pi @ self.Pk.transpose(1, 0, 2).reshape(eng.Q, U * M)).reshape(-1, U, M)
+        if self.PkT is None:
+            self.PkT = self.Pk.transpose(1, 0, 2).reshape(eng.Q, U * M)   # (a copy)
+        bar = (pi @ self.PkT[qa:qb]).reshape(-1, U, M)
         Y = (st.items[:, :, None] * bar).reshape(-1, U * M)
         G = (Y.T @ (Y * m[:, None])).reshape(U, M, U, M)
         self.mean_pairs += G[eng.pair_u, :, eng.pair_v, :].reshape(-1, M * M)
@@ -1007,16 +1147,39 @@ class _Louis:
         cov = np.empty((pu.size, M, M))
         bounds = eng.pair_bounds
         PkQ = np.ascontiguousarray(Pk.transpose(1, 2, 0))   # (Q, M, U): the pairs' items innermost
-        for u0, u1, W in eng.pair_designs():
-            C_run = W @ self.Cd                                   # C_uvq of the run's pairs (pairs x Q)
+        spans = self._design_spans()
+        for u0, u1, W in eng.pair_designs() if spans is None else eng.pair_designs_grouped():
+            if spans is None:
+                C_run = W @ self.Cd                               # C_uvq of the run's pairs (pairs x Q)
+            else:   # (each group of designs on the nodes where its posteriors are)
+                C_run = np.zeros((bounds[u1] - bounds[u0], Q))
+                for (Cg, qa, qb), Wg in zip(spans, W):
+                    if Wg is not None and qb > qa:
+                        C_run[:, qa:qb] += Wg @ Cg
             for u in range(u0, u1):
                 s0, s1 = bounds[u], bounds[u + 1]
                 if s1 == s0:
                     continue
                 C = C_run[s0 - bounds[u0]:s1 - bounds[u0]]
-                B = np.take(PkQ, pv[s0:s1], axis=2) * C.T[:, None, :]   # (Q, M, pairs of u)
+                v0, v1 = pv[s0], pv[s1 - 1] + 1   # (u's pairs: every item from v0 to v1 - 1, or some of them)
+                Pv = PkQ[:, :, v0:v1] if v1 - v0 == s1 - s0 else np.take(PkQ, pv[s0:s1], axis=2)
+                B = Pv * C.T[:, None, :]                                 # (Q, M, pairs of u)
                 cov[s0:s1] = (Pk[u].T @ B.reshape(Q, -1)).reshape(M, M, s1 - s0).transpose(2, 0, 1)
         return cov
+
+    def _design_spans(self):
+        """Per group of designs (:meth:`GridEngine.design_groups`, where the blocks came as the windows'
+        chunks): its rows of ``Cd`` on the nodes qa..qb-1 where they are not zero, ``(Cd_g, qa, qb)``; else None."""
+        if self.groups is None:
+            return None
+        perm, bounds = self.groups
+        spans = []
+        for g0, g1 in zip(bounds[:-1], bounds[1:]):
+            C = self.Cd[g0:g1] if perm is None else self.Cd[perm[g0:g1]]
+            on = np.flatnonzero(C.any(axis=0))
+            qa, qb = (int(on[0]), int(on[-1]) + 1) if on.size else (0, 0)
+            spans.append((np.ascontiguousarray(C[:, qa:qb]), qa, qb))
+        return spans
 
     def finish(self, Nuq, resid):
         """The Louis Hessian and the complete-data Hessian, sparse, in (tau[:, 1:], log sigma)."""
