@@ -316,6 +316,8 @@ def _items(ratings: Ratings, facet):
         if f.shape[0] != ratings.n_ratings or (f.size and f.min() < 0):
             raise ValueError("facet must give a non-negative level per rating (one column per facet)")
     levels = [int(f[:, c].max()) + 1 if f.size else 1 for c in range(f.shape[1])]
+    if not levels:   # the items are the raters seen (what the numbering below gives, without its passes)
+        return rmap[ratings.rater], np.arange(seen.size)[:, None], seen, levels
     key = np.column_stack([rmap[ratings.rater], f])
     dims = (max(seen.size, 1), *levels)
     if float(np.prod(dims, dtype=np.float64)) < 2.0 ** 62:   # the items numbered as unique_rows does, by one key
@@ -331,12 +333,14 @@ def _rater_links(ratings: Ratings):
     raters as every pair of a paper's raters would (84 x 83 / 2 a paper of a rubric), and being
     distinct they are a few a rater, not one a rating (the components' propagation passes over the
     links each round: 2.5 ms at 1M ratings, where a link a rating took 7-14 ms)."""
-    order = np.argsort(ratings.paper, kind="stable")
-    p, r = ratings.paper[order], ratings.rater[order]
+    p, r = ratings.paper, ratings.rater
+    if p.size and not bool(np.all(p[1:] >= p[:-1])):   # (else they come by paper, as they are)
+        order = np.argsort(p, kind="stable")
+        p, r = p[order], r[order]
     same = p[1:] == p[:-1]
     a, b = r[:-1][same], r[1:][same]
     J = max(ratings.n_raters, 1)
-    key = distinct_keys(np.minimum(a, b).astype(np.int64) * J + np.maximum(a, b), J * J)[0]
+    key = distinct_keys(np.minimum(a, b).astype(np.int64) * J + np.maximum(a, b), J * J, inverse=False)
     return key // J, key % J
 
 

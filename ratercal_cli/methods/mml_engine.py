@@ -853,19 +853,23 @@ def sorted_unique_rows(R, order=None):
     return order[new], inv, np.diff(np.r_[starts, R.shape[0]])
 
 
-def distinct_keys(key, size):
+def distinct_keys(key, size, inverse=True):
     """``np.unique(key, return_inverse=True)`` of integer keys in 0..size-1, by a table of ``size``
     where that is not much longer than ``key`` (no sort: the (pattern, item pair) entries of a
-    1M-rating rubric are 4.5M), else by :func:`_radix_argsort`."""
+    1M-rating rubric are 4.5M), else by :func:`_radix_argsort`; not ``inverse``: the distinct keys alone."""
     if size > 4 * key.size:
         order = _radix_argsort(key[:, None], [size])
         ks = key[order]
         new = np.r_[True, ks[1:] != ks[:-1]] if key.size else np.zeros(0, dtype=bool)
+        if not inverse:
+            return ks[new]
         inv = np.empty(key.size, dtype=np.int64)
         inv[order] = np.cumsum(new) - 1
         return ks[new], inv
     seen = np.zeros(size, dtype=bool)
     seen[key] = True
+    if not inverse:
+        return np.flatnonzero(seen)
     return np.flatnonzero(seen), (np.cumsum(seen) - 1)[key]
 
 
