@@ -594,3 +594,58 @@ def test_the_fits_last_pass_takes_the_paper_ses_fair_score_moments_along(monkeyp
     np.testing.assert_array_equal(other.eap, est.result_.eap)
     np.testing.assert_array_equal(other.eap_sd, est.result_.eap_sd)
     assert bool(windows) == (per_paper == 15)
+
+
+@pytest.mark.parametrize("n", [1, 5, 64, 65, 200])
+def test_the_cholesky_solves_are_numpys_solves(n):
+    # substitution a block of CHOLESKY_BLOCK rows at a time (n below, at and past a block's edge)
+    from ratercal_cli.methods import mml
+
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n + 3, n))
+    A = X.T @ X + 0.1 * np.eye(n)
+    q = rng.normal(size=n)
+    got = mml._Cholesky(A).solve(q)
+    assert np.allclose(got, np.linalg.solve(A, q), rtol=1e-10, atol=1e-12)
+    assert np.allclose(A @ got, q, rtol=1e-10, atol=1e-10)
+    with pytest.raises(np.linalg.LinAlgError):   # (what _factor takes for "not positive definite")
+        mml._Cholesky(A - 2.0 * np.linalg.eigvalsh(A).max() * np.eye(n))
+
+
+def test_the_start_is_the_least_squares_fit_of_the_layout_to_the_log_odds():
+    # a rater and a facet level each: tau's least squares over the free coordinates (numpy's lstsq), log sigma 0
+    from ratercal_cli.methods import mml
+    from ratercal_cli.methods.mml_layout import make_layout
+
+    rng = np.random.default_rng(3)
+    items = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [2, 1]])
+    lay = make_layout("rsm", items, 3, [2], 3)
+    obj = mml._Objective(GridEngine(np.repeat(np.arange(10), 5), np.tile(np.arange(5), 10),
+                                    rng.integers(0, 4, 50), 5, 4), lay)
+    target = rng.normal(size=5 * 3)
+    Kt = obj.K[:-1].toarray()
+    want = np.linalg.lstsq(Kt, target, rcond=None)[0]
+    got = obj.least_squares(target)
+    assert np.allclose(got, want, atol=1e-10) and got[-1] == 0.0 and not Kt[:, -1].any()
+
+
+def test_adjust_by_mml_and_mfrm_imports_no_scipy_linalg(tmp_path):
+    """scipy.linalg (cho_factor, and lsqr's scipy.sparse.linalg) cost every ``adjust -m MML/MFRM`` 0.07-0.1 s
+    of CPU to import (scipy 1.17), more than the fit's factors and solves: numpy's Cholesky does them
+    (mml._Cholesky).  Fails before: the two were in sys.modules."""
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(0)
+    lines = ["paper,rater,score"] + [f"P{p},R{r + 1},{rng.integers(0, 6)}" for p in range(60)
+                                     for r in rng.choice(6, 2, replace=False)]
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    code = ("import sys; from ratercal_cli.cli import cli\n"
+            "for m in ('MML', 'MFRM'):\n"
+            "    try:\n        cli(['adjust', sys.argv[1], '--scale', '0-5', '-m', m, '-o', sys.argv[2], '-q'])\n"
+            "    except SystemExit as e:\n        assert not e.code, e.code\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('scipy.linalg', 'scipy.sparse.linalg'))))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "r.csv"), str(tmp_path / "o.csv")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "o.csv").read_text().splitlines()[0].startswith("paper,rater,score,flag,MFRM")
