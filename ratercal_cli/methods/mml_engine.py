@@ -136,6 +136,32 @@ INFO_WINDOWS_FROM = 50_000
 GUESS_TAIL = TAIL + 8.0
 
 
+#: :func:`low_quantile` takes the values under a strided sample of about this many values' quantile
+QUANTILE_SAMPLE = 1 << 12
+
+
+def low_quantile(x, q: float) -> float:
+    """``np.quantile(x, q)`` (its default, linear interpolation) for a low ``q``, the same number: the two
+    values it interpolates between, ``x``'s (j)th and (j+1)th smallest (j = floor((n - 1) q)), are found among
+    the values under a bound that holds them (a strided sample's quantile a little above ``q``), by a
+    partition of those few, and interpolated by ``np.quantile`` itself; np.quantile partitions every value
+    at four places (2 ms at each evaluation of 330k patterns, 1M ratings, where this takes 0.4).  Where
+    the bound holds too few, or a value is nan, it is ``np.quantile`` of every value."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    n = x.size
+    vi = (n - 1) * q   # (np.quantile's virtual index)
+    j = int(np.floor(vi))
+    stride = n // QUANTILE_SAMPLE
+    if stride >= 4 and j + 1 < n:
+        s = x[::stride]
+        k = min(s.size - 1, 2 * int(np.ceil(q * s.size)) + 8)
+        low = x[x <= np.partition(s, k)[k]]
+        if low.size >= j + 2 and not np.isnan(x).any():
+            a, b = np.partition(low, (j, j + 1))[j:j + 2]
+            return float(np.quantile(np.array([a, b]), vi - np.floor(vi)))   # (its gamma, from its index)
+    return float(np.quantile(x, q))
+
+
 def grid_nodes(n_nodes: int, lo: float = -SPAN, hi: float = SPAN):
     """Equally spaced standard-normal nodes over [lo, hi] and their log weights ``log(h phi(z))``
     (the trapezoidal rule; over +-SPAN they sum to 1 within 1e-11)."""
@@ -612,7 +638,7 @@ class GridEngine:
         ev = Evaluation(ll=ll, eap=sigma * mz_all if moments else None, eap_sd=sigma * sd_z if moments else None,
                         posterior=post)
         if self.N:
-            ev.z_sd_low = float(np.quantile(sd_z, 0.01))
+            ev.z_sd_low = low_quantile(sd_z, 0.01)
             ev.z_lo, ev.z_hi = float(np.min(mz_all - TAIL * sd_z)), float(np.max(mz_all + TAIL * sd_z))
         if level == 0:
             return ev

@@ -479,3 +479,33 @@ def test_counts_matrix_sums_an_entry_a_row_has_twice():
     # an entry equal to the next row's first is not one given twice
     m = mml_engine._counts_matrix(np.ones(4), np.array([0, 2, 2, 3]), np.array([0, 2, 4]), (2, 4))
     assert m.toarray().tolist() == [[1, 0, 1, 0], [0, 0, 1, 1]] and m.nnz == 4
+
+
+def test_low_quantile_is_numpys_to_the_bit(monkeypatch):
+    """``low_quantile`` (each evaluation's 1% quantile of the posterior sds, from the few smallest values)
+    is ``np.quantile``'s number to the bit: on random, tied, sorted and reversed values, with a nan (nan) or
+    an infinity among them, few values or many, at 0.1%, 1% and 5%; and it takes the few-values path where
+    the values are many (the bound from a strided sample holds the two it interpolates between)."""
+    rng = np.random.default_rng(32)
+    for t in range(300):
+        n = int(rng.integers(1, 60_000)) if t % 3 else int(rng.integers(1, 300))
+        kind = t % 5
+        x = rng.lognormal(-1, 0.4, n)
+        if kind == 1:
+            x = np.round(x, 2)                  # ties
+        elif kind == 2:
+            x = np.sort(x)[::-1].copy()         # the smallest last
+        elif kind == 3:
+            x[rng.integers(0, n)] = np.nan if t % 2 else np.inf
+        elif kind == 4:
+            x[: n - n // 100] = 0.3             # a run of equal values above the quantile
+        for q in (0.001, 0.01, 0.05):
+            want = np.quantile(x, q)
+            got = mml_engine.low_quantile(x, q)
+            assert np.float64(got).tobytes() == np.float64(want).tobytes(), (n, kind, q, got, want)
+    x = rng.lognormal(-1, 0.4, 200_000)
+    calls = []
+    quantile = np.quantile
+    monkeypatch.setattr(np, "quantile", lambda a, *k, **kw: calls.append(np.size(a)) or quantile(a, *k, **kw))
+    assert mml_engine.low_quantile(x, 0.01) == quantile(x, 0.01)
+    assert calls == [2]   # (np.quantile of the two values, not of every one)
