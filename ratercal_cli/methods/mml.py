@@ -793,7 +793,7 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     phi, converged, it, info = _fit_on_grids(obj, starts, n_nodes, max_iter, tol, max(eng.papers.size, 1))
     fit = _report(ratings, obj, phi, converged, it, counts, seen, items, step_sd, info)
     obj.sample = None   # (the fit may keep obj for its SEs: every paper's information, computed anew)
-    eng.release()
+    eng.release(passes=False)   # (the patterns' rows stay for the fit's last pass, _FinalPass, which lets go of them)
     return fit
 
 

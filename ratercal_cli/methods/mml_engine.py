@@ -429,10 +429,12 @@ class GridEngine:
             self._cells_op = _operator(self.cells)
         return self._cells_op
 
-    def release(self):
+    def release(self, passes: bool = True):
         """Let go of what the evaluations cached (``cells_op``, the blocks' and the windows' rows of it,
-        the informations' per-block parts): made again if another evaluation needs them."""
-        for name in ("_cells_op", "_cells_blocks", "_cells_by_chunk", "_static", "_grouped_designs"):
+        the informations' per-block parts; not ``passes``: only the informations'): made again if another
+        evaluation needs them."""
+        informations = ("_static", "_grouped_designs")
+        for name in ("_cells_op", "_cells_blocks", "_cells_by_chunk") + informations if passes else informations:
             self.__dict__.pop(name, None)
         self.guide = None
 

@@ -588,6 +588,9 @@ def test_the_fits_last_pass_takes_the_paper_ses_fair_score_moments_along(monkeyp
     # another fit, its engine evaluated elsewhere before its last pass: the same numbers to the bit
     other = fit_mml(r)
     moved = other.posterior.eng
+    kept = {"_cells_blocks", "_cells_by_chunk"} & set(moved.__dict__)   # (the patterns' rows, for the last pass)
+    assert kept and not {"_static", "_grouped_designs"} & set(moved.__dict__)
+    assert fp.eng is not moved and not {"_cells_blocks", "_cells_by_chunk", "_static"} & set(fp.eng.__dict__)
     moved.set_nodes(31)
     moved.evaluate(fp.tau * 1.1, fp.log_sigma + 0.3, level=1)
     windows.clear()
