@@ -95,6 +95,11 @@ PAIR_TABLE = 1 << 22
 #: at a time, at most about this many (design, item pair) entries a group, and kept between
 #: informations where one group holds them all (a sample's: 1.8M entries at 21 of 200 raters a paper)
 PAIR_ENTRIES = 1 << 21
+#: pairs of entries a group of items' sparse product in the mean part of the information: its gathered
+#: posterior means (ITEM_GROUP x M doubles, 2.6 MiB for scores 0-5) under numpy's 4 MiB threshold for huge pages, where the
+#: one group of a sample at 21 of 200 raters a paper (1.15M pairs of entries, 46 MiB) was mapped afresh at
+#: each information, its huge pages zeroed by the kernel (sys time, 0.03-0.3 s a fit at load)
+ITEM_GROUP = 1 << 16
 #: item pairs a run of items' product in the node part of the information (its pairs x nodes result
 #: held in the cache: :meth:`GridEngine.pair_designs`)
 PAIR_CHUNK = 1 << 10
@@ -1013,7 +1018,7 @@ class _BlockStatic:
         return self._entry_chunks
 
     def item_entries(self, eng: GridEngine, m):
-        """Per group of items u0..u1-1 of the block's patterns (at most about PAIR_ENTRIES pairs of entries
+        """Per group of items u0..u1-1 of the block's patterns (at most about ITEM_GROUP pairs of entries
         a group), their entries ``idx`` (by item), their weights ``w`` (m c_u; ``m``: the patterns'), their
         patterns' entries v >= u (a pattern's items are sorted: those after u's), ``ent``, with their
         counts ``c_ent`` (None: all 1, as nearly always), and the structure (row indices, column pointers, shape) of the sparse matrix G'
@@ -1028,8 +1033,8 @@ class _BlockStatic:
         order, bounds = self.item_order
         cnt_all = it.indptr[self.ent_p[order] + 1] - order   # (each entry's entries v >= u, by item)
         cum = np.r_[0, np.cumsum(cnt_all)]
-        # items a group at a time, at most about PAIR_ENTRIES pairs of entries a group (made in one go)
-        cuts = np.unique(np.r_[0, np.searchsorted(cum[bounds], np.arange(PAIR_ENTRIES, cum[-1], PAIR_ENTRIES)), eng.U])
+        # items a group at a time, at most about ITEM_GROUP pairs of entries a group (made in one go)
+        cuts = np.unique(np.r_[0, np.searchsorted(cum[bounds], np.arange(ITEM_GROUP, cum[-1], ITEM_GROUP)), eng.U])
 
         def items():
             for g0, g1 in zip(cuts[:-1], cuts[1:]):

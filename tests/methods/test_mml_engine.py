@@ -28,13 +28,14 @@ def random_design(rng, U, K, N, per_paper):
 
 
 def evaluate(monkeypatch, data, U, K, tau, ls, dense_gain, by_item_from, chunk=1 << 18, pair_entries=1 << 21,
-             pair_chunk=1 << 10, entry_run=1 << 12):
+             pair_chunk=1 << 10, entry_run=1 << 12, item_group=1 << 16):
     monkeypatch.setattr(mml_engine, "DENSE_GAIN", dense_gain)
     monkeypatch.setattr(mml_engine, "BY_ITEM_FROM", by_item_from)
     monkeypatch.setattr(mml_engine, "ENTRY_CHUNK", chunk)
     monkeypatch.setattr(mml_engine, "PAIR_ENTRIES", pair_entries)
     monkeypatch.setattr(mml_engine, "PAIR_CHUNK", pair_chunk)
     monkeypatch.setattr(mml_engine, "ENTRY_RUN", entry_run)
+    monkeypatch.setattr(mml_engine, "ITEM_GROUP", item_group)
     eng = GridEngine(*data, U, K, 17)
     eng.evaluate(tau, ls, level=2)   # (a second information takes what the first kept, where it kept it)
     return eng, eng.evaluate(tau, ls, level=2)
@@ -63,7 +64,9 @@ def test_the_three_ways_to_the_information_agree(monkeypatch, shape, seed):
             # the node part's sparse products a run of a few item pairs at a time
             "by item, runs of 4 pairs": (0.0, 0.0, 1 << 18, 1 << 21, 4), "nothing kept, runs": (0.0, 0.0, 1 << 18, 5, 3),
             # the mean part's outer products a run of about 5 pairs of entries at a time
-            "by entries, runs of 5": (0.0, 1e9, 1 << 18, 1 << 21, 1 << 10, 5)}
+            "by entries, runs of 5": (0.0, 1e9, 1 << 18, 1 << 21, 1 << 10, 5),
+            # the mean part's sparse products a group of items of about 6 pairs of entries at a time
+            "by item, groups of 6": (0.0, 0.0, 1 << 18, 1 << 21, 1 << 10, 1 << 12, 6)}
     out = {name: evaluate(monkeypatch, data, U, K, tau, ls, *args) for name, args in ways.items()}
     ref_eng, ref = out["by item"]
     H = ref.H.dense()
