@@ -615,21 +615,48 @@ def test_the_cholesky_solves_are_numpys_solves(n):
         mml._Cholesky(A - 2.0 * np.linalg.eigvalsh(A).max() * np.eye(n))
 
 
-def test_the_start_is_the_least_squares_fit_of_the_layout_to_the_log_odds():
-    # a rater and a facet level each: tau's least squares over the free coordinates (numpy's lstsq), log sigma 0
+def test_the_diagonal_blocks_solves_are_numpys_solves():
+    # blocks of 3, 1, 3, 2 rows (two of a size inverted at once) of a block-diagonal matrix
+    from ratercal_cli.methods import mml
+
+    rng = np.random.default_rng(7)
+    ends = np.array([3, 4, 7, 9])
+    A = np.zeros((9, 9))
+    for a, b in zip(np.r_[0, ends[:-1]], ends):
+        X = rng.normal(size=(b - a + 2, b - a))
+        A[a:b, a:b] = X.T @ X + 0.1 * np.eye(b - a)
+    q = rng.normal(size=9)
+    assert np.allclose(mml._DiagonalBlocks(A, ends).solve(q), np.linalg.solve(A, q), rtol=1e-10, atol=1e-12)
+    A[4, 4] = -1.0
+    with pytest.raises(np.linalg.LinAlgError):
+        mml._DiagonalBlocks(A, ends)
+
+
+@pytest.mark.parametrize("model, facet, block", [("rsm", True, 64), ("pcm", True, 64), ("pcm", False, 64),
+                                                 ("pcm", True, 2)])
+def test_the_start_is_the_least_squares_fit_of_the_layout_to_the_log_odds(monkeypatch, model, facet, block):
+    # a rater and a facet level each (or raters alone: the PCM's normal equations a block a rater, solved
+    # block by block; block 2: one of 10 rows by the Cholesky factor): tau's least squares over the free
+    # coordinates (numpy's lstsq), log sigma 0
     from ratercal_cli.methods import mml
     from ratercal_cli.methods.mml_layout import make_layout
 
+    monkeypatch.setattr(mml, "CHOLESKY_BLOCK", block)
     rng = np.random.default_rng(3)
-    items = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [2, 1]])
-    lay = make_layout("rsm", items, 3, [2], 3)
-    obj = mml._Objective(GridEngine(np.repeat(np.arange(10), 5), np.tile(np.arange(5), 10),
-                                    rng.integers(0, 4, 50), 5, 4), lay)
-    target = rng.normal(size=5 * 3)
+    items = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [2, 1]]) if facet else np.array([[0], [1], [2]])
+    U = items.shape[0]
+    lay = make_layout(model, items, 3, [2] if facet else [], 3)
+    obj = mml._Objective(GridEngine(np.repeat(np.arange(10), U), np.tile(np.arange(U), 10),
+                                    rng.integers(0, 4, 10 * U), U, 4), lay)
+    target = rng.normal(size=U * 3)
     Kt = obj.K[:-1].toarray()
     want = np.linalg.lstsq(Kt, target, rcond=None)[0]
     got = obj.least_squares(target)
     assert np.allclose(got, want, atol=1e-10) and got[-1] == 0.0 and not Kt[:, -1].any()
+    kind = type(obj._tau_normal[2])
+    assert kind is (mml._Cholesky if block == 2 else mml._DiagonalBlocks)
+    if kind is mml._DiagonalBlocks:
+        assert sum(idx.shape[0] for idx, _ in obj._tau_normal[2].groups) == (1 if facet else 3)
 
 
 def test_adjust_by_mml_and_mfrm_imports_no_scipy_linalg(tmp_path):
