@@ -679,3 +679,36 @@ def test_adjust_by_mml_and_mfrm_imports_no_scipy_linalg(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
     assert (tmp_path / "o.csv").read_text().splitlines()[0].startswith("paper,rater,score,flag,MFRM")
+
+
+@pytest.mark.parametrize("model, threshold_facet", [("pcm", None), ("rsm", None), ("rsm", 1)])
+def test_the_layout_s_tau_and_priors_are_the_module_docstring_s(model, threshold_facet):
+    # tau[u, k] and the priors' 0.5 |R v|^2 written out item by item (mml_layout's docstring), at random values
+    from ratercal_cli.methods.mml_layout import make_layout
+
+    rng = np.random.default_rng(11)
+    J, M, levels = 4, 3, [3, 2]
+    items = np.array([[j, a, b] for j in range(J) for a in range(3) for b in range(2) if (j + a + b) % 3])
+    used = np.ones((J, M + 1), dtype=bool)
+    used[1, 0] = used[2, 3] = False   # (a PCM severity: the mean of the steps between the used categories)
+    lay = make_layout(model, items, J, levels, M, threshold_facet, used=used, step_sd=5.0, location_sd=10.0)
+    v = rng.normal(size=lay.n)
+    val = {name: v[sl].reshape(lay.shapes[name]) for name, sl in lay.blocks.items()}
+    want = []
+    for j, a, b in items:
+        f = val["facet0"][a] + val["facet1"][b] - val["theta_mean"][0]
+        if model == "pcm":
+            want += [val["steps"][j, :k].sum() + k * f for k in range(1, M + 1)]
+        else:
+            g = (a, b)[threshold_facet] if threshold_facet is not None else 0
+            want += [k * val["severity"][j] + val["thresholds"][g, :k].sum() + k * f for k in range(1, M + 1)]
+    assert np.allclose(lay.B @ v, want, rtol=0, atol=1e-12)
+    steps = val["steps"] if model == "pcm" else val["thresholds"]
+    if model == "pcm":
+        lo_hi = [(0, 3), (1, 3), (0, 2), (0, 3)]
+        sev = [val["steps"][j, lo:hi].mean() for j, (lo, hi) in enumerate(lo_hi)]
+    else:
+        sev = val["severity"]
+    prior = ((np.diff(steps, axis=1) / 5.0) ** 2).sum() + (np.square(sev) / 100.0).sum() + (
+        (val["facet0"] ** 2).sum() + (val["facet1"] ** 2).sum()) / 100.0
+    assert np.isclose(float(np.sum((lay.penalty @ v) ** 2)), prior, rtol=1e-12)
