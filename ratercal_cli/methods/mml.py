@@ -180,6 +180,15 @@ SAMPLE_PHASE_TOL = 1.0
 #: decrement, where the carried matrix made it ~12 times (3 of 200 raters a paper, 1M ratings, a sample
 #: of every 7th paper: 7 gradients of every paper and one more sample's information, where 13 gradients)
 SAMPLE_REFRESH = 0.1
+#: ... that is the PCM's (the models named here); the RSM's (MFRM's) every-paper iterations take the
+#: sample's information, scaled, afresh at their start: there the carried matrix gained 1.1-1.4 times in
+#: decrement a step (3 of 200 raters a paper, 1M ratings: 2519, 1950, then afresh), where the information
+#: afresh gains ~200 from the start (5935, 33, 0.22, ...): 1-2 gradients of every paper fewer on every shape
+#: of issue 32 at 100k-1M ratings, 19 fewer on two blocks of raters joined by 4 papers.  (The PCM's
+#: thresholds of categories a rater seldom gives move by a logit or two from the sample's optimum to
+#: every paper's, and the information taken there steers worse than the carried matrix: 12-13 gradients
+#: where 8-9 at 2, 3 and 21 of 200 raters a paper.)
+SAMPLE_CARRY_MODELS = ("pcm",)
 #: rows of the blocks of a Cholesky factor's substitutions (:class:`_Cholesky`)
 CHOLESKY_BLOCK = 64
 #: the start of sigma: the best of START_SIGMAS
@@ -772,7 +781,8 @@ def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale):
     grid, made for the start's narrow posteriors: 166 nodes at 21 raters a paper where the fit
     ends on 120); every paper's then starts from there, on the grid the sample's posteriors ask
     for (seldom made again) and with the sample's last matrix (its information and BFGS updates),
-    until the sample's information is taken afresh near the optimum (SAMPLE_REFRESH)."""
+    until the sample's information is taken afresh near the optimum (SAMPLE_REFRESH); the RSM's
+    take it afresh at once (SAMPLE_CARRY_MODELS)."""
     regrid = n_nodes is None
     if regrid:
         for _ in range(2):
@@ -786,6 +796,8 @@ def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale):
     if regrid and ev is not None:
         obj.eng.set_nodes(*required_grid(ev, GRID_MARGIN))
     carry = (factor, updates, newton, "approx" if kind == "full" else kind) if factor is not None else None
+    if obj.layout.model not in SAMPLE_CARRY_MODELS:
+        carry = None   # the sample's information afresh at every paper's start
     phi, converged, it2, info, _ = _newton(obj, phi, max(max_iter - it, 1), tol * n_scale * SAMPLE_TOL, regrid, carry)
     return phi, converged, it + it2, info
 
