@@ -132,7 +132,16 @@ FAIR_INTERPOLATE_RATIO = 4
 
 
 def _mean_expected_exact(theta, tau, moments_too=False):
-    """mean_j E[X | theta, tau[j]] (and mean_j Var) at 1-d ``theta``, a block of qualities at a time."""
+    """mean_j E[X | theta, tau[j]] (and mean_j Var) at 1-d ``theta``, a block of qualities at a time.
+    With the variances (the interpolation's grid) ``tau`` is taken column by column (Fortran order), so
+    that the blocks' qualities x raters x categories arrays, laid out as it is, hold each category's
+    qualities x raters in one piece: the sums and maxima over the categories (:func:`last_axis_sum`,
+    :func:`moments`) then read whole arrays, not every K-th number (the same numbers to the bit; 2,755
+    qualities of 200 raters on 0-5, the fair scores of 1M ratings: 0.028 s where 0.041).  (Not without
+    them: :func:`expected_score`'s product over the categories is BLAS's, whose sums differ in the last
+    bit on that layout, as numpy's own sums over 16 categories or more.)"""
+    if moments_too and tau.shape[1] < 16:
+        tau = np.asfortranarray(tau)
     out = np.empty(theta.size)
     var = np.empty(theta.size) if moments_too else None
     step = max(1, FAIR_BLOCK_CELLS // max(tau.shape[0] * tau.shape[1], 1))

@@ -150,6 +150,26 @@ def test_interpolated_fair_scores_are_the_exact_ones_to_1e_10(monkeypatch, M, sd
     np.testing.assert_array_equal(whole, got)
 
 
+@pytest.mark.parametrize("J, K", [(200, 6), (7, 3), (40, 10), (30, 16), (20, 25)])
+def test_the_fair_scores_exact_values_are_the_formulas_whatever_the_layout(J, K):
+    """``_mean_expected_exact`` (with the variances, tau taken column by column: each category's qualities
+    x raters in one piece) gives the bits of the formula on C-ordered arrays: the means of the raters'
+    moments (``moments`` of ``category_probabilities``) and, without them, the raters' mean expected score
+    (``expected_score``), a category no rater can give (+inf) among them."""
+    import ratercal_cli.methods.quality as q
+
+    rng = np.random.default_rng(J * K)
+    tau = np.zeros((J, K))
+    tau[:, 1:] = np.cumsum(rng.normal(0, 1.0, (J, K - 1)), axis=1)
+    tau[1, -1] = np.inf
+    theta = rng.normal(0, 2.0, 700)
+    f, d = q._mean_expected_exact(theta, tau, moments_too=True)
+    m, v = q.moments(q.category_probabilities(theta[:, None], np.ascontiguousarray(tau)), order=2)
+    np.testing.assert_array_equal(f, m.mean(axis=-1))
+    np.testing.assert_array_equal(d, v.mean(axis=-1))
+    np.testing.assert_array_equal(q._mean_expected_exact(theta, tau)[0], q.expected_score(theta[:, None], tau).mean(axis=-1))
+
+
 def test_every_estimator_spells_the_paper_quality_option_alike():
     """One name, ``quality=``, and one spelling of each estimate across the estimators (the PCM's
     was ``estimator="ml"``, the person solver's ``method=``)."""
