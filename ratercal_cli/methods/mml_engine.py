@@ -947,7 +947,7 @@ class _BlockStatic:
         it = eng.items[rows]
         n_rows = it.shape[0]
         self.rows, self.total = rows, eng.total[rows]
-        self.designs, at = np.unique(eng.design[rows], return_inverse=True)
+        self.designs, at = distinct_keys(eng.design[rows], eng.design_first.size)
         self.designs_T = sparse.csr_matrix((np.ones(n_rows), (at.ravel(), np.arange(n_rows))),
                                            shape=(self.designs.size, n_rows))
         if isinstance(eng.items_dense, np.ndarray):   # dense: the mean parts by BLAS (_Louis._add_dense)
@@ -962,7 +962,7 @@ class _BlockStatic:
         else:
             self.ent_at = np.repeat(eng.items.indptr[rows], n) + _ranges(n)
         ent_u = it.indices
-        order = np.argsort(ent_u, kind="stable")
+        order = _radix_argsort(ent_u[:, None], [eng.U])   # (stable, linear)
         bounds = np.searchsorted(ent_u[order], np.arange(eng.U + 1))
         # the entries by item (item u's: order[e0:e1] of ``item_runs``), their patterns, and each entry's place there
         self.item_order = order, bounds
@@ -1003,7 +1003,7 @@ class _BlockStatic:
             for r0, r1 in zip(cuts[:-1], cuts[1:]):
                 ia, ib, pp = _entry_pairs(indptr, r0, r1)
                 pair = eng.pair_index(it.indices[ia], it.indices[ib])
-                o = np.argsort(pair, kind="stable")   # by item pair: each pair's sum made in one place
+                o = _radix_argsort(pair[:, None], [eng.pair_u.size])   # by item pair (stable): each pair's sum in one place
                 ia, ib, pp = ia[o], ib[o], pp[o]
                 w = m[pp] * c[ia] * c[ib]
                 ptr = np.r_[0, np.cumsum(np.bincount(pair, minlength=eng.pair_u.size))]
@@ -1085,7 +1085,10 @@ class _Louis:
         eng, sigma, M = self.eng, self.sigma, self.eng.M
         whole = qb is None or (qa, qb) == (0, eng.Q)
         z, E = (eng.z, self.E) if whole else (eng.z[qa:qb], self.E[:, qa:qb])
-        self.Cd[st.designs, qa:qb] += st.designs_T @ pim
+        if st.designs.size == self.Cd.shape[0] and whole:   # (every design: no gather and scatter of its rows)
+            self.Cd += st.designs_T @ pim
+        else:
+            self.Cd[st.designs, qa:qb] += st.designs_T @ pim
         # the log sigma score at each node: S = sigma z D, D = total - sum_u c_u E_u
         D = st.items @ E                              # (patterns, nodes)
         np.subtract(st.total[:, None], D, out=D)
