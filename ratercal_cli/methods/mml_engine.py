@@ -218,9 +218,11 @@ class GridEngine:
         self.N = n_pat = mult.size
         if weight is not None:
             self.mult = np.bincount(self.pattern, weights=weight[self.papers], minlength=n_pat)
-        lengths = np.concatenate([np.full(R.shape[0], R.shape[1]) for R, _ in groups]) if groups else np.zeros(0, np.int64)
-        cells = np.concatenate([R.ravel() for R, _ in groups]) if groups else np.zeros(0, np.int64)
-        self.cells = _counts_matrix(np.ones(cells.size), cells, np.r_[0, np.cumsum(lengths)], (n_pat, UK))
+        rows = np.repeat(np.array([R.shape[1] for R, _ in groups], dtype=np.int64),
+                         [R.shape[0] for R, _ in groups])   # (each pattern's number of cells)
+        cells = groups[0][0].ravel() if len(groups) == 1 else np.concatenate([np.zeros(0, np.int64)] + [
+            R.ravel() for R, _ in groups])
+        self.cells = _counts_matrix(np.ones(cells.size), cells, np.r_[0, np.cumsum(rows)], (n_pat, UK))
         self.n_obs = np.bincount(cell, weights=None if weight is None else weight[paper],
                                  minlength=UK).astype(np.float64).reshape(self.U, self.K)   # ratings per cell
         d = np.asarray(self.cells.T @ self.mult) - self.n_obs.ravel()   # the representatives' less every paper's
@@ -779,7 +781,7 @@ def paper_patterns(paper, cell, n_cells, in_order=False, K=None):
             X[n] = Rt.sum(axis=0) - K * X[:n].sum(axis=0)   # the total score
             first, inv, cnt = unique_rows(X.T, [n_cells // K] * n + [n * (K - 1) + 1])
         pattern[sel] = n_pat + inv
-        groups.append((np.ascontiguousarray(Rt[:, first].T), cnt))   # (a gather along Rt's rows: 8 times faster)
+        groups.append((np.take(np.ascontiguousarray(R), first, axis=0), cnt))   # (np.take: 3 times faster than R[first])
         n_pat += first.size
     return papers, pattern, groups
 
@@ -877,7 +879,7 @@ def sorted_unique_rows(R, order=None):
     rows in lexicographic order."""
     if order is None:
         order = np.lexsort(R.T[::-1])   # stable: each distinct row's first is its smallest index
-    Rs = R[order]
+    Rs = np.take(R, order, axis=0)   # (rows in a random order: np.take, 3 times faster than R[order])
     differ = (Rs[1:, 0] != Rs[:-1, 0]) if R.shape[1] == 1 else (Rs[1:] != Rs[:-1]).any(axis=1)
     new = np.r_[True, differ] if R.shape[0] else np.zeros(0, dtype=bool)
     inv = np.empty(R.shape[0], dtype=np.int64)
