@@ -156,14 +156,15 @@ def pcm_ratings(rng, U, K, N, per_paper, sigma):
     return (paper, item, score), tau
 
 
-@pytest.mark.parametrize("way", ["by item", "by entries", "dense", "weighted", "complete"])
+@pytest.mark.parametrize("way", ["by item", "by entries", "dense", "weighted", "complete", "designs first"])
 @pytest.mark.parametrize("moved", ["a step", "far"])
 def test_the_information_on_windows_of_the_grid_is_the_whole_grid_s(monkeypatch, way, moved):
     """An engine of at least INFO_WINDOWS_FROM ratings takes its informations on the windows of the grid
     (each chunk of patterns on the nodes where its posteriors lay at the last evaluation, as log L and
     the gradient do; issue 32: the sample's two informations at 21 of 200 raters a paper, 1M ratings,
     0.27 s where 0.33 s): 15 of 40 raters a paper (its mean parts an item at a time, by entries, or with
-    the items dense), a complete panel of 12 (one design), papers weighted (a sample's); ratings from a
+    the items dense), a complete panel of 12 (one design), papers weighted (a sample's), designs numbered
+    by an information before the windows (grouped by a permutation); ratings from a
     known partial credit model.  The Louis and complete-data Hessians, log L and gradient are the whole
     grid's to 1e-10 of the largest entry, after a step and after a move past the windows (those chunks
     done again on the whole grid); an engine under INFO_WINDOWS_FROM keeps the whole grid's to the bit."""
@@ -180,6 +181,8 @@ def test_the_information_on_windows_of_the_grid_is_the_whole_grid_s(monkeypatch,
     def windowed(at_least):
         monkeypatch.setattr(mml_engine, "INFO_WINDOWS_FROM", at_least)
         eng = GridEngine(*data, U, K, 151, weight=weight)
+        if way == "designs first":   # (an information before any windows: its designs in their own order)
+            eng.evaluate(tau, np.log(1.5), level=2)
         eng.evaluate(tau, np.log(1.5))   # the posteriors' places
         assert eng._windows() is not None
         return eng, eng.evaluate(tau1, ls1, level=2)
@@ -187,6 +190,8 @@ def test_the_information_on_windows_of_the_grid_is_the_whole_grid_s(monkeypatch,
     assert any(key[0] == "chunk" for key in eng._static) and (eng.window_misses > 0) == (moved == "far")
     assert isinstance(eng.items_dense, np.ndarray) == (way in ("dense", "complete"))
     assert (eng.design_blocks is not None) == (way == "complete")
+    if way != "complete":
+        assert (eng.design_groups()[0] is not None) == (way == "designs first")
     ref = GridEngine(*data, U, K, 151, weight=weight).evaluate(tau1, ls1, level=2)
     H = ref.H.dense()
     assert np.abs(H).max() > 100.0   # (a real information)
