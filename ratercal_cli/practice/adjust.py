@@ -296,9 +296,9 @@ def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k, prefix=""):
 
 def _signal_warning(g: GroupAdjustment, prefix="") -> str:
     """A warning where the group's papers do not differ detectably (the test ``check --simulate``
-    uses, :func:`.simulate.paper_signal`): on random scores MFRM put all 202 papers at 3.536 with an
+    uses, :func:`.agreement.paper_signal`): on random scores MFRM put all 202 papers at 3.536 with an
     S.E. of 0.0003, failed 86 of 87 passing papers and called none uncertain, with no word (issue 28)."""
-    from .simulate import clear_paper_signal, no_paper_signal, no_signal_text, paper_signal
+    from .agreement import clear_paper_signal, no_paper_signal, no_signal_text, paper_signal
 
     if clear_paper_signal(g.ratings):   # (most files: no F distribution needed)
         return ""

@@ -144,9 +144,12 @@ def _oneway(ratings: Ratings, score=None):
     """The one-way ANOVA of the P papers with two or more ratings: ``(P, df1, df2, msb, msw, k0)`` (only
     P where it is under 2: the rest NaN)."""
     per = ratings.ratings_per_paper()
-    use = per[ratings.paper] >= 2
     score = ratings.score if score is None else np.asarray(score)
-    paper, x = ratings.paper[use], score[use].astype(np.float64)
+    if (per == 1).any():
+        use = per[ratings.paper] >= 2
+        paper, x = ratings.paper[use], score[use].astype(np.float64)
+    else:   # every rating (no copies of a million: 4 ms)
+        paper, x = ratings.paper, np.asarray(score, dtype=np.float64)
     n_i = per[per >= 2].astype(np.float64)
     P, N = n_i.size, float(n_i.sum())
     if P < 2:
@@ -304,3 +307,49 @@ def format_agreement(d: dict, max_pairs: int = 60) -> list:
     L += [f"  {n}" for n in d["notes"]]
     L.append("")
     return L
+
+
+# ---- do the file's papers differ? (``adjust``'s warning and ``check --simulate``'s, :mod:`.simulate`)
+#: A file whose papers' one-way ANOVA has p at least this has no detectable paper signal.
+SIGNAL_ALPHA = 0.05
+
+
+def _signal_scores(ratings: Ratings):
+    """The ratings' scores, with facets each less its cell's mean (a criterion's difficulty is no
+    difference between papers)."""
+    x = ratings.score.astype(np.float64)
+    if ratings.facets:
+        cell = ratings.facet_cells()[0]
+        x = x - (np.bincount(cell, weights=x) / np.maximum(np.bincount(cell), 1))[cell]
+    return x
+
+
+def paper_signal(ratings: Ratings):
+    """Do the file's papers differ?  The one-way random ANOVA of papers of
+    :func:`icc_oneway` (its F test and ICC(1,k)) on
+    :func:`_signal_scores`."""
+    return icc_oneway(ratings, score=_signal_scores(ratings))
+
+
+def clear_paper_signal(ratings: Ratings) -> bool:
+    """True where :func:`paper_signal`'s F test finds the papers differing beyond doubt, without the F
+    distribution (:func:`papers_clearly_differ`): then
+    :func:`no_paper_signal` is False, and the warning needs no test."""
+    return papers_clearly_differ(ratings, SIGNAL_ALPHA, score=_signal_scores(ratings))
+
+
+def no_signal_text(icc) -> str:
+    """"the file's papers do not differ detectably (the test)": the words of ``check --simulate``'s
+    and ``adjust``'s warnings where :func:`no_paper_signal`."""
+    test = ("the papers' mean scores do not vary at all" if not np.isfinite(icc.F) else
+            f"one-way ANOVA of papers F({icc.df1}, {icc.df2}) = {icc.F:.2f}, p = {icc.p_value:.2f}; reliability "
+            f"of a paper's mean score ICC(1,k) = {icc.icc1k:.2f}")
+    return f"the file's papers do not differ detectably ({test})"
+
+
+def no_paper_signal(icc) -> bool:
+    """True where :func:`paper_signal` finds no difference between papers: the F test not
+    significant at :data:`SIGNAL_ALPHA`, or the papers' means varying no more than their ratings."""
+    if icc.n_papers < 2 or icc.df2 == 0:
+        return False   # nothing to test (one rating per paper): no claim either way
+    return not (icc.p_value < SIGNAL_ALPHA)

@@ -54,6 +54,8 @@ from ..methods import make_method
 from ..methods.base import FIT_FAILURES
 from ..ratings import Ratings
 from ..vocabulary import SHRINKAGES, STUDY_METHODS
+from .agreement import (SIGNAL_ALPHA, clear_paper_signal, no_paper_signal, no_signal_text,  # noqa: F401 (its names)
+                        paper_signal)
 
 #: The criteria of the ranking table.
 CRITERIA = ("rmse", "cbias_worst", "accuracy")
@@ -403,55 +405,6 @@ def reading_rule(ratings: Ratings, discrepancy: int | None):
             and np.all(seen[2].any(axis=1) == (readers == 3)) and np.all(seen[2][readers == 3] == seen[0][readers == 3])):
         return None
     return slots[0], slots[1], slots[2], int(discrepancy)
-
-
-#: A file whose papers' one-way ANOVA has p at least this has no detectable paper signal.
-SIGNAL_ALPHA = 0.05
-
-
-def _signal_scores(ratings: Ratings):
-    """The ratings' scores, with facets each less its cell's mean (a criterion's difficulty is no
-    difference between papers)."""
-    x = ratings.score.astype(np.float64)
-    if ratings.facets:
-        cell = ratings.facet_cells()[0]
-        x = x - (np.bincount(cell, weights=x) / np.maximum(np.bincount(cell), 1))[cell]
-    return x
-
-
-def paper_signal(ratings: Ratings):
-    """Do the file's papers differ?  The one-way random ANOVA of papers of
-    :func:`~ratercal_cli.practice.agreement.icc_oneway` (its F test and ICC(1,k)) on
-    :func:`_signal_scores`."""
-    from .agreement import icc_oneway
-
-    return icc_oneway(ratings, score=_signal_scores(ratings))
-
-
-def clear_paper_signal(ratings: Ratings) -> bool:
-    """True where :func:`paper_signal`'s F test finds the papers differing beyond doubt, without the F
-    distribution (:func:`~ratercal_cli.practice.agreement.papers_clearly_differ`): then
-    :func:`no_paper_signal` is False, and the warning needs no test."""
-    from .agreement import papers_clearly_differ
-
-    return papers_clearly_differ(ratings, SIGNAL_ALPHA, score=_signal_scores(ratings))
-
-
-def no_signal_text(icc) -> str:
-    """"the file's papers do not differ detectably (the test)": the words of ``check --simulate``'s
-    and ``adjust``'s warnings where :func:`no_paper_signal`."""
-    test = ("the papers' mean scores do not vary at all" if not np.isfinite(icc.F) else
-            f"one-way ANOVA of papers F({icc.df1}, {icc.df2}) = {icc.F:.2f}, p = {icc.p_value:.2f}; reliability "
-            f"of a paper's mean score ICC(1,k) = {icc.icc1k:.2f}")
-    return f"the file's papers do not differ detectably ({test})"
-
-
-def no_paper_signal(icc) -> bool:
-    """True where :func:`paper_signal` finds no difference between papers: the F test not
-    significant at :data:`SIGNAL_ALPHA`, or the papers' means varying no more than their ratings."""
-    if icc.n_papers < 2 or icc.df2 == 0:
-        return False   # nothing to test (one rating per paper): no claim either way
-    return not (icc.p_value < SIGNAL_ALPHA)
 
 
 def _level_scores(model, ratings, methods, shrinkages):
