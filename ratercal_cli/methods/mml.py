@@ -347,10 +347,10 @@ def _rater_links(ratings: Ratings):
     if p.size and not bool(np.all(p[1:] >= p[:-1])):   # (else they come by paper, as they are)
         order = np.argsort(p, kind="stable")
         p, r = p[order], r[order]
-    same = p[1:] == p[:-1]
-    a, b = r[:-1][same], r[1:][same]
     J = max(ratings.n_raters, 1)
-    key = distinct_keys(np.minimum(a, b).astype(np.int64) * J + np.maximum(a, b), J * J, inverse=False)
+    r = r.astype(np.int32 if J * J < 1 << 31 else np.int64)   # (half the memory to pass over)
+    key = np.minimum(r[:-1], r[1:]) * J + np.maximum(r[:-1], r[1:])   # every pair of consecutive ratings,
+    key = distinct_keys(key[p[1:] == p[:-1]].astype(np.int64), J * J, inverse=False)   # those of one paper
     return key // J, key % J
 
 
