@@ -169,9 +169,14 @@ SAMPLE_TOL = 1e-6
 #: the step's error is a fraction of it (1e-7 now, 1-3 more gradients)
 SAMPLE_STEP_TOL = 1e-6
 #: the sample's papers alone are fitted first (:func:`_fit_on_grids`), to a decrement (every paper's
-#: scale) of SAMPLE_PHASE_TOL x (k - 1) a parameter, k the papers per sampled one: about the distance from
-#: their optimum to every paper's (the difference of two estimates, of k - 1 and 1 parts of the papers),
-#: so that nearer is not worth the sample's evaluations
+#: scale) of SAMPLE_PHASE_TOL x (s - 1) a parameter (at least SAMPLE_PHASE_TOL), s the papers' weight over
+#: the sample's (:meth:`_Objective.on_sample`).  The RSM's sample is every k-th paper, s = k: about the
+#: distance from their optimum to every paper's (the difference of two estimates, of k - 1 and 1 parts of
+#: the papers), so that nearer is not worth the sample's evaluations.  The PCM's is weighted (k a sampled
+#: paper, 1 a paper of a rare cell, :func:`_sample_engine`), s ~ 1: SAMPLE_PHASE_TOL a parameter, and that
+#: is kept as measured (1M ratings: k - 1 = 15 a parameter took 12-13 gradients of every paper where 8 at
+#: 2 and 3 of 200 raters a paper, 10 where 9 at 21 of 200; 0.1 a parameter none fewer; the RSM at 1 a
+#: parameter, where 38, one more at 2 of 200, one fewer on the rubric, the same on the other shapes)
 SAMPLE_PHASE_TOL = 1.0
 #: every paper's iterations start on the matrix of the sample's phase (its information, taken far from
 #: the optimum, and BFGS updates of the sample's log L); once their Newton decrement is under
@@ -189,6 +194,16 @@ SAMPLE_REFRESH = 0.1
 #: every paper's, and the information taken there steers worse than the carried matrix: 12-13 gradients
 #: where 8-9 at 2, 3 and 21 of 200 raters a paper.)
 SAMPLE_CARRY_MODELS = ("pcm",)
+#: Tried for the PCM's every-paper gradients (8, 8, 9 at 2, 3, 21 of 200 raters a paper, 1M ratings), none
+#: fewer: Anderson acceleration (memory 6) or an exact line search (from each step's change of gradient)
+#: in place of the BFGS updates after the refresh; the refresh at 0.5 a parameter; the full phase's own
+#: BFGS pairs kept over the refresh; a sample stratified by pattern (the gap from its optimum to every
+#: paper's the same, decrement 1.39e4 where 1.35e4); the exact curvature along the shift of all thresholds
+#: (at 21 of 200 the two eigenvalues of the steering matrix's inverse times the information farthest from
+#: 1, 0.82 and 1.23, are along it) from one more gradient: a step fewer, a gradient more.  A stop when the
+#: contraction (from successive decrements) times the step is under 2e-8: one gradient fewer for the RSM
+#: at 21 of 200, complete 21 and the rubric, but estimates up to 4.2e-8 from a tight fit (the prediction
+#: off by 2x): not taken.
 #: rows of the blocks of a Cholesky factor's substitutions (:class:`_Cholesky`)
 CHOLESKY_BLOCK = 64
 #: the start of sigma: the best of START_SIGMAS
@@ -775,7 +790,8 @@ def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale):
     start (chosen twice: a coarse grid misjudges narrow ones; by the sample's papers where there is
     one), which then follows the posteriors (:func:`_newton`).  Where there is a sample, the sample's
     papers alone (their log L scaled to every paper's) are fitted first, to a decrement of
-    SAMPLE_PHASE_TOL x (k - 1) a parameter (k papers a sampled one), on their own grid: the
+    SAMPLE_PHASE_TOL x (k - 1) a parameter (k papers a sampled one; the PCM's weighted sample:
+    SAMPLE_PHASE_TOL), on their own grid: the
     iterations far from the optimum, their line searches and regrids cost a sample's evaluations,
     not every paper's (at 1M ratings, 6-10 evaluations of every paper fewer, and none on a start's
     grid, made for the start's narrow posteriors: 166 nodes at 21 raters a paper where the fit
