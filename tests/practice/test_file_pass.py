@@ -162,6 +162,30 @@ def test_write_columns_writes_what_csv_writer_writes(sep, end):
     assert got.getvalue().decode("utf-8") == want.getvalue()
 
 
+@pytest.mark.parametrize("sep, end", [(",", "\n"), (";", "\r\n")])
+def test_write_columns_writes_a_column_and_its_repeats_as_csv_writer_does(sep, end):
+    """A column written again as it is (a Rasch model's adjusted score of each rating and of its paper),
+    twice or three times, with too many labels to be merged with its neighbours by their combinations, is
+    written once with its cells repeated: the bytes csv.writer writes, in the middle and at the end of the
+    line; a column that differs in one row from its neighbour is not taken for a repeat."""
+    rng = np.random.default_rng(7)
+    pool = ["", "a b", 'say "hi"', "x,y", "x;y", "line\nbreak", "Zoë"]
+    values = [f"{rng.choice(pool)}{k % 400}" for k in range(2000)]
+    other = [str(k) for k in rng.permutation(2000)]
+    almost = list(values)
+    almost[1234] = "changed"
+    for cols in ([values, values, other], [other, values, values, values], [values, almost, values]):
+        want = io.StringIO()
+        csv.writer(want, delimiter=sep, lineterminator=end).writerows([[f"h{k}" for k in range(len(cols))]]
+                                                                         + [list(r) for r in zip(*cols)])
+        columns = [columnar.Column.from_values(c) for c in cols]
+        got = io.BytesIO()
+        columnar.write_columns(got, [f"h{k}" for k in range(len(cols))], columns, sep, end)
+        assert got.getvalue().decode("utf-8") == want.getvalue()
+    parts = columnar._merged([columnar.Column.from_values(c) for c in (other, values, values, values)], sep, end)
+    assert [len(c.labels) for c, _ in parts] == [2000, len(set(values))]   # (the repeats one column)
+
+
 class _ShortWrites(io.BytesIO):
     """A writer that takes at most 1,000 bytes a call and says how many, as a buffered writer into a pipe
     may (Python 3.11 returned 65,536 of 600,000 bytes without an error where the pipe's reader had left)."""
