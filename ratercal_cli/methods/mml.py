@@ -192,7 +192,12 @@ SAMPLE_REFRESH = 0.1
 #: of issue 32 at 100k-1M ratings, 19 fewer on two blocks of raters joined by 4 papers.  (The PCM's
 #: thresholds of categories a rater seldom gives move by a logit or two from the sample's optimum to
 #: every paper's, and the information taken there steers worse than the carried matrix: 12-13 gradients
-#: where 8-9 at 2, 3 and 21 of 200 raters a paper.)
+#: where 8-9 at 2, 3 and 21 of 200 raters a paper.)  The others' grid is chosen by the sample's posteriors at
+#: the end of its phase (one more evaluation of the sample's log L), not before its last step, which moves
+#: the RSM's far (its phase ends at (k - 1) a parameter, SAMPLE_PHASE_TOL): 21 of 200 raters a paper, 1M and
+#: 300k ratings, every paper's iterations began on 132 nodes and were made anew on 116 after a step (a
+#: gradient of every paper more, 9 where 8); the other shapes' the same.  (The PCM's, near its optimum when
+#: its phase ends, got grids 5% finer: kept.)
 SAMPLE_CARRY_MODELS = ("pcm",)
 #: Tried for the PCM's every-paper gradients (8, 8, 9 at 2, 3, 21 of 200 raters a paper, 1M ratings), none
 #: fewer: Anderson acceleration (memory 6) or an exact line search (from each step's change of gradient)
@@ -798,7 +803,8 @@ def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale):
     ends on 120); every paper's then starts from there, on the grid the sample's posteriors ask
     for (seldom made again) and with the sample's last matrix (its information and BFGS updates),
     until the sample's information is taken afresh near the optimum (SAMPLE_REFRESH); the RSM's
-    take it afresh at once (SAMPLE_CARRY_MODELS)."""
+    take it afresh at once, on the grid the sample's posteriors at the end of its phase ask for
+    (SAMPLE_CARRY_MODELS)."""
     regrid = n_nodes is None
     if regrid:
         for _ in range(2):
@@ -809,11 +815,10 @@ def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale):
     sub = obj.on_sample()
     near = SAMPLE_PHASE_TOL * max(sub.scale - 1.0, 1.0) * phi.size
     phi, _, it, _, (factor, updates, newton, kind, ev) = _newton(sub, phi, max_iter, near, regrid, confirm=False)
-    if regrid and ev is not None:
-        obj.eng.set_nodes(*required_grid(ev, GRID_MARGIN))
-    carry = (factor, updates, newton, "approx" if kind == "full" else kind) if factor is not None else None
-    if obj.layout.model not in SAMPLE_CARRY_MODELS:
-        carry = None   # the sample's information afresh at every paper's start
+    fresh = obj.layout.model not in SAMPLE_CARRY_MODELS   # every paper's phase takes nothing of the sample's
+    if regrid and ev is not None:   # (fresh: the posteriors at the sample's phase's end, not before its last step)
+        obj.eng.set_nodes(*required_grid(obj(phi, on_sample=True)[4] if fresh else ev, GRID_MARGIN))
+    carry = (factor, updates, newton, "approx" if kind == "full" else kind) if factor is not None and not fresh else None
     phi, converged, it2, info, _ = _newton(obj, phi, max(max_iter - it, 1), tol * n_scale * SAMPLE_TOL, regrid, carry)
     return phi, converged, it + it2, info
 

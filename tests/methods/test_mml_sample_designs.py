@@ -291,3 +291,21 @@ def test_an_rsm_fit_takes_the_sample_s_information_afresh_at_every_paper_s_start
     assert fit.converged
     np.testing.assert_allclose(fit.phi, tight.phi, rtol=0, atol=1e-6)
     np.testing.assert_allclose(fit.eap, tight.eap, rtol=0, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_an_rsm_fit_s_every_paper_grid_is_chosen_at_the_end_of_the_sample_s_phase(monkeypatch):
+    """The grid of every paper's iterations was chosen by the sample's posteriors before the last step of
+    its phase, which moves the RSM's far (it ends at (k - 1) a parameter): 21 of 200 raters a paper, 1M
+    ratings, 132 nodes, made anew on 116 after a step (one gradient of every paper more); here (300k
+    ratings, GPCM) 127 nodes to the end where 109 do.  Chosen at the phase's end (one more evaluation of
+    the sample's log L): every grid of every paper within GRID_MARGIN (and a node) of what its last
+    posteriors ask for."""
+    r = gpcm_ratings("plain", 300_000, raters=200, per=21)
+    last = {}
+    grids = spy_evaluations(monkeypatch, lambda eng, level, ev: last.update(ev=ev) or eng.Q
+                            if eng.papers.size == r.n_papers and level == 1 else None)
+    fit = fit_mml(r, model="rsm")
+    assert fit.converged and len(grids) >= 5
+    need = mml_mod.required_grid(last["ev"], mml_mod.GRID_MARGIN)[0]
+    assert max(grids) <= need + 1
