@@ -41,3 +41,20 @@ def run(*args):
     """``ratercal ARGS`` in this process (click's runner), exceptions not caught; arguments are
     turned into text."""
     return CliRunner().invoke(CLI, [str(a) for a in args], catch_exceptions=False)
+
+
+def modules_after_adjust(data, out, methods, prefixes):
+    """The modules starting with one of ``prefixes`` that ``adjust DATA --scale 0-5 -m METHOD -o OUT -q``
+    left imported, each method in turn in one fresh interpreter (what a command imports costs every run
+    of it: the tests that keep heavy modules out of the file pass and the fits)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from ratercal_cli.cli import cli\n"
+            f"for m in {list(methods)!r}:\n"
+            "    try:\n        cli(['adjust', sys.argv[1], '--scale', '0-5', '-m', m, '-o', sys.argv[2], '-q'])\n"
+            "    except SystemExit as e:\n        assert not e.code, e.code\n"
+            f"print(sorted(m for m in sys.modules if m.startswith({tuple(prefixes)!r})))")
+    done = subprocess.run([sys.executable, "-c", code, str(data), str(out)], capture_output=True, text=True,
+                          check=True)
+    return eval(done.stdout.strip().splitlines()[-1])   # (a list of module names, printed by the child)

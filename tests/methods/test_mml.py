@@ -663,21 +663,14 @@ def test_adjust_by_mml_and_mfrm_imports_no_scipy_linalg(tmp_path):
     """scipy.linalg (cho_factor, and lsqr's scipy.sparse.linalg) cost every ``adjust -m MML/MFRM`` 0.07-0.1 s
     of CPU to import (scipy 1.17), more than the fit's factors and solves: numpy's Cholesky does them
     (mml._Cholesky).  Fails before: the two were in sys.modules."""
-    import subprocess
-    import sys
+    from support import modules_after_adjust
 
     rng = np.random.default_rng(0)
     lines = ["paper,rater,score"] + [f"P{p},R{r + 1},{rng.integers(0, 6)}" for p in range(60)
                                      for r in rng.choice(6, 2, replace=False)]
     (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
-    code = ("import sys; from ratercal_cli.cli import cli\n"
-            "for m in ('MML', 'MFRM'):\n"
-            "    try:\n        cli(['adjust', sys.argv[1], '--scale', '0-5', '-m', m, '-o', sys.argv[2], '-q'])\n"
-            "    except SystemExit as e:\n        assert not e.code, e.code\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('scipy.linalg', 'scipy.sparse.linalg'))))")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "r.csv"), str(tmp_path / "o.csv")],
-                         capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    assert modules_after_adjust(tmp_path / "r.csv", tmp_path / "o.csv", ["MML", "MFRM"],
+                                ["scipy.linalg", "scipy.sparse.linalg"]) == []
     assert (tmp_path / "o.csv").read_text().splitlines()[0].startswith("paper,rater,score,flag,MFRM")
 
 

@@ -1,10 +1,8 @@
 """The file pass of ``adjust`` (issue 32): what it imports, and the columnar read and write keeping
 the guarantees of the row-by-row ones."""
 
-import subprocess
-import sys
-
 import numpy as np
+from support import modules_after_adjust
 
 
 def _write(path, n_papers=30, seed=0):
@@ -22,13 +20,7 @@ def test_adjust_no_does_not_import_scipy_stats(tmp_path):
     in sys.modules."""
     data = tmp_path / "r.csv"
     _write(data)
-    code = ("import sys; from ratercal_cli.cli import cli\n"
-            "try:\n    cli(['adjust', sys.argv[1], '--scale', '0-5', '-m', 'NO', '-o', sys.argv[2], '-q'])\n"
-            "except SystemExit as e:\n    assert not e.code, e.code\n"
-            "print(sorted(m for m in sys.modules if m.startswith('scipy.stats')))")
-    out = subprocess.run([sys.executable, "-c", code, str(data), str(tmp_path / "o.csv")], capture_output=True,
-                         text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    assert modules_after_adjust(data, tmp_path / "o.csv", ["NO"], ["scipy.stats"]) == []
     assert (tmp_path / "o.csv").read_text().splitlines()[0] == "paper,rater,score,flag,NO,NO_paper"
 
 
@@ -37,13 +29,8 @@ def test_adjust_no_does_not_import_pandas(tmp_path):
     the columnar reader and writer make and read arrays from their buffers instead."""
     data = tmp_path / "r.csv"
     _write(data)
-    code = ("import sys; from ratercal_cli.cli import cli\n"
-            "try:\n    cli(['adjust', sys.argv[1], '--scale', '0-5', '-m', 'NO', '-o', sys.argv[2], '-q'])\n"
-            "except SystemExit as e:\n    assert not e.code, e.code\n"
-            "print('pyarrow' in sys.modules, 'pandas' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code, str(data), str(tmp_path / "o.csv")], capture_output=True,
-                         text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "True False"
+    found = modules_after_adjust(data, tmp_path / "o.csv", ["NO"], ["pyarrow", "pandas"])
+    assert "pyarrow" in found and not [m for m in found if m.split(".")[0] == "pandas"]
 
 
 # -- the columnar reader reads what the row-by-row reader reads ------------------------------

@@ -61,8 +61,7 @@ def test_adjust_s_signal_warning_imports_no_simulation(tmp_path):
     """The warning's test lives with the ANOVA it reads (practice/agreement.py): ``adjust`` no longer
     imports practice/simulate.py and the generators behind it (4 ms of every ``adjust``), and
     ``simulate`` still offers its names.  Fails before: 'ratercal_cli.practice.simulate' was in sys.modules."""
-    import subprocess
-    import sys
+    from support import modules_after_adjust
 
     from ratercal_cli.practice import agreement, simulate
 
@@ -70,11 +69,5 @@ def test_adjust_s_signal_warning_imports_no_simulation(tmp_path):
     data = tmp_path / "r.csv"
     r = _design(np.random.default_rng(1), 60, 2, 6, 1.0)
     data.write_text("paper,rater,score\n" + "".join(f"P{p},R{j},{s}\n" for p, j, s in zip(r.paper, r.rater, r.score)))
-    code = ("import sys; from ratercal_cli.cli import cli\n"
-            "try:\n    cli(['adjust', sys.argv[1], '--scale', '0-5', '-m', 'MML', '-o', sys.argv[2], '-q'])\n"
-            "except SystemExit as e:\n    assert not e.code, e.code\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('ratercal_cli.practice.simulate', "
-            "'ratercal_cli.generators'))))")
-    out = subprocess.run([sys.executable, "-c", code, str(data), str(tmp_path / "o.csv")], capture_output=True,
-                         text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    assert modules_after_adjust(data, tmp_path / "o.csv", ["MML"], ["ratercal_cli.practice.simulate",
+                                                                    "ratercal_cli.generators"]) == []
