@@ -395,6 +395,67 @@ def test_fit_without_standard_errors_gives_the_same_estimates(data500, pcm500):
     assert np.array_equal(res.diverged, pcm500.diverged)
 
 
+def three_of_twenty(n_papers=3000, J=20, M=5, seed=1):
+    """PCM ratings, three of J raters a paper (each paper its own random set: issue 32's shape)."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0, 1.5, n_papers)
+    delta = np.sort(rng.normal(0, 1, (J, M)), axis=1) + rng.normal(0, 0.5, (J, 1))
+    tau = np.c_[np.zeros(J), np.cumsum(delta, axis=1)]
+    paper = np.repeat(np.arange(n_papers), 3)
+    rater = np.concatenate([rng.choice(J, 3, replace=False) for _ in range(n_papers)])
+    logits = np.arange(M + 1)[None, :] * theta[paper][:, None] - tau[rater]
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    score = (rng.random(paper.size)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    return Ratings.from_labels(paper, rater, score, M, rater_ids=range(J))
+
+
+def test_fit_without_standard_errors_skips_the_final_information(monkeypatch):
+    """Without SEs the final point is evaluated without the information (one full evaluation less) where
+    the gradient was expected under the tolerance there; the estimates are those of the fit with SEs,
+    bit for bit (the same points), and so is what the weak-direction test concludes."""
+    from ratercal_cli.methods import cml
+
+    ratings = three_of_twenty()
+    calls = []
+    plain = cml._Problem.evaluate
+    monkeypatch.setattr(cml._Problem, "evaluate", lambda self, phi, order=2: calls.append(order) or plain(self, phi, order))
+    full = fit_cml(ratings, model="pcm")
+    with_se = list(calls)
+    calls.clear()
+    res = fit_cml(ratings, model="pcm", standard_errors=False)
+    assert with_se == [2] * 6 and calls == [2] * 5 + [1]
+    assert res.converged and res.n_iter == full.n_iter == 5
+    assert np.array_equal(res.steps, full.steps, equal_nan=True) and np.array_equal(res.tau, full.tau)
+    assert res.loglik == full.loglik and not res.diverged.any()
+    # the information kept is that of the point one step before: within the last step's change
+    change = np.abs(res.information - full.information).max() / np.abs(full.information).max()
+    assert 0 < change < 1e-5
+
+
+@pytest.mark.parametrize("model", ["pcm", "rsm"])
+def test_the_information_does_not_depend_on_the_chunks_of_rater_sets(monkeypatch, model):
+    """_information_blocks takes the rater sets a chunk of about _CHUNK_ENTRIES block entries at a time:
+    one set a chunk or all at once, the same information (the PCM's bit for bit: each set's block
+    is computed alone; the RSM's reduction to its parameters is a product over a chunk's sets, to
+    round-off)."""
+    from ratercal_cli.methods import cml
+
+    ratings = three_of_twenty(n_papers=600)
+    pb = cml._cml_problem(ratings, model)
+    phi = cml._cml_start(pb)
+    out = {}
+    for entries in (1, 10 ** 9):
+        monkeypatch.setattr(cml, "_CHUNK_ENTRIES", entries)
+        out[entries] = pb.evaluate(phi)
+    (ll1, g1, H1), (ll2, g2, H2) = out.values()
+    assert ll1 == ll2 and np.array_equal(g1, g2)
+    if model == "pcm":
+        assert np.array_equal(H1, H2)
+    else:
+        assert np.abs(H1 - H2).max() <= 1e-14 * np.abs(H2).max()
+
+
 @pytest.mark.parametrize("model", ["pcm", "rsm"])
 def test_identification_directions_are_null_directions_of_the_information(data500, model):
     """The model's null directions (a shift of the quality scale; the RSM's beta - d, kappa + d) are
