@@ -359,16 +359,23 @@ class _Target:
         self.P, self._local, self._cache = P, local, {}
 
     def scatter(self, g):
-        """(Aloc, flat indices into the (P, P) information of the set's (m, m) reduced blocks; P*P for none)."""
+        """(Aloc, each set's parameter for each local column (G, m; -1: none), in 32-bit integers where
+        they suffice)."""
         s = g["items"].shape[1]
         if s not in self._cache:
             Aloc, pidx = self._local(g["items"])
-            ok = pidx >= 0
-            pidx = pidx.astype(np.int32 if self.P * self.P < 2 ** 31 else np.int64)   # half the memory
-            hidx = pidx[:, :, None] * pidx.dtype.type(self.P) + pidx[:, None, :]
-            hidx[~(ok[:, :, None] & ok[:, None, :])] = self.P * self.P
-            self._cache[s] = (Aloc, hidx.ravel())
+            self._cache[s] = (Aloc, pidx.astype(np.int32 if self.P * self.P < 2 ** 31 else np.int64))
         return self._cache[s]
+
+    def indices(self, pidx, a, b):
+        """Flat indices into the (P, P) information of the (m, m) reduced blocks of the sets a..b-1
+        (P*P for none): made for each chunk of sets, not kept (at 3 of 200 raters a paper, 1M ratings,
+        the PCM's would take 400 MB)."""
+        p = pidx[a:b]
+        ok = p >= 0
+        hidx = p[:, :, None] * p.dtype.type(self.P) + p[:, None, :]
+        hidx[~(ok[:, :, None] & ok[:, None, :])] = self.P * self.P
+        return hidx.ravel()
 
 
 def _tau_target(J, K):
@@ -413,7 +420,7 @@ def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2, target=None):
         grad += np.bincount(g["gflat"], weights=wp_sum.ravel(), minlength=J * K)
         if order < 2:
             continue
-        Aloc, hidx = target.scatter(g)
+        Aloc, pidx = target.scatter(g)
         m = s * K if Aloc is None else Aloc.shape[1]
         # each set size summed on its own, then added (as a bincount per size did: the same roundings,
         # which matter along a diverging estimate's direction of almost no information)
@@ -422,7 +429,7 @@ def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2, target=None):
             if Aloc is not None:   # Aloc' B Aloc, as two products over the chunk's sets at once
                 block = (block.reshape(-1, s * K) @ Aloc).reshape(b - a, s * K, m)
                 block = np.ascontiguousarray(block.transpose(0, 2, 1)).reshape(-1, s * K) @ Aloc
-            np.add.at(part, hidx[a * m * m:b * m * m], block.ravel())
+            np.add.at(part, target.indices(pidx, a, b), block.ravel())
         if part is not hess:
             hess += part
         first = False
