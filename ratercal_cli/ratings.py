@@ -68,6 +68,15 @@ class Scale:
 _SCALE_RE = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|:|to)\s*(-?\d+)\s*$")
 
 
+def by_paper(paper, *arrays):
+    """``paper`` and ``arrays`` (one value a rating each) in paper order, each paper's ratings in the order
+    they come (a stable sort), or as they are where they already come by paper (most files: no sort)."""
+    if paper.size and not bool(np.all(paper[1:] >= paper[:-1])):
+        order = np.argsort(paper, kind="stable")
+        return (paper[order],) + tuple(a[order] for a in arrays)
+    return (paper,) + tuple(arrays)
+
+
 def parse_scale(text) -> Scale:
     """``"0-5"``, ``"1..6"``, ``"0:5"``, ``"1 to 6"`` -> :class:`Scale`.  A single number is refused:
     ``6`` may mean 0-6 or 1-6, and read as 0-6 it let the truncated methods put a 1-6 file's papers
