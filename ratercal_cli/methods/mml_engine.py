@@ -581,11 +581,7 @@ class GridEngine:
         if Gw is not None:
             post[rows] = (L @ Gw[a:b]) / s[:, None]
         if acc is not None:   # (as a block of the whole grid's, on nodes a..b-1)
-            L *= tab.w[a:b]
-            L /= s[:, None]
-            pim = L * m[:, None]
-            ncell[:, a:b] += cells_T @ pim
-            acc.add_block(self.chunk_static(i, rows), L, pim, m, a, b)
+            _add_information(acc, self.chunk_static(i, rows), cells_T, L, s, m, tab, ncell, a, b)
         elif ncell is not None:
             ncell[:, a:b] += _row_weighted(cells_T, L, m / s) * tab.w[a:b]
         return ll
@@ -633,11 +629,7 @@ class GridEngine:
             if level == 1:
                 ncell += _row_weighted(cells_T, pi, m / s) * tab.w   # the posterior counts
             elif level >= 2:
-                pi *= tab.w
-                pi /= s[:, None]
-                pim = pi * m[:, None]
-                ncell += cells_T @ pim
-                acc.add_block(self.block_static(a, b), pi, pim, m)
+                _add_information(acc, self.block_static(a, b), cells_T, pi, s, m, tab, ncell, 0, Q)
         self._moved = np.inf
         if windows and self.N:   # (how far the posteriors moved from where the windows put them)
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -679,6 +671,18 @@ class _Shifted:
     tmax: np.ndarray
     wmax: float
     clip: bool
+
+
+def _add_information(acc, st, cells_T, L, s, m, tab: _Shifted, ncell, qa, qb):
+    """Patterns ``st`` (:class:`_BlockStatic`; their cells ``cells_T``, weights ``m``, likelihoods ``L`` on
+    nodes qa..qb-1 of the tables ``tab`` with sums ``s``: :meth:`GridEngine._pass`) into an information's
+    E step: their posteriors (``L`` made them, in place) counted into ``ncell`` and their parts into ``acc``
+    (:class:`_Louis`), on the whole grid or a window's nodes alike."""
+    L *= tab.w[qa:qb]
+    L /= s[:, None]
+    pim = L * m[:, None]
+    ncell[:, qa:qb] += cells_T @ pim
+    acc.add_block(st, L, pim, m, qa, qb)
 
 
 def _counts_matrix(data, indices, indptr, shape):
@@ -1078,11 +1082,11 @@ class _Louis:
             self.bar, self.Sbar = np.empty((eng.items.nnz, eng.M)), np.empty(eng.N)
         self.groups = eng.design_groups()
 
-    def add_block(self, st, pi, pim, m, qa=0, qb=None):
+    def add_block(self, st, pi, pim, m, qa, qb):
         """The parts of patterns ``st`` (:class:`_BlockStatic`) on nodes qa..qb-1 (their posteriors ``pi``
         there, ``pim`` times their weights ``m``)."""
         eng, sigma, M = self.eng, self.sigma, self.eng.M
-        whole = qb is None or (qa, qb) == (0, eng.Q)
+        whole = (qa, qb) == (0, eng.Q)
         z, E = (eng.z, self.E) if whole else (eng.z[qa:qb], self.E[:, qa:qb])
         if st.designs.size == self.Cd.shape[0] and whole:   # (every design: no gather and scatter of its rows)
             self.Cd += st.designs_T @ pim
@@ -1158,7 +1162,7 @@ class _Louis:
             res = (G_T @ A).reshape(s1 - s0, M, M)                  # [pair, l, k]
             self.mean_pairs[s0:s1] += res.transpose(0, 2, 1).reshape(s1 - s0, M * M)
 
-    def _add_dense(self, st, pi, m, Sbar, qa=0, qb=None):
+    def _add_dense(self, st, pi, m, Sbar, qa, qb):
         """The mean parts with the patterns' items dense: Y = [c_pu Pbar_pu] (patterns x U*M) and Y' m Y."""
         eng, M, U = self.eng, self.eng.M, self.eng.U
         if self.PkT is None:
