@@ -430,14 +430,11 @@ class _Objective:
         ends = np.flatnonzero(reach == np.arange(used.size)) + 1
         small = used.size and np.diff(np.r_[0, ends]).max() <= CHOLESKY_BLOCK
         D = N.toarray()
-        for ridge in (0.0, 1e-12 * max(np.trace(D) / max(used.size, 1), 1.0)):
-            try:
-                A = D + ridge * np.eye(used.size) if ridge else D
-                return used, Ku, (_DiagonalBlocks(A, ends) if small else _Cholesky(A))
-            except np.linalg.LinAlgError:
-                if ridge:
-                    raise
-        raise AssertionError("unreachable")
+        factor = (lambda A: _DiagonalBlocks(A, ends)) if small else _Cholesky
+        try:
+            return used, Ku, factor(D)
+        except np.linalg.LinAlgError:
+            return used, Ku, factor(D + 1e-12 * max(np.trace(D) / max(used.size, 1), 1.0) * np.eye(used.size))
 
     def least_squares(self, target):
         """The free coordinates whose tau (``tau[:, 1:]`` raveled) is nearest ``target`` in least squares, 0
