@@ -211,6 +211,8 @@ SAMPLE_CARRY_MODELS = ("pcm",)
 #: off by 2x): not taken.
 #: rows of the blocks of a Cholesky factor's substitutions (:class:`_Cholesky`)
 CHOLESKY_BLOCK = 64
+#: rows of the delta method's ``A cov A'`` at a time (:meth:`MMLFit._se`: a rows x parameters array each)
+SE_ROWS = 1024
 #: the start of sigma: the best of START_SIGMAS
 SIGMA0 = 2.0
 START_SIGMAS = (0.7, 1.0, 1.4, 2.0, 2.8)
@@ -292,9 +294,19 @@ class MMLFit:
         return (V[:, keep] / w_[keep]) @ V[:, keep].T
 
     def _se(self, rows):
-        """Delta-method SEs of ``rows @ value`` (rows over the layout's natural vector)."""
-        rc = np.atleast_2d(rows) @ self.layout.free_map()[0].toarray()
-        return np.sqrt(np.maximum(((rc @ self.cov) * rc).sum(axis=1), 0.0))
+        """Delta-method SEs of ``rows @ value`` (rows over the layout's natural vector: :class:`_Rows` or
+        sparse): with ``rows C = A + 1 b'`` (C: the free map), ``diag(A cov A') + 2 A cov b + b' cov b``,
+        ``A cov A'`` a block of rows at a time (never rows x P)."""
+        rows = rows if isinstance(rows, _Rows) else _Rows(rows)
+        C = self.layout.free_map()[0]
+        A, b = (rows.S @ C).tocsr(), C.T @ rows.shift
+        cov = self.cov
+        cb = cov @ b
+        var = 2.0 * (A @ cb) + float(b @ cb)
+        for a in range(0, A.shape[0], SE_ROWS):
+            Ab = A[a:a + SE_ROWS]
+            var[a:a + Ab.shape[0]] += np.asarray(Ab.multiply(Ab @ cov).sum(axis=1)).ravel()
+        return np.sqrt(np.maximum(var, 0.0))
 
     @cached_property
     def _standard_errors(self) -> dict:
@@ -326,10 +338,29 @@ class MMLFit:
 
 
 def _block_rows(lay: Layout, name):
-    """Rows over the natural vector picking block ``name``."""
-    eye = np.zeros((lay.blocks[name].stop - lay.blocks[name].start, lay.n))
-    eye[np.arange(eye.shape[0]), lay.index(name)] = 1.0
-    return eye
+    """Rows over the natural vector picking block ``name`` (sparse)."""
+    idx = lay.index(name)
+    return sparse.csr_matrix((np.ones(idx.size), (np.arange(idx.size), idx)), shape=(idx.size, lay.n))
+
+
+class _Rows:
+    """Rows over the natural vector, a sparse part ``S`` each row plus one dense row ``shift`` (the
+    centring on the raters' mean severity, which every row of a rater holds): ``S + 1 shift'``, not the
+    dense array (each of the PCM's steps', thresholds' and severities' rows 288 MiB at 2,000 raters on
+    1-4, 1.8 GiB at 5,000).  ``rows @ value`` and ``rows[k]`` (a dense row) as the array's."""
+
+    def __init__(self, S, shift=None):
+        self.S = sparse.csr_matrix(S)
+        self.shift = np.zeros(self.S.shape[1]) if shift is None else np.asarray(shift, dtype=np.float64)
+
+    def __matmul__(self, v):
+        return self.S @ v + float(self.shift @ v)
+
+    def __getitem__(self, k):
+        return self.S[k].toarray().ravel() + self.shift
+
+    def toarray(self):
+        return self.S.toarray() + self.shift[None, :]
 
 
 def _items(ratings: Ratings, facet):
@@ -383,7 +414,8 @@ class _Objective:
         self.K = (E @ self.C).tocsr()            # free -> (tau[:, 1:], log sigma)
         self.R = sparse.csr_matrix(layout.penalty)
         self.RC = (self.R @ self.C).tocsr()
-        self.pen = (self.RC.T @ self.RC).toarray()
+        self.pen = (self.RC.T @ self.RC).tocsr()   # (sparse: subtracted at its entries, :meth:`_project`)
+        self.pen.sum_duplicates()
         self.U, self.M, self.ls = U, M, ls
         self.scale = 1.0   # log L (and its derivatives) times this: the sample's objective stands for every paper's
         self._item_rows()
@@ -512,12 +544,21 @@ class _Objective:
                 self.eng.z, self.eng.logw, self.eng.Q = keep
         elif hev.H is None:
             hev = self.eng.evaluate(tau, ls, level=2)
-        proj = (lambda h: h.project(self.Ku, self.cols, self.ks, self.P))
-        H = scale * proj(hev.H) - self.pen
-        Hem = scale * proj(hev.H_em) - self.pen
+        H = self._project(hev.H, scale)
+        Hem = _CompleteData(self, hev.H_em, scale)
         if sample is not None:
             return self.scaled_to_complete(H, Hem, ev)
         return H, Hem
+
+    def _project(self, h, scale):
+        """``scale K' h K - pen`` (P, P) of a Hessian ``h`` of the engine (:meth:`.BlockHessian.project`),
+        scaled and the priors subtracted in place: one P x P array (the memory of a PCM of thousands of
+        raters, 288 MiB at 6,000 parameters)."""
+        H = h.project(self.Ku, self.cols, self.ks, self.P)
+        H *= scale
+        pen = self.pen.tocoo()
+        H[pen.row, pen.col] -= pen.data
+        return H
 
     def scaled_to_complete(self, H, Hem, ev):
         """A sample's Hessians (:meth:`_hessians`) scaled to every paper's complete-data information:
@@ -531,18 +572,21 @@ class _Objective:
         0.91-1.13 on the rubric (0.88-1.04; 98% of them 0.99-1.02, 0.88-1.03).  (Replacing the complete-data part, ``H - Hem +
         Hem_all``, did as well at 3 of 200 but was not negative definite on the rubric: along the shift
         of every item the information is a small difference of the two parts, which a scaling keeps.)"""
-        full = self.scale * ev.H_em.project(self.Ku, self.cols, self.ks, self.P) - self.pen
+        full = _CompleteData(self, ev.H_em, self.scale)
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.sqrt(np.diag(full) / np.diag(Hem))
+            t = np.sqrt(full.diagonal() / Hem.diagonal())
         t = np.where(np.isfinite(t) & (t > 0), t, 1.0)
-        return H * t[:, None] * t[None, :], full
+        H *= t[:, None]   # (in place)
+        H *= t[None, :]
+        return H, full
 
     def information(self, phi, ev):
         """-H of every paper at ``phi`` (``ev``: an evaluation there, whose posteriors choose the grid)."""
         tau, ls = self.tau(phi)
         if not self.info_grid:
             ev = self.eng.evaluate(tau, ls, level=2)
-        return -self._hessians(tau, ls, ev)[0]
+        H = self._hessians(tau, ls, ev)[0]
+        return np.negative(H, out=H)
 
     def _same_grid(self):
         self.sample.z, self.sample.logw, self.sample.Q = self.eng.z, self.eng.logw, self.eng.Q
@@ -550,6 +594,27 @@ class _Objective:
     @property
     def can_approx(self) -> bool:
         return self.sample is not None
+
+
+class _CompleteData:
+    """The complete-data Hessian ``scale K' h K - pen`` of an information (:meth:`_Objective._hessians`),
+    made a P x P array (:meth:`dense`, or as numpy's array) only where it is used: the EM step's matrix
+    where -H is not positive definite (:func:`_factor`), far from the optimum; :meth:`diagonal` alone for
+    :meth:`_Objective.scaled_to_complete`.  (Projected at every information, it was one more P x P array
+    and as many seconds as the information's own projection at 6,000 parameters.)"""
+
+    def __init__(self, obj: _Objective, h, scale):
+        self.obj, self.h, self.scale = obj, h, scale
+
+    def dense(self):
+        return self.obj._project(self.h, self.scale)
+
+    def diagonal(self):
+        obj = self.obj
+        return self.scale * self.h.project(obj.Ku, obj.cols, obj.ks, obj.P, diagonal=True) - obj.pen.diagonal()
+
+    def __array__(self, dtype=None, copy=None):
+        return self.dense() if dtype is None else self.dense().astype(dtype)
 
 
 def _start(obj: _Objective, counts, items, sigma0=SIGMA0):
@@ -600,6 +665,8 @@ def _newton(obj: _Objective, phi, max_iter, stop, regrid: bool, carry=None, conf
     carried = carry is not None and obj.can_approx   # the matrix is the sample's phase's
     while it < max_iter:
         it += 1
+        if factor is None:   # (the last matrices let go before the next are made: P x P arrays each)
+            info = state = None
         if factor is None and g is None and full_next:
             ll, g, H, Hem, ev = obj(phi, level=2)
         elif factor is None or g is None:
@@ -608,9 +675,10 @@ def _newton(obj: _Objective, phi, max_iter, stop, regrid: bool, carry=None, conf
             if factor is None:
                 H, Hem = obj.hessians(phi, ev, approx=not full_next)
         if factor is None:
-            factor, newton = _factor(H, Hem)
+            factor, newton = _factor(H, Hem)   # (H negated in place: the information -H)
             carried = False
-            info, kind, updates = (-H if newton else None), ("full" if full_next else "approx"), []
+            info, kind, updates = (H if newton else None), ("full" if full_next else "approx"), []
+            H = Hem = None
             n_sample += kind == "approx"
             full_next = not obj.can_approx or n_sample >= MAX_SAMPLE_INFOS
         d = _bfgs_solve(factor, updates, g)
@@ -685,15 +753,22 @@ def _two_loop(factor, updates, q):
 def _factor(H, Hem):
     """Cholesky factor of -H (Newton), or of -Hem (+ a ridge) where -H is not positive definite;
     a non-finite information (estimates run off to infinity) is a :class:`MethodError`, the
-    numerical failure the fit documents, where scipy would raise a ValueError."""
-    if not (np.isfinite(H).all() and np.isfinite(Hem).all()):
+    numerical failure the fit documents, where scipy would raise a ValueError.  ``H`` is negated in
+    place (the information, which the caller keeps), and ``Hem`` (an array or :class:`_CompleteData`)
+    made only where it is used: no P x P array is copied."""
+    if not np.isfinite(H).all():
         raise MethodError("the information matrix is not finite: the estimates diverged")
+    np.negative(H, out=H)
     try:
-        return _Cholesky(-H), True
+        return _Cholesky(H), True
     except np.linalg.LinAlgError:
-        neg = -Hem
+        neg = Hem.dense() if isinstance(Hem, _CompleteData) else np.array(Hem, dtype=np.float64)
+        if not np.isfinite(neg).all():
+            raise MethodError("the information matrix is not finite: the estimates diverged") from None
+        np.negative(neg, out=neg)
         P = neg.shape[0]
-        return _Cholesky(neg + 1e-9 * max(np.trace(neg), 1.0) / P * np.eye(P)), False
+        neg[np.arange(P), np.arange(P)] += 1e-9 * max(np.trace(neg), 1.0) / P   # (a ridge)
+        return _Cholesky(neg), False
 
 
 class _DiagonalBlocks:
@@ -886,31 +961,30 @@ def _step_rows(lay: Layout):
     for f in range(lay.items.shape[1] - 1):
         fmean[lay.index(f"facet{f}")] = 1.0 / lay.shapes[f"facet{f}"][0]
     if lay.model == "pcm":
-        steps = np.zeros((J * M, n))
-        steps[np.arange(J * M), lay.index("steps")] = 1.0
-        return steps + fmean[None, :], None, 1
+        return _Rows(_block_rows(lay, "steps"), fmean), None, 1
     G = lay.shapes["thresholds"][0]
-    thr = np.zeros((G * M, n))
-    thr[np.arange(G * M), lay.index("thresholds")] = 1.0
-    thr_mean = thr.reshape(G, M, n).mean(axis=0)
-    steps = (lay.severity_rows[:, None, :] + thr_mean[None, :, :]).reshape(J * M, n)
-    return steps + fmean[None, :], thr, G
+    thr = _block_rows(lay, "thresholds")
+    thr_mean = sparse.csr_matrix((np.full(G * M, 1.0 / G), (np.tile(np.arange(M), G), lay.index("thresholds"))),
+                                 shape=(M, n))   # (each threshold's mean over the groups)
+    steps = lay.severity_rows[np.repeat(np.arange(J), M)] + thr_mean[np.tile(np.arange(M), J)]
+    return _Rows(steps, fmean), _Rows(thr), G
 
 
 def reported_rows(lay: Layout) -> dict:
     """Each reported quantity as rows over the layout's natural vector (``value``), on the reported
     scale (raters centred unless anchored): ``severity`` (J, n), ``steps`` (J*M, n), ``thresholds``
-    (PCM: J*M, steps about the rater's severity; RSM: G*M), ``theta_mean`` (1, n) and ``G`` (the
-    RSM's threshold groups).  The estimates are ``rows @ value`` and their covariance
+    (PCM: J*M, steps about the rater's severity; RSM: G*M), each a :class:`_Rows`, ``theta_mean``
+    (1, n) and ``G`` (the RSM's threshold groups).  The estimates are ``rows @ value`` and their covariance
     ``(rows C) cov (rows C)'`` (C: :meth:`.mml_layout.Layout.free_map`): the fit's standard errors and
     :meth:`.results.FitResults.cov_params` are of these rows."""
     n = lay.n
     steps, thr, G = _step_rows(lay)
-    c_row = np.zeros(n) if lay.anchored() else lay.severity_rows.mean(axis=0)
+    sev = lay.severity_rows
+    c_row = np.zeros(n) if lay.anchored() else np.asarray(sev.mean(axis=0)).ravel()
     mu_row = np.zeros(n)
     mu_row[lay.index("theta_mean")] = 1.0
-    thresholds = steps - np.repeat(lay.severity_rows, lay.M, axis=0) if lay.model == "pcm" else thr
-    return {"severity": lay.severity_rows - c_row, "steps": steps - c_row, "thresholds": thresholds,
+    thresholds = _Rows(steps.S - sev[np.repeat(np.arange(lay.J), lay.M)], steps.shift) if lay.model == "pcm" else thr
+    return {"severity": _Rows(sev, -c_row), "steps": _Rows(steps.S, steps.shift - c_row), "thresholds": thresholds,
             "theta_mean": (mu_row - c_row)[None, :], "G": G, "centre": c_row, "mean": mu_row}
 
 

@@ -1290,28 +1290,45 @@ class BlockHessian:
         H[D, D] = self.ss
         return H
 
-    def project(self, Ku, cols, ks, P):
+    def project(self, Ku, cols, ks, P, diagonal: bool = False):
         """``K' H K`` (P, P) for a map K whose rows of item u are ``Ku[u]`` (M, w) over the free
-        coordinates ``cols[u]`` (w,; P marks padding) and whose log sigma row is ``ks`` (P,)."""
+        coordinates ``cols[u]`` (w,; P marks padding) and whose log sigma row is ``ks`` (P,); its diagonal
+        (P,) alone with ``diagonal``.  Each run of item pairs' products is summed into its distinct entries
+        and added into the one P x P array (a bincount over the (P + 1)^2 entries a run, as before, was two
+        more such arrays and 1.5 s a call at 6,000 parameters: a PCM of 2,000 raters on 1-4)."""
         w = Ku.shape[2]
-        out = np.zeros((P + 1) * (P + 1))
+        out = np.zeros(P if diagonal else P * P)
         step = max(1, (1 << 21) // max(w * w, 1))
         for s0 in range(0, self.pair_u.size, step):
             pu, pv = self.pair_u[s0:s0 + step], self.pair_v[s0:s0 + step]
             X = np.matmul(np.matmul(np.take(Ku, pu, axis=0).transpose(0, 2, 1), self.blocks[s0:s0 + step]),
                           np.take(Ku, pv, axis=0))
             ca, cb = np.take(cols, pu, axis=0), np.take(cols, pv, axis=0)
-            out += np.bincount((ca[:, :, None] * (P + 1) + cb[:, None, :]).ravel(), X.ravel(),
-                               minlength=out.size)
+            _add_entries(out, ca[:, :, None], cb[:, None, :], X, P, diagonal)
             off = pu != pv
-            out += np.bincount((cb[off][:, :, None] * (P + 1) + ca[off][:, None, :]).ravel(),
-                               X[off].transpose(0, 2, 1).ravel(), minlength=out.size)
-        H = out.reshape(P + 1, P + 1)[:P, :P]
+            _add_entries(out, cb[off][:, :, None], ca[off][:, None, :], X[off].transpose(0, 2, 1), P, diagonal)
         t = np.bincount(cols.ravel(), np.einsum("umw,um->uw", Ku, self.ts).ravel(), minlength=P + 1)[:P]
         # + t ks' + ks t' + ss ks ks', nonzero only in the rows and columns where ks is (log sigma's: one)
         on = np.flatnonzero(ks)
+        if diagonal:   # (the entries (on, on) of the sums below, in their order)
+            out[on] += (t[on] * ks[on] + ks[on] * t[on]) + self.ss * (ks[on] * ks[on])
+            return out
+        H = out.reshape(P, P)
         rows = np.outer(t[on], ks) + np.outer(ks[on], t) + self.ss * np.outer(ks[on], ks)
         rows[:, on] = 0.0   # (those entries are the columns')
         H[on, :] += rows
         H[:, on] += np.outer(t, ks[on]) + np.outer(ks, t[on]) + self.ss * np.outer(ks, ks[on])
         return H
+
+
+def _add_entries(out, rows, cols, x, P, diagonal):
+    """``out[rows, cols] += x`` (broadcast alike), the x of an entry summed in their order (as a bincount
+    over every entry would), those in the padding (row or column P) left out; ``out`` the flat P x P
+    array, or with ``diagonal`` its diagonal (P,) (the entries off it left out)."""
+    rows, cols = np.broadcast_arrays(rows, cols)
+    keep = (rows < P) & (cols < P)
+    if diagonal:
+        keep &= rows == cols
+    key = rows[keep] if diagonal else rows[keep] * P + cols[keep]
+    entries, at = np.unique(key, return_inverse=True)
+    out[entries] += np.bincount(at.ravel(), x[keep], minlength=entries.size)

@@ -64,7 +64,7 @@ class Layout:
     B: sparse.csr_matrix
     penalty: sparse.csr_matrix
     threshold_facet: int | None = None
-    severity_rows: np.ndarray = field(default=None)  # (J, n): each rater's severity over ``value``
+    severity_rows: sparse.csr_matrix = field(default=None)  # (J, n): each rater's severity over ``value``
 
     @property
     def n(self):
@@ -201,17 +201,19 @@ def _tau_map(model, items, blocks, n, M, threshold_facet):
 
 
 def _severity_rows(model, blocks, J, M, n, used):
-    """(J, n): each rater's severity over the natural vector (PCM: the mean of its steps between
-    the lowest and highest category it gave)."""
-    sev = np.zeros((J, n))
-    if model == "pcm":
-        for j in range(J):
-            cats = np.flatnonzero(used[j]) if used is not None else np.arange(M + 1)
-            lo, hi = (cats[0], cats[-1]) if cats.size > 1 else (0, M)
-            sev[j, blocks["steps"].start + j * M + lo:blocks["steps"].start + j * M + hi] = 1.0 / (hi - lo)
-    else:
-        sev[np.arange(J), blocks["severity"].start + np.arange(J)] = 1.0
-    return sev
+    """(J, n), sparse: each rater's severity over the natural vector (PCM: the mean of its steps
+    between the lowest and highest category it gave).  (Dense, 600 MB at 5,000 raters' PCM on 1-4.)"""
+    if model != "pcm":
+        return sparse.csr_matrix((np.ones(J), (np.arange(J), blocks["severity"].start + np.arange(J))), shape=(J, n))
+    rows, cols, vals = [], [], []
+    for j in range(J):
+        cats = np.flatnonzero(used[j]) if used is not None else np.arange(M + 1)
+        lo, hi = (cats[0], cats[-1]) if cats.size > 1 else (0, M)
+        rows.append(np.full(hi - lo, j))
+        cols.append(blocks["steps"].start + j * M + np.arange(lo, hi))
+        vals.append(np.full(hi - lo, 1.0 / (hi - lo)))
+    cat = (lambda x, t: np.concatenate(x) if x else np.zeros(0, dtype=t))
+    return sparse.csr_matrix((cat(vals, np.float64), (cat(rows, np.int64), cat(cols, np.int64))), shape=(J, n))
 
 
 def _penalty(model, blocks, shapes, sev, J, G, M, F, n, step_sd, location_sd):

@@ -222,7 +222,7 @@ def test_the_sample_s_information_scaled_to_every_paper_s_complete_data_is_neare
     obj._same_grid()
     sample.set_nodes(*mml_mod.info_grid(eng, ev))
     sev = sample.evaluate(tau, ls, level=2)              # the sample's, as it was
-    plain = eng.mult.sum() / sample.mult.sum() * sev.H.project(obj.Ku, obj.cols, obj.ks, obj.P) - obj.pen
+    plain = eng.mult.sum() / sample.mult.sum() * sev.H.project(obj.Ku, obj.cols, obj.ks, obj.P) - obj.pen.toarray()
     plain, scaled = eigh(-H, -plain, eigvals_only=True), eigh(-H, -Hs, eigvals_only=True)
     assert np.abs(1 - plain).max() > 0.55
     assert np.abs(1 - scaled).max() < 0.35
