@@ -73,12 +73,18 @@ def _edges(ratings: Ratings):
 #: 0.083 s; they break even near 200; at 3 of 200 it is 4,400 and the pair counts 0.012 s)
 DENSE_GRAM = 120
 #: ... DENSE_ROWS papers at a time, in float32 (its BLAS product twice as fast as float64's; sums of 0s
-#: and 1s, exact to 2^24): memory DENSE_ROWS x raters x 4 bytes, whatever the number of papers
-DENSE_ROWS = 1 << 16
+#: and 1s, exact to 2^24), in one block of memory DENSE_ROWS x raters x 4 bytes, whatever the number of
+#: papers, emptied again after each product: 200 raters, 6.5 MB.  (Blocks of 2^16 papers, 52 MB, each
+#: allocated anew, cost 0-0.12 s of system time on top of the 0.04 s the products take (21 of 200 raters a
+#: paper, 1M ratings, one array of 38 MB): the kernel's transparent huge pages, zeroed and compacted for
+#: every fresh array; 2^11 to 2^13 papers, none.)
+DENSE_ROWS = 1 << 13
 
 
 def shared_papers(ratings: Ratings) -> np.ndarray:
-    """Symmetric int matrix: ``out[a, b]`` = number of papers raters a and b both scored.
+    """Symmetric int matrix: ``out[a, b]`` = number of papers raters a and b both scored, read-only: made
+    once for a :class:`Ratings` and kept with it (:meth:`Ratings.kept`; ``adjust -m MML`` decides the
+    assignment by it, then its fit takes the raters' links from it, :func:`ratercal_cli.methods.mml._rater_links`).
 
     The diagonal holds each rater's number of papers.  It is ``A' A`` for the papers x raters
     incidence matrix ``A``: dense for many raters a paper (:data:`DENSE_GRAM`), a block of papers at a
@@ -88,16 +94,24 @@ def shared_papers(ratings: Ratings) -> np.ndarray:
     multiplied as sparse matrices (1M ratings, 2, 3 and 21 of 200 raters a paper: 0.047, 0.072 and
     0.093 s, the counts 0.007, 0.016 and 0.073 s, 21 of 200 dense 0.034 s).
     """
+    return ratings.kept("shared_papers", _shared_papers)
+
+
+def _shared_papers(ratings: Ratings) -> np.ndarray:
+    """:func:`shared_papers`, computed."""
     P, J = ratings.n_papers, ratings.n_raters
     paper, rater = by_paper(ratings.paper, ratings.rater)
     k = np.bincount(paper, minlength=P).astype(np.float64)
     if float(P) * J * J <= DENSE_GRAM * float(k @ k):
         W = np.zeros((J, J), dtype=np.int64)
+        A = np.zeros((min(DENSE_ROWS, P), J), dtype=np.float32)
         cuts = np.searchsorted(paper, np.arange(0, P + DENSE_ROWS, DENSE_ROWS))
         for p0, (a, b) in zip(range(0, P, DENSE_ROWS), zip(cuts[:-1], cuts[1:])):
-            A = np.zeros((min(DENSE_ROWS, P - p0), J), dtype=np.float32)
-            A[paper[a:b] - p0, rater[a:b]] = 1.0   # (a rater's repeat on a paper: once)
-            W += (A.T @ A).astype(np.int64)
+            at, who = paper[a:b] - p0, rater[a:b]
+            A[at, who] = 1.0   # (a rater's repeat on a paper: once)
+            block = A[:min(DENSE_ROWS, P - p0)]
+            W += (block.T @ block).astype(np.int64)
+            A[at, who] = 0.0
         return W
     W = _pair_counts(paper, rater, J)
     if W is None:   # a rater's repeat on a paper: once
