@@ -75,7 +75,8 @@ BLOCK = 1 << 15
 PASS_BLOCK = 1 << 13
 #: exp of what lies below this (relative to a pattern's shift) is taken as exp(FLOOR), 1e-304: numpy's
 #: exp is 4-8 times slower where it underflows (many ratings a paper on the whole grid); a pattern
-#: whose posterior is kept (normalising sum over 1e-200) loses nothing by it (1e-104 of its sum)
+#: whose posterior is kept (normalising sum over 1e-200) loses nothing by it (1e-104 of its sum); the
+#: products of a pattern's factors (:func:`_shifted_exp`, few ratings) are taken only where none is below it
 FLOOR = -700.0
 #: (pattern, item pair) entries at a time in the mean part of the information
 ENTRY_CHUNK = 1 << 18
