@@ -1137,6 +1137,7 @@ class _BlockStatic:
         cum = np.r_[0, np.cumsum(cnt_all)]
         # items a group at a time, at most about ITEM_GROUP pairs of entries a group (made in one go)
         cuts = np.unique(np.r_[0, np.searchsorted(cum[bounds], np.arange(ITEM_GROUP, cum[-1], ITEM_GROUP)), eng.U])
+        ones = bool((it.data == 1).all())   # (every item once a pattern, as nearly always)
 
         def items():
             for g0, g1 in zip(cuts[:-1], cuts[1:]):
@@ -1145,10 +1146,14 @@ class _BlockStatic:
                 ent = np.repeat(idx, cnt) + _ranges(cnt)
                 s0, s1 = eng.pair_bounds[g0], eng.pair_bounds[g1]
                 col = eng.pair_index(np.repeat(it.indices[idx], cnt), it.indices[ent]) - s0
-                rows = (col.astype(np.int32)[:, None] * M + np.arange(M, dtype=np.int32)).ravel()   # (scipy's index type)
+                rows = np.empty((col.size, M), dtype=np.int32)   # (scipy's index type)
+                colM = (col * M).astype(np.int32)
+                for k in range(M):   # (a column at a time: numpy's broadcast of M = 5 a row took 3 times as long)
+                    np.add(colM, k, out=rows[:, k])
+                rows = rows.ravel()
                 G_T = (rows, (np.r_[0, np.cumsum(cnt)] * M).astype(np.int32), ((s1 - s0) * M, e1 - e0))
-                c_ent = it.data[ent]
-                yield s0, s1, idx, m[self.ent_p[idx]] * it.data[idx], ent, None if (c_ent == 1).all() else c_ent, G_T
+                c_ent = None if ones else it.data[ent]
+                yield s0, s1, idx, m[self.ent_p[idx]] * it.data[idx], ent, None if ones or (c_ent == 1).all() else c_ent, G_T
         n = np.diff(it.indptr)
         if float(n @ (n + 1)) / 2 > PAIR_ENTRIES:
             return items()
