@@ -920,18 +920,20 @@ def _grid_excess(eng: GridEngine, ev) -> bool:
     return eng.Q > COARSEN * required_grid(ev, GRID_MARGIN)[0]
 
 
-def _best_start(obj: _Objective, starts):
+def _best_start(obj: _Objective, starts, known=None):
     """The first of ``starts`` with the highest log L (of the sample's papers where the objective has a
     sample), and its evaluation's places of the posteriors left in the engine, where the iterations' first
     evaluation, at that start, finds its windows (:meth:`.mml_engine.GridEngine._windows`): placed by the
     last start's posteriors (another sigma), 28 of the 33 windows of the sample's papers missed at 3 of 200
-    raters a paper, 1M ratings, and were done again on the whole grid."""
+    raters a paper, 1M ratings, and were done again on the whole grid.  ``known``: the first start's log L
+    and places, from an evaluation on a grid that resolved its posteriors (:func:`_fit_on_grids`: not
+    evaluated again)."""
     eng = obj.sample if obj.sample is not None else obj.eng
     best = None
-    for p in starts:
-        ll = obj(p, on_sample=True)[0]
+    for i, p in enumerate(starts):
+        ll, where = known if i == 0 and known is not None else (obj(p, on_sample=True)[0], None)
         if best is None or ll > best[0]:
-            best = ll, p, (eng._where, eng._moved)
+            best = ll, p, where or (eng._where, eng._moved)
     eng._where, eng._moved = best[2]
     return best[1]
 
@@ -953,10 +955,16 @@ def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale):
     take it afresh at once, on the grid the sample's posteriors at the end of its phase ask for
     (SAMPLE_CARRY_MODELS)."""
     regrid = n_nodes is None
+    known = None
     if regrid:
         for _ in range(2):
-            obj.eng.set_nodes(*required_grid(obj(starts[0], on_sample=True)[4]))
-    phi = _best_start(obj, starts)
+            ll0, *_, ev0 = obj(starts[0], on_sample=True)
+            suffices = _grid_suffices(obj.eng, ev0)
+            obj.eng.set_nodes(*required_grid(ev0))
+        if suffices:   # (the second grid resolved the first start's posteriors: its log L is known)
+            eng = obj.sample if obj.sample is not None else obj.eng
+            known = ll0, (eng._where, eng._moved)
+    phi = _best_start(obj, starts, known)
     if not obj.can_approx:
         return _newton(obj, phi, max_iter, tol * n_scale, regrid)[:4]
     sub = obj.on_sample()

@@ -564,9 +564,14 @@ class GridEngine:
             at, g = np.flatnonzero(count == k), gcount == k
             tot, inv = np.unique(guide.total[g], return_inverse=True)
             w = np.bincount(inv, weights=guide.mult[g])
+            # (the totals are whole numbers: interpolated once each, then looked up, where np.interp of
+            # every pattern's took 2 ms a quantity at 47,619 patterns)
+            t = self.total[at]
+            on = np.flatnonzero((t >= tot[0]) & (t <= tot[-1]))
+            pos = (t[on] - tot[0]).astype(np.int64)
+            whole = np.arange(tot[0], tot[-1] + 1.0)
             for out, x in ((mz, gmz[g]), (sd, gsd[g])):
-                out[at] = np.interp(self.total[at], tot, np.bincount(inv, weights=guide.mult[g] * x) / w,
-                                    left=np.nan, right=np.nan)
+                out[at[on]] = np.interp(whole, tot, np.bincount(inv, weights=guide.mult[g] * x) / w)[pos]
         return mz, sd
 
     def _windows(self):
