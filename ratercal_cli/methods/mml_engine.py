@@ -200,6 +200,7 @@ class Evaluation:
     z_sd_low: float = np.nan  # a low (1%) quantile of the patterns' posterior sd in z units
     z_lo: float = -SPAN       # where the posteriors lie: min (max) over patterns of mean -+ TAIL sd
     z_hi: float = SPAN
+    where: tuple = None       # each pattern's posterior mean and sd (z units)
 
     @property
     def H_em(self) -> "BlockHessian":
@@ -370,6 +371,7 @@ class GridEngine:
                                                                                    PAIR_ENTRIES), side="right"), self.U])
         bounds = self.pair_bounds
         run_cuts = np.searchsorted(bounds, np.arange(PAIR_CHUNK, bounds[-1], PAIR_CHUNK))
+        ones = bool((D.data == 1).all())   # (every item once a design, as nearly always: weights 1)
 
         def run(r0, r1):
             e = by_item.data[by_item.indptr[r0]:by_item.indptr[r1]]   # the run's (design, u) entries, by u then design
@@ -377,8 +379,8 @@ class GridEngine:
             ev = np.repeat(e, cnt) + _ranges(cnt)                     # their (design, v >= u) entries
             u = np.repeat(D.indices[e], cnt)
             row = self.pair_index(u, D.indices[ev]) - bounds[r0]       # (ascending within each design)
-            W = sparse.csc_matrix((np.repeat(D.data[e], cnt) * D.data[ev], (row, np.repeat(d_of[e], cnt))),
-                                  shape=(bounds[r1] - bounds[r0], n.size))
+            c = np.ones(row.size) if ones else np.repeat(D.data[e], cnt) * D.data[ev]
+            W = sparse.csc_matrix((c, (row, np.repeat(d_of[e], cnt))), shape=(bounds[r1] - bounds[r0], n.size))
             return int(r0), int(r1), W
 
         def group(u0, u1):
@@ -692,7 +694,7 @@ class GridEngine:
         self._where = (mz_all, sd_z)
         ll += self._class_constant(tau)
         ev = Evaluation(ll=ll, eap=sigma * mz_all if moments else None, eap_sd=sigma * sd_z if moments else None,
-                        posterior=post)
+                        posterior=post, where=self._where)
         if self.N:
             ev.z_sd_low = low_quantile(sd_z, 0.01)
             ev.z_lo, ev.z_hi = float(np.min(mz_all - TAIL * sd_z)), float(np.max(mz_all + TAIL * sd_z))
