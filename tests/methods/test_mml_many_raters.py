@@ -83,14 +83,18 @@ def test_the_projected_information_is_k_transposed_h_k_less_the_priors(model):
 
 
 def test_a_many_rater_fit_factored_by_blocks_ends_where_numpys_whole_factor_does(monkeypatch):
-    """300 raters on 1-4, three a paper (901 parameters): factored in place by blocks of 128 rows, the
-    same estimates and SEs as with numpy's Cholesky of the whole matrix (the plain path, every fit up to
-    FACTOR_BLOCK parameters); the SEs by blocks of rows as the dense delta method's."""
+    """300 raters on 1-4, three a paper (901 parameters): factored in place by blocks of 128 rows and
+    convergence confirmed by conjugate gradients, the same estimates and SEs as with numpy's Cholesky of
+    the whole matrix (the plain path, every fit up to FACTOR_BLOCK parameters); the SEs by blocks of rows
+    as the dense delta method's."""
     r = many_rater_ratings()
     monkeypatch.setattr(mml_mod, "FACTOR_BLOCK", 4096)
     whole = fit_mml(r, model="pcm")
     monkeypatch.setattr(mml_mod, "FACTOR_BLOCK", 128)
+    confirmed, confirm = [], mml_mod._confirm
+    monkeypatch.setattr(mml_mod, "_confirm", lambda H, g, stop: confirmed.append(confirm(H, g, stop)) or confirmed[-1])
     blocks = fit_mml(r, model="pcm")
+    assert len(confirmed) == 1 and confirmed[0] is not None   # (convergence confirmed by conjugate gradients)
     assert whole.converged and blocks.converged and whole.phi.size == 901
     np.testing.assert_allclose(blocks.phi, whole.phi, rtol=0, atol=1e-9)
     np.testing.assert_allclose(blocks.steps_se, whole.steps_se, rtol=1e-8)
@@ -123,3 +127,25 @@ def test_a_fit_whose_information_cannot_be_held_is_refused_before_it_starts(monk
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and "parameters need" in lines[0] and lines[0].endswith(" parameters)"), res.output
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_convergence_is_confirmed_by_conjugate_gradients_on_the_information(monkeypatch):
+    """Above FACTOR_BLOCK parameters the information that confirms convergence is not factored: conjugate
+    gradients give its Newton step (numpy's solve's to 1e-12), and hand it back (H unchanged) where they do
+    not confirm; the fit by blocks of the test above took this path."""
+    monkeypatch.setattr(mml_mod, "FACTOR_BLOCK", 128)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 330))
+    A = (X @ X.T) / 330 + np.kron(np.eye(100), np.ones((3, 3)))   # (coupled within blocks of 3, as a PCM's steps)
+    A = (A + A.T) / 2.0
+    g = 1e-4 * rng.normal(size=300)
+    plain = np.linalg.solve(A, g)
+    H = -A
+    d = mml_mod._confirm(H, g, stop=2.0 * float(g @ plain))
+    np.testing.assert_allclose(d, plain, rtol=0, atol=1e-12 * np.abs(plain).max())
+    assert np.array_equal(H, A)   # (negated in place: the information)
+    H = -A
+    assert mml_mod._confirm(H, g, stop=0.5 * float(g @ plain)) is None
+    assert np.array_equal(H, -A)
+    monkeypatch.setattr(mml_mod, "FACTOR_BLOCK", 1024)   # (few parameters: factored)
+    assert mml_mod._confirm(H, g, stop=1.0) is None
