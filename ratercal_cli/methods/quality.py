@@ -154,6 +154,50 @@ def _mean_expected_exact(theta, tau, moments_too=False):
     return out, var
 
 
+#: the interpolation's grid (:func:`mean_expected_score`) by :func:`_mean_moments_by_products` where no
+#: product of exps can leave float64's range: ``x |theta| + |tau[j, x]|`` at most PRODUCT_EXPONENT (e^690
+#: times the K x K of the weights ``x^2`` summed is far under 1.8e308); else :func:`_mean_expected_exact`
+PRODUCT_EXPONENT = 690.0
+
+
+def _mean_moments_by_products(theta, tau):
+    """:func:`_mean_expected_exact` with the variances (``mean_j E[X | theta, tau[j]]``, ``mean_j Var``) at
+    1-d ``theta``, the categories' exps taken as products: ``exp(x theta - tau[j, x])`` is
+    ``exp(x theta) exp(-tau[j, x])``, exps of a qualities x categories and a raters x categories table, so
+    that the sums over the categories ``S_k = sum_x x^k exp(x theta - tau[j, x])`` (k = 0, 1, 2) are products
+    of matrices, ``E = S_1 / S_0`` and ``Var = S_2 / S_0 - E^2`` (the probabilities ``exp(...) / S_0``).
+    Where each quality, rater and category took its exp (~6 ns here, no AVX-512) and a dozen passes of
+    numpy: the fair scores' grid of 1M ratings, 3,414 qualities of 200 raters on 0-5 (21 of 200 raters a
+    paper), 0.10 -> 0.007 s.  The means within 2e-15 of the formula's on 0-5, 4e-14 on 0-100; the
+    variances (the interpolation's slopes, which it weighs by the grid's spacing, 0.004 or less) within
+    2e-10 of theirs, relative; 1M ratings' written fair scores byte-identical.  Only where
+    :data:`PRODUCT_EXPONENT` bounds every exponent (the caller sees to it), a block of ~2^20 qualities x
+    raters at a time; +inf in ``tau`` (a category a rater cannot give) is a product 0, as its probability."""
+    K = tau.shape[1]
+    x = np.arange(K, dtype=np.float64)
+    c = (K - 1) / 2.0   # (the moments about the scale's middle: the variance's S_2 / S_0 - E^2 cancels less)
+    b = np.exp(-tau).T   # (K, J)
+    f, var = np.empty(theta.size), np.empty(theta.size)
+    step = max(1, (1 << 20) // max(tau.shape[0], 1))
+    for a0 in range(0, theta.size, step):
+        a = np.exp(theta[a0:a0 + step, None] * x)   # (qualities, K)
+        s0 = a @ b
+        m = ((a * (x - c)) @ b) / s0
+        f[a0:a0 + step] = (m + c).mean(axis=1)
+        var[a0:a0 + step] = (((a * ((x - c) ** 2)) @ b) / s0 - m * m).mean(axis=1)
+    return f, var
+
+
+def _products_in_range(theta, tau) -> bool:
+    """Can :func:`_mean_moments_by_products` take ``tau`` at qualities within +-max |theta| (no nan, no -inf
+    in ``tau``, every exponent within :data:`PRODUCT_EXPONENT`)?"""
+    finite = np.isfinite(tau)
+    if not (finite | (tau == np.inf)).all() or not finite.any() or not theta.size:
+        return False
+    top = (tau.shape[1] - 1) * float(np.abs(theta).max()) + float(np.abs(tau[finite]).max())
+    return top <= PRODUCT_EXPONENT
+
+
 def mean_expected_score(theta, tau):
     """``mean_j E[X | theta, tau[j]]``: the mean over raters ``tau`` (J, K) of the expected score
     at each quality ``theta`` (any shape; the fair score of the Rasch adjusters).  Once per
@@ -165,7 +209,9 @@ def mean_expected_score(theta, tau):
     (a file of a million ratings), the function is interpolated instead: cubic Hermite between
     grid points, with its exact values and slopes there (the slope of an expected score is its
     variance), which is within ``h^4 / 384`` times the fourth derivative of the exact value:
-    about 1e-11 (the spacing shrinks with a wider scale; ``tests/methods/test_quality.py``).
+    about 1e-11 (the spacing shrinks with a wider scale; ``tests/methods/test_quality.py``); the values and
+    slopes at the grid's points by products of matrices where the exps' range allows
+    (:func:`_mean_moments_by_products`), the values within 1e-14 of the exact ones.
     The interpolation is element-wise, so it runs on the qualities as given: sorting them for
     their distinct values (7M of them for the posterior SDs of a 1M-rating file) cost more than it."""
     theta = np.asarray(theta, dtype=np.float64)
@@ -180,7 +226,8 @@ def mean_expected_score(theta, tau):
         uniq, inv = np.unique(flat, return_inverse=True)
         return _mean_expected_exact(uniq, tau)[0][inv.ravel()].reshape(theta.shape)
     grid = lo + h * np.arange(n_grid)
-    f, d = _mean_expected_exact(grid, tau, moments_too=True)
+    f, d = (_mean_moments_by_products(grid, tau) if _products_in_range(grid, tau) else
+            _mean_expected_exact(grid, tau, moments_too=True))
     out = np.empty(flat.size)
     if not ok.all():   # nan or infinite qualities: exact (once each)
         uniq, inv = np.unique(flat[~ok], return_inverse=True)

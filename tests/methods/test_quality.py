@@ -170,6 +170,35 @@ def test_the_fair_scores_exact_values_are_the_formulas_whatever_the_layout(J, K)
     np.testing.assert_array_equal(q._mean_expected_exact(theta, tau)[0], q.expected_score(theta[:, None], tau).mean(axis=-1))
 
 
+@pytest.mark.parametrize("J, K", [(200, 6), (7, 3), (40, 11), (20, 25)])
+def test_the_fair_scores_grid_by_products_of_matrices_is_the_formula_s(J, K):
+    """The interpolation's grid takes its values and slopes (the raters' mean expected score and variance)
+    from the categories' sums as products of matrices (``_mean_moments_by_products``: 1M ratings, 21 of
+    200 raters a paper, 0.10 -> 0.007 s): the formula's (``moments`` of ``category_probabilities``), the
+    means to 1e-13 and the variances to 1e-9 relative, a category a rater cannot give (+inf) among them;
+    past the exps' range (a wide scale, far qualities) the grid is the formula's itself."""
+    import ratercal_cli.methods.quality as q
+
+    rng = np.random.default_rng(J + K)
+    tau = np.zeros((J, K))
+    tau[:, 1:] = np.cumsum(rng.normal(0, 1.0, (J, K - 1)), axis=1)
+    tau[1, -1] = np.inf
+    theta = np.linspace(-9.0, 9.0, 701)
+    assert q._products_in_range(theta, tau)
+    f, d = q._mean_moments_by_products(theta, tau)
+    m, v = q.moments(q.category_probabilities(theta[:, None], tau), order=2)
+    np.testing.assert_allclose(f, m.mean(axis=-1), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(d, v.mean(axis=-1), rtol=1e-9, atol=0)
+    wide = np.zeros((5, 101))
+    wide[:, 1:] = np.cumsum(rng.normal(0, 0.3, (5, 100)), axis=1)
+    far = np.r_[rng.normal(0, 3.0, 4000), 7.5]   # 100 x 7.5 > PRODUCT_EXPONENT
+    assert not q._products_in_range(np.array([7.5]), wide) and q._products_in_range(np.array([6.0]), wide)
+    assert not q._products_in_range(theta, np.where(tau > 1.0, np.nan, tau))
+    exact = q._mean_expected_exact(np.unique(far), wide)[0]
+    got = q.mean_expected_score(far, wide)
+    np.testing.assert_allclose(got, exact[np.searchsorted(np.unique(far), far)], rtol=0, atol=1e-10)
+
+
 def test_every_estimator_spells_the_paper_quality_option_alike():
     """One name, ``quality=``, and one spelling of each estimate across the estimators (the PCM's
     was ``estimator="ml"``, the person solver's ``method=``)."""
