@@ -82,9 +82,7 @@ DENSE_ROWS = 1 << 13
 
 
 def shared_papers(ratings: Ratings) -> np.ndarray:
-    """Symmetric int matrix: ``out[a, b]`` = number of papers raters a and b both scored, read-only: made
-    once for a :class:`Ratings` and kept with it (:meth:`Ratings.kept`; ``adjust -m MML`` decides the
-    assignment by it, then its fit takes the raters' links from it, :func:`ratercal_cli.methods.mml._rater_links`).
+    """Symmetric int matrix: ``out[a, b]`` = number of papers raters a and b both scored.
 
     The diagonal holds each rater's number of papers.  It is ``A' A`` for the papers x raters
     incidence matrix ``A``: dense for many raters a paper (:data:`DENSE_GRAM`), a block of papers at a
@@ -94,11 +92,6 @@ def shared_papers(ratings: Ratings) -> np.ndarray:
     multiplied as sparse matrices (1M ratings, 2, 3 and 21 of 200 raters a paper: 0.047, 0.072 and
     0.093 s, the counts 0.007, 0.016 and 0.073 s, 21 of 200 dense 0.034 s).
     """
-    return ratings.kept("shared_papers", _shared_papers)
-
-
-def _shared_papers(ratings: Ratings) -> np.ndarray:
-    """:func:`shared_papers`, computed."""
     P, J = ratings.n_papers, ratings.n_raters
     paper, rater = by_paper(ratings.paper, ratings.rater)
     k = np.bincount(paper, minlength=P).astype(np.float64)

@@ -320,23 +320,6 @@ class Ratings:
         labels = [tuple(self.facets[f][1][k] for f, k in zip(names, row)) for row in combos.tolist()]
         return cell.ravel(), labels
 
-    def kept(self, name: str, make=None):
-        """``make(self)``, made the first time ``name`` is asked for and kept with these ratings, which do not
-        change (a frozen dataclass; a copy by :func:`dataclasses.replace` or :meth:`subset` starts with none);
-        an array kept is read-only, so that no caller changes it under the next.  Without ``make``: what is
-        kept under ``name``, or None.  (:func:`.network.shared_papers`: ``adjust -m MML`` asks for it to
-        decide the assignment, then its fit for the raters' links.)"""
-        kept = self.__dict__.get("_kept")
-        if kept is None:
-            kept = {}
-            object.__setattr__(self, "_kept", kept)
-        if name not in kept and make is not None:
-            value = make(self)
-            if isinstance(value, np.ndarray):
-                value.flags.writeable = False
-            kept[name] = value
-        return kept.get(name)
-
     def max_raters_per_paper(self) -> int:
         counts = self.ratings_per_paper()
         return int(counts.max()) if counts.size else 0

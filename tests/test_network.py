@@ -149,38 +149,3 @@ def test_shared_papers_counts_each_pair_of_raters_papers_once(dense, shuffled, r
                 want[b, a] += 1
         assert np.array_equal(shared_papers(r), want)
 
-
-def test_shared_papers_are_made_once_and_kept_read_only():
-    """``adjust -m MML`` decides the assignment by ``shared_papers`` and its fit takes the raters' links
-    from them: made once for a Ratings object (1M ratings, 21 of 200 raters a paper: 0.04 s), kept
-    read-only so no caller changes them under the next; a subset is other ratings and counts its own."""
-    r = _ratings(paper=[0, 0, 0, 1, 1, 2], rater=[0, 1, 2, 1, 0, 2], n_raters=4)
-    W = shared_papers(r)
-    assert shared_papers(r) is W and r.kept("shared_papers") is W
-    with pytest.raises(ValueError):
-        W[0, 1] = 5
-    sub = r.subset(r.paper != 0)
-    assert sub.kept("shared_papers") is None
-    assert shared_papers(sub).tolist() == [[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 0]]
-    assert shared_papers(r)[0, 1] == 2
-
-
-def test_mml_s_links_from_the_shared_papers_cut_off_the_same_raters():
-    """The MML fit's check that the raters are linked takes the links from ``shared_papers`` where the
-    ratings hold them (``adjust`` made them), else from the raters of a paper one after the other: the
-    same error, word for word, either way (raters R4, R5 read only papers of their own)."""
-    from ratercal_cli.methods.mml import _rater_links
-
-    paper = [0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
-    rater = [0, 1, 2, 1, 2, 2, 0, 3, 4, 4, 3]
-    ids = ("R1", "R2", "R3", "R4", "R5")
-    messages = []
-    for made in (False, True):
-        r = _ratings(paper, rater, n_raters=5, rater_ids=ids)
-        if made:
-            shared_papers(r)
-        with pytest.raises(MethodError) as err:
-            require_connected(r, "MML (PCM)", links=_rater_links(r))
-        messages.append(str(err.value))
-    assert messages[0] == messages[1]
-    assert messages[0].startswith("MML (PCM): raters R4, R5 not linked through shared papers to raters R1, R2, R3")

@@ -417,13 +417,7 @@ def _rater_links(ratings: Ratings):
     raters who rated a paper one after the other (the ratings sorted by paper).  They link the same
     raters as every pair of a paper's raters would (84 x 83 / 2 a paper of a rubric), and being
     distinct they are a few a rater, not one a rating (the components' propagation passes over the
-    links each round: 2.5 ms at 1M ratings, where a link a rating took 7-14 ms).  Where the ratings
-    hold the raters' shared papers (:func:`.network.shared_papers`: ``adjust`` decided the assignment
-    by them), every pair of raters with a paper in common, without a pass over the ratings (1M ratings:
-    8-25 ms less, the most for a complete panel of 21)."""
-    W = ratings.kept("shared_papers")
-    if W is not None:
-        return np.nonzero(np.triu(W, 1))
+    links each round: 2.5 ms at 1M ratings, where a link a rating took 7-14 ms)."""
     p, r = by_paper(ratings.paper, ratings.rater)
     J = max(ratings.n_raters, 1)
     r = r.astype(np.int32 if J * J < 1 << 31 else np.int64)   # (half the memory to pass over)
