@@ -1079,23 +1079,25 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
 
 def _require_memory(name, layout: Layout, carried: bool):
     """A :class:`MethodError` where the fit's P x P arrays (FIT_BLOCKS) need more memory than this process
-    can have (:func:`memory_available`): a PCM of thousands of raters (each rater M thresholds) can."""
+    can have (:func:`memory_left`): a PCM of thousands of raters (each rater M thresholds) can."""
     P = int(layout.free_map()[0].shape[1])
     need = 8.0 * P * ((2 if carried else 1) * P + FIT_BLOCKS * FACTOR_BLOCK)
-    have = memory_available()
+    have = memory_left()
     if have is None or need <= have:
         return
-    what = (f"-m MFRM (the rating scale model: one set of thresholds for every rater, {layout.J + layout.M:,} "
+    what = (f"-m MFRM (the rating scale model: one set of thresholds shared by every rater, {layout.J + layout.M:,} "
             "parameters)" if layout.model == "pcm" else "fewer raters or facet levels a fit")
     raise MethodError(f"{name}: {P:,} parameters need {need / 2 ** 30:.1f} GiB for the information matrix "
                       f"({P:,} x {P:,}), more than the {max(have, 0) / 2 ** 30:.1f} GiB this process can have; "
                       f"use {what}")
 
 
-def memory_available() -> float | None:
-    """Bytes this process can still have, as far as can be read: the least of the machine's memory, the
-    address space left under its limit (``ulimit -v``) and the memory left under its cgroup's limit
-    (Linux); None where none can be read."""
+def memory_left() -> float | None:
+    """Bytes this process can still have, as far as can be read: the least of the memory the machine has
+    free (Linux's MemAvailable, else all of it), the address space left under the process's limit
+    (``ulimit -v``) and the memory left under its cgroup's limit (Linux); None where none can be read.
+    (Not :func:`.config.memory_available`, the machine's memory that bounds a study's design: a fit asks
+    for its arrays now, beside what else runs.)"""
     import os
     left = []
     try:
@@ -1103,6 +1105,13 @@ def memory_available() -> float | None:
         left.append(float(page * os.sysconf("SC_PHYS_PAGES")))
     except (AttributeError, ValueError, OSError):
         return None
+    try:
+        with open("/proc/meminfo") as fh:
+            free = next((line.split()[1:3] for line in fh if line.startswith("MemAvailable:")), None)
+        if free is not None and free[1] == "kB":
+            left.append(float(int(free[0]) * 1024))
+    except (OSError, ValueError):
+        pass
     try:
         import resource
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
