@@ -153,6 +153,45 @@ def memory_available() -> int:
         return 16 << 30
 
 
+def memory_left() -> float | None:
+    """Bytes this process can still have, as far as can be read: the least of the memory the machine has
+    free (Linux's MemAvailable, else all of it), the address space left under the process's limit
+    (``ulimit -v``) and the memory left under its cgroup's limit (Linux); None where none can be read.
+    (Not :func:`memory_available`, the machine's memory that bounds a study's design: a fit
+    (:func:`.methods.mml.fit_mml`) asks for its arrays now, beside what else runs.)"""
+    import os
+
+    try:
+        page = os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):   # pragma: no cover - not POSIX
+        return None
+    left = [float(memory_available())]
+    try:
+        with open("/proc/meminfo") as fh:
+            free = next((line.split()[1:3] for line in fh if line.startswith("MemAvailable:")), None)
+        if free is not None and free[1] == "kB":
+            left.append(float(int(free[0]) * 1024))
+    except (OSError, ValueError):
+        pass
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm") as fh:
+                left.append(float(soft - int(fh.read().split()[0]) * page))
+    except (ImportError, OSError, ValueError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as fh:
+            limit = fh.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current") as fh:
+                left.append(float(int(limit) - int(fh.read().strip())))
+    except (OSError, ValueError):
+        pass
+    return min(left)
+
+
 def _size(n: int) -> str:
     """``745 GiB``: a memory size as people read it."""
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):

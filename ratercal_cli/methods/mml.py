@@ -1079,7 +1079,9 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
 
 def _require_memory(name, layout: Layout, carried: bool):
     """A :class:`MethodError` where the fit's P x P arrays (FIT_BLOCKS) need more memory than this process
-    can have (:func:`memory_left`): a PCM of thousands of raters (each rater M thresholds) can."""
+    can have (:func:`.config.memory_left`): a PCM of thousands of raters (each rater M thresholds) can."""
+    from ..config import memory_left
+
     P = int(layout.free_map()[0].shape[1])
     need = 8.0 * P * ((2 if carried else 1) * P + FIT_BLOCKS * FACTOR_BLOCK)
     have = memory_left()
@@ -1090,45 +1092,6 @@ def _require_memory(name, layout: Layout, carried: bool):
     raise MethodError(f"{name}: {P:,} parameters need {need / 2 ** 30:.1f} GiB for the information matrix "
                       f"({P:,} x {P:,}), more than the {max(have, 0) / 2 ** 30:.1f} GiB this process can have; "
                       f"use {what}")
-
-
-def memory_left() -> float | None:
-    """Bytes this process can still have, as far as can be read: the least of the memory the machine has
-    free (Linux's MemAvailable, else all of it), the address space left under the process's limit
-    (``ulimit -v``) and the memory left under its cgroup's limit (Linux); None where none can be read.
-    (Not :func:`.config.memory_available`, the machine's memory that bounds a study's design: a fit asks
-    for its arrays now, beside what else runs.)"""
-    import os
-    left = []
-    try:
-        page = os.sysconf("SC_PAGE_SIZE")
-        left.append(float(page * os.sysconf("SC_PHYS_PAGES")))
-    except (AttributeError, ValueError, OSError):
-        return None
-    try:
-        with open("/proc/meminfo") as fh:
-            free = next((line.split()[1:3] for line in fh if line.startswith("MemAvailable:")), None)
-        if free is not None and free[1] == "kB":
-            left.append(float(int(free[0]) * 1024))
-    except (OSError, ValueError):
-        pass
-    try:
-        import resource
-        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-        if soft != resource.RLIM_INFINITY:
-            with open("/proc/self/statm") as fh:
-                left.append(float(soft - int(fh.read().split()[0]) * page))
-    except (ImportError, OSError, ValueError):
-        pass
-    try:
-        with open("/sys/fs/cgroup/memory.max") as fh:
-            limit = fh.read().strip()
-        if limit != "max":
-            with open("/sys/fs/cgroup/memory.current") as fh:
-                left.append(float(int(limit) - int(fh.read().strip())))
-    except (OSError, ValueError):
-        pass
-    return min(left)
 
 
 def _sample_engine(ratings: Ratings, item, eng: GridEngine, n_params: int, per_score: bool = True):

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import ratercal_cli.methods.mml as mml_mod
+from ratercal_cli import config
 from ratercal_cli.errors import MethodError
 from ratercal_cli.methods.mml import fit_mml
 from ratercal_cli.methods.mml_engine import GridEngine
@@ -111,7 +112,7 @@ def test_a_many_rater_fit_factored_by_blocks_ends_where_numpys_whole_factor_does
 
 def test_a_fit_whose_information_cannot_be_held_is_refused_before_it_starts(monkeypatch, tmp_path):
     r = many_rater_ratings(n_papers=600)
-    monkeypatch.setattr(mml_mod, "memory_left", lambda: 2.0 ** 20)
+    monkeypatch.setattr(config, "memory_left", lambda: 2.0 ** 20)
     with pytest.raises(MethodError, match=r"^MML \(PCM\): 901 parameters need 0\.0 GiB for the information matrix "
                                           r"\(901 x 901\), more than the 0\.0 GiB this process can have; use -m MFRM "
                                           r"\(the rating scale model: one set of thresholds shared by every rater, 303 "
