@@ -31,6 +31,7 @@ import io
 import json
 import math
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from functools import partial
@@ -409,7 +410,6 @@ def run(config_or_spec, replications: int | None = None, jobs: int = 1, schedule
     jobs = check_count(jobs, "jobs", minimum=1)
     if replications is not None:
         replications = check_count(replications, "replications", minimum=1)
-    folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="ratercal-study-"))
     if isinstance(config_or_spec, Spec):
         if scheduler is not None:
             raise ArgumentError("scheduler", "runs a config's study; a Spec runs in local processes (jobs)")
@@ -418,28 +418,47 @@ def run(config_or_spec, replications: int | None = None, jobs: int = 1, schedule
             from dataclasses import replace
 
             spec = replace(spec, replications=replications)
-        computed = _run_spec(spec, folder, jobs, quiet)
-        reps, summary, paired = _summarise(spec, folder)
-        return StudyResults(summary, paired, reps, folder, computed, "spec")
-    return _run_config(config_or_spec, replications, jobs, scheduler, folder, quiet)
+
+        def study(folder):
+            computed = _run_spec(spec, folder, jobs, quiet)
+            reps, summary, paired = _summarise(spec, folder)
+            return StudyResults(summary, paired, reps, folder, computed, "spec")
+    else:
+        cfg = _parse_study_config(config_or_spec)
+
+        def study(folder):
+            return _run_config(cfg, replications, jobs, scheduler, folder, quiet)
+    if out is not None:
+        return study(Path(out))
+    # a folder of our own: its name is in the results only, so a call that fails leaves none behind
+    folder = Path(tempfile.mkdtemp(prefix="ratercal-study-"))
+    try:
+        return study(folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
-def _run_config(config, replications, jobs, scheduler, folder: Path, quiet: bool) -> StudyResults:
-    import pandas as pd
-
+def _parse_study_config(config):
+    """A config file's or a dict's study (:class:`.config.Config`), checked before any folder is made."""
     from ..config import load_config, parse_config
-    from .run import MonteCarloRun
 
     if isinstance(config, dict):
         import yaml
 
         text = yaml.safe_dump(config, sort_keys=False)
-        cfg = parse_config(text, source="<dict>")
-    elif isinstance(config, (str, os.PathLike)):
-        cfg = load_config(config)
-    else:
-        raise ArgumentError("config_or_spec", f"expected a config file, a config dict or a Spec, not "
-                                              f"{type(config).__name__}")
+        return parse_config(text, source="<dict>")
+    if isinstance(config, (str, os.PathLike)):
+        return load_config(config)
+    raise ArgumentError("config_or_spec", f"expected a config file, a config dict or a Spec, not "
+                                          f"{type(config).__name__}")
+
+
+def _run_config(cfg, replications, jobs, scheduler, folder: Path, quiet: bool) -> StudyResults:
+    import pandas as pd
+
+    from .run import MonteCarloRun
+
     mc = MonteCarloRun(cfg, folder, replications=replications, jobs=1 if scheduler else jobs)
     with mc.lock():
         computed, _ = mc.run(jobs=jobs, scheduler=scheduler, quiet=quiet)

@@ -89,3 +89,27 @@ def test_bad_specs_name_the_argument():
         rc.study.Spec([{"papers": 5}], gen, ["NO"], replications=0)
     with pytest.raises(ArgumentError, match="config_or_spec: expected a config file"):
         rc.study.run(42)
+
+
+def test_a_call_that_fails_leaves_no_temporary_folder(tmp_path, monkeypatch):
+    """Without ``out`` the run folder is a new temporary one, named only in the results: a call that
+    fails (a bad config, found before the study starts or as it starts) leaves none behind."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ngenerator: pcm\nmethods: [NO, NOPE]\n", encoding="utf-8")
+    with pytest.raises(ArgumentError, match="config_or_spec: expected a config file"):
+        rc.study.run(42)
+    with pytest.raises(Exception, match="NOPE"):
+        rc.study.run(bad)
+    with pytest.raises(ArgumentError, match="scheduler"):
+        rc.study.run(rc.study.Spec([{"papers": 5}], lambda cell, rng: None, ["NO"]), scheduler="tcp://x:1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml"]
+    # a run that works keeps its folder: the results name it
+    config = {"name": "tiny", "generator": "pcm", "variant": ["corrected"], "methods": ["NO"],
+              "raters": {"steps": "table3"}, "seed": 7, "replications": 1,
+              "cells": [{"raters_per_paper": [2], "papers": [30], "max_score": [5], "quality": ["normal"]}]}
+    res = rc.study.run(config)
+    assert res.folder.parent == tmp_path and res.folder.name.startswith("ratercal-study-")
+    assert (res.folder / "montecarlo" / "summary.csv").is_file()
