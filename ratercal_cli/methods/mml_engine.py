@@ -1419,8 +1419,8 @@ class BlockHessian:
     def project(self, Ku, cols, ks, P, diagonal: bool = False):
         """``K' H K`` (P, P) for a map K whose rows of item u are ``Ku[u]`` (M, w) over the free
         coordinates ``cols[u]`` (w,; P marks padding) and whose log sigma row is ``ks`` (P,); its diagonal
-        (P,) alone with ``diagonal``.  Each run of item pairs' products is summed into its distinct entries
-        and added into the one P x P array (a bincount over the (P + 1)^2 entries a run, as before, was two
+        (P,) alone with ``diagonal``.  Each run of item pairs' products is added into the one P x P array,
+        entry by entry (:func:`_add_entries`; a bincount over the (P + 1)^2 entries a run, as before, was two
         more such arrays and 1.5 s a call at 6,000 parameters: a PCM of 2,000 raters on 1-4)."""
         w = Ku.shape[2]
         out = np.zeros(P if diagonal else P * P)
@@ -1448,13 +1448,13 @@ class BlockHessian:
 
 
 def _add_entries(out, rows, cols, x, P, diagonal):
-    """``out[rows, cols] += x`` (broadcast alike), the x of an entry summed in their order (as a bincount
-    over every entry would), those in the padding (row or column P) left out; ``out`` the flat P x P
-    array, or with ``diagonal`` its diagonal (P,) (the entries off it left out)."""
+    """``out[rows, cols] += x`` (broadcast alike), each x added into its entry of ``out`` one at a time, in
+    their order (``np.add.at``: 12 times faster than summing each entry's x first by a sort of the keys,
+    0.0035 s against 0.040 at 500k entries), those in the padding (row or column P) left out; ``out`` the
+    flat P x P array, or with ``diagonal`` its diagonal (P,) (the entries off it left out)."""
     rows, cols = np.broadcast_arrays(rows, cols)
     keep = (rows < P) & (cols < P)
     if diagonal:
         keep &= rows == cols
     key = rows[keep] if diagonal else rows[keep] * P + cols[keep]
-    entries, at = np.unique(key, return_inverse=True)
-    out[entries] += np.bincount(at.ravel(), x[keep], minlength=entries.size)
+    np.add.at(out, key, x[keep])
