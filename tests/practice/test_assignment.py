@@ -156,3 +156,39 @@ def test_adjust_skips_the_search_where_no_split_can_be_kept(monkeypatch):
     assert not calls
     named, found = adj._multigroup_marginal(conf, ["MFRM", "TLI"], "auto", None)
     assert calls and named == ["MFRM"] and found.multigroup and len(found.cluster_labels) == 6
+
+
+def _random_design(J, P, r, seed, K=4):
+    """Papers read by ``r`` raters drawn at random from ``J``: a rating scale model with rater severities
+    ~N(0, 0.5) and slopes exp(N(0, 0.3)) (a generalized one, which the test's CML does not assume),
+    quality ~N(0, 1), scores 1..K: written here, not by the project's generators."""
+    rng = np.random.default_rng(seed)
+    sev, slope = rng.normal(0, 0.5, J), np.exp(rng.normal(0, 0.3, J))
+    raters = np.argsort(rng.random((P, J)), axis=1)[:, :r]
+    theta = rng.normal(0, 1.0, P)
+    eta = slope[raters][:, :, None] * (theta[:, None, None] - sev[raters][:, :, None] - np.linspace(-1.5, 1.5, K - 1))
+    logits = np.concatenate([np.zeros((P, r, 1)), np.cumsum(eta, axis=2)], axis=2)
+    prob = np.exp(logits - logits.max(axis=2, keepdims=True))
+    prob /= prob.sum(axis=2, keepdims=True)
+    score = 1 + (rng.random((P, r, 1)) > np.cumsum(prob, axis=2)).sum(axis=2)
+    paper = np.repeat(np.arange(P), r)
+    return Ratings(paper, raters.ravel(), score.ravel(), K, P, J, scale_low=1)
+
+
+def test_random_designs_are_not_called_nonrandom():
+    """Under random assignment the by-rater test rejects at about its level: each paper is measured from its
+    other ratings.  Measured from all its ratings (as before), its measure leaned on its own raters'
+    severities: the same files are called non-random at p < .05 in most cases."""
+    from types import SimpleNamespace
+
+    from ratercal_cli.practice.assignment import _by_rater
+    from ratercal_cli.practice.rater_report import fit_rater_model
+
+    rest, whole = [], []
+    for seed in range(8):   # (2 of 12 raters a paper, as in 1990)
+        ratings = _random_design(12, 600, 2, seed)
+        model = fit_rater_model(ratings)
+        rest.append(_by_rater(ratings, model)["p"])
+        whole.append(_by_rater(ratings, SimpleNamespace(measure=model.measure, measured=model.measured))["p"])
+    assert sum(p < 0.05 for p in rest) <= 1 and np.mean(rest) > 0.3, rest   # (1 of 8 at .044, mean .45)
+    assert sum(p < 0.05 for p in whole) >= 4, whole                        # (5 of 8)
