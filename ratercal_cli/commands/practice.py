@@ -229,7 +229,8 @@ _shared_raters_option = click.option(
               help="Column giving each paper's cluster (school, class): the marginal models fit a mean quality "
                    "per cluster where assignment is confounded (default: clusters found in the rater network).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
-              show_default=True, help="Significance level of the tests.")
+              show_default=True, help="Significance level of the tests (the assignment's at most 0.01: a false "
+                                      "alarm changes the recommendation).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 @click.option("--png", type=click.Path(path_type=Path), default=None,
               help="Write the Wright map (papers' measures, raters' severities, thresholds) here "

@@ -439,7 +439,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     ``rasch=False`` skips the Rasch fit per rater (``check --no-rasch``).  ``assignment``: ``auto``
     (the file's evidence decides, :mod:`.assignment`), ``random`` or ``nonrandom``; ``clusters``: a
     cluster per paper (``--cluster-col``), else the rater network's."""
-    from .assignment import ASSIGNMENTS, Assignment, decide_assignment
+    from .assignment import ALPHA as ASSIGNMENT_ALPHA, ASSIGNMENTS, Assignment, decide_assignment
 
     if assignment not in ASSIGNMENTS:
         raise ValueError(f"assignment must be one of {', '.join(ASSIGNMENTS)}, not {assignment!r}")
@@ -481,7 +481,8 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     if rasch or assignment != "auto":
         found = decide_assignment(ratings, assignment, model=model if getattr(model, "measured", None) is not None
                                   else None, clusters=clusters, cluster_labels=cluster_labels,
-                                  cluster_source=cluster_source, alpha=alpha, severities=rasch) \
+                                  cluster_source=cluster_source, alpha=min(alpha, ASSIGNMENT_ALPHA),
+                                  severities=rasch) \
             if rasch else Assignment(given=assignment, assignment=assignment, confounded=assignment == "nonrandom",
                                      reason=f"as given (the evidence needs the Rasch fits: {_why(skipped)})")
     else:

@@ -1,6 +1,7 @@
 """How often ``check``'s by-rater assignment test calls a random design non-random (README, "How papers
-were assigned"; practice/assignment.py, 2): 12 random files each of five designs, papers measured from
-their other ratings (the test) and from all their ratings (before), the share of files at p < .05.
+were assigned"; practice/assignment.py, 2): 12 random files each of seven designs, papers measured from
+their other ratings (the test) and from all their ratings (before), the share of files at p < .05 and at
+p < .01 (the decision's level, :data:`ratercal_cli.practice.assignment.ALPHA`).
 
 The files come from a generalized rating scale model written here (rater severities ~N(0, 0.5), slopes
 exp(N(0, 0.3)), which the test's CML does not assume; quality ~N(0, sd); scores 1-4), each paper's raters
@@ -16,7 +17,8 @@ from ratercal_cli.practice.rater_report import fit_rater_model
 from ratercal_cli.ratings import Ratings
 
 #: (raters, papers, raters a paper, sd of quality)
-DESIGNS = ((12, 600, 2, 1.0), (30, 1500, 3, 1.5), (100, 1500, 3, 0.7), (60, 400, 5, 1.0), (200, 2000, 2, 1.2))
+DESIGNS = ((12, 600, 2, 1.0), (30, 1500, 3, 1.5), (100, 1500, 3, 0.7), (60, 400, 5, 1.0), (200, 2000, 2, 1.2),
+           (10, 120, 2, 1.5), (40, 400, 2, 1.0))
 FILES = 12
 
 
@@ -34,7 +36,7 @@ def random_design(J, P, r, sd, seed, K=4):
 
 
 def main():
-    print("raters  papers  a paper  sd   rejected at .05: rest measures (the test)  all ratings (before)")
+    print("raters  papers  a paper  sd   share of files at p < .05 (.01): rest measures (the test)  all ratings (before)")
     for J, P, r, sd in DESIGNS:
         rest, whole = [], []
         for seed in range(FILES):
@@ -42,8 +44,9 @@ def main():
             model = fit_rater_model(ratings)
             rest.append(_by_rater(ratings, model)["p"])
             whole.append(_by_rater(ratings, SimpleNamespace(measure=model.measure, measured=model.measured))["p"])
-        print(f"{J:6d}  {P:6d}  {r:7d}  {sd:.1f}  {np.mean(np.array(rest) < 0.05):41.0%}  "
-              f"{np.mean(np.array(whole) < 0.05):20.0%}", flush=True)
+        rest, whole = np.array(rest), np.array(whole)
+        print(f"{J:6d}  {P:6d}  {r:7d}  {sd:.1f}  {np.mean(rest < 0.05):48.0%} ({np.mean(rest < 0.01):3.0%})  "
+              f"{np.mean(whole < 0.05):14.0%} ({np.mean(whole < 0.01):3.0%})", flush=True)
 
 
 if __name__ == "__main__":
