@@ -192,3 +192,19 @@ def test_random_designs_are_not_called_nonrandom():
         whole.append(_by_rater(ratings, SimpleNamespace(measure=model.measure, measured=model.measured))["p"])
     assert sum(p < 0.05 for p in rest) <= 1 and np.mean(rest) > 0.3, rest   # (1 of 8 at .044, mean .45)
     assert sum(p < 0.05 for p in whole) >= 4, whole                        # (5 of 8)
+
+
+def test_the_test_reads_each_papers_first_readings():
+    """Third readings (a paper's scores decide it gets one) are left out of the by-rater test: each paper's
+    first ``r`` ratings in the file's order, ``r`` the usual count (at least 2); a sample of papers read
+    twice keeps both readings."""
+    from ratercal_cli.practice.assignment import design_readings
+
+    # papers 0-3 read twice, paper 1 a third time (its line last), paper 4 three times in a row
+    paper = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 4, 1])
+    rater = np.array([0, 1, 1, 2, 2, 3, 3, 0, 0, 2, 1, 3])
+    r = Ratings(paper, rater, np.arange(12) % 4, 3, 5, 4)
+    d = design_readings(r)
+    assert d.n_ratings == 10 and list(zip(d.paper, d.rater)) == list(zip(paper[:9], rater[:9])) + [(4, 2)]
+    once = Ratings(np.array([0, 1, 2, 2, 3]), np.array([0, 1, 0, 1, 2]), np.array([1, 2, 1, 2, 0]), 3, 4, 3)
+    assert design_readings(once) is once
