@@ -1542,7 +1542,8 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
         f = np.zeros((ratings.n_ratings, 0), dtype=np.int64) if facet is None else np.asarray(facet, dtype=np.int64)
         f = f.reshape(ratings.n_ratings, -1)
         if f.shape[1] != items.shape[1] - 1:
-            raise MethodError(f"{self.code}: {f.shape[1]} facets given, the fit had {items.shape[1] - 1}")
+            raise MethodError(f"{self.code}: {f.shape[1]} facets given, the fit had {items.shape[1] - 1}: give "
+                              "transform (and paper_quality) the facet= levels of these ratings, as fit had them")
         if f.size and (f.min() < 0 or (f >= np.array(dims[1:])).any()):
             raise MethodError(f"{self.code}: facet levels outside those fitted")
         fitted = np.ravel_multi_index(tuple(items.T), dims)

@@ -231,6 +231,8 @@ def test_further_facet_is_recovered():
         assert est.facet_.sum() == pytest.approx(0.0, abs=1e-9)
         out = est.transform(r, facet=facet)
         assert np.isfinite(out.paper).all()
+        with pytest.raises(MethodError, match="0 facets given, the fit had 1: give transform .* the facet= levels"):
+            est.transform(r)   # (the facet is per rating, so transform needs it as fit did)
 
 
 # ---- always estimates, and says why -------------------------------------------------------------
