@@ -376,13 +376,18 @@ class GridEngine:
         ones = bool((D.data == 1).all())   # (every item once a design, as nearly always: weights 1)
 
         def run(r0, r1):
-            e = by_item.data[by_item.indptr[r0]:by_item.indptr[r1]]   # the run's (design, u) entries, by u then design
+            # the run's (design, u) entries by design then u (their places in D, sorted): W made in its CSC order
+            # (from (row, column) pairs, its conversion took 40% of the time of pair_designs: 0.037 -> 0.022 s at 21 of
+            # 200 raters a paper, a sample's 4,979 designs)
+            e = np.sort(by_item.data[by_item.indptr[r0]:by_item.indptr[r1]])
             cnt = after[e]
             ev = np.repeat(e, cnt) + _ranges(cnt)                     # their (design, v >= u) entries
             u = np.repeat(D.indices[e], cnt)
             row = self.pair_index(u, D.indices[ev]) - bounds[r0]       # (ascending within each design)
             c = np.ones(row.size) if ones else np.repeat(D.data[e], cnt) * D.data[ev]
-            W = sparse.csc_matrix((c, (row, np.repeat(d_of[e], cnt))), shape=(bounds[r1] - bounds[r0], n.size))
+            ptr = np.zeros(n.size + 1, dtype=np.int64)
+            np.add.at(ptr, d_of[e] + 1, cnt)
+            W = sparse.csc_matrix((c, row, np.cumsum(ptr)), shape=(bounds[r1] - bounds[r0], n.size))
             return int(r0), int(r1), W
 
         def group(u0, u1):
@@ -1463,6 +1468,9 @@ def _add_entries(out, rows, cols, x, P, diagonal):
     their order (``np.add.at``: 12 times faster than summing each entry's x first by a sort of the keys,
     0.0035 s against 0.040 at 500k entries), those in the padding (row or column P) left out; ``out`` the
     flat P x P array, or with ``diagonal`` its diagonal (P,) (the entries off it left out)."""
+    if not diagonal and rows.max(initial=0) < P and cols.max(initial=0) < P:   # (no padding: no masks)
+        np.add.at(out, (rows * P + cols).ravel(), x.ravel())   # (flat: numpy's fast path of ufunc.at, 30 times
+        return                                                  # the speed of an index of several dimensions)
     rows, cols = np.broadcast_arrays(rows, cols)
     keep = (rows < P) & (cols < P)
     if diagonal:
