@@ -1240,7 +1240,8 @@ class _Louis:
         Y = pi * D
         sz = sigma * z
         Sbar = Y @ sz
-        self.ss += float(m @ ((Y * D) @ (sz * sz) - Sbar * Sbar))
+        D *= Y   # (Y D in D's place: no third patterns x nodes array, its pages mapped afresh at each information)
+        self.ss += float(m @ (D @ (sz * sz) - Sbar * Sbar))
         Y *= m[:, None]
         if whole:
             self.W += (st.items_T @ Y) * sz
@@ -1386,8 +1387,9 @@ class _Louis:
         diag = np.flatnonzero(pu == pv)
         cov[diag] += em_blocks[pu[diag]]
         missing = np.setdiff1d(np.arange(U), pu[diag])   # (every rated item has its pair (u, u))
-        H = BlockHessian(U, M, np.r_[pu, missing], np.r_[pv, missing],
-                         np.concatenate([cov, em_blocks[missing]]), em_ts + cov_ts, em_ss + self.ss)
+        if missing.size:   # (else cov as it is: no copy of every pair's blocks)
+            pu, pv, cov = np.r_[pu, missing], np.r_[pv, missing], np.concatenate([cov, em_blocks[missing]])
+        H = BlockHessian(U, M, pu, pv, cov, em_ts + cov_ts, em_ss + self.ss)
         return H, Hem
 
 
