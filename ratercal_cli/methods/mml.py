@@ -1239,7 +1239,7 @@ class _FinalPass:
 
     def __init__(self, eng: GridEngine, tau, log_sigma, shift, n_papers):
         self.eng, self.tau, self.log_sigma, self.shift, self.n_papers = eng, tau, log_sigma, shift, n_papers
-        self.state = eng.z, eng.logw, eng.Q, eng._where, eng._moved   # (the grid and its windows' places)
+        self.state = eng.z, eng.logw, eng.Q, eng.places()   # (the grid and its windows' places)
         self.ev = self._g = self._G = self._E = None
 
     def theta(self):
@@ -1249,7 +1249,8 @@ class _FinalPass:
     def _pass(self, G=None):
         eng = self.eng
         keep = eng.z, eng.logw, eng.Q
-        eng.z, eng.logw, eng.Q, eng._where, eng._moved = self.state
+        eng.z, eng.logw, eng.Q, places = self.state
+        eng.restore(places)
         try:
             return eng.evaluate(self.tau, self.log_sigma, moments=True, G=G)
         finally:

@@ -129,9 +129,9 @@ def _operator(m):
 #: a pattern's posterior is taken to lie within TAIL posterior sds of its mean (grid trimming)
 TAIL = 12.0
 #: windows of the grid (:meth:`GridEngine._windows`): chunks of this many patterns (N / 32, at least half of it,
-#: for fewer than 32 x WINDOW_CHUNK patterns), each on the
-#: nodes within WINDOW_TAIL sds of its posteriors at the last evaluation (a margin for the moves of a
-#: step), used where they hold at most WINDOW_GAIN of the whole grid's pattern x node cells
+#: for fewer than 32 x WINDOW_CHUNK patterns), each on the nodes within WINDOW_TAIL sds of its posteriors at
+#: the last evaluation (a margin for the moves of a step), used where they hold at most WINDOW_GAIN of the
+#: whole grid's pattern x node cells
 WINDOW_CHUNK = 1024
 WINDOW_TAIL = TAIL + 4.0
 WINDOW_GAIN = 0.7
@@ -140,6 +140,21 @@ WINDOW_GAIN = 0.7
 #: at the last evaluation, at least NEAR_TAIL and at most WINDOW_TAIL: 21 of 200 raters a paper, 1M
 #: ratings, 14% fewer cells, no chunk done again
 NEAR_TAIL = TAIL + 1.0
+#: a chunk's window holds where its posteriors lie within TAIL sds inside it or where it leaves out at most
+#: WINDOW_MASS of each (their terms past the window's edges bounded by how they fall into them:
+#: :func:`_window_leaves`), else the chunk is done again on the whole grid.  Each chunk learns its reach (sds,
+#: before the margin for moves; at most TAIL): after a miss, what its posteriors' terms on the whole grid need
+#: (at least that from then on), after a window that held, what would leave out about WINDOW_MASS x
+#: WINDOW_SLACK by the fall of a normal posterior's terms (~exp(-k^2 / 2) at k sds, at most WINDOW_WIDEN sds more
+#: than it reached; far tails fall slower than that, the prior's where the likelihood flattens, so the reach
+#: found is more than they need).  A posterior of many ratings is near normal (its tails the likelihood's: its
+#: chunk reaches ~8.5 sds, where the windows took TAIL = 12), one of papers scored near an end of the scale is
+#: skewed (wider).  21 of 200 raters a paper, 1M ratings: 1.76M pattern x node cells a gradient of every paper
+#: where 2.12M once the reaches are learned (19.6M where 22.2M in the PCM's fit, 18.0M where 20.3M in the
+#: RSM's), the numbers the whole grid's to the bit there, no chunk of every paper's done again
+WINDOW_MASS = 1e-16
+WINDOW_SLACK = 1e-3
+WINDOW_WIDEN = 4.0
 #: the informations take the windows (as log L and the gradient do) in an engine of at least this many ratings:
 #: the same numbers to ~1e-13 relative, not to the bit, so smaller files (every one the tests compare with
 #: R, mirt and psychotools, and the fits below 2 x SAMPLE_RATINGS that no sample steers) keep the whole grid's
@@ -547,10 +562,24 @@ class GridEngine:
     window_misses = 0  # chunks done again on the whole grid (a posterior past its window)
     window_tail = WINDOW_TAIL   # the windows' least reach (sds): NEAR_TAIL where the steps are small
     _moved = np.inf             # the largest move (sds) of a posterior from its window's place at the last evaluation
+    _reach = None               # each chunk's reach (sds, before the margin for moves; nan: TAIL)
+    _least = None               # ... at least (where its window missed)
+    _used = None                # ... and the reach its window took at this evaluation, with the margin
+    _learn = False              # ... from the last evaluation's posteriors (not guessed ones)
     _placed = None              # where the windows placed the posteriors (mean, sd; z units)
     #: an engine of some of the same papers (a sample's, :func:`.mml._sample_engine`) whose last
     #: posteriors stand in for this one's at its first evaluation (:meth:`_guess_where`)
     guide = None
+
+    def places(self):
+        """Where the windows are placed now: the posteriors' places (:attr:`_where`, :attr:`_moved`) and each
+        chunk's reach (a copy), for :meth:`restore` (the fit's last pass takes the windows the fit ended on)."""
+        return self._where, self._moved, None if self._reach is None else (self._reach.copy(), self._least.copy())
+
+    def restore(self, places):
+        """The windows placed as :meth:`places` found them."""
+        self._where, self._moved, reach = places
+        self._reach, self._least = (None, None) if reach is None else (reach[0].copy(), reach[1].copy())
 
     def _guess_where(self):
         """Each pattern's posterior mean and sd (z units) guessed from ``guide``'s last evaluation, or
@@ -586,8 +615,9 @@ class GridEngine:
     def _windows(self):
         """Chunks of patterns whose posteriors lie near each other (by their means when first
         asked) and, for each, the nodes qa..qb-1 where those posteriors lay (within WINDOW_TAIL of
-        their sds) at the last evaluation: [(chunk, rows, qa, qb)], or None where the windows would
-        not save much (few ratings a paper: wide posteriors) or before a first evaluation."""
+        their sds, fewer near the optimum, or the chunk's own reach) at the last evaluation:
+        [(chunk, rows, qa, qb)], or None where the windows would not save much (few ratings a paper:
+        wide posteriors) or before a first evaluation."""
         where, tail = self._where, min(WINDOW_TAIL, max(self.window_tail, TAIL + 2.0 * self._moved))
         if where is None:
             where, tail = self._guess_where(), GUESS_TAIL
@@ -604,13 +634,21 @@ class GridEngine:
                 order = order[np.lexsort((self.n_rat[order], np.arange(self.N) // step))]   # :meth:`_product_runs` takes)
             self._order = order, np.arange(0, self.N, step)
         order, starts = self._order
-        lo = np.minimum.reduceat((mz - tail * sd)[order], starts)   # each chunk's reach
-        hi = np.maximum.reduceat((mz + tail * sd)[order], starts)
+        if self._reach is None:
+            self._reach, self._least = np.full(starts.size, np.nan), np.zeros(starts.size)
+        size = np.diff(np.r_[starts, self.N])
+        self._learn = where is self._where   # (not from guessed places: they may be sds off)
+        if self._learn:   # (each chunk's own reach where it has one, and the margin for moves)
+            self._used = np.where(np.isnan(self._reach), TAIL, self._reach) + (tail - TAIL)
+        else:
+            self._used = np.full(starts.size, tail)
+        reach = np.repeat(self._used, size)
+        lo = np.minimum.reduceat(mz[order] - reach * sd[order], starts)   # each chunk's reach
+        hi = np.maximum.reduceat(mz[order] + reach * sd[order], starts)
         qa = np.maximum(0.0, np.floor((lo - z[0]) / h))
         qb = np.minimum(float(self.Q), np.ceil((hi - z[0]) / h) + 1)
         narrow = qb - qa >= 2   # (else, or not finite: the whole grid)
         qa, qb = np.where(narrow, qa, 0).astype(np.int64), np.where(narrow, qb, self.Q).astype(np.int64)
-        size = np.diff(np.r_[starts, self.N])
         if float(size @ (qb - qa)) > WINDOW_GAIN * self.N * self.Q:
             return None
         return [(i, order[a:a + n], int(x), int(y)) for i, (a, n, x, y) in enumerate(zip(starts, size, qa, qb))]
@@ -630,16 +668,28 @@ class GridEngine:
         counts into ``ncell``, (``Gw`` given: node functions times the nodes' weights) their
         posterior expectations of those functions into ``post`` and (``acc`` given) their parts of the
         information into ``acc``.  Where a posterior now reaches within TAIL sds of the window's edge
-        (not the grid's), the chunk is done on the whole grid: the window leaves out no more mass
-        than the grid's own range (:func:`.mml.required_grid`) does."""
+        (not the grid's) and the window leaves out more than WINDOW_MASS of it (:func:`_window_leaves`), the
+        chunk is done on the whole grid: the window leaves out no more mass than the grid's own range
+        (:func:`.mml.required_grid`) does, or none that shows.  The chunk's reach is learned from then on
+        (:attr:`_reach`, WINDOW_MASS)."""
         cells, cells_T, runs = self._cells_rows(i, rows)
         z, m = self.z, self.mult[rows]
+        used, learn, miss = self._used[i], self._learn, False
         for a, b in ((qa, qb), (0, self.Q)):
             ll, L, s, mz, sd = self._pass(cells, runs, tab, a, b, m)
+            if (a, b) == (0, self.Q):
+                break
+            left = _window_leaves(L, s, tab.w, a, b, self.Q)
             inside = (a == 0 or np.min(mz - TAIL * sd) >= z[a]) and (b == self.Q or np.max(mz + TAIL * sd) <= z[b - 1])
-            if inside or (a, b) == (0, self.Q):
+            if inside or left <= WINDOW_MASS:
+                if learn and 1e-250 < left < np.inf:   # (the reach that leaves out ~WINDOW_MASS x WINDOW_SLACK, were
+                    fit = np.sqrt(max(used * used + 2.0 * np.log(left / (WINDOW_MASS * WINDOW_SLACK)), 0.0))   # it normal)
+                    self._reach[i] = min(TAIL, max(self._least[i], min(fit, used + WINDOW_WIDEN)))
                 break
             self.window_misses += 1
+            miss = True
+        if miss and learn:   # (the reach the posteriors need, from their terms on the whole grid)
+            self._reach[i] = self._least[i] = min(TAIL, _needed_reach(L, s, tab.w, z, mz, sd))
         mz_all[rows], sd_z[rows] = mz, sd
         if Gw is not None:
             post[rows] = (L @ Gw[a:b]) / s[:, None]
@@ -753,6 +803,40 @@ class _Shifted:
         below exp(FLOOR / n) (each at least exp(least T)), so no product of n of them is below exp(FLOOR)."""
         least = -float(self.low[qa:qb].min(initial=0.0))
         return np.inf if least <= 0.0 else -FLOOR / least
+
+
+def _window_leaves(L, s, w, qa, qb, Q) -> float:
+    """The most of a pattern's posterior the nodes qa..qb-1 (a window of the grid's Q) may leave out, at
+    one of its edges not the grid's (inf where it cannot be bounded): the terms there are ``pi_q = L_q w_q /
+    s`` (summing to 1), and a posterior is log-concave (a normal prior times the category probabilities of
+    a Rasch model, each log-concave in theta), so past an edge of the window its terms fall at least as fast
+    as they do into the edge: the mass beyond is at most ``pi_e r / (1 - r)`` (``r = pi_e / pi_(e - 1)``
+    the last ratio, under 1), or nothing worth a bound where ``pi_e`` is under 1e-100 (terms the floor may
+    have raised, as it raises them on the whole grid)."""
+    most = 0.0
+    for e, f, at, inner in ((qa, qa + 1, 0, 1), (qb - 1, qb - 2, -1, -2)):
+        if (at == 0 and e == 0) or (at == -1 and e == Q - 1):
+            continue   # (the grid's own edge)
+        if L.shape[1] < 2:
+            return np.inf
+        pe = L[:, at] * (w[e] / s)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            r = (L[:, at] * w[e]) / (L[:, inner] * w[f])
+            bound = np.where(pe < 1e-100, 0.0, np.where(r < 1.0, pe * r / (1.0 - r), np.inf))
+        most = max(most, float(bound.max(initial=0.0)))
+    return most
+
+
+def _needed_reach(L, s, w, z, mz, sd) -> float:
+    """The most sds (and a node) from its mean that a pattern's posterior terms ``L w / s`` on the whole grid's
+    nodes ``z`` reach at WINDOW_MASS x WINDOW_SLACK or more (posterior means ``mz``, sds ``sd``)."""
+    big = L * (w / s[:, None]) >= WINDOW_MASS * WINDOW_SLACK
+    lo, hi = z[np.argmax(big, axis=1)], z[z.size - 1 - np.argmax(big[:, ::-1], axis=1)]
+    h = (z[-1] - z[0]) / max(z.size - 1, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = (np.maximum(mz - lo, hi - mz) + h) / sd
+    need = need[np.isfinite(need)]
+    return float(need.max()) if need.size else TAIL
 
 
 def _add_information(acc, st, cells_T, L, s, m, tab: _Shifted, ncell, qa, qb):
