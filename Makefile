@@ -37,8 +37,9 @@ example: setup
 	$(BIN)/python examples/make_rubric.py examples
 
 ## The fast tests (the property suite with its CI profile among them); CI runs test-slow after them.
+## -n auto: a process a core (pytest-xdist), each taking the next test as it finishes one (worksteal).
 test: setup
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" -n auto --dist worksteal
 
 ## ruff over the package and the tests, mypy on the public API's modules ([tool.ruff], [tool.mypy]).
 lint: setup
@@ -46,10 +47,10 @@ lint: setup
 	$(BIN)/mypy
 
 ## The tests marked slow (whole-report builds and the like) and the property suite with more
-## examples (HYPOTHESIS_PROFILE=slow): CI runs them after `make test`.
+## examples (HYPOTHESIS_PROFILE=slow: only the property suite uses Hypothesis, and none of it is marked
+## slow): CI runs them after `make test`, in one run so that its processes share the two sets.
 test-slow: setup
-	$(BIN)/python -m pytest -q -m slow
-	HYPOTHESIS_PROFILE=slow $(BIN)/python -m pytest -q -m property
+	HYPOTHESIS_PROFILE=slow $(BIN)/python -m pytest -q -m "slow or property" -n auto --dist worksteal
 
 bench: setup
 	$(BIN)/python benchmarks/run.py
