@@ -1,4 +1,4 @@
-"""Hypothesis profiles of the property suite: ``ci`` (``make test``: 40 examples a test, about 240
+"""Hypothesis profiles of the property suite: ``ci`` (``make test``: 40 examples a test, 300
 in all, small designs, derandomized so CI sees the same ones), ``slow`` (``make test-slow``,
 HYPOTHESIS_PROFILE=slow: 100 a test, derandomized too: CI must not fail on a draw no one has seen)
 and ``explore`` (300 a test, drawn afresh: run it by hand to look for new defects).  No deadline: a fit's time varies with
