@@ -96,6 +96,7 @@ class Assignment:
     by_cluster: dict = field(default_factory=dict)   # F, df, p, eta2, means
     severity: dict = field(default_factory=dict)     # chi2, df, p, max_z, rater
     reason: str = ""
+    alpha: float = math.nan             # the tests' level (the decision: confounded where a p is under it)
 
     @property
     def multigroup(self) -> bool:
@@ -110,7 +111,7 @@ class Assignment:
                            "cluster_source": self.cluster_source, "modularity": self.modularity,
                            "within_cluster_share": self.within, "papers_quality_by_rater": self.by_rater,
                            "papers_quality_by_cluster": self.by_cluster, "cml_vs_mml_severity": self.severity,
-                           "multigroup": self.multigroup, "reason": self.reason})
+                           "multigroup": self.multigroup, "alpha": self.alpha, "reason": self.reason})
 
     def lines(self) -> list:
         """The text ``check`` prints."""
@@ -349,7 +350,7 @@ def assignment_evidence(ratings: Ratings, model=None, clusters=None, cluster_lab
     if None); ``clusters``: per-paper cluster codes from a column (else the network's; ``network``: :func:`network_clusters` of ``ratings`` where the caller found it already)."""
     from .rater_report import fit_rater_model
 
-    out = Assignment(given="auto", assignment="random", confounded=None)
+    out = Assignment(given="auto", assignment="random", confounded=None, alpha=alpha)
     if clusters is not None:
         out.clusters, out.cluster_labels, out.cluster_source = clusters, tuple(cluster_labels), cluster_source
         rc = _rater_majority(ratings, clusters)
@@ -381,14 +382,14 @@ def assignment_evidence(ratings: Ratings, model=None, clusters=None, cluster_lab
     if out.confounded:
         out.assignment = "nonrandom"
         what = " and ".join(f"{name} ({_stat(t)})" for t, name in tests if t["p"] < alpha)
-        out.reason = (f"the papers' quality (CML measures, free of any quality distribution) differs {what}: "
-                      "who read a paper says how good it is")
+        out.reason = (f"the papers' quality (CML measures, free of any quality distribution) differs {what}, "
+                      f"under the level {alpha:g}: who read a paper says how good it is")
         if out.multigroup:
             out.reason += (f"; the marginal models (MML, MFRM) fit a mean quality per cluster "
                            f"({len(out.cluster_labels)} clusters, {out.cluster_source})")
     elif out.confounded is False:
         out.reason = "the papers each rater read do not differ in quality beyond chance (" + "; ".join(
-            f"{name} {_stat(t)}" for t, name in tests) + ")"
+            f"{name} {_stat(t)}" for t, name in tests) + f"; the level {alpha:g})"
     else:
         out.reason = "no test could be made: taken as random"
     return out

@@ -208,3 +208,12 @@ def test_the_test_reads_each_papers_first_readings():
     assert d.n_ratings == 10 and list(zip(d.paper, d.rater)) == list(zip(paper[:9], rater[:9])) + [(4, 2)]
     once = Ratings(np.array([0, 1, 2, 2, 3]), np.array([0, 1, 0, 1, 2]), np.array([1, 2, 1, 2, 0]), 3, 4, 3)
     assert design_readings(once) is once
+
+
+def test_the_decision_says_its_level():
+    """The reason names the level the p was held to (.01, or a lower --alpha), in the text and the JSON."""
+    r = _ratings(district(2, own=None))
+    a = decide_assignment(r)
+    assert a.alpha == 0.01 and a.reason.endswith("; the level 0.01)") and a.to_dict()["alpha"] == 0.01
+    b = decide_assignment(_ratings(district(1)), alpha=0.001)
+    assert "under the level 0.001: who read a paper says how good it is" in b.reason
