@@ -50,7 +50,7 @@ clusters are the network's or a column of the file (``--cluster-col school``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -247,8 +247,16 @@ def design_readings(ratings: Ratings) -> Ratings:
     reader gave them a high score (the README's example, grade 11, all readings: p = .017; its first
     two: .071; the file was drawn with random first readers)."""
     first = getattr(ratings, "first_readings", None)
-    if first is not None and first.n_raters == ratings.n_raters and first.n_papers == ratings.n_papers:
-        return first
+    if first is not None and first.n_papers == ratings.n_papers:
+        if tuple(first.rater_ids) == tuple(ratings.rater_ids):
+            return first
+        # coded among the first readings' raters: recoded as ``ratings``' (whose model's tau it is read by); a
+        # rater none of whose readings were kept, so without tau, left out (a reader of thirds alone is in
+        # ``ratings`` only, and a count of raters alike is no sign the codes agree)
+        code = {x: j for j, x in enumerate(ratings.rater_ids)}
+        to = np.array([code.get(x, -1) for x in first.rater_ids], dtype=np.int64)[first.rater]
+        return replace(first.subset(to >= 0), rater=to[to >= 0], n_raters=ratings.n_raters,
+                       rater_ids=ratings.rater_ids)
     per_paper = ratings.ratings_per_paper()
     counts = np.bincount(per_paper[per_paper > 0])
     if counts.size == 0:

@@ -217,3 +217,29 @@ def test_the_decision_says_its_level():
     assert a.alpha == 0.01 and a.reason.endswith("; the level 0.01)") and a.to_dict()["alpha"] == 0.01
     b = decide_assignment(_ratings(district(1)), alpha=0.001)
     assert "under the level 0.001: who read a paper says how good it is" in b.reason
+
+
+def test_first_readings_are_coded_as_the_resolved_ratings(tmp_path):
+    """A reader of third readings alone (R9) is among the resolved file's raters and not among the first
+    readings' (which number their raters afresh): the test reads the first readings in the resolved
+    ratings' codes, the raters' tau, not the resolved pairs and not another rater's row."""
+    import ratercal_cli as rc
+    from ratercal_cli.practice.assignment import design_readings
+
+    rng = np.random.default_rng(3)
+    lines, firsts = ["paper,rater,score"], []
+    for p in range(60):
+        a, b = rng.choice(6, 2, replace=False) + 1
+        x, y = rng.integers(1, 7, 2)
+        lines += [f"P{p},R{a},{x}", f"P{p},R{b},{y}"]
+        firsts += [(f"P{p}", f"R{a}"), (f"P{p}", f"R{b}")]
+        if abs(int(x) - int(y)) > 1:
+            lines.append(f"P{p},R9,{(x + y) // 2}")
+    path = tmp_path / "third.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.warns(UserWarning):
+        r = rc.read_ratings(path, scale="1-6", resolve_discrepancies=True)
+    assert "R9" in r.rater_ids and "R9" not in r.first_readings.rater_ids
+    d = design_readings(r)
+    assert d.rater_ids == r.rater_ids and d.n_ratings == 120
+    assert sorted((r.paper_ids[p], d.rater_ids[j]) for p, j in zip(d.paper, d.rater)) == sorted(firsts)
