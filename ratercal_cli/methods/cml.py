@@ -58,6 +58,7 @@ from scipy import sparse
 from scipy.linalg import cho_factor, cho_solve
 
 from ..errors import MethodError
+from ..parallel import one_blas_thread
 from ..ratings import Adjusted, Ratings
 from .base import DeferredFit, RaterAdjuster, fair_score_adjusted
 
@@ -706,6 +707,7 @@ _LANCZOS_FROM = 400
 _ITERATIVE_FROM = 1500
 
 
+@one_blas_thread
 def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: int = 100,
             start=None, max_se: float = 10.0, cap_margin: float = 2.0, standard_errors: bool = True) -> CMLFit:
     """Maximise the conditional likelihood of the PCM (``model="pcm"``) or RSM (``"rsm"``).
@@ -732,21 +734,17 @@ def fit_cml(ratings: Ratings, model: str = "pcm", tol: float = 1e-9, max_iter: i
     :func:`_cml_start`, :func:`_cml_newton`, :func:`_cml_steps` (diverging steps, centring, SEs,
     limits), :func:`_rsm_parts` and :func:`_cml_notes`.
 
-    The linear algebra runs on one BLAS thread: it is batched products of each rater set's small
-    blocks and, with hundreds of raters, a factorisation per Newton step, where OpenBLAS's threads
-    gain little and, on a machine busy with other work, lose much (issue 21: at 200,000 ratings and
-    800 raters, load 4 on 2 cores, the RSM fit 16.0 s with two threads, 3.4 s with one; the PCM
-    18.1 s and 11.9 s).
+    The linear algebra runs on one BLAS thread (:func:`~ratercal_cli.parallel.one_blas_thread`): it is
+    batched products of each rater set's small blocks and, with hundreds of raters, a factorisation per
+    Newton step (issue 21: at 200,000 ratings and 800 raters, load 4 on 2 cores, the PCM 18.1 s with two
+    threads, 11.9 s with one).
     """
     if model not in ("pcm", "rsm"):
         raise ValueError(f"model must be 'pcm' or 'rsm', not {model!r}")
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        pb = _cml_problem(ratings, model)
-        phi = _cml_start(pb, start)
-        phi, ll, Hphi, it, converged, null = _cml_newton(pb, phi, tol, max_iter, max_se, standard_errors)
-        steps, se, tau_c, diverged, resting = _cml_steps(pb, phi, Hphi, max_se, cap_margin, null, standard_errors)
+    pb = _cml_problem(ratings, model)
+    phi = _cml_start(pb, start)
+    phi, ll, Hphi, it, converged, null = _cml_newton(pb, phi, tol, max_iter, max_se, standard_errors)
+    steps, se, tau_c, diverged, resting = _cml_steps(pb, phi, Hphi, max_se, cap_margin, null, standard_errors)
     beta, kappa = _rsm_parts(steps, pb.has, model)
     notes = _cml_notes(ratings, pb, steps, diverged)
     return CMLFit(steps=steps, steps_se=se, tau=tau_c, categories=pb.cats, diverged=diverged,

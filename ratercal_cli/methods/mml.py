@@ -93,6 +93,7 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
+from ..parallel import one_blas_thread
 from ..ratings import Adjusted, Ratings, by_paper
 from .base import DeferredFit, RaterAdjuster, fair_score_adjusted
 from .mml_engine import NEAR_TAIL, SPAN, GridEngine, distinct_keys, unique_rows
@@ -310,6 +311,7 @@ class MMLFit:
                       doc="the marginal log-likelihood at the estimates (without the priors)")
 
     @cached_property
+    @one_blas_thread
     def cov(self) -> np.ndarray:
         info = self.information() if callable(self.information) else self.information
         self.information = info   # (and the engines the function held are let go)
@@ -1049,6 +1051,7 @@ def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale, firs
     return phi, converged, it + it2, info
 
 
+@one_blas_thread
 def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | None = None, max_iter: int = 200,
             tol: float = 1e-9, step_sd: float = PRIOR_STEP_SD, location_sd: float = PRIOR_LOCATION_SD,
             threshold_facet: int | None = None, anchor=None) -> MMLFit:
@@ -1060,7 +1063,8 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     (``lambda lay: lay.fix("severity", 3, 0.5)``).  ``n_nodes``: grid nodes (default: chosen so the
     grid resolves the papers' posteriors).  Raises :class:`MethodError` only for designs that cannot
     be put on one scale (raters not linked through shared papers) or with no ratings; otherwise
-    always returns estimates (``converged`` False and a note when ``max_iter`` was reached).
+    always returns estimates (``converged`` False and a note when ``max_iter`` was reached).  The linear
+    algebra runs on one BLAS thread (:func:`~ratercal_cli.parallel.one_blas_thread`).
     """
     from ..network import require_connected
 
