@@ -8,9 +8,13 @@ says, and a file can show it.  Three pieces of evidence, all from the ratings:
    they share, weighted by how many, split into communities by Louvain's modularity method
    (Blondel et al. 2008; ``networkx.community.louvain_communities``, seeded, so the same file gives
    the same clusters).  A school read by its own pair of raters is such a community.  The split
-   is kept only when it is clear:
-   modularity at least :data:`MIN_MODULARITY` (a random design of two readers a paper among
-   twelve raters has about 0.01; six schools each read by their own pair about 0.4).  A paper's
+   is kept only when it is clear: modularity at least :data:`MIN_MODULARITY` (a random design of
+   two readers a paper among twelve raters has about 0.01; six schools each read by their own pair
+   about 0.4), and beyond what Louvain finds in random assignments of the same design
+   (:func:`null_modularity`: the raters shuffled among the ratings) by :data:`NULL_MARGIN`.  A sparse
+   network splits whoever read what: two readers a paper among 150 raters, ten ratings a rater,
+   gave 0.27-0.29 on random designs, so a fixed threshold kept arbitrary clusters on 5 of 16 such
+   files (and the multi-group models fitted them); their rewirings give as much.  A paper's
    cluster is the one most of its readers are in; a tie goes to its first reader's (the file's
    first line of the paper).
 2. **The quality of the papers each rater read** (:func:`assignment_evidence`), measured by the
@@ -73,6 +77,18 @@ ALPHA = 0.01
 MIN_MODULARITY = 0.15
 #: the Louvain method's seed (the same file gives the same clusters)
 LOUVAIN_SEED = 29
+#: a split is kept only where its modularity is beyond the largest of random assignments of the same design
+#: (:func:`null_modularity`) by this much: their spread is 0.005-0.01 (sd; 10 rewirings of a random design of
+#: 2 readers a paper among 150 raters, 10 ratings a rater), the largest of 10 0.01-0.02 above their mean
+NULL_MARGIN = 0.02
+#: random assignments of the design Louvain is run on (drawn with NULL_SEED: the same file, the same decision)
+NULL_REWIRINGS = 10
+NULL_SEED = 29
+#: ... fewer where one has many links: at most this many links in all (at least 2 rewirings)
+NULL_LINKS = 500_000
+#: :func:`modularity_bound` finds all eigenvalues of up to this many raters' modularity matrix (LAPACK), of
+#: more the top one (Lanczos: 5,000 raters, 1M ratings, 14-15 s -> 2-2.5 s; the same bound to 1e-9)
+DENSE_EIGEN = 400
 #: a rater's papers measured from their other ratings (:func:`rest_measures`): at most this many of each
 #: rater's, drawn with REST_SEED (the test's power is spent long before: a school-confounded district
 #: file gives p < 1e-6 with 40-150 a rater; a paper of 21 ratings costs 20 entries a rest measure)
@@ -158,32 +174,97 @@ def modularity_bound(W) -> float:
         return -math.inf
     A, k = A[np.ix_(linked, linked)], k[linked]
     two_m = k.sum()
-    top = float(np.linalg.eigvalsh(A - np.outer(k, k) / two_m)[-1])
+    if k.size <= DENSE_EIGEN:
+        top = float(np.linalg.eigvalsh(A - np.outer(k, k) / two_m)[-1])
+    else:   # the top eigenvalue alone (Lanczos), raised by its residual's norm (|lambda - theta| <= |B x - theta x|)
+        from scipy.sparse.linalg import LinearOperator, eigsh
+
+        def times(x):
+            x = np.asarray(x, dtype=np.float64).reshape(-1)
+            return A @ x - k * ((k @ x) / two_m)
+
+        B = LinearOperator((k.size, k.size), matvec=times, dtype=np.float64)
+        theta, vec = eigsh(B, k=1, which="LA", tol=1e-10, v0=np.ones(k.size) / math.sqrt(k.size))
+        x = vec[:, 0]
+        top = float(theta[0]) + float(np.linalg.norm(times(x) - theta[0] * x))
     return top * k.size / two_m
+
+
+def _louvain(W, active):
+    """``(communities, modularity)`` of Louvain's split (:data:`LOUVAIN_SEED`) of the rater network ``W``
+    (its diagonal is no link) over the raters ``active``; ``([], nan)`` without links."""
+    import networkx as nx
+
+    G = nx.Graph()
+    G.add_nodes_from(int(j) for j in active)
+    a, b = np.nonzero(np.triu(W, 1))
+    G.add_weighted_edges_from((int(x), int(y), float(W[x, y])) for x, y in zip(a, b))
+    if G.number_of_edges() == 0:
+        return [], math.nan
+    comms = nx.community.louvain_communities(G, weight="weight", seed=LOUVAIN_SEED)
+    comms = sorted((sorted(c) for c in comms), key=lambda c: c[0])
+    return comms, float(nx.community.modularity(G, comms, weight="weight"))
+
+
+def rewired(ratings: Ratings, rng) -> Ratings:
+    """``ratings`` with the raters' codes shuffled among the ratings: random assignment of the same
+    design (each rater keeps its number of ratings, each paper its number of readers; a rater drawn
+    twice for one paper, rare, shares it once)."""
+    return replace(ratings, rater=rng.permutation(ratings.rater), first_readings=None)
+
+
+def null_modularity(ratings: Ratings, q: float) -> dict:
+    """What Louvain finds in random assignments of the same design (:func:`rewired`, drawn with
+    :data:`NULL_SEED`): ``{"rewirings", "max", "mean", "bound"}``.  Louvain splits any sparse network: 2
+    readers a paper among 150 raters, 10 ratings a rater, gives modularity 0.27-0.29 on random
+    designs (16 files), their rewirings 0.28-0.31; six schools read by their own pairs 0.41, their
+    rewirings at most 0.02.  The first rewiring's :func:`modularity_bound` (above every split of it)
+    ends the search where ``q`` is beyond it by :data:`NULL_MARGIN` (no Louvain on rewirings: a
+    clustered design of many raters pays one bound); else :data:`NULL_REWIRINGS` rewirings, fewer
+    where their links are many (:data:`NULL_LINKS`, at least 2)."""
+    from ..network import shared_papers
+
+    rng = np.random.default_rng(NULL_SEED)
+    found, bound, n = [], math.nan, NULL_REWIRINGS
+    for i in range(NULL_REWIRINGS):
+        if i >= n:
+            break
+        other = rewired(ratings, rng)
+        W = shared_papers(other)
+        if i == 0:
+            bound = modularity_bound(W)
+            if q > bound + NULL_MARGIN:
+                break
+            links = int(np.count_nonzero(np.triu(W, 1)))
+            n = max(2, min(NULL_REWIRINGS, NULL_LINKS // max(links, 1)))
+        active = np.flatnonzero(other.ratings_per_rater() > 0)
+        found.append(_louvain(W, active)[1])
+        if found[-1] >= q - NULL_MARGIN:   # the split is not kept, whatever the other rewirings find
+            break
+    found = [x for x in found if np.isfinite(x)]
+    return {"rewirings": len(found), "max": max(found) if found else math.nan,
+            "mean": float(np.mean(found)) if found else math.nan, "bound": bound}
 
 
 def network_clusters(ratings: Ratings, W=None):
     """``(paper cluster (P,), rater cluster (J,), modularity, within share)`` of the rater network
-    (module docstring, 1); ``(None, None, modularity, nan)`` where it does not split clearly.
-    ``W``: :func:`.network.shared_papers` of ``ratings`` where the caller has it."""
-    import networkx as nx
-
+    (module docstring, 1); ``(None, None, modularity, nan)`` where it does not split clearly: under
+    :data:`MIN_MODULARITY`, or not beyond random assignments of the same design by
+    :data:`NULL_MARGIN` (:func:`null_modularity`).  ``W``: :func:`.network.shared_papers` of
+    ``ratings`` where the caller has it."""
     from ..network import shared_papers
 
     W = shared_papers(ratings) if W is None else W
     active = np.flatnonzero(ratings.ratings_per_rater() > 0)
     if active.size < 4 or ratings.max_raters_per_paper() < 2:
         return None, None, math.nan, math.nan
-    G = nx.Graph()
-    G.add_nodes_from(int(j) for j in active)
-    a, b = np.nonzero(np.triu(W, 1))
-    G.add_weighted_edges_from((int(x), int(y), float(W[x, y])) for x, y in zip(a, b))
-    if G.number_of_edges() == 0:
+    comms, q = _louvain(W, active)
+    if not comms:
         return None, None, math.nan, math.nan
-    comms = nx.community.louvain_communities(G, weight="weight", seed=LOUVAIN_SEED)
-    comms = sorted((sorted(c) for c in comms), key=lambda c: c[0])
-    q = float(nx.community.modularity(G, comms, weight="weight"))
     if len(comms) < 2 or q < MIN_MODULARITY:
+        return None, None, q, math.nan
+    null = null_modularity(ratings, q)
+    if null["rewirings"] and not q > null["max"] + NULL_MARGIN:
         return None, None, q, math.nan
     rc = np.full(ratings.n_raters, -1, dtype=np.int64)
     for k, c in enumerate(comms):

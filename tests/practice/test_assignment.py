@@ -243,3 +243,45 @@ def test_first_readings_are_coded_as_the_resolved_ratings(tmp_path):
     d = design_readings(r)
     assert d.rater_ids == r.rater_ids and d.n_ratings == 120
     assert sorted((r.paper_ids[p], d.rater_ids[j]) for p, j in zip(d.paper, d.rater)) == sorted(firsts)
+
+
+def _school_design(S, per, P, own, seed):
+    """``S`` schools of ``per`` raters; each of a paper's two readers one of its school's raters with
+    probability ``own``, else any rater; scores 1-4 at random (the network alone is looked at)."""
+    rng = np.random.default_rng(seed)
+    J = S * per
+    school = np.arange(P) % S
+    raters = []
+    for p in range(P):
+        who = []
+        while len(who) < 2:
+            j = int(school[p] * per + rng.integers(per)) if rng.random() < own else int(rng.integers(J))
+            if j not in who:
+                who.append(j)
+        raters += who
+    return Ratings(np.repeat(np.arange(P), 2), np.array(raters), rng.integers(0, 4, 2 * P), 3, P, J), school
+
+
+def test_a_sparse_random_network_is_not_split_into_clusters():
+    """Two readers a paper among 150 raters, ten ratings a rater: Louvain splits the random network
+    at modularity 0.27-0.29, above MIN_MODULARITY (0.15), as it splits random assignments of the same
+    design (0.28-0.31): no clusters are kept, and no multi-group fit follows."""
+    from ratercal_cli.practice.assignment import MIN_MODULARITY, null_modularity
+
+    for seed in range(4):
+        r = _random_design(150, 750, 2, seed)
+        pc, _, q, _ = network_clusters(r)
+        assert pc is None and 0.25 < q and MIN_MODULARITY < q, (seed, q)
+        null = null_modularity(r, q)
+        assert null["rewirings"] >= 1 and null["max"] > q - 0.02, (seed, q, null)
+
+
+def test_a_sparse_school_design_is_still_split_into_its_schools():
+    """Fifteen schools of ten raters each, 750 papers, each reader one of the school's raters nine
+    times in ten: modularity 0.74, far beyond random assignments of the design (at most 0.31):
+    the schools are found (each cluster's papers mostly of one school)."""
+    r, school = _school_design(15, 10, 750, 0.9, 1)
+    pc, _, q, within = network_clusters(r)
+    assert pc is not None and q > 0.6 and within > 0.8, (q, within)
+    purity = [np.mean(school[pc == k] == np.bincount(school[pc == k]).argmax()) for k in range(pc.max() + 1)]
+    assert pc.max() + 1 >= 12 and np.mean(purity) > 0.8, purity
