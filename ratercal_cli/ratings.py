@@ -137,6 +137,9 @@ class Ratings:
     first_readings : Ratings or None, with discrepancies resolved (``resolve_discrepancies``): the
         papers' first two readings (the third of a resolved paper left out, both first two kept), on
         which agreement is reported; a subset drops it.
+    reading_order : int array or None, each rating's place in the order of reading (a file's
+        ``order`` column, :attr:`.ratings_file.Columns.order`; sortable, ties in file order): which
+        readings of a paper came first.  None: the ratings' order.
 
     Examples
     --------
@@ -161,6 +164,7 @@ class Ratings:
     source: str | None = field(default=None, compare=False)
     notes: tuple = field(default=(), compare=False)
     first_readings: object = field(default=None, compare=False, repr=False)
+    reading_order: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         paper = np.ascontiguousarray(self.paper, dtype=np.int64)
@@ -186,6 +190,11 @@ class Ratings:
             if group.shape != paper.shape or (group.size and (group.min() < 0 or group.max() >= len(self.group_ids))):
                 raise ValueError("group must give each rating an index into group_ids")
             object.__setattr__(self, "group", group)
+        if self.reading_order is not None:
+            order = np.ascontiguousarray(self.reading_order, dtype=np.int64)
+            if order.shape != paper.shape:
+                raise ValueError("reading_order must give each rating its place")
+            object.__setattr__(self, "reading_order", order)
 
     # -- construction -------------------------------------------------------------
     @classmethod
@@ -330,7 +339,8 @@ class Ratings:
         return replace(self, paper=self.paper[mask], rater=self.rater[mask], score=self.score[mask],
                        group=None if self.group is None else self.group[mask],
                        facets={k: (v[mask], labels) for k, (v, labels) in self.facets.items()},
-                       first_readings=None)
+                       first_readings=None,
+                       reading_order=None if self.reading_order is None else self.reading_order[mask])
 
     # -- groups -------------------------------------------------------------------
     @classmethod
@@ -356,6 +366,8 @@ class Ratings:
         if "first_readings" not in meta and any(p.first_readings is not None for _, p in parts):
             meta["first_readings"] = cls.from_groups([(name, p if p.first_readings is None else p.first_readings)
                                                       for name, p in parts], group_name, scale_low=meta["scale_low"])
+        if "reading_order" not in meta and all(p.reading_order is not None for _, p in parts):
+            meta["reading_order"] = np.concatenate([p.reading_order for _, p in parts])
         return cls(paper=np.concatenate([p.paper + o for (_, p), o in zip(parts, offsets)]),
                    rater=np.concatenate([np.array([ridx[r] for r in p.rater_ids], dtype=np.int64)[p.rater]
                                          for _, p in parts]),
@@ -384,7 +396,9 @@ class Ratings:
                                       rater_ids=tuple(self.rater_ids[k] for k in raters),
                                       scale_low=self.scale_low, source=self.source,
                                       facets={k: (v[mask], labels) for k, (v, labels) in self.facets.items()},
-                                      first_readings=firsts.get(name))))
+                                      first_readings=firsts.get(name),
+                                      reading_order=None if self.reading_order is None
+                                      else self.reading_order[mask])))
         return out
 
     def group_tag(self, name) -> str:

@@ -15,8 +15,8 @@ says, and a file can show it.  Three pieces of evidence, all from the ratings:
    network splits whoever read what: two readers a paper among 150 raters, ten ratings a rater,
    gave 0.27-0.29 on random designs, so a fixed threshold kept arbitrary clusters on 5 of 16 such
    files (and the multi-group models fitted them); their rewirings give as much.  A paper's
-   cluster is the one most of its readers are in; a tie goes to its first reader's (the file's
-   first line of the paper).
+   cluster is the one most of its readers are in; a tie goes to its first reader's (the first in
+   the file's ``order`` column, else the file's first line of the paper).
 2. **The quality of the papers each rater read** (:func:`assignment_evidence`), measured by the
    conditional-ML rating scale model (:func:`.rater_report.fit_rater_model`: papers' Warm
    measures, which do not assume any distribution of quality, so they are not biased by the
@@ -272,7 +272,7 @@ def network_clusters(ratings: Ratings, W=None):
     C = len(comms)
     votes = np.zeros((ratings.n_papers, C))
     np.add.at(votes, (ratings.paper, rc[ratings.rater]), 1.0)
-    first = np.unique(ratings.paper, return_index=True)[1]   # a tie goes to the first reader's cluster
+    first = first_reading(ratings)   # a tie goes to the first reader's cluster
     votes[ratings.paper[first], rc[ratings.rater[first]]] += 0.5
     pc = np.where(votes.sum(axis=1) > 0, votes.argmax(axis=1), -1)
     within = float(np.mean(rc[ratings.rater] == pc[ratings.paper]))
@@ -319,9 +319,25 @@ def rest_measures(ratings: Ratings, tau):
     return chosen[ok], theta[ok]
 
 
+def reading_sequence(ratings: Ratings) -> np.ndarray:
+    """The ratings' indices paper by paper, each paper's in the order of reading: the file's ``order``
+    column where it has one (``ratings.reading_order``, ties in file order), else the file's order."""
+    if ratings.reading_order is None:
+        return np.argsort(ratings.paper, kind="stable")
+    return np.lexsort((ratings.reading_order, ratings.paper))
+
+
+def first_reading(ratings: Ratings) -> np.ndarray:
+    """Each rated paper's first reading (:func:`reading_sequence`), as rating indices."""
+    seq = reading_sequence(ratings)
+    p = ratings.paper[seq]
+    return seq[np.r_[True, p[1:] != p[:-1]]] if seq.size else seq
+
+
 def design_readings(ratings: Ratings) -> Ratings:
     """The readings the assignment test looks at: a resolved file's first two readings of each paper
-    (``first_readings``), else each paper's first ``r`` ratings in the file's order, ``r`` the number
+    (``first_readings``), else each paper's first ``r`` ratings in the order of reading (the file's
+    ``order`` column, else its lines: :func:`reading_sequence`), ``r`` the number
     of ratings papers most often have (at least 2).  Readings beyond those (a third reading of a paper whose first
     two disagreed, an adjudication) go to a paper because of its scores, not at random, and bias the
     rest measures of its first readers: a severe reader's discrepant papers are those whose other
@@ -345,7 +361,7 @@ def design_readings(ratings: Ratings) -> Ratings:
     r = max(2, int(np.argmax(counts)))   # (a sample of papers read twice, the rest once: both readings)
     if r >= per_paper.max():
         return ratings
-    by_paper = np.argsort(ratings.paper, kind="stable")
+    by_paper = reading_sequence(ratings)
     rank = np.empty(ratings.n_ratings, dtype=np.int64)
     rank[by_paper] = np.arange(ratings.n_ratings) - np.repeat(np.r_[0, np.cumsum(per_paper)][:-1], per_paper)
     return ratings.subset(rank < r)

@@ -847,7 +847,7 @@ def _build_group(table, name, idx, scores, resolve, threshold, reading_order=Non
     ratings = Ratings(paper=kept[0], rater=r_used, score=kept[1], max_score=table.scale.max_score,
                       n_papers=len(paper_ids), n_raters=len(rater_ids_used),
                       paper_ids=paper_ids, rater_ids=rater_ids_used, facets=_facet_codes(rows, used, cols.facets),
-                      first_readings=first)
+                      first_readings=first, reading_order=None if reading_order is None else reading_order[used])
     return RatingsGroup(name=name, ratings=ratings, rows=used, file_rows=idx, paper_at=paper_at)
 
 

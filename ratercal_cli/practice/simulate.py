@@ -194,7 +194,8 @@ class DesignModel:
         extra = inverse_cdf(q.T, rng.random(paper.size)) if paper.size else np.zeros(0, dtype=score.dtype)
         facets = {f: (np.r_[v[keep], v[like]], labels) for f, (v, labels) in r.facets.items()}
         return replace(r, paper=np.r_[r.paper[keep], paper], rater=np.r_[r.rater[keep], rater],
-                       score=np.r_[score[keep], extra].astype(score.dtype), facets=facets, first_readings=None)
+                       score=np.r_[score[keep], extra].astype(score.dtype), facets=facets, first_readings=None,
+                       reading_order=None)
 
 
 @dataclass

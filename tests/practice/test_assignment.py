@@ -285,3 +285,32 @@ def test_a_sparse_school_design_is_still_split_into_its_schools():
     assert pc is not None and q > 0.6 and within > 0.8, (q, within)
     purity = [np.mean(school[pc == k] == np.bincount(school[pc == k]).argmax()) for k in range(pc.max() + 1)]
     assert pc.max() + 1 >= 12 and np.mean(purity) > 0.8, purity
+
+
+def test_the_test_reads_the_first_readings_of_the_order_column(tmp_path):
+    """Without --resolve-discrepancies, a paper's first readings are its first in the file's ``order``
+    column (where it has one), not its first lines: here a third reading of a paper is on its first
+    line; the test reads the two that the order column puts first, in each group too."""
+    import ratercal_cli as rc
+    from ratercal_cli.practice.assignment import design_readings
+
+    lines, firsts = ["grade,paper,rater,score,order"], set()
+    for p in range(16):
+        a, b, c = (p % 4) + 1, ((p + 1) % 4) + 1, ((p + 2) % 4) + 1
+        third = [f"{p % 2},P{p},R{c},3,30"] if p % 4 == 0 else []   # (in the file before the first two)
+        lines += third + [f"{p % 2},P{p},R{a},1,10", f"{p % 2},P{p},R{b},{1 + p % 3},20"]
+        firsts |= {(f"P{p}", f"R{a}"), (f"P{p}", f"R{b}")}
+    path = tmp_path / "order.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = rc.read_ratings(path, scale="1-4", group_col="grade")
+    assert r.reading_order is not None and r.first_readings is None and r.n_ratings == 36
+    d = design_readings(r)
+    assert d.n_ratings == 32 and {(r.paper_ids[p], r.rater_ids[j]) for p, j in zip(d.paper, d.rater)} == firsts
+    for _, g in r.by_group():
+        d = design_readings(g)
+        assert d.n_ratings == 16 and {(g.paper_ids[p], g.rater_ids[j]) for p, j in zip(d.paper, d.rater)} <= firsts
+    # without the column, the first two lines: the third reading is among them
+    path.write_text("\n".join(x.rsplit(",", 1)[0] for x in lines) + "\n", encoding="utf-8")
+    r = rc.read_ratings(path, scale="1-4")
+    d = design_readings(r)
+    assert r.reading_order is None and ("P0", "R3") in {(r.paper_ids[p], r.rater_ids[j]) for p, j in zip(d.paper, d.rater)}
