@@ -653,7 +653,8 @@ class GridEngine:
             return None   # (a chunk's window holds each of its patterns' own: no gain to be had, no sort)
         if self._order is None:
             order = np.argsort(mz, kind="stable")
-            step = min(WINDOW_CHUNK, max(WINDOW_CHUNK // 4, self.N // WINDOW_CHUNKS))
+            step = min(WINDOW_CHUNK, max(WINDOW_CHUNK // 4, -(-self.N // WINDOW_CHUNKS)))
+            step = -(-self.N // -(-self.N // step))   # (chunks of as many patterns as they can be: no small last one)
             if self.n_rat.min() < self.n_rat.max():   # (each chunk's patterns by their number of ratings: runs
                 order = order[np.lexsort((self.n_rat[order], np.arange(self.N) // step))]   # :meth:`_product_runs` takes)
             self._order = order, np.arange(0, self.N, step)
