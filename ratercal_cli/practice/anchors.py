@@ -16,7 +16,9 @@ leads into, on the file's scale (``2``: the step from 1 to 2 on a 1-6 scale); ``
 except for thresholds that belong to one level of the ``--steps-by`` facet.  ``measure`` in logits:
 a rater's severity and a facet level's difficulty (+ = lower scores), a threshold's Rasch-Andrich
 value; ``se`` its model standard error (blank allowed when anchoring by hand).  Every row repeats
-the model and scale so that rows pasted from another file cannot change them silently.
+the model and scale so that rows pasted from another file cannot change them silently.  Saved again
+by a spreadsheet set up for decimal commas, the file comes back separated by ``;`` (or tabs) with
+measures such as ``-0,039926``: it is read as it is.
 
 JSON: ``{"model": "MFRM", "scale": "1-6", "elements": [{"facet": ..., "element": ..., "level": ...,
 "measure": ..., "se": ...}, ...]}``.
@@ -166,20 +168,22 @@ def _at(line) -> str:
     return f"line {line}" if isinstance(line, int) else str(line)
 
 
-def _number(text, path, line, column, blank_ok=False):
-    text = str(text).strip()
+def _number(text, path, line, column, blank_ok=False, decimal_comma=False):
+    text = shown = str(text).strip()
     if not text and blank_ok:
         return math.nan
+    if decimal_comma and text.count(",") == 1 and "." not in text:   # -0,039926 as a spreadsheet saves it
+        text = text.replace(",", ".")
     try:
         value = float(text)
     except ValueError:
-        raise InputError(f"{snippet(text)} is not a number", path, line, column) from None
+        raise InputError(f"{snippet(shown)} is not a number", path, line, column) from None
     if not math.isfinite(value):
-        raise InputError(f"{snippet(text)} is not a finite number", path, line, column)
+        raise InputError(f"{snippet(shown)} is not a finite number", path, line, column)
     return value
 
 
-def _anchor(fields: dict, path, line, model_scale) -> tuple:
+def _anchor(fields: dict, path, line, model_scale, decimal_comma=False) -> tuple:
     model = str(fields.get("model", "")).strip().upper()
     if model not in MODELS:
         raise InputError(f"{snippet(model)}: expected one of {', '.join(MODELS)}", path, line, "model")
@@ -205,8 +209,9 @@ def _anchor(fields: dict, path, line, model_scale) -> tuple:
                              "number", path, line, "element") from None
     elif level:
         raise InputError("only thresholds belong to a level", path, line, "level")
-    measure = _number(fields.get("measure", ""), path, line, "measure")
-    se = _number(fields.get("se", "") if fields.get("se") is not None else "", path, line, "se", blank_ok=True)
+    measure = _number(fields.get("measure", ""), path, line, "measure", decimal_comma=decimal_comma)
+    se = _number(fields.get("se", "") if fields.get("se") is not None else "", path, line, "se", blank_ok=True,
+                 decimal_comma=decimal_comma)
     if abs(measure) > MAX_LOGITS:   # 1e300 overflowed the fit with 20 warnings, then an error naming no line
         raise InputError(f"{measure:g} logits is not a measure (at most {MAX_LOGITS:g} either side of 0)", path,
                          line, "measure")
@@ -215,12 +220,19 @@ def _anchor(fields: dict, path, line, model_scale) -> tuple:
     return (model, str(scale)), scale, Anchor(facet, element, measure, se, level, line)
 
 
+def _semicolons(text: str) -> bool:
+    """Whether the first non-blank line (the header) is separated by ';' rather than ',' or tabs."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return first.count(";") > max(first.count(","), first.count("\t"))
+
+
 def read_anchors(path, encoding=None) -> Anchors:
     """Read an anchor file (CSV, or JSON when the name ends in ``.json``); InputError names the line
     (JSON: the element's number) and field of anything wrong, and an element given twice."""
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file" if not path.exists() else "is not a file", path)
+    decimal_comma = False
     if path.suffix.lower() == ".json":
         try:
             doc = json.loads(read_text(path, encoding))
@@ -239,7 +251,12 @@ def read_anchors(path, encoding=None) -> Anchors:
     else:
         from ..guard import restore
 
-        _, rows, _ = read_table(path, required=["model", "scale", "facet", "element", "measure"], encoding=encoding)
+        # a file edited in a spreadsheet set up for decimal commas comes back separated by ';' with
+        # measures such as -0,039926: read as it is (the ratings file's --sep and --decimal are not its)
+        text = read_text(path, encoding)
+        _, rows, sep = read_table(path, required=["model", "scale", "facet", "element", "measure"], text=text,
+                                  delimiter=";" if _semicolons(text) else None)
+        decimal_comma = sep != ","
         # labels as write_anchors neutralised them for spreadsheets ('=x -> =x)
         records = [(line, {k: restore(v) if k in ("facet", "element", "level") else v for k, v in fields.items()})
                    for line, fields in rows]
@@ -247,7 +264,8 @@ def read_anchors(path, encoding=None) -> Anchors:
         raise InputError("no anchored elements", path)
     model_scale, scale, out, seen = None, None, [], {}
     for line, fields in records:
-        model_scale, scale, a = _anchor(fields, path, line, model_scale)
+        model_scale, scale, a = _anchor(fields, path, line, model_scale,
+                                        decimal_comma=decimal_comma)
         if a.key in seen:
             raise InputError(f"{a.facet} {a.element}{' ' + a.level if a.level else ''} is anchored twice (first at "
                              f"{_at(seen[a.key])})", path, line, "element")

@@ -39,6 +39,23 @@ def test_csv_is_readable_and_editable(tmp_path):
     assert b.of("rater")["R3"].measure == 0.5 and math.isnan(b.of("rater")["R3"].se)
 
 
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_file_saved_by_a_decimal_comma_spreadsheet_is_read_as_written(tmp_path, sep):
+    """Edited in a spreadsheet set up for decimal commas (most of Europe), the anchor file comes back
+    separated by ';' with measures written -0,25: it was refused with a hint, "give --sep semicolon",
+    that no option for the anchor file takes (the ratings file's --sep)."""
+    (tmp_path / "b.csv").write_text(sep.join(["model", "scale", "facet", "element", "level", "measure", "se"]) + "\r\n"
+                                    + sep.join(["MFRM", "1-6", "rater", "Brown, Sam", "", "-0,250000", "0,060000"])
+                                    + "\r\n" + sep.join(["MFRM", "1-6", "threshold", "2", "", "-2,88", ""]) + "\r\n")
+    b = read_anchors(tmp_path / "b.csv")
+    assert b.of("rater")["Brown, Sam"].measure == -0.25 and b.of("rater")["Brown, Sam"].se == 0.06
+    assert b.thresholds()[2].measure == -2.88 and math.isnan(b.thresholds()[2].se)
+    # in a file separated by commas a comma is a separator, never a decimal mark
+    (tmp_path / "c.csv").write_text('model,scale,facet,element,level,measure,se\nMFRM,1-6,rater,R1,,"-0,25",\n')
+    with pytest.raises(InputError, match="c.csv:2: measure: '-0,25' is not a number"):
+        read_anchors(tmp_path / "c.csv")
+
+
 @pytest.mark.parametrize("body, message", [
     ("MFRM,1-6,rater,R1,,abc,0.1", "b.csv:2: measure: 'abc' is not a number"),
     ("MFRM,1-6,rater,R1,,0.1,0.1\nMFRM,1-6,rater,R1,,0.2,0.1", "b.csv:3: element: rater R1 is anchored twice (first at line 2)"),
