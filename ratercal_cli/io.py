@@ -357,7 +357,8 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True, tex
     line number being the first file line of the record (a quoted field may span
     lines).  Raises :class:`InputError` naming the file (and line) for an empty
     file, a NUL byte, a column named twice, a missing column (a name differing only in case
-    counts when it is the only one: :func:`find_column`; ``hint`` ends the message), a short row, a field over
+    counts when it is the only one: :func:`find_column`; ``hint`` ends the message, or a function of the
+    missing names giving its end), a short row, a field over
     :data:`FIELD_LIMIT` (an unterminated quote swallowing the file) or bytes that do not
     decode.  ``delimiter=None`` sniffs tab vs comma (:func:`sniff_delimiter`);
     ``strip=False`` keeps the cells' surrounding whitespace (header names are always
@@ -455,6 +456,7 @@ def _header(row, required, delimiter, path, line, hint=""):
         raise InputError(f"column {twice} appears twice", path, line, twice)
     missing = [c for c in required if find_column(header, c) is None]
     if missing:
+        hint = hint(missing) if callable(hint) else hint
         if delimiter != ";" and any(";" in c for c in header):
             hint = f"; the fields look separated by ';': give {arg('sep', 'semicolon')}"
         raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(header)}){hint}",

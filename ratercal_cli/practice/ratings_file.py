@@ -506,6 +506,8 @@ def _refuse_unsaved_formulas(path, sheet, header, rows_with_blanks):
 
 #: A score as written: digits with an optional fraction and exponent (no "_", "0x", spaces).
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+#: A score written with a decimal comma (``2,0``), which ``--decimal comma`` reads.
+_DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
 
 
 def _parse_score(text, path, line, column, decimal="."):
@@ -516,7 +518,9 @@ def _parse_score(text, path, line, column, decimal="."):
     if decimal == ",":
         text = text.replace(",", ".")
     if not _NUMBER.fullmatch(text):
-        raise InputError(f"{snippet(shown)} is not a number", path, line, column)
+        hint = (f" (give {arg('decimal', 'comma')} for scores written with a decimal comma)"
+                if decimal != "," and _DECIMAL_COMMA.fullmatch(text) else "")
+        raise InputError(f"{snippet(shown)} is not a number{hint}", path, line, column)
     value = float(text)
     if not np.isfinite(value) or value != int(value):
         raise InputError(f"{snippet(shown)} is not a whole number", path, line, column)
@@ -568,6 +572,20 @@ def resolve_discrepancies(paper, score, threshold: int = 1, order=None):
 COLUMN_HINT = f"; name the columns with {arg('paper_col')}, {arg('rater_col')} and {arg('score_col')}"
 
 
+def _column_hint(columns: Columns):
+    """The end of the error for missing columns (``missing``): :data:`COLUMN_HINT` where the paper,
+    rater or score column is missing, else the options that named the missing ones (``--group-col
+    nope`` was told to name the columns with --paper-col, --rater-col and --score-col)."""
+    def hint(missing) -> str:
+        if {columns.paper, columns.rater, columns.score} & set(missing):
+            return COLUMN_HINT
+        named = [arg(o) for c, o in ((columns.group, "group_col"), (columns.order, "order_col")) if c in missing]
+        if set(missing) & set(columns.facets):   # a cluster column is read as a facet
+            named.append(f"{arg('facet_cols')} (or {arg('cluster', cli='--cluster-col')})")
+        return f"; check the column name given to {' and '.join(named)}" if named else ""
+    return hint
+
+
 @paused_gc()
 def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=None,
                       resolve: bool = False, threshold: int = 1, encoding=None, decimal: str = ".",
@@ -598,7 +616,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     path = Path(path)
     _check_read_options(path, delimiter, decimal)
     columns, made, required = _wanted_columns(columns, score_cols, rater_cols)
-    source = read_source_columns(path, required, delimiter, encoding, sheet, COLUMN_HINT)
+    source = read_source_columns(path, required, delimiter, encoding, sheet, _column_hint(columns))
     header, rows, lines, delimiter = source.header, source.rows, source.lines, source.delimiter
     if decimal == "," and delimiter == ",":
         raise ArgumentError("decimal", "a decimal comma needs another field separator: the header looks "

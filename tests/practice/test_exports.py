@@ -203,7 +203,8 @@ def test_decimal_comma(tmp_path):
     t = read_ratings_file(p, "0-5", delimiter=";", decimal=",")
     assert t.groups[0].ratings.score.tolist()[:4] == [0, 3, 1, 4]
     res = run("check", p, "--scale", "0-5", "--sep", "semicolon", "--no-rasch")
-    assert res.exit_code == 2 and "'0,0' is not a number" in res.stderr
+    assert res.exit_code == 2 and res.stderr.strip() == (f"error: {p}:2: score: '0,0' is not a number (give "
+                                                         "--decimal comma for scores written with a decimal comma)")
     res = run("check", p, "--scale", "0-5", "--sep", "semicolon", "--decimal", "comma", "--no-rasch")
     assert res.exit_code == 0, res.output
     res = run("check", write_rows(tmp_path / "c.csv", linked(8)), "--decimal", "comma", "--no-rasch")
@@ -218,6 +219,17 @@ def test_missing_columns_are_listed_with_the_options_and_case_is_forgiven(tmp_pa
                                   "Score); name the columns with --paper-col, --rater-col and --score-col")
     res = run("check", p, "--scale", "0-5", "--no-rasch", "--paper-col", "student id", "--rater-col", "reader")
     assert res.exit_code == 0, res.output
+    # a column named by another option: that option, not the three above (--group-col nope was told
+    # to name the columns with --paper-col, --rater-col and --score-col)
+    q = write_rows(tmp_path / "g.csv", linked(8))
+    for extra, hint in ((["--group-col", "grade"], "--group-col"),
+                        (["--cluster-col", "school"], "--facet-col (or --cluster-col)"),
+                        (["--order-col", "seq", "--group-col", "grade"], "--group-col and --order-col")):
+        res = run("check", q, "--scale", "0-5", "--no-rasch", *extra)
+        missing = ", ".join(c for c in ("grade", "seq", "school") if c in extra)
+        assert res.exit_code == 2 and res.stderr.strip() == (
+            f"error: {q}:1: missing column(s) {missing} (found: paper, rater, score); check the column name "
+            f"given to {hint}")
     q = write_rows(tmp_path / "two.csv", [(a, b, c, c) for a, b, c in linked(8)],
                    header=("paper", "rater", "Score", "SCORE"))
     with pytest.raises(InputError, match="missing column"):   # two columns match: not guessed
