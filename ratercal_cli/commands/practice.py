@@ -356,7 +356,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
 @click.option("--bootstrap", type=click.IntRange(0), default=0, show_default=True, metavar="N",
               help="Each paper's standard error (columns X_paper_se) by N draws of a bootstrap over papers "
                    "(equating and least-squares methods; MML/MFRM always get their posterior SD, CML/RSM "
-                   "their WLE's).")
+                   "their WLE's; not yet with facets, where a warning says so).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--total", type=click.Choice(["sum", "mean"]), default="sum", show_default=True,
               help="With facets: a paper's rubric total (column X_total) over its criteria.")
@@ -378,7 +378,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
     The output holds the input's columns, then `flag` (resolved / dropped /
     unresolved / many / missing / thin, blank otherwise) and, per method X, `X` (the rating's
     adjusted score) and `X_paper` (the paper's adjusted score, the same on each of
-    its lines).  With --bootstrap (and for MML/MFRM always), `X_paper_se`, and with --cut
+    its lines).  With --bootstrap (and for MML/MFRM always; not yet with facets), `X_paper_se`, and with --cut
     `X_paper_pass`, the probability that the paper passes; with --method recommended,
     `recommended_method`, the method each line's group got.  A summary (per rater the mean
     shift; papers moved; with --cut the papers that went fail->pass and pass->fail) goes to

@@ -277,6 +277,9 @@ def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k, prefix=""):
     from .uncertainty import paper_uncertainty
 
     if getattr(g.ratings, "facets", None) or g.cells:   # facetted ratings: no paper SEs yet
+        if n_boot:   # said, not silently dropped (the columns X_paper_se were simply missing)
+            g.warnings.append(f"{prefix}{mention('bootstrap')}: no paper standard errors on ratings with facets (a "
+                              "rubric) yet; no X_paper_se or pass-probability columns are written")
         return
     low = g.ratings.scale_low
     done = {}
@@ -506,12 +509,12 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
     >>> res.paper_frame().head()                                                     # doctest: +SKIP
     """
     from .assignment import ASSIGNMENTS
-    from .coerce import as_ratings, check_choice, check_count, split_read
+    from .coerce import as_ratings, with_cluster, check_choice, check_count, split_read
 
     read, old = split_read(old)   # a path or DataFrame's read_ratings keywords (scale=, paper_col=, ...)
     if old:
         methods = _old_method_argument(old, methods)
-    ratings = as_ratings(ratings, **read)
+    ratings = as_ratings(ratings, **with_cluster(ratings, cluster, read))
     codes, is_all = parse_methods(methods, allow_recommended=True)
     check_choice(variant, VARIANTS, "variant")
     check_choice(assignment, ASSIGNMENTS, "assignment")

@@ -86,10 +86,10 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
     {'5': 'TMN', '8': 'TLI', '11': 'TMN'}
     """
     from .assignment import ASSIGNMENTS
-    from .coerce import as_ratings, check_alpha, check_choice, check_count
+    from .coerce import as_ratings, with_cluster, check_alpha, check_choice, check_count
     from .cut import check_cut
 
-    ratings = as_ratings(ratings, **read)
+    ratings = as_ratings(ratings, **with_cluster(ratings, cluster, read))
     check_choice(assignment, ASSIGNMENTS, "assignment")
     alpha = check_alpha(alpha)
     simulate = check_count(simulate, "simulate", minimum=2, optional=True)

@@ -16,7 +16,7 @@ from ..arguments import check_alpha, check_choice, check_count
 from ..errors import ArgumentError
 from ..ratings import Ratings
 
-__all__ = ["as_ratings", "split_read", "READ_ARGS", "check_alpha", "check_choice", "check_count", "results_repr", "results_html"]
+__all__ = ["as_ratings", "with_cluster", "split_read", "READ_ARGS", "check_alpha", "check_choice", "check_count", "results_repr", "results_html"]
 
 
 def as_ratings(data, argument: str = "ratings", **read) -> Ratings:
@@ -62,6 +62,16 @@ def as_ratings(data, argument: str = "ratings", **read) -> Ratings:
         return Ratings.from_frame(data, **frame_args)
     raise ArgumentError(argument, f"expected Ratings, a path to a ratings file or a pandas DataFrame, not "
                                   f"{type(data).__name__}")
+
+
+def with_cluster(data, cluster, read: dict) -> dict:
+    """``read`` with the column ``cluster`` among its ``facet_cols`` where ``data`` is a file or a
+    DataFrame (``check(path, cluster="school")`` refused a file with a column ``school``: "not a
+    facet of the ratings"), as the command line reads ``--cluster-col``."""
+    if cluster is None or isinstance(data, Ratings):
+        return read
+    facets = tuple(read.get("facet_cols") or ())
+    return read if cluster in facets else {**read, "facet_cols": facets + (cluster,)}
 
 
 _FRAME_ARGS = ("scale", "paper_col", "rater_col", "score_col", "group_col", "facet_cols")

@@ -50,3 +50,24 @@ def test_read_keywords_are_refused_where_they_cannot_apply(export):
         rc.check(pd.read_csv(export), encoding="latin-1", **KW)  # a file's option, not a frame's
     with pytest.raises(rc.ArgumentError, match="paper_column"):
         rc.compare(export, paper_column="Student ID")            # a misspelling is named
+
+
+def test_a_path_or_frame_with_a_cluster_column_is_read_with_it(tmp_path):
+    """``rc.check(path, cluster="school")`` on a file with a column ``school`` was an ArgumentError ("not
+    a facet of the ratings (facets: none)"): the command line reads --cluster-col's column, the library
+    did not.  Four schools, each read by its own pair of raters and one shared rater."""
+    rows = []
+    for p in range(64):
+        s = p % 4
+        own = (f"R{2 * s + 1}", f"R{2 * s + 2}")
+        for r in (own[p % 2], "R9" if (p // 4) % 4 == 0 else own[1 - p % 2]):
+            rows.append({"paper": f"P{p:02d}", "rater": r, "school": f"S{s + 1}", "score": 1 + (p * 5 + len(r)) % 6})
+    path = tmp_path / "schools.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    for data in (path, pd.read_csv(path, dtype=str)):
+        found = rc.check(data, scale="1-6", cluster="school").reports[0].assignment_found
+        assert found.cluster_source == "column school" and found.cluster_labels == ("S1", "S2", "S3", "S4")
+    by_path = rc.adjust(path, "MML", scale="1-6", cluster="school").paper_frame()["MML"].tolist()
+    read = rc.read_ratings(path, scale="1-6", facet_cols=["school"])
+    assert by_path == rc.adjust(read, "MML", cluster="school").paper_frame()["MML"].tolist()
+    assert len(by_path) == 64

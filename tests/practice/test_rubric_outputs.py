@@ -152,3 +152,20 @@ def test_rubric_html_has_the_many_facet_tables(tmp_path):
     for piece in ("Many-facet model: all papers", 'class=\'mfrm-raters\'', "Category statistics (Facets Table 8)",
                   "Rater x criterion bias (Facets Table 13)", "Methods: all papers", "Adjustment: all papers"):
         assert piece in page, piece
+
+
+def test_bootstrap_on_a_rubric_says_it_gives_no_standard_errors(tmp_path):
+    """``adjust --bootstrap 20`` on a rubric wrote no X_paper_se and said nothing: the option was dropped
+    silently.  Now a warning says so, and the scores are those of the run without it."""
+    src = _rubric(tmp_path / "r.csv", per=2, seed=3)
+    runner = CliRunner()
+    plain = runner.invoke(cli, ["adjust", str(src), *OPTS, "-m", "TLI", "-o", str(tmp_path / "a.csv"), "-q"])
+    boot = runner.invoke(cli, ["adjust", str(src), *OPTS, "-m", "TLI", "--bootstrap", "20",
+                               "-o", str(tmp_path / "b.csv")])
+    assert plain.exit_code == 0 and boot.exit_code == 0, boot.output
+    assert (f"warning: {src}: --bootstrap: no paper standard errors on ratings with facets (a rubric) yet; no "
+            "X_paper_se or pass-probability columns are written") in boot.output.splitlines()
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    with open(tmp_path / "b.csv", newline="") as fh:
+        header = next(csv.reader(fh))
+    assert header == ["student", "rater", "style", "style_TLI", "org", "org_TLI", "flag", "TLI_total"]
