@@ -326,9 +326,13 @@ def _is_workbook(path: Path, head: bytes) -> bool:
 
 def _how_written(text: str, head: bytes, encoding) -> tuple[bool, str]:
     """``(bom, newline)`` of a text file: a UTF-8 (or UTF-16, written back as UTF-8) file with a
-    byte-order mark is written back with one; CRLF where its first 64 KiB have one."""
-    bom = (encoding is None or codecs.lookup(encoding).name.startswith("utf-8")) and head[:3] == codecs.BOM_UTF8 \
-        or encoding is None and head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+    byte-order mark is written back with one; so is a file of another encoding (``--encoding latin-1``)
+    with a character beyond ASCII, since the output is UTF-8 and without the mark Excel reads it in the
+    system's code page ("JosÃ©" for "José"); CRLF where its first 64 KiB have one."""
+    utf8 = encoding is None or codecs.lookup(encoding).name.startswith("utf-8")
+    bom = utf8 and head[:3] == codecs.BOM_UTF8 \
+        or encoding is None and head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) \
+        or not utf8 and not text.isascii()
     return bom, "\r\n" if "\r\n" in text[:1 << 16] else "\n"
 
 

@@ -245,6 +245,25 @@ def test_latin1_error_names_line_and_offset_and_encoding_reads_it(tmp_path):
     assert res.exit_code == 2 and "--encoding: unknown encoding" in res.stderr
 
 
+def test_a_latin1_file_is_adjusted_into_utf8_with_a_byte_order_mark(tmp_path):
+    """The output is UTF-8 whatever the input's encoding; from a latin-1 file it had no byte-order mark,
+    so Excel (which takes a CSV without one in the system's code page) showed "JosÃ©".  An ASCII file
+    read with --encoding latin-1 stays without one."""
+    p = tmp_path / "l.csv"
+    p.write_bytes("paper;rater;score\r\n1;Jos\u00e9;2\r\n1;b;3\r\n2;Jos\u00e9;4\r\n2;b;4\r\n".encode("latin-1"))
+    res = run("adjust", p, "--scale", "0-5", "--encoding", "latin-1", "--sep", "semicolon", "-m", "MN", "-o",
+              tmp_path / "o.csv", "-q")
+    assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "o.csv").read_bytes().decode("utf-8").splitlines() == [
+        # MN: each rating moved by the mean of all (3.25) minus its rater's (José 3, b 3.5)
+        "\ufeffpaper;rater;score;flag;MN;MN_paper", "1;Jos\u00e9;2;;2.2500;2.5000", "1;b;3;;2.7500;2.5000",
+        "2;Jos\u00e9;4;;4.2500;4.0000", "2;b;4;;3.7500;4.0000"]
+    q = tmp_path / "a.csv"
+    q.write_bytes(b"paper,rater,score\n1,a,2\n1,b,3\n2,a,4\n2,b,4\n")
+    res = run("adjust", q, "--scale", "0-5", "--encoding", "latin-1", "-m", "MN", "-o", tmp_path / "a_out.csv", "-q")
+    assert res.exit_code == 0 and (tmp_path / "a_out.csv").read_bytes().startswith(b"paper,rater,score,flag,MN")
+
+
 def test_semicolons(tmp_path):
     p = tmp_path / "s.csv"
     p.write_text("paper;rater;score\n1;a;2\n1;b;3\n2;a;4\n2;b;4\n")
