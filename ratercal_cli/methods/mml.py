@@ -133,6 +133,17 @@ SAMPLE_INFO_NODE_RATIO = 0.7
 #: raters a paper, 1M ratings: the sample's first information 119 -> 98 nodes (MFRM 110 -> 67, 0.093 ->
 #: 0.062 s), the same iterations on 2, 3 and 21 of 200, estimates as near the tight fit (4.4e-8, 2e-10)
 SAMPLE_INFO_TAIL = 8.0
+#: the grid of the sample's phase (:func:`_fit_on_grids`: its log L and gradients, and so its informations'
+#: range) at most the 1% quantile of the posteriors' sd / SAMPLE_NODE_RATIO, where every paper's keeps NODE_RATIO's:
+#: the sample's log L is off by ~6e-5 a paper (relative, smooth in the parameters) where its phase stops at a
+#: decrement of ~1 a parameter.  21 of 200 raters a paper, 1M ratings: its evaluations on 94, 57, 86, 66 nodes
+#: where 166, 100, 145, 117 (0.20 -> 0.13 s of log L and gradients), every paper's iterations the same on every
+#: shape of issue 32 (MML and MFRM), the outputs the same to the printed digit
+SAMPLE_NODE_RATIO = 0.7
+#: ... and the start's second grid (the first, MIN_NODES, misjudges narrow posteriors) at most START_GROWTH
+#: times the first's nodes: 124 where 401 at 21 of 200 raters a paper (0.029 -> 0.013 s), then the grid
+#: the posteriors there ask for
+START_GROWTH = 4
 #: a grid made during the iterations is this much finer than required, so that posteriors
 #: narrowing a little as the estimates settle do not ask for a new grid at every step
 GRID_MARGIN = 1.05
@@ -444,6 +455,7 @@ class _Objective:
         self.pen.sum_duplicates()
         self.U, self.M, self.ls = U, M, ls
         self.scale = 1.0   # log L (and its derivatives) times this: the sample's objective stands for every paper's
+        self.node_ratio = NODE_RATIO   # the grid's (:func:`required_grid`): SAMPLE_NODE_RATIO for the sample's phase
         self._item_rows()
 
     def _item_rows(self):
@@ -545,6 +557,7 @@ class _Objective:
         sub = copy.copy(self)
         sub.eng, sub.sample = self.sample, None
         sub.scale = self.eng.mult.sum() / self.sample.mult.sum()
+        sub.node_ratio = SAMPLE_NODE_RATIO
         return sub
 
     def _hessians(self, tau, ls, ev, sample=None):
@@ -750,8 +763,9 @@ def _newton(obj: _Objective, phi, max_iter, stop, regrid: bool, carry=None, conf
                 continue
             return phi, newton, it, info if newton else None, state
         ll, ev = ll_new, ev_new
-        if regrid and grids < MAX_REGRIDS and not (_grid_suffices(obj.eng, ev) and not _grid_excess(obj.eng, ev)):
-            obj.eng.set_nodes(*required_grid(ev, GRID_MARGIN))   # the posteriors moved: log L and gradient on their grid
+        ratio = obj.node_ratio
+        if regrid and grids < MAX_REGRIDS and not (_grid_suffices(obj.eng, ev, ratio) and not _grid_excess(obj.eng, ev, ratio)):
+            obj.eng.set_nodes(*required_grid(ev, GRID_MARGIN, ratio))   # the posteriors moved: log L and gradient on their grid
             grids += 1
             ll, g_new, _, _, ev = obj(new, level=1)
         s_, y_ = new - phi, g - g_new             # the step, and the change of -gradient
@@ -937,20 +951,20 @@ class _Cholesky:
         return x
 
 
-def required_grid(ev, finer: float = 1.0) -> tuple:
+def required_grid(ev, finer: float = 1.0, ratio: float = NODE_RATIO) -> tuple:
     """(nodes, lo, hi): a grid over where the posteriors of evaluation ``ev`` lie (within +-SPAN) whose
-    spacing resolves them: at most the 1% quantile of their sd (z units) / NODE_RATIO (/ ``finer``);
-    MIN_NODES to MAX_NODES nodes."""
+    spacing resolves them: at most the 1% quantile of their sd (z units) / ``ratio`` (NODE_RATIO; the sample's
+    phase: SAMPLE_NODE_RATIO) / ``finer``; MIN_NODES to MAX_NODES nodes."""
     lo, hi = max(-SPAN, ev.z_lo - 0.5), min(SPAN, ev.z_hi + 0.5)
     if not (np.isfinite(ev.z_sd_low) and ev.z_sd_low > 0 and hi > lo):
         return MAX_NODES, -SPAN, SPAN
-    n = int(np.ceil((hi - lo) * NODE_RATIO * finer / ev.z_sd_low)) + 1
+    n = int(np.ceil((hi - lo) * ratio * finer / ev.z_sd_low)) + 1
     return int(min(max(n, MIN_NODES), MAX_NODES)), lo, hi
 
 
-def _grid_suffices(eng: GridEngine, ev) -> bool:
+def _grid_suffices(eng: GridEngine, ev, ratio: float = NODE_RATIO) -> bool:
     """Does the engine's grid cover the posteriors of ``ev`` finely enough (:func:`required_grid`)?"""
-    n, lo, hi = required_grid(ev)
+    n, lo, hi = required_grid(ev, ratio=ratio)
     z = eng.z
     spacing = (z[-1] - z[0]) / max(z.size - 1, 1)
     fine = spacing <= (hi - lo) / max(n - 1, 1) * 1.0001 or eng.Q >= MAX_NODES
@@ -971,12 +985,12 @@ def info_grid(eng: GridEngine, ev, ratio: float = INFO_NODE_RATIO, tail=None) ->
     return int(min(max(n, MIN_NODES), eng.Q)), lo, hi
 
 
-def _grid_excess(eng: GridEngine, ev) -> bool:
+def _grid_excess(eng: GridEngine, ev, ratio: float = NODE_RATIO) -> bool:
     """Has the engine's grid more than COARSEN times the nodes the posteriors of ``ev`` need (with
     the margin of a grid made during the iterations)?  (A grid chosen where the posteriors were
     narrow, at the start's sigma, held 167 nodes at the end of a complete panel of 21 whose
     posteriors needed 111.)"""
-    return eng.Q > COARSEN * required_grid(ev, GRID_MARGIN)[0]
+    return eng.Q > COARSEN * required_grid(ev, GRID_MARGIN, ratio)[0]
 
 
 def _best_start(obj: _Objective, starts, known=None, first: int = 0):
@@ -1018,7 +1032,7 @@ def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale, firs
     one), which then follows the posteriors (:func:`_newton`).  Where there is a sample, the sample's
     papers alone (their log L scaled to every paper's) are fitted first, to a decrement of
     SAMPLE_PHASE_TOL x (k - 1) a parameter (k papers a sampled one; the PCM's weighted sample:
-    SAMPLE_PHASE_TOL), on their own grid: the
+    SAMPLE_PHASE_TOL), on their own grid (coarser: SAMPLE_NODE_RATIO; the start's too): the
     iterations far from the optimum, their line searches and regrids cost a sample's evaluations,
     not every paper's (at 1M ratings, 6-10 evaluations of every paper fewer, and none on a start's
     grid, made for the start's narrow posteriors: 166 nodes at 21 raters a paper where the fit
@@ -1029,11 +1043,13 @@ def _fit_on_grids(obj: _Objective, starts, n_nodes, max_iter, tol, n_scale, firs
     (SAMPLE_CARRY_MODELS)."""
     regrid = n_nodes is None
     known = None
+    ratio = SAMPLE_NODE_RATIO if obj.can_approx else NODE_RATIO
     if regrid:
         for _ in range(2):
             ll0, *_, ev0 = obj(starts[first], on_sample=True)
-            suffices = _grid_suffices(obj.eng, ev0)
-            obj.eng.set_nodes(*required_grid(ev0))
+            suffices = _grid_suffices(obj.eng, ev0, ratio)
+            n, lo, hi = required_grid(ev0, ratio=ratio)
+            obj.eng.set_nodes(min(n, START_GROWTH * obj.eng.Q) if obj.can_approx else n, lo, hi)
         if suffices:   # (the second grid resolved the first start's posteriors: its log L is known)
             eng = obj.sample if obj.sample is not None else obj.eng
             known = ll0, (eng._where, eng._moved)
