@@ -382,10 +382,20 @@ class GridEngine:
         product a run, its result small enough to stay in the cache while the designs' columns add
         into it, where one a design over every pair would scatter them across pairs x nodes).  Made a
         group of runs at a time, at most about PAIR_ENTRIES (design, pair) entries a group, and kept
-        where one group holds them all (a sample's), else made at each information (nothing of the
+        where one group holds them all (a sample's; where it takes them cut into groups of designs,
+        :meth:`pair_designs_grouped`, those alone), else made at each information (nothing of the
         size of all the entries is held: at 21 of 200 raters a paper they are 11 times the ratings)."""
         if getattr(self, "_pair_designs", None) is not None:
             return self._pair_designs
+        runs, one = self._pair_design_runs()
+        if one:
+            self._pair_designs = list(runs)
+            return self._pair_designs
+        return runs
+
+    def _pair_design_runs(self):
+        """The runs of :meth:`pair_designs`, made one at a time as they are taken, and whether they are one group
+        (at most about PAIR_ENTRIES entries: kept)."""
         D = self.design_items                       # designs x items (counts), columns sorted
         n = np.diff(D.indptr)
         d_of = np.repeat(np.arange(n.size), n)
@@ -415,11 +425,8 @@ class GridEngine:
 
         def group(u0, u1):
             cut = np.unique(np.r_[u0, run_cuts[(run_cuts > u0) & (run_cuts < u1)], u1])
-            return [run(r0, r1) for r0, r1 in zip(cut[:-1], cut[1:])]
-        if cuts.size <= 2:
-            self._pair_designs = group(0, self.U)
-            return self._pair_designs
-        return (w for u0, u1 in zip(cuts[:-1], cuts[1:]) for w in group(u0, u1))
+            return (run(r0, r1) for r0, r1 in zip(cut[:-1], cut[1:]))
+        return (w for u0, u1 in zip(cuts[:-1], cuts[1:]) for w in group(u0, u1)), cuts.size <= 2
 
     def pair_designs_grouped(self):
         """:meth:`pair_designs` with each run's W cut into the groups of designs of :meth:`design_groups`:
@@ -434,9 +441,12 @@ class GridEngine:
             return [sparse.csc_matrix((W.data[ptr[g0]:ptr[g1]], W.indices[ptr[g0]:ptr[g1]], ptr[g0:g1 + 1] - ptr[g0]),
                                       shape=(W.shape[0], g1 - g0)) if ptr[g1] > ptr[g0] else None
                     for g0, g1 in zip(bounds[:-1], bounds[1:])]
-        runs = self.pair_designs()
+        if self.__dict__.get("_pair_designs") is not None:
+            runs, one = self._pair_designs, True
+        else:   # (each run's W let go once cut, not kept beside its cuts: 14 MiB of a sample's at 21 of 200)
+            runs, one = self._pair_design_runs()
         grouped = ((u0, u1, cut(W)) for u0, u1, W in runs)
-        if isinstance(runs, list):
+        if one:
             self._grouped_designs = list(grouped)
             return self._grouped_designs
         return grouped
