@@ -172,6 +172,12 @@ INFO_WINDOWS_FROM = 50_000
 #: alone, without the items' locations, up to 3.2 sds, and the tail was TAIL + 8: 2.8M pattern x node cells
 #: the first gradient of every paper, now 2.1M, none done again)
 GUESS_TAIL = TAIL + 3.0
+#: the node part of an information takes each group of designs (:meth:`_Louis._design_spans`) on the nodes where
+#: one of its designs' posterior weights is above SPAN_FLOOR of the group's largest, not on every node their
+#: windows reached (made for log L to 1e-16 of a posterior: ~12 sds where this is ~8; the information's numbers
+#: move by ~1e-16 of its largest): 21 of 200 raters a paper, 1M ratings, the sample's first information takes 55%
+#: of the design x node cells, its node part 0.051 -> 0.040 s
+SPAN_FLOOR = 1e-15
 
 
 #: :func:`low_quantile` takes the values under a strided sample of about this many values' quantile
@@ -1498,14 +1504,16 @@ class _Louis:
 
     def _design_spans(self):
         """Per group of designs (:meth:`GridEngine.design_groups`, where the blocks came as the windows'
-        chunks): its rows of ``Cd`` on the nodes qa..qb-1 where they are not zero, ``(Cd_g, qa, qb)``; else None."""
+        chunks): its rows of ``Cd`` on the nodes qa..qb-1 where one is above SPAN_FLOOR of their largest, ``(Cd_g, qa,
+        qb)``; else None."""
         if self.groups is None:
             return None
         perm, bounds = self.groups
         spans = []
         for g0, g1 in zip(bounds[:-1], bounds[1:]):
             C = self.Cd[g0:g1] if perm is None else self.Cd[perm[g0:g1]]
-            on = np.flatnonzero(C.any(axis=0))
+            top = C.max(axis=0, initial=0.0)   # (the nodes where one of the group's posteriors is above SPAN_FLOOR of its largest)
+            on = np.flatnonzero(top > SPAN_FLOOR * top.max(initial=0.0))
             qa, qb = (int(on[0]), int(on[-1]) + 1) if on.size else (0, 0)
             spans.append((np.ascontiguousarray(C[:, qa:qb]), qa, qb))
         return spans
