@@ -39,6 +39,32 @@ says, and a file can show it.  Three pieces of evidence, all from the ratings:
    raters who share papers have correlated means); beside it the correlation of the raters' raw
    means with ``m_j`` (a rater who read the good papers gives high scores whatever his severity).
    With clusters, the one-way ANOVA of the measures by cluster.
+
+   Those were the tests until a school read by its own pair of raters broke them: where a rater's
+   co-readers are always the same few, their severities do not average out, and a rest measure (Warm's
+   estimate from one or two ratings) leans on them: six schools of *equal* quality each read by its own
+   pair (tests/confounded.py) were called non-random on 6 of 8 files.  Now (issue: "papers of
+   different quality" at equal means):
+
+   * **By rater**, with at least :data:`TWO_WAY_RATINGS` ratings a rater (and at most
+     :data:`TWO_WAY_RATERS` raters): the rest ratings of rater ``j``'s papers, grouped by ``j``, in a
+     two-way model with each rest rater's own mean (:func:`group_effects`): under random assignment a
+     rater's score has the same mean on every other rater's papers, whatever its severity, slope or
+     use of the scale, so no model of the ratings enters; its Wald test robust to the readings of one
+     paper being alike.  With fewer ratings a rater that covariance is too small (2 of 150 raters a
+     paper, ten a rater: p < 1e-5 on random files), and each rest's total is compared with its
+     expectation given who gave it, over one distribution of quality for every paper
+     (:func:`score_residuals`, :func:`quality_distribution`: nonparametric, fitted given the CML
+     tau), its z's mean by rater as ``m_j`` above.
+   * **By cluster**: the clusters' effect in the two-way model of the design readings' scores with each
+     rater's own mean (:func:`cluster_effects`): a school read by its own raters alone says nothing
+     of its quality; the effect rests on the raters who read in more than one.
+
+   tests/results/assignment_calibration.py (share of files called non-random at .01): six schools of
+   equal means with own pairs 100% -> 8%; of means -0.5..0.5 100% -> 50% (the earlier 100% was the
+   measures' lean, not the schools); the random designs 0-8% as before.  Left: sparse schools (15 of
+   ten raters each, ten ratings a rater) of equal means 83% (the by-rater z: the co-readers' CML
+   severities, from ten ratings each, err together within a school).
 3. **CML against MML severities**: the marginal model (:class:`~ratercal_cli.methods.mml.
    MarginalRaterModel`, rating scale form, one normal distribution of quality) reads a weak
    cluster's raters as severe where the conditional one does not; ``z_j = (b_MML - b_CML) /
@@ -70,8 +96,8 @@ ASSIGNMENTS = ("auto", "random", "nonrandom")
 #: recommendation to the PCM (11th or last of 12 in the simulation of the README's example) and Chapter 5's
 #: rule to NO, where a confound small enough to pass at .01 moves the marginal models' scores little; and at
 #: 20 ratings a rater the by-rater test is liberal (tests/results/assignment_calibration.py, 2 of 200 raters a
-#: paper: 17% of random files under .05, 8% under .01; the README example's grade 11, 24 ratings a rater, drawn
-#: with random first readers: p = .03)
+#: paper: 33% of random files under .05, 8% under .01; the README example's grade 11, 24 ratings a rater, drawn
+#: with random first readers: p = .03 from the rest measures, .12 from the rests' totals)
 ALPHA = 0.01
 #: a network split into communities is kept as clusters from this modularity on
 MIN_MODULARITY = 0.15
@@ -94,6 +120,11 @@ DENSE_EIGEN = 400
 #: file gives p < 1e-6 with 40-150 a rater; a paper of 21 ratings costs 20 entries a rest measure)
 REST_PAPERS = 500
 REST_SEED = 29
+#: the by-rater test's two-way model (:func:`group_effects`) up to this many raters; beyond, the model's residuals
+TWO_WAY_RATERS = 1500
+#: ... and from this many ratings a rater (fewer: its robust covariance is too small, 2 of 150 raters a paper at
+#: ten a rater p < 1e-5 on random files)
+TWO_WAY_RATINGS = 80
 
 
 @dataclass
@@ -139,10 +170,14 @@ class Assignment:
                           if np.isfinite(self.within) else ""))
         b = self.by_rater
         if b:
-            out.append(f"  papers' quality (CML measures) by rater: chi2({b['df']}) = {b['chi2']:.1f}, p "
-                       f"{_p(b['p'])}; raters' raw means against their papers' mean measure r = {b['r']:.2f}")
+            out.append(f"  papers' quality by rater (their other readers' scores): chi2({b['df']}) = {b['chi2']:.1f}, p "
+                       f"{_p(b['p'])}; raters' raw means against their papers' quality r = {b['r']:.2f}")
         c = self.by_cluster
-        if c:
+        if c and "chi2" in c:
+            out.append(f"  papers' quality by cluster (each rater's scores by the paper's cluster, its mean out): "
+                       f"chi2({c['df'][0]}) = {c['chi2']:.1f}, p {_p(c['p'])} ({c['df'][1]} ratings by raters of "
+                       "more than one cluster)")
+        elif c:
             out.append(f"  papers' quality by cluster: F({c['df'][0]}, {c['df'][1]}) = {c['F']:.1f}, p {_p(c['p'])}, "
                        f"eta^2 = {c['eta2']:.2f}")
         s = self.severity
@@ -288,15 +323,10 @@ def clusters_from_labels(labels) -> tuple:
     return np.array([code.get(x, -1) if x is not None else -1 for x in labels], dtype=np.int64), names
 
 
-def rest_measures(ratings: Ratings, tau):
-    """``(rating, measure)``: ratings (indices; at most REST_PAPERS of each rater's, drawn with
-    REST_SEED) and each one's paper's Warm measure (:func:`.quality.estimate_quality`, ``tau`` (J, K)
-    the raters' cumulative parameters) from the paper's ratings but that one; a rest at an extreme score
-    (or by raters ``tau`` cannot measure) is left out.  Each rest is solved once for its pattern of
-    ratings (:func:`.quality.quality_by_pattern`)."""
-    from ..methods.mml_engine import rating_patterns
-    from ..methods.quality import quality_by_pattern
-
+def rest_items(ratings: Ratings):
+    """``(chosen, rest, at)``: ratings (indices; at most REST_PAPERS of each rater's, drawn with
+    REST_SEED, on papers of two or more ratings) and the rest of each one's paper, its paper's other
+    ratings (``at``, in file order) as rows of ``rest`` (an index into ``chosen``)."""
     per_paper = ratings.ratings_per_paper()
     chosen = np.flatnonzero(per_paper[ratings.paper] >= 2)
     key = np.random.default_rng(REST_SEED).permutation(chosen.size)
@@ -312,7 +342,18 @@ def rest_measures(ratings: Ratings, tau):
     rest = np.repeat(np.arange(chosen.size), size)
     at = by_paper[np.repeat(start - np.r_[0, np.cumsum(size)[:-1]], size) + np.arange(size.sum())]
     other = at != chosen[rest]
-    rest, at = rest[other], at[other]
+    return chosen, rest[other], at[other]
+
+
+def rest_measures(ratings: Ratings, tau):
+    """``(rating, measure)``: the ratings of :func:`rest_items` and each one's paper's Warm measure
+    (:func:`.quality.estimate_quality`, ``tau`` (J, K) the raters' cumulative parameters) from the
+    paper's ratings but that one; a rest at an extreme score (or by raters ``tau`` cannot measure) is
+    left out.  Each rest is solved once for its pattern of ratings (:func:`.quality.quality_by_pattern`)."""
+    from ..methods.mml_engine import rating_patterns
+    from ..methods.quality import quality_by_pattern
+
+    chosen, rest, at = rest_items(ratings)
     theta, _, extreme = quality_by_pattern(rating_patterns(rest, ratings.rater[at], ratings.score[at]),
                                            chosen.size, tau)
     ok = np.isfinite(theta) & (extreme == 0)
@@ -334,6 +375,75 @@ def first_reading(ratings: Ratings) -> np.ndarray:
     return seq[np.r_[True, p[1:] != p[:-1]]] if seq.size else seq
 
 
+#: the common distribution of quality of :func:`score_residuals`: weights on this grid of logits about the
+#: papers' mean measure, found by EM (Laird's nonparametric ML) from at most NULL_PAPERS papers (drawn
+#: with REST_SEED) in NULL_EM iterations
+NULL_GRID = np.linspace(-6.0, 6.0, 49)
+NULL_PAPERS = 20_000
+NULL_EM = 200
+
+
+def quality_distribution(ratings: Ratings, tau, centre: float = 0.0):
+    """``(nodes, weights)``: one distribution of quality for every paper (the null hypothesis of
+    random assignment), nonparametric, fitted to the papers' ratings given the raters' ``tau``."""
+    from ..methods.quality import category_probabilities, score_range
+
+    nodes = centre + NULL_GRID
+    per_paper = ratings.ratings_per_paper()
+    papers = np.flatnonzero(per_paper > 0)
+    if papers.size > NULL_PAPERS:
+        papers = np.sort(np.random.default_rng(REST_SEED).choice(papers, NULL_PAPERS, replace=False))
+    keep = np.zeros(ratings.n_papers, dtype=bool)
+    keep[papers] = True
+    at = np.flatnonzero(keep[ratings.paper])
+    lo, hi = score_range(tau)
+    rater = ratings.rater[at]
+    score = np.clip(ratings.score[at], lo[rater], hi[rater])
+    with np.errstate(divide="ignore"):
+        logp = np.log(category_probabilities(nodes[None, :], np.asarray(tau, float)[:, None, :]))   # (J, Q, K)
+    code = np.full(ratings.n_papers, -1, dtype=np.int64)
+    code[papers] = np.arange(papers.size)
+    ll = np.zeros((papers.size, nodes.size))
+    np.add.at(ll, code[ratings.paper[at]], logp[rater, :, score])
+    like = np.exp(ll - ll.max(axis=1, keepdims=True))
+    w = np.full(nodes.size, 1.0 / nodes.size)
+    for _ in range(NULL_EM):
+        post = like * w
+        post /= post.sum(axis=1, keepdims=True)
+        w = post.mean(axis=0)
+    return nodes, w
+
+
+def score_residuals(item, rater, score, n_items, tau, nodes, weights):
+    """Per item (a paper, or the rest of one of its ratings), ``(z, total)``: its ratings' total
+    less its expectation over the common distribution of quality (``nodes``, ``weights``) given
+    who gave them, over its standard deviation there; nan for an item without ratings.  Under
+    random assignment each item's z has mean 0 whoever read it: a school read by its own pair is
+    compared with what that pair gives papers of every school, not with the other schools (the
+    papers' measures lean on their raters: six schools of equal means, each read by its own pair,
+    differed by rater and by school in 100% and 83-100% of files)."""
+    from scipy import sparse
+
+    from ..methods.quality import category_probabilities, score_range
+
+    tau = np.asarray(tau, float)
+    lo, hi = score_range(tau)
+    score = np.clip(score, lo[rater], hi[rater])
+    p = category_probabilities(nodes[None, :], tau[:, None, :])   # (J, Q, K)
+    k = np.arange(tau.shape[1], dtype=np.float64)
+    m = p @ k                                                       # (J, Q): E[X | theta]
+    v = p @ (k * k) - m * m                                         # Var[X | theta]
+    S = sparse.csr_matrix((np.ones(item.size), (item, rater)), shape=(n_items, tau.shape[0]))
+    M, V = S @ m, S @ v                                             # the items' sums over their raters
+    mean = M @ weights
+    var = (V + M * M) @ weights - mean * mean
+    total = np.bincount(item, weights=score.astype(np.float64), minlength=n_items)
+    n = np.bincount(item, minlength=n_items)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where((n > 0) & (var > 0), (total - mean) / np.sqrt(var), np.nan)
+    return z, total
+
+
 def design_readings(ratings: Ratings) -> Ratings:
     """The readings the assignment test looks at: a resolved file's first two readings of each paper
     (``first_readings``), else each paper's first ``r`` ratings in the order of reading (the file's
@@ -341,8 +451,8 @@ def design_readings(ratings: Ratings) -> Ratings:
     of ratings papers most often have (at least 2).  Readings beyond those (a third reading of a paper whose first
     two disagreed, an adjudication) go to a paper because of its scores, not at random, and bias the
     rest measures of its first readers: a severe reader's discrepant papers are those whose other
-    reader gave them a high score (the README's example, grade 11, all readings: p = .017; its first
-    two: .071; the file was drawn with random first readers)."""
+    reader gave them a high score (the README's example, grade 11, rest measures, all readings: p = .017; its
+    first two: .071; the file was drawn with random first readers)."""
     first = getattr(ratings, "first_readings", None)
     if first is not None and first.n_papers == ratings.n_papers:
         if tuple(first.rater_ids) == tuple(ratings.rater_ids):
@@ -367,13 +477,45 @@ def design_readings(ratings: Ratings) -> Ratings:
     return ratings.subset(rank < r)
 
 
-def _by_rater(ratings, model):
+def null_distribution(ratings, model):
+    """The common distribution of quality (:func:`quality_distribution`) about the papers' mean measure,
+    from the design readings; None where ``model`` has no raters' tau."""
+    tau = getattr(model, "tau", None)
+    if tau is None or np.shape(tau)[0] != ratings.n_raters:
+        return None
+    measure = np.asarray(getattr(model, "measure", []), float)
+    centre = float(np.nanmean(measure[np.isfinite(measure)])) if np.isfinite(measure).any() else 0.0
+    return quality_distribution(design_readings(ratings), tau, centre)
+
+
+def _by_rater(ratings, model, null=None, residuals="auto"):
     from scipy import stats   # here, not at the top: importing scipy.stats took 0.5-1.7 s of every adjust
 
     tau = getattr(model, "tau", None)
+    J = ratings.n_raters
     if tau is not None and np.shape(tau)[0] == ratings.n_raters:   # (module docstring, 2)
         readings = design_readings(ratings)
-        rated, x = rest_measures(readings, tau)
+        if residuals == "auto":
+            active = np.count_nonzero(np.bincount(readings.rater, minlength=J))
+            residuals = "two-way" if J <= TWO_WAY_RATERS and readings.n_ratings >= TWO_WAY_RATINGS * active \
+                else "model"
+        if residuals == "two-way":   # each rest rating's score, grouped by the rater whose paper it is on
+            rated, rest, at = rest_items(readings)
+            W, df, effects, _ = group_effects(readings.rater[at], readings.paper[at], readings.score[at],
+                                              readings.rater[rated[rest]], J, J, readings.n_papers)
+            if not (df > 0 and np.isfinite(W)):
+                return {}
+            use = np.bincount(readings.rater[rated], minlength=J) > 0
+            return {"chi2": W, "df": df, "p": float(stats.chi2.sf(W, df)),
+                    **_raw_correlation(ratings, use, effects[use])}
+        if residuals:
+            nodes, w = null if null is not None else null_distribution(ratings, model)
+            rated, rest, at = rest_items(readings)
+            x = score_residuals(rest, readings.rater[at], readings.score[at], rated.size, tau, nodes, w)[0]
+            ok = np.isfinite(x)
+            rated, x = rated[ok], x[ok]
+        else:   # (the papers' rest measures, as before: tests/results/assignment_calibration.py)
+            rated, x = rest_measures(readings, tau)
         r = readings.rater[rated]
         y = x
     else:   # (a model given without its raters' tau: the papers' own measures)
@@ -394,6 +536,14 @@ def _by_rater(ratings, model):
         return {}
     chi2 = float((n[use] * (m_j - m) ** 2).sum() / s2)
     df = int(use.sum() - 1)
+    return {"chi2": chi2, "df": df, "p": float(stats.chi2.sf(chi2, df)), **_raw_correlation(ratings, use, m_j)}
+
+
+def _raw_correlation(ratings, use, m_j) -> dict:
+    """``r``, ``r_p``: the raters' (``use``) raw means against their papers' quality ``m_j``."""
+    from scipy import stats
+
+    J = ratings.n_raters
     raw = np.bincount(ratings.rater, weights=ratings.score.astype(float), minlength=J)[use] / \
         np.maximum(np.bincount(ratings.rater, minlength=J)[use], 1)
     if np.std(raw) > 0 and np.std(m_j) > 0:
@@ -402,13 +552,68 @@ def _by_rater(ratings, model):
         with warnings.catch_warnings():   # nearly constant (scipy's relative test): r is nan, said as such
             warnings.simplefilter("ignore", stats.ConstantInputWarning)
             rr = stats.pearsonr(raw, m_j)
-        corr, corr_p = float(rr.statistic), float(rr.pvalue)
-    else:
-        corr, corr_p = math.nan, math.nan
-    return {"chi2": chi2, "df": df, "p": float(stats.chi2.sf(chi2, df)), "r": corr, "r_p": corr_p}
+        return {"r": float(rr.statistic), "r_p": float(rr.pvalue)}
+    return {"r": math.nan, "r_p": math.nan}
 
 
-def _by_cluster(clusters, measure, measured):
+def group_effects(rater, paper, score, group, n_raters, n_groups, n_papers):
+    """``(W, df, effects, n_links)``: the groups' effect on the scores (one row a rating: its ``rater``,
+    ``paper``, ``score`` and ``group``), each rater's own mean taken out: a two-way model of score on
+    rater and group, the rater's part removed by the within transformation; its Wald statistic with the
+    covariance robust to the rows of one paper being alike (clustered by paper), on the rank of the
+    effects' covariance (at most ``G - 1``, the groups read).  Under random assignment a rater's score
+    has the same mean in every group, whatever the rater's severity, slope or use of the scale: no model
+    of the ratings.  A group read by its own raters alone says nothing of its quality: the effects rest
+    on the raters who read in more than one group (``n_links``: their rows).  ``effects``: (G,), 0 at
+    the reference (the last group read) and at groups not read."""
+    from scipy import sparse
+
+    x = np.asarray(score, dtype=np.float64)
+    rater, paper, group = (np.asarray(v, dtype=np.int64) for v in (rater, paper, group))
+    J, G = n_raters, n_groups
+    effects = np.zeros(G)
+    n_k = np.bincount(rater, minlength=J).astype(np.float64)
+    n_g = np.bincount(group, minlength=G).astype(np.float64)
+    N = np.zeros((J, G))
+    np.add.at(N, (rater, group), 1.0)
+    links = int(((N > 0).sum(axis=1) > 1)[rater].sum())
+    read = np.flatnonzero(n_g > 0)
+    if read.size < 2:
+        return math.nan, 0, effects, links
+    keep = read[:-1]                                            # (the last group read: the reference)
+    F = N / np.maximum(n_k, 1.0)[:, None]                       # each rater's share of rows in each group
+    y = x - (np.bincount(rater, weights=x, minlength=J) / np.maximum(n_k, 1.0))[rater]
+    A = (np.diag(n_g) - N.T @ F)[np.ix_(keep, keep)]            # D'D of the dummies less their raters' means
+    b = np.bincount(group, weights=y, minlength=G)[keep]        # D'y (y sums to 0 within each rater)
+    Ainv = np.linalg.pinv(A, hermitian=True)
+    effects[keep] = Ainv @ b
+    e = y - (effects[group] - (F @ effects)[rater])
+    Ag = sparse.csr_matrix((e, (paper, group)), shape=(n_papers, G))
+    Bk = sparse.csr_matrix((e, (paper, rater)), shape=(n_papers, J))
+    AB = (Ag.T @ Bk).toarray()
+    meat = (Ag.T @ Ag).toarray() - AB @ F - F.T @ AB.T + F.T @ (Bk.T @ Bk).toarray() @ F
+    V = Ainv @ meat[np.ix_(keep, keep)] @ Ainv
+    vals, vecs = np.linalg.eigh((V + V.T) / 2)
+    good = vals > 1e-10 * max(float(vals.max(initial=0.0)), 1e-300)
+    if not good.any():
+        return math.nan, 0, effects, links
+    t = vecs[:, good].T @ effects[keep]
+    return float((t * t / vals[good]).sum()), int(good.sum()), effects, links
+
+
+def cluster_effects(readings: Ratings, clusters):
+    """:func:`group_effects` of the papers' clusters on the design readings (papers without a cluster
+    left out)."""
+    c = clusters[readings.paper]
+    ok = c >= 0
+    return group_effects(readings.rater[ok], readings.paper[ok], readings.score[ok], c[ok], readings.n_raters,
+                         int(clusters.max(initial=-1)) + 1, readings.n_papers)
+
+
+def _by_cluster(clusters, measure, measured, readings=None):
+    """The papers' quality by cluster: with ``readings`` (the design readings) the two-way test of
+    :func:`cluster_effects` (``F`` its Wald statistic over its df, ``p`` from chi-square; ``means`` the
+    measures' by cluster, ``eta2`` theirs); without, the one-way ANOVA of the measures."""
     from scipy import stats
 
     ok = measured & np.isfinite(measure) & (clusters >= 0)
@@ -420,8 +625,15 @@ def _by_cluster(clusters, measure, measured):
     allx = np.concatenate(groups)
     ssb = sum(g.size * (g.mean() - allx.mean()) ** 2 for g in groups)
     sst = ((allx - allx.mean()) ** 2).sum()
-    return {"F": float(F), "df": [len(groups) - 1, int(allx.size - len(groups))], "p": float(p),
-            "eta2": float(ssb / sst) if sst > 0 else math.nan, "means": [float(g.mean()) for g in groups]}
+    out = {"F": float(F), "df": [len(groups) - 1, int(allx.size - len(groups))], "p": float(p),
+           "eta2": float(ssb / sst) if sst > 0 else math.nan, "means": [float(g.mean()) for g in groups]}
+    if readings is not None:
+        W, df, _, links = cluster_effects(readings, clusters)
+        if not (df > 0 and np.isfinite(W)):
+            return {}
+        out.update({"F": W / df, "df": [df, int(links)], "p": float(stats.chi2.sf(W, df)), "chi2": W,
+                    "test": "two-way (rater, cluster), robust by paper; df[1]: ratings by raters of more than one cluster"})
+    return out
 
 
 def _severities(ratings, model):
@@ -478,7 +690,7 @@ def assignment_evidence(ratings: Ratings, model=None, clusters=None, cluster_lab
     measure, measured = np.asarray(model.measure, float), np.asarray(model.measured, bool)
     out.by_rater = _by_rater(ratings, model)
     if out.clusters is not None:
-        out.by_cluster = _by_cluster(out.clusters, measure, measured)
+        out.by_cluster = _by_cluster(out.clusters, measure, measured, design_readings(ratings))
     if severities and "marginal" not in str(getattr(model, "name", "")):   # (a marginal fallback: MML against itself)
         out.severity = _severities(ratings, model)
     tests = [(t, name) for t, name in ((out.by_rater, "by rater"), (out.by_cluster, "by cluster")) if t]
@@ -487,7 +699,7 @@ def assignment_evidence(ratings: Ratings, model=None, clusters=None, cluster_lab
     if out.confounded:
         out.assignment = "nonrandom"
         what = " and ".join(f"{name} ({_stat(t)})" for t, name in tests if t["p"] < alpha)
-        out.reason = (f"the papers' quality (CML measures, free of any quality distribution) differs {what}, "
+        out.reason = (f"the papers' quality (their readers' scores against what each gives any paper) differs {what}, "
                       f"under the level {alpha:g}: who read a paper says how good it is")
         if out.multigroup:
             out.reason += (f"; the marginal models (MML, MFRM) fit a mean quality per cluster "
@@ -501,8 +713,10 @@ def assignment_evidence(ratings: Ratings, model=None, clusters=None, cluster_lab
 
 
 def _stat(t) -> str:
-    if "F" in t:
+    if "F" in t and "chi2" not in t:
         return f"F = {t['F']:.1f}, p {_p(t['p'])}"
+    if "F" in t:
+        return f"chi2({t['df'][0]}) = {t['chi2']:.1f}, p {_p(t['p'])}"
     return f"chi2({t['df']}) = {t['chi2']:.1f}, p {_p(t['p'])}"
 
 

@@ -314,3 +314,41 @@ def test_the_test_reads_the_first_readings_of_the_order_column(tmp_path):
     r = rc.read_ratings(path, scale="1-4")
     d = design_readings(r)
     assert r.reading_order is None and ("P0", "R3") in {(r.paper_ids[p], r.rater_ids[j]) for p, j in zip(d.paper, d.rater)}
+
+
+def test_schools_of_equal_quality_read_by_their_own_pairs_are_not_called_nonrandom():
+    """Six schools of equal mean quality, each read mostly by its own pair (tests/confounded.py, a graded
+    response model with slopes and central raters): the papers' Warm measures leaned on the pairs'
+    severities, so the by-rater test called 6 of seeds 0-7 non-random (p 2e-5 to .007); a rest's total
+    against what its raters give papers of every kind, and the clusters compared within each rater,
+    call none of seeds 0-3 so, and the confounded schools (means -1.5..1.5) still are, by both tests."""
+    for seed in range(4):
+        a = decide_assignment(_ratings(district(seed, school_means=np.zeros(6))), severities=False)
+        assert a.assignment == "random" and a.by_rater["p"] > 0.05 and a.by_cluster["p"] > 0.1, (seed, a.reason)
+        assert len(a.cluster_labels) == 6
+        b = decide_assignment(_ratings(district(seed)), severities=False)
+        assert b.assignment == "nonrandom" and b.by_rater["p"] < 1e-10 and b.by_cluster["p"] < 0.02, (seed, b.reason)
+
+
+def test_group_effects_is_the_two_way_least_squares_wald_test():
+    """group_effects against the two-way model written out: score on rater and group dummies (the last
+    group the reference) by least squares, the covariance clustered by paper (the sandwich of the
+    dummies' matrix), the Wald statistic of the group effects."""
+    from ratercal_cli.practice.assignment import group_effects
+
+    rng = np.random.default_rng(5)
+    n, J, G, P = 400, 7, 4, 150
+    rater, group, paper = rng.integers(0, J, n), rng.integers(0, G, n), rng.integers(0, P, n)
+    score = rng.integers(0, 5, n) + (group == 1)
+    W, df, eff, links = group_effects(rater, paper, score, group, J, G, P)
+    X = np.concatenate([np.eye(J)[rater], np.eye(G)[group][:, :-1]], axis=1)
+    beta = np.linalg.lstsq(X, score.astype(float), rcond=None)[0]
+    e = score - X @ beta
+    bread = np.linalg.inv(X.T @ X)
+    S = np.zeros((P, X.shape[1]))
+    np.add.at(S, paper, X * e[:, None])
+    V = bread @ S.T @ S @ bread
+    b, Vg = beta[J:], V[J:, J:]
+    assert df == G - 1 and links == n
+    assert np.allclose(eff[:-1], b, atol=1e-10) and eff[-1] == 0
+    assert W == pytest.approx(float(b @ np.linalg.solve(Vg, b)), rel=1e-9)

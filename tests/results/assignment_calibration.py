@@ -1,9 +1,10 @@
 """How often ``check``'s assignment advice calls a random design non-random, and how often it finds a
 confounded one (README, "How papers were assigned"; practice/assignment.py).
 
-Part 1, the by-rater test (practice/assignment.py, 2): 12 random files each of seven designs, papers
-measured from their other ratings (the test) and from all their ratings (before), the share of files at
-p < .05 and at p < .01 (the decision's level, :data:`ratercal_cli.practice.assignment.ALPHA`).
+Part 1, the by-rater test (practice/assignment.py, 2): 12 random files each of seven designs, the share
+of files at p < .05 and at p < .01 (the decision's level, :data:`ratercal_cli.practice.assignment.ALPHA`):
+each of a rater's papers read from its other ratings, their total against its expectation given who gave
+them (the test), its other ratings' Warm measure (before), all its ratings' Warm measure (earlier).
 
 Part 2, the whole decision (:func:`~ratercal_cli.practice.assignment.decide_assignment`, the rater
 network's clusters and both tests at .01, as ``check`` makes it): the share of files whose network was
@@ -81,17 +82,18 @@ def school_design(S, per, P, r, own, spread, seed, K=4):
 
 
 def part1():
-    print("raters  papers  a paper  sd   share of files at p < .05 (.01): rest measures (the test)  all ratings (before)")
+    print("raters  papers  a paper  sd   share of files at p < .05 (.01): rest scores (the test)  rest measures  "
+          "all ratings")
     for J, P, r, sd in DESIGNS:
-        rest, whole = [], []
+        rest, measures, whole = [], [], []
         for seed in range(FILES):
             ratings = random_design(J, P, r, sd, 1000 + seed)
             model = fit_rater_model(ratings)
             rest.append(_by_rater(ratings, model)["p"])
+            measures.append(_by_rater(ratings, model, residuals=False)["p"])
             whole.append(_by_rater(ratings, SimpleNamespace(measure=model.measure, measured=model.measured))["p"])
-        rest, whole = np.array(rest), np.array(whole)
-        print(f"{J:6d}  {P:6d}  {r:7d}  {sd:.1f}  {np.mean(rest < 0.05):48.0%} ({np.mean(rest < 0.01):3.0%})  "
-              f"{np.mean(whole < 0.05):14.0%} ({np.mean(whole < 0.01):3.0%})", flush=True)
+        cells = [f"{np.mean(np.array(x) < 0.05):.0%} ({np.mean(np.array(x) < 0.01):.0%})" for x in (rest, measures, whole)]
+        print(f"{J:6d}  {P:6d}  {r:7d}  {sd:.1f}  {cells[0]:>44s}  {cells[1]:>13s}  {cells[2]:>11s}", flush=True)
 
 
 def _decisions(files):
