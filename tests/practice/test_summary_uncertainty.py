@@ -23,6 +23,31 @@ from support import run
 HAND = "paper,rater,score\nP1,A,5\nP1,B,3\nP2,A,4\nP2,B,2\nP3,A,5\nP3,B,3\nP4,A,3\nP4,B,3\n"
 
 
+def test_the_pcms_shift_is_said_to_stay_near_zero():
+    """The PCM's adjusted rating is its own rater's expected score at the paper's quality, so its per-rater
+    shift stays near 0 whatever the raters: on six raters from -1 to +1 logit it read -0.09 to +0.08, with no
+    word, beside TLI's -0.74 to +0.77 (the tester's file).  The summary now says what it means."""
+    rng = np.random.default_rng(1)
+    sev, steps = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, 0.0]), np.array([-1.5, -0.5, 0.5, 1.5])
+    paper, rater, score = [], [], []
+    for p in range(240):
+        th = rng.normal()
+        for j in rng.choice(6, 2, replace=False):
+            z = np.r_[0, np.cumsum(th - sev[j] - steps)]
+            pr = np.exp(z - z.max())
+            paper.append(f"P{p}"), rater.append(f"R{j + 1}"), score.append(rng.choice(5, p=pr / pr.sum()))
+    r = Ratings.from_labels(paper, rater, score, 4)
+    s = summarise(r, {c: make_method(c).fit_transform(r) for c in ("PCM", "TLI")}, applied={"PCM": "PCM"})
+    pcm, tli = s.methods
+    assert max(abs(v) for v in pcm.rater_shift.values()) < 0.1
+    assert tli.rater_shift["R1"] < -0.5 and tli.rater_shift["R5"] > 0.5   # the lenient rater down, the severe up
+    assert s.warnings == ["PCM: a rating's adjusted score is its own rater's expected score at the paper's quality "
+                          "(the PCM as PCM.BAS writes it), which keeps that rater's severity, so its shift above "
+                          "stays near 0 whatever the raters; the paper scores (PCM_paper: every rater's mean "
+                          "expected score) carry the adjustment"]
+    assert summarise(r, {"TLI": make_method("TLI").fit_transform(r)}).warnings == []
+
+
 def test_summary_by_hand(tmp_path):
     p = tmp_path / "hand.csv"
     p.write_text(HAND)
