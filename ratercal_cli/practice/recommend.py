@@ -116,13 +116,12 @@ def study_say(ratings, exclude=()) -> dict | None:
     study and its beyond-1990 run that fitted every data set, the best by mean RMSE and the simplest
     within twice the MCSE of the difference (``exclude``: methods left out); None where the table has no
     such level."""
-    from .study_rule import design_levels, facet_table
+    from .study_rule import design_levels, level_rows
 
     d = design_levels(ratings)
     rows = {}
-    for r in facet_table():
-        if r["scope"] != d["scope"] or r["facet"] != "raters" or r["level"] != d["raters"] or int(r["failed"]) \
-                or r["method"] in exclude:
+    for r in level_rows(d["scope"], "raters", d["raters"]):   # (one reading a paper: the one-rater cells' rows)
+        if int(r["failed"]) or r["method"] in exclude:
             continue
         key = (r["method"], r["shrinkage"])
         reps = int(r["replications"])

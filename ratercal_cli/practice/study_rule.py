@@ -115,11 +115,16 @@ def design_levels(ratings) -> dict:
             "readings": counts, "exact": exact, "note": note}
 
 
-def _rows(study, scope, facet, level, shrinkage="none"):
+def level_rows(scope, facet, level):
+    """The study table's rows of a design's level: ``facet`` at ``level`` within ``scope``, where the
+    one-rater scope's raters level is the scope itself (its rows are those of ``all``)."""
     if scope == "one-rater" and facet == "raters":   # one reading a paper is the scope itself
         facet, level = "all", "all"
-    return [r for r in facet_table() if r["study"] == study and r["scope"] == scope and r["facet"] == facet
-            and r["level"] == level and r["shrinkage"] == shrinkage]
+    return [r for r in facet_table() if r["scope"] == scope and r["facet"] == facet and r["level"] == level]
+
+
+def _rows(study, scope, facet, level, shrinkage="none"):
+    return [r for r in level_rows(scope, facet, level) if r["study"] == study and r["shrinkage"] == shrinkage]
 
 
 def _num(r):
