@@ -315,7 +315,9 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
                  "(default: corrected for a ratings file, the run's configured variants for a run folder).")
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
               help="Output file, or - for standard output (default: SOURCE's name + .adjusted.csv, "
-                   "beside it).  A link is written through; the folder must exist.")
+                   ".adjusted.tsv for a tab-separated SOURCE or .adjusted.xlsx for a workbook, beside it); "
+                   "separated by tabs where it is named .tsv or .tab, or where SOURCE is and it is not named "
+                   ".csv.  A link is written through; the folder must exist.")
 @click.option("--assignment", type=click.Choice(["auto", "random", "nonrandom"]), default="auto",
               show_default=True, help="For --method recommended, MML and MFRM: how papers were assigned to raters "
                                       "(auto: what the file shows, as check says it); where it is confounded with "

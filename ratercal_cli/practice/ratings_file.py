@@ -1203,7 +1203,10 @@ def _write_rows(path, table: RatingsTable, extra, values, text, shifted, fmt: st
 
     low = table.scale.low
     header = table.header + ["flag"] + extra
-    delim = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ";" if table.delimiter == ";" else ","
+    # tabs where the name says so, or the input had them and the name does not say .csv (-o x.txt, -o -)
+    name = str(path).lower()
+    tabs = name.endswith((".tsv", ".tab")) or table.delimiter == "\t" and not name.endswith(".csv")
+    delim = "\t" if tabs else ";" if table.delimiter == ";" else ","
     mark = "," if table.decimal == "," and delim != "," else "."
     # the input's cells as a spreadsheet shows them without running them ('=x; -1 stays a number)
     columns = [_neutralised(table.rows.column(c)) for c in table.header]

@@ -422,3 +422,15 @@ def test_the_console_script_delivers_all_output_and_its_exit_status(tmp_path):
     bad = subprocess.run(main + ["adjust", str(tmp_path / "missing.csv"), "--scale", "0-5"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip().endswith("missing.csv: no such file")
+
+
+def test_a_tab_separated_file_is_written_back_with_tabs_unless_the_output_is_named_csv(tmp_path):
+    """Found by the tester: ``-o x.txt`` from a tab-separated file wrote commas (only .tsv/.tab names got tabs)."""
+    p = tmp_path / "r.txt"
+    p.write_text("paper\trater\tscore\n1\tA\t4\n1\tB\t5\n2\tA\t2\n2\tB\t4\n")
+    for name, sep in (("o.txt", "\t"), ("o.tsv", "\t"), ("o.csv", ",")):
+        res = run("adjust", p, "--scale", "0-5", "-m", "MN", "-o", tmp_path / name, "-q")
+        assert res.exit_code == 0, res.output
+        # MN: each rating moved by the mean of all (3.75) minus its rater's (A 3, B 4.5): paper 1 (4.75 + 4.25) / 2
+        assert (tmp_path / name).read_text().splitlines()[:2] == [
+            sep.join(["paper", "rater", "score", "flag", "MN", "MN_paper"]), sep.join(["1", "A", "4", "", "4.7500", "4.5000"])]
