@@ -30,6 +30,7 @@ usable ratings (every corrected method leaves its ratings unadjusted).
 from __future__ import annotations
 
 import codecs
+import datetime
 import math
 import re
 import unicodedata
@@ -416,11 +417,14 @@ def refuse_too_big_to_read(path, size: int, per_byte: int = READ_BYTES_PER_FILE_
 
 
 def _cell_text(v) -> str:
-    """A spreadsheet cell as the text a CSV export would hold: whole numbers without ``.0``."""
+    """A spreadsheet cell as the text a CSV export would hold: whole numbers without ``.0``, a date
+    (openpyxl's datetime at midnight) as the date alone (``2026-05-01``, not ``2026-05-01 00:00:00``)."""
     if v is None:
         return ""
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
+    if isinstance(v, datetime.datetime) and v.time() == datetime.time():
+        return v.date().isoformat()
     return str(v)
 
 

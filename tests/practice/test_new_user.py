@@ -319,3 +319,23 @@ def test_a_formula_without_a_saved_value_is_an_error_not_a_missing_score(tmp_pat
     wb.save(tmp_path / "f.xlsx")
     res = run("check", tmp_path / "f.xlsx", "--scale", "1-6", "--no-rasch")
     assert res.exit_code == 0 and "1 rating(s) without a usable score" in res.stderr
+
+
+def test_a_workbooks_date_column_comes_back_as_the_date(tmp_path):
+    """Found by the tester: a date cell of an .xlsx input (openpyxl: a datetime at midnight) came back in the
+    output as ``2026-05-01 00:00:00``; a CSV export of the sheet holds the date."""
+    import datetime
+
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["paper", "rater", "score", "read on"])
+    for p, (a, b) in enumerate(((2, 3), (4, 4), (1, 3))):
+        ws.append([f"P{p}", "A", a, datetime.datetime(2026, 5, 1 + p)])
+        ws.append([f"P{p}", "B", b, datetime.datetime(2026, 5, 1 + p, 14, 30)])
+    wb.save(tmp_path / "d.xlsx")
+    res = run("adjust", tmp_path / "d.xlsx", "--scale", "0-5", "-m", "NO", "-o", tmp_path / "d.csv", "-q")
+    assert res.exit_code == 0, res.output
+    lines = (tmp_path / "d.csv").read_text().splitlines()
+    assert lines[1].split(",")[3] == "2026-05-01" and lines[2].split(",")[3] == "2026-05-01 14:30:00"
+    assert lines[5].split(",")[3] == "2026-05-03"
