@@ -477,18 +477,15 @@ def design_readings(ratings: Ratings) -> Ratings:
     return ratings.subset(rank < r)
 
 
-def null_distribution(ratings, model):
+def null_distribution(readings, model):
     """The common distribution of quality (:func:`quality_distribution`) about the papers' mean measure,
-    from the design readings; None where ``model`` has no raters' tau."""
-    tau = getattr(model, "tau", None)
-    if tau is None or np.shape(tau)[0] != ratings.n_raters:
-        return None
+    from the design readings ``readings`` (:func:`design_readings`) and ``model``'s raters' tau."""
     measure = np.asarray(getattr(model, "measure", []), float)
     centre = float(np.nanmean(measure[np.isfinite(measure)])) if np.isfinite(measure).any() else 0.0
-    return quality_distribution(design_readings(ratings), tau, centre)
+    return quality_distribution(readings, model.tau, centre)
 
 
-def _by_rater(ratings, model, null=None, residuals="auto"):
+def _by_rater(ratings, model, residuals="auto"):
     from scipy import stats   # here, not at the top: importing scipy.stats took 0.5-1.7 s of every adjust
 
     tau = getattr(model, "tau", None)
@@ -509,7 +506,7 @@ def _by_rater(ratings, model, null=None, residuals="auto"):
             return {"chi2": W, "df": df, "p": float(stats.chi2.sf(W, df)),
                     **_raw_correlation(ratings, use, effects[use])}
         if residuals:
-            nodes, w = null if null is not None else null_distribution(ratings, model)
+            nodes, w = null_distribution(readings, model)
             rated, rest, at = rest_items(readings)
             x = score_residuals(rest, readings.rater[at], readings.score[at], rated.size, tau, nodes, w)[0]
             ok = np.isfinite(x)
