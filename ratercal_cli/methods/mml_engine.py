@@ -564,8 +564,15 @@ class GridEngine:
                 s = c.indptr[a]
                 rows = sparse.csr_matrix((c.data[s:c.indptr[b]], c.indices[s:c.indptr[b]], c.indptr[a:b + 1] - s),
                                          shape=(b - a, c.shape[1]))
-            cache[(a, b)] = rows, rows.T, self._product_runs(np.arange(a, b), rows), _weighted_copy(rows.T)
+            cache[(a, b)] = self._block_parts(np.arange(a, b), rows)
         return cache[(a, b)]
+
+    def _block_parts(self, pats, rows):
+        """What a pass over the patterns ``pats`` (their rows ``rows`` of ``cells_op``) takes, made once a block
+        (:meth:`_cells_block`) or chunk (:meth:`_cells_rows`): the rows, their transpose, its copy for
+        :func:`_row_weighted` and their :meth:`_product_runs`."""
+        rows_T = rows.T
+        return rows, rows_T, self._product_runs(pats, rows), _weighted_copy(rows_T)
 
     def _product_runs(self, pats, rows):
         """The patterns ``pats`` (their rows ``rows`` of ``cells_op``) cut into runs of consecutive rows of
@@ -705,8 +712,7 @@ class GridEngine:
         copy and :meth:`_product_runs`), made once."""
         cache = self.__dict__.setdefault("_cells_by_chunk", {})
         if i not in cache:
-            sub = self.cells_op[rows]
-            cache[i] = sub, sub.T, self._product_runs(rows, sub), _weighted_copy(sub.T)
+            cache[i] = self._block_parts(rows, self.cells_op[rows])
         return cache[i]
 
     def _window_pass(self, tab, i, rows, qa, qb, ncell, mz_all, sd_z, Gw=None, post=None, acc=None):
