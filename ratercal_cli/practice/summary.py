@@ -120,7 +120,7 @@ def pcm_shift_note(methods) -> str:
     raters 2 logits apart: -0.09 to +0.08, where MML's were -0.87 to +0.82); the paper scores carry the
     adjustment."""
     return (f"{', '.join(methods)}: a rating's adjusted score is its own rater's expected score at the paper's "
-            "quality (the PCM as PCM.BAS writes it), which keeps that rater's severity, so its shift above stays "
+            "quality (the PCM as PCM.BAS writes it), which keeps that rater's severity, so its rater shift stays "
             f"near 0 whatever the raters; the paper scores ({methods[0]}_paper: every rater's mean expected "
             "score) carry the adjustment")
 

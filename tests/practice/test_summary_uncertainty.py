@@ -42,7 +42,7 @@ def test_the_pcms_shift_is_said_to_stay_near_zero():
     assert max(abs(v) for v in pcm.rater_shift.values()) < 0.1
     assert tli.rater_shift["R1"] < -0.5 and tli.rater_shift["R5"] > 0.5   # the lenient rater down, the severe up
     assert s.warnings == ["PCM: a rating's adjusted score is its own rater's expected score at the paper's quality "
-                          "(the PCM as PCM.BAS writes it), which keeps that rater's severity, so its shift above "
+                          "(the PCM as PCM.BAS writes it), which keeps that rater's severity, so its rater shift "
                           "stays near 0 whatever the raters; the paper scores (PCM_paper: every rater's mean "
                           "expected score) carry the adjustment"]
     assert summarise(r, {"TLI": make_method("TLI").fit_transform(r)}).warnings == []
