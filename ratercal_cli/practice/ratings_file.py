@@ -783,7 +783,31 @@ def _order_of_reading(rows, lines, scores, columns: Columns, order_col, path, wa
             warnings.append(f"{path}: column {order_col} has blank cells; not used as the order "
                             f"of reading (give {mention('order_col')} to name the column that is)")
             order_col = None
+        else:
+            _warn_order_ties(rows, lines, columns, order_col, reading_order, ~missing, path, warnings)
     return reading_order, order_col
+
+
+def _warn_order_ties(rows, lines, columns: Columns, order_col, rank, usable, path, warnings: list):
+    """Warn where two usable ratings of one paper (in one group) share a place in the order of reading:
+    which reading came first is then the file's order (the sorts by ``rank`` are stable), where the
+    column was meant to say it (first two readings, the third-reading rule, the assignment test)."""
+    idx = np.flatnonzero(usable)
+    pcol = rows.column(columns.paper)
+    key = pcol.codes[idx].astype(np.int64)   # (a paper in a group: one number)
+    if columns.group:
+        key += len(pcol.labels) * rows.column(columns.group).codes[idx].astype(np.int64)
+    by = np.lexsort((idx, rank[idx], key))   # (paper, place, line)
+    key, place, row = key[by], rank[idx][by], idx[by]
+    tie = np.flatnonzero((key[1:] == key[:-1]) & (place[1:] == place[:-1]))
+    if not tie.size:
+        return
+    first = tie[np.argmin(row[tie + 1])]   # (the tie whose later line comes first in the file)
+    a, b = int(lines[row[first]]), int(lines[row[first + 1]])
+    papers = 1 + int(np.count_nonzero(key[tie][1:] != key[tie][:-1]))
+    paper = pcol[row[first]]
+    warnings.append(f"{path}:{b}: {order_col}: {papers} paper(s) with two ratings at one place in the order of "
+                    f"reading (e.g. paper {paper}, lines {a} and {b}); the file's order decides which was read first")
 
 
 def _group_members(rows: Rows, group_col) -> list:

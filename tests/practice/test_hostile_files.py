@@ -212,6 +212,30 @@ def test_the_order_column_decides_the_first_two(tmp_path):
     assert read_ratings_file(r, "0-5", Columns(order="when"), resolve=True).flags[3] == "dropped"
 
 
+def test_two_ratings_of_a_paper_at_one_place_in_the_order_are_warned_of(tmp_path):
+    p = tmp_path / "o.csv"
+    p.write_text(THIRD.replace("B,r2,4,2", "B,r2,4,1").replace("A,r3,2,2", "A,r3,2,1"))
+    t = read_ratings_file(p, "0-5", resolve=True)
+    ties = [w for w in t.warnings if "one place in the order" in w]
+    # A: r2 (line 3) and r3 (line 4) both 1; B: r1 (line 5) and r2 (line 6) both 1
+    assert ties == [f"{p}:4: order: 2 paper(s) with two ratings at one place in the order of reading (e.g. paper A, "
+                    "lines 3 and 4); the file's order decides which was read first"]
+    # B's first two in file order (1 then 4: a gap of 3), its third (3) drops the 1, as without ties
+    assert t.flags[3:] == ["dropped", FLAG_RESOLVED, FLAG_RESOLVED]
+    assert not [w for w in read_ratings_file(_write(tmp_path, THIRD), "0-5",
+                                            resolve=True).warnings if "one place" in w]
+    # in groups, the same paper label in two groups is two papers: no tie
+    g = tmp_path / "g.csv"
+    g.write_text("paper,rater,score,order,school\nA,r1,2,1,s1\nA,r2,3,2,s1\nA,r1,2,1,s2\nA,r2,3,2,s2\n")
+    assert not [w for w in read_ratings_file(g, "0-5", Columns(group="school")).warnings if "one place" in w]
+
+
+def _write(tmp_path, text, name="plain.csv"):
+    q = tmp_path / name
+    q.write_text(text)
+    return q
+
+
 def test_four_or_more_ratings_are_flagged(tmp_path):
     p = tmp_path / "m.csv"
     p.write_text("paper,rater,score\nA,1,0\nA,2,5\nA,3,4\nA,4,1\nB,1,2\nB,2,3\n")
