@@ -111,6 +111,9 @@ class StudyConfig:
     cut: float = 3.25
     source: str = "<config>"
     raw: dict = field(default_factory=dict)
+    #: the raters are Table 3's nine (in turn, with raters.count): rater j is Table 3's rater (j - 1) mod 9 + 1,
+    #: and Tables 9 and 10 (lenient/average/stringent, wide/medium/narrow) type them so
+    table3_raters: bool = False
 
     @property
     def faithful_generator(self) -> bool:
@@ -433,7 +436,8 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
     cfg = StudyConfig(name=name, generator=generator, methods=tuple(methods), cells=cells,
                       steps=steps, n_raters=n_raters, chains=chains, seed=seed, replications=reps,
                       linear=linear, variants=variants, shrinkages=shrinkages, true_score=true_score, cut=cut,
-                      source=where.source, effects=effects, rubric=rubric)
+                      source=where.source, effects=effects, rubric=rubric,
+                      table3_raters=generator != "linear" and (data.get("raters") or {}).get("steps", "table3") == "table3")
     _check_memory(where, cfg, blocks)
     timeouts = {c: USER_TIMEOUTS[(where.source, c)] for c in methods if (where.source, c) in USER_TIMEOUTS}
     cfg.raw = {"name": name, "generator": generator, "variant": list(variants), "methods": methods,

@@ -104,6 +104,7 @@ class ScoreData:
     crit: dict
     rater: dict
     cells: dict = field(default_factory=dict)
+    rater_types: str | None = "table3"   # the run's design's (:class:`.study.run.RunDesign`)
 
 
 def order_methods(methods):
@@ -132,7 +133,7 @@ def read_scores(run_dir):
         if code not in cells:
             raise InputError(f"set {code!r} is not in the run's design ({run_dir.joinpath(*DESIGN_PATH)})",
                              path, lineno, "set")
-        d = by_var.setdefault(row["variant"], ScoreData(row["variant"], [], [], {}, {}, cells))
+        d = by_var.setdefault(row["variant"], ScoreData(row["variant"], [], [], {}, {}, cells, design.rater_types))
         d.crit[(code, row["method"])] = {k: _float(row[k], path, lineno, k) for k in ("rmse", "r", "maxdiff")}
         if code not in d.sets:
             d.sets.append(code)
@@ -268,11 +269,12 @@ def one_rater_table(d: ScoreData, per_set_decimals=3):
 
 
 def rater_type_means(d: ScoreData, kind="severity"):
-    """``{(type, set, method): mean over the type's raters of the rater's RMSE}`` (raters with n > 0)."""
+    """``{(type, set, method): mean over the type's raters of the rater's RMSE}`` (raters with n > 0; rater
+    ``r`` is Table 3's rater ``(r - 1) mod 9 + 1``, as the config's ``raters.count`` takes them in turn)."""
     out = {}
     for (s, m), by_rater in d.rater.items():
         for tname, raters in RATER_TYPES[kind].items():
-            x = [rm for r, (n, rm) in by_rater.items() if r in raters and n > 0 and np.isfinite(rm)]
+            x = [rm for r, (n, rm) in by_rater.items() if (r - 1) % 9 + 1 in raters and n > 0 and np.isfinite(rm)]
             if x:
                 out[(tname, s, m)] = float(np.mean(x))
     return out
@@ -286,16 +288,20 @@ def rater_type_table(d: ScoreData, kind="severity"):
     index, blocks = [], []
     for tname in RATER_TYPES[kind]:
         per_set = {(s, m): v for (t, s, m), v in tm.items() if t == tname}
+        if not per_set:   # (no rater of the type: fewer than Table 3's nine, e.g. raters.count 6 has no stringent)
+            continue
         rows, vals = facet_average(per_set, sets, d.methods, d.cells)
         index += [(tname, *r) for r in rows]
         blocks.append(vals)
     vals = np.vstack(blocks) if blocks else np.empty((0, len(d.methods)))
+    n = max((r for by_rater in d.rater.values() for r in by_rater), default=9)
+    who = "three raters'" if n == 9 else "type's raters' (Table 3's nine in turn)"
     if kind == "severity":
         name, title = "table09_rater_level", "Table 9. Per-rater RMSE by rater level (lenient 1-3, average 4-6, stringent 7-9)"
     else:
         name, title = "table10_rater_spread", "Table 10. Per-rater RMSE by rater spread (wide 1,4,7, medium 2,5,8, narrow 3,6,9)"
     return Table(name, title, ("type", "facet", "level"), tuple(d.methods), index, vals,
-                 note="Per set: mean of the three raters' RMSEs (adjusted rating against the paper's true "
+                 note=f"Per set: mean of the {who} RMSEs (adjusted rating against the paper's true "
                       f"score); then the mean over the {len(sets)} multi-rater sets of the facet level."
                       + failed_note(d, sets, d.methods))
 
@@ -320,7 +326,7 @@ def all_tables(d: ScoreData):
     multi, one = _multi(d), _one(d)
     if multi:
         tables.append(facet_table(d, "rmse"))
-        if d.rater:
+        if d.rater and d.rater_types == "table3":   # (raters of their own steps have no Table 3 type)
             tables += [rater_type_table(d, "severity"), rater_type_table(d, "spread")]
         tables += list(correlation_tables(d))
     tables.append(per_set_table(d, "maxdiff"))

@@ -41,5 +41,6 @@ class RaterStage(Stage):
                          "seeds": seeds_of(self.run, c)})
         path = self.folder / "design.json"
         write_json(path, {"name": cfg.name, "generator": cfg.generator, "variants": list(cfg.variants),
-                          "methods": list(cfg.methods), "n_raters": cfg.n_raters, "sets": sets})
+                          "methods": list(cfg.methods), "n_raters": cfg.n_raters,
+                          "rater_types": "table3" if cfg.table3_raters else None, "sets": sets})
         return [path]

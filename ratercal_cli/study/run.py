@@ -36,6 +36,9 @@ class RunDesign:
     variants: tuple
     n_raters: int
     cells: tuple
+    #: "table3" where the raters are Table 3's nine in turn (Tables 9 and 10 type them), else None; a design
+    #: written before it was recorded: Table 3's where it has nine raters
+    rater_types: str | None = None
 
     def cell(self, code) -> Cell:
         for c in self.cells:
@@ -49,8 +52,9 @@ class RunDesign:
             d = json.loads(Path(path).read_text(encoding="utf-8"))
             cells = tuple(Cell(s["raters_per_paper"], int(s["papers"]), int(s["max_score"]), s["quality"])
                           for s in d["sets"])
-            return cls(d["name"], d["generator"], tuple(d["methods"]), tuple(d["variants"]),
-                       int(d["n_raters"]), cells)
+            n = int(d["n_raters"])
+            return cls(d["name"], d["generator"], tuple(d["methods"]), tuple(d["variants"]), n, cells,
+                       d.get("rater_types", "table3" if n == 9 and d["generator"] != "linear" else None))
         except FileNotFoundError:
             raise InputError("no design: run `ratercal simulate` (or `ratercal rater`) on this run first",
                              path) from None

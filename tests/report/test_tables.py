@@ -109,7 +109,34 @@ def test_rater_type_hand_example(tmp_path):
     t = tables.rater_type_table(read_scores(tmp_path)["faithful"], "severity")
     assert t.get(("lenient", "all", "all"), "NO") == pytest.approx((1.5 + 4.0) / 2)
     assert t.get(("lenient", "raters", "2"), "NO") == pytest.approx(1.5)
-    assert np.isnan(t.get(("stringent", "all", "all"), "NO"))
+    assert not [k for k in t.index if k[0] in ("average", "stringent")]   # no rater of those types: no rows
+
+
+def test_rater_types_cycle_through_table3_and_need_its_raters(tmp_path):
+    """raters.count 12: raters 10-12 are Table 3's 1-3 (lenient); raters of their own steps: no Tables 9-10."""
+    import csv
+    import json
+
+    path = write_design(tmp_path, ["2151"])
+    (tmp_path / "score").mkdir()
+    with open(tmp_path / "score" / "scores.csv", "w", newline="") as fh:
+        csv.writer(fh).writerows([["set", "method", "variant", "rmse", "r", "maxdiff"], ["2151", "NO", "faithful", 1, .9, 2]])
+    with open(tmp_path / "score" / "rater_rmse.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["set", "method", "variant", "rater", "n", "rmse"])
+        for r in range(1, 13):
+            w.writerow(["2151", "NO", "faithful", r, 20, r])
+    design = json.loads(path.read_text())
+    path.write_text(json.dumps({**design, "n_raters": 12, "rater_types": "table3"}))
+    d = read_scores(tmp_path)["faithful"]
+    t = tables.rater_type_table(d, "severity")
+    assert t.get(("lenient", "all", "all"), "NO") == pytest.approx(np.mean([1, 2, 3, 10, 11, 12]))
+    assert t.get(("stringent", "all", "all"), "NO") == pytest.approx(8.0)
+    assert tables.rater_type_table(d, "spread").get(("wide", "all", "all"), "NO") == pytest.approx(np.mean([1, 4, 7, 10]))
+    assert "type's raters'" in t.note
+    assert "table09_rater_level" in [x.name for x in tables.all_tables(d)]
+    path.write_text(json.dumps({**design, "n_raters": 12, "rater_types": None}))
+    assert "table09_rater_level" not in [x.name for x in tables.all_tables(read_scores(tmp_path)["faithful"])]
 
 
 def test_fisher_z_means(run):
