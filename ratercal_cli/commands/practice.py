@@ -573,7 +573,10 @@ def _check_output(output, source):
 @_variant_option("faithful or corrected methods (default: corrected).")
 @click.option("--cut", type=float, default=None,
               help="Cut score: count papers passing (paper score >= cut), and those helped or hurt "
-                   "relative to no equating (Denny used 3.25).")
+                   "relative to no equating (Denny used 3.25); with facets on the rubric total, as adjust's.")
+@click.option("--total", type=click.Choice(["sum", "mean"]), default="sum", show_default=True,
+              help="With facets: the papers' scores compared (and cut) are their rubric totals over the criteria, "
+                   "or the mean criterion score.")
 @click.option("--png", type=click.Path(path_type=Path), default=None,
               help="Write the MDS map of the methods here (one file per group: NAME_GROUP.png), "
                    "only once every group has been compared.")
@@ -583,7 +586,7 @@ def _check_output(output, source):
 @_file_options
 @_calibration_options
 @_one_line_errors
-def compare(ratings_file, methods, variant, cut, png, as_json, html_out, shared_raters, scale, paper_col, rater_col,
+def compare(ratings_file, methods, variant, cut, total, png, as_json, html_out, shared_raters, scale, paper_col, rater_col,
             score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding, decimal, sheet, fold_labels, order_col,
             resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by, hold_drifted):
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5, Figures 7-10.
@@ -608,7 +611,7 @@ def compare(ratings_file, methods, variant, cut, png, as_json, html_out, shared_
                   score_cols, rater_cols)
     _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
                                                         "--write-anchors": anchors_out})
-    result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all,
+    result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all, total=total,
                              anchors=_anchors(anchors_in, hold_drifted), steps_by=steps_by,
                              shared_raters=shared_raters, hold_drifted=hold_drifted)
     _write_calibration(anchors_out, table.ratings, steps_by)

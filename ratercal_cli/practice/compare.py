@@ -155,7 +155,8 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         equating) is always among them, first.
     variant : {"corrected", "faithful"}
     cut : float, optional
-        Cut score: papers passing (score >= cut) and those each method helped or hurt relative to NO.
+        Cut score: papers passing (score >= cut) and those each method helped or hurt relative to NO;
+        with facets, on the papers' scores as ``total`` makes them (the rubric total with ``"sum"``).
     strict : bool, optional
         A method that cannot be applied raises (default: unless ``methods`` is ``"all"``).
     anchors, steps_by : optional
@@ -193,7 +194,7 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
     codes, is_all = parse_methods(methods, ("all",))
     check_choice(variant, VARIANTS, "variant")
     check_choice(total, ("mean", "sum"), "total")
-    cut = check_cut(cut, ratings)
+    cut = check_cut(cut, ratings, total)   # (with facets, on the papers' scores compared: the mean or the total)
     if "NO" not in codes:
         codes = ["NO"] + codes
     strict = (not is_all) if strict is None else strict

@@ -6,12 +6,21 @@ from ..errors import ArgumentError
 from ..ratings import Ratings
 
 
-def check_cut(cut, ratings: Ratings):
+def check_cut(cut, ratings: Ratings, total: str | None = None):
     """``cut`` as a float, or None; an :class:`InputError` naming ``--cut`` unless it is a finite
-    number on the ratings' scale (a cut of 40 on a 1-6 scale passes nobody, silently)."""
+    number on the ratings' scale (a cut of 40 on a 1-6 scale passes nobody, silently), or with
+    ``total="sum"`` on facetted ratings on the rubric total's range (:func:`.levels.score_range`)."""
     if cut is None:
         return None
     cut = float(cut)
+    if total is not None:
+        from .levels import score_range
+
+        low, high = score_range(ratings, total)
+        if not (low <= cut <= high):
+            what = "the rubric total's range" if ratings.facets and total == "sum" else "the scale"
+            raise ArgumentError("cut", f"the cut {cut:g} is not a score on {what} {low:g}-{high:g}")
+        return cut
     low, high = ratings.scale_low, ratings.scale_low + ratings.max_score
     if not (low <= cut <= high):   # also NaN and infinities
         raise ArgumentError("cut", f"the cut {cut:g} is not a score on the scale {low}-{high}")

@@ -172,11 +172,10 @@ def check_levels(levels: Levels | None, ratings, total: str = "sum") -> None:
     """An :class:`InputError` naming ``--cut`` for a cut off the scale (or off the rubric total's range)."""
     if levels is None:
         return
-    low, high = score_range(ratings, total)
+    from .cut import check_cut
+
     for c in levels.cuts:
-        if not (low <= c <= high):   # also NaN and infinities
-            what = "the rubric total's range" if ratings.facets and total == "sum" else "the scale"
-            raise ArgumentError("cut", f"the cut {c:g} is not a score on {what} {low:g}-{high:g}")
+        check_cut(c, ratings, total)
 
 
 def raw_scores(ratings, total: str = "sum") -> np.ndarray:

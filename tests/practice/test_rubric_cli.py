@@ -130,3 +130,31 @@ def test_committed_rubric_examples_are_what_make_rubric_makes(tmp_path):
     runpy.run_path(str(root / "examples" / "make_rubric.py"), run_name="not_main")["main"](tmp_path)
     for name in ("rubric_year1.csv", "rubric_year2.csv"):
         assert (tmp_path / name).read_bytes() == (root / "examples" / name).read_bytes(), name
+
+
+def test_compare_cuts_the_rubric_total_as_adjust_does(wide, tmp_path):
+    path, _, rub = wide
+    out = tmp_path / "adj.csv"
+    res = run("adjust", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "-o", out, "--layout", "long")
+    assert res.exit_code == 0, res.output
+    with open(out, newline="") as fh:
+        totals = {r["paper"]: float(r["MN_total"]) for r in csv.DictReader(fh)}
+    raw = {}   # a paper's raw total: the sum over its criteria of the mean of its given scores
+    for row in rub.rows:
+        for c, x in zip(rub.criteria, row[2:]):
+            raw.setdefault(row[0], {}).setdefault(c, []).append(float(x))
+    raw = {p: sum(np.mean(v) for v in by_c.values()) for p, by_c in raw.items()}
+    cut = 7.0   # on the total of two criteria of 1-6 (2-12); a cut on the scale alone would pass nearly all
+    res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "--cut", cut, "--json")
+    assert res.exit_code == 0, res.output
+    import json
+
+    rows = {r["method"]: r for r in json.loads(res.output)["groups"][0]["pass_fail"]}
+    assert not [t for t in totals.values() if abs(t - cut) < 1e-3]   # (no printed total near the cut: rounding cannot decide)
+    assert rows["MN"]["passing"] == sum(t >= cut for t in totals.values())
+    assert rows["NO"]["passing"] == sum(t >= cut for t in raw.values())
+    assert 0 < rows["NO"]["passing"] < len(raw)
+    res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "--cut", 13)
+    assert res.exit_code == 2 and "the cut 13 is not a score on the rubric total's range 2-12" in res.output
+    res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "--cut", 7, "--total", "mean")
+    assert res.exit_code == 2 and "the cut 7 is not a score on the scale 1-6" in res.output
