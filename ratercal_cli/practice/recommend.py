@@ -59,6 +59,11 @@ LEVEL_WORDS = {"none": "unshrunk", "kelley": "shrunk", "linear_eb": "shrunk, lin
 #: rater report says; Linacre's 0.5-1.5 is for an expectation of 1)
 FIT_RANGE = (0.5, 1.5)
 FIT_SHARE = 0.25
+#: ... among the raters with at least this many ratings in the fit: a mean square's sd is about sqrt(2 / n)
+#: times its expectation (chi-square), so n = 30 leaves one of 20 fitting raters outside 0.5-1.5 by chance,
+#: where at n = 8 a third of them were (4 of 8 raters of data drawn from the PCM, 5-9 ratings each); with
+#: none that many, the fit has no say
+MIN_FIT_RATINGS = 30
 #: the model-based methods, whose lead in a ranking on data drawn from their model gives way where the
 #: rater model misfits (the fit's say)
 MODEL_METHODS = ("PCM", "RSM", "CML", "MFRM", "MML")
@@ -174,10 +179,16 @@ def fit_say(report) -> dict:
     expected = (rr.papers or {}).get("fit_expected", 1.0)
     expected = expected if math.isfinite(expected) and expected > 0 else 1.0
     lo, hi = FIT_RANGE[0] * expected, FIT_RANGE[1] * expected
-    bad = [r["rater"] for r in rr.raters if not (lo <= r["infit"] <= hi and lo <= r["outfit"] <= hi)]
-    share = len(bad) / max(len(rr.raters), 1)
-    return {"fitted": True, "misfitting": [str(b) for b in bad], "raters": len(rr.raters), "fits": share <= FIT_SHARE,
-            "model": rr.model, "range": [lo, hi], "expected": expected, "changed": None}
+    judged = [r for r in rr.raters if r["fit_count"] >= MIN_FIT_RATINGS]
+    if not judged:
+        most = max((r["fit_count"] for r in rr.raters), default=0)
+        return {"fitted": False, "few": True, "reason": f"too few ratings a rater to judge its fit (at most {most}; "
+                                                        f"{MIN_FIT_RATINGS} needed)"}
+    bad = [r["rater"] for r in judged if not (lo <= r["infit"] <= hi and lo <= r["outfit"] <= hi)]
+    share = len(bad) / len(judged)
+    return {"fitted": True, "misfitting": [str(b) for b in bad], "raters": len(judged), "fits": share <= FIT_SHARE,
+            "model": rr.model, "range": [lo, hi], "expected": expected, "changed": None,
+            "unjudged": len(rr.raters) - len(judged)}
 
 
 def _run(study) -> str:
@@ -223,9 +234,14 @@ def recommend_group(report, ratings, simulation=None) -> Recommendation:
                "many: a model-based method's lead in the study or the simulation, whose data are drawn from that "
                "model, is not taken" if not confounded else
                "many, but the assignment is confounded and only the model-based methods meet it: read them with care")
-        reasons.append(f"the rater model's fit: {len(fit['misfitting'])} of {fit['raters']} rater(s) with infit or outfit "
-                       f"outside {fit['range'][0]:.2f}-{fit['range'][1]:.2f} (0.5-1.5 times {fit['expected']:.2f}, what "
-                       f"data that fit give): {say}")
+        unjudged = fit.get("unjudged", 0)
+        reasons.append(f"the rater model's fit: {len(fit['misfitting'])} of {fit['raters']} rater(s)"
+                       + (f" with {MIN_FIT_RATINGS}+ ratings ({unjudged} with fewer not judged)" if unjudged else "")
+                       + f" with infit or outfit outside {fit['range'][0]:.2f}-{fit['range'][1]:.2f} (0.5-1.5 times "
+                       f"{fit['expected']:.2f}, what data that fit give): {say}")
+
+    elif fit.get("few"):
+        reasons.append(f"the rater model's fit: {fit['reason']}: no say")
 
     def fit_veto(pick, others):
         """The fit's say on a source's pick: where the rater model misfits (and the assignment is not

@@ -37,3 +37,23 @@ def test_data_drawn_from_the_model_fit_at_two_ratings_a_paper():
         # the raters' mean squares sit near the expectation, not near 1
         infits = [r["infit"] for r in rep.rater_report.raters]
         assert 0.4 < float(np.mean(infits)) < 0.6
+
+
+def test_raters_of_few_ratings_are_not_judged():
+    """8 ratings a rater (32 papers, 2 a paper, 8 raters): about a third of the raters of data drawn from the
+    model have a mean square outside 0.5-1.5 times its expectation by chance (a mean square's sd is about
+    sqrt(2 / 8) = 0.5 times it), so the fit has no say; at 30 ratings a rater each is judged."""
+    flagged = 0
+    for seed in range(10):
+        rep = check(_rsm_two_a_paper(seed, papers=32)).reports[0]
+        exp = rep.rater_report.papers["fit_expected"]
+        flagged += sum(not (0.5 * exp <= r[k] <= 1.5 * exp) for r in rep.rater_report.raters for k in ("infit", "outfit"))
+        say = fit_say(rep)
+        assert say == {"fitted": False, "few": True,
+                       "reason": f"too few ratings a rater to judge its fit (at most "
+                                 f"{max(r['fit_count'] for r in rep.rater_report.raters)}; 30 needed)"}
+    assert flagged >= 0.15 * 10 * 8 * 2   # (what the rule no longer counts: 36% of raters over 20 seeds)
+    rep = check(_rsm_two_a_paper(1, papers=120)).reports[0]   # 30 a rater on average: those with 30+ judged
+    few = sum(r["fit_count"] < 30 for r in rep.rater_report.raters)
+    say = fit_say(rep)
+    assert 0 < few < 8 and say["fitted"] and say["raters"] == 8 - few and say["unjudged"] == few and say["fits"]
