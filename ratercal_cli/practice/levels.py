@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ArgumentError, arg
+from .cut import check_cut, score_range
 from .summary import SURE
 
 __all__ = ["Levels", "parse_cuts", "parse_levels", "changes", "ChangeList", "LevelChanges", "score_range",
@@ -158,22 +159,10 @@ def parse_levels(cut, names=None) -> Levels | None:
     return Levels(cuts, tuple(items))
 
 
-def score_range(ratings, total: str = "sum") -> tuple:
-    """The lowest and highest score a cut can be on: the scale, or on facetted ratings the rubric
-    total's range (``total="sum"``: the number of cells times the scale's ends)."""
-    low, high = ratings.scale_low, ratings.scale_low + ratings.max_score
-    if ratings.facets and total == "sum":
-        n = len(ratings.facet_cells()[1])
-        return n * low, n * high
-    return low, high
-
-
 def check_levels(levels: Levels | None, ratings, total: str = "sum") -> None:
     """An :class:`InputError` naming ``--cut`` for a cut off the scale (or off the rubric total's range)."""
     if levels is None:
         return
-    from .cut import check_cut
-
     for c in levels.cuts:
         check_cut(c, ratings, total)
 
