@@ -74,7 +74,10 @@ def _edges(ratings: Ratings):
 DENSE_GRAM = 120
 #: ... DENSE_ROWS papers at a time, in float32 (its BLAS product twice as fast as float64's; sums of 0s
 #: and 1s, exact to 2^24), in one block of memory DENSE_ROWS x raters x 4 bytes, whatever the number of
-#: papers, emptied again after each product: 200 raters, 6.5 MB.  (Blocks of 2^16 papers, 52 MB, each
+#: papers, emptied again after each product: 200 raters, 6.5 MB.  Its entries are set by their flat
+#: places and the block emptied whole (by (paper, rater) pairs, setting and emptying took a third of
+#: it: 21 of 200 raters a paper, 1M ratings, 0.045 s, now 0.029-0.034 on a machine without AVX-512;
+#: a complete panel of 21, 0.020 s, now 0.004-0.006).  (Blocks of 2^16 papers, 52 MB, each
 #: allocated anew, cost 0-0.12 s of system time on top of the 0.04 s the products take (21 of 200 raters a
 #: paper, 1M ratings, one array of 38 MB): the kernel's transparent huge pages, zeroed and compacted for
 #: every fresh array; 2^11 to 2^13 papers, none.)
@@ -98,13 +101,16 @@ def shared_papers(ratings: Ratings) -> np.ndarray:
     if float(P) * J * J <= DENSE_GRAM * float(k @ k):
         W = np.zeros((J, J), dtype=np.int64)
         A = np.zeros((min(DENSE_ROWS, P), J), dtype=np.float32)
+        flat = A.reshape(-1)   # (a view: the ratings' entries set by their flat places)
         cuts = np.searchsorted(paper, np.arange(0, P + DENSE_ROWS, DENSE_ROWS))
         for p0, (a, b) in zip(range(0, P, DENSE_ROWS), zip(cuts[:-1], cuts[1:])):
-            at, who = paper[a:b] - p0, rater[a:b]
-            A[at, who] = 1.0   # (a rater's repeat on a paper: once)
+            at = paper[a:b] - p0
+            at *= J
+            at += rater[a:b]
+            flat[at] = 1.0   # (a rater's repeat on a paper: once)
             block = A[:min(DENSE_ROWS, P - p0)]
             W += (block.T @ block).astype(np.int64)
-            A[at, who] = 0.0
+            block.fill(0.0)
         return W
     W = _pair_counts(paper, rater, J)
     if W is None:   # a rater's repeat on a paper: once
