@@ -416,11 +416,16 @@ def _items(ratings: Ratings, facet):
     levels = [int(f[:, c].max()) + 1 if f.size else 1 for c in range(f.shape[1])]
     if not levels:   # the items are the raters seen (what the numbering below gives, without its passes)
         return rmap[ratings.rater], np.arange(seen.size)[:, None], seen, levels
-    key = np.column_stack([rmap[ratings.rater], f])
+    rater = rmap[ratings.rater]
     dims = (max(seen.size, 1), *levels)
-    if float(np.prod(dims, dtype=np.float64)) < 2.0 ** 62:   # the items numbered as unique_rows does, by one key
-        ukey, item = distinct_keys(np.ravel_multi_index(tuple(key.T), dims), int(np.prod(dims)))
+    if float(np.prod(dims, dtype=np.float64)) < 2.0 ** 62:   # the items numbered as unique_rows does, by one key:
+        key = rater                                          # np.ravel_multi_index's, ((rater L0 + f0) L1 + f1) ...,
+        for c, size in enumerate(levels):                    # made in place (the columns stacked and raveled: 11 ms
+            key *= size                                      # for a 1M-rating rubric, this 6.5)
+            key += f[:, c]
+        ukey, item = distinct_keys(key, int(np.prod(dims)))
         return item, np.column_stack(np.unravel_index(ukey, dims)), seen, levels
+    key = np.column_stack([rater, f])
     first, item, _ = unique_rows(key, max(seen.size, *levels, 1))
     return item, key[first], seen, levels
 
