@@ -54,7 +54,8 @@ papers alone are fitted first, to about as near as their optimum is to every pap
 iterations far from the optimum cost a sample's evaluations (:func:`_fit_on_grids`), and the
 sample's information that steers every paper's iterations is scaled to every paper's complete-data
 information (which every paper's gradient gives: :meth:`_Objective.scaled_to_complete`), nearer every
-paper's information where the sample holds few ratings of a rater's category.  From the best
+paper's information where the sample holds few ratings of a rater's category, and left the sample's own
+along the shift of every threshold (where the information is a small difference of two large parts).  From the best
 of a few starts this takes 10-22 iterations (at 1M ratings 12-15, the sample's papers' and every
 paper's: 7-10 gradients of every paper, the most at 21 of 200 raters a paper and for a rubric's
 MFRM); the
@@ -224,7 +225,12 @@ SAMPLE_CARRY_MODELS = ("pcm",)
 #: BFGS pairs kept over the refresh; a sample stratified by pattern (the gap from its optimum to every
 #: paper's the same, decrement 1.39e4 where 1.35e4); the exact curvature along the shift of all thresholds
 #: (at 21 of 200 the two eigenvalues of the steering matrix's inverse times the information farthest from
-#: 1, 0.82 and 1.23, are along it) from one more gradient: a step fewer, a gradient more.  A stop when the
+#: 1, 0.82 and 1.23, were along it) from one more gradient: a step fewer, a gradient more (since, the
+#: sample's own curvature there, for no gradient: :meth:`_Objective.scaled_to_complete`); every paper's
+#: information itself at the refresh: a gradient fewer (at the point the carried matrix's step goes to,
+#: two), for 1.5 s; the refresh at 0.01-0.03 a parameter, at the first of every paper's iterations or at
+#: the point the carried matrix's step goes to, a larger sample (250 a parameter: the eigenvalues 0.93-1.08,
+#: 0.4 s an information), more papers of rare cells (SAMPLE_RARE 10): none fewer.  A stop when the
 #: contraction (from successive decrements) times the step is under 2e-8: one gradient fewer for the RSM
 #: at 21 of 200, complete 21 and the rubric, but estimates up to 4.2e-8 from a tight fit (the prediction
 #: off by 2x): not taken.
@@ -619,14 +625,45 @@ class _Objective:
         0.91-1.10 at 3 of 200 raters a paper (0.82-1.35 unscaled), 0.89-1.13 at 21 of 200 (0.75-1.38),
         0.91-1.13 on the rubric (0.88-1.04; 98% of them 0.99-1.02, 0.88-1.03).  (Replacing the complete-data part, ``H - Hem +
         Hem_all``, did as well at 3 of 200 but was not negative definite on the rubric: along the shift
-        of every item the information is a small difference of the two parts, which a scaling keeps.)"""
+        of every item the information is a small difference of the two parts.)
+
+        Along that shift (:attr:`_shift`: every paper's quality moved the other way) the information is
+        ``sum_p (1 - var_p(z))`` a paper (less the priors'), a difference of two parts some hundred times
+        larger at 21 raters a paper, and the scaling, a different ratio in each coordinate, took it off: the
+        extreme eigenvalues above (SAMPLE_PER_PARAMETER 60: 0.82 and 1.23 at 21 of 200, 0.79 and 1.30 for the
+        RSM) lay along it.  The sample's own curvature there (``H d`` before the scaling, its papers' weighted
+        sum of their exact informations) is every paper's to 1e-4 (``d'H d``) and to 0.018 of the whole
+        vector in the information's metric, where the scaled one's was 0.21: the scaled matrix is made that
+        along it (:func:`_along`).  Then 0.93-1.14 at 21 of 200 (MFRM 0.79-1.30 -> 0.91-1.10), 0.97-1.06 for the
+        rubric's PCM (0.92-1.14), 3 of 200 and the rubric's RSM as they were (0.87-1.14, 0.90-1.15): a gradient of every paper fewer for the RSM at 21
+        of 200 (8 -> 7), the PCM's last decrement there 50 times smaller (3.8e-9 -> 7e-11 after the 5th step;
+        its estimates 1.6e-9 from a tight fit where 4.4e-8), the other shapes the same.  (Correcting each
+        item pair's block by the ratio of every paper's count of papers rated by both to the sample's,
+        known from the design, put them within 6% of every paper's where 25% (10-90%), but broke the
+        papers' balance along the shift and along the shifts of groups of raters: 0.68-1.66, and with
+        the shift made exact 0.93-1.15; the sample's own curvature also along log sigma, each category's
+        step of every rater or the shifts of groups of raters: no better or worse.)"""
         full = _CompleteData(self, ev.H_em, self.scale)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.sqrt(full.diagonal() / Hem.diagonal())
         t = np.where(np.isfinite(t) & (t > 0), t, 1.0)
+        d = self._shift
+        h = None if d is None else H @ d   # (the sample's own curvature along the shift, before the scaling)
         H *= t[:, None]   # (in place)
         H *= t[None, :]
+        if h is not None:
+            _along(H, d, h)
         return H, full
+
+    @cached_property
+    def _shift(self):
+        """The free coordinates of the shift of every item's thresholds (``tau[u, k] += k``, every paper's
+        quality the other way), or None where the layout has no such direction (anchored)."""
+        k = np.tile(np.arange(1, self.M + 1, dtype=np.float64), self.U)
+        d = self.least_squares(k)
+        if not np.abs(self.K[:-1] @ d - k).max(initial=0.0) <= 1e-9 * self.M:
+            return None
+        return d
 
     def information(self, phi, ev):
         """-H of every paper at ``phi`` (``ev``: an evaluation there, whose posteriors choose the grid)."""
@@ -787,6 +824,21 @@ def _newton(obj: _Objective, phi, max_iter, stop, regrid: bool, carry=None, conf
         updates.append((s_, y_, 1.0 / float(y_ @ s_)))
         kind = "bfgs"
     return phi, False, it, None, (factor, updates, newton, kind, ev)
+
+
+def _along(H, d, h):
+    """``H`` (negative definite) made ``h`` along ``d`` (``H d = h``), in place, by the BFGS update of its
+    inverse's matrix with the pair (d, h): ``H - (H d)(H d)' / d'H d + h h' / h'd``, a block of rows at a time;
+    left as it is where either curvature is not negative."""
+    Hd = H @ d
+    dHd, hd = float(d @ Hd), float(h @ d)
+    if not (dHd < 0.0 and hd < 0.0):
+        return
+    U, V = np.column_stack([h / hd, Hd / -dHd]), np.column_stack([h, Hd])   # (H += U V': one BLAS product a
+    P = H.shape[0]                                                         # block, 1.1 ms at 1,001 rows where
+    for a in range(0, P, FACTOR_BLOCK):                                    # two outer products took 7)
+        b = min(a + FACTOR_BLOCK, P)
+        H[a:b] += U[a:b] @ V.T
 
 
 def _confirm(H, g, stop):
