@@ -269,11 +269,29 @@ def test_rater_links_join_the_raters_that_share_papers():
     r = group + rng.integers(0, np.array([7, 5, 8])[p % 3])
     order = rng.permutation(p.size)
     data = Ratings(p[order], r[order], rng.integers(0, 4, p.size), 3, n.size, 21)
-    low, high = _rater_links(data)
+    low, high = _rater_links(data.paper, data.rater, data.n_raters)
     assert (low <= high).all() and np.unique(low * 21 + high).size == low.size   # distinct pairs
     labels = rater_components(data, (low, high))
     assert np.array_equal(labels, rater_components(data))
     assert labels.tolist() == [0] * 7 + [1] * 5 + [2] * 8 + [-1]
+
+
+def test_raters_linked_late_in_the_file_are_linked_and_unlinked_ones_refused_as_before():
+    # raters 1-2 and 3-4 read papers apart; only the file's last paper, read by 2 and 3, links them: the
+    # first 1/LINK_HEAD of the ratings leave two groups, all the ratings one
+    from ratercal_cli.methods.mml import LINK_HEAD, _rater_links, _require_linked
+    from ratercal_cli.network import disconnected_raters
+
+    p = np.repeat(np.arange(41), 2)
+    r = np.r_[np.where(np.arange(40) % 2 == 0, 0, 2)[:, None] + np.array([0, 1]), [[1, 2]]].ravel()
+    data = Ratings(p, r, np.arange(82) % 4, 3, 41, 4)
+    head = data.n_ratings // LINK_HEAD
+    assert disconnected_raters(data, _rater_links(p[:head], r[:head], 4)).tolist() == [2, 3]
+    _require_linked(data, "MML (PCM)")   # (no error)
+    assert make_method("MML").fit(data).converged_
+    apart = data.subset(p < 40)
+    with pytest.raises(MethodError, match=r"^MML \(PCM\): raters 3, 4 not linked through shared papers to raters 1, 2;"):
+        _require_linked(apart, "MML (PCM)")
 
 
 def test_unlinked_raters_and_one_rater_designs_are_refused():
