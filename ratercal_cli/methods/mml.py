@@ -229,8 +229,9 @@ SAMPLE_CARRY_MODELS = ("pcm",)
 #: sample's own curvature there, for no gradient: :meth:`_Objective.scaled_to_complete`); every paper's
 #: information itself at the refresh: a gradient fewer (at the point the carried matrix's step goes to,
 #: two), for 1.5 s; the refresh at 0.01-0.03 a parameter, at the first of every paper's iterations or at
-#: the point the carried matrix's step goes to, a larger sample (250 a parameter: the eigenvalues 0.93-1.08,
-#: 0.4 s an information), more papers of rare cells (SAMPLE_RARE 10): none fewer.  A stop when the
+#: the point the carried matrix's step goes to, more papers of rare cells (SAMPLE_RARE 10): none fewer; a
+#: larger sample (250 a parameter: the eigenvalues 0.93-1.08) a gradient fewer, for 0.6 s more of its
+#: informations (0.55 and 0.40 s where 0.21 and 0.10).  A stop when the
 #: contraction (from successive decrements) times the step is under 2e-8: one gradient fewer for the RSM
 #: at 21 of 200, complete 21 and the rubric, but estimates up to 4.2e-8 from a tight fit (the prediction
 #: off by 2x): not taken.
