@@ -900,12 +900,12 @@ class _Shifted:
         return np.inf if least <= 0.0 else -FLOOR / least
 
 
-def _scratch(bufs: dict, name, size):
-    """A scratch array of ``size`` doubles, ``bufs[name]`` (made anew only where too small): the same one through
-    an evaluation, where a fresh one a block would be mapped afresh, page by page."""
+def _scratch(bufs: dict, name, size, dtype=np.float64):
+    """A scratch array of ``size`` doubles (or ``dtype``), ``bufs[name]`` (made anew only where too small): the same
+    one through an evaluation, where a fresh one a block would be mapped afresh, page by page."""
     buf = bufs.get(name)
     if buf is None or buf.size < size:
-        buf = bufs[name] = np.empty(size)
+        buf = bufs[name] = np.empty(size, dtype=dtype)
     return buf[:size]
 
 
@@ -1394,11 +1394,11 @@ class _BlockStatic:
         """Per group of items u0..u1-1 of the block's patterns (at most about ITEM_GROUP pairs of entries
         a group), their entries ``idx`` (by item), their weights ``w`` (m c_u; ``m``: the patterns'), their
         patterns' entries v >= u (a pattern's items are sorted: those after u's), ``ent``, with their
-        counts ``c_ent`` (None: all 1, as nearly always), and the structure (row indices, column pointers, shape) of the sparse matrix G'
-        of those (the group's item pairs x M rows (pair, l), its entries: a column an entry, its
-        pattern's entries' rows; :meth:`_Louis._mean_by_item` puts in the numbers): [(s0, s1, idx, w,
-        ent, c_ent, G')], s0..s1-1 the group's item pairs.  Kept where they are at most PAIR_ENTRIES (a
-        sample's), else made again at each information."""
+        counts ``c_ent`` (None: all 1, as nearly always), and the structure (each pair of entries' first row,
+        column pointers, shape) of the sparse matrix G' of those (the group's item pairs x M rows (pair, l), its
+        entries: a column an entry, its pattern's entries' M rows each; :meth:`_Louis._mean_by_item` makes the rows
+        and puts in the numbers): [(s0, s1, idx, w, ent, c_ent, G')], s0..s1-1 the group's item pairs.  Kept where
+        they are at most PAIR_ENTRIES (a sample's), else made again at each information."""
         if self._item_entries is not None:
             return self._item_entries
         it = self.items
@@ -1417,12 +1417,8 @@ class _BlockStatic:
                 ent = np.repeat(idx, cnt) + _ranges(cnt)
                 s0, s1 = eng.pair_bounds[g0], eng.pair_bounds[g1]
                 col = eng.pair_index(np.repeat(it.indices[idx], cnt), it.indices[ent]) - s0
-                rows = np.empty((col.size, M), dtype=np.int32)   # (scipy's index type)
-                colM = (col * M).astype(np.int32)
-                for k in range(M):   # (a column at a time: numpy's broadcast of M = 5 a row took 3 times as long)
-                    np.add(colM, k, out=rows[:, k])
-                rows = rows.ravel()
-                G_T = (rows, (np.r_[0, np.cumsum(cnt)] * M).astype(np.int32), ((s1 - s0) * M, e1 - e0))
+                G_T = ((col * M).astype(np.int32), (np.r_[0, np.cumsum(cnt)] * M).astype(np.int32),   # (scipy's
+                       ((s1 - s0) * M, e1 - e0))                                                     # index type)
                 c_ent = None if ones else it.data[ent]
                 yield s0, s1, idx, m[self.ent_p[idx]] * it.data[idx], ent, None if ones or (c_ent == 1).all() else c_ent, G_T
         n = np.diff(it.indptr)
@@ -1540,7 +1536,13 @@ class _Louis:
         M = self.eng.M
         for s0, s1, idx, w, ent, c_ent, G_T in st.item_entries(self.eng, m):
             A = np.take(bar, idx, axis=0) * w[:, None]              # (the group's entries, M)
-            rows, ptr, shape = G_T
+            first, ptr, shape = G_T
+            # each pair of entries' M rows (pair, l), in a scratch array (kept, M times the pairs of entries were 23
+            # MiB of a sample's at 21 of 200 raters a paper, mapped page by page at its first information)
+            rows = _scratch(self._bufs, "rows", first.size * M, np.int32).reshape(first.size, M)
+            for k in range(M):   # (a column at a time: numpy's broadcast of M = 5 a row took 3 times as long)
+                np.add(first, k, out=rows[:, k])
+            rows = rows.ravel()
             # (the entries v >= u of their patterns, M: a few MiB, in one array through the information)
             B = np.take(bar, ent, axis=0, mode="clip", out=_scratch(self._bufs, "B", ent.size * M).reshape(ent.size, M))
             if c_ent is not None:
