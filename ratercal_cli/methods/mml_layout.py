@@ -205,15 +205,17 @@ def _severity_rows(model, blocks, J, M, n, used):
     between the lowest and highest category it gave).  (Dense, 600 MB at 5,000 raters' PCM on 1-4.)"""
     if model != "pcm":
         return sparse.csr_matrix((np.ones(J), (np.arange(J), blocks["severity"].start + np.arange(J))), shape=(J, n))
-    rows, cols, vals = [], [], []
-    for j in range(J):
-        cats = np.flatnonzero(used[j]) if used is not None else np.arange(M + 1)
-        lo, hi = (cats[0], cats[-1]) if cats.size > 1 else (0, M)
-        rows.append(np.full(hi - lo, j))
-        cols.append(blocks["steps"].start + j * M + np.arange(lo, hi))
-        vals.append(np.full(hi - lo, 1.0 / (hi - lo)))
-    cat = (lambda x, t: np.concatenate(x) if x else np.zeros(0, dtype=t))
-    return sparse.csr_matrix((cat(vals, np.float64), (cat(rows, np.int64), cat(cols, np.int64))), shape=(J, n))
+    lo, hi = np.zeros(J, dtype=np.int64), np.full(J, M, dtype=np.int64)   # (a rater of one category: all steps)
+    if used is not None:   # the lowest and highest category each rater gave, its steps between them, all raters
+        used = np.asarray(used, dtype=bool)   # at once (a loop over raters: 2.1 ms at 200, 46 at 5,000; this 0.4, 0.7)
+        some = used.sum(axis=1) > 1
+        lo[some] = np.argmax(used[some], axis=1)
+        hi[some] = M - np.argmax(used[some, ::-1], axis=1)
+    width = hi - lo
+    rows = np.repeat(np.arange(J), width)
+    at = np.arange(rows.size) - np.repeat(np.cumsum(width) - width, width)   # (each step's place in its rater's run)
+    cols = blocks["steps"].start + rows * M + lo[rows] + at
+    return sparse.csr_matrix((np.repeat(1.0 / np.maximum(width, 1), width), (rows, cols)), shape=(J, n))
 
 
 def _penalty(model, blocks, shapes, sev, J, G, M, F, n, step_sd, location_sd):
