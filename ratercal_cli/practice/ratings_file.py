@@ -789,22 +789,29 @@ def _order_of_reading(rows, lines, scores, columns: Columns, order_col, path, wa
 
 
 def _warn_order_ties(rows, lines, columns: Columns, order_col, rank, usable, path, warnings: list):
-    """Warn where two usable ratings of one paper (in one group) share a place in the order of reading:
-    which reading came first is then the file's order (the sorts by ``rank`` are stable), where the
-    column was meant to say it (first two readings, the third-reading rule, the assignment test)."""
+    """Warn where two usable ratings of one paper (in one group, in one combination of facet levels)
+    on two lines share a place in the order of reading: which reading came first is then the file's
+    order (the sorts by ``rank`` are stable), where the column was meant to say it (first two readings,
+    the third-reading rule, the assignment test).  A rubric's rater gives every criterion at one place
+    (one reading), and the ratings of one line of a wide file share its place: neither is a tie."""
     idx = np.flatnonzero(usable)
     pcol = rows.column(columns.paper)
     key = pcol.codes[idx].astype(np.int64)   # (a paper in a group: one number)
     if columns.group:
         key += len(pcol.labels) * rows.column(columns.group).codes[idx].astype(np.int64)
-    by = np.lexsort((idx, rank[idx], key))   # (paper, place, line)
+    cells = [rows.column(c).codes[idx] for c in columns.facets]   # (the third-reading rule's cells)
+    by = np.lexsort((idx, rank[idx], *cells[::-1], key))   # (paper, cell, place, line)
     key, place, row = key[by], rank[idx][by], idx[by]
-    tie = np.flatnonzero((key[1:] == key[:-1]) & (place[1:] == place[:-1]))
+    same = (key[1:] == key[:-1]) & (place[1:] == place[:-1]) & (lines[row[1:]] != lines[row[:-1]])
+    for c in cells:
+        c = c[by]
+        same &= c[1:] == c[:-1]
+    tie = np.flatnonzero(same)
     if not tie.size:
         return
     first = tie[np.argmin(row[tie + 1])]   # (the tie whose later line comes first in the file)
     a, b = int(lines[row[first]]), int(lines[row[first + 1]])
-    papers = 1 + int(np.count_nonzero(key[tie][1:] != key[tie][:-1]))
+    papers = 1 + int(np.count_nonzero(key[tie][1:] != key[tie][:-1]))   # (ties sorted by paper first)
     paper = pcol[row[first]]
     warnings.append(f"{path}:{b}: {order_col}: {papers} paper(s) with two ratings at one place in the order of "
                     f"reading (e.g. paper {paper}, lines {a} and {b}); the file's order decides which was read first")

@@ -230,6 +230,31 @@ def test_two_ratings_of_a_paper_at_one_place_in_the_order_are_warned_of(tmp_path
     assert not [w for w in read_ratings_file(g, "0-5", Columns(group="school")).warnings if "one place" in w]
 
 
+def test_a_rubric_raters_criteria_at_one_place_are_no_tie(tmp_path):
+    # a rater reads a paper once and gives every criterion at that place: 3 papers, none tied; the
+    # third-reading rule's cells are (paper, criterion), and only B's content is read twice at place 1
+    # (B's style by r3 is blank: no tie there)
+    rub = ("paper,rater,criterion,score,order\n"
+           "A,r1,content,2,1\nA,r1,style,3,1\nA,r2,content,3,2\nA,r2,style,3,2\n"    # lines 2-5
+           "B,r1,content,4,1\nB,r1,style,4,1\nB,r3,content,4,1\nB,r3,style,,1\n"     # lines 6-9
+           "C,r2,content,4,1\nC,r2,style,4,1\nC,r3,content,4,2\nC,r3,style,4,2\n")   # lines 10-13
+    p = _write(tmp_path, rub, "rub.csv")
+    ties = [w for w in read_ratings_file(p, "0-5", Columns(facets=("criterion",))).warnings if "one place" in w]
+    assert ties == [f"{p}:8: order: 1 paper(s) with two ratings at one place in the order of reading (e.g. paper B, "
+                    "lines 6 and 8); the file's order decides which was read first"]
+    untied = rub.replace("B,r3,content,4,1", "B,r3,content,4,2")
+    p = _write(tmp_path, untied, "rub2.csv")
+    assert not [w for w in read_ratings_file(p, "0-5", Columns(facets=("criterion",))).warnings if "one place" in w]
+    # wide: a line's criteria share its place (no tie); two lines of paper B at place 1 are one
+    wide = "paper,rater,content,style,order\nA,r1,2,3,1\nA,r2,3,3,2\nB,r1,4,4,1\nB,r3,4,4,1\n"
+    p = _write(tmp_path, wide, "wide.csv")
+    ties = [w for w in read_ratings_file(p, "0-5", score_cols="content,style").warnings if "one place" in w]
+    assert ties == [f"{p}:5: order: 1 paper(s) with two ratings at one place in the order of reading (e.g. paper B, "
+                    "lines 4 and 5); the file's order decides which was read first"]
+    p = _write(tmp_path, "paper,order,r1,r2,r3\nA,1,2,3,\nB,1,4,,4\n", "raters.csv")   # a column per rater
+    assert not [w for w in read_ratings_file(p, "0-5", rater_cols="r1,r2,r3").warnings if "one place" in w]
+
+
 def _write(tmp_path, text, name="plain.csv"):
     q = tmp_path / name
     q.write_text(text)
