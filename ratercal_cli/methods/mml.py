@@ -1400,14 +1400,16 @@ def _information(obj: _Objective, phi, final: _FinalPass):
 
 
 def _unused_notes(ratings, model, counts, seen, step_sd):
-    """(J, K) unused categories and the notes naming them."""
+    """(J, K) unused categories and the notes naming them (by their scores on the file's scale: a 1-6
+    file's category 0 is the score 1)."""
     Jall, K = ratings.n_raters, counts.shape[1]
+    low = getattr(ratings, "scale_low", 0)
     unused = np.zeros((Jall, K), dtype=bool)
     notes = []
     prior = f"rest on the weak prior N(0, {step_sd:g}^2) on adjacent threshold differences"
     if model == "pcm":
         unused[seen] = counts == 0
-        which = [f"{ratings.rater_ids[j]}: {','.join(str(k) for k in np.flatnonzero(counts[jj] == 0))}"
+        which = [f"{ratings.rater_ids[j]}: {','.join(f'{k + low:g}' for k in np.flatnonzero(counts[jj] == 0))}"
                  for jj, j in enumerate(seen) if (counts[jj] == 0).any()]
         if which:
             notes.append(f"categories never given by rater ({'; '.join(which)}): the thresholds next to them {prior}")
@@ -1415,7 +1417,7 @@ def _unused_notes(ratings, model, counts, seen, step_sd):
         none = counts.sum(axis=0) == 0
         unused[seen] = none[None, :]
         if none.any():
-            ks = ",".join(str(k) for k in np.flatnonzero(none))
+            ks = ",".join(f"{k + low:g}" for k in np.flatnonzero(none))
             notes.append(f"categories {ks} given by no rater: the shared thresholds next to them {prior}")
     return unused, notes
 

@@ -256,6 +256,25 @@ def test_unused_categories_and_extreme_papers_still_give_estimates_with_a_warnin
     assert np.abs(est.steps_).max() < 40  # finite, held by the prior
 
 
+def test_unused_categories_are_named_by_their_scores_on_the_files_scale():
+    # a 1-6 file is held as 0..5 with scale_low 1: rater 3 never gives the scores 1, 3, 4 and 6 (held 0, 2, 3, 5),
+    # raters 1 and 2 never the score 2; the warning named the held categories (0,2,3,5), not the scores
+    rng = np.random.default_rng(0)
+    p = np.repeat(np.arange(30), 2)
+    r = np.tile([0, 1], 30)
+    r[::6] = 2
+    s = np.where(p < 10, 0, np.where(p < 20, 5, rng.integers(0, 6, 60)))
+    s[r == 2] = np.where(s[r == 2] > 2, 4, 1)
+    est = make_method("MML").fit(Ratings(p, r, s, 5, 30, 3, scale_low=1))
+    assert est.warnings_ == ["categories never given by rater (1: 2; 2: 2; 3: 1,3,4,6): the thresholds next to "
+                             "them rest on the weak prior N(0, 5^2) on adjacent threshold differences"]
+    s = np.minimum(s, 4)   # the held 5, the score 6, given by nobody: the rating scale model's shared threshold
+    est = make_method("MFRM").fit(Ratings(p, r, s, 5, 30, 3, scale_low=1))
+    assert [w for w in est.warnings_ if "given by no rater" in w] == [
+        "categories 6 given by no rater: the shared thresholds next to them rest on the weak prior N(0, 5^2) on "
+        "adjacent threshold differences"]
+
+
 def test_rater_links_join_the_raters_that_share_papers():
     # ratings in no order, 1-6 a paper (a rater twice on some), three groups of raters that share
     # no paper and a rater with none: the links' components are the shared papers'
