@@ -831,16 +831,18 @@ def _group_members(rows: Rows, group_col) -> list:
 
 def _reading_order(rows: Rows, lines, col, path, strict=True):
     """Rank of each row's ``col`` value (numbers by value, then labels naturally); a blank
-    is an error (``strict``) or makes the column unusable (None)."""
+    is an error (``strict``) or makes the column unusable (None).  Numbers of one value ("1",
+    "1.0", "01": a spreadsheet's export) are one place, a tie (:func:`_warn_order_ties`)."""
     column = rows.column(col)
     k = column.first_row([""])
     if k is not None:
         if not strict:
             return None
         raise InputError("blank (the order in which the paper's ratings were read)", path, int(lines[k]), col)
-    rank = np.empty(len(column.labels), dtype=np.int64)
-    rank[sorted(range(len(column.labels)), key=lambda j: _natural_key(column.labels[j]))] = \
-        np.arange(len(column.labels))
+    keys = [_natural_key(label) for label in column.labels]
+    keys = [key[:2] if key[0] == 0 else key for key in keys]   # (a number: its value, not its spelling)
+    places = {key: place for place, key in enumerate(sorted(set(keys)))}
+    rank = np.array([places[key] for key in keys], dtype=np.int64)
     return rank[column.codes]
 
 

@@ -255,6 +255,17 @@ def test_a_rubric_raters_criteria_at_one_place_are_no_tie(tmp_path):
     assert not [w for w in read_ratings_file(p, "0-5", rater_cols="r1,r2,r3").warnings if "one place" in w]
 
 
+def test_one_number_spelt_two_ways_in_the_order_column_is_one_place(tmp_path):
+    # "1.0" and "1" (a spreadsheet's export) are place 1 both: A's first two readings tie (lines 2 and 3);
+    # B's "01" is place 1, before its 2: no tie
+    p = _write(tmp_path, "paper,rater,score,order\nA,r2,4,1.0\nA,r1,1,1\nA,r3,3,2\nB,r1,2,01\nB,r2,2,2\n", "f.csv")
+    t = read_ratings_file(p, "0-5", resolve=True)
+    assert [w for w in t.warnings if "one place" in w] == [
+        f"{p}:3: order: 1 paper(s) with two ratings at one place in the order of reading (e.g. paper A, lines 2 "
+        "and 3); the file's order decides which was read first"]
+    assert t.flags[:3] == [FLAG_RESOLVED, "dropped", FLAG_RESOLVED]   # A: 4 and 1 read first, its third 3 keeps the 4
+
+
 def _write(tmp_path, text, name="plain.csv"):
     q = tmp_path / name
     q.write_text(text)
