@@ -99,13 +99,19 @@ def format_matrix(methods, M, nd=4) -> str:
     return "\n".join(lines)
 
 
-def format_comparison(cmp: MethodComparison, pf_rows, cut) -> str:
-    out = [f"Between methods, over {cmp.n_papers} papers' adjusted scores (Denny's Table 4)", "",
+#: what a paper's score is, with facets, by ``total`` (without facets: its score on the scale)
+PAPER_SCORES = {None: "scores", "sum": "rubric totals", "mean": "mean criterion scores"}
+
+
+def format_comparison(cmp: MethodComparison, pf_rows, cut, total: str | None = None) -> str:
+    what = PAPER_SCORES[total]
+    out = [f"Between methods, over {cmp.n_papers} papers' adjusted {what} (Denny's Table 4)", "",
            "root mean squared difference", format_matrix(cmp.methods, cmp.rmsd), "",
            "maximum difference", format_matrix(cmp.methods, cmp.maxdiff), "",
            "correlation", format_matrix(cmp.methods, cmp.corr), ""]
     if pf_rows:
-        out.append(f"Pass/fail at cut {cut:g} (score >= cut passes) relative to NO (Denny's Table 5)")
+        on = "" if total is None else f" on the {what[:-1]}"
+        out.append(f"Pass/fail at cut {cut:g}{on} (score >= cut passes) relative to NO (Denny's Table 5)")
         out.append(f"{'method':<8}{'passing':>9}{'failing':>9}{'helped':>8}{'hurt':>6}")
         for r in pf_rows:
             h = "-" if r["helped"] is None else r["helped"]
@@ -238,7 +244,7 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         coords, eig = classical_mds(np.nan_to_num(cmp.rmsd), 2)
         groups.append(GroupComparison(name, g, scores, cmp, pass_fail(scores, cut) if cut is not None else None,
                                       coords, eig, notes))
-    return CompareResults(ratings, variant, cut, groups)
+    return CompareResults(ratings, variant, cut, groups, total if ratings.facets else None)
 
 
 @dataclass
@@ -255,6 +261,8 @@ class CompareResults:
         The cut score of Table 5.
     groups : list of GroupComparison
         Per group: the papers' scores by each method, Table 4, Table 5, the MDS coordinates.
+    total : {"sum", "mean"} or None
+        With facets, the papers' scores compared and cut: their rubric totals or mean criterion scores.
 
     Examples
     --------
@@ -266,6 +274,8 @@ class CompareResults:
     variant: str
     cut: float | None
     groups: list
+    #: with facets, the papers' scores compared and cut: ``"sum"`` (rubric totals) or ``"mean"``; else None
+    total: str | None = None
 
     def _tag(self, g):
         return self.ratings.group_tag(g.name) if self.ratings.group is not None else ""
@@ -283,7 +293,7 @@ class CompareResults:
         return {"file": r.source, "variant": self.variant, "scale": f"{r.scale_low}-{r.scale_low + r.max_score}",
                 "warnings": list(r.notes),
                 "groups": [{"group": g.name, "comparison": g.comparison.to_dict(), "pass_fail": g.pass_fail,
-                            "cut": self.cut,
+                            "cut": self.cut, "total": self.total,
                             "mds": {"methods": g.comparison.methods, "coordinates": g.coordinates.tolist(),
                                     "eigenvalues": g.eigenvalues.tolist()}, "warnings": g.warnings}
                            for g in self.groups]}
@@ -294,7 +304,7 @@ class CompareResults:
         texts = []
         for g in self.groups:
             cmp, tag = g.comparison, self._tag(g)
-            text = format_comparison(cmp, g.pass_fail, self.cut)
+            text = format_comparison(cmp, g.pass_fail, self.cut, self.total)
             mds = "\n".join(f"{m:<6}{x:>9.4f}{y:>9.4f}" for m, (x, y) in zip(cmp.methods, g.coordinates[:, :2]))
             head = f"{self.ratings.source or ''}" + (f"  {tag}" if tag else "") + f"  ({self.variant} methods)"
             texts.append(f"{head}\n\n{text}\n\nMDS coordinates (classical, from RMSDs)\n{mds}")

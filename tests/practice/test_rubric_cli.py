@@ -158,3 +158,24 @@ def test_compare_cuts_the_rubric_total_as_adjust_does(wide, tmp_path):
     assert res.exit_code == 2 and "the cut 13 is not a score on the rubric total's range 2-12" in res.output
     res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "--cut", 7, "--total", "mean")
     assert res.exit_code == 2 and "the cut 7 is not a score on the scale 1-6" in res.output
+
+
+def test_compare_says_what_it_compares_and_cuts_on_a_rubric(wide):
+    path, _, rub = wide
+    raw = {}   # a paper's raw total: the sum over its criteria of the mean of its given scores
+    for row in rub.rows:
+        for c, x in zip(rub.criteria, row[2:]):
+            raw.setdefault(row[0], {}).setdefault(c, []).append(float(x))
+    raw = {p: sum(np.mean(v) for v in by_c.values()) for p, by_c in raw.items()}
+    n_pass = sum(t >= 7 for t in raw.values())
+    res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "--cut", 7)
+    assert res.exit_code == 0, res.output
+    assert "Between methods, over 60 papers' adjusted rubric totals (Denny's Table 4)" in res.output
+    assert "Pass/fail at cut 7 on the rubric total (score >= cut passes)" in res.output
+    assert f"NO {n_pass:>14}{60 - n_pass:>9}" in res.output
+    n_pass = sum(t / 2 >= 3.5 for t in raw.values())   # the mean of the two criteria's
+    res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "--cut", 3.5,
+              "--total", "mean")
+    assert res.exit_code == 0, res.output
+    assert "Pass/fail at cut 3.5 on the mean criterion score (score >= cut passes)" in res.output
+    assert f"NO {n_pass:>14}{60 - n_pass:>9}" in res.output
