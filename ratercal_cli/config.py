@@ -437,7 +437,7 @@ def _validate(data: dict, where: _Where) -> StudyConfig:
                       steps=steps, n_raters=n_raters, chains=chains, seed=seed, replications=reps,
                       linear=linear, variants=variants, shrinkages=shrinkages, true_score=true_score, cut=cut,
                       source=where.source, effects=effects, rubric=rubric,
-                      table3_raters=generator != "linear" and (data.get("raters") or {}).get("steps", "table3") == "table3")
+                      table3_raters=_table3_raters(data, generator, linear))
     _check_memory(where, cfg, blocks)
     timeouts = {c: USER_TIMEOUTS[(where.source, c)] for c in methods if (where.source, c) in USER_TIMEOUTS}
     cfg.raw = {"name": name, "generator": generator, "variant": list(variants), "methods": methods,
@@ -652,14 +652,27 @@ def _raters(data, where, generator, scales):
     return steps, linear, n_raters
 
 
+#: the linear model's raters that follow Table 3's pattern (its default): lenient, average, stringent by
+#: three (effects), wide, medium, narrow in turn (error SDs)
+LINEAR_TABLE3 = {"effects": [0.5] * 3 + [0.0] * 3 + [-0.5] * 3, "error_sd": [1.0, 0.7, 0.4] * 3}
+
+
+def _table3_raters(data, generator, linear) -> bool:
+    """Are the raters Table 3's nine (in turn): its steps (``raters.steps: table3``, the default), or the
+    linear model's effects and error SDs of its pattern (:data:`LINEAR_TABLE3`)?"""
+    if generator == "linear":
+        return all(list(map(float, linear[k])) == v for k, v in LINEAR_TABLE3.items())
+    return (data.get("raters") or {}).get("steps", "table3") == "table3"
+
+
 def _linear(data, where) -> dict:
     """``linear``: the linear model's true-score mean and SD, rater effects and error SDs."""
     lin = data.get("linear", {}) or {}
     _check_keys(where, ("linear",), lin, ("true_mean", "true_sd", "effects", "error_sd"))
     eff = [_number(where, ("linear", "effects", i), v) for i, v in
-           enumerate(_list(where, ("linear", "effects"), lin.get("effects", [.5] * 3 + [0] * 3 + [-.5] * 3)))]
+           enumerate(_list(where, ("linear", "effects"), lin.get("effects", LINEAR_TABLE3["effects"])))]
     esd = [_number(where, ("linear", "error_sd", i), v) for i, v in
-           enumerate(_list(where, ("linear", "error_sd"), lin.get("error_sd", [1.0, .7, .4] * 3)))]
+           enumerate(_list(where, ("linear", "error_sd"), lin.get("error_sd", LINEAR_TABLE3["error_sd"])))]
     if len(eff) != len(esd):
         raise where.error(("linear", "error_sd"), f"{len(esd)} error SDs for {len(eff)} rater effects")
     return {"true_mean": _number(where, ("linear", "true_mean"), lin.get("true_mean", 3.5)),

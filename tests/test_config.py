@@ -59,6 +59,18 @@ def test_linear_generator_takes_rater_effects():
     assert cfg.n_raters == 9 and cfg.linear["effects"][0] == 0.5 and cfg.linear["error_sd"][2] == 0.4
 
 
+def test_which_raters_are_table3s_nine():
+    """Tables 9 and 10 type the raters as Table 3's: its steps (in turn with a count), or the linear model's
+    effects and error SDs of Table 3's pattern; raters of their own steps or effects have no such type."""
+    def t3(extra):
+        return parse_config(BASE + extra, source="x.yaml").table3_raters
+    assert t3("") and t3("raters: {steps: table3, count: 6}\n") and t3("generator: linear\n")
+    assert t3("generator: linear\nlinear: {effects: [0.5, 0.5, 0.5, 0, 0, 0, -0.5, -0.5, -0.5]}\n")
+    assert not t3("generator: linear\nlinear: {effects: [1, 0, -1], error_sd: [1, 1, 1]}\n")
+    own = "raters:\n  steps: [[-2, -1, 0, 1, 2], [-1.5, -0.5, 0.5, 1.5, 2.5], [-2.5, -1.5, -0.5, 0.5, 1.5]]\n"
+    assert not t3(own)
+
+
 def test_changing_config_changes_digest():
     a = parse_config(BASE + "seed: 1\ngenerator: pcm\n")
     b = parse_config(BASE + "seed: 2\ngenerator: pcm\n")

@@ -172,7 +172,8 @@ def simulation_say(sim, exclude=()) -> dict | None:
 
 
 def fit_say(report) -> dict:
-    """Whether the rater model fits: the raters whose infit or outfit is outside :data:`FIT_RANGE`."""
+    """Whether the rater model fits: the raters (of MIN_FIT_RATINGS ratings or more: ``judged`` False where
+    none has) whose infit or outfit is outside :data:`FIT_RANGE`."""
     rr = report.rater_report
     if rr is None or not rr.fitted:
         return {"fitted": False, "reason": rr.reason if rr is not None else "not fitted"}
@@ -182,11 +183,11 @@ def fit_say(report) -> dict:
     judged = [r for r in rr.raters if r["fit_count"] >= MIN_FIT_RATINGS]
     if not judged:
         most = max((r["fit_count"] for r in rr.raters), default=0)
-        return {"fitted": False, "few": True, "reason": f"too few ratings a rater to judge its fit (at most {most}; "
-                                                        f"{MIN_FIT_RATINGS} needed)"}
+        return {"fitted": True, "judged": False, "model": rr.model,
+                "reason": f"too few ratings a rater to judge its fit (at most {most}; {MIN_FIT_RATINGS} needed)"}
     bad = [r["rater"] for r in judged if not (lo <= r["infit"] <= hi and lo <= r["outfit"] <= hi)]
     share = len(bad) / len(judged)
-    return {"fitted": True, "misfitting": [str(b) for b in bad], "raters": len(judged), "fits": share <= FIT_SHARE,
+    return {"fitted": True, "judged": True, "misfitting": [str(b) for b in bad], "raters": len(judged), "fits": share <= FIT_SHARE,
             "model": rr.model, "range": [lo, hi], "expected": expected, "changed": None,
             "unjudged": len(rr.raters) - len(judged)}
 
@@ -228,8 +229,8 @@ def recommend_group(report, ratings, simulation=None) -> Recommendation:
                        f"{_lv(sim['shrinkage'])} ({sim['rmse']:.4f}; best {sim['best']['method']} "
                        f"{_lv(sim['best']['shrinkage'])} {sim['best']['rmse']:.4f}"
                        + (f"; equivalent: {', '.join(sim['equivalent'])}" if len(sim["equivalent"]) > 1 else "") + ")")
-    misfit = bool(fit.get("fitted") and not fit["fits"])
-    if fit.get("fitted"):
+    misfit = bool(fit.get("judged") and not fit["fits"])
+    if fit.get("judged"):
         say = ("it fits: no objection to the model-based methods" if not misfit else
                "many: a model-based method's lead in the study or the simulation, whose data are drawn from that "
                "model, is not taken" if not confounded else
@@ -240,7 +241,7 @@ def recommend_group(report, ratings, simulation=None) -> Recommendation:
                        + f" with infit or outfit outside {fit['range'][0]:.2f}-{fit['range'][1]:.2f} (0.5-1.5 times "
                        f"{fit['expected']:.2f}, what data that fit give): {say}")
 
-    elif fit.get("few"):
+    elif fit.get("fitted"):   # (fitted, but no rater with enough ratings to judge)
         reasons.append(f"the rater model's fit: {fit['reason']}: no say")
 
     def fit_veto(pick, others):

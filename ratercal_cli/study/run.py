@@ -54,7 +54,7 @@ class RunDesign:
                           for s in d["sets"])
             n = int(d["n_raters"])
             return cls(d["name"], d["generator"], tuple(d["methods"]), tuple(d["variants"]), n, cells,
-                       d.get("rater_types", "table3" if n == 9 and d["generator"] != "linear" else None))
+                       d.get("rater_types", "table3" if n == 9 else None))
         except FileNotFoundError:
             raise InputError("no design: run `ratercal simulate` (or `ratercal rater`) on this run first",
                              path) from None

@@ -49,11 +49,11 @@ def test_raters_of_few_ratings_are_not_judged():
         exp = rep.rater_report.papers["fit_expected"]
         flagged += sum(not (0.5 * exp <= r[k] <= 1.5 * exp) for r in rep.rater_report.raters for k in ("infit", "outfit"))
         say = fit_say(rep)
-        assert say == {"fitted": False, "few": True,
+        assert say == {"fitted": True, "judged": False, "model": rep.rater_report.model,
                        "reason": f"too few ratings a rater to judge its fit (at most "
                                  f"{max(r['fit_count'] for r in rep.rater_report.raters)}; 30 needed)"}
     assert flagged >= 0.15 * 10 * 8 * 2   # (what the rule no longer counts: 36% of raters over 20 seeds)
     rep = check(_rsm_two_a_paper(1, papers=120)).reports[0]   # 30 a rater on average: those with 30+ judged
     few = sum(r["fit_count"] < 30 for r in rep.rater_report.raters)
     say = fit_say(rep)
-    assert 0 < few < 8 and say["fitted"] and say["raters"] == 8 - few and say["unjudged"] == few and say["fits"]
+    assert 0 < few < 8 and say["judged"] and say["raters"] == 8 - few and say["unjudged"] == few and say["fits"]
