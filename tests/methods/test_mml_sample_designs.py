@@ -191,6 +191,23 @@ def test_the_sample_holds_every_rating_of_a_rare_cell_each_paper_standing_for_it
 
 @pytest.mark.slow
 
+def _with_sample(r, fit, monkeypatch):
+    """The PCM's objective of ``r`` on ``fit``'s grid with a sample of about every few papers (SAMPLE_RATINGS
+    5,000): ``(eng, sample, lay, items, K)``."""
+    from ratercal_cli.methods.mml_engine import GridEngine
+    from ratercal_cli.methods.mml_layout import make_layout
+
+    monkeypatch.setattr(mml_mod, "SAMPLE_RATINGS", 5_000)
+    monkeypatch.setattr(mml_mod, "SAMPLE_PER_PARAMETER", 1)
+    item, items, seen, levels = mml_mod._items(r, None)
+    K = r.max_score + 1
+    counts = np.bincount(items[item, 0] * K + r.score, minlength=seen.size * K).reshape(seen.size, K)
+    lay = make_layout("pcm", items, seen.size, levels, K - 1, None, used=counts > 0)
+    eng = GridEngine(r.paper, item, r.score, items.shape[0], K, fit.n_nodes)
+    sample = mml_mod._sample_engine(r, item, eng, lay.n)
+    return eng, sample, lay, items, K
+
+
 def test_the_sample_s_information_scaled_to_every_paper_s_complete_data_is_nearer_every_paper_s(monkeypatch):
     """The sample's information (every k-th paper's, scaled by k) is far from every paper's in the
     directions of thresholds it holds a handful of ratings about; scaled (``T H T``, T the square root of
@@ -201,19 +218,9 @@ def test_the_sample_s_information_scaled_to_every_paper_s_complete_data_is_neare
     the largest distance from 1 a step)."""
     from scipy.linalg import eigh
 
-    from ratercal_cli.methods.mml_engine import GridEngine
-    from ratercal_cli.methods.mml_layout import make_layout
-
     r = gpcm_ratings("rare7", 60_000)
     fit = fit_mml(r, model="pcm")
-    monkeypatch.setattr(mml_mod, "SAMPLE_RATINGS", 5_000)
-    monkeypatch.setattr(mml_mod, "SAMPLE_PER_PARAMETER", 1)
-    item, items, seen, levels = mml_mod._items(r, None)
-    K = r.max_score + 1
-    counts = np.bincount(items[item, 0] * K + r.score, minlength=seen.size * K).reshape(seen.size, K)
-    lay = make_layout("pcm", items, seen.size, levels, K - 1, None, used=counts > 0)
-    eng = GridEngine(r.paper, item, r.score, items.shape[0], K, fit.n_nodes)
-    sample = mml_mod._sample_engine(r, item, eng, lay.n)
+    eng, sample, lay, items, K = _with_sample(r, fit, monkeypatch)
     assert sample.papers.size < eng.papers.size / 5
     obj = mml_mod._Objective(eng, lay, sample, info_grid=True)
     _, _, H, Hem_all, ev = obj(fit.phi, level=2)         # every paper's information (and gradient)
@@ -242,19 +249,9 @@ def test_the_scaled_sample_information_keeps_the_sample_s_own_curvature_along_th
     scaled alone, 0.88-1.10 now."""
     from scipy.linalg import eigh
 
-    from ratercal_cli.methods.mml_engine import GridEngine
-    from ratercal_cli.methods.mml_layout import make_layout
-
     r = gpcm_ratings("plain", 120_000, raters=60, per=12)
     fit = fit_mml(r, model="pcm")
-    monkeypatch.setattr(mml_mod, "SAMPLE_RATINGS", 5_000)
-    monkeypatch.setattr(mml_mod, "SAMPLE_PER_PARAMETER", 1)
-    item, items, seen, levels = mml_mod._items(r, None)
-    K = r.max_score + 1
-    counts = np.bincount(items[item, 0] * K + r.score, minlength=seen.size * K).reshape(seen.size, K)
-    lay = make_layout("pcm", items, seen.size, levels, K - 1, None, used=counts > 0)
-    eng = GridEngine(r.paper, item, r.score, items.shape[0], K, fit.n_nodes)
-    sample = mml_mod._sample_engine(r, item, eng, lay.n)
+    eng, sample, lay, items, K = _with_sample(r, fit, monkeypatch)
     obj = mml_mod._Objective(eng, lay, sample, info_grid=True)
     _, _, H, _, ev = obj(fit.phi, level=2)               # every paper's information (and gradient)
     steer = obj.hessians(fit.phi, ev, approx=True)[0]
