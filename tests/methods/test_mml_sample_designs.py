@@ -188,9 +188,6 @@ def test_the_sample_holds_every_rating_of_a_rare_cell_each_paper_standing_for_it
     assert any(n < eng.papers.size and level == 2 for n, level in calls)
 
 
-
-@pytest.mark.slow
-
 def _with_sample(r, fit, monkeypatch):
     """The PCM's objective of ``r`` on ``fit``'s grid with a sample of about every few papers (SAMPLE_RATINGS
     5,000): ``(eng, sample, lay, items, K)``."""
@@ -208,6 +205,7 @@ def _with_sample(r, fit, monkeypatch):
     return eng, sample, lay, items, K
 
 
+@pytest.mark.slow
 def test_the_sample_s_information_scaled_to_every_paper_s_complete_data_is_nearer_every_paper_s(monkeypatch):
     """The sample's information (every k-th paper's, scaled by k) is far from every paper's in the
     directions of thresholds it holds a handful of ratings about; scaled (``T H T``, T the square root of
