@@ -423,37 +423,13 @@ def _items(ratings: Ratings, facet):
     levels = [int(f[:, c].max()) + 1 if f.size else 1 for c in range(f.shape[1])]
     if not levels:   # the items are the raters seen (what the numbering below gives, without its passes)
         return rmap[ratings.rater], np.arange(seen.size)[:, None], seen, levels
-    rater = rmap[ratings.rater]
+    key = np.column_stack([rmap[ratings.rater], f])
     dims = (max(seen.size, 1), *levels)
-    if float(np.prod(dims, dtype=np.float64)) < 2.0 ** 62:   # the items numbered as unique_rows does, by one key:
-        key = rater                                          # np.ravel_multi_index's, ((rater L0 + f0) L1 + f1) ...,
-        for c, size in enumerate(levels):                    # made in place (the columns stacked and raveled: 11 ms
-            key *= size                                      # for a 1M-rating rubric, this 6.5)
-            key += f[:, c]
-        ukey, item = distinct_keys(key, int(np.prod(dims)))
+    if float(np.prod(dims, dtype=np.float64)) < 2.0 ** 62:   # the items numbered as unique_rows does, by one key
+        ukey, item = distinct_keys(np.ravel_multi_index(tuple(key.T), dims), int(np.prod(dims)))
         return item, np.column_stack(np.unravel_index(ukey, dims)), seen, levels
-    key = np.column_stack([rater, f])
     first, item, _ = unique_rows(key, max(seen.size, *levels, 1))
     return item, key[first], seen, levels
-
-
-#: :func:`_require_linked` looks first at the links of the first 1/LINK_HEAD of the ratings
-LINK_HEAD = 16
-
-
-def _require_linked(ratings: Ratings, name: str) -> None:
-    """:func:`.network.require_connected` by the raters' links (:func:`_rater_links`), first those of the
-    first 1/LINK_HEAD of the ratings: where they put every rater with ratings in one group, so do all the
-    links (more links join groups, never split one), and nothing is raised; else (a design linked late in
-    the file, or not linked: the error and its message) all the ratings' links decide.  At 1M ratings (2, 3
-    and 21 of 200 raters a paper, a complete panel of 21, a rubric) the head's links decided in 2.5-4.4 ms
-    where all the links took 8.2-14.7."""
-    from ..network import disconnected_raters, require_connected
-
-    head = ratings.n_ratings // LINK_HEAD
-    if not disconnected_raters(ratings, _rater_links(ratings.paper[:head], ratings.rater[:head], ratings.n_raters)).size:
-        return
-    require_connected(ratings, name, links=_rater_links(ratings.paper, ratings.rater, ratings.n_raters))
 
 
 def _rater_links(paper, rater, n_raters: int):
@@ -1165,10 +1141,12 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     always returns estimates (``converged`` False and a note when ``max_iter`` was reached).  The linear
     algebra runs on one BLAS thread (:func:`~ratercal_cli.parallel.one_blas_thread`).
     """
+    from ..network import require_connected
+
     name = f"MML ({model.upper()})"
     if ratings.n_ratings == 0:
         raise MethodError(f"{name}: no ratings")
-    _require_linked(ratings, name)
+    require_connected(ratings, name, links=_rater_links(ratings.paper, ratings.rater, ratings.n_raters))
     K = ratings.max_score + 1
     item, items, seen, levels = _items(ratings, facet)
     eng = GridEngine(ratings.paper, item, ratings.score, items.shape[0], K, n_nodes or MIN_NODES)

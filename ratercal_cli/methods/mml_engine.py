@@ -93,10 +93,6 @@ DENSE_GAIN = 8.0
 #: the sparse mean part of the information goes an item at a time where the patterns have at least
 #: this many ratings on average, else by chunks of (pattern, item pair) entries
 BY_ITEM_FROM = 6.0
-#: the items rated together are found by a dense product (float32 BLAS, designs x U^2 multiply-adds) where that is at
-#: most this many times the sparse product's sum over designs of n_d^2 (scipy's, each ~this much slower): 21 of 200 raters
-#: a paper, a sample's 4,979 designs, 10.8 -> 6.3 ms; at 3 of 200 (3 ratings a design) the sparse one, 3.5 where 15
-CO_DENSE = 128.0
 #: item pairs are found by a table of U^2 entries up to this size (else by a search)
 PAIR_TABLE = 1 << 22
 #: the designs' weights of each item pair (:meth:`GridEngine.pair_designs`) are made a group of items
@@ -365,17 +361,10 @@ class GridEngine:
         it = self.items
         D = it[self.design_first]
         self.design_items = D                       # designs x items (counts)
-        n_d = np.diff(D.indptr).astype(np.float64)
-        if D.shape[0] * float(self.U) ** 2 <= CO_DENSE * float(n_d @ n_d) and D.shape[0] * self.U <= DENSE_CELLS:
-            on = np.zeros((D.shape[0], self.U), dtype=np.float32)   # (whole counts: exact in float32 to 2^24 designs)
-            on[np.repeat(np.arange(D.shape[0]), np.diff(D.indptr)), D.indices] = 1.0
-            u, v = np.nonzero(np.triu(on.T @ on))
-            key = u.astype(np.int64) * self.U + v   # (sorted: np.nonzero is row-major)
-        else:
-            on = D.copy()
-            on.data = np.ones_like(on.data)
-            co = sparse.triu((on.T @ on).tocsr()).tocoo()
-            key = np.sort(co.row.astype(np.int64) * self.U + co.col)
+        on = D.copy()
+        on.data = np.ones_like(on.data)
+        co = sparse.triu((on.T @ on).tocsr()).tocoo()
+        key = np.sort(co.row.astype(np.int64) * self.U + co.col)
         self.pair_u, self.pair_v = key // self.U, key % self.U
         self.pair_bounds = np.searchsorted(self.pair_u, np.arange(self.U + 1))
         self.pair_key = key
@@ -1687,29 +1676,17 @@ class BlockHessian:
         coordinates ``cols[u]`` (w,; P marks padding) and whose log sigma row is ``ks`` (P,); its diagonal
         (P,) alone with ``diagonal``.  Each run of item pairs' products is added into the one P x P array,
         entry by entry (:func:`_add_entries`; a bincount over the (P + 1)^2 entries a run, as before, was two
-        more such arrays and 1.5 s a call at 6,000 parameters: a PCM of 2,000 raters on 1-4), or where each
-        item has its own columns (the PCM's) set in place block by block."""
-        U, w = self.U, Ku.shape[2]
+        more such arrays and 1.5 s a call at 6,000 parameters: a PCM of 2,000 raters on 1-4)."""
+        w = Ku.shape[2]
         out = np.zeros(P if diagonal else P * P)
-        # each item its own w columns, item by item (the PCM's): a pair's block is one block of the matrix, set in
-        # its place (the pairs are distinct), not added entry by entry (21 of 200 raters a paper, a sample's two
-        # informations: 26 -> 20 ms)
-        own = not diagonal and P >= U * w and np.array_equal(cols, np.arange(U * w).reshape(U, w))
-        # (a view of out: item u's rows and item v's columns)
-        b = out.itemsize
-        blocks = np.lib.stride_tricks.as_strided(out, (U, w, U, w), (b * w * P, b * P, b * w, b)) if own else None
         step = max(1, (1 << 21) // max(w * w, 1))
         for s0 in range(0, self.pair_u.size, step):
             pu, pv = self.pair_u[s0:s0 + step], self.pair_v[s0:s0 + step]
             X = np.matmul(np.matmul(np.take(Ku, pu, axis=0).transpose(0, 2, 1), self.blocks[s0:s0 + step]),
                           np.take(Ku, pv, axis=0))
-            off = pu != pv
-            if own:
-                blocks[pu, :, pv, :] = X
-                blocks[pv[off], :, pu[off], :] = X[off].transpose(0, 2, 1)
-                continue
             ca, cb = np.take(cols, pu, axis=0), np.take(cols, pv, axis=0)
             _add_entries(out, ca[:, :, None], cb[:, None, :], X, P, diagonal)
+            off = pu != pv
             _add_entries(out, cb[off][:, :, None], ca[off][:, None, :], X[off].transpose(0, 2, 1), P, diagonal)
         t = np.bincount(cols.ravel(), np.einsum("umw,um->uw", Ku, self.ts).ravel(), minlength=P + 1)[:P]
         # + t ks' + ks t' + ss ks ks', nonzero only in the rows and columns where ks is (log sigma's: one)
