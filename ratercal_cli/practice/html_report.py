@@ -84,10 +84,14 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
     model = {k: v for k, v in (model or {}).items() if v is not None and v is not False}
     if check is None:
         check = check_ratings(ratings, **model)
+    # a comparison's cut on a rubric's totals (``compare --cut``) is no score of adjust's, which cuts a paper's
+    # score on the scale: the adjustment's parts of the page then have no cut (as ``adjust --cut`` on a rubric)
+    on_total = compare is not None and ratings.facets and compare.total == "sum"
     if adjust is None:   # facetted ratings (a rubric): the many-facet model, the rule being for one rating a rater
-        adjust = adjust_ratings(ratings, "MFRM" if ratings.facets else "recommended", variant, cut=cut,
-                                **(model if ratings.facets else {}))
+        adjust = adjust_ratings(ratings, "MFRM" if ratings.facets else "recommended", variant,
+                                cut=None if on_total else cut, **(model if ratings.facets else {}))
     cut = adjust.cut if cut is None else cut
+    adjust_cut = None if on_total else cut
     if compare is None:   # the study's methods: no many-facet model to hold at anchors
         compare = compare_ratings(ratings, COMPARED, variant, cut, strict=False)
     title = title or f"Rater calibration report: {ratings.source or 'ratings'}"
@@ -99,8 +103,9 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
         parts = [f"<h1>{_esc(title)}</h1>",
                  f'<p class="note">scale {ratings.scale_low}-{ratings.scale_low + ratings.max_score}; '
                  f"{ratings.n_ratings} ratings, {ratings.n_papers} papers; {variant} methods"
-                 + (f"; cut {cut:g} (a paper passes with a score &gt;= cut)" if cut is not None else "") + "</p>",
-                 _summary(ratings, check, adjust, summaries, cut)]
+                 + (f"; cut {cut:g}{' on the rubric total' if on_total else ''} (a paper passes with a score "
+                    "&gt;= cut)" if cut is not None else "") + "</p>",
+                 _summary(ratings, check, adjust, summaries, adjust_cut)]
         for k, rep in enumerate(check.reports):
             name = rep.group
             tag = _report_tag(ratings, check, rep)
@@ -108,21 +113,21 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
             parts.append(_raters(rep, maps.get(name)))
             g_cmp = next((g for g in compare.groups if g.name == name), None)
             if g_cmp is not None:
-                parts.append(_methods(g_cmp, mds.get(name), cut))
+                parts.append(_methods(g_cmp, mds.get(name), cut, compare.total))
             s = next((s for s in summaries if s.group == name), None)
             if s is not None:
                 parts.append(_shifts(s))
-                parts.append(_uncertain(ratings, adjust, name, cut))
+                parts.append(_uncertain(ratings, adjust, name, adjust_cut))
         if ratings.facets:   # a rubric: the many-facet model, then the methods and adjustment of each group
             for k, (name, rub) in enumerate(check.rubric or ()):
                 parts.append(_rubric(_tag(ratings, name), rub, k))
             for g_cmp in compare.groups:
                 parts.append(f"<h2>Methods: {_esc(_tag(ratings, g_cmp.name))}</h2>")
-                parts.append(_methods(g_cmp, mds.get(g_cmp.name), cut))
+                parts.append(_methods(g_cmp, mds.get(g_cmp.name), cut, compare.total))
             for s in summaries:
                 parts.append(f"<h2>Adjustment: {_esc(_tag(ratings, s.group))}</h2>")
                 parts.append(_shifts(s))
-                parts.append(_uncertain(ratings, adjust, s.group, cut))
+                parts.append(_uncertain(ratings, adjust, s.group, adjust_cut))
         anchored = adjust.anchored if getattr(adjust, "anchored", None) is not None else getattr(check, "anchored", None)
         if anchored is not None:
             parts.append(_anchored(anchored))
@@ -250,7 +255,7 @@ def _raters(rep, wright) -> str:
     return "\n".join(out)
 
 
-def _methods(g, mds, cut) -> str:
+def _methods(g, mds, cut, total=None) -> str:
     c = g.comparison
     out = ["<h3>Methods compared</h3>",
            f'<p class="note">root mean squared difference between the methods\' paper scores, over {c.n_papers} '
@@ -258,7 +263,8 @@ def _methods(g, mds, cut) -> str:
            _table([""] + list(c.methods), [[m] + [_num(v, 3) for v in row] for m, row in zip(c.methods, c.rmsd)],
                   "rmsd")]
     if g.pass_fail:
-        out.append(f'<p class="note">pass/fail at cut {cut:g}, relative to no adjustment (NO; Table 5)</p>')
+        on = {"sum": " on the rubric total", "mean": " on the mean criterion score"}.get(total, "")
+        out.append(f'<p class="note">pass/fail at cut {cut:g}{on}, relative to no adjustment (NO; Table 5)</p>')
         out.append(_table(["method", "passing", "failing", "helped (fail\u2192pass)", "hurt (pass\u2192fail)"],
                           [[r["method"], r["passing"], r["failing"], "-" if r["helped"] is None else r["helped"],
                             "-" if r["hurt"] is None else r["hurt"]] for r in g.pass_fail], "pass-fail"))

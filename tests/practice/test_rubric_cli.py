@@ -154,6 +154,10 @@ def test_compare_cuts_the_rubric_total_as_adjust_does(wide, tmp_path):
     assert rows["MN"]["passing"] == sum(t >= cut for t in totals.values())
     assert rows["NO"]["passing"] == sum(t >= cut for t in raw.values())
     assert 0 < rows["NO"]["passing"] < len(raw)
+    page = tmp_path / "cmp.html"   # the page too: its adjustment has no cut (a total is no paper score of adjust's)
+    res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "--cut", cut, "--html", page)
+    assert res.exit_code == 0, res.output
+    assert "cut 7 on the rubric total, relative to no adjustment" in page.read_text(encoding="utf-8")
     res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "--cut", 13)
     assert res.exit_code == 2 and "the cut 13 is not a score on the rubric total's range 2-12" in res.output
     res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "--cut", 7, "--total", "mean")
