@@ -77,12 +77,27 @@ def by_paper(paper, *arrays):
     return (paper,) + tuple(arrays)
 
 
+def _whole(x) -> bool:
+    """``x`` is a whole number (an int, or a float such as 5.0; not a bool)."""
+    try:
+        return not isinstance(x, bool) and math.isfinite(float(x)) and float(x) == int(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
 def parse_scale(text) -> Scale:
-    """``"0-5"``, ``"1..6"``, ``"0:5"``, ``"1 to 6"`` -> :class:`Scale`.  A single number is refused:
+    """``"0-5"``, ``"1..6"``, ``"0:5"``, ``"1 to 6"``, ``(0, 5)`` -> :class:`Scale`.  A single number is refused:
     ``6`` may mean 0-6 or 1-6, and read as 0-6 it let the truncated methods put a 1-6 file's papers
     below 1 (issue 28)."""
     if isinstance(text, Scale):
         return text
+    if isinstance(text, (tuple, list)):   # (0, 5), as Ratings.from_frame documents it
+        if len(text) != 2 or not all(_whole(x) for x in text):
+            raise ArgumentError("scale", f"expected (LOW, HIGH), two whole numbers such as (0, 5), not {text!r}")
+        low, high = int(text[0]), int(text[1])
+        if high <= low:
+            raise ArgumentError("scale", f"the top of the scale must exceed the bottom, not {text!r}")
+        return checked_scale(Scale(low, high), text)
     s = str(text).strip()
     m = _SCALE_RE.match(s)
     if m:
@@ -234,7 +249,7 @@ class Ratings:
         df : pandas.DataFrame
         paper_col, rater_col, score_col : str
             The columns naming the paper and the rater and holding the score (whole numbers;
-            a missing score, NaN or None, leaves the row out); the names :func:`read_ratings` uses.
+            a missing score, NaN, None or pandas' NA, leaves the row out); the names :func:`read_ratings` uses.
         scale : str or (int, int), optional
             ``"0-5"`` or ``(0, 5)``; default 0 (or the lowest score, if below) to the highest.
         group_col : str, optional
@@ -431,6 +446,19 @@ class Adjusted:
 
 
 # -- from a DataFrame ------------------------------------------------------------------
+def _missing(v) -> bool:
+    """A DataFrame cell that holds no value: None, NaN, or pandas' NA and NaT (a nullable ``Int64`` or
+    ``string`` column's missing cell is ``pd.NA``, which is neither None nor a float)."""
+    if v is None:
+        return True
+    import pandas as pd
+
+    try:
+        return bool(pd.isna(v)) is True and np.ndim(v) == 0
+    except (TypeError, ValueError):   # an array-like cell: a value, not a missing one
+        return False
+
+
 def _frame_column(df, name, what):
     if name not in df.columns:
         argument = {"paper": "paper_col", "rater": "rater_col", "score": "score_col", "group": "group_col"}
@@ -444,7 +472,7 @@ def _frame_scores(df, column, scale):
     values = _frame_column(df, column, "score").tolist()
     scores = []
     for label, v in zip(df.index, values):
-        if v is None or (isinstance(v, float) and math.isnan(v)):
+        if _missing(v):
             scores.append(None)
             continue
         try:
@@ -461,7 +489,7 @@ def _frame_scores(df, column, scale):
         low = min(0, min(present))
         scale = checked_scale(Scale(low, max(max(present), low + 1)))
     else:
-        scale = Scale(*map(int, scale)) if isinstance(scale, tuple) else parse_scale(scale)
+        scale = parse_scale(scale)
         for label, s in zip(df.index, scores):
             if s is not None and not scale.low <= s <= scale.high:
                 raise InputError(f"row {label}: {s} is outside the scale {scale}", field=column)
@@ -471,7 +499,7 @@ def _frame_scores(df, column, scale):
 def _frame_labels(df, column, what):
     values = _frame_column(df, column, what).tolist()
     for label, v in zip(df.index, values):
-        if v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip() == "":
+        if _missing(v) or str(v).strip() == "":
             raise InputError(f"row {label}: blank", field=column)
     return values
 

@@ -103,6 +103,31 @@ def test_from_frame_scale_facets_and_errors():
         assert Ratings.from_frame(df, scale="1-6", facets=["task"]).facets["task"][1] == ("t2", "t10")
 
 
+def test_from_frame_pandas_missing_values_and_scale_pairs():
+    """pandas' nullable columns mark a missing cell with pd.NA, neither None nor NaN: a missing score of an
+    ``Int64`` column was "row 3: <NA> is not a number", and a missing rater of a ``string`` column became a
+    rater named "<NA>".  A scale given as a pair was not checked: (5, 0) gave "3 is outside the scale 5-0",
+    (0, 500) passed the 100-point limit, and a list [0, 5] was refused."""
+    df = pd.DataFrame({"paper": ["p1", "p1", "p2", "p2", "p3", "p3"], "rater": ["A", "B", "B", "C", "C", "A"],
+                       "score": pd.array([3, 4, 2, None, 5, 4], dtype="Int64")})
+    r = Ratings.from_frame(df, scale="0-5")
+    assert r.n_ratings == 5 and r.score.tolist() == [3, 4, 2, 5, 4]   # the NA score left out, as NaN is
+    blank = df.assign(rater=pd.array(["A", "B", None, "C", "C", "A"], dtype="string"), score=[3, 4, 2, 1, 5, 4])
+    with pytest.raises(InputError, match=r"rater: row 2: blank"):
+        Ratings.from_frame(blank, scale="0-5")
+    with pytest.raises(InputError, match=r"paper: row 1: blank"):
+        Ratings.from_frame(blank.assign(rater=list("ABBCCA"), paper=pd.Series(["p1", pd.NA] + ["p2"] * 4,
+                                                                             dtype=object)), scale="0-5")
+    assert Ratings.from_frame(df, scale=[1, 6]).scale_low == 1
+    assert Ratings.from_frame(df, scale=(0.0, 5.0)).max_score == 5
+    with pytest.raises(rc.ArgumentError, match=r"scale: the top of the scale must exceed the bottom, not \(5, 0\)"):
+        Ratings.from_frame(df, scale=(5, 0))
+    with pytest.raises(rc.ArgumentError, match=r"scale: scales of at most 100 points"):
+        Ratings.from_frame(df, scale=(0, 500))
+    with pytest.raises(rc.ArgumentError, match=r"scale: expected \(LOW, HIGH\), two whole numbers"):
+        Ratings.from_frame(df, scale=(0, 5, 9))
+
+
 def test_adjust_results_are_the_methods_per_group_and_labelled(grouped):
     res = rc.adjust(grouped, "TLI,MN")
     assert res.methods == ["TLI", "MN"] and res.variant == "corrected"
