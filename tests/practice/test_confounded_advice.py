@@ -65,6 +65,27 @@ def test_the_recommendation_holds_over_seeds(own):
         _holds(label, rec, no, every)
 
 
+def test_schools_read_by_their_own_raters_alone_are_left_alone():
+    """Every paper read by its own school's pair only (no outside reader, no third reading): six groups of
+    raters that share no paper.  The rater model cannot be fitted, the assignment was "taken as random" and
+    Chapter 5's rule gave TLI, which put every school on one mean: worse than leaving the scores alone; and
+    with assignment="nonrandom" the recommendation was the multi-group MML, which adjust then could not fit
+    ("raters ... not linked through shared papers")."""
+    d = district(7, papers=300, own=1.0, discrepancy=5)
+    r = Ratings.from_frame(d.frame, scale="1-6")
+    no = _paper_rmse(r, r.paper_mean(), d.truth)
+    tli = _paper_rmse(r, apply_methods(r, ["TLI"]).adjusted["TLI"].paper, d.truth)
+    assert tli > no + 0.1   # TLI takes the schools' differences for their raters' severity
+    for assignment in ("auto", "nonrandom"):
+        checked = check(r, assignment=assignment)
+        assert checked.recommendation == {None: "NO"}
+        assert "6 groups that share no paper" in checked.report().decision.reasons[-1]
+        res = adjust(r, "recommended", assignment=assignment)
+        assert _paper_rmse(r, res.groups[0].adjusted["recommended"].paper, d.truth) == pytest.approx(no, abs=1e-12)
+    # said to be random (papers dealt to the pairs at random), the rule's equating stands
+    assert check(r, assignment="random").recommendation == {None: "TLI"}
+
+
 def test_adjust_shrinkage_gives_the_studys_levels():
     """``adjust --shrinkage``: each named method's paper scores at the study's level (Kelley's formula for
     TLI, Warm's WLE for MML), every rating moved by as much as its paper."""
