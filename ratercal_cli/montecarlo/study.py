@@ -78,7 +78,9 @@ class Spec:
         ratings' 0-based scale.
     methods : list
         Method codes (``"TLI"``), ``"module:Class"``, estimator classes or instances (anything with
-        ``fit_transform(ratings).paper``), or ``(name, method)`` pairs.
+        ``fit_transform(ratings).paper``), or ``(name, method)`` pairs.  Names (a cell's too) must
+        differ: the run folder keeps rows by name, and records an instance's parameters that differ
+        from its class's defaults, so a folder of other parameters is refused, not reused.
     criteria : dict or list
         ``{name: criterion(true, scores) -> float}``, or names of :data:`CRITERIA`.
     replications : int
@@ -110,9 +112,16 @@ class Spec:
         self.cells = [dict(c) for c in self.cells]
         for k, c in enumerate(self.cells):
             c.setdefault("name", f"cell{k + 1}")
+            name = str(c["name"])
+            if not name.strip() or name in (".", "..") or any(ch in name for ch in "/\\\0"):
+                raise ArgumentError("cells", f"cell {k + 1}: its name {name!r} names the folder of its "
+                                             "replications: give a name without / or \\ (and not . or ..)")
+        _unique("cells", [str(c["name"]) for c in self.cells], "cell", "give each cell its own name")
         self.methods = [_method_entry(m) for m in self.methods]
         if not self.methods:
             raise ArgumentError("methods", "give at least one method")
+        _unique("methods", [n for n, _ in self.methods], "method",
+                "name them apart with (name, method) pairs, e.g. (\"MML wle\", make_method(\"MML\", quality=\"wle\"))")
         crit = self.criteria
         if isinstance(crit, dict):
             self.criteria = dict(crit)
@@ -137,8 +146,34 @@ class Spec:
         """What the run folder records of the spec (a folder of another spec is refused)."""
         return {"cells": [{k: (v if isinstance(v, (int, float, str, bool)) or v is None else repr(v))
                            for k, v in c.items()} for c in self.cells],
-                "generate": _qualname(self.generate), "methods": [n for n, _ in self.methods],
+                "generate": _qualname(self.generate), "methods": [_method_record(n, m) for n, m in self.methods],
                 "criteria": list(self.criteria), "seed": self.seed}
+
+
+def _unique(argument, names, what, fix) -> None:
+    """An ArgumentError naming the first of ``names`` given twice: two cells or methods of one name
+    would share their rows in the run folder and in the summary."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ArgumentError(argument, f"two {what}s are named {name!r}: {fix}")
+        seen.add(name)
+
+
+def _method_record(name, method) -> str:
+    """How the manifest records a method: its name, and an estimator instance's parameters where they
+    differ from its class's defaults (``MML {'quality': 'wle'}``), so that a folder of the same names with
+    other parameters is another study, not a cache of this one's rows."""
+    get = getattr(method, "get_params", None)
+    if isinstance(method, (str, type)) or get is None:
+        return name
+    params = get()
+    try:
+        defaults = type(method)().get_params()
+    except Exception:   # noqa: BLE001 - a class of the user's whose parameters have no defaults
+        defaults = {}
+    changed = {k: v for k, v in params.items() if k not in defaults or repr(defaults[k]) != repr(v)}
+    return f"{name} {changed!r}" if changed else name
 
 
 def _qualname(obj) -> str:

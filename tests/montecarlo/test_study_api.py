@@ -113,3 +113,43 @@ def test_a_call_that_fails_leaves_no_temporary_folder(tmp_path, monkeypatch):
     res = rc.study.run(config)
     assert res.folder.parent == tmp_path and res.folder.name.startswith("ratercal-study-")
     assert (res.folder / "montecarlo" / "summary.csv").is_file()
+
+
+def _two_cell_generator(cell, rng):
+    """Two raters a paper of four, one more severe by ``cell["shift"]`` points; the truth the papers' quality."""
+    n = cell["papers"]
+    quality = rng.integers(1, 5, n).astype(float)
+    raters = np.array([rng.choice(4, 2, replace=False) for _ in range(n)])
+    paper, rater = np.repeat(np.arange(n), 2), raters.ravel()
+    score = np.clip(quality[paper] - cell["shift"] * (rater == 0), 0, 5).astype(int)
+    return rc.Ratings(paper, rater, score, max_score=5, n_papers=n, n_raters=4), quality
+
+
+def test_cells_and_methods_of_one_name_and_changed_parameters_are_not_shared(tmp_path):
+    """Rows are kept by cell and method name: two cells of one name shared their replications' rows (the
+    second cell's summary was the first's 6 rows over again: "replications 6" for one cell of 3), two
+    MMLs were averaged into one row, and an MML at its WLE run into the folder of one at its EAP was
+    given the EAP's cached rows (computed 0).  A cell named "../x" wrote outside the replications folder."""
+    gen = _two_cell_generator
+    with pytest.raises(ArgumentError, match="cells: two cells are named 'x': give each cell its own name"):
+        rc.study.Spec([{"name": "x", "papers": 20, "shift": 0}, {"name": "x", "papers": 20, "shift": 2}], gen, ["NO"])
+    with pytest.raises(ArgumentError, match=r"methods: two methods are named 'MML': name them apart"):
+        rc.study.Spec([{"papers": 20, "shift": 1}], gen, [rc.make_method("MML"), rc.make_method("MML", quality="wle")])
+    with pytest.raises(ArgumentError, match=r"cells: cell 1: its name '\.\./x' names the folder"):
+        rc.study.Spec([{"name": "../x", "papers": 20, "shift": 1}], gen, ["NO"])
+    cells = [{"papers": 40, "shift": 1}]
+    eap = rc.study.run(rc.study.Spec(cells, gen, ["NO", rc.make_method("MML")], replications=2, seed=3),
+                       out=tmp_path / "run")
+    assert eap.computed == 2
+    wle = rc.study.Spec(cells, gen, ["NO", rc.make_method("MML", quality="wle")], replications=2, seed=3)
+    with pytest.raises(ArgumentError, match="holds another study"):
+        rc.study.run(wle, out=tmp_path / "run")
+    # named apart, both are computed and kept apart
+    both = rc.study.run(rc.study.Spec(cells, gen, ["NO", ("MML eap", rc.make_method("MML")),
+                                                   ("MML wle", rc.make_method("MML", quality="wle"))],
+                                      replications=2, seed=3), out=tmp_path / "both")
+    s = both.summary[both.summary.criterion == "rmse"].set_index("method")["mean"]
+    assert s["MML eap"] == eap.summary[(eap.summary.criterion == "rmse") & (eap.summary.method == "MML")]["mean"].item()
+    assert s["MML wle"] != s["MML eap"]
+    # a method at its defaults is recorded by its name alone (folders of earlier runs stay theirs)
+    assert rc.study.Spec(cells, gen, ["NO", rc.make_method("MML")]).manifest()["methods"] == ["NO", "MML"]
