@@ -232,9 +232,12 @@ class RaterAdjuster:
         return df.iloc[sorted(range(len(labels)), key=lambda k: natural_key(labels[k]))]
 
     def transform(self, ratings: Ratings, **params) -> Adjusted:
-        """Adjusted scores of ``ratings`` (raters the fit saw, same scale); the estimator is unchanged."""
+        """Adjusted scores of ``ratings`` (raters the fit saw, same scale); the estimator is unchanged.
+        New papers read by some of the fitted raters (``Ratings.from_frame`` of them: their own
+        ``rater_ids``) are matched to the fit's raters by label."""
         if not hasattr(self, "n_raters_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")
+        ratings = self._on_fitted_raters(ratings)
         self._check_same_raters(ratings)
         return self._transform_thin(ratings, False, params)
 
@@ -299,6 +302,21 @@ class RaterAdjuster:
         rating = np.asarray(self._adjust_ratings(ratings), dtype=np.float64)
         return Adjusted(rating=rating, paper=self._paper_scores(ratings, rating))
 
+    def _on_fitted_raters(self, ratings: Ratings) -> Ratings:
+        """``ratings`` with their raters numbered as the fit's, where their labels are some of the fit's
+        raters' (new papers read by a few of them); else as they are."""
+        ids = tuple(ratings.rater_ids)
+        if ids == self.rater_ids_:
+            return ratings
+        at = {label: j for j, label in enumerate(self.rater_ids_)}
+        if len(at) != len(self.rater_ids_) or not all(label in at for label in ids):
+            return ratings
+        from dataclasses import replace
+
+        code = np.array([at[label] for label in ids], dtype=np.int64)
+        return replace(ratings, rater=code[ratings.rater], n_raters=len(self.rater_ids_), rater_ids=self.rater_ids_,
+                       first_readings=None)
+
     def _check_same_raters(self, ratings: Ratings) -> None:
         """Refuse ratings on another scale, with other raters, or by raters the fit
         never saw (they have no parameters)."""
@@ -306,8 +324,11 @@ class RaterAdjuster:
             raise MethodError(f"{self.code}: fitted on the scale 0-{self.max_score_}, "
                               f"these ratings are on 0-{ratings.max_score}")
         if tuple(ratings.rater_ids) != self.rater_ids_:
+            fitted = set(self.rater_ids_)
+            new = [str(x) for x in ratings.rater_ids if x not in fitted]
             raise MethodError(f"{self.code}: fitted on raters {', '.join(map(str, self.rater_ids_))}; "
-                              f"these ratings have raters {', '.join(map(str, ratings.rater_ids))}")
+                              f"these ratings have raters {', '.join(map(str, ratings.rater_ids))}"
+                              + (f" ({', '.join(new)} not among them: no parameters)" if new else ""))
         unseen = np.flatnonzero((ratings.ratings_per_rater() > 0) & ~self.raters_seen_)
         if unseen.size:
             raise MethodError(f"{self.code}: no parameters for rater(s) "

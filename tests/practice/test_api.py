@@ -312,3 +312,30 @@ def test_read_ratings_takes_every_file_option_of_the_commands():
     assert {"scale", "group_col", "sep", "resolve", "discrepancy", "order_col"} <= file_options
     keywords = set(inspect.signature(rc.read_ratings).parameters) - {"path"}
     assert keywords == (file_options - {"resolve"}) | {"resolve_discrepancies"}
+
+
+def test_transform_new_papers_read_by_some_of_the_fitted_raters():
+    """Scoring new papers with a fitted estimator: a frame of the new papers has only the raters who read
+    them, and transform refused it ("fitted on raters R1, R2; these ratings have raters R2") unless the
+    user rebuilt it with the fit's rater_ids.  The raters are now matched by label."""
+    fit_on = pd.DataFrame({"paper": ["p1", "p1", "p2", "p2", "p3", "p3"], "rater": ["R1", "R2"] * 3,
+                           "score": [1, 3, 2, 4, 3, 5]})
+    new = pd.DataFrame({"paper": ["q1", "q2"], "rater": ["R2", "R2"], "score": [4, 5]})
+    mn = make_method("MN").fit(Ratings.from_frame(fit_on, scale="0-5"))
+    # R1's mean 2, R2's 4, all 3: MN moves R2's scores down by 1
+    got = mn.transform(Ratings.from_frame(new, scale="0-5"))
+    assert got.rating.tolist() == [3.0, 4.0] and got.paper.tolist() == [3.0, 4.0]
+    with pytest.raises(rc.MethodError, match=r"these ratings have raters R2, R9 \(R9 not among them: no parameters\)"):
+        mn.transform(Ratings.from_frame(new.assign(rater=["R2", "R9"]), scale="0-5"))
+    # the same as the new papers built on the fit's raters, for a Rasch fit too
+    r = rc.read_ratings(EXAMPLE, scale="0-5", group_col="grade")
+    g11 = dict(r.by_group())["11"]
+    first = np.isin(g11.paper, np.arange(g11.n_papers // 2))
+    mml = make_method("MML").fit(g11.subset(first))
+    rest = g11.subset(~first & np.isin(g11.rater, [0, 2, 5]))   # new papers' ratings by three raters
+    rebuilt = Ratings.from_labels([rest.paper_ids[p] for p in rest.paper], [rest.rater_ids[j] for j in rest.rater],
+                                  rest.score, max_score=5)   # as a frame of them reads: those three raters
+    assert rebuilt.n_raters == 3 < rest.n_raters
+    a, b = mml.transform(rebuilt), mml.transform(rest)
+    np.testing.assert_array_equal(a.rating, b.rating)
+    assert np.isfinite(a.rating).all()
