@@ -2,7 +2,8 @@
 
 :class:`FitResults` holds the estimates of a fitted Rasch estimator as one long table, ``params``
 (facet, element, parameter, estimate, se), with ``cov_params()``, ``conf_int()``, ``llf``, ``aic``,
-``bic``, ``nobs``, ``converged``, ``notes`` and ``summary()``.  The rows:
+``bic``, ``nobs``, ``converged``, ``notes``, ``summary()``, and ``to_frame()`` / ``to_dict()`` as every
+results object has them.  The rows:
 
 ==========  ==================  =====================  =========================================
 facet       element             parameter              models
@@ -197,6 +198,24 @@ class FitResults:
         out = pd.DataFrame(cols).loc[order]
         out.index.name = facet
         return out
+
+    def to_frame(self, alpha: float = 0.05):
+        """The parameters as a DataFrame, as every results object has it: :meth:`table` (``params`` with
+        z, p and the ``1 - alpha`` interval)."""
+        return self.table(alpha)
+
+    def to_dict(self) -> dict:
+        """The fit as JSON-ready values: model, llf (and its kind), aic, bic, df_model, nobs, n_ratings,
+        converged, notes and ``params`` (a list of facet, element, parameter, estimate, se); nan is None."""
+        def clean(x):
+            x = float(x)
+            return x if math.isfinite(x) else None
+
+        return {"model": self.model, "llf": clean(self.llf), "llf_kind": self.llf_kind, "aic": clean(self.aic),
+                "bic": clean(self.bic), "df_model": self.df_model, "nobs": self.nobs, "n_ratings": self.n_ratings,
+                "converged": self.converged, "notes": list(self.notes),
+                "params": [{"facet": f, "element": str(e), "parameter": p, "estimate": clean(est), "se": clean(se)}
+                           for (f, e, p), est, se in zip(self._keys, self._estimate, self._se)]}
 
     # -- text ---------------------------------------------------------------------------
     def _header(self) -> list:

@@ -157,3 +157,22 @@ def test_the_equatings_linear_maps_in_the_same_long_form(code):
     if code in ("MN", "TMN"):
         assert (p.slope == 1).all()
     assert math.isnan(res.llf) and "no likelihood" in res.notes[0] and len(repr(res)) < 2000
+
+
+def test_to_frame_and_to_dict_as_every_results_object_has_them():
+    """README: "Every results object has to_frame() (pandas), to_dict() (the command's JSON) and
+    summary()"; FitResults had neither to_frame nor to_dict (AttributeError)."""
+    import json
+
+    d = np.loadtxt(RESULTS / "mml_150x5_0-3.csv", delimiter=",", skiprows=1, dtype=int)
+    r = Ratings.from_labels(d[:, 0], d[:, 1], d[:, 2], 3, rater_ids=range(1, 6))
+    ref = _reference("mml_r_reference_150x5_0-3.csv")
+    res = rc.fit(r, model="MML", **OFF)
+    frame = res.to_frame()
+    assert list(frame.columns) == ["facet", "element", "parameter", "estimate", "se", "z", "p", "0.025", "0.975"]
+    out = json.loads(json.dumps(res.to_dict(), allow_nan=False))
+    assert out["model"] == "MML" and out["df_model"] == 16 and out["nobs"] == 150 and out["converged"] is True
+    assert out["llf"] == pytest.approx(float(ref["loglik"]["estimate"]), abs=1e-8)
+    assert len(out["params"]) == len(frame) and out["params"][0]["facet"] == "rater"
+    pair = rc.fit(r, model="PCM").to_dict()   # no likelihood: null, not NaN, in JSON
+    assert pair["llf"] is None and pair["aic"] is None and json.dumps(pair, allow_nan=False)
