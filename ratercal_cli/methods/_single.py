@@ -67,7 +67,8 @@ def paper_mean_single(ratings, values) -> np.ndarray:
 
     ``mj`` is taken as the paper's number of ratings (the BASIC's ``mj`` equals it:
     2+ sets keep two ratings per paper).  Papers without ratings get 0, like
-    :meth:`Ratings.paper_mean` (the base class's double-precision mean).
+    :meth:`Ratings.paper_mean` (the base class's double-precision mean); the estimators' transform
+    makes their score nan.
     """
     values = np.asarray(values, dtype=F32)
     paper = ratings.paper

@@ -298,9 +298,12 @@ class RaterAdjuster:
 
     def _transform(self, ratings: Ratings, training: bool) -> Adjusted:
         """Adjusted scores; ``training``: ``ratings`` are the data just fitted (a subclass may reuse
-        per-paper estimates of the fit instead of computing them again)."""
+        per-paper estimates of the fit instead of computing them again).  A paper without ratings (of a
+        :meth:`Ratings.subset`) has no score: nan, as the Rasch fits give it, not a mean of nothing, 0."""
         rating = np.asarray(self._adjust_ratings(ratings), dtype=np.float64)
-        return Adjusted(rating=rating, paper=self._paper_scores(ratings, rating))
+        paper = np.asarray(self._paper_scores(ratings, rating), dtype=np.float64)
+        rated = ratings.ratings_per_paper() > 0
+        return Adjusted(rating=rating, paper=paper if rated.all() else np.where(rated, paper, np.nan))
 
     def _on_fitted_raters(self, ratings: Ratings) -> Ratings:
         """``ratings`` with their raters numbered as the fit's, where their labels are some of the fit's

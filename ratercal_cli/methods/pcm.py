@@ -762,7 +762,8 @@ class PartialCreditModel(RaterAdjuster):
         if eap:
             theta = eap_quality(ratings, self.steps_, *self.category_range_, theta)
         rating, paper = self._scores_by_chunk(ratings, theta)
-        return Adjusted(rating=rating, paper=paper)
+        rated = ratings.ratings_per_paper() > 0   # a paper without ratings (of a subset): nan, as in the base class
+        return Adjusted(rating=rating, paper=paper if rated.all() else np.where(rated, paper, np.nan))
 
 
 def _pseudo_counts(wins, smoothing):

@@ -74,3 +74,36 @@ def test_a_bad_parameter_is_an_error_not_a_skipped_method():
     r = Ratings([0, 0, 1, 1], [0, 1, 0, 1], [1, 3, 2, 3], 5, 2, 2)
     with pytest.raises(ValueError, match="zero_sd must be one of"):
         make_method("LI", zero_sd="nonsense").fit(r)
+
+
+def test_a_paper_without_ratings_has_no_score_not_zero():
+    """Ratings.subset keeps every paper; a paper left without ratings got the paper score 0.0 (the mean of
+    nothing) from every method whose paper score is a mean of its ratings, and the PCM the expected score
+    at a default quality, where the Rasch fits gave nan.  A rubric's paper without one criterion's
+    ratings then had its criterion mean (apply.combined_scores, the Monte Carlo path) pulled toward 0:
+    (0 + 4) / 2 = 2 for a paper scored 3 and 5 on its one criterion."""
+    from ratercal_cli.methods.apply import apply_within_cells, combined_scores
+    from ratercal_cli.methods import method_codes, make_method
+
+    papers = ["p1", "p1", "p2", "p2", "p3", "p3", "p4", "p4"] * 2
+    raters = ["A", "B", "B", "C", "C", "A", "A", "C"] * 2
+    scores = [2, 3, 4, 4, 3, 1, 5, 4, 1, 2, 3, 4, 2, 2, 4, 5]
+    r = Ratings.from_labels(papers, raters, scores, max_score=5)
+    half = r.subset(np.isin(r.paper, [0, 1, 2]) & (np.arange(r.n_ratings) < 8))   # p4 left without ratings
+    for code in method_codes():
+        try:
+            adj = make_method(code).fit_transform(half)
+        except MethodError:
+            continue
+        assert np.isnan(adj.paper[3]) and np.isfinite(adj.paper[:3]).all(), code
+    # a rubric: p1 without criterion "org"; its score is the mean over the one criterion it has
+    crit = np.array([0] * 8 + [1] * 8)
+    keep = ~((crit == 1) & (r.paper == 0))
+    rubric = Ratings.from_labels([papers[k] for k in np.flatnonzero(keep)], [raters[k] for k in np.flatnonzero(keep)],
+                                 np.asarray(scores)[keep], max_score=5)
+    from dataclasses import replace
+
+    rubric = replace(rubric, facets={"criterion": (crit[keep], ("style", "org"))})
+    paper = combined_scores(apply_within_cells(rubric, ["NO"]), "NO", rubric.n_ratings)[0].paper
+    assert paper[0] == (2 + 3) / 2   # style only: 2 and 3
+    assert paper[1] == ((4 + 4) / 2 + (3 + 4) / 2) / 2
