@@ -80,10 +80,11 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
     Examples
     --------
     >>> import ratercal_cli as rc
-    >>> r = rc.read_ratings("examples/ratings.csv", scale="0-5", group_col="grade")   # doctest: +SKIP
+    >>> r = rc.read_ratings("examples/ratings.csv", scale="0-5", group_col="grade",
+    ...                     resolve_discrepancies=True)                               # doctest: +SKIP
     >>> res = rc.check(r)                                                             # doctest: +SKIP
     >>> res.recommendation                                                            # doctest: +SKIP
-    {'5': 'TMN', '8': 'TLI', '11': 'TMN'}
+    {'5': 'MML', '8': 'MML', '11': 'MML'}
     """
     from .assignment import ASSIGNMENTS
     from .coerce import as_ratings, with_cluster, check_alpha, check_choice, check_count
