@@ -650,8 +650,10 @@ def _direction(pen, gphi, owner):
     ``_ITERATIVE_FROM`` parameters by a Cholesky factorisation (``factor``); from there by conjugate
     gradients preconditioned with the per-rater blocks (``blocks``, :class:`_BlockJacobi`): with
     hundreds of raters a factorisation of ``pen`` costs as much as ~100 iterations, and ~15 reach
-    1e-13 (then the factorisation all the same).  Raises LinAlgError if ``pen`` is not positive
-    definite."""
+    1e-13 (then the factorisation all the same).  CG gives up after ``_CG_ITERATIONS``: where ``pen`` is
+    ill conditioned (an estimate running off, its information falling towards round-off) it would go on
+    for up to 10 x the parameters' products with ``pen`` each Newton step where the factorisation costs
+    ~100.  Raises LinAlgError if ``pen`` is not positive definite."""
     if pen.shape[0] < _ITERATIVE_FROM:
         factor = cho_factor(pen, check_finite=False)
         return cho_solve(factor, gphi, check_finite=False), factor, None
@@ -660,7 +662,7 @@ def _direction(pen, gphi, owner):
     blocks = _BlockJacobi(pen, owner)
     n = pen.shape[0]
     d, info = cg(pen, gphi, M=LinearOperator((n, n), matvec=blocks.solve, dtype=float), rtol=1e-13, atol=0.0,
-                 maxiter=10 * n)
+                 maxiter=_CG_ITERATIONS)
     if info != 0:
         factor = cho_factor(pen, check_finite=False)
         return cho_solve(factor, gphi, check_finite=False), factor, blocks
@@ -705,6 +707,8 @@ def _below(pen, t, factor=None, blocks=None):
 _LANCZOS_FROM = 400
 #: from this many free parameters on, a Newton step is solved by conjugate gradients (:func:`_direction`)
 _ITERATIVE_FROM = 1500
+#: ... in at most this many iterations, else by the factorisation (which costs about half as many)
+_CG_ITERATIONS = 200
 
 
 @one_blas_thread

@@ -538,6 +538,37 @@ def test_newton_step_by_conjugate_gradients_equals_the_cholesky_solution():
     assert _below(pen, smallest * 1.01, None, bj) is True
 
 
+
+def test_conjugate_gradients_give_up_on_an_ill_conditioned_information_for_the_factorisation(monkeypatch):
+    """An estimate running off leaves the information a direction of round-off level: conjugate gradients
+    then crawl (to 10 x the parameters' products, 16,000 here, each Newton step: ``check`` on 500 raters, one
+    giving only the top score, spent most of its time there).  They give up after _CG_ITERATIONS products
+    and the factorisation solves the step: the Cholesky solution."""
+    import scipy.sparse.linalg as spla
+    from scipy.linalg import cho_factor, cho_solve
+
+    from ratercal_cli.methods.cml import _CG_ITERATIONS, _ITERATIVE_FROM, _direction
+
+    rng = np.random.default_rng(4)
+    n = _ITERATIVE_FROM + 100
+    Q = np.linalg.qr(rng.normal(size=(n, n)))[0]
+    w = np.r_[1e-9, 3e-8, np.geomspace(1e-3, 1e3, n - 2)]   # two directions running off, the rest spread
+    pen = (Q * w) @ Q.T
+    pen = (pen + pen.T) / 2
+    g = rng.normal(size=n)
+    products = []
+    cg = spla.cg
+
+    def counted(A, b, **kw):   # (the iterations cg took, by its callback)
+        return cg(A, b, callback=lambda xk: products.append(1), **kw)
+
+    monkeypatch.setattr(spla, "cg", counted)
+    d, factor, blocks = _direction(pen, g, np.arange(n) // 5)
+    assert factor is not None and blocks is not None   # (the factorisation took over)
+    assert 0 < len(products) <= _CG_ITERATIONS
+    exact = cho_solve(cho_factor(pen), g)
+    assert np.array_equal(d, exact)
+
 # Two 2+ sets of the beyond-1990 study (configs/beyond1990.yaml, cells 0151 and 0193, replications 48
 # and 2: 100 papers, 9 raters, the kept pair of each paper): each paper's "r1 r2 s1 s2".
 SET_2PLUS_0_5 = """
