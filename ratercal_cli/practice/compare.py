@@ -146,7 +146,7 @@ class GroupComparison:
 
 
 def compare(ratings, methods="all", variant: str = "corrected", cut: float | None = None,
-            strict: bool | None = None, anchors=None, steps_by: str | None = None, total: str = "mean",
+            strict: bool | None = None, anchors=None, steps_by: str | None = None, total: str = "sum",
             shared_raters: bool = False, hold_drifted: bool = False, **read) -> "CompareResults":
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5 and Figures 7-10, group
     by group.
@@ -169,8 +169,9 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         The MFRM held at a calibration, and thresholds per level of a facet (as :func:`adjust`).
     hold_drifted : bool
         Hold an anchored element that drifted at its anchor (as :func:`adjust`).
-    total : {"mean", "sum"}
-        With facets, the papers' scores compared: the mean of their criterion scores or their total.
+    total : {"sum", "mean"}
+        With facets, the papers' scores compared (and cut): their rubric total (the default, as ``adjust``'s
+        ``X_total`` and ``ratercal compare --total``) or the mean of their criterion scores.
     shared_raters : bool
         With facets: each classical method with one parameter set per rater over all the criteria
         (as :func:`adjust`).

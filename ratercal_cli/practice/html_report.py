@@ -92,8 +92,9 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
                                 cut=None if on_total else cut, **(model if ratings.facets else {}))
     cut = adjust.cut if cut is None else cut
     adjust_cut = None if on_total else cut
-    if compare is None:   # the study's methods: no many-facet model to hold at anchors
-        compare = compare_ratings(ratings, COMPARED, variant, cut, strict=False)
+    if compare is None:   # the study's methods: no many-facet model to hold at anchors; on a rubric, the papers'
+        # mean criterion scores, which adjust's cut (a score on the scale) is on
+        compare = compare_ratings(ratings, COMPARED, variant, cut, strict=False, total="mean")
     title = title or f"Rater calibration report: {ratings.source or 'ratings'}"
     summaries = adjust.adjustment_summaries()
     with tempfile.TemporaryDirectory() as tmp:

@@ -183,3 +183,29 @@ def test_compare_says_what_it_compares_and_cuts_on_a_rubric(wide):
     assert res.exit_code == 0, res.output
     assert "Pass/fail at cut 3.5 on the mean criterion score (score >= cut passes)" in res.output
     assert f"NO {n_pass:>14}{60 - n_pass:>9}" in res.output
+
+
+def test_the_library_s_compare_cuts_the_rubric_total_as_the_command_does(wide):
+    """``rc.compare`` on a rubric compares and cuts the papers' rubric totals by default, as ``ratercal
+    compare`` (and ``adjust``'s ``X_total``) does: the same pass counts at a cut on the total, the same
+    refusal of a cut past the total's range; ``total="mean"`` is the mean criterion score, as ``--total
+    mean``.  (Its default was the mean: the same call cut another score than the command line's.)"""
+    import json
+
+    import ratercal_cli as rc
+
+    path, _, _ = wide
+    res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "--cut", 7, "--json")
+    assert res.exit_code == 0, res.output
+    cli_rows = {r["method"]: r["passing"] for r in json.loads(res.output)["groups"][0]["pass_fail"]}
+    got = rc.compare(path, "MN", cut=7, scale="1-6", score_cols=["style", "org"])
+    assert got.total == "sum"
+    lib_rows = {r["method"]: r["passing"] for r in got.groups[0].pass_fail}
+    assert lib_rows == cli_rows and 0 < cli_rows["NO"] < 120
+    with pytest.raises(rc.ArgumentError, match="the cut 13 is not a score on the rubric total's range 2-12"):
+        rc.compare(path, "MN", cut=13, scale="1-6", score_cols=["style", "org"])
+    res = run("compare", path, "--scale", "1-6", "--score-cols", "style,org", "-m", "MN", "--cut", 3.5, "--json",
+              "--total", "mean")
+    cli_mean = {r["method"]: r["passing"] for r in json.loads(res.output)["groups"][0]["pass_fail"]}
+    mean = rc.compare(path, "MN", cut=3.5, scale="1-6", score_cols=["style", "org"], total="mean")
+    assert {r["method"]: r["passing"] for r in mean.groups[0].pass_fail} == cli_mean
