@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .errors import ArgumentError
 
-__all__ = ["check_alpha", "check_choice", "check_count"]
+__all__ = ["check_alpha", "check_choice", "check_count", "check_positive"]
 
 
 def check_alpha(alpha, argument: str = "alpha") -> float:
@@ -39,3 +39,14 @@ def check_count(value, argument: str, minimum: int = 0, optional: bool = False):
     if n < minimum:
         raise ArgumentError(argument, f"expected a whole number of at least {minimum}, not {value!r}")
     return n
+
+
+def check_positive(value, argument: str) -> float:
+    """``value`` as a finite number above 0 (a standard deviation), else an error naming ``argument``."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = float("nan")
+    if isinstance(value, bool) or not (x > 0 and x != float("inf")):
+        raise ArgumentError(argument, f"expected a number above 0 (e.g. 1.0), not {value!r}")
+    return x

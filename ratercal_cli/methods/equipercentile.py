@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arguments import check_count
 from ..errors import MethodError
 from ..vocabulary import DEFAULT_VARIANT
 from ._single import F32, at_rater, sums_by
@@ -235,7 +236,7 @@ class EquipercentileEquating(RaterAdjuster):
         freq = counts.astype(np.float64)
         overall = counts.sum(axis=-2).astype(np.float64)
         if self.presmoothing is not None:
-            c = int(self.presmoothing)
+            c = check_count(self.presmoothing, "presmoothing", minimum=1)
             freq = np.array([loglinear_presmooth(f, c) if f.sum() > 0 else f for f in freq])
             overall = loglinear_presmooth(overall, c)
         self.n_, self.freq_, self.overall_freq_ = n, freq, overall

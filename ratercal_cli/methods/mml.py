@@ -93,6 +93,7 @@ from functools import cached_property, partial
 import numpy as np
 from scipy import sparse
 
+from ..arguments import check_positive
 from ..errors import MethodError
 from ..parallel import one_blas_thread
 from ..ratings import Adjusted, Ratings, by_paper
@@ -1510,6 +1511,8 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
 
     def _fit(self, ratings: Ratings, facet=None) -> None:
         check_quality(self.quality, ("eap", "wle"))
+        for name in ("step_sd", "location_sd"):   # a bad sd is the caller's error, not a fit failing on its data
+            check_positive(getattr(self, name), name)
         if self.fair not in ("average-rater", "mean-rater"):
             raise ValueError(f"fair must be 'average-rater' or 'mean-rater', not {self.fair!r}")
         facet = None if facet is None else np.asarray(facet, dtype=np.int64)

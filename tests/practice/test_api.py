@@ -339,3 +339,19 @@ def test_transform_new_papers_read_by_some_of_the_fitted_raters():
     a, b = mml.transform(rebuilt), mml.transform(rest)
     np.testing.assert_array_equal(a.rating, b.rating)
     assert np.isfinite(a.rating).all()
+
+
+def test_an_estimators_bad_parameter_is_an_error_naming_it_not_a_failed_fit():
+    """MML's step_sd=0 raised ZeroDivisionError, an ArithmeticError, which apply and the study take for a
+    fit failing on its data (the method "skipped" with "float division by zero"); step_sd=-1 fitted as if 1;
+    EQP's presmoothing="zzz" said "invalid literal for int() with base 10"."""
+    r = Ratings.from_labels(["p1", "p1", "p2", "p2", "p3", "p3", "p4", "p4"], ["A", "B", "B", "C", "C", "A", "A", "C"],
+                            [2, 3, 4, 4, 3, 1, 5, 4], max_score=5)
+    for sd in (0, -1, float("nan"), "wide"):
+        with pytest.raises(rc.ArgumentError, match=r"step_sd: expected a number above 0"):
+            make_method("MML", step_sd=sd).fit(r)
+    with pytest.raises(rc.ArgumentError, match=r"location_sd: expected a number above 0"):
+        rc.fit(r, model="MFRM", location_sd=0)
+    with pytest.raises(rc.ArgumentError, match=r"presmoothing: expected a whole number of at least 1, not 'zzz'"):
+        make_method("EQP", presmoothing="zzz").fit(r)
+    assert np.isfinite(make_method("MML", step_sd=1e6).fit_transform(r).paper).all()   # "1e6 turns them off"
