@@ -236,3 +236,26 @@ class ClassMethod(UserMethod):
             est = self.cls()
             est.fit(read_only(ratings), **fit_params)
         self.estimator_ = est
+
+
+class InstanceMethod(UserMethod):
+    """:class:`UserMethod` of an estimator given as an instance (``rc.study.Spec(methods=[MyMethod(k=3)])``):
+    each data set fits a fresh copy of it (as scikit-learn's ``clone``), on read-only data, its failures
+    recorded, as :class:`ClassMethod` does for a class (an instance's error ended the whole study, and one
+    that wrote into ``ratings.score`` changed the data of every method after it)."""
+
+    def __init__(self, instance=None):
+        self.instance = instance
+        self.spec = type(instance).__qualname__
+
+    @property
+    def needs_multiple_raters(self):
+        return bool(getattr(self.instance, "needs_multiple_raters", False))
+
+    def _fit(self, ratings: Ratings, **fit_params) -> None:
+        import copy
+
+        with _users_code(self.spec):
+            est = copy.deepcopy(self.instance)
+            est.fit(read_only(ratings), **fit_params)
+        self.estimator_ = est

@@ -78,7 +78,10 @@ class Spec:
         ratings' 0-based scale.
     methods : list
         Method codes (``"TLI"``), ``"module:Class"``, estimator classes or instances (anything with
-        ``fit_transform(ratings).paper``), or ``(name, method)`` pairs.  Names (a cell's too) must
+        ``fit(ratings)`` and ``transform(ratings)`` giving ``.rating`` and ``.paper``, or a (rating, paper)
+        pair: :mod:`ratercal_cli.methods.user`; an instance is copied afresh for each data set, and a
+        class or instance of your own is given read-only data, its errors recorded as its failures), or
+        ``(name, method)`` pairs.  Names (a cell's too) must
         differ: the run folder keeps rows by name, and records an instance's parameters that differ
         from its class's defaults, so a folder of other parameters is refused, not reused.
     criteria : dict or list
@@ -189,7 +192,7 @@ def _method_entry(m):
     if isinstance(m, type):
         return getattr(m, "code", None) if isinstance(getattr(m, "code", None), str) and m.code != "?" \
             else m.__name__, m
-    if hasattr(m, "fit_transform"):
+    if hasattr(m, "fit_transform") or (callable(getattr(m, "fit", None)) and callable(getattr(m, "transform", None))):
         code = getattr(m, "code", None)
         return (code if isinstance(code, str) and code != "?" else type(m).__name__), m
     raise ArgumentError("methods", f"expected a method code, 'module:Class', an estimator class or instance, not "
@@ -210,7 +213,9 @@ def _estimator(method):
         return ClassMethod(method)
     if isinstance(method, RaterAdjuster):   # a fresh copy each data set, as sklearn's clone
         return type(method)(**method.get_params())
-    return method
+    from ..methods.user import InstanceMethod   # the user's instance: a fresh copy, read-only data, failures recorded
+
+    return InstanceMethod(method)
 
 
 # ---------------------------------------------------------------------------------------

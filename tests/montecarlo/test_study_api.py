@@ -153,3 +153,40 @@ def test_cells_and_methods_of_one_name_and_changed_parameters_are_not_shared(tmp
     assert s["MML wle"] != s["MML eap"]
     # a method at its defaults is recorded by its name alone (folders of earlier runs stay theirs)
     assert rc.study.Spec(cells, gen, ["NO", rc.make_method("MML")]).manifest()["methods"] == ["NO", "MML"]
+
+
+class _CapAtThree:
+    """A method of the user's own that writes into the data it is given (an in-place "cap at 3")."""
+
+    def __init__(self, fail_above=None):
+        self.fail_above = fail_above
+
+    def fit(self, ratings):
+        if self.fail_above is not None and ratings.n_papers > self.fail_above:
+            raise ValueError("too many papers for me")
+        np.minimum(ratings.score, 3, out=ratings.score)
+        return self
+
+    def transform(self, ratings):
+        p = ratings.paper_mean()
+        return p[ratings.paper], p
+
+
+def test_a_method_given_as_an_instance_is_run_as_one_given_as_a_class():
+    """An instance of the user's class was used as it is: its error ended the whole study (a class's is
+    recorded as that method's failure), and its write into ratings.score changed the scores of every method
+    after it in the replication (NO's RMSE then that of capped scores)."""
+    cells = [{"papers": 40, "shift": 1}]
+    alone = rc.study.run(rc.study.Spec(cells, _two_cell_generator, ["NO"], replications=2, seed=3))
+    after = rc.study.run(rc.study.Spec(cells, _two_cell_generator, [("cap", _CapAtThree()), "NO"], replications=2,
+                                       seed=3))
+    no = lambda res: res.replications.query("method == 'NO' and criterion == 'rmse'").value.tolist()   # noqa: E731
+    assert no(after) == no(alone)
+    err = after.replications.query("method == 'cap'").error.unique().tolist()
+    assert err == ["_CapAtThree: ValueError: output array is read-only"]
+    failing = rc.study.run(rc.study.Spec(cells, _two_cell_generator, ["NO", _CapAtThree(fail_above=10)],
+                                         replications=2, seed=3))
+    s = failing.summary.query("method == '_CapAtThree'")
+    assert (s.failed == 2).all() and s["mean"].isna().all()
+    assert failing.replications.query("method == '_CapAtThree'").error.iloc[0] == \
+        "_CapAtThree: ValueError: too many papers for me"
