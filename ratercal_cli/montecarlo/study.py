@@ -13,7 +13,10 @@ Two ways in, one results object (:class:`StudyResults`: ``summary`` and ``paired
   by name).
 
 The run folder (``out``) is the cache: each replication's rows are written as they finish
-(atomically), and a run asked again computes only what is missing; the same spec and seed give the
+(atomically), and a run asked again computes only what is missing; a folder of another spec is refused
+(its ``manifest.json``: the cells, names, seed, an estimator's changed parameters and a digest of the
+source of your generator, criteria and method classes, so an edited generator is not given the old
+rows); the same spec and seed give the
 same numbers, serially or in ``jobs`` processes (each replication has its own seed,
 ``SeedSequence(seed).spawn`` by cell and replication).
 
@@ -150,7 +153,22 @@ class Spec:
         return {"cells": [{k: (v if isinstance(v, (int, float, str, bool)) or v is None else repr(v))
                            for k, v in c.items()} for c in self.cells],
                 "generate": _qualname(self.generate), "methods": [_method_record(n, m) for n, m in self.methods],
-                "criteria": list(self.criteria), "seed": self.seed}
+                "criteria": list(self.criteria), "seed": self.seed, "code": self.code_digests()}
+
+    def code_digests(self) -> dict:
+        """A digest of the source of each piece of the user's own code (the generator, a criterion or a
+        method's class that is not ratercal's): a generator edited and run again into the same folder is
+        another study, not a cache of the old one's rows."""
+        out = {"generate": _source_digest(self.generate)}
+        for name, fn in self.criteria.items():
+            if not isinstance(fn, partial):   # (the study's criteria are partials of ours)
+                out[f"criterion {name}"] = _source_digest(fn)
+        for name, m in self.methods:
+            if not isinstance(m, str):
+                obj = m if isinstance(m, type) else type(m)
+                if not str(getattr(obj, "__module__", "")).startswith("ratercal_cli"):
+                    out[f"method {name}"] = _source_digest(obj)
+        return out
 
 
 def _unique(argument, names, what, fix) -> None:
@@ -177,6 +195,48 @@ def _method_record(name, method) -> str:
         defaults = {}
     changed = {k: v for k, v in params.items() if k not in defaults or repr(defaults[k]) != repr(v)}
     return f"{name} {changed!r}" if changed else name
+
+
+def _first_difference(old, new) -> str:
+    """What differs first between two manifests, in words: ``seed``, ``code: generate`` (its source)."""
+    if not isinstance(old, dict):
+        return "not a study's"
+    for key in new:
+        if old.get(key) != new[key]:
+            if key == "code" and isinstance(old.get(key), dict):
+                what = [k for k in new[key] if old[key].get(k) != new[key][k]] or list(old[key])
+                return f"the source of {what[0]}"
+            return key
+    return next((k for k in old if k not in new), "?")
+
+
+def _source_digest(obj) -> str:
+    """sha256 of ``obj``'s source, its first 16 hex digits: a function's (its code object's where the
+    source is not to be had), a class's functions' in name order (a function knows its file; a class
+    only its module's name, ``__main__`` under runpy or a notebook); "" where there is none."""
+    import hashlib
+
+    if isinstance(obj, type):
+        parts = [_function_source(f) for _, f in sorted(vars(obj).items()) if callable(f) or isinstance(f, property)]
+        data = b"\0".join(parts)
+    else:
+        data = _function_source(obj)
+    return hashlib.sha256(data).hexdigest()[:16] if data else ""
+
+
+def _function_source(fn) -> bytes:
+    import inspect
+    import marshal
+
+    fn = getattr(fn, "fget", fn)   # a property: its getter
+    try:
+        return inspect.getsource(fn).encode()
+    except (OSError, TypeError):
+        code = getattr(fn, "__code__", None)
+        try:
+            return marshal.dumps(code) if code is not None else b""
+        except ValueError:
+            return b""
 
 
 def _qualname(obj) -> str:
@@ -287,9 +347,11 @@ def _run_spec(spec: Spec, out: Path, jobs: int, quiet: bool):
             old = json.loads(path.read_text())
         except ValueError:
             old = None
+        if isinstance(old, dict) and "code" not in old:   # a folder of a version that kept no digests
+            old["code"] = manifest["code"]
         if old is not None and old != manifest:
-            raise ArgumentError("out", f"{out} holds another study (its manifest.json differs); give another "
-                                       "folder", out)
+            raise ArgumentError("out", f"{out} holds another study (its manifest.json differs: "
+                                       f"{_first_difference(old, manifest)}); give another folder", out)
     out.mkdir(parents=True, exist_ok=True)
     write_json(path, manifest)
     tasks = [(spec, k, r) for k in range(len(spec.cells)) for r in range(spec.replications)

@@ -190,3 +190,36 @@ def test_a_method_given_as_an_instance_is_run_as_one_given_as_a_class():
     assert (s.failed == 2).all() and s["mean"].isna().all()
     assert failing.replications.query("method == '_CapAtThree'").error.iloc[0] == \
         "_CapAtThree: ValueError: too many papers for me"
+
+
+def test_a_generator_edited_since_the_run_is_another_study(tmp_path, monkeypatch):
+    """The manifest named the generator by its qualified name only: a generator edited (rater 0 made two
+    points severe instead of one) and run again into the same folder was given the old rows (computed 0,
+    RMSE 0.3622 where a fresh run gives 0.67)."""
+    import importlib
+    import json
+
+    source = (ROOT / "tests" / "montecarlo" / "test_study_api.py").read_text()
+    start = source.index("def _two_cell_generator")
+    body = source[start:source.index("\n\n\n", start)]
+    module = tmp_path / "my_generator.py"
+    module.write_text("import numpy as np\nimport ratercal_cli as rc\n\n\n" + body + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mine = importlib.import_module("my_generator")
+    cells = [{"papers": 40, "shift": 1}]
+    first = rc.study.run(rc.study.Spec(cells, mine._two_cell_generator, ["NO"], replications=2, seed=3),
+                         out=tmp_path / "run")
+    assert first.computed == 2
+    module.write_text(module.read_text().replace('cell["shift"] * (rater == 0)', '2 * cell["shift"] * (rater == 0)'))
+    mine = importlib.reload(mine)
+    edited = rc.study.Spec(cells, mine._two_cell_generator, ["NO"], replications=2, seed=3)
+    with pytest.raises(ArgumentError, match=r"holds another study \(its manifest.json differs: the source of generate\)"):
+        rc.study.run(edited, out=tmp_path / "run")
+    # a folder written before the digests were kept is taken as this study's (its rows as they are)
+    manifest = tmp_path / "run" / "manifest.json"
+    old = json.loads(manifest.read_text())
+    del old["code"]
+    manifest.write_text(json.dumps(old))
+    again = rc.study.run(rc.study.Spec(cells, mine._two_cell_generator, ["NO"], replications=2, seed=3),
+                         out=tmp_path / "run")
+    assert again.computed == 0 and "code" in json.loads(manifest.read_text())
