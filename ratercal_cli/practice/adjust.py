@@ -39,7 +39,14 @@ def parse_methods(values, default=("TLI",), allow_recommended=False):
 
     if isinstance(values, str):
         values = [values]
-    raw = [v.strip().upper() for val in (values or ()) for v in val.split(",") if v.strip()]
+    try:
+        values = list(values or ())
+    except TypeError:
+        values = [values]
+    odd = [v for v in values if not isinstance(v, str)]
+    if odd:
+        raise ArgumentError("methods", f"expected method codes such as 'TLI' or a list of them, not {odd[0]!r}")
+    raw = [v.strip().upper() for val in values for v in val.split(",") if v.strip()]
     if not raw:
         raw = [d.upper() for d in default]
     known = method_codes()

@@ -355,3 +355,16 @@ def test_an_estimators_bad_parameter_is_an_error_naming_it_not_a_failed_fit():
     with pytest.raises(rc.ArgumentError, match=r"presmoothing: expected a whole number of at least 1, not 'zzz'"):
         make_method("EQP", presmoothing="zzz").fit(r)
     assert np.isfinite(make_method("MML", step_sd=1e6).fit_transform(r).paper).all()   # "1e6 turns them off"
+
+
+def test_methods_that_are_not_codes_are_an_error_naming_the_argument():
+    """adjust(r, ["TLI", 5]) raised AttributeError ("'int' object has no attribute 'split'") and
+    adjust(r, 5) TypeError ("'int' object is not iterable"), where a bad argument is an ArgumentError
+    naming it."""
+    r = Ratings.from_labels(["p1", "p1", "p2", "p2", "p3", "p3"], ["A", "B", "B", "C", "C", "A"], [2, 3, 4, 4, 3, 1],
+                            max_score=5)
+    for bad in (["TLI", 5], 5, [make_method("TLI")]):
+        for call in (rc.adjust, rc.compare):
+            with pytest.raises(rc.ArgumentError, match=r"methods: expected method codes such as 'TLI'"):
+                call(r, bad)
+    assert rc.adjust(r, ("TLI", "mn")).methods == ["TLI", "MN"]
