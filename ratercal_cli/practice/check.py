@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, arg
 from ..ratings import Ratings
 from .diagnostics import ALPHA, CheckReport, check_ratings
 from .text import GROUP_RULE, group_path, json_clean
@@ -97,6 +97,9 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
     seed = check_count(seed, "seed", optional=True)
     jobs = check_count(jobs, "jobs", minimum=1)
     cut = check_cut(cut, ratings)   # as adjust and compare: a cut off the scale made every accuracy 1.0
+    if steps_by is not None and steps_by not in ratings.facets:   # (was ignored: no thresholds per level, no word)
+        raise ArgumentError("steps_by", f"{steps_by!r} is not a facet of this analysis (give it with "
+                                        f"{arg('facet_cols')}; facets: {', '.join(ratings.facets) or 'none'})")
     cluster_codes = cluster_labels = None
     if cluster is not None:
         from .assignment import pop_cluster

@@ -368,3 +368,13 @@ def test_methods_that_are_not_codes_are_an_error_naming_the_argument():
             with pytest.raises(rc.ArgumentError, match=r"methods: expected method codes such as 'TLI'"):
                 call(r, bad)
     assert rc.adjust(r, ("TLI", "mn")).methods == ["TLI", "MN"]
+
+
+def test_check_steps_by_names_a_facet():
+    """check(r, steps_by="criterion") on ratings without that facet was silently a check without thresholds
+    per criterion; adjust(-m MFRM) and fit refuse it."""
+    r = Ratings.from_labels(["p1", "p1", "p2", "p2", "p3", "p3"], ["A", "B", "B", "C", "C", "A"], [2, 3, 4, 4, 3, 1],
+                            max_score=5)
+    with pytest.raises(rc.ArgumentError, match=r"steps_by: 'criterion' is not a facet of this analysis \(give it with "
+                                               r"facet_cols; facets: none\)"):
+        rc.check(r, steps_by="criterion")
