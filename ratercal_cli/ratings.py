@@ -48,6 +48,21 @@ def natural_key(label):
     return (1, parts, label)
 
 
+def _whole_numbers(values, name) -> np.ndarray:
+    """``values`` as a contiguous int64 array; a number that is not whole (a score of 2.5), nan or None is
+    a ValueError naming ``name`` (casting cut 2.5 to 2 without a word)."""
+    a = np.asarray(values)
+    if a.dtype.kind not in "iub":
+        try:
+            f = a.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: expected whole numbers, not {a.dtype} values such as {a.ravel()[:1].tolist()}")
+        bad = ~(np.isfinite(f) & (f == np.round(f)))
+        if bad.any():
+            raise ValueError(f"{name}: expected whole numbers, not {float(f[bad][0])!r} (at {int(np.flatnonzero(bad)[0])})")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
 # -- the scale -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Scale:
@@ -182,9 +197,7 @@ class Ratings:
     reading_order: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
-        paper = np.ascontiguousarray(self.paper, dtype=np.int64)
-        rater = np.ascontiguousarray(self.rater, dtype=np.int64)
-        score = np.ascontiguousarray(self.score, dtype=np.int64)
+        paper, rater, score = (_whole_numbers(getattr(self, name), name) for name in ("paper", "rater", "score"))
         if not (paper.shape == rater.shape == score.shape) or paper.ndim != 1:
             raise ValueError("paper, rater and score must be 1-d arrays of equal length")
         if paper.size and (paper.min() < 0 or paper.max() >= self.n_papers):
@@ -228,10 +241,14 @@ class Ratings:
         rater_ids = tuple(rater_ids)
         pidx = {p: i for i, p in enumerate(paper_ids)}
         ridx = {r: i for i, r in enumerate(rater_ids)}
+        unknown = next((r for r in raters if r not in ridx), None)
+        if unknown is not None:
+            raise ArgumentError("rater_ids", f"rater {unknown!r} rated but is not among rater_ids "
+                                             f"({', '.join(map(str, rater_ids))})")
         return cls(
             paper=np.array([pidx[p] for p in papers], dtype=np.int64),
             rater=np.array([ridx[r] for r in raters], dtype=np.int64),
-            score=np.asarray(scores, dtype=np.int64),
+            score=_whole_numbers(scores, "scores"),
             max_score=int(max_score),
             n_papers=len(paper_ids),
             n_raters=len(rater_ids),

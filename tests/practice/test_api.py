@@ -378,3 +378,17 @@ def test_check_steps_by_names_a_facet():
     with pytest.raises(rc.ArgumentError, match=r"steps_by: 'criterion' is not a facet of this analysis \(give it with "
                                                r"facet_cols; facets: none\)"):
         rc.check(r, steps_by="criterion")
+
+
+def test_ratings_refuse_scores_that_are_not_whole_and_raters_not_in_rater_ids():
+    """Ratings.from_labels([...], [...], [1.5, 2], 5) held the score 1.5 as 1 (cast to int without a word),
+    where from_frame says "not a whole number"; a rater missing from rater_ids was a bare KeyError."""
+    with pytest.raises(ValueError, match=r"scores: expected whole numbers, not 1\.5 \(at 0\)"):
+        Ratings.from_labels(["a", "b"], ["R1", "R2"], [1.5, 2], max_score=5)
+    with pytest.raises(ValueError, match=r"scores: expected whole numbers, not nan \(at 1\)"):
+        Ratings.from_labels(["a", "b"], ["R1", "R2"], np.array([1, np.nan]), max_score=5)
+    with pytest.raises(ValueError, match=r"rater: expected whole numbers, not 0\.5"):
+        Ratings(np.array([0, 1]), np.array([0.5, 1.0]), np.array([1, 2]), 5, 2, 2)
+    with pytest.raises(rc.ArgumentError, match=r"rater_ids: rater 'R9' rated but is not among rater_ids \(R1, R2\)"):
+        Ratings.from_labels(["a", "b"], ["R1", "R9"], [1, 2], max_score=5, rater_ids=["R1", "R2"])
+    assert Ratings.from_labels(["a", "b"], ["R1", "R2"], [1.0, 2.0], max_score=5).score.tolist() == [1, 2]
