@@ -514,11 +514,13 @@ def _frame_scores(df, column, scale):
 
 
 def _frame_labels(df, column, what):
+    """The column's labels; a whole float (a column of ids that pandas read as floats: 7.0) as the int it
+    is, so that paper 7 is labelled ``7``, as a file and an int column label it, not ``7.0``."""
     values = _frame_column(df, column, what).tolist()
     for label, v in zip(df.index, values):
         if _missing(v) or str(v).strip() == "":
             raise InputError(f"row {label}: blank", field=column)
-    return values
+    return [int(v) if isinstance(v, float) and v.is_integer() else v for v in values]
 
 
 def _from_frame(cls, df, paper, rater, score, scale, group, facets):

@@ -392,3 +392,14 @@ def test_ratings_refuse_scores_that_are_not_whole_and_raters_not_in_rater_ids():
     with pytest.raises(rc.ArgumentError, match=r"rater_ids: rater 'R9' rated but is not among rater_ids \(R1, R2\)"):
         Ratings.from_labels(["a", "b"], ["R1", "R9"], [1, 2], max_score=5, rater_ids=["R1", "R2"])
     assert Ratings.from_labels(["a", "b"], ["R1", "R2"], [1.0, 2.0], max_score=5).score.tolist() == [1, 2]
+
+
+def test_from_frame_labels_of_a_float_column_are_the_whole_numbers_they_are():
+    """A column of ids that pandas holds as floats (read_excel, or a column that once had a blank) labelled
+    papers 7.0 and raters 2.0 in every table, where the file and an int column give 7 and 2."""
+    df = pd.DataFrame({"paper": [7.0, 7.0, 8.0, 8.0], "rater": [1.0, 2.0, 2.0, 1.0], "score": [3, 4, 2, 2],
+                       "grade": [5.0, 5.0, 5.0, 5.0]})
+    r = Ratings.from_frame(df, scale="0-5", group_col="grade")
+    assert r.paper_ids == (7, 8) and r.rater_ids == (1, 2) and r.group_ids == (5,)
+    assert rc.adjust(r, "NO").paper_frame().paper.tolist() == [7, 8]
+    assert Ratings.from_frame(df.assign(paper=[7.5, 7.5, 8.0, 8.0]), scale="0-5").paper_ids == (7.5, 8)
