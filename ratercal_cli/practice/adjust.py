@@ -516,12 +516,12 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
     >>> res.paper_frame().head()                                                     # doctest: +SKIP
     """
     from .assignment import ASSIGNMENTS
-    from .coerce import as_ratings, with_cluster, check_choice, check_count, split_read
+    from .coerce import as_ratings, with_cluster, with_discrepancy, check_choice, check_count, split_read
 
     read, old = split_read(old)   # a path or DataFrame's read_ratings keywords (scale=, paper_col=, ...)
     if old:
         methods = _old_method_argument(old, methods)
-    ratings = as_ratings(ratings, **with_cluster(ratings, cluster, read))
+    ratings = as_ratings(ratings, **with_discrepancy(ratings, discrepancy, with_cluster(ratings, cluster, read)))
     codes, is_all = parse_methods(methods, allow_recommended=True)
     check_choice(variant, VARIANTS, "variant")
     check_choice(assignment, ASSIGNMENTS, "assignment")

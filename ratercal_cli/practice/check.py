@@ -87,15 +87,16 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
     {'5': 'MML', '8': 'MML', '11': 'MML'}
     """
     from .assignment import ASSIGNMENTS
-    from .coerce import as_ratings, with_cluster, check_alpha, check_choice, check_count
+    from .coerce import as_ratings, with_cluster, with_discrepancy, check_alpha, check_choice, check_count
     from .cut import check_cut
 
-    ratings = as_ratings(ratings, **with_cluster(ratings, cluster, read))
+    ratings = as_ratings(ratings, **with_discrepancy(ratings, discrepancy, with_cluster(ratings, cluster, read)))
     check_choice(assignment, ASSIGNMENTS, "assignment")
     alpha = check_alpha(alpha)
     simulate = check_count(simulate, "simulate", minimum=2, optional=True)
     seed = check_count(seed, "seed", optional=True)
     jobs = check_count(jobs, "jobs", minimum=1)
+    discrepancy = check_count(discrepancy, "discrepancy", optional=True)   # (-1 ran: a third reading of every paper)
     cut = check_cut(cut, ratings)   # as adjust and compare: a cut off the scale made every accuracy 1.0
     if steps_by is not None and steps_by not in ratings.facets:   # (was ignored: no thresholds per level, no word)
         raise ArgumentError("steps_by", f"{steps_by!r} is not a facet of this analysis (give it with "

@@ -16,7 +16,7 @@ from ..arguments import check_alpha, check_choice, check_count
 from ..errors import ArgumentError
 from ..ratings import Ratings
 
-__all__ = ["as_ratings", "with_cluster", "split_read", "READ_ARGS", "check_alpha", "check_choice", "check_count", "results_repr", "results_html"]
+__all__ = ["as_ratings", "with_cluster", "with_discrepancy", "split_read", "READ_ARGS", "check_alpha", "check_choice", "check_count", "results_repr", "results_html"]
 
 
 def as_ratings(data, argument: str = "ratings", **read) -> Ratings:
@@ -72,6 +72,16 @@ def with_cluster(data, cluster, read: dict) -> dict:
         return read
     facets = tuple(read.get("facet_cols") or ())
     return read if cluster in facets else {**read, "facet_cols": facets + (cluster,)}
+
+
+def with_discrepancy(data, discrepancy, read: dict) -> dict:
+    """``read`` with ``discrepancy`` where ``data`` is a file: ``check`` and ``adjust`` take the file's
+    third-reading threshold as an argument of their own (the simulation draws it), which kept it from
+    :func:`read_ratings`, so ``check(path, resolve_discrepancies=True, discrepancy=2)`` resolved the file at
+    the default 1 (dropping readings the rule keeps).  It is one threshold: the reader gets it too."""
+    if discrepancy is None or not isinstance(data, (str, os.PathLike)):
+        return read
+    return {**read, "discrepancy": discrepancy}
 
 
 _FRAME_ARGS = ("scale", "paper_col", "rater_col", "score_col", "group_col", "facet_cols")

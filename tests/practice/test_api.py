@@ -403,3 +403,23 @@ def test_from_frame_labels_of_a_float_column_are_the_whole_numbers_they_are():
     assert r.paper_ids == (7, 8) and r.rater_ids == (1, 2) and r.group_ids == (5,)
     assert rc.adjust(r, "NO").paper_frame().paper.tolist() == [7, 8]
     assert Ratings.from_frame(df.assign(paper=[7.5, 7.5, 8.0, 8.0]), scale="0-5").paper_ids == (7.5, 8)
+
+
+def test_check_and_adjust_read_a_file_at_the_discrepancy_they_are_given(tmp_path):
+    """check and adjust take discrepancy (the file's third-reading threshold, which the simulation draws)
+    as an argument of their own, so check(path, resolve_discrepancies=True, discrepancy=2) read the file at
+    the default threshold 1: papers p1 (1 and 3) and p6 (0 and 2) lost a reading the rule keeps (12
+    ratings, not 14)."""
+    f = tmp_path / "third.csv"
+    f.write_text("paper,rater,score,order\np1,A,1,1\np1,B,3,2\np1,C,3,3\np2,A,2,1\np2,B,2,2\np3,B,4,1\np3,C,4,2\n"
+                 "p4,C,1,1\np4,A,2,2\np5,A,3,1\np5,C,3,2\np6,B,0,1\np6,A,2,2\np6,C,1,3\n")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert rc.read_ratings(f, scale="0-5", resolve_discrepancies=True, discrepancy=2).n_ratings == 14
+        for call in (rc.check, rc.adjust):
+            assert call(f, scale="0-5", resolve_discrepancies=True, discrepancy=2).ratings.n_ratings == 14
+            assert call(f, scale="0-5", resolve_discrepancies=True).ratings.n_ratings == 12
+    with pytest.raises(rc.ArgumentError, match="discrepancy: expected a whole number of at least 0, not -1"):
+        rc.check(rc.read_ratings(f, scale="0-5"), discrepancy=-1)
