@@ -202,6 +202,9 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
         u = find(request)
         form = await request.form(max_fields=200)
         settings = _form_settings(form)
+        if _running(u):   # (another tab's work): these settings are not taken silently, nor dropped unsaid
+            return page("columns.html", 409, u=u, s={**u.settings, **settings}, methods=_methods(),
+                        message=_busy(u), job_link=True)
         shown = (u.settings.get("sheet"), u.settings.get("sep"))
         if (settings.get("sheet") if u.workbook else None, settings.get("sep") if not u.workbook else None) != \
                 (shown[0] if u.workbook else None, shown[1] if not u.workbook else None):
@@ -209,8 +212,6 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
             _preview(u, settings.get("sheet"), None if u.workbook else settings.get("sep"))
             return go(f"/d/{u.id}/columns")
         u.settings = settings
-        if u.job is not None and u.job.state == "running":
-            return go(f"/d/{u.id}/job")
         if u.years:
             order = _year_order(u, form)
             if order is None:
@@ -264,25 +265,25 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
         if u.checked is None:
             return go(f"/d/{u.id}/columns")
         form = await request.form()
+        if _running(u):   # (a second click, another tab): the running work's files are not named after this one
+            return page("error.html", 409, message=_busy(u), u=u, job_link=True)
         if u.years:   # the many-facet model on the earlier years' scale
             u.settings["method"] = "MFRM"
             u.hold_drifted = form.get("hold_drifted") == "on"
-            if u.job is None or u.job.state != "running":
-                scratch = u.folder / f"out-{secrets.token_hex(4)}"
-                u.job = Job(work.adjust_years, "adjust", ([y.source() for y in u.years], [y.table for y in u.years],
-                                                          [y.checked for y in u.years], u.hold_drifted, scratch),
-                            on_done=lambda res: _keep_year_files(u, res), scratch=scratch)
-                u.next_page = "files"
+            scratch = u.folder / f"out-{secrets.token_hex(4)}"
+            u.job = Job(work.adjust_years, "adjust", ([y.source() for y in u.years], [y.table for y in u.years],
+                                                      [y.checked for y in u.years], u.hold_drifted, scratch),
+                        on_done=lambda res: _keep_year_files(u, res), scratch=scratch)
+            u.next_page = "files"
             return go(f"/d/{u.id}/job")
         method = str(form.get("method") or "recommended")
         if method not in ["recommended", *_methods()]:
             return page("error.html", 400, message=f"unknown method {method}", u=u)
         u.settings["method"] = method
-        if u.job is None or u.job.state != "running":
-            scratch = u.folder / f"out-{secrets.token_hex(4)}"
-            u.job = Job(work.adjust_file, "adjust", (u.source(), u.table, u.checked, method, scratch),
-                        on_done=lambda res: _keep_files(u, res), scratch=scratch)
-            u.next_page = "files"
+        scratch = u.folder / f"out-{secrets.token_hex(4)}"
+        u.job = Job(work.adjust_file, "adjust", (u.source(), u.table, u.checked, method, scratch),
+                    on_done=lambda res: _keep_files(u, res), scratch=scratch)
+        u.next_page = "files"
         return go(f"/d/{u.id}/job")
 
     async def files(request):
@@ -339,6 +340,17 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
                        denied=lambda status, message: env.get_template("error.html").render(message=message))
     guarded.state = app.state
     return guarded
+
+
+def _running(u: Upload) -> bool:
+    return u.job is not None and u.job.state == "running"
+
+
+def _busy(u: Upload) -> str:
+    """Why a check or an adjustment cannot start: this file's earlier one still runs (in another tab)."""
+    what = "check" if u.job.title == "check" else "adjustment"
+    return (f"The {what} of {u.title} started earlier is still running (in another tab or window?): "
+            "nothing was changed. Wait for it to end, or cancel it, then submit again.")
 
 
 def _keep_check(u: Upload, result: dict) -> None:

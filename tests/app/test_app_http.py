@@ -262,6 +262,35 @@ def test_long_work_shows_progress_and_is_cancelled(client):
     assert "Cancelled." in c.get(f"/d/{uid}/job").text and u.checked is None
 
 
+def test_settings_sent_while_a_check_runs_are_neither_taken_nor_dropped_unsaid(client):
+    """Another tab's columns form (a new cut) sent while this file's check still runs: the page says the
+    check is running and shows the new values again; the settings stay those the running check was
+    started with, so its findings are not shown under another tab's cut (the cut was replaced and
+    the old findings shown as its, before)."""
+    import types
+
+    c = login(client)
+    uid, u = upload(c, small_export())
+    first = {"paper": "Student ID", "rater": "Reader", "score": "Points", "order": "Reading", "scale": "1-6",
+             "cut": "3.5", "simulate": "1000"}
+    c.post(f"/d/{uid}/columns", data=first, follow_redirects=False)
+    job = u.job
+    r = c.post(f"/d/{uid}/columns", data={**first, "cut": "2.5", "simulate": "0"}, follow_redirects=False)
+    assert r.status_code == 409 and "The check of export.csv started earlier is still running" in r.text
+    assert 'id="cut" name="cut" value="2.5"' in r.text and f'href="/d/{uid}/job"' in r.text
+    assert u.job is job and u.settings["cut"] == "3.5" and u.settings["simulate"] == 1000
+    c.post(f"/d/{uid}/cancel")
+    assert job.wait(60) and job.state == "cancelled"
+    # an adjustment running (a second click on Adjust, another tab's method): the files it makes are not
+    # named after the other method
+    u.settings["method"], u.checked = "TLI", object()
+    u.job = types.SimpleNamespace(state="running", title="adjust")
+    r = c.post(f"/d/{uid}/adjust", data={"method": "MN"}, follow_redirects=False)
+    assert r.status_code == 409 and "The adjustment of export.csv started earlier is still running" in r.text
+    assert u.settings["method"] == "TLI" and u.job.title == "adjust"
+    u.job = None
+
+
 @pytest.mark.slow
 def test_a_wide_rubric_comes_back_wide(client):
     from support import ROOT
