@@ -85,6 +85,13 @@ def confidence(settings: dict) -> float:
     return int(settings.get("confidence") or 90) / 100
 
 
+def simulated(src: Source, ratings, checked, method: str):
+    """The check whose decisions ``recommended`` applies where the page's check ran the simulation
+    (``Simulate the methods``): so the file is adjusted by the method the page recommends, the
+    simulation's pick, without simulating again; None otherwise (adjust decides as check does)."""
+    return checked if method == "recommended" and src.settings.get("simulate") and not ratings.facets else None
+
+
 def check_file(job, src: Source) -> dict:
     """Read, check, adjust by the recommended method (the many-facet model for a rubric), the report."""
     from ..practice.adjust import adjust
@@ -102,7 +109,8 @@ def check_file(job, src: Source) -> dict:
         checked = check(ratings, simulate=sim, cut=one_cut if sim else None)
         method = "MFRM" if ratings.facets else "recommended"
         job.stage(f"Adjusting by {'the many-facet model' if ratings.facets else 'the recommended method'}")
-        adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP)
+        adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP,
+                          checked=simulated(src, ratings, checked, method))
         change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
         job.stage("Writing the report")
         report = html_report(ratings, check=checked, adjust=adjusted, cut=one_cut)
@@ -146,7 +154,8 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
         levels, one_cut = cuts(src.settings, ratings)
         job.stage(f"Adjusting by {method}" + (" on the earlier year's scale" if anchors is not None else ""))
         adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP,
-                          anchors=anchors, hold_drifted=hold_drifted)
+                          anchors=anchors, hold_drifted=hold_drifted,
+                          checked=simulated(src, ratings, checked, method) if anchors is None else None)
         change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
         out.mkdir(parents=True, exist_ok=True)
         suffix = ".xlsx" if src.workbook else (".tsv" if table.delimiter == "\t" else ".csv")

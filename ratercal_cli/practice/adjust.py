@@ -388,18 +388,26 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
                            None if dec is None else dec.label, warnings)
 
 
-def _simulated_decisions(ratings: Ratings, codes, assignment: str, cluster, simulate, discrepancy=None):
+def _simulated_decisions(ratings: Ratings, codes, assignment: str, cluster, simulate, discrepancy=None,
+                         checked=None):
     """With ``simulate``: each group's ``(Recommendation, Assignment)`` as ``check(simulate=R)`` makes
     them (its default seed), the simulation of the file's own design having its say, so that
-    ``recommended`` applies what ``check --simulate R`` printed; None without."""
-    if simulate is None:
+    ``recommended`` applies what ``check --simulate R`` printed; with ``checked`` (a check of these
+    ratings), its decisions; None without either."""
+    if simulate is None and checked is None:
         return None
+    name = "simulate" if checked is None else "checked"
     if RECOMMENDED not in codes:
-        raise ArgumentError("simulate", f"goes with {arg('methods', RECOMMENDED, cli='-m recommended')}: it decides "
+        raise ArgumentError(name, f"goes with {arg('methods', RECOMMENDED, cli='-m recommended')}: it decides "
                             "the recommendation")
     if ratings.facets:
-        raise ArgumentError("simulate", "is not available for a rubric yet: run check with it and name the method "
+        raise ArgumentError(name, "is not available for a rubric yet: run check with it and name the method "
                             "it recommends for each criterion")
+    if checked is not None:
+        groups = [(name, g.n_ratings) for name, g in ratings.by_group()]
+        if [(rep.group, rep.n_ratings) for rep in checked.reports] != groups:
+            raise ArgumentError("checked", "is a check of other ratings: its groups or their ratings differ")
+        return [(rep.decision, rep.assignment_found) for rep in checked.reports]
     from ..arguments import check_count
     from .check import check
 
@@ -442,7 +450,7 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
            seed: int = 0, anchors=None, steps_by: str | None = None,
            shared_raters: bool = False, hold_drifted: bool = False, shrinkage: str | None = None,
            cluster: str | None = None, simulate: int | None = None,
-           discrepancy: int | None = None, **old) -> "AdjustResults":
+           discrepancy: int | None = None, checked=None, **old) -> "AdjustResults":
     """Adjust the scores of ``ratings`` by one or more methods, group by group.
 
     Parameters
@@ -475,6 +483,10 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         the file's own design, check's default seed), so the scores are those of the recommendation
         ``check --simulate R`` printed.  Not yet for a rubric.  ``discrepancy``: the file's
         third-reading threshold the simulation draws (as :func:`check`'s).
+    checked : CheckResults, optional
+        With ``"recommended"``: :func:`check`'s results for these same ratings (made with ``simulate``,
+        say): each group's decision in them is applied, so that the scores are of the recommendation
+        those results show, without running their simulation again (the local app's way).
     cluster : str, optional
         A facet of ``ratings`` that is each paper's cluster (school): for ``recommended``, MML and
         MFRM, the clusters of the multi-group model instead of the rater network's (as :func:`check`).
@@ -527,7 +539,7 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
     check_choice(assignment, ASSIGNMENTS, "assignment")
     bootstrap = check_count(bootstrap, "bootstrap")
     seed = check_count(seed, "seed")
-    decided = _simulated_decisions(ratings, codes, assignment, cluster, simulate, discrepancy)
+    decided = _simulated_decisions(ratings, codes, assignment, cluster, simulate, discrepancy, checked)
     cl: list | None = None
     if cluster is not None:
         from .assignment import pop_cluster

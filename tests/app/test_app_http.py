@@ -291,6 +291,50 @@ def test_settings_sent_while_a_check_runs_are_neither_taken_nor_dropped_unsaid(c
     u.job = None
 
 
+def severity_export(seed=7, n=120) -> bytes:
+    """``n`` students read by two of 8 raters (severities -1 to +1 on a 1-6 scale, noise 0.6), a line a
+    reading: a design whose simulation (``Simulate the methods``) picks another method than the study."""
+    import random
+
+    rng = random.Random(seed)
+    sev = dict(zip([f"R{k}" for k in range(1, 9)], [-1.0, -0.5, 0, 0, 0.3, 0.6, 1.0, -0.2]))
+    out = ["student,rater,score"]
+    for p in range(1, n + 1):
+        th = rng.gauss(0, 1.2)
+        for r in rng.sample(sorted(sev), 2):
+            out.append(f"S{p:03d},{r},{max(1, min(6, round(3.5 + th - sev[r] + rng.gauss(0, 0.6))))}")
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.slow
+def test_with_the_simulation_the_file_is_adjusted_by_the_method_the_page_recommends(client, tmp_path):
+    """Simulate the methods (10 replications): the page recommends the simulation's pick, TLS (shrunk),
+    and 'Adjust by the recommended method' applies it -- it applied the study's pick, MML (shrunk),
+    before, under the page's recommendation of another method."""
+    import ratercal_cli as rc
+
+    c = login(client)
+    uid, u = upload(c, severity_export(), "severity.csv")
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6",
+                                      "simulate": "10"})
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert "Which method, and why:</b> ordinary least squares" not in r.text
+    assert "Which method, and why:</b> truncated least squares" in r.text and "(TLS (shrunk))" in r.text
+    assert "What truncated least squares" in r.text and "What the Rasch model" not in r.text
+    c.post(f"/d/{uid}/adjust", data={"method": "recommended"})
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    rows = list(csv.DictReader(io.StringIO(c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8"))))
+    assert {row["recommended_method"] for row in rows} == {"TLS (shrunk)"}
+    # the library's TLS at the shrunk level, and (without the simulation) the study's other pick
+    (tmp_path / "s.csv").write_bytes(severity_export())
+    ratings = rc.read_ratings(tmp_path / "s.csv", scale="1-6", paper_col="student")
+    assert rc.adjust(ratings, "recommended").groups[0].recommended == "MML (shrunk)"
+    tls = dict(zip(ratings.paper_ids, rc.adjust(ratings, "TLS", shrinkage="kelley").paper_scores("TLS")))
+    assert {row["student"]: float(row["recommended_paper"]) for row in rows} == pytest.approx(tls, abs=1e-4)
+
+
 @pytest.mark.slow
 def test_a_wide_rubric_comes_back_wide(client):
     from support import ROOT

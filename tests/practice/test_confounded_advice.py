@@ -251,3 +251,21 @@ def test_adjust_recommended_with_simulate_applies_what_check_simulate_printed(tm
     bad = run("adjust", path, "--scale", "1-6", "-m", "TLI", "--simulate", "4", "-o", tmp_path / "x.csv")
     assert bad.exit_code == 2 and "--simulate: goes with -m recommended" in bad.output
     assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.slow   # two 4-replication simulations (about 14 s)
+def test_adjust_recommended_on_a_check_made_with_the_simulation_applies_its_decision():
+    """``checked=``: check's results with their simulation's say (the local app's page) applied without
+    simulating again -- the scores those of ``simulate=`` -- and refused for other ratings."""
+    d = district(2, papers=150)
+    r = Ratings.from_frame(d.frame, scale="1-6")
+    checked = check(r, simulate=4)
+    res = adjust(r, "recommended", checked=checked)
+    assert res.groups[0].recommended == checked.report().decision.label
+    assert np.array_equal(res.groups[0].adjusted["recommended"].paper,
+                          adjust(r, "recommended", simulate=4).groups[0].adjusted["recommended"].paper)
+    other = Ratings.from_frame(district(2, papers=120).frame, scale="1-6")
+    from ratercal_cli.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match="checked: is a check of other ratings"):
+        adjust(other, "recommended", checked=checked)
