@@ -115,7 +115,19 @@ def _env():
                       trim_blocks=True, lstrip_blocks=True)
     env.globals["version"] = __version__
     env.filters["num"] = _num
+    env.filters["short"] = _short
     return env
+
+
+#: The most characters of a label the pages show (a longer one is cut, with an ellipsis; the files keep it whole).
+SHORT = 60
+
+
+def _short(x) -> str:
+    """A label as the pages show it: at most :data:`SHORT` characters (a 20,000-character student ID, an
+    essay pasted into the column, made the page 219,263 pixels wide)."""
+    s = str(x)
+    return s if len(s) <= SHORT else s[:SHORT - 1] + "…"
 
 
 def _num(x, nd=2):

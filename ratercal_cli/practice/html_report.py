@@ -42,7 +42,7 @@ UNCERTAIN_ROWS = 200
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1100px;margin:24px auto;padding:0 16px;
-color:#1b1b1b;line-height:1.4}
+color:#1b1b1b;line-height:1.4;overflow-wrap:anywhere}
 h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #ccd;padding-bottom:.2em;margin-top:1.6em}
 h3{margin-bottom:.3em}table{border-collapse:collapse;margin:.5em 0 1em;font-size:.88em}
 th,td{border:1px solid #ccd;padding:3px 7px;text-align:right}th{background:#eef}

@@ -36,7 +36,7 @@ METHOD_NAMES = {
 LISTED = 20
 
 _STYLE = ("body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:820px;margin:24px auto;"
-          "padding:0 16px;color:#1b1b1b;line-height:1.45}h1{font-size:1.45em}h2{font-size:1.1em;border-bottom:"
+          "padding:0 16px;color:#1b1b1b;line-height:1.45;overflow-wrap:anywhere}h1{font-size:1.45em}h2{font-size:1.1em;border-bottom:"
           "1px solid #ccd;margin-top:1.3em}table{border-collapse:collapse;font-size:.9em;margin:.4em 0}"
           "th,td{border:1px solid #ccd;padding:2px 7px;text-align:left}th{background:#eef}"
           ".meta{color:#444;font-size:.9em}.decision{font-size:1.05em}")

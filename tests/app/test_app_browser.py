@@ -244,3 +244,38 @@ def test_the_readme_two_year_rubric_linked(page, tmp_path, shots):
     page.click("#view-memo-2")
     page.screenshot(path=shots / "14-years-memo.png", full_page=True)
     assert page.dialogs == []
+
+
+def test_a_huge_label_does_not_stretch_the_pages(page, tmp_path, shots):
+    """Student labels of 2,000 characters, one of 20,000 (an essay pasted into the ID column), and a rater's
+    of 5,000: the pages, the memo and the report stay as wide as the window (the decision page was
+    219,263 pixels wide, a label on one line); the adjusted file keeps the labels whole."""
+    src = tmp_path / "huge label.csv"
+    rows = ["student,rater,score"] + [f"S{p:03d}-{'X' * (20000 if p == 3 else 2000)},{'R3-' + 'Y' * 5000 if r == 3 else f'R{r}'},"
+                                      f"{min(6, max(1, (p * 5 + r * 3) % 6 + 1 - (r == 5)))}"
+                                      for p in range(60) for r in ((p % 6) + 1, (p + 2) % 6 + 1)]
+    src.write_text("\n".join(rows) + "\n")
+    page.set_input_files("#file", str(src))
+    page.click("button[type=submit]")
+    wait_for(page, "/columns")
+    width = "document.documentElement.scrollWidth"
+    assert "X" * 500 not in page.inner_text("main") and page.evaluate(width) <= 1100
+    page.fill("#cut", "3.5")
+    page.click("#check")
+    wait_for(page, "/decision")
+    assert page.evaluate(width) <= 1100
+    page.screenshot(path=shots / "15-huge-label-decision.png", full_page=True)
+    page.select_option("#method", "MN")
+    page.click("#adjust")
+    wait_for(page, "/files")
+    assert page.evaluate(width) <= 1100
+    with page.expect_download() as dl:
+        page.click("#dl-adjusted")
+    dl.value.save_as(tmp_path / "adjusted.csv")
+    got = list(csv.reader(open(tmp_path / "adjusted.csv", encoding="utf-8-sig")))
+    assert [r[:3] for r in got] == [r.split(",") for r in rows]   # the labels whole
+    page.click("#view-memo")
+    assert page.evaluate(width) <= 1100
+    page.go_back()
+    page.click("a[href$='/file/report?view=1']")
+    assert page.evaluate(width) <= 1100
