@@ -546,6 +546,7 @@ def _decision(u: Upload) -> list:
             "recommended_words": None if not reps else method_words(_one(reps[0]).label if _one(reps[0]) else
                                                                     reps[0].recommendation),
             "reason": None if not reps else _one(reps[0]).short if _one(reps[0]) else reps[0].reason,
+            "extrapolated": _extrapolated(reps[0]) if reps else None,
             "rule": None if r.facets or not reps or not _one(reps[0]) else
             f"{method_words(reps[0].recommendation)} — {reps[0].reason}",
             "advice": [] if reps and _one(reps[0]) else list(dict.fromkeys(a for a in (_advice(rep) for rep in reps)
@@ -555,6 +556,18 @@ def _decision(u: Upload) -> list:
             "uncertain": unc, "has_se": bool(g.uncertainty),
         })
     return out
+
+
+def _extrapolated(rep) -> str | None:
+    """Where the study decided on a design none of its cells has (most papers read once and a sample
+    twice): check's note that its advice is an extrapolation (:func:`.study_rule.design_levels`), its
+    pointer to the simulation in the page's words; else None."""
+    one = _one(rep)
+    design = (rep.study or {}).get("design") or {}
+    if one is None or one.source != "the study" or design.get("exact", True) or not design.get("note"):
+        return None
+    return design["note"].replace("the advice below", "this advice").replace(
+        "`check --simulate R`", "Simulate the methods, on the columns page,")
 
 
 def _one(rep):

@@ -291,9 +291,10 @@ def test_settings_sent_while_a_check_runs_are_neither_taken_nor_dropped_unsaid(c
     u.job = None
 
 
-def severity_export(seed=7, n=120) -> bytes:
+def severity_export(seed=7, n=120, twice=1.0) -> bytes:
     """``n`` students read by two of 8 raters (severities -1 to +1 on a 1-6 scale, noise 0.6), a line a
-    reading: a design whose simulation (``Simulate the methods``) picks another method than the study."""
+    reading: a design whose simulation (``Simulate the methods``) picks another method than the study.
+    ``twice``: the share of students read twice (the others once: a sample double-read)."""
     import random
 
     rng = random.Random(seed)
@@ -301,9 +302,38 @@ def severity_export(seed=7, n=120) -> bytes:
     out = ["student,rater,score"]
     for p in range(1, n + 1):
         th = rng.gauss(0, 1.2)
-        for r in rng.sample(sorted(sev), 2):
+        for r in rng.sample(sorted(sev), 2 if twice == 1.0 or rng.random() < twice else 1):
             out.append(f"S{p:03d},{r},{max(1, min(6, round(3.5 + th - sev[r] + rng.gauss(0, 0.6))))}")
     return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.slow   # two checks, about 30 s
+def test_a_sample_read_twice_is_told_the_advice_is_an_extrapolation(client):
+    """300 students read once and about a fifth of them twice (a reliability sample): no cell of the
+    corrected study has that design, and the page says its advice is an extrapolation from the one-rater
+    cells, pointing to Simulate the methods (the page gave the study's pick as for that design, before)."""
+    data = severity_export(seed=3, n=300, twice=0.2)
+    readings = {}
+    for line in data.decode().splitlines()[1:]:
+        readings[line.split(",")[0]] = readings.get(line.split(",")[0], 0) + 1
+    once, two = sum(v == 1 for v in readings.values()), sum(v == 2 for v in readings.values())
+    assert once + two == 300 and 40 < two < 80
+    c = login(client)
+    uid, u = upload(c, data, "sample.csv")
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert (f"Read with care: no cell of the study has this design ({once} read once, {two} read twice); the "
+            "nearest, by the most common number of readings, is its one-rater cells") in r.text
+    assert ("one-rater cells (every paper read once, raters compared by their score distributions): this advice is "
+            "an extrapolation from them (Simulate the methods, on the columns page, ranks the methods on this "
+            "file&#39;s own design)") in r.text
+    assert "check --simulate" not in r.text
+    # a design the study has (every student read twice): no such line
+    uid, u = upload(c, severity_export(), "twice.csv")
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done" and "Read with care" not in r.text
 
 
 @pytest.mark.slow
