@@ -553,9 +553,26 @@ def _decision(u: Upload) -> list:
                                                                             if a)),
             "applied": g.recommended or code, "applied_words": method_words(g.recommended or code),
             "summary": m, "levels": moves.get(g.name), "cut": u.adjusted.cut,
+            "criteria": [(str(rep.group).rsplit("=", 1)[-1], _one(rep).label if _one(rep) else rep.recommendation)
+                         for rep in reps] if r.facets else None,
+            "total": _total_moves(u.change_list, r, g.name, len(reps)) if r.facets else None,
             "uncertain": unc, "has_se": bool(g.uncertainty),
         })
     return out
+
+
+def _total_moves(change_list, r, group, criteria: int) -> dict | None:
+    """A rubric's students' totals (on which its cuts are): how far the adjustment moved them, from the
+    change list's rows of ``group`` -- the mean and the largest move, and whose."""
+    rows = [row for row in (change_list.rows if change_list is not None else [])
+            if r.group is None or row.get(r.group_name or "group") == group]
+    moves = [(abs(float(row["change"])), row["paper"]) for row in rows
+             if isinstance(row.get("change"), (int, float)) and row["change"] == row["change"]]
+    if not moves:
+        return None
+    largest = max(moves, key=lambda x: x[0])
+    return {"criteria": criteria, "mean": sum(x for x, _ in moves) / len(moves), "largest": largest[0],
+            "paper": largest[1]}
 
 
 def _extrapolated(rep) -> str | None:

@@ -5,6 +5,7 @@ browser.  Fast: a small file; the README's example in a real browser is test_app
 import csv
 import hashlib
 import io
+import re
 
 import openpyxl
 import pytest
@@ -363,6 +364,59 @@ def test_with_the_simulation_the_file_is_adjusted_by_the_method_the_page_recomme
     assert rc.adjust(ratings, "recommended").groups[0].recommended == "MML (shrunk)"
     tls = dict(zip(ratings.paper_ids, rc.adjust(ratings, "TLS", shrinkage="kelley").paper_scores("TLS")))
     assert {row["student"]: float(row["recommended_paper"]) for row in rows} == pytest.approx(tls, abs=1e-4)
+
+
+def rubric_export(seed=5, n=60) -> bytes:
+    """A wide rubric: ``n`` students each read by two of 6 raters (severities -1 to +1), a line a reading,
+    four criteria scored 1-6."""
+    import random
+
+    rng = random.Random(seed)
+    sev = dict(zip([f"R{k}" for k in range(1, 7)], [-1.0, -0.4, 0, 0.2, 0.5, 1.0]))
+    out = ["paper,rater,ideas,organization,voice,conventions"]
+    for p in range(1, n + 1):
+        th = rng.gauss(0, 1.2)
+        for r in rng.sample(sorted(sev), 2):
+            out.append(f"P{p:03d},{r}," + ",".join(str(max(1, min(6, round(3.5 + th + c - sev[r] + rng.gauss(0, 0.6)))))
+                                                   for c in (-0.3, 0, 0.2, 0.4)))
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.slow
+def test_a_rubric_decision_names_its_method_and_moves_on_the_totals(client, tmp_path):
+    """A wide rubric with a cut on the total: the page said 'Which method: MML (shrunk)' (the first
+    criterion's recommendation) over 'What MFRM changes', and the moves of a criterion's score (at most
+    0.75) beside levels and a change list on the totals (moves up to 3.00).  Now: MFRM named as the app's
+    method for a rubric, each criterion's recommendation beside it, and the moves of the totals."""
+    import ratercal_cli as rc
+
+    c = login(client)
+    data = rubric_export()
+    uid, u = upload(c, data, "rubric.csv")
+    assert u.settings["score_cols"] == ["ideas", "organization", "voice", "conventions"]
+    c.post(f"/d/{uid}/columns", data={"paper": "paper", "rater": "rater", "scale": "1-6", "cut": "14",
+                                      "score_cols": u.settings["score_cols"]})
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert "Which method, and why:</b> the many-facet Rasch model (MFRM), the app's method for a rubric" in r.text
+    assert re.search(r"for each criterion on its own:\s+conventions: \S+.*; ideas: \S+.*; organization: \S+.*; "
+                     r"voice: \S+", r.text)
+    # the totals' moves: the library's MFRM totals against the given totals (each reading's sum, averaged)
+    given = {}
+    for line in data.decode().splitlines()[1:]:
+        paper, _, *scores = line.split(",")
+        given.setdefault(paper, []).append(sum(map(int, scores)))
+    (tmp_path / "r.csv").write_bytes(data)
+    ratings = rc.read_ratings(tmp_path / "r.csv", scale="1-6", score_cols=["ideas", "organization", "voice",
+                                                                          "conventions"])
+    totals = dict(zip(ratings.paper_ids, rc.adjust(ratings, "MFRM").paper_totals("MFRM")))
+    moves = {p: abs(totals[p] - sum(v) / len(v)) for p, v in given.items()}
+    largest = max(moves, key=moves.get)
+    mean = sum(moves.values()) / len(moves)
+    assert (f"their totals over the 4 criteria (the change list's, on which the cuts are) move by\n{mean:.2f} on "
+            f"average, at most {moves[largest]:.2f} ({largest})") in r.text
+    assert moves[largest] > 2   # (a criterion's score moved at most a quarter of that)
+    assert "no standard errors for a rubric's totals yet" in r.text
 
 
 @pytest.mark.slow
