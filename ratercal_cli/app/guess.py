@@ -6,7 +6,8 @@ group, ``Reading`` the order of reading), then by content: when no column is nam
 columns holding only whole numbers that no other role took are the scores: one is the score column,
 several are a wide rubric (a column per criterion).  ``grade`` is a mark in some exports and a school
 grade in others: it is read as the score when no other column is, else as the group.  The scale is the
-lowest to the highest whole number found in the score columns.
+lowest to the highest whole number found in the score columns; an end given almost never and apart from
+the other scores (a typed 9 among 1-6) is noted as a likely typing error.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ _GROUP = ("grade", "group", "class", "cohort", "year", "form", "school", "site",
 _RATER_WIDE = re.compile(r"^(rater|reader|judge|scorer|marker|r)[ _-]?\d+$", re.I)
 _WHOLE = re.compile(r"^[+-]?\d+$")
 _MISSING = {"", "na", "n/a", ".", "nan", "null", "none", "-"}
+#: A scale's end given to at most this share of the scores (or once), two or more unused scores away from
+#: the next one, is noted as a likely stray (a typing error), not taken silently.
+STRAY = 0.005
 
 
 def _norm(name: str) -> str:
@@ -121,4 +125,24 @@ def guess_columns(header, rows) -> Guess:
     values = [v for c in cols for v in (_whole_numbers(rows, c) or [])]
     if values:
         g.scale = f"{min(values)}-{max(values)}"
+        g.notes += _stray_ends(values)
     return g
+
+
+def _stray_ends(values) -> list:
+    """Notes on a scale's end taken from a stray score: the lowest or the highest found in no more than
+    :data:`STRAY` of the scores, with a gap of two or more unused scores next to it (a typed 9 among
+    scores of 1-6 made the guessed scale 1-9, and the check ran on it)."""
+    from collections import Counter
+
+    count = Counter(values)
+    used = sorted(count)
+    notes = []
+    for end, nxt in ((used[-1], used[-2] if len(used) > 1 else None), (used[0], used[1] if len(used) > 1 else None)):
+        if nxt is None or abs(end - nxt) < 3 or count[end] > max(1, STRAY * len(values)):
+            continue
+        low, high = (used[0], nxt) if end == used[-1] else (nxt, used[-1])
+        notes.append(f"the scale {used[0]}-{used[-1]} was taken from the lowest and highest scores, but {end} is "
+                     f"given {'once' if count[end] == 1 else f'{count[end]} times'} and no score lies between it and {nxt}: if the scale is "
+                     f"{low}-{high}, set it so (the check then names the line of each score outside it)")
+    return notes

@@ -292,6 +292,24 @@ def test_settings_sent_while_a_check_runs_are_neither_taken_nor_dropped_unsaid(c
     u.job = None
 
 
+def test_a_stray_score_that_made_the_guessed_scale_is_noted(client):
+    """One 9 typed among scores of 1-6 (line 57): the guessed scale is 1-9, as the lowest and highest
+    scores give it, and the page now says that 9 is given once with no 7 or 8 (the check ran on 1-9
+    without a word); with the scale set to 1-6 the check names the line."""
+    lines = severity_export().decode().splitlines()
+    lines[56] = lines[56].rsplit(",", 1)[0] + ",9"
+    c = login(client)
+    uid, u = upload(c, ("\n".join(lines) + "\n").encode(), "typo.csv")
+    page = c.get(f"/d/{uid}/columns").text
+    assert u.settings["scale"] == "1-9"
+    assert ("Guess: the scale 1-9 was taken from the lowest and highest scores, but 9 is given once and no score "
+            "lies between it and 6: if the scale is 1-6, set it so") in page
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
+    assert u.job.wait(60) and u.job.state == "error" and u.job.error == "typo.csv:57: score: 9 is outside the scale 1-6"
+    uid, u = upload(c, severity_export(), "clean.csv")
+    assert u.settings["scale"] == "1-6" and "Guess: the scale" not in c.get(f"/d/{uid}/columns").text
+
+
 def severity_export(seed=7, n=120, twice=1.0) -> bytes:
     """``n`` students read by two of 8 raters (severities -1 to +1 on a 1-6 scale, noise 0.6), a line a
     reading: a design whose simulation (``Simulate the methods``) picks another method than the study.
