@@ -157,6 +157,9 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                 flows.append(f"<b>{_e(tag)}</b>: " + "; ".join(f"{_e(a)} &rarr; {_e(b)} {c}" for a, b, c in lc.flows()))
     parts.append("<table><tr><th>group</th><th>students</th><th>mean move</th><th>largest move</th>"
                  "<th>moved 0.5 or more</th><th>changed level</th></tr>" + "".join(rows) + "</table>")
+    if r.facets:   # the moves are summarise's, of the paper's score on one criterion; the levels of the totals
+        parts.append("<p>A rubric: the moves are of a student's score on a criterion (the mean over the criteria); "
+                     "the levels, and the change list, are of the totals.</p>")
     if level_cols:
         head = "".join(f"<th colspan=2>{_e(tag)}</th>" for tag, _ in level_cols)
         sub = "".join("<th>given</th><th>adjusted</th>" for _ in level_cols)

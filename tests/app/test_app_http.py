@@ -435,6 +435,11 @@ def test_a_rubric_decision_names_its_method_and_moves_on_the_totals(client, tmp_
             f"average, at most {moves[largest]:.2f} ({largest})") in r.text
     assert moves[largest] > 2   # (a criterion's score moved at most a quarter of that)
     assert "no standard errors for a rubric's totals yet" in r.text
+    c.post(f"/d/{uid}/adjust", data={"method": "MFRM"})
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert ("A rubric: the moves are of a student's score on a criterion (the mean over the criteria); the "
+            "levels, and the change list, are of the totals.") in c.get(f"/d/{uid}/file/memo").text
 
 
 @pytest.mark.slow
