@@ -279,3 +279,53 @@ def test_a_huge_label_does_not_stretch_the_pages(page, tmp_path, shots):
     page.go_back()
     page.click("a[href$='/file/report?view=1']")
     assert page.evaluate(width) <= 1100
+
+
+UNNAMED = ("Array.from(document.querySelectorAll('input,select,button')).filter(e => e.type !== 'hidden' && "
+           "!(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !(e.tagName === 'BUTTON' && "
+           "e.innerText.trim())).map(e => e.outerHTML)")
+
+
+def test_keyboard_only_from_upload_to_download_and_every_control_named(page, tmp_path, shots):
+    """Tab, Space, typing and Enter only: choose the file, set the cut, check, choose the method, adjust,
+    download; on every page each control has a name a screen reader says (the third readings' threshold
+    had none)."""
+    src = tmp_path / "keyboard.csv"
+    src.write_text("student,rater,score\n" + "".join(f"S{p:02d},R{(p + k) % 5 + 1},{(p * 3 + k) % 6 + 1}\n"
+                                                      for p in range(40) for k in (0, 2)))
+
+    def tab_to(selector):
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            if page.evaluate(f"document.activeElement === document.querySelector({selector!r})"):
+                return
+        raise AssertionError(f"Tab never reached {selector}")
+
+    assert page.evaluate(UNNAMED) == []
+    tab_to("#file")
+    with page.expect_file_chooser() as chooser:
+        page.keyboard.press("Space")
+    chooser.value.set_files(str(src))
+    tab_to("button[type=submit]")
+    page.keyboard.press("Enter")
+    wait_for(page, "/columns")
+    assert page.evaluate(UNNAMED) == []
+    tab_to("#cut")
+    page.keyboard.type("3.5")
+    tab_to("#check")
+    page.keyboard.press("Enter")
+    wait_for(page, "/decision")
+    assert page.evaluate(UNNAMED) == []
+    tab_to("#method")
+    page.keyboard.press("ArrowDown")   # from the recommended method to the first one, NO... then MN
+    page.keyboard.press("ArrowDown")
+    assert page.input_value("#method") == "MN"
+    tab_to("#adjust")
+    page.keyboard.press("Enter")
+    wait_for(page, "/files")
+    assert "keyboard.csv: adjusted by MN" in page.inner_text("h1")
+    tab_to("#dl-adjusted")
+    with page.expect_download() as dl:
+        page.keyboard.press("Enter")
+    assert dl.value.suggested_filename == "keyboard.adjusted.csv"
+    page.screenshot(path=shots / "16-keyboard-files.png", full_page=True)
