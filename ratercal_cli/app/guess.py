@@ -23,7 +23,7 @@ _SCORE = ("score", "rating", "mark", "points", "result")
 _ORDER = ("order", "reading", "reading order", "read no", "sequence", "seq", "attempt")
 _GROUP = ("grade", "group", "class", "cohort", "year", "form", "school", "site", "prompt", "administration")
 _RATER_WIDE = re.compile(r"^(rater|reader|judge|scorer|marker|r)[ _-]?\d+$", re.I)
-_WHOLE = re.compile(r"^[+-]?\d+$")
+_WHOLE = re.compile(r"^[+-]?\d+([.,]0+)?$")   # (2.0 and 2,0 are read as 2, the latter with a decimal comma)
 _MISSING = {"", "na", "n/a", ".", "nan", "null", "none", "-"}
 #: A scale's end given to at most this share of the scores (or once), two or more unused scores away from
 #: the next one, is noted as a likely stray (a typing error), not taken silently.
@@ -59,7 +59,7 @@ def _whole_numbers(rows, col) -> list | None:
             continue
         if not _WHOLE.match(t):
             return None
-        out.append(int(t))
+        out.append(int(re.split(r"[.,]", t)[0]))
     return out or None
 
 

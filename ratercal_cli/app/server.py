@@ -479,7 +479,21 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
     u.settings = {"paper": g.paper, "rater": g.rater, "score": g.score, "order": g.order, "group": g.group,
                   "facets": [], "score_cols": list(g.score_cols), "rater_cols": list(g.rater_cols),
                   "scale": g.scale or "", "cut": "", "levels": "", "resolve": False, "discrepancy": 1,
-                  "sheet": sheet, "simulate": 0, "sep": sep or "auto", "confidence": 90}
+                  "sheet": sheet, "simulate": 0, "sep": sep or "auto", "confidence": 90,
+                  "decimal": "point" if u.workbook else _decimal_mark(rows, sep)}
+
+
+def _decimal_mark(rows, sep) -> str:
+    """``comma`` where a cell is written with a decimal comma (``2,5``) and none with a point, or, with
+    none of either, where the fields are separated by semicolons (a spreadsheet's CSV where the decimal mark
+    is a comma: the adjusted file's numbers are then written ``3,2500``, which it reads as numbers);
+    else ``point``.  Only in a file separated by semicolons or tabs (a comma cannot be both)."""
+    if sep not in ("semicolon", "tab"):
+        return "point"
+    cells = [str(v).strip() for r in rows for v in r.values()]
+    comma = any(re.fullmatch(r"[+-]?[0-9]+,[0-9]+", c) for c in cells)
+    point = any(re.fullmatch(r"[+-]?[0-9]*\.[0-9]+", c) for c in cells)
+    return "comma" if comma and not point or not (comma or point) and sep == "semicolon" else "point"
 
 
 def _sniff_separator(path) -> str | None:
@@ -516,7 +530,8 @@ def _form_settings(form) -> dict:
             "resolve": form.get("resolve") == "on", "discrepancy": number("discrepancy", 1, 0, 100),
             "sheet": one("sheet"), "simulate": number("simulate", 0, 0, 1000),
             "confidence": number("confidence", 90, 50, 99),
-            "sep": one("sep") if one("sep") in ("auto", "comma", "semicolon", "tab") else "auto"}
+            "sep": one("sep") if one("sep") in ("auto", "comma", "semicolon", "tab") else "auto",
+            "decimal": "comma" if one("decimal") == "comma" else "point"}
 
 
 # -- check's findings in plain words -------------------------------------------------------------

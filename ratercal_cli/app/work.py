@@ -21,7 +21,7 @@ BOOTSTRAP = 200
 SETTING_NAMES = {"paper_col": "Student (paper)", "rater_col": "Rater", "score_col": "Score", "group_col": "Group",
                  "order_col": "Order of reading", "scale": "Scale", "cut": "Cut scores", "levels": "Level names",
                  "score_cols": "Criterion columns", "rater_cols": "Rater columns", "facet_cols": "Facet columns",
-                 "sheet": "Sheet", "sep": "Separator", "resolve": "Resolve third readings",
+                 "sheet": "Sheet", "sep": "Separator", "decimal": "Decimal mark", "resolve": "Resolve third readings",
                  "discrepancy": "Resolve third readings", "method": "Adjust by", "methods": "Adjust by",
                  "anchors": "Years"}
 
@@ -59,7 +59,7 @@ def read(src: Source):
         table = read_ratings_table(src.path, s["scale"] or None, s["paper"] or "paper",
                                    s["rater"] or "rater", (s["score"] if not s["score_cols"] else None) or "score",
                                    s["group"], s.get("sep") or "auto", None, s["order"], s["resolve"],
-                                   s["discrepancy"],
+                                   s["discrepancy"], decimal=s.get("decimal") or "point" if not src.workbook else "point",
                                    sheet=s["sheet"] if src.workbook else None, facet_cols=tuple(s["facets"]),
                                    score_cols=s["score_cols"] or None, rater_cols=s["rater_cols"] or None)
     except RatercalError as exc:   # name the file as the user knows it, not our copy
@@ -129,6 +129,7 @@ def memo_settings(src: Source, ratings, levels, method, adjusted, extra=None) ->
              "criterion columns": ", ".join(s["score_cols"]), "rater columns": ", ".join(s["rater_cols"]),
              "facet columns": ", ".join(s["facets"]), "group column": s["group"], "order column": s["order"],
              "scale": f"{ratings.scale_low}-{ratings.scale_low + ratings.max_score}",
+             "decimal mark": "comma" if s.get("decimal") == "comma" and not src.workbook else None,
              "third readings resolved": f"yes (discrepancy above {s['discrepancy']})" if s["resolve"] else "no",
              "cuts": s["cut"], "levels": ", ".join(levels.names) if levels is not None else None,
              "method": method, "variant": adjusted.variant,
@@ -166,7 +167,8 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
         files["changes"] = (out / f"changes{ch_suffix}", f"{src.stem}.changes{ch_suffix}")
         write_table(files["changes"][0], change_list.header,
                     [[row[h] for h in change_list.header] for row in change_list.rows], bom=True, sheet="changes",
-                    labels=change_list.labels)
+                    labels=change_list.labels, delimiter=";" if table.delimiter == ";" else ",",
+                    decimal=table.decimal)   # (as the adjusted file: a spreadsheet that read the input reads it)
         job.stage("Writing the report and the memo")
         report = html_report(ratings, check=checked, adjust=adjusted, cut=one_cut)
         files["report"] = (out / "report.html", f"{src.stem}.report.html")

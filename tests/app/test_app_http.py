@@ -310,6 +310,37 @@ def test_a_stray_score_that_made_the_guessed_scale_is_noted(client):
     assert u.settings["scale"] == "1-6" and "Guess: the scale" not in c.get(f"/d/{uid}/columns").text
 
 
+def test_a_semicolon_export_with_decimal_commas_is_read_and_written_with_them(client, tmp_path):
+    """A European spreadsheet's CSV: semicolons, scores written 3,0.  The check failed with "'3,0' is not a
+    number (give decimal comma ...)", a setting the app did not have; now the Decimal mark is guessed
+    (comma) and can be changed, and the adjusted file and the change list come back with semicolons and
+    decimal commas, the spreadsheet's numbers."""
+    import ratercal_cli as rc
+
+    lines = severity_export().decode().splitlines()
+    data = "\n".join(";".join(f"{x},0" if x.isdigit() else x for x in line.split(",")) for line in lines) + "\n"
+    c = login(client)
+    uid, u = upload(c, data.encode(), "semicolons.csv")
+    page = c.get(f"/d/{uid}/columns").text
+    assert u.settings["sep"] == "semicolon" and u.settings["decimal"] == "comma" and u.settings["scale"] == "1-6"
+    assert '<option value="comma" selected>comma 3,25</option>' in page
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6",
+                                      "sep": "semicolon", "decimal": "comma"})
+    assert u.job.wait(120) and u.job.state == "done", u.job.error
+    c.post(f"/d/{uid}/adjust", data={"method": "TLI"})
+    assert u.job.wait(120) and u.job.state == "done", u.job.error
+    rows = list(csv.DictReader(io.StringIO(c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8")), delimiter=";"))
+    assert rows[0]["score"].endswith(",0") and "," in rows[0]["TLI_paper"] and "." not in rows[0]["TLI_paper"]
+    (tmp_path / "s.csv").write_bytes(severity_export())
+    ratings = rc.read_ratings(tmp_path / "s.csv", scale="1-6", paper_col="student")
+    want = dict(zip(ratings.paper_ids, rc.adjust(ratings, "TLI").paper_scores("TLI")))
+    assert {r["student"]: float(r["TLI_paper"].replace(",", ".")) for r in rows} == pytest.approx(want, abs=1e-4)
+    changes = c.get(f"/d/{uid}/file/changes").content.decode("utf-8-sig").splitlines()
+    assert changes[0].startswith("paper;ratings;given;adjusted;change")
+    assert changes[1].split(";")[2].count(",") == 1
+    assert "<th>decimal mark</th><td>comma</td>" in c.get(f"/d/{uid}/file/memo").text
+
+
 def severity_export(seed=7, n=120, twice=1.0) -> bytes:
     """``n`` students read by two of 8 raters (severities -1 to +1 on a 1-6 scale, noise 0.6), a line a
     reading: a design whose simulation (``Simulate the methods``) picks another method than the study.
