@@ -348,6 +348,41 @@ def _refuse_sheet(path, sheet) -> None:
         raise ArgumentError("sheet", "applies to an .xlsx workbook, and this is a text file", path)
 
 
+#: How many of a file's first lines (a sheet's first rows) are searched for the header when the first
+#: one lacks the columns: a title, a date and a blank line above an export's header are common.
+HEADER_SEARCH = 20
+
+
+def _header_below(hint, rows, required, word="line"):
+    """``hint`` (text, or a function of the missing columns giving it) followed, where a later one of
+    ``rows()`` (``(number, cells)`` of the file's first :data:`HEADER_SEARCH` lines) holds every
+    ``required`` column, by the advice to delete the lines above it: a title line above the header
+    ("Spring writing 2026", a merged cell over the table) was told to name the columns with
+    --paper-col, --rater-col and --score-col, which cannot help."""
+    from ..io import find_column
+
+    def below(missing) -> str:
+        base = hint(missing) if callable(hint) else hint
+        for n, cells in rows():
+            names = [c.strip() for c in cells]
+            if n > 1 and all(find_column(names, c) is not None for c in required):
+                return (f"; {word} {n} holds the columns {', '.join(required)}: delete the {word}(s) above it "
+                        "(a title?) and read the file again")
+        return base
+    return below
+
+
+def _text_rows(text, delimiter):
+    """``(line, cells)`` of ``text``'s first :data:`HEADER_SEARCH` lines, split by ``delimiter`` (None:
+    each line by the separator it looks separated by)."""
+    import csv
+
+    for n, line in enumerate(text.splitlines()[:HEADER_SEARCH], start=1):
+        line = line.lstrip("\ufeff")
+        sep = delimiter or sniff_delimiter(line + "\n")
+        yield n, next(csv.reader([line], delimiter=sep), [])
+
+
 def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint="") -> Source:
     """The rows of a CSV/TSV (:func:`ratercal_cli.io.read_table`) or of one sheet of an ``.xlsx``
     workbook (:func:`read_xlsx`), cells as text."""
@@ -355,7 +390,9 @@ def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint=
     if _is_workbook(path, head):
         return read_xlsx(path, required, sheet, hint)
     _refuse_sheet(path, sheet)
-    return _text_source(path, head, read_text(path, encoding), required, delimiter, encoding, hint)
+    text = read_text(path, encoding)
+    return _text_source(path, head, text, required, delimiter, encoding,
+                        _header_below(hint, lambda: _text_rows(text, delimiter), required))
 
 
 @dataclass
@@ -386,6 +423,7 @@ def read_source_columns(path, required, delimiter=None, encoding=None, sheet=Non
         _refuse_sheet(path, sheet)
         text = read_text(path, encoding)
         check_text(text, path)
+        hint = _header_below(hint, lambda: _text_rows(text, delimiter), required)
         sep = delimiter or sniff_delimiter(text)
         got = read_columns(text, sep, FIELD_LIMIT)
         if got is None:
@@ -450,6 +488,11 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
         ws = wb[sheet if sheet is not None else names[0]]
         _real_extent(ws)
         header, rows = None, []
+
+        def first_rows():
+            for n, values in enumerate(ws.iter_rows(values_only=True, max_row=HEADER_SEARCH), start=1):
+                yield n, [_cell_text(v) for v in values]
+        hint = _header_below(hint, first_rows, required, "row")
         for n, values in enumerate(ws.iter_rows(values_only=True), start=1):
             cells = [_cell_text(v) for v in values]
             if not "".join(cells).strip():
