@@ -557,6 +557,8 @@ def _refuse_unsaved_formulas(path, sheet, header, rows_with_blanks):
 
 #: A score as written: digits with an optional fraction and exponent (no "_", "0x", spaces).
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+#: A code in a score's cell, letters alone (``ABS``, ``NS``, ``X``, ``absent``): a rating not given.
+_CODE = re.compile(r"[A-Za-z][A-Za-z /._-]*")
 #: A score written with a decimal comma (``2,0``), which ``--decimal comma`` reads.
 _DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
 
@@ -570,11 +572,15 @@ def _parse_score(text, path, line, column, decimal="."):
         text = text.replace(",", ".")
     if not _NUMBER.fullmatch(text):
         hint = (f" (give {arg('decimal', 'comma')} for scores written with a decimal comma)"
-                if decimal != "," and _DECIMAL_COMMA.fullmatch(text) else "")
+                if decimal != "," and _DECIMAL_COMMA.fullmatch(text) else
+                f" (a rating not given -- absent, not scorable -- is read as missing where its cell is blank or NA: "
+                f"replace {snippet(shown)} with NA)" if _CODE.fullmatch(text) else "")
         raise InputError(f"{snippet(shown)} is not a number{hint}", path, line, column)
     value = float(text)
     if not np.isfinite(value) or value != int(value):
-        raise InputError(f"{snippet(shown)} is not a whole number", path, line, column)
+        hint = (" (a score is one rating on a whole-point scale; a half point is often the mean of two readings: "
+                "give each reading a line of its own)" if np.isfinite(value) and (2 * value).is_integer() else "")
+        raise InputError(f"{snippet(shown)} is not a whole number{hint}", path, line, column)
     return int(value)
 
 
