@@ -297,6 +297,8 @@ class Source:
     newline: str = "\n"
     #: the sheet read, for a workbook (None: a text file)
     sheet: str | None = None
+    #: warnings of reading it (a sheet's hidden rows, :func:`hidden_rows`)
+    notes: tuple = ()
 
 
 #: What a spreadsheet file starts with (a zip archive): read by openpyxl, not as text.
@@ -407,6 +409,7 @@ class ColumnSource:
     bom: bool = False
     newline: str = "\n"
     sheet: str | None = None
+    notes: tuple = ()
 
 
 def read_source_columns(path, required, delimiter=None, encoding=None, sheet=None, hint="") -> ColumnSource:
@@ -434,7 +437,7 @@ def read_source_columns(path, required, delimiter=None, encoding=None, sheet=Non
             return ColumnSource(header, rows, lines, sep, *_how_written(text, head, encoding))
     lines = np.fromiter((ln for ln, _ in src.rows), dtype=np.int64, count=len(src.rows))
     return ColumnSource(src.header, Rows.from_dicts(src.header, [r for _, r in src.rows]), lines, src.delimiter,
-                        src.bom, src.newline, src.sheet)
+                        src.bom, src.newline, src.sheet, src.notes)
 
 
 #: About the memory reading and adjusting a ratings file takes per byte of the file (its rows as
@@ -511,12 +514,59 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
             if len(cells) != len(header):
                 raise InputError(f"expected {len(header)} fields, found {len(cells)}", path, n)
             rows.append((n, dict(zip(header, cells))))
+        member = getattr(ws, "_worksheet_path", None)
     finally:
         wb.close()
     if header is None:
         raise InputError("empty sheet", path)
     _refuse_unsaved_formulas(path, sheet, header, {n for n, row in rows if "" in row.values()})
-    return Source(header, rows, ",", False, "\n", ws.title)
+    hidden = hidden_rows(path, member.lstrip("/"), {n for n, _ in rows}) if member else []
+    notes = () if not hidden else (
+        f"{path}: {len(hidden)} row(s) of the sheet {ws.title!r} are hidden (rows {_ranges(hidden)}; a filter?) and "
+        "are read like the others: delete them, or copy the rows you mean to a sheet of their own, to leave them out",)
+    return Source(header, rows, ",", False, "\n", ws.title, notes)
+
+
+#: A row of a sheet's XML that Excel hides (filtered out, or hidden by hand): its number.
+_HIDDEN_ROW = re.compile(rb'<(?:\w+:)?row\b[^>]*?\bhidden="(?:1|true)"[^>]*>')
+_ROW_NUMBER = re.compile(rb'\br="(\d+)"')
+
+
+def hidden_rows(path, member: str, read: set) -> list:
+    """The numbers, among ``read``, of the rows the workbook's sheet ``member`` (its XML in the zip)
+    hides: a sheet filtered in Excel and saved keeps the rows the filter hides, which openpyxl reads
+    like the others.  The XML is scanned a MiB at a time, and only where it says ``hidden``."""
+    import zipfile
+
+    def numbers(text):
+        if b"hidden" not in text:
+            return []
+        return [int(m.group(1)) for t in _HIDDEN_ROW.finditer(text) if (m := _ROW_NUMBER.search(t.group(0)))]
+
+    found, tail = [], b""
+    try:
+        with zipfile.ZipFile(path) as z, z.open(member) as fh:
+            while block := fh.read(1 << 20):
+                text = tail + block
+                cut = max(text.rfind(b"<"), 0)   # (the tag cut at the block's end is read with the next block)
+                found += numbers(text[:cut])
+                tail = text[cut:]
+            found += numbers(tail)
+    except (KeyError, OSError, zipfile.BadZipFile):
+        return []
+    return sorted(n for n in set(found) if n in read)
+
+
+def _ranges(numbers, limit=5) -> str:
+    """``2-39, 41, 50-52`` of sorted numbers (the first ``limit`` runs, then ``and N more``)."""
+    runs = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    shown = ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:limit])
+    return shown + (f" and {len(runs) - limit} more" if len(runs) > limit else "")
 
 
 def _real_extent(ws) -> None:
@@ -685,7 +735,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
                                    for c in columns.facets))
     if not len(rows):
         raise InputError("no ratings below the header line", path, 2)
-    warnings = []
+    warnings = list(source.notes)
     wide = None
     if score_cols or rater_cols:
         from .wide import expand_columns
