@@ -1088,7 +1088,26 @@ def _refuse_duplicates(table, idx, where: str) -> None:
     key = [table.rows.column(c)[idx[j]] for c in (cols.paper, cols.rater) + fcols]   # the labels
     at = "".join(f", {c} {v}" for c, v in zip(fcols, key[2:]))
     raise InputError(f"duplicate rating of paper {key[0]} by rater {key[1]}{at}{where} "
-                     f"(first at line {int(lines[idx[dup[j]]])})", table.path, int(lines[idx[j]]), cols.rater)
+                     f"(first at line {int(lines[idx[dup[j]]])}){_duplicates_in_all(table, idx, later, dup)}",
+                     table.path, int(lines[idx[j]]), cols.rater)
+
+
+def _duplicates_in_all(table, idx, later, dup) -> str:
+    """How many duplicates the file holds (``later``: the rows of ``idx`` that repeat a key, ``dup``
+    their first rows) and how many repeat their first line in every column, a line exported twice: the
+    error named the first alone, and a file with eleven lines exported twice took eleven runs to mend."""
+    a, b = idx[later], idx[dup[later]]
+    lines = np.unique(table.lines[a])   # (a wide file's line holds several ratings)
+    if lines.size < 2:
+        return ""
+    same = np.ones(later.size, dtype=bool)
+    for name in table.rows.columns:
+        codes = table.rows.column(name).codes
+        same &= codes[a] == codes[b]
+    exact = lines.size - np.unique(table.lines[a[~same]]).size
+    return (f"; {lines.size} duplicate line(s) in all" + (
+        f", {exact} of them the same as the first in every column (exported twice? delete the repeats)"
+        if exact else ""))
 
 
 def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_order, where: str):
