@@ -182,14 +182,14 @@ def lookalike_groups(labels) -> list:
     return _lookalikes(list(dict.fromkeys(labels)), lambda: Counter(labels))   # first seen first
 
 
-def _lookalikes(distinct, counts, joined=None, arrow=None) -> list:
+def _lookalikes(distinct, counts, joined=None, arrow=None, confusable=False) -> list:
     """:func:`lookalike_groups` of the ``distinct`` labels (first seen first); ``counts()`` gives
     ``{label: rows}`` (called only where there are lookalikes).  Where every label is ASCII, the keys
     of the labels without a space are their lower case, made in one call over all of them (500k
     paper labels: 0.7 s a label at a time), and :func:`label_key` is called for the others.  ``arrow``:
     the labels as a pyarrow array, whose lower case is counted there where no label has a space."""
     joined = joined or "\0" + "\0".join(distinct)      # (no label holds a NUL: the file is refused)
-    skel = not joined.isascii()
+    skel = confusable or not joined.isascii()
     if skel:
         keys = [label_key(lab, skel) for lab in distinct]
     else:
@@ -237,6 +237,14 @@ def _looks_ascii(ch) -> bool:
 
 
 WHY = "differ only in case, spacing, Unicode form or lookalike characters of another script"
+#: ... raters whose ASCII labels differ only in characters that look alike (R1 and Rl)
+WHY_ASCII = "differ only in characters that look alike (1 and l, 0 and O: a typing slip?)"
+
+
+def _why(group) -> str:
+    """:data:`WHY`, or :data:`WHY_ASCII` for ASCII labels that differ by more than case and spacing."""
+    ascii_only = all(lab.isascii() for lab in group)
+    return WHY_ASCII if ascii_only and len({label_key(lab) for lab in group}) > 1 else WHY
 
 
 def _lookalike_warnings(path, column, kind, groups, folded, limit=5):
@@ -248,7 +256,7 @@ def _lookalike_warnings(path, column, kind, groups, folded, limit=5):
         return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels that {WHY} folded into one label "
                 f"each ({mention('fold_labels', True)}): {text}{more}"]
     if kind == "rater":
-        return [f"{path}: {column}: raters {' and '.join(map(_show, g))} {WHY} and are counted as different "
+        return [f"{path}: {column}: raters {' and '.join(map(_show, g))} {_why(g)} and are counted as different "
                 f"raters (give {mention('fold_labels', True)} to merge them)"
                 for g in groups]
     text = "; ".join(" / ".join(map(_show, g)) for g in groups[:limit])
@@ -268,8 +276,10 @@ def _check_lookalikes(rows: Rows, columns, path, fold, warnings, lines=None):
         if col is None:
             continue
         column = rows.column(col)
+        # (raters, few, by their confusable skeletons even where ASCII: "Rl" typed for "R1" was a rater of its own,
+        # unwarned; a paper column, of many labels, only where some label is not ASCII)
         groups = _lookalikes(column.labels, lambda: dict(zip(column.labels, column.counts().tolist())),
-                             column.joined(), column.arrow)
+                             column.joined(), column.arrow, confusable=kind == "rater")
         if not groups:
             continue
         found[col] = groups

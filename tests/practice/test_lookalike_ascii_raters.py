@@ -1,0 +1,37 @@
+"""A rater "Rl" typed for "R1" (or "RO" for "R0") was a rater of its own, unwarned: lookalikes were
+sought by confusable skeleton only where a column had a label that is not ASCII.  A rater column,
+of few labels, is now compared by skeleton always; a paper column as before."""
+
+from __future__ import annotations
+
+import pytest
+
+import ratercal_cli as rc
+from ratercal_cli.practice.skeleton import ascii_prototypes, prototypes
+
+ROWS = [("P1", "R1", 1), ("P1", "R2", 2), ("P2", "Rl", 3), ("P2", "R2", 2), ("P3", "R1", 0), ("P3", "R2", 1),
+        ("Pl", "R2", 1), ("Pl", "R1", 1)]
+
+
+def _file(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("paper,rater,score\n" + "".join(f"{p},{r},{s}\n" for p, r, s in ROWS))
+    return path
+
+
+def test_an_ascii_lookalike_rater_is_warned_of_and_folded(tmp_path):
+    path = _file(tmp_path)
+    with pytest.warns(UserWarning) as got:
+        r = rc.read_ratings(path, scale="0-3")
+    text = [str(w.message) for w in got]
+    assert f"{path}: rater: raters 'R1' and 'Rl' differ only in characters that look alike (1 and l, 0 and O: a " \
+           "typing slip?) and are counted as different raters (give fold_labels=True to merge them)" in text
+    assert r.n_raters == 3 and r.n_papers == 4           # papers P1 and Pl stay apart, unwarned
+    assert not any("paper" in t for t in text)
+    folded = rc.read_ratings(path, scale="0-3", fold_labels=True)
+    assert folded.n_raters == 2 and list(folded.rater_ids) == ["R1", "R2"]
+
+
+def test_the_ascii_table_is_the_full_tables_ascii_part():
+    assert ascii_prototypes() == {k: v for k, v in prototypes().items() if k.isascii()}
+    assert ascii_prototypes()["1"] == "l" and ascii_prototypes()["0"] == "O"
