@@ -569,7 +569,7 @@ def hidden_rows(path, member: str, read: set) -> list:
 
 def _ranges(numbers, limit=5) -> str:
     """``2-39, 41, 50-52`` of sorted numbers (the first ``limit`` runs, then ``and N more``)."""
-    runs = []
+    runs: list[list[int]] = []
     for n in numbers:
         if runs and n == runs[-1][1] + 1:
             runs[-1][1] = n
