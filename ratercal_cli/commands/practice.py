@@ -407,6 +407,10 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
         _check_output(output, source)
     for extra in (html_out, changes_out, memo_out):
         _check_html(extra)
+    if changes_out is not None:   # (refused after the work, -o written, it left a half-done set of outputs)
+        from ..practice.output import is_workbook
+
+        is_workbook(changes_out, "changes")
     from ..practice.levels import check_confidence, check_levels, parse_levels
 
     levels = parse_levels(cut, level_names)

@@ -39,12 +39,12 @@ _INT = re.compile(r"[+-]?(0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
-def is_workbook(path) -> bool:
-    """Whether ``path`` names an ``.xlsx`` workbook; an :class:`InputError` naming ``-o`` for a
-    spreadsheet format that cannot be written (``.xls``, ``.xlsm``, ``.ods``)."""
+def is_workbook(path, option: str = "output") -> bool:
+    """Whether ``path`` names an ``.xlsx`` workbook; an :class:`InputError` naming ``option`` (``-o``)
+    for a spreadsheet format that cannot be written (``.xls``, ``.xlsm``, ``.ods``)."""
     suffix = Path(str(path)).suffix.lower()
     if suffix in _OTHER_WORKBOOKS:
-        raise ArgumentError("output", f"ratercal writes .xlsx workbooks and CSV, not {suffix}; name it .xlsx or .csv",
+        raise ArgumentError(option, f"ratercal writes .xlsx workbooks and CSV, not {suffix}; name it .xlsx or .csv",
                             path)
     return suffix in WORKBOOK_SUFFIXES
 

@@ -1,0 +1,29 @@
+"""``adjust --changes ch.ods`` was refused as "-o: ratercal writes .xlsx workbooks and CSV" after the
+work, with the adjusted file already written and exit status 2: a half-done set of outputs under an
+error naming the wrong option.  Now it is refused before anything is read or written, naming
+--changes."""
+
+from __future__ import annotations
+
+from support import run
+
+BODY = "paper,rater,score\n" + "".join(f"P{p},R{r},{(p * r) % 4}\n" for p in range(1, 13) for r in (1, 2, 3))
+
+
+def test_a_change_list_named_as_a_workbook_ratercal_cannot_write_is_refused_first(tmp_path):
+    src = tmp_path / "r.csv"
+    src.write_text(BODY)
+    out, changes = tmp_path / "o.csv", tmp_path / "ch.ods"
+    res = run("adjust", src, "--scale", "0-3", "-m", "MN", "-o", out, "--changes", changes, "--cut", "2")
+    assert res.exit_code == 2
+    assert res.output.strip() == f"error: {changes}: --changes: ratercal writes .xlsx workbooks and CSV, not .ods; " \
+                                 "name it .xlsx or .csv"
+    assert not out.exists() and not changes.exists()
+
+
+def test_a_good_change_list_name_is_written(tmp_path):
+    src = tmp_path / "r.csv"
+    src.write_text(BODY)
+    res = run("adjust", src, "--scale", "0-3", "-m", "MN", "-o", tmp_path / "o.csv", "--changes",
+              tmp_path / "ch.xlsx", "--cut", "2", "-q")
+    assert res.exit_code == 0 and (tmp_path / "ch.xlsx").read_bytes()[:2] == b"PK"
