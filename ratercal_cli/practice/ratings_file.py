@@ -950,9 +950,31 @@ def _reading_order(rows: Rows, lines, col, path, strict=True):
         raise InputError("blank (the order in which the paper's ratings were read)", path, int(lines[k]), col)
     keys = [_natural_key(label) for label in column.labels]
     keys = [key[:2] if key[0] == 0 else key for key in keys]   # (a number: its value, not its spelling)
+    _refuse_unsorted_times(column, keys, lines, col, path)
     places = {key: place for place, key in enumerate(sorted(set(keys)))}
     rank = np.array([places[key] for key in keys], dtype=np.int64)
     return rank[column.codes]
+
+
+#: Times and dates whose text does not sort in the order of time, naturally or otherwise: a 12-hour
+#: clock (1:30 PM before 9:05 AM) and dates with the year last (day/month or month/day: 30/04 after
+#: 02/05, 12/30/2025 after 1/2/2026), as spreadsheets export them in many locales.
+_UNSORTED_TIME = re.compile(r"\d\s*(?:[AaPp]\.?\s?[Mm]\.?)(?![A-Za-z])|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b")
+
+
+def _refuse_unsorted_times(column, keys, lines, col, path) -> None:
+    """An :class:`InputError` where the order column holds times on a 12-hour clock or dates written
+    with the year last, whose order as text is not their order in time: a paper read at 9:05 AM,
+    10:15 AM and 1:30 PM had its 1:30 PM reading taken for its first, and the third-reading rule
+    dropped a rating it should have kept.  Numbers (1, 2, 3) and ISO dates and times sort rightly."""
+    for label, key in zip(column.labels, keys):
+        if key[0] != 0 and _UNSORTED_TIME.search(label):
+            k = column.first_row([label])
+            raise InputError(f"{snippet(label)} is a time or date whose text does not sort in the order of time "
+                             "(1:30 PM before 9:05 AM; a date written day/month or month/day across months): give "
+                             "the order of reading as numbers (1, 2, 3), or times as ISO 8601 (2026-05-02 13:30; in "
+                             "a spreadsheet, format the column as yyyy-mm-dd hh:mm before saving)", path,
+                             int(lines[k]) if k is not None else None, col)
 
 
 def _first_seen(codes, n_labels: int):
