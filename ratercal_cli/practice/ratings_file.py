@@ -1197,6 +1197,17 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
     # four or more times (every rater every paper) has nothing to flag
     counts = per_paper[per_paper > 0]
     typical = int(np.bincount(counts).argmax()) if counts.size else 0
+    # a third reading where the first two agree: no discrepancy the rule resolves, used as it is, unwarned
+    # (a back-reading, or a wrong order of reading: the AM/PM order column made such papers); not on a
+    # rubric, whose third reader reads every criterion of a paper discrepant on any
+    calm = (per_paper[pc_arr] == 3) & ~resolved
+    if typical == 2 and not fcols and calm.any():
+        how = (f"the {table.columns.order or DEFAULT_ORDER_COLUMN} column" if reading_order is not None
+               else "the lines' order in the file")
+        table.warnings.append(
+            f"{path}: {_n_distinct(pc_arr[calm])} paper(s){where} have a third rating though their first two "
+            f"(by {how}) are within {threshold} point(s), so the third-reading rule does not apply: all three "
+            f"used (back-readings? if the order of reading is another, give {mention('order_col')})")
     many = (per_paper[pc_arr] >= 4) & (typical < 4)
     if many.any():
         table.flag_codes[usable[many]] = MANY
