@@ -156,15 +156,22 @@ _natural_key = natural_key
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 
 
-def label_key(label: str, confusables: bool = False) -> str:
+#: Leading zeros of a number in a label (``007``, ``R07``; not ``1.05``'s): a spreadsheet's number cell 7
+#: and text cell "007" name one rater.
+_LEADING_ZEROS = re.compile(r"(?<![0-9.])0+(?=[0-9])")
+
+
+def label_key(label: str, confusables: bool = False, zeros: bool = False) -> str:
     """What a label looks like to a reader: Unicode compatibility form (NFKC: a precomposed and a
     decomposed "Zoë" are one), invisible characters removed, runs of whitespace as one space,
-    case folded; with ``confusables``, then Unicode's confusable skeleton (UTS #39,
-    :func:`.skeleton.skeleton`: a Cyrillic "Аdams" and "Adams" are one).  Two labels with the same
-    key are lookalikes."""
+    case folded; with ``zeros``, a number's leading zeros dropped (``007`` and ``7``); with
+    ``confusables``, then Unicode's confusable skeleton (UTS #39, :func:`.skeleton.skeleton`: a
+    Cyrillic "Аdams" and "Adams" are one).  Two labels with the same key are lookalikes."""
     if not label.isascii():
         label = unicodedata.normalize("NFKC", label).translate(_INVISIBLE)
     key = " ".join(label.split()).casefold()
+    if zeros and "0" in key:
+        key = _LEADING_ZEROS.sub("", key)
     if confusables:
         from .skeleton import skeleton
 
@@ -182,7 +189,7 @@ def lookalike_groups(labels) -> list:
     return _lookalikes(list(dict.fromkeys(labels)), lambda: Counter(labels))   # first seen first
 
 
-def _lookalikes(distinct, counts, joined=None, arrow=None, confusable=False) -> list:
+def _lookalikes(distinct, counts, joined=None, arrow=None, confusable=False, zeros=False) -> list:
     """:func:`lookalike_groups` of the ``distinct`` labels (first seen first); ``counts()`` gives
     ``{label: rows}`` (called only where there are lookalikes).  Where every label is ASCII, the keys
     of the labels without a space are their lower case, made in one call over all of them (500k
@@ -190,8 +197,8 @@ def _lookalikes(distinct, counts, joined=None, arrow=None, confusable=False) -> 
     the labels as a pyarrow array, whose lower case is counted there where no label has a space."""
     joined = joined or "\0" + "\0".join(distinct)      # (no label holds a NUL: the file is refused)
     skel = confusable or not joined.isascii()
-    if skel:
-        keys = [label_key(lab, skel) for lab in distinct]
+    if skel or zeros:
+        keys = [label_key(lab, skel, zeros) for lab in distinct]
     else:
         spaced = labels_matching(distinct, _ASCII_SPACE, joined=joined)
         # (with no lower-case letter, or none in upper case, no two labels differ only in case)
@@ -239,10 +246,15 @@ def _looks_ascii(ch) -> bool:
 WHY = "differ only in case, spacing, Unicode form or lookalike characters of another script"
 #: ... raters whose ASCII labels differ only in characters that look alike (R1 and Rl)
 WHY_ASCII = "differ only in characters that look alike (1 and l, 0 and O: a typing slip?)"
+#: ... labels that differ only in a number's leading zeros
+WHY_ZEROS = "differ only in leading zeros (7 and 007: a number cell and a text cell of a spreadsheet?)"
 
 
 def _why(group) -> str:
-    """:data:`WHY`, or :data:`WHY_ASCII` for ASCII labels that differ by more than case and spacing."""
+    """:data:`WHY`, or :data:`WHY_ZEROS` for labels that differ only in a number's leading zeros, or
+    :data:`WHY_ASCII` for ASCII labels that differ by more than case and spacing."""
+    if len({label_key(lab) for lab in group}) > 1 and len({label_key(lab, zeros=True) for lab in group}) == 1:
+        return WHY_ZEROS
     ascii_only = all(lab.isascii() for lab in group)
     return WHY_ASCII if ascii_only and len({label_key(lab) for lab in group}) > 1 else WHY
 
@@ -250,10 +262,12 @@ def _why(group) -> str:
 def _lookalike_warnings(path, column, kind, groups, folded, limit=5):
     if not groups:
         return []
+    why = {_why(g) for g in groups}
+    why = why.pop() if len(why) == 1 else WHY
     if folded:
         text = "; ".join(f"{_show(g[0])} <- {', '.join(map(_show, g[1:]))}" for g in groups[:limit])
         more = f"; and {len(groups) - limit} more" if len(groups) > limit else ""
-        return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels that {WHY} folded into one label "
+        return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels that {why} folded into one label "
                 f"each ({mention('fold_labels', True)}): {text}{more}"]
     if kind == "rater":
         return [f"{path}: {column}: raters {' and '.join(map(_show, g))} {_why(g)} and are counted as different "
@@ -261,7 +275,7 @@ def _lookalike_warnings(path, column, kind, groups, folded, limit=5):
                 for g in groups]
     text = "; ".join(" / ".join(map(_show, g)) for g in groups[:limit])
     more = f"; and {len(groups) - limit} more" if len(groups) > limit else ""
-    return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels {WHY} and are counted as different "
+    return [f"{path}: {column}: {len(groups)} group(s) of {kind} labels {why} and are counted as different "
             f"{kind}s: {text}{more} (give {mention('fold_labels', True)} to merge them)"]
 
 
@@ -278,8 +292,10 @@ def _check_lookalikes(rows: Rows, columns, path, fold, warnings, lines=None):
         column = rows.column(col)
         # (raters, few, by their confusable skeletons even where ASCII: "Rl" typed for "R1" was a rater of its own,
         # unwarned; a paper column, of many labels, only where some label is not ASCII)
+        # (raters and groups, few, also by a number's leading zeros: 7 and "007" from a workbook were two raters)
         groups = _lookalikes(column.labels, lambda: dict(zip(column.labels, column.counts().tolist())),
-                             column.joined(), column.arrow, confusable=kind == "rater")
+                             column.joined(), column.arrow, confusable=kind == "rater",
+                             zeros=kind in ("rater", "group"))
         if not groups:
             continue
         found[col] = groups

@@ -35,3 +35,28 @@ def test_an_ascii_lookalike_rater_is_warned_of_and_folded(tmp_path):
 def test_the_ascii_table_is_the_full_tables_ascii_part():
     assert ascii_prototypes() == {k: v for k, v in prototypes().items() if k.isascii()}
     assert ascii_prototypes()["1"] == "l" and ascii_prototypes()["0"] == "O"
+
+
+def test_a_raters_number_and_its_zero_padded_text_are_warned_of_and_folded(tmp_path):
+    """A workbook's rater 7 typed as a number on some rows and as the text "007" on others (merged
+    exports): twenty raters where there were ten, unwarned."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["grade", "paper", "rater", "score"])
+    for p in range(1, 9):
+        ws.append([8 if p % 2 else "08", f"P{p}", 7 if p % 2 else "007", p % 4])
+        ws.append([8 if p % 2 else "08", f"P{p}", 12, (p + 1) % 4])
+    path = tmp_path / "w.xlsx"
+    wb.save(path)
+    with pytest.warns(UserWarning) as got:
+        r = rc.read_ratings(path, scale="0-3")
+    text = [str(w.message) for w in got]
+    assert f"{path}: rater: raters '7' and '007' differ only in leading zeros (7 and 007: a number cell and a text " \
+           "cell of a spreadsheet?) and are counted as different raters (give fold_labels=True to merge them)" in text
+    assert r.n_raters == 3
+    g = rc.read_ratings(path, scale="0-3", group_col="grade")
+    assert any("1 group(s) of group labels differ only in leading zeros" in n and "'8' / '08'" in n for n in g.notes)
+    folded = rc.read_ratings(path, scale="0-3", fold_labels=True)
+    assert sorted(folded.rater_ids) == ["12", "7"]
