@@ -788,6 +788,14 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     wide_by = None if not (score_cols or rater_cols) else CRITERION if score_cols else columns.rater
     fields = None if wide_by is None else rows.column(wide_by)
     scores = _parse_fields(rows, lines, columns, order_col, path, decimal, fields)
+    if score_cols:   # a criterion with no score at all: totals over the others, which a cut set for all misreads
+        used = np.bincount(fields.codes[~np.isnan(scores)], minlength=len(fields.labels))
+        empty = [lab for lab, n in zip(fields.labels, used) if not n]
+        if empty and len(empty) < len(fields.labels):
+            rest = [lab for lab, n in zip(fields.labels, used) if n]
+            warnings.append(f"{path}: {', '.join(empty)}: no score in any row (of {mention('score_cols')}): the rubric's "
+                            f"totals are over the other {len(rest)} criteria ({', '.join(rest)}), a cut on them "
+                            "too")
     lookalikes = _check_lookalikes(rows, columns, path, fold_labels, warnings, lines)
     scale_inferred = scale is None
     scale = _settle_scale(scale, scores, lines, columns, path, warnings, fields)
