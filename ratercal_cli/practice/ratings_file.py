@@ -840,6 +840,10 @@ def _wanted_columns(columns: Columns, score_cols, rater_cols):
     return columns, made, required
 
 
+#: A blank label on one of a table's last this many lines is likely a line of totals or notes below it.
+TAIL_LINES = 3
+
+
 def _parse_fields(rows: Rows, lines, columns: Columns, order_col, path, decimal: str, fields=None) -> np.ndarray:
     """Strip the cells that matter (their columns' labels), refuse a blank label, and parse each
     row's score (NaN: missing), each distinct text once.  The first wrong row in the file is the one
@@ -853,8 +857,9 @@ def _parse_fields(rows: Rows, lines, columns: Columns, order_col, path, decimal:
     wrong = []   # (row, its place in the row, the error)
     for j, c in enumerate(named):
         k = rows.column(c).first_row([""])
-        if k is not None:
-            wrong.append((k, j, InputError("blank", path, int(lines[k]), c)))
+        if k is not None:   # (among the last lines: a spreadsheet's line of totals or notes below the table)
+            tail = " (a line of totals or notes below the table? delete it)" if len(rows) - k <= TAIL_LINES else ""
+            wrong.append((k, j, InputError("blank" + tail, path, int(lines[k]), c)))
     score = rows.column(columns.score)
     values = np.full(len(score.labels), np.nan)
     bad = []
@@ -895,7 +900,8 @@ def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list, 
         outside = (scores < scale.low) | (scores > scale.high)   # (NaN, missing, is neither)
         if outside.any():
             k = int(np.argmax(outside))
-            raise InputError(f"{int(scores[k])} is outside the scale {scale}", path, int(lines[k]),
+            tail = " (a line of totals below the table? delete it)" if len(scores) - k <= TAIL_LINES else ""
+            raise InputError(f"{int(scores[k])} is outside the scale {scale}{tail}", path, int(lines[k]),
                              fields[k] if fields is not None else columns.score)
     return scale
 
