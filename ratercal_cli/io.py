@@ -459,6 +459,10 @@ def _header(row, required, delimiter, path, line, hint=""):
         hint = hint(missing) if callable(hint) else hint
         if delimiter != ";" and any(";" in c for c in header):
             hint = f"; the fields look separated by ';': give {arg('sep', 'semicolon')}"
+        elif len(header) == 1:   # (--sep tab on a CSV, --sep comma on a TSV: the whole header one name)
+            for mark, name, shown in ((",", "comma", "','"), ("\t", "tab", "tabs")):
+                if delimiter != mark and mark in header[0]:
+                    hint = f"; the fields look separated by {shown}: give {arg('sep', name)}"
         raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(header)}){hint}",
                          path, line)
     return header
