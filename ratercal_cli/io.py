@@ -398,7 +398,10 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True, tex
                     raise InputError(f"field {spill + 1} has a value, and its column no name", path, start)
                 row = row[:width]
             if len(row) != width:
-                raise InputError(f"expected {width} fields, found {len(row)}", path, start)
+                mark = {",": "comma", "\t": "tab", ";": "semicolon"}.get(delimiter, repr(delimiter))
+                more = (f" (a {mark} inside a field -- a name such as 'Smith{delimiter} J.' or a decimal comma -- "
+                        "needs the field in double quotes)" if len(row) > width and delimiter in ",;" else "")
+                raise InputError(f"expected {width} fields, found {len(row)}{more}", path, start)
             rows.append((start, dict(zip(header, [c.strip() for c in row] if strip else row))))
     except csv.Error as exc:
         if "field larger than field limit" in str(exc):

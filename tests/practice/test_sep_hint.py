@@ -19,3 +19,15 @@ def test_the_wrong_separator_is_named(tmp_path, mark, sep, shown, name):
     res = run("check", path, "--scale", "0-5", "--sep", sep)
     assert res.exit_code == 2
     assert res.output.strip().endswith(f"the fields look separated by {shown}: give --sep {name}")
+
+
+def test_a_comma_inside_a_field_is_named(tmp_path):
+    """A line with one field too many ("R6,2,5": a decimal comma, or "Smith, J." unquoted) was
+    "expected 3 fields, found 4" and no more."""
+    path = tmp_path / "r.csv"
+    path.write_text("paper,rater,score\nP1,A,1\nP1,B,2,5\n")
+    res = run("check", path, "--scale", "0-5")
+    assert res.output.strip() == f"error: {path}:3: expected 3 fields, found 4 (a comma inside a field -- a name " \
+                                 "such as 'Smith, J.' or a decimal comma -- needs the field in double quotes)"
+    path.write_text("paper,rater,score\nP1,A,1\nP1,B\n")
+    assert run("check", path, "--scale", "0-5").output.strip() == f"error: {path}:3: expected 3 fields, found 2"
