@@ -788,7 +788,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     wide_by = None if not (score_cols or rater_cols) else CRITERION if score_cols else columns.rater
     fields = None if wide_by is None else rows.column(wide_by)
     scores = _parse_fields(rows, lines, columns, order_col, path, decimal, fields)
-    if score_cols:   # a criterion with no score at all: totals over the others, which a cut set for all misreads
+    if score_cols and fields is not None:   # a criterion with no score at all: totals over the others, which a cut set for all misreads
         used = np.bincount(fields.codes[~np.isnan(scores)], minlength=len(fields.labels))
         empty = [lab for lab, n in zip(fields.labels, used) if not n]
         if empty and len(empty) < len(fields.labels):
