@@ -437,11 +437,14 @@ class CheckResults:
                 continue
             found = rep.assignment_found
             untested = " (not tested)" if found is not None and found.confounded is None else ""
+            assignment = f"assignment {rep.assignment}{untested}"
+            if dec.source == "the design":   # (raters in groups that share no paper: "random" would contradict it)
+                assignment = "assignment not testable (the raters' groups share no paper)"
             others = [f"Chapter 5's rule {rep.recommendation}"] + [
                 f"the {k} {column_name((dec.sources[k]['shrinkage'], dec.sources[k]['method']))}"
                 for k in ("study", "simulation") if dec.sources.get(k)]
             lines.append(f"  {tag}: recommended {dec.label} -- {dec.short}; adjustment warranted: "
-                         f"{'yes' if rep.warranted else 'no'} ({why}); assignment {rep.assignment}{untested}; "
+                         f"{'yes' if rep.warranted else 'no'} ({why}); {assignment}; "
                          + ", ".join(others))
         return "\n".join(lines)
 
