@@ -512,8 +512,11 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
         if sheet is None and len(names) > 1:
             raise InputError(f"the workbook has {len(names)} sheets ({', '.join(names)}); name one with "
                              f"{arg('sheet')}", path)
-        if sheet is not None and sheet not in names:
-            raise ArgumentError("sheet", f"no sheet {sheet!r} (sheets: {', '.join(names)})", path)
+        if sheet is not None and sheet not in names:   # a name differing only in case or outer spaces, if one
+            alike = [n for n in names if n.strip().casefold() == str(sheet).strip().casefold()]
+            if len(alike) != 1:
+                raise ArgumentError("sheet", f"no sheet {sheet!r} (sheets: {', '.join(names)})", path)
+            sheet = alike[0]
         ws = wb[sheet if sheet is not None else names[0]]
         _real_extent(ws)
         header, rows = None, []
