@@ -252,7 +252,7 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
             return go(f"/d/{u.id}/columns")
         if job.state == "done":
             return go(f"/d/{u.id}/{u.next_page}")
-        return page("job.html", u=u, job=job)
+        return page("job.html", u=u, job=job, reps=_replications(u, job))
 
     async def cancel(request):
         u = find(request)
@@ -352,6 +352,18 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
                        denied=lambda status, message: env.get_template("error.html").render(message=message))
     guarded.state = app.state
     return guarded
+
+
+def _replications(u: Upload, job) -> tuple | None:
+    """Simulate the methods' progress as ``(replications done, asked for)``: the library reports its
+    chunks (:data:`~ratercal_cli.practice.simulate.CHUNK` replications each; the page said '1 of 4' for 40
+    replications); None in any other stage."""
+    from ..practice.simulate import CHUNK
+
+    asked = int(u.settings.get("simulate") or 0)
+    if not asked or not job.total or not str(job.stage_text).startswith("simulate"):
+        return None
+    return min(job.done * CHUNK, asked), asked
 
 
 def _running(u: Upload) -> bool:

@@ -243,7 +243,7 @@ def test_security_headers_and_private_folder(tmp_path):
 
 
 def test_long_work_shows_progress_and_is_cancelled(client):
-    """check --simulate in the app: the job page shows the replications' chunks; Cancel stops the work at
+    """check --simulate in the app: the job page shows the replications done of those asked for; Cancel stops the work at
     the next chunk, and the page says so."""
     import time
 
@@ -258,6 +258,9 @@ def test_long_work_shows_progress_and_is_cancelled(client):
     page = c.get(f"/d/{uid}/job").text
     assert u.job.stage_text == "simulate" and u.job.total == 100     # 1,000 replications in chunks of 10
     assert f'<progress max="100" value="{u.job.done}">' in page and "Cancel" in page
+    # in replications, as asked (it said "simulate — 0 of 100", the chunks)
+    done = re.search(r"<b>Simulating the methods on this file's design</b> — (\d+) of 1000 replications", page)
+    assert done and int(done.group(1)) % 10 == 0
     c.post(f"/d/{uid}/cancel")
     assert u.job.wait(60) and u.job.state == "cancelled" and u.job.done < 100
     assert "Cancelled." in c.get(f"/d/{uid}/job").text and u.checked is None
