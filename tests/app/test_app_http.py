@@ -88,7 +88,7 @@ def test_the_whole_flow(client):
     assert ("Yes" if rep.warranted else "No") in r.text and rep.reason in r.text
     summ = u.adjusted.adjustment_summaries()[0].methods[0]
     lc = u.change_list.changes[0]
-    assert f"{summ.papers} students" in r.text and f"{lc.moved} change level ({lc.up} up, {lc.down} down)" in r.text
+    assert f"{summ.papers} students" in r.text and f"by 0.5 or more. {lc.moved} change level ({lc.up} up, {lc.down} down)" in r.text
     assert lc.up == len(summ.fail_to_pass) and lc.down == len(summ.pass_to_fail)   # one cut: pass/fail
     assert "Rater report, agreement, Wright map" in r.text
     rep_page = c.get(f"/d/{uid}/report").text
