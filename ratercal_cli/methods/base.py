@@ -149,6 +149,7 @@ class RaterAdjuster:
             self._fit(fit_on, **fit_params)
         self.n_raters_ = ratings.n_raters
         self.max_score_ = ratings.max_score
+        self.scale_low_ = ratings.scale_low
         self.rater_ids_ = tuple(ratings.rater_ids)
         self.paper_ids_ = tuple(ratings.paper_ids)
         self.raters_seen_ = ratings.ratings_per_rater() > 0
@@ -323,9 +324,10 @@ class RaterAdjuster:
     def _check_same_raters(self, ratings: Ratings) -> None:
         """Refuse ratings on another scale, with other raters, or by raters the fit
         never saw (they have no parameters)."""
-        if ratings.max_score != self.max_score_:
-            raise MethodError(f"{self.code}: fitted on the scale 0-{self.max_score_}, "
-                              f"these ratings are on 0-{ratings.max_score}")
+        low = getattr(self, "scale_low_", ratings.scale_low)   # (an estimator fitted before scale_low_ was kept)
+        if (ratings.scale_low, ratings.max_score) != (low, self.max_score_):   # (1-6 and 0-5 both held as 0..5)
+            raise MethodError(f"{self.code}: fitted on the scale {low}-{low + self.max_score_}, "
+                              f"these ratings are on {ratings.scale_low}-{ratings.scale_low + ratings.max_score}")
         if tuple(ratings.rater_ids) != self.rater_ids_:
             fitted = set(self.rater_ids_)
             new = [str(x) for x in ratings.rater_ids if x not in fitted]

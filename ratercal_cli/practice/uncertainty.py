@@ -85,7 +85,8 @@ def resample_papers(ratings: Ratings, rng) -> Ratings:
     first = np.repeat(np.cumsum(counts) - counts, counts)
     rows = order[np.repeat(starts[pick], counts) + np.arange(total) - first]
     return Ratings(np.repeat(np.arange(pick.size), counts), ratings.rater[rows], ratings.score[rows],
-                   ratings.max_score, int(pick.size), ratings.n_raters, rater_ids=ratings.rater_ids)
+                   ratings.max_score, int(pick.size), ratings.n_raters, rater_ids=ratings.rater_ids,
+                   scale_low=ratings.scale_low)
 
 
 def within_variance(ratings: Ratings, adj: Adjusted) -> float:

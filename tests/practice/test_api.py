@@ -423,3 +423,18 @@ def test_check_and_adjust_read_a_file_at_the_discrepancy_they_are_given(tmp_path
             assert call(f, scale="0-5", resolve_discrepancies=True).ratings.n_ratings == 12
     with pytest.raises(rc.ArgumentError, match="discrepancy: expected a whole number of at least 0, not -1"):
         rc.check(rc.read_ratings(f, scale="0-5"), discrepancy=-1)
+
+
+def test_transform_refuses_ratings_on_another_scale_of_the_same_width():
+    """A fit on 1-6 and new papers read on 0-5 are both held as 0..5: transform took a 0-5 file's 3 for the
+    fit's category 3 (a 4 on 1-6) without a word, since only the top of the held scale was compared."""
+    fit_on = pd.DataFrame({"paper": ["p1", "p1", "p2", "p2", "p3", "p3"], "rater": ["R1", "R2"] * 3,
+                           "score": [1, 3, 2, 4, 3, 6]})
+    new = pd.DataFrame({"paper": ["q1", "q1"], "rater": ["R1", "R2"], "score": [3, 3]})
+    mn = make_method("MN").fit(Ratings.from_frame(fit_on, scale="1-6"))
+    assert mn.transform(Ratings.from_frame(new, scale="1-6")).paper == pytest.approx([2.0])   # (2 - 1 + 13/6 + 2 - 10/3 + 13/6) / 2
+    with pytest.raises(rc.MethodError, match=r"MN: fitted on the scale 1-6, these ratings are on 0-5"):
+        mn.transform(Ratings.from_frame(new, scale="0-5"))
+    # the bootstrap's draws keep the scale: SEs on a 1-6 file
+    res = rc.adjust(Ratings.from_frame(fit_on, scale="1-6"), "MN", bootstrap=20, seed=1)
+    assert np.isfinite(res.to_frame()["MN_paper_se"]).all()
