@@ -468,6 +468,10 @@ def _missing(v) -> bool:
     ``string`` column's missing cell is ``pd.NA``, which is neither None nor a float)."""
     if v is None:
         return True
+    if isinstance(v, (str, int)):   # (the cells of most columns, from .tolist(): no call into pandas a cell)
+        return False
+    if isinstance(v, float):
+        return v != v
     import pandas as pd
 
     try:
