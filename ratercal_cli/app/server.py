@@ -502,8 +502,10 @@ def _decimal_mark(rows, sep) -> str:
     else ``point``.  Only in a file separated by semicolons or tabs (a comma cannot be both)."""
     if sep not in ("semicolon", "tab"):
         return "point"
+    from ..practice.ratings_file import DECIMAL_COMMA
+
     cells = [str(v).strip() for r in rows for v in r.values()]
-    comma = any(re.fullmatch(r"[+-]?[0-9]+,[0-9]+", c) for c in cells)
+    comma = any(DECIMAL_COMMA.fullmatch(c) for c in cells)
     point = any(re.fullmatch(r"[+-]?[0-9]*\.[0-9]+", c) for c in cells)
     return "comma" if comma and not point or not (comma or point) and sep == "semicolon" else "point"
 

@@ -639,7 +639,7 @@ _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 #: A code in a score's cell, letters alone (``ABS``, ``NS``, ``X``, ``absent``): a rating not given.
 _CODE = re.compile(r"[A-Za-z][A-Za-z /._-]*")
 #: A score written with a decimal comma (``2,0``), which ``--decimal comma`` reads.
-_DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
+DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
 
 
 def _parse_score(text, path, line, column, decimal="."):
@@ -651,7 +651,7 @@ def _parse_score(text, path, line, column, decimal="."):
         text = text.replace(",", ".")
     if not _NUMBER.fullmatch(text):
         hint = (f" (give {arg('decimal', 'comma')} for scores written with a decimal comma)"
-                if decimal != "," and _DECIMAL_COMMA.fullmatch(text) else
+                if decimal != "," and DECIMAL_COMMA.fullmatch(text) else
                 f" (a rating not given -- absent, not scorable -- is read as missing where its cell is blank or NA: "
                 f"replace {snippet(shown)} with NA)" if _CODE.fullmatch(text) else "")
         raise InputError(f"{snippet(shown)} is not a number{hint}", path, line, column)
