@@ -207,14 +207,15 @@ class FitResults:
     def to_dict(self) -> dict:
         """The fit as JSON-ready values: model, llf (and its kind), aic, bic, df_model, nobs, n_ratings,
         converged, notes and ``params`` (a list of facet, element, parameter, estimate, se); nan is None."""
-        from ..practice.text import json_clean
+        def clean(x):
+            x = float(x)
+            return x if math.isfinite(x) else None
 
-        return json_clean({"model": self.model, "llf": float(self.llf), "llf_kind": self.llf_kind,
-                           "aic": float(self.aic), "bic": float(self.bic), "df_model": self.df_model, "nobs": self.nobs,
-                           "n_ratings": self.n_ratings, "converged": self.converged, "notes": list(self.notes),
-                           "params": [{"facet": f, "element": str(e), "parameter": p, "estimate": float(est),
-                                       "se": float(se)}
-                                      for (f, e, p), est, se in zip(self._keys, self._estimate, self._se)]})
+        return {"model": self.model, "llf": clean(self.llf), "llf_kind": self.llf_kind, "aic": clean(self.aic),
+                "bic": clean(self.bic), "df_model": self.df_model, "nobs": self.nobs, "n_ratings": self.n_ratings,
+                "converged": self.converged, "notes": list(self.notes),
+                "params": [{"facet": f, "element": str(e), "parameter": p, "estimate": clean(est), "se": clean(se)}
+                           for (f, e, p), est, se in zip(self._keys, self._estimate, self._se)]}
 
     # -- text ---------------------------------------------------------------------------
     def _header(self) -> list:
