@@ -301,6 +301,10 @@ def test_keyboard_only_from_upload_to_download_and_every_control_named(page, tmp
                 return
         raise AssertionError(f"Tab never reached {selector}")
 
+    # Playwright asks the browser to intercept file choosers without waiting for it to agree
+    # (channel_owner's fire_and_forget), so a Space pressed at once can open the real dialog
+    # and the wait times out: subscribe first, and the Tab round trips below let it land.
+    page.on("filechooser", lambda _chooser: None)
     assert page.evaluate(UNNAMED) == []
     tab_to("#file")
     with page.expect_file_chooser() as chooser:
