@@ -84,16 +84,17 @@ def category_probabilities(theta, tau):
 
 
 def log_category_probabilities(theta, tau):
-    """log P(x | theta) for finite cumulative parameters ``tau`` (..., K), broadcasting as
-    :func:`category_probabilities`; stays finite where P underflows (the marginal likelihood
+    """log P(x | theta) for cumulative parameters ``tau`` (..., K), broadcasting as
+    :func:`category_probabilities` (+inf in tau gives -inf); stays finite where P underflows (the marginal likelihood
     of :mod:`.mml` sums these over a paper's ratings at every quadrature node)."""
     tau = np.asarray(tau, dtype=np.float64)
     theta = np.asarray(theta, dtype=np.float64)[..., None]
     K = tau.shape[-1]
     eta = np.arange(K, dtype=np.float64) * theta - tau
-    if eta.size and eta.max() < 700.0:
-        # eta[..., 0] = 0, so the sum is >= 1 and exp cannot overflow: no per-row maximum (a slow
-        # reduction over a short last axis); the sum as a matrix-vector product
+    if eta.size and eta.max() < 700.0 and not np.any(tau[..., 0]):
+        # eta[..., 0] = 0, so the sum is >= 1 and exp can neither overflow nor leave 0 (a rater whose
+        # lowest category is above 0 has +inf there): no per-row maximum (a slow reduction over a
+        # short last axis); the sum as a matrix-vector product
         eta -= np.log(np.exp(eta) @ np.ones(K))[..., None]
         return eta
     eta -= np.max(eta, axis=-1, keepdims=True)

@@ -386,7 +386,7 @@ NULL_EM = 200
 def quality_distribution(ratings: Ratings, tau, centre: float = 0.0):
     """``(nodes, weights)``: one distribution of quality for every paper (the null hypothesis of
     random assignment), nonparametric, fitted to the papers' ratings given the raters' ``tau``."""
-    from ..methods.quality import category_probabilities, score_range
+    from ..methods.quality import log_category_probabilities, score_range
 
     nodes = centre + NULL_GRID
     per_paper = ratings.ratings_per_paper()
@@ -399,8 +399,9 @@ def quality_distribution(ratings: Ratings, tau, centre: float = 0.0):
     lo, hi = score_range(tau)
     rater = ratings.rater[at]
     score = np.clip(ratings.score[at], lo[rater], hi[rater])
-    with np.errstate(divide="ignore"):
-        logp = np.log(category_probabilities(nodes[None, :], np.asarray(tau, float)[:, None, :]))   # (J, Q, K)
+    # in logs throughout: the probability of a rating far from a rater's range underflowed to 0 at every
+    # node, and the paper's likelihood became -inf - -inf = nan
+    logp = log_category_probabilities(nodes[None, :], np.asarray(tau, float)[:, None, :])   # (J, Q, K)
     code = np.full(ratings.n_papers, -1, dtype=np.int64)
     code[papers] = np.arange(papers.size)
     ll = np.zeros((papers.size, nodes.size))

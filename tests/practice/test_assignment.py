@@ -352,3 +352,20 @@ def test_group_effects_is_the_two_way_least_squares_wald_test():
     assert df == G - 1 and links == n
     assert np.allclose(eff[:-1], b, atol=1e-10) and eff[-1] == 0
     assert W == pytest.approx(float(b @ np.linalg.solve(Vg, b)), rel=1e-9)
+
+
+def test_the_null_distribution_keeps_a_paper_whose_rating_underflows_at_every_node():
+    """A rater so lenient that a 0 from it has probability below 1e-308 at every node of the grid: the
+    paper's likelihood is taken in logs, so the distribution stays a distribution (it was -inf - -inf
+    = nan, and every weight nan, found by tests/property/test_commands.py)."""
+    from ratercal_cli.methods.quality import pcm_tau
+    from ratercal_cli.practice.assignment import quality_distribution
+
+    steps = np.array([[-1.0, 0.0, 1.0], [-1.0, 0.0, 1.0], [-800.0, 0.0, 1.0]])
+    paper = np.repeat(np.arange(6), 2)
+    rater = np.array([0, 1, 0, 2, 1, 2] * 2)
+    score = np.array([1, 2, 0, 0, 2, 1, 3, 2, 1, 1, 2, 3])
+    r = Ratings(paper, rater, score, 4, 6, 3)
+    nodes, w = quality_distribution(r, pcm_tau(steps))
+    assert np.all(np.isfinite(w)) and w.sum() == pytest.approx(1.0)
+    assert nodes[np.argmax(w)] > -6.0
