@@ -85,7 +85,7 @@ def category_probabilities(theta, tau):
 
 def log_category_probabilities(theta, tau):
     """log P(x | theta) for cumulative parameters ``tau`` (..., K), broadcasting as
-    :func:`category_probabilities` (+inf in tau gives -inf); stays finite where P underflows (the marginal likelihood
+    :func:`category_probabilities` (+inf in tau gives -inf, a row all +inf nan); stays finite where P underflows (the marginal likelihood
     of :mod:`.mml` sums these over a paper's ratings at every quadrature node)."""
     tau = np.asarray(tau, dtype=np.float64)
     theta = np.asarray(theta, dtype=np.float64)[..., None]
@@ -97,7 +97,8 @@ def log_category_probabilities(theta, tau):
         # short last axis); the sum as a matrix-vector product
         eta -= np.log(np.exp(eta) @ np.ones(K))[..., None]
         return eta
-    eta -= np.max(eta, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):   # a rater with no category at all (tau all +inf): nan, as above
+        eta -= np.max(eta, axis=-1, keepdims=True)
     eta -= np.log(np.exp(eta).sum(axis=-1, keepdims=True))
     return eta
 
