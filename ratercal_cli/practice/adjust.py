@@ -73,12 +73,15 @@ def recommended_method(ratings: Ratings, assignment: str = "auto") -> str:
     return recommended_decision(ratings, assignment)[0].method
 
 
-def recommended_decision(ratings: Ratings, assignment: str = "auto", clusters: dict | None = None):
+def recommended_decision(ratings: Ratings, assignment: str = "auto", clusters: dict | None = None,
+                         links: bool = True):
     """``(Recommendation, Assignment)`` of one group's ratings, as ``check`` (without ``--simulate``)
-    decides them; ``clusters``: ``check_ratings``' cluster arguments (a column's clusters)."""
+    decides them; ``clusters``: ``check_ratings``' cluster arguments (a column's clusters); ``links``:
+    as :func:`.diagnostics.check_ratings` (False for a rubric's criterion)."""
     from .diagnostics import check_ratings
 
-    rep = check_ratings(ratings, assignment=assignment, rasch=ratings.max_raters_per_paper() > 1, **(clusters or {}))
+    rep = check_ratings(ratings, assignment=assignment, rasch=ratings.max_raters_per_paper() > 1, links=links,
+                        **(clusters or {}))
     return rep.decision, rep.assignment_found
 
 
@@ -230,7 +233,7 @@ def _recommended_facets(ratings, prefix, assignment, clusters, strict, variant):
         if clusters is not None:
             column, codes, names = clusters
             kw = _group_clusters(part, 0, part, column, codes[cell == c], names)
-        dec, found = recommended_decision(part, assignment, kw)
+        dec, found = recommended_decision(part, assignment, kw, links=False)
         decisions.append(dec)
         reps.append(SimpleNamespace(assignment_found=found))
     tags = [cell_tag(ratings, lab) for lab, _ in parts]

@@ -226,7 +226,7 @@ def _simulate_rubric(res, groups, replications, discrepancy, kw) -> None:
         if cl is None and any(r.assignment_found is not None and r.assignment_found.confounded for r in rs):
             sim.caveats.append(NO_CLUSTERS_CAVEAT)
         for rep, (_, part) in zip(rs, p):
-            rep.decision = recommend_group(rep, part, sim)
+            rep.decision = recommend_group(rep, part, sim, links=False)
     res.facet_simulations = [(name, sim) for (name, _), sim in zip(groups, sims)]
 
 
@@ -317,7 +317,7 @@ def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None, est=
             label = tag if name is None else f"{ratings.group_tag(name)}, {tag}"
             kw = {} if cluster is None else _group_clusters(part, 0, part, column, mine[cell == c], labels_)
             reports.append(check_ratings(part, group=label, scale_low=ratings.scale_low, assignment=assignment,
-                                         alpha=alpha, rasch=rasch, **kw))
+                                         alpha=alpha, rasch=rasch, links=False, **kw))
         if rasch:
             rubric.append((name, rubric_check(g, alpha=alpha, steps_by=steps_by, est=est)))
     return CheckResults(ratings, reports, None, rubric)

@@ -434,8 +434,10 @@ def _why(skipped: str) -> str:
 
 def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "auto",
                   alpha: float = ALPHA, rasch: bool = True, clusters=None, cluster_labels=(),
-                  cluster_source: str = "") -> CheckReport:
+                  cluster_source: str = "", links: bool = True) -> CheckReport:
     """Run every test and the rule on one group's ratings (scores ``0..M`` + ``scale_low``);
+    ``links``: the recommendation hears the links' say (:func:`.recommend.recommend_group`; not for a
+    rubric's criterion, whose many-facet pick places the raters through every criterion);
     ``rasch=False`` skips the Rasch fit per rater (``check --no-rasch``).  ``assignment``: ``auto``
     (the file's evidence decides, :mod:`.assignment`), ``random`` or ``nonrandom``; ``clusters``: a
     cluster per paper (``--cluster-col``), else the rater network's."""
@@ -523,5 +525,5 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                        reason=reason, notes=notes)
     from .recommend import recommend_group
 
-    report.decision = recommend_group(report, ratings)
+    report.decision = recommend_group(report, ratings, links=links)
     return report

@@ -93,8 +93,11 @@ def test_check_nonrandom(example):
     res = run("check", path, "--group-col", "grade", "--assignment", "nonrandom", "--json", "-q")
     groups = json.loads(res.stdout)["groups"]
     assert {g["rule"]["recommendation"] for g in groups} == {"NO"}   # Chapter 5: no equating
-    # the user's word stands, and with no clusters the raters are compared on the papers they share
-    assert {(g["recommendation"], g["recommendation_source"]) for g in groups} == {("PCM", "the assignment")}
+    # the user's word stands, and with no clusters the raters are compared on the papers they share: the
+    # PCM, unless the links' say finds their differences no larger than the noise of estimating them
+    # (grade 8: rater effects of 0.24 score points root mean square, their noise 0.18: gain -0.2)
+    got = {(g["recommendation"], g["recommendation_source"], g["sources"]["links"]["gain"] > 0) for g in groups}
+    assert got == {("PCM", "the assignment", True), ("NO", "the links", False)}
     assert all("the file itself shows no confound" in g["assignment_found"]["reason"] for g in groups)
 
 
