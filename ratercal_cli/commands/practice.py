@@ -443,7 +443,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
     _write_calibration(anchors_out, table.ratings, steps_by)
     _warn(result.warnings, quiet)
     # the page first: an error building it (a rubric's unlinked raters) leaves no output half-written
-    page = _html_page(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant,
+    page = _html_page(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant, confidence=confidence,
                       model=dict(steps_by=steps_by, anchors=_anchors(anchors_in, hold_drifted) if html_out else None,
                                  hold_drifted=hold_drifted))
     n_lines = _write_adjusted_output(output, table, result, total, layout)
@@ -475,9 +475,9 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
         from ..practice.text import json_clean
 
         extra = {"levels": [c.to_dict() for c in change_list.changes]} if levels is not None else {}
-        click.echo(json.dumps(json_clean({**result.to_dict(), **extra, "output": str(output)}), indent=2))
+        click.echo(json.dumps(json_clean({**result.to_dict(confidence), **extra, "output": str(output)}), indent=2))
     elif not quiet:
-        click.echo(result.summary_text(), err=True)
+        click.echo(result.summary_text(confidence), err=True)
         if show_levels:
             r = result.ratings
             for c in change_list.changes:

@@ -640,14 +640,19 @@ class AdjustResults:
     #: with anchors: each anchored element's displacement and drift (:func:`.anchors.displacement`)
     anchored: list | None = None
 
-    def adjustment_summaries(self) -> list:
+    def adjustment_summaries(self, confidence: float | None = None) -> list:
         """Per group, how far each method moved each rater and the papers and, at the cut, whose
-        pass/fail changed (:func:`.summary.summarise`); ``recommended`` names the method applied."""
+        pass/fail changed and whose is uncertain at ``confidence`` (default 0.9; :func:`.summary.summarise`);
+        ``recommended`` names the method applied."""
         from .summary import summarise
 
+        if confidence is not None:
+            from .levels import check_confidence
+
+            confidence = check_confidence(confidence)
         return [summarise(g.ratings, {c: g.adjusted[c] for c in self.methods if c in g.adjusted},
                           g.ratings.scale_low, self.cut, g.name, {RECOMMENDED: g.recommended},
-                          g.uncertainty) for g in self.groups]
+                          g.uncertainty, confidence) for g in self.groups]
 
     def __repr__(self) -> str:
         from .coerce import results_repr
@@ -665,12 +670,13 @@ class AdjustResults:
         moved each rater and the papers (and, with a cut, whose pass/fail changed)."""
         return self.summary_text()
 
-    def summary_text(self) -> str:
-        """The summary ``ratercal adjust`` prints on standard error (:meth:`summary`)."""
+    def summary_text(self, confidence: float | None = None) -> str:
+        """The summary ``ratercal adjust`` prints on standard error (:meth:`summary`); ``confidence``: of
+        the uncertain decisions at the cut (default 0.9)."""
         r = self.ratings
         text = "\n".join(s.format_text(f"{r.source + ', ' if r.source else ''}"
                                        f"{r.group_tag(s.group) if r.group is not None else 'all papers'}")
-                         for s in self.adjustment_summaries())
+                         for s in self.adjustment_summaries(confidence))
         if self.anchored is not None:
             from .anchors import format_displacement
 
@@ -836,10 +842,10 @@ class AdjustResults:
             cols["rater"] = [r.rater_ids[k] for k in rater]
         return cols
 
-    def to_dict(self) -> dict:
+    def to_dict(self, confidence: float | None = None) -> dict:
         """JSON-ready: the file, scale, variant, methods, the warnings of reading the file (as
         ``check --json`` has them) and per group the methods applied, skipped (with reasons), the
-        recommendation and the warnings."""
+        recommendation, the warnings and the summary (its uncertain papers at ``confidence``, default 0.9)."""
         r = self.ratings
         return {"file": r.source, "scale": f"{r.scale_low}-{r.scale_low + r.max_score}", "variant": self.variant,
                 "methods": list(self.methods), "warnings": list(r.notes),
@@ -847,7 +853,7 @@ class AdjustResults:
                 "groups": [{"group": g.name, "methods": [c for c in self.methods if c in g.adjusted],
                             "recommended": g.recommended, "skipped": dict(g.skipped), "warnings": list(g.warnings),
                             "summary": s.to_dict()}
-                           for g, s in zip(self.groups, self.adjustment_summaries())],
+                           for g, s in zip(self.groups, self.adjustment_summaries(confidence))],
                 **({"anchors": self.anchored} if self.anchored is not None else {})}
 
     def short_summary(self) -> str:

@@ -72,11 +72,11 @@ def _tag(ratings: Ratings, name) -> str:
 
 
 def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=None, title=None,
-                variant="corrected", model=None) -> str:
+                variant="corrected", model=None, confidence: float | None = None) -> str:
     """The page (see the module) as text.  Results not given are computed from ``ratings``, with the
     many-facet model the command fitted: ``model`` holds its ``steps_by``, ``anchors`` and
     ``hold_drifted`` (else the page of ``adjust --steps-by``/``--anchors`` showed a free, shared-threshold
-    model beside scores from another)."""
+    model beside scores from another).  ``confidence``: of the uncertain decisions at the cut (default 0.9)."""
     from .adjust import adjust as adjust_ratings
     from .check import check as check_ratings
     from .compare import compare as compare_ratings
@@ -96,7 +96,7 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
         # mean criterion scores, which adjust's cut (a score on the scale) is on
         compare = compare_ratings(ratings, COMPARED, variant, cut, strict=False, total="mean")
     title = title or f"Rater calibration report: {ratings.source or 'ratings'}"
-    summaries = adjust.adjustment_summaries()
+    summaries = adjust.adjustment_summaries(confidence)
     with tempfile.TemporaryDirectory() as tmp:
         maps = {rep.group: p for rep, p in zip([r for r in check.reports if r.rater_model is not None],
                                                 check.wright_maps(Path(tmp) / "wright.png"))}
@@ -118,7 +118,7 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
             s = next((s for s in summaries if s.group == name), None)
             if s is not None:
                 parts.append(_shifts(s))
-                parts.append(_uncertain(ratings, adjust, name, adjust_cut))
+                parts.append(_uncertain(ratings, adjust, name, adjust_cut, s.sure))
         if ratings.facets:   # a rubric: the many-facet model, then the methods and adjustment of each group
             for k, (name, rub) in enumerate(check.rubric or ()):
                 parts.append(_rubric(_tag(ratings, name), rub, k))
@@ -128,7 +128,7 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
             for s in summaries:
                 parts.append(f"<h2>Adjustment: {_esc(_tag(ratings, s.group))}</h2>")
                 parts.append(_shifts(s))
-                parts.append(_uncertain(ratings, adjust, s.group, adjust_cut))
+                parts.append(_uncertain(ratings, adjust, s.group, adjust_cut, s.sure))
         anchored = adjust.anchored if getattr(adjust, "anchored", None) is not None else getattr(check, "anchored", None)
         if anchored is not None:
             parts.append(_anchored(anchored))
@@ -315,7 +315,7 @@ def _signed(x):
     return "-" if x is None or not math.isfinite(x) else f"{x:+.3f}"
 
 
-def _uncertain(ratings, adjust, name, cut) -> str:
+def _uncertain(ratings, adjust, name, cut, sure: float = SURE) -> str:
     g = next(g for g in adjust.groups if g.name == name)
     if cut is None:
         return ""
@@ -329,12 +329,12 @@ def _uncertain(ratings, adjust, name, cut) -> str:
     low = g.ratings.scale_low
     score = np.asarray(g.adjusted[code].paper) + low
     p = np.asarray(u.pass_prob)
-    idx = np.flatnonzero((p > 1 - SURE) & (p < SURE))
+    idx = np.flatnonzero((p > 1 - sure) & (p < sure))
     idx = idx[np.argsort(np.abs(p[idx] - 0.5))]
     shown = (f"; the {UNCERTAIN_ROWS} closest to a coin toss are shown, all {len(idx):,} are in the adjusted "
              f"file's {code}_paper_pass column" if len(idx) > UNCERTAIN_ROWS else "; closest to a coin toss first")
     out.append(f'<p class="note">{len(idx):,} paper(s) by {_esc(code)} whose probability of passing lies between '
-               f"{1 - SURE:.2f} and {SURE:.2f} (standard errors: {u.source}){shown}</p>")
+               f"{1 - sure:.3g} and {sure:.3g} (standard errors: {u.source}){shown}</p>")
     out.append(_table(["paper", "adjusted score", "S.E.", "P(pass)"],
                       [[g.ratings.paper_ids[i], _num(score[i], 3), _num(u.se[i], 3), _num(p[i], 3)]
                        for i in idx[:UNCERTAIN_ROWS]], "uncertain"))

@@ -66,9 +66,11 @@ class AdjustmentSummary:
     raters: list                     # rater labels in the ratings' (natural) order
     ratings_per_rater: list
     warnings: list = field(default_factory=list)
+    #: uncertain: a pass probability between 1 - sure and sure (``--confidence`` c: sure = (1 + c) / 2)
+    sure: float = SURE
 
     def to_dict(self) -> dict:
-        return json_clean({"group": self.group, "cut": self.cut, "moved_threshold": MOVED,
+        return json_clean({"group": self.group, "cut": self.cut, "moved_threshold": MOVED, "sure": self.sure,
                            "warnings": self.warnings, "methods": [m.to_dict() for m in self.methods]})
 
     def format_text(self, title="") -> str:
@@ -95,8 +97,8 @@ class AdjustmentSummary:
                 continue
             line = f"  {m.method}: papers' standard errors ({m.se_source}) average {num(m.mean_se, 3)}"
             if self.cut is not None:
-                line += (f"; {len(m.uncertain)} paper(s) pass with a probability between {1 - SURE:.2f} and "
-                         f"{SURE:.2f}{_names(m.uncertain)}")
+                line += (f"; {len(m.uncertain)} paper(s) pass with a probability between {1 - self.sure:.3g} and "
+                         f"{self.sure:.3g}{_names(m.uncertain)}")
             L.append(line)
         L += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(L)
@@ -140,10 +142,13 @@ def grid_warning(raw_average, cut, n_ratings) -> str | None:
 
 
 def summarise(ratings: Ratings, adjusted: dict, scale_low: int = 0, cut: float | None = None, group=None,
-              applied: dict | None = None, uncertainty: dict | None = None) -> AdjustmentSummary:
+              applied: dict | None = None, uncertainty: dict | None = None,
+              confidence: float | None = None) -> AdjustmentSummary:
     """The summary of one group (see the module).  ``adjusted``: ``{code: Adjusted}`` on ``0..M``;
     ``cut`` on the file's scale; ``applied``: ``{code: method actually applied}`` (``recommended``);
-    ``uncertainty``: ``{code: PaperUncertainty}`` (:mod:`.uncertainty`)."""
+    ``uncertainty``: ``{code: PaperUncertainty}`` (:mod:`.uncertainty`); ``confidence``: a paper is
+    uncertain when its pass probability is between (1 - c) / 2 and (1 + c) / 2 (default 0.9)."""
+    sure = SURE if confidence is None else 0.5 + float(confidence) / 2
     applied = {k: v for k, v in (applied or {}).items() if v is not None}
     uncertainty = uncertainty or {}
     n_r = ratings.ratings_per_rater()
@@ -181,7 +186,7 @@ def summarise(ratings: Ratings, adjusted: dict, scale_low: int = 0, cut: float |
             m.mean_se = float(np.nanmean(se)) if np.isfinite(se).any() else float("nan")
             if u.pass_prob is not None:
                 p = np.asarray(u.pass_prob)
-                m.uncertain = [ids[i] for i in np.flatnonzero(fine & (p > 1 - SURE) & (p < SURE))]
+                m.uncertain = [ids[i] for i in np.flatnonzero(fine & (p > 1 - sure) & (p < sure))]
         out.append(m)
     warnings = []
     if cut is not None:
@@ -193,4 +198,4 @@ def summarise(ratings: Ratings, adjusted: dict, scale_low: int = 0, cut: float |
         warnings.append(pcm_shift_note(pcm))
     active = np.flatnonzero(n_r > 0)
     return AdjustmentSummary(group, cut, out, [ratings.rater_ids[j] for j in active],
-                             [int(n_r[j]) for j in active], warnings)
+                             [int(n_r[j]) for j in active], warnings, sure)

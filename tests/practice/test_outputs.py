@@ -397,3 +397,30 @@ def test_confidence_on_the_command_line(tmp_path):
     bad = run("adjust", *args, "-o", tmp_path / "b.csv", "--confidence", "95")
     assert bad.exit_code == 2 and "--confidence: must lie strictly between 0 and 1" in bad.output
     assert not (tmp_path / "b.csv").exists()
+
+
+def test_the_summarys_uncertain_papers_follow_the_confidence(tmp_path):
+    """``adjust --confidence``: the summary printed, its --json and the library's ``adjustment_summaries``
+    count as uncertain the papers whose pass probability lies between (1 - c) / 2 and (1 + c) / 2, the same
+    papers as the change list at that confidence.  The summary said 0.05 and 0.95 whatever was given."""
+    import ratercal_cli as rc
+    from ratercal_cli.practice.levels import changes
+
+    r = rc.read_ratings(RATINGS, scale="0-5", group_col="grade")
+    res = rc.adjust(r, "TLI", bootstrap=50, cut=3.25)
+    for c in (0.5, 0.99):
+        ch = changes(res, levels=parse_levels("3.25"), confidence=c)
+        for s in res.adjustment_summaries(confidence=c):
+            mine = {row["paper"] for row in ch.rows if row["grade"] == s.group and row["uncertain"] == "yes"}
+            assert set(s.methods[0].uncertain) == mine
+    n = [sum(len(s.methods[0].uncertain) for s in res.adjustment_summaries(confidence=c)) for c in (0.5, None, 0.99)]
+    assert n[0] < n[1] < n[2], n
+    args = ["adjust", str(RATINGS), "--scale", "0-5", "--group-col", "grade", "-m", "TLI", "--bootstrap", "50",
+            "--cut", "3.25", "-o", str(tmp_path / "a.csv")]
+    out = run(*args, "--confidence", "0.5", "--html", tmp_path / "a.html")
+    assert out.exit_code == 0, out.output
+    assert "pass with a probability between 0.25 and 0.75" in out.output
+    page = (tmp_path / "a.html").read_text()
+    assert "whose probability of passing lies between 0.25 and 0.75" in page and "0.05 and 0.95" not in page
+    js = json.loads(run(*args, "--confidence", "0.5", "--json", "-q").stdout)
+    assert sum(len(g["summary"]["methods"][0]["uncertain"]) for g in js["groups"]) == n[0]
