@@ -283,6 +283,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
                   tuple(facet_cols) + ((cluster_col,) if cluster_col else ()), score_cols, rater_cols)
     _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
                                                         "--write-anchors": anchors_out})
+    _check_suffixes(html=html_out)
     given = [name for name, v in (("--cut", cut), ("--seed", seed), ("--scheduler", scheduler),
                                   ("--method", methods or None)) if v is not None]
     if simulate is None and given:
@@ -405,12 +406,12 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
         raise InputError("--json prints to standard output, and so does -o -; give -o a file name", field="--json")
     if output is not None and not to_stdout:   # refuse a bad -o before the work
         _check_output(output, source)
-    for extra in (html_out, changes_out, memo_out):
-        _check_html(extra)
     if changes_out is not None:   # (refused after the work, -o written, it left a half-done set of outputs)
         from ..practice.output import is_workbook
 
         is_workbook(changes_out, "changes")
+    for extra in (html_out, changes_out, memo_out):
+        _check_html(extra)
     from ..practice.levels import check_confidence, check_levels, parse_levels
 
     levels = parse_levels(cut, level_names)
@@ -424,6 +425,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
         _check_output(output, source)
     _refuse_clashes(source, table, anchors_in, **{"-o": output, "--html": html_out, "--write-anchors": anchors_out,
                                                   "--changes": changes_out, "--memo": memo_out})
+    _check_suffixes(html=html_out, changes=changes_out, memo=memo_out)
     from ..practice.adjust import adjust as adjust_ratings
 
     check_levels(levels, table.ratings, total)
@@ -519,12 +521,32 @@ def _write_memo(path, source, table, result, levels, change_list, assignment, se
                change_list=change_list)
 
 
+#: what each output option writes, and the suffixes that say so (a name without a suffix is taken as given)
+_OUTPUT_KINDS = {"html": ("an HTML page", (".html", ".htm")), "memo": ("an HTML page", (".html", ".htm")),
+                 "changes": ("a CSV table or an .xlsx workbook", (".csv", ".txt", ".xlsx"))}
+
+
 def _check_html(html_out):
     """Refuse a bad --html before the work."""
     if html_out is not None:
         from ..io import output_target
 
         output_target(html_out)
+
+
+def _check_suffixes(**outputs):
+    """Refuse an output (``outputs``: option -> path, of :data:`_OUTPUT_KINDS`) whose suffix names another
+    format (``--html report.xlsx`` wrote a page Excel would not open); after :func:`_refuse_clashes`, whose
+    error (an output naming an input) says more."""
+    from ..errors import ArgumentError
+
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        what, suffixes = _OUTPUT_KINDS[option]
+        suffix = Path(str(path)).suffix.lower()
+        if suffix and suffix not in suffixes:
+            raise ArgumentError(option, f"writes {what}, not {suffix}; name it {' or '.join(suffixes)}", path)
 
 
 def _write_html(html_out, ratings, **results) -> list:
@@ -615,6 +637,7 @@ def compare(ratings_file, methods, variant, cut, total, png, as_json, html_out, 
                   score_cols, rater_cols)
     _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
                                                         "--write-anchors": anchors_out})
+    _check_suffixes(html=html_out)
     result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all, total=total,
                              anchors=_anchors(anchors_in, hold_drifted), steps_by=steps_by,
                              shared_raters=shared_raters, hold_drifted=hold_drifted)

@@ -27,3 +27,31 @@ def test_a_good_change_list_name_is_written(tmp_path):
     res = run("adjust", src, "--scale", "0-3", "-m", "MN", "-o", tmp_path / "o.csv", "--changes",
               tmp_path / "ch.xlsx", "--cut", "2", "-q")
     assert res.exit_code == 0 and (tmp_path / "ch.xlsx").read_bytes()[:2] == b"PK"
+
+
+def test_an_output_named_for_another_format_is_refused(tmp_path):
+    """``--html report.xlsx`` wrote the HTML page under a name Excel would not open, ``--memo memo.csv`` the
+    same, ``--changes list.html`` a CSV; each is now refused before anything is written (after an output
+    naming an input, which says more), naming the option and the suffix it writes (check and compare's
+    --html too).  A name without a suffix and
+    another case of the right one are taken as given."""
+    src = tmp_path / "r.csv"
+    src.write_text(BODY)
+    out = tmp_path / "o.csv"
+    for option, name, says in (("--html", "report.xlsx", "writes an HTML page, not .xlsx; name it .html or .htm"),
+                               ("--memo", "memo.csv", "writes an HTML page, not .csv; name it .html or .htm"),
+                               ("--changes", "list.html", "writes a CSV table or an .xlsx workbook, not .html; "
+                                                          "name it .csv or .txt or .xlsx")):
+        target = tmp_path / name
+        res = run("adjust", src, "--scale", "0-3", "-m", "MN", "-o", out, "--cut", "2", option, target, "-q")
+        assert res.exit_code == 2
+        assert res.output.strip() == f"error: {target}: {option}: {says}"
+        assert not out.exists() and not target.exists()
+    for command in ("check", "compare"):
+        res = run(command, src, "--scale", "0-3", "--html", tmp_path / "page.pdf")
+        assert res.exit_code == 2 and "--html: writes an HTML page, not .pdf" in res.output
+    res = run("adjust", src, "--scale", "0-3", "-m", "MN", "-o", out, "--html", tmp_path / "PAGE.HTM",
+              "--memo", tmp_path / "memo", "-q")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "PAGE.HTM").read_text().lstrip().lower().startswith("<!doctype html")
+    assert "<html" in (tmp_path / "memo").read_text().lower()
