@@ -572,9 +572,10 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         for name, g in ratings.by_group():
             mfrm[name], rows = fit_mfrm(g, anchors, steps_by, hold_drifted=hold_drifted)
             anchored = rows if anchors is not None else None
-    elif anchors is not None:
-        raise ArgumentError("anchors", f"{arg('anchors')} applies to the many-facet model: give "
-                            f"{arg('methods', 'MFRM', cli='-m MFRM')}")
+    else:
+        from .anchors import require_mfrm
+
+        require_mfrm(codes, anchors=anchors, steps_by=steps_by)
     if shared_raters:
         shared_raters_need_facets(ratings)
     if shrinkage is not None and shrinkage not in STUDY_SHRINKAGES:

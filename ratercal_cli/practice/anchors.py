@@ -509,6 +509,18 @@ def analysis_elements(ratings) -> dict:
     return out
 
 
+def require_mfrm(codes, **options) -> None:
+    """An :class:`ArgumentError` for each of the many-facet model's ``options`` (``anchors``, ``steps_by``)
+    given where ``codes`` has no MFRM to use it: ignored, a comparison or an adjustment read as anchored or
+    stepped by a facet when it was not."""
+    if "MFRM" in codes:
+        return
+    for name, given in options.items():
+        if given is not None:
+            raise ArgumentError(name, f"{arg(name)} applies to the many-facet model: give "
+                                f"{arg('methods', 'MFRM', cli='-m MFRM')}")
+
+
 def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = None, hold_drifted: bool = False):
     """The MFRM of ``ratings`` (the facets as main effects; thresholds per level of ``steps_by``), free or
     held at ``anchors`` (checked against the data first).  Returns ``(estimator, displacement rows)``.

@@ -218,11 +218,10 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         if anchors is not None:
             one_group(ratings, "anchors")
         mfrm = {name: fit_mfrm(g, anchors, steps_by, hold_drifted=hold_drifted)[0] for name, g in ratings.by_group()}
-    elif anchors is not None:   # as adjust: anchors left unused would look like an anchored comparison
-        from ..errors import ArgumentError, arg
+    else:   # as adjust: anchors left unused would look like an anchored comparison
+        from .anchors import require_mfrm
 
-        raise ArgumentError("anchors", f"{arg('anchors')} applies to the many-facet model: give "
-                            f"{arg('methods', 'MFRM', cli='-m MFRM')}")
+        require_mfrm(codes, anchors=anchors, steps_by=steps_by)
     for name, g in ratings.by_group():
         prefix = where(ratings, name)
         if g.facets:   # each method as adjust applies it to facetted ratings; a paper's mean or total

@@ -375,3 +375,29 @@ def test_steps_by_not_a_facet_is_an_input_error(tmp_path):
                                    "-m", "MFRM", "--steps-by", "task", "-q", "-o", str(tmp_path / "out.csv")])
     assert res.exit_code == 2, res.output
     assert res.output.strip() == "error: --steps-by: 'task' is not a facet of this analysis (give it with --facet-col)"
+
+
+def test_steps_by_without_the_many_facet_model_is_refused(tmp_path):
+    """``adjust -m TLI --steps-by criterion`` (and compare's) ignored the option and wrote TLI's scores, as
+    if stepped by criterion; refused now as --anchors is, before anything is written."""
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+
+    src = tmp_path / "r.csv"
+    src.write_text("paper,rater,criterion,score\n" + "".join(
+        f"P{p},R{(p + k) % 4 + 1},{c},{(p + k + len(c)) % 5 + 1}\n" for p in range(12) for k in (0, 1)
+        for c in ("style", "org")))
+    for command in (["adjust", "-o", str(tmp_path / "o.csv")], ["compare"]):
+        res = CliRunner().invoke(cli, [command[0], str(src), "--scale", "1-6", "--facet-col", "criterion", "-m",
+                                       "TLI", "--steps-by", "criterion", "-q", *command[1:]])
+        assert res.exit_code == 2, res.output
+        assert "--steps-by: --steps-by applies to the many-facet model: give -m MFRM" in res.output
+    assert not (tmp_path / "o.csv").exists()
+    import ratercal_cli as rc
+    from ratercal_cli.errors import ArgumentError
+
+    r = rc.read_ratings(src, scale="1-6", facet_cols=["criterion"])
+    with pytest.raises(ArgumentError, match="steps_by"):
+        rc.adjust(r, "MML", steps_by="criterion")
+    assert rc.adjust(r, "MFRM", steps_by="criterion").groups[0].adjusted["MFRM"] is not None
