@@ -308,16 +308,17 @@ class RaterAdjuster:
 
     def _on_fitted_raters(self, ratings: Ratings) -> Ratings:
         """``ratings`` with their raters numbered as the fit's, where their labels are some of the fit's
-        raters' (new papers read by a few of them); else as they are."""
+        raters' (new papers read by a few of them); else as they are.  Labels match as text: a fit on a
+        data frame's whole-number raters (7) scores a file's (``7``), as the file would be read."""
         ids = tuple(ratings.rater_ids)
         if ids == self.rater_ids_:
             return ratings
-        at = {label: j for j, label in enumerate(self.rater_ids_)}
-        if len(at) != len(self.rater_ids_) or not all(label in at for label in ids):
+        at = {str(label): j for j, label in enumerate(self.rater_ids_)}
+        if len(at) != len(self.rater_ids_) or not all(str(label) in at for label in ids):
             return ratings
         from dataclasses import replace
 
-        code = np.array([at[label] for label in ids], dtype=np.int64)
+        code = np.array([at[str(label)] for label in ids], dtype=np.int64)
         return replace(ratings, rater=code[ratings.rater], n_raters=len(self.rater_ids_), rater_ids=self.rater_ids_,
                        first_readings=None)
 

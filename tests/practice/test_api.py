@@ -341,6 +341,18 @@ def test_transform_new_papers_read_by_some_of_the_fitted_raters():
     assert np.isfinite(a.rating).all()
 
 
+def test_transform_matches_a_frames_number_raters_to_a_files_text_ones(tmp_path):
+    """A fit on a data frame whose raters are whole numbers (7, 12) scores new papers read from a file, where
+    the same raters are the text ``7`` and ``12``: it refused them ("fitted on raters 7, 12; these ratings
+    have raters 7"), as if they were other raters.  Labels match as text."""
+    fit_on = pd.DataFrame({"paper": ["p1", "p1", "p2", "p2", "p3", "p3"], "rater": [7, 12] * 3,
+                           "score": [1, 3, 2, 4, 3, 5]})
+    mn = make_method("MN").fit(Ratings.from_frame(fit_on, scale="0-5"))
+    (tmp_path / "new.csv").write_text("paper,rater,score\nq1,12,4\nq2,12,5\n")
+    got = mn.transform(rc.read_ratings(tmp_path / "new.csv", scale="0-5"))
+    assert got.rating.tolist() == [3.0, 4.0] and got.paper.tolist() == [3.0, 4.0]   # rater 12's mean 4, all 3
+
+
 def test_an_estimators_bad_parameter_is_an_error_naming_it_not_a_failed_fit():
     """MML's step_sd=0 raised ZeroDivisionError, an ArithmeticError, which apply and the study take for a
     fit failing on its data (the method "skipped" with "float division by zero"); step_sd=-1 fitted as if 1;
