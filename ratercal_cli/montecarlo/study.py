@@ -456,7 +456,12 @@ class StudyResults:
     --------
     >>> res = rc.study.run(spec, out="runs/mine")          # doctest: +SKIP
     >>> res.summary.query("criterion == 'rmse'")            # doctest: +SKIP
+    >>> res.to_frame("paired")                              # doctest: +SKIP
+
+    ``to_frame(table)`` gives the same tables by name, as the other results objects' ``to_frame`` do.
     """
+
+    TABLES = ("summary", "paired", "replications")
 
     def __init__(self, summary, paired, replications, folder, computed: int, kind: str):
         self.summary = summary
@@ -466,10 +471,18 @@ class StudyResults:
         self.computed = int(computed)
         self.kind = kind
 
+    def to_frame(self, table: str = "summary"):
+        """The ``table`` (``"summary"``, ``"paired"`` or ``"replications"``) as a pandas DataFrame (a copy:
+        editing it leaves the results as they are)."""
+        if table not in self.TABLES:
+            raise ArgumentError("table", f"must be one of {', '.join(self.TABLES)}, not {table!r}")
+        return getattr(self, table).copy()
+
     def __repr__(self) -> str:
         cells = self.summary["cell"].nunique() if "cell" in self.summary else self.summary.iloc[:, 0].nunique()
         return (f"<StudyResults ({self.kind}): {len(self.summary)} summary rows over {cells} cell(s), "
-                f"{len(self.paired)} paired rows; folder {self.folder}; see .summary, .paired, .replications>")
+                f"{len(self.paired)} paired rows; folder {self.folder}; see .summary, .paired, .replications, "
+                f".to_frame(table)>")
 
     def _repr_html_(self) -> str:
         import html

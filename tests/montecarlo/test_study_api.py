@@ -54,6 +54,14 @@ def test_the_example_runs_two_cells_with_a_user_method_and_criterion(example):
     pair = p[(p.cell == "raters differ") & (p.method == "TLI") & (p.criterion == "rmse")].iloc[0]
     assert pair.difference == pytest.approx((rows.to_numpy() - no.to_numpy()).mean(), rel=1e-12)
     assert len(repr(res)) < 2000 and "<table" in res._repr_html_()
+    # the tables by name too, as the other results' to_frame; a copy, and a bad name is an ArgumentError
+    pd.testing.assert_frame_equal(res.to_frame("paired"), p)
+    frame = res.to_frame()
+    pd.testing.assert_frame_equal(frame, s)
+    frame.loc[:, "mean"] = 0.0
+    assert (res.summary["mean"] != 0).any()
+    with pytest.raises(ArgumentError, match="table"):
+        res.to_frame("ratings")
 
 
 def test_the_folder_is_the_cache_and_jobs_do_not_change_the_numbers(example, tmp_path):
