@@ -221,6 +221,30 @@ def _lookalikes(distinct, counts, joined=None, arrow=None, confusable=False, zer
     return [sorted(g, key=lambda lab: -n[lab]) for g in groups]
 
 
+#: A label that is a whole number written with leading zeros (``000123``), in the NUL-joined labels
+_ZERO_LED_NUMBER = re.compile(r"\x00(0+)([0-9]+)(?=\x00|$)")
+
+
+def _zero_led_numbers(distinct, counts, joined=None) -> list:
+    """Groups (most used first) of the ``distinct`` labels that are one whole number with and without
+    leading zeros (``000123`` and ``123``: a spreadsheet's number cell and a text cell of one student's
+    id).  For a paper column, too long for :func:`label_key` a label: one scan of the joined labels,
+    none at all where no label starts with 0."""
+    joined = joined or "\0" + "\0".join(distinct)
+    if "\x000" not in joined:
+        return []
+    by_number: dict = {}
+    for zeros, digits in _ZERO_LED_NUMBER.findall(joined):
+        by_number.setdefault(digits, []).append(zeros + digits)
+    present = set(distinct)
+    groups = [([d] if d in present else []) + g for d, g in by_number.items()]
+    groups = [g for g in groups if len(g) > 1]
+    if not groups:
+        return []
+    n = counts()
+    return [sorted(g, key=lambda lab: -n[lab]) for g in groups]
+
+
 def _show(label) -> str:
     """A label in quotes as it shows ('Müller, H.', accents and all), but for the characters that do
     not show plainly: invisible ones, unusual spaces and combining marks are written as escapes
@@ -293,9 +317,13 @@ def _check_lookalikes(rows: Rows, columns, path, fold, warnings, lines=None):
         # (raters, few, by their confusable skeletons even where ASCII: "Rl" typed for "R1" was a rater of its own,
         # unwarned; a paper column, of many labels, only where some label is not ASCII)
         # (raters and groups, few, also by a number's leading zeros: 7 and "007" from a workbook were two raters)
-        groups = _lookalikes(column.labels, lambda: dict(zip(column.labels, column.counts().tolist())),
-                             column.joined(), column.arrow, confusable=kind == "rater",
+        counts = lambda: dict(zip(column.labels, column.counts().tolist()))   # noqa: E731
+        groups = _lookalikes(column.labels, counts, column.joined(), column.arrow, confusable=kind == "rater",
                              zeros=kind in ("rater", "group"))
+        if kind == "paper":   # (a student's id 000123 in a text cell and 123 in a number cell: one paper)
+            seen = {lab for g in groups for lab in g}
+            groups += [g for g in _zero_led_numbers(column.labels, counts, column.joined())
+                       if not seen.intersection(g)]
         if not groups:
             continue
         found[col] = groups
