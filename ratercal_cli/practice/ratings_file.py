@@ -913,6 +913,11 @@ def _parse_fields(rows: Rows, lines, columns: Columns, order_col, path, decimal:
     return values[score.codes]
 
 
+#: a scale given with this many categories or more unused at one end is warned of (a typing slip, 0-9 for
+#: 0-5?); one unused end category is common (no paper was a 1)
+UNUSED_ENDS = 2
+
+
 def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list, fields=None) -> Scale:
     """The scale given (every score checked to lie on it), or, with None, the lowest to the highest
     score found (with a warning)."""
@@ -934,6 +939,16 @@ def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list, 
             tail = " (a line of totals below the table? delete it)" if len(scores) - k <= TAIL_LINES else ""
             raise InputError(f"{int(scores[k])} is outside the scale {scale}{tail}", path, int(lines[k]),
                              fields[k] if fields is not None else columns.score)
+        present = scores[~np.isnan(scores)]
+        if present.size:
+            lo, hi = int(present.min()), int(present.max())
+            if max(lo - scale.low, scale.high - hi) >= UNUSED_ENDS:
+                unused = [f"{a}-{b}" if b > a else f"{a}" for a, b in ((scale.low, lo - 1), (hi + 1, scale.high))
+                          if b >= a]
+                warnings.append(f"{path}: {columns.score}: no rating is {' or '.join(unused)} on the scale {scale} "
+                                f"given (the scores run {lo}-{hi}); if the scale is narrower, give it with "
+                                f"{mention('scale', f'{lo}-{max(hi, lo + 1)}')}: the truncated methods keep "
+                                "scores inside the scale and the category counts and models depend on it")
     return scale
 
 

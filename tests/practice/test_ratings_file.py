@@ -269,3 +269,28 @@ def test_rater_order_does_not_depend_on_the_hash_seed(tmp_path):
     outs = {subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (0, 1, 2, 3)}
     assert outs == {"01,1,1.0,2,a,b,inf,nan\n"}
+
+
+def test_a_scale_wider_than_every_score_is_warned_of(tmp_path):
+    """``--scale 0-9`` typed for a 0-5 rubric: the truncated methods kept scores up to 9 and the models had
+    four categories no rater used, with no word.  Two or more categories unused at an end are warned of,
+    with the scale the scores suggest; one (no paper was a 0) is common and is not."""
+    import warnings
+
+    import ratercal_cli as rc
+
+    src = tmp_path / "r.csv"
+    src.write_text("paper,rater,score\n" + "".join(f"P{p},R{k},{(p + k) % 6}\n" for p in range(30) for k in (1, 2)))
+    with pytest.warns(UserWarning, match=r"score: no rating is 6-9 on the scale 0-9 given \(the scores run 0-5\); "
+                                         r"if the scale is narrower, give it with scale='0-5'"):
+        rc.read_ratings(src, scale="0-9")
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        rc.read_ratings(src, scale="0-6")   # (one unused: a 6 nobody gave)
+        rc.read_ratings(src, scale="0-5")
+    assert not [w for w in got if "no rating is" in str(w.message)]
+    from support import run
+
+    out = run("check", src, "--scale", "0-9")   # (on the command line, named as its flag)
+    assert "no rating is 6-9 on the scale 0-9 given (the scores run 0-5); if the scale is narrower, give it " \
+           "with --scale 0-5" in out.output
