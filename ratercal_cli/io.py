@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import contextvars
 import csv
 import errno
 import gc
@@ -159,8 +160,10 @@ def _term_unwinds():
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode="w", newline="", make_dirs=True):
-    """Open a temporary file beside ``path``'s real target; rename it over the target on success.
+def atomic_write(path, mode="w", newline="", make_dirs=True, stage=False):
+    """Open a temporary file beside ``path``'s real target; rename it over the target on success
+    (``stage``: a user's output, at the end of the open :func:`output_set` where there is one; not the
+    files a command reads back, such as a report's figures).
 
     A symlink is written through (the file it points to is replaced, the link stays);
     a directory or device as ``path`` is refused (:func:`output_target`).  ``make_dirs``:
@@ -184,7 +187,12 @@ def atomic_write(path, mode="w", newline="", make_dirs=True):
             with os.fdopen(fd, mode, **kwargs) as fh:
                 yield fh
                 fh.flush()
-            os.replace(tmp, path)
+            staged = _STAGED.get() if stage else None
+            if staged is not None:   # renamed with the others of its set (:func:`output_set`)
+                staged.append((tmp, path))
+                tmp = None
+            else:
+                os.replace(tmp, path)
         except BaseException:
             if tmp is not None:
                 with contextlib.suppress(FileNotFoundError):
@@ -192,6 +200,41 @@ def atomic_write(path, mode="w", newline="", make_dirs=True):
             raise
         finally:
             _WRITING.pop(tmp, None)
+
+
+#: The temporary files of the open :func:`output_set` and their targets, in the order written (None: no set)
+_STAGED: contextvars.ContextVar = contextvars.ContextVar("ratercal_staged", default=None)
+
+
+@contextlib.contextmanager
+def output_set():
+    """The user's outputs written inside (:func:`open_output`, :func:`atomic_write` ``stage=True``) are
+    renamed over their targets together, at the end
+    of the block, and removed if it fails or is interrupted: a command's outputs (``adjust -o``, its
+    ``--changes``, ``--memo`` and ``--html``) are all of this run or all as they were, never a new
+    adjusted file beside an old memo.  (A SIGKILL between two renames still can; they follow each other
+    at once.)  Nested sets join the outer one."""
+    if _STAGED.get() is not None:
+        yield
+        return
+    staged: list = []
+    token = _STAGED.set(staged)
+    try:
+        yield
+        _STAGED.reset(token)
+        token = None
+        while staged:
+            tmp, path = staged[0]
+            os.replace(tmp, path)
+            staged.pop(0)
+            _WRITING.pop(tmp, None)
+    finally:
+        if token is not None:
+            _STAGED.reset(token)
+        for tmp, _ in staged:   # (an error, an interrupt, or a failed rename: the rest left as they were)
+            _WRITING.pop(tmp, None)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 #: Why a file cannot be written that the user can act on: a full disk, a quota, a file too large,
@@ -224,7 +267,7 @@ def open_output(path, mode="w", newline=""):
         yield out
         out.flush()
         return
-    with atomic_write(path, mode=mode, newline=newline, make_dirs=False) as fh:
+    with atomic_write(path, mode=mode, newline=newline, make_dirs=False, stage=True) as fh:
         yield fh
 
 

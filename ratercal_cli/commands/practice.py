@@ -442,37 +442,40 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
                             steps_by=steps_by, shared_raters=shared_raters, hold_drifted=hold_drifted,
                             shrinkage=shrinkage, cluster=cluster_col, simulate=simulate,
                             discrepancy=discrepancy if simulate is not None else None)
-    _write_calibration(anchors_out, table.ratings, steps_by)
-    _warn(result.warnings, quiet)
-    # the page first: an error building it (a rubric's unlinked raters) leaves no output half-written
-    page = _html_page(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant, confidence=confidence,
-                      model=dict(steps_by=steps_by, anchors=_anchors(anchors_in, hold_drifted) if html_out else None,
-                                 hold_drifted=hold_drifted))
-    n_lines = _write_adjusted_output(output, table, result, total, layout)
-    from ..practice.levels import changes
+    from ..io import output_set
 
-    show_levels = levels is not None and (len(levels.cuts) > 1 or level_names or table.ratings.facets)
-    # only where something shows it: a list of every paper, 0.9-2 s of adjust --cut at 1M ratings (issue 32)
-    change_list = (changes(result, levels=levels, total=total, confidence=confidence)
-                   if changes_out is not None or memo_out is not None
-                   or (levels is not None and (as_json or (show_levels and not quiet))) else None)
-    if changes_out is not None:
-        from ..practice.output import write_table
+    with output_set():   # the outputs all of this run, or all as they were (a failure or ^C between two)
+        _write_calibration(anchors_out, table.ratings, steps_by)
+        _warn(result.warnings, quiet)
+        # the page first: an error building it (a rubric's unlinked raters) leaves no output half-written
+        page = _html_page(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant, confidence=confidence,
+                          model=dict(steps_by=steps_by, anchors=_anchors(anchors_in, hold_drifted) if html_out else None,
+                                     hold_drifted=hold_drifted))
+        n_lines = _write_adjusted_output(output, table, result, total, layout)
+        from ..practice.levels import changes
 
-        write_table(changes_out, change_list.header, [[row[h] for h in change_list.header] for row in change_list.rows],
-                    bom=True, sheet="changes", labels=change_list.labels)
-    if memo_out is not None:
-        _write_memo(memo_out, source, table, result, levels, change_list, assignment, dict(
-            methods=",".join(codes), variant=result.variant, scale=scale, paper_col=paper_col, rater_col=rater_col,
-            score_col=score_col, group_col=group_col, facet_cols=",".join(facet_cols) or None, score_cols=score_cols,
-            rater_cols=rater_cols, order_col=order_col, resolve_discrepancies=resolve, discrepancy=discrepancy,
-            cut=cut, levels=level_names, confidence=confidence if levels is not None and confidence != 0.9 else None,
-            total=total if table.ratings.facets else None, bootstrap=bootstrap,
-            seed=seed, assignment=assignment, sheet=sheet, encoding=encoding, decimal=decimal,
-            fold_labels=fold_labels, shared_raters=shared_raters, steps_by=steps_by,
-            anchors=anchors_in, output=output))
-    written = _write_page(html_out, page)
-    written += [p for p in (changes_out, memo_out) if p is not None]
+        show_levels = levels is not None and (len(levels.cuts) > 1 or level_names or table.ratings.facets)
+        # only where something shows it: a list of every paper, 0.9-2 s of adjust --cut at 1M ratings (issue 32)
+        change_list = (changes(result, levels=levels, total=total, confidence=confidence)
+                       if changes_out is not None or memo_out is not None
+                       or (levels is not None and (as_json or (show_levels and not quiet))) else None)
+        if changes_out is not None:
+            from ..practice.output import write_table
+
+            write_table(changes_out, change_list.header, [[row[h] for h in change_list.header] for row in change_list.rows],
+                        bom=True, sheet="changes", labels=change_list.labels)
+        if memo_out is not None:
+            _write_memo(memo_out, source, table, result, levels, change_list, assignment, dict(
+                methods=",".join(codes), variant=result.variant, scale=scale, paper_col=paper_col, rater_col=rater_col,
+                score_col=score_col, group_col=group_col, facet_cols=",".join(facet_cols) or None, score_cols=score_cols,
+                rater_cols=rater_cols, order_col=order_col, resolve_discrepancies=resolve, discrepancy=discrepancy,
+                cut=cut, levels=level_names, confidence=confidence if levels is not None and confidence != 0.9 else None,
+                total=total if table.ratings.facets else None, bootstrap=bootstrap,
+                seed=seed, assignment=assignment, sheet=sheet, encoding=encoding, decimal=decimal,
+                fold_labels=fold_labels, shared_raters=shared_raters, steps_by=steps_by,
+                anchors=anchors_in, output=output))
+        written = _write_page(html_out, page)
+        written += [p for p in (changes_out, memo_out) if p is not None]
     if as_json:
         from ..practice.text import json_clean
 

@@ -294,7 +294,7 @@ def write_anchors(path, anchors: Anchors) -> None:
         # labels a spreadsheet would run as formulas get a leading ' (read_anchors takes it off)
         text = csv_text(COLUMNS, [[anchors.model, str(anchors.scale), neutralise(a.facet), neutralise(a.element),
                                    neutralise(a.level), _fmt(a.measure), _fmt(a.se)] for a in anchors.elements])
-    with atomic_write(path, make_dirs=False) as fh:
+    with atomic_write(path, make_dirs=False, stage=True) as fh:   # (a user's output: with the others of its run)
         fh.write(text)
 
 

@@ -202,7 +202,9 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
 
 
 def write_memo(path, *args, **kwargs) -> None:
-    """:func:`memo_html` written atomically to ``path``."""
-    from ..io import write_text
+    """:func:`memo_html` written atomically to ``path`` (a user's output: :func:`~ratercal_cli.io.open_output`)."""
+    from ..io import open_output
 
-    write_text(path, memo_html(*args, **kwargs))
+    text = memo_html(*args, **kwargs)
+    with open_output(path, newline="\n") as fh:
+        fh.write(text)
