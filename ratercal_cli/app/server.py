@@ -609,11 +609,9 @@ def _extrapolated(rep) -> str | None:
     twice): check's note that its advice is an extrapolation (:func:`.study_rule.design_levels`), its
     pointer to the simulation in the page's words; else None."""
     one = _one(rep)
-    design = (rep.study or {}).get("design") or {}
-    if one is None or one.source != "the study" or design.get("exact", True) or not design.get("note"):
+    if one is None or not one.caveat:
         return None
-    return design["note"].replace("the advice below", "this advice").replace(
-        "`check --simulate R`", "Simulate the methods, on the columns page,")
+    return one.caveat.replace("`check --simulate R`", "Simulate the methods, on the columns page,")
 
 
 def _one(rep):

@@ -150,7 +150,9 @@ def _summary(ratings, check, adjust, summaries, cut) -> str:
               + (f'<span class="yes">yes</span> ({_esc(why)})' if rep.warranted else f'<span class="no">no</span> '
                  f"({_esc(why)})"),
               (f"recommended method: <b>{_esc(rep.decision.label)}</b> -- {_esc(rep.decision.short)} "
-               f"(Chapter 5's rule: {_esc(rep.recommendation)})" if rep.decision is not None else
+               f"(Chapter 5's rule: {_esc(rep.recommendation)})"
+               + (f'<br><span class="note">{_esc(rep.decision.caveat)}</span>' if rep.decision.caveat else "")
+               if rep.decision is not None else
                f"recommended method: <b>{_esc(rep.recommendation)}</b> -- {_esc(rep.reason)}")]
         s = next((s for s in summaries if s.group == rep.group), None)
         m = None if s is None else next((m for m in s.methods if m.method == "recommended"), s.methods[0])

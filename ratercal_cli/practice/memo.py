@@ -66,7 +66,8 @@ def _advice(rep):
     more than the method's code), or None."""
     dec = getattr(rep, "decision", None)
     if dec is not None:   # check's one recommendation (practice/recommend.py)
-        return f"check recommends {method_words(dec.label)}: {dec.short}."
+        return (f"check recommends {method_words(dec.label)}: {dec.short}."
+                + (f" Note: {dec.caveat}." if getattr(dec, "caveat", "") else ""))
     d = rep.to_dict() if hasattr(rep, "to_dict") else {}
     rec = d.get("recommendation")
     if isinstance(rec, dict):

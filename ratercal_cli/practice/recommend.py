@@ -104,6 +104,8 @@ class Recommendation:
     equivalent: list = field(default_factory=list)
     #: the deciding source's reason in one clause (the summary line's)
     short: str = ""
+    #: what the reader must know of the decision besides (the study's advice an extrapolation to this design)
+    caveat: str = ""
 
     @property
     def label(self) -> str:
@@ -118,6 +120,7 @@ class Recommendation:
         return json_clean({"recommendation": self.method, "recommendation_shrinkage": self.shrinkage,
                            "recommendation_label": self.label, "recommendation_reason": self.short,
                            "recommendation_multigroup": self.multigroup, "recommendation_source": self.source,
+                           "recommendation_caveat": self.caveat,
                            "reasons": list(self.reasons), "sources": self.sources,
                            "equivalent": list(self.equivalent)})
 
@@ -156,7 +159,8 @@ def study_say(ratings, exclude=()) -> dict | None:
     (m, s, rmse, _), eq = _equivalents(cands, best)
     mine = rows[(m, s)]
     return {"method": m, "shrinkage": s, "rmse": rmse, "mcse": mine["mcse"], "study": mine["study"],
-            "replications": mine["replications"], "best": best, "equivalent": eq, "raters": d["raters"]}
+            "replications": mine["replications"], "best": best, "equivalent": eq, "raters": d["raters"],
+            "extrapolation": "" if d["exact"] else d["note"].replace("the advice below", "this advice")}
 
 
 def simulation_say(sim, exclude=()) -> dict | None:
@@ -276,9 +280,9 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                      f"the other methods, {_label(alt)} ({alt['rmse']:.4f}), rather than {_label(pick)} "
                      f"({pick['rmse']:.4f})")
 
-    def done(method, shrinkage, source, short, why, mg=False, eq=()):
+    def done(method, shrinkage, source, short, why, mg=False, eq=(), caveat=""):
         return Recommendation(method, shrinkage, source, reasons + [f"decided by {source}: {why}"], sources, mg,
-                              list(eq), short)
+                              list(eq), short, caveat)
 
     data_stop = rule["method"] == "NO" and not rule["reason"].startswith("papers were not randomly assigned")
     if data_stop:
@@ -364,6 +368,7 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                                              if tie else "") + (", the rater model misfitting" if vetoed else "") + ")",
                     f"its {pick['replications']:,} replications a cell rank the methods with Monte Carlo errors; "
                     "the rule rests on one data set a cell" + ("; the simplest of the methods within its Monte Carlo error"
-                                                              if tie else "") + vetoed, eq=pick["equivalent"])
+                                                              if tie else "") + vetoed, eq=pick["equivalent"],
+                    caveat=pick.get("extrapolation", ""))
     return done(rule["method"], "none", "the rule", f"Chapter 5's rule: {rule['reason']}",
                 "no other source has a say here")

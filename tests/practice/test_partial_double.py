@@ -16,7 +16,9 @@ from ratercal_cli.practice.study_rule import design_levels, study_recommendation
 from ratercal_cli.ratings import Ratings
 
 from partial_double import partial_double
-from support import run
+from support import ROOT, run
+
+ROOT_EXAMPLE = ROOT / "examples" / "ratings.csv"
 
 
 @pytest.fixture(scope="module")
@@ -96,3 +98,20 @@ def test_an_essays_style_facets_specification_with_a_session_facet(tmp_path):
     res = run(*[str(tmp_path / a) if a.endswith(".csv") else a for a in cmd])
     assert res.exit_code == 0, res.output
     assert "no cell of the study has this design" in res.output
+
+
+def test_the_memo_the_page_and_the_json_say_the_advice_is_an_extrapolation(pd_file, tmp_path):
+    """The app's decision page said the study's advice on this design is an extrapolation; the memo and
+    the HTML report, what staff file and hand on, did not.  The one recommendation carries it (``caveat``,
+    ``recommendation_caveat`` in --json) and every page shows it."""
+    res = run("adjust", pd_file, "--scale", "0-5", "-m", "recommended", "-o", tmp_path / "a.csv",
+              "--memo", tmp_path / "memo.html", "--html", tmp_path / "page.html", "-q")
+    assert res.exit_code == 0, res.output
+    said = "no cell of the study has this design (280 read once, 120 read twice)"
+    memo, page = (tmp_path / "memo.html").read_text(), (tmp_path / "page.html").read_text()
+    assert said in memo and "this advice is an extrapolation from them" in memo
+    assert said in page and "this advice is an extrapolation from them" in page
+    js = rc.check(rc.read_ratings(pd_file, scale="0-5")).to_dict()["groups"][0]
+    assert js["recommendation_source"] == "the study" and js["recommendation_caveat"].startswith(said)
+    exact = rc.check(rc.read_ratings(ROOT_EXAMPLE, scale="0-5", group_col="grade")).to_dict()["groups"][0]
+    assert exact["recommendation_caveat"] == ""
