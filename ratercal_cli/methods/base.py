@@ -330,8 +330,8 @@ class RaterAdjuster:
             raise MethodError(f"{self.code}: fitted on the scale {low}-{low + self.max_score_}, "
                               f"these ratings are on {ratings.scale_low}-{ratings.scale_low + ratings.max_score}")
         if tuple(ratings.rater_ids) != self.rater_ids_:
-            fitted = set(self.rater_ids_)
-            new = [str(x) for x in ratings.rater_ids if x not in fitted]
+            fitted = {str(x) for x in self.rater_ids_}   # (as text, as _on_fitted_raters matches them)
+            new = [str(x) for x in ratings.rater_ids if str(x) not in fitted]
             raise MethodError(f"{self.code}: fitted on raters {', '.join(map(str, self.rater_ids_))}; "
                               f"these ratings have raters {', '.join(map(str, ratings.rater_ids))}"
                               + (f" ({', '.join(new)} not among them: no parameters)" if new else ""))

@@ -517,7 +517,7 @@ def require_mfrm(codes, **options) -> None:
         return
     for name, given in options.items():
         if given is not None:
-            raise ArgumentError(name, f"{arg(name)} applies to the many-facet model: give "
+            raise ArgumentError(name, f"applies to the many-facet model only: give "
                                 f"{arg('methods', 'MFRM', cli='-m MFRM')}")
 
 

@@ -943,8 +943,8 @@ def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list, 
         if present.size:
             lo, hi = int(present.min()), int(present.max())
             if max(lo - scale.low, scale.high - hi) >= UNUSED_ENDS:
-                unused = [f"{a}-{b}" if b > a else f"{a}" for a, b in ((scale.low, lo - 1), (hi + 1, scale.high))
-                          if b >= a]
+                unused = [f"{a}" if b == a else f"{a}-{b}" if a >= 0 else f"{a} to {b}"
+                          for a, b in ((scale.low, lo - 1), (hi + 1, scale.high)) if b >= a]
                 warnings.append(f"{path}: {columns.score}: no rating is {' or '.join(unused)} on the scale {scale} "
                                 f"given (the scores run {lo}-{hi}); if the scale is narrower, give it with "
                                 f"{mention('scale', f'{lo}-{max(hi, lo + 1)}')}: the truncated methods keep "

@@ -30,9 +30,10 @@ The decision, in this order:
    Under a confound the pick of 2 or 3 meets **the links' say** (:mod:`.links`): where the papers the
    clusters' raters share place them less precisely than they differ (the expected gain of moving the
    papers by their raters' least-squares locations, the effects' squares less twice their noise, is not
-   positive), NO at the pick's shrinkage level (tests/practice/test_links.py: schools read by their
-   own pair, 97% of readings by it, no third readings; over nine files mean RMSE 0.598, the multi-group
-   MML's 0.615, NO's 0.620).
+   positive), NO at the pick's shrinkage level (no rater adjustment; the multi-group pick's papers
+   shrunk by Kelley's formula: on files of tests/confounded.py, tests/practice/test_links.py, that
+   beat both the multi-group MML and the raw scores on average; unshrunk NO, what "left alone" would
+   mean, lost to the MML there, the links' say being a weak guide where raters' slopes bias the links).
 4. Else the study's say.
 5. Else (the study has no say: no rater model) the rule's.
 
@@ -299,7 +300,7 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                     "were not, as with schools read by their own raters, it moves good papers down and weak ones "
                     f"up); if they were, say {mention('assignment', 'random')}")
     def links_veto(method, shrinkage):
-        """The links' say under a confound: ``(source, short, why)`` of leaving the scores alone (at
+        """The links' say under a confound: ``(source, short, why)`` of no rater adjustment (at the pick's
         ``shrinkage``) where the papers the clusters' raters share place them less precisely than they
         differ; None where they place them well enough, or the pick adjusts nothing."""
         if not (links and confounded) or method == "NO":
@@ -310,24 +311,32 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
         sources["links"] = g
         if g is None:
             return None
-        said = (f"the raters' locations estimated through the papers they share (two-way least squares, papers "
-                f"as fixed effects) move the papers by {g['rms_effect']:.3f} score points (root mean square), "
-                f"with noise of {g['rms_noise']:.3f} from the few papers linking the clusters' raters")
+        said = (f"the raters' differences, estimated on the papers they share (two-way least squares, papers "
+                f"as fixed effects), would move the papers by {g['rms_effect']:.2f} score points on average (root "
+                f"mean square), and the few papers linking the clusters' raters leave {g['rms_noise']:.2f} points "
+                f"of that uncertain")
+        gain = (f"expected gain in squared error, the effects' squares less twice their noise: {g['gain']:.1f} "
+                f"+- {g['gain_se']:.1f} over {g['papers']} papers")
         if g["gain"] > 0:
-            reasons.append(f"the links' say: {said}: adjusting is expected to gain ({g['gain']:.1f} squared points "
-                           f"over {g['papers']} papers)")
+            reasons.append(f"the links' say: {said}: adjusting is expected to bring the scores nearer the truth "
+                           f"({gain})")
             return None
         label = "NO" + (f" ({_lv(shrinkage)})" if shrinkage != "none" else "")
-        reasons.append(f"the links' say: {said}: adjusting is expected to lose ({g['gain']:.1f} squared points "
-                       f"over {g['papers']} papers), so {label} rather than {method}")
-        return ("the links", f"the clusters' raters share too few papers to be placed on one scale "
-                f"(noise {g['rms_noise']:.2f} against rater effects of {g['rms_effect']:.2f} score points)",
-                f"{method} would move the papers by their raters' estimated locations, and the papers that link "
-                f"the clusters' raters are too few for those estimates to be nearer the truth than no adjustment "
-                f"(the expected gain, the effects' squares less twice their noise, {g['gain']:.1f} over "
-                f"{g['papers']} papers, is not positive): the raters' differences are left unadjusted"
-                + ("; each paper's mean is shrunk toward the mean by its reliability, as the pick's scores were"
-                   if shrinkage != "none" else ""))
+        reasons.append(f"the links' say: {said}: adjusting is not expected to bring the scores nearer the truth "
+                       f"({gain}), so {label} rather than {method}")
+        shrunk = shrinkage != "none"
+        return ("the links", f"the clusters' raters share too few papers to be compared (their differences, "
+                f"{g['rms_effect']:.2f} points, are no larger than the uncertainty of estimating them, "
+                f"{g['rms_noise']:.2f})" + ("; each paper's mean shrunk toward the mean, as the pick's was" if shrunk
+                                          else ""),
+                f"{method} would move each paper by its raters' estimated severity, but the papers that link the "
+                f"clusters' raters are too few for those estimates to be nearer the truth than no adjustment "
+                f"({gain}, not positive): no paper is adjusted for its raters"
+                + ("; as the pick's scores were, each paper's mean is shrunk toward the mean of all papers by its "
+                   "reliability (Kelley), which moves high scores down and low ones up: at a cut above the mean "
+                   "some papers that passed on their raw mean fail" if shrunk else ", the scores are left as given")
+                + ". The raters may still differ (the tests above); papers read across the clusters would show "
+                  "by how much")
 
     if sim is not None and (not confounded or sim["confound_drawn"]):
         pick, vetoed = fit_veto(sim, lambda: simulation_say(simulation, exclude=MODEL_METHODS))

@@ -360,7 +360,7 @@ def test_compare_refuses_anchors_it_would_not_use(tmp_path):
     (tmp_path / "a.csv").write_text(ANCHOR_ROWS)
     res = CliRunner().invoke(cli, ["compare", str(tmp_path / "y.csv"), "--scale", "1-6", "-m", "TLI", "-q",
                                    "--anchors", str(tmp_path / "a.csv")])
-    assert res.exit_code == 2 and "--anchors: --anchors applies to the many-facet model: give -m MFRM" in res.output
+    assert res.exit_code == 2 and "--anchors: applies to the many-facet model only: give -m MFRM" in res.output
 
 
 def test_steps_by_not_a_facet_is_an_input_error(tmp_path):
@@ -392,7 +392,7 @@ def test_steps_by_without_the_many_facet_model_is_refused(tmp_path):
         res = CliRunner().invoke(cli, [command[0], str(src), "--scale", "1-6", "--facet-col", "criterion", "-m",
                                        "TLI", "--steps-by", "criterion", "-q", *command[1:]])
         assert res.exit_code == 2, res.output
-        assert "--steps-by: --steps-by applies to the many-facet model: give -m MFRM" in res.output
+        assert "--steps-by: applies to the many-facet model only: give -m MFRM" in res.output
     assert not (tmp_path / "o.csv").exists()
     import ratercal_cli as rc
     from ratercal_cli.errors import ArgumentError

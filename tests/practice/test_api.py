@@ -351,6 +351,9 @@ def test_transform_matches_a_frames_number_raters_to_a_files_text_ones(tmp_path)
     (tmp_path / "new.csv").write_text("paper,rater,score\nq1,12,4\nq2,12,5\n")
     got = mn.transform(rc.read_ratings(tmp_path / "new.csv", scale="0-5"))
     assert got.rating.tolist() == [3.0, 4.0] and got.paper.tolist() == [3.0, 4.0]   # rater 12's mean 4, all 3
+    (tmp_path / "other.csv").write_text("paper,rater,score\nq1,12,4\nq2,99,5\n")   # only 99 is new
+    with pytest.raises(rc.MethodError, match=r"these ratings have raters 12, 99 \(99 not among them"):
+        mn.transform(rc.read_ratings(tmp_path / "other.csv", scale="0-5"))
 
 
 def test_an_estimators_bad_parameter_is_an_error_naming_it_not_a_failed_fit():

@@ -110,8 +110,8 @@ def _advice(d):
 def test_schools_whose_raters_share_few_papers_are_left_alone():
     """Each school read by its own pair, one reading in 30 by another school's rater and no third readings:
     the multi-group MML placed the pairs on one scale through a handful of papers each, and its scores were
-    further from the truth than no adjustment (0.649 against 0.634 on seed 2); the links' say leaves them
-    alone (shrunk, as the pick was), and says why."""
+    further from the truth than no adjustment (0.649 against 0.634 on seed 2); the links' say gives no
+    rater adjustment (shrunk, as the pick was: 0.597), and says why."""
     d = district(2, papers=300, own=0.97, discrepancy=5)
     r, label, rec, no = _advice(d)
     assert label == "NO (shrunk)"
@@ -121,6 +121,7 @@ def test_schools_whose_raters_share_few_papers_are_left_alone():
     assert decision.source == "the links"
     assert decision.sources["links"]["gain"] < 0
     assert any(x.startswith("the links' say:") for x in decision.reasons)
+    assert "too few papers to be compared" in decision.short
     assert mml.adjusted  # (MML fits this file: the advice is not a fit's failure)
 
 
