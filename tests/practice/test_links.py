@@ -144,7 +144,7 @@ def test_over_ten_weakly_linked_school_files_the_advice_beats_no_where_the_mml_d
     and nearer on average: 0.598 RMSE, the MML 0.615, NO 0.620 (the README's figures)."""
     from ratercal_cli.errors import RatercalError
 
-    worse_mml, worse_rec, rec_sum, no_sum, mml_sum, fitted = 0, 0, 0.0, 0.0, 0.0, 0
+    worse_mml, worse_rec, rec_sum, no_sum, mml_sum, fitted, plain_sum = 0, 0, 0.0, 0.0, 0.0, 0, 0.0
     for seed in range(1, 11):
         d = district(seed, papers=300, own=0.97, discrepancy=5)
         r, label, rec, no = _advice(d)
@@ -161,7 +161,9 @@ def test_over_ten_weakly_linked_school_files_the_advice_beats_no_where_the_mml_d
         rec_sum += rec
         no_sum += no
         mml_sum += mml
-    print(fitted, worse_mml, worse_rec, rec_sum / fitted, mml_sum / fitted, no_sum / fitted)
+        plain_sum += no if label.startswith("NO") else rec   # (the fallback unshrunk: the scores as given)
+    print(fitted, worse_mml, worse_rec, rec_sum / fitted, mml_sum / fitted, no_sum / fitted, plain_sum / fitted)
     assert fitted >= 8
     assert worse_rec < worse_mml and worse_rec <= 2, (fitted, worse_mml, worse_rec)
     assert rec_sum < mml_sum < no_sum
+    assert plain_sum > mml_sum   # (README: unshrunk NO as the fallback, 0.653, would lose to the MML)
