@@ -283,7 +283,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
                   tuple(facet_cols) + ((cluster_col,) if cluster_col else ()), score_cols, rater_cols)
     _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
                                                         "--write-anchors": anchors_out})
-    _check_suffixes(html=html_out)
+    _check_suffixes(html=html_out, png=png)
     given = [name for name, v in (("--cut", cut), ("--seed", seed), ("--scheduler", scheduler),
                                   ("--method", methods or None)) if v is not None]
     if simulate is None and given:
@@ -526,7 +526,8 @@ def _write_memo(path, source, table, result, levels, change_list, assignment, se
 
 #: what each output option writes, and the suffixes that say so (a name without a suffix is taken as given)
 _OUTPUT_KINDS = {"html": ("an HTML page", (".html", ".htm")), "memo": ("an HTML page", (".html", ".htm")),
-                 "changes": ("a CSV table or an .xlsx workbook", (".csv", ".txt", ".xlsx"))}
+                 "changes": ("a CSV table or an .xlsx workbook", (".csv", ".txt", ".xlsx")),
+                 "png": ("PNG images", (".png",))}
 
 
 def _check_html(html_out):
@@ -592,6 +593,16 @@ def _check_output(output, source):
 
     output_target(output)
     refuse_clashing_paths([("RATINGS_FILE", source)], [("-o", output)])
+    suffix = Path(str(output)).suffix.lower()
+    if suffix in _NOT_A_TABLE:   # (-o page.html wrote a CSV under a page's name)
+        from ..errors import ArgumentError
+
+        raise ArgumentError("output", f"writes the adjusted ratings as a CSV table or an .xlsx workbook, not "
+                            f"{suffix}; name it .csv or .xlsx", output)
+
+
+#: suffixes of formats that are no table: an adjusted file named so is a slip (the page's name given to -o)
+_NOT_A_TABLE = frozenset({".html", ".htm", ".json", ".pdf", ".png", ".jpg", ".jpeg", ".svg", ".doc", ".docx", ".md"})
 
 
 # -- compare -------------------------------------------------------------------------
@@ -640,7 +651,7 @@ def compare(ratings_file, methods, variant, cut, total, png, as_json, html_out, 
                   score_cols, rater_cols)
     _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
                                                         "--write-anchors": anchors_out})
-    _check_suffixes(html=html_out)
+    _check_suffixes(html=html_out, png=png)
     result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all, total=total,
                              anchors=_anchors(anchors_in, hold_drifted), steps_by=steps_by,
                              shared_raters=shared_raters, hold_drifted=hold_drifted)

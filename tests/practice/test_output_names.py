@@ -55,3 +55,22 @@ def test_an_output_named_for_another_format_is_refused(tmp_path):
     assert res.exit_code == 0, res.output
     assert (tmp_path / "PAGE.HTM").read_text().lstrip().lower().startswith("<!doctype html")
     assert "<html" in (tmp_path / "memo").read_text().lower()
+
+
+def test_an_adjusted_file_or_a_map_named_for_another_format_is_refused(tmp_path):
+    """``-o page.html`` wrote the adjusted CSV under a page's name, ``--png map.html`` an image; refused now,
+    with nothing written.  ``-o`` keeps any table-like name (.csv, .tsv, .txt, none)."""
+    src = tmp_path / "r.csv"
+    src.write_text(BODY)
+    for name in ("page.html", "out.JSON", "x.pdf"):
+        res = run("adjust", src, "--scale", "0-3", "-m", "MN", "-o", tmp_path / name, "-q")
+        assert res.exit_code == 2
+        suffix = name[name.index("."):].lower()
+        assert res.output.strip() == (f"error: {tmp_path / name}: -o: writes the adjusted ratings as a CSV table "
+                                      f"or an .xlsx workbook, not {suffix}; name it .csv or .xlsx")
+        assert not (tmp_path / name).exists()
+    for command in ("check", "compare"):
+        res = run(command, src, "--scale", "0-3", "--png", tmp_path / "map.html", "-q")
+        assert res.exit_code == 2 and "--png: writes PNG images, not .html; name it .png" in res.output
+    for name in ("o.tsv", "o.txt", "o"):
+        assert run("adjust", src, "--scale", "0-3", "-m", "MN", "-o", tmp_path / name, "-q").exit_code == 0
