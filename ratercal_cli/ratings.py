@@ -524,7 +524,12 @@ def _frame_labels(df, column, what):
     for label, v in zip(df.index, values):
         if _missing(v) or str(v).strip() == "":
             raise InputError(f"row {label}: blank", field=column)
-    return [int(v) if isinstance(v, float) and v.is_integer() else v for v in values]
+    values = [int(v) if isinstance(v, float) and v.is_integer() else v for v in values]
+    if any(isinstance(v, str) for v in values) and not all(isinstance(v, str) for v in values):
+        # numbers beside text (pandas' read_excel of a column of number and text cells): every label as the
+        # text a file would hold, so that rater 4 and "4" are one rater, as the command line reads them
+        values = [v if isinstance(v, str) else str(v) for v in values]
+    return values
 
 
 def _from_frame(cls, df, paper, rater, score, scale, group, facets):

@@ -356,6 +356,18 @@ def test_transform_matches_a_frames_number_raters_to_a_files_text_ones(tmp_path)
         mn.transform(rc.read_ratings(tmp_path / "other.csv", scale="0-5"))
 
 
+def test_a_frames_column_of_numbers_and_text_reads_as_a_file_does():
+    """pandas' read_excel gives a column of number and text cells as ints beside strings: rater 4 and "4"
+    were two raters (the command line, reading the workbook as text, one).  A mixed column is read as text."""
+    df = pd.DataFrame({"paper": ["p1", "p1", "p2", "p2", "p3", "p3"], "rater": [4, "R9", "4", "R9", 4, "R9"],
+                       "score": [1, 3, 2, 4, 3, 5]})
+    r = Ratings.from_frame(df, scale="0-5")
+    assert r.rater_ids == ("4", "R9") and r.ratings_per_rater().tolist() == [3, 3]
+    same = Ratings.from_frame(df.assign(rater=["4", "R9"] * 3), scale="0-5")
+    np.testing.assert_array_equal(r.rater, same.rater)
+    assert Ratings.from_frame(df.assign(rater=[4, 9] * 3), scale="0-5").rater_ids == (4, 9)   # (all numbers: kept)
+
+
 def test_an_estimators_bad_parameter_is_an_error_naming_it_not_a_failed_fit():
     """MML's step_sd=0 raised ZeroDivisionError, an ArithmeticError, which apply and the study take for a
     fit failing on its data (the method "skipped" with "float division by zero"); step_sd=-1 fitted as if 1;
