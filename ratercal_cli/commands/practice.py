@@ -416,6 +416,9 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
 
     levels = parse_levels(cut, level_names)
     check_confidence(confidence)   # before anything is read or written
+    if cut is None and click.get_current_context().get_parameter_source("confidence") \
+            is click.core.ParameterSource.COMMANDLINE:   # (it was ignored: uncertain is of a cut)
+        raise InputError("goes with --cut: a decision is uncertain at a cut", field="--confidence")
     table = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet, encoding, order_col, decimal, sheet, fold_labels, facet_cols, score_cols,
                   rater_cols)

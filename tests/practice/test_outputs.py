@@ -424,3 +424,14 @@ def test_the_summarys_uncertain_papers_follow_the_confidence(tmp_path):
     assert "whose probability of passing lies between 0.25 and 0.75" in page and "0.05 and 0.95" not in page
     js = json.loads(run(*args, "--confidence", "0.5", "--json", "-q").stdout)
     assert sum(len(g["summary"]["methods"][0]["uncertain"]) for g in js["groups"]) == n[0]
+
+
+def test_confidence_without_a_cut_is_refused(tmp_path):
+    """``adjust --confidence 0.5`` without ``--cut`` was ignored in silence (uncertain is of a decision at a
+    cut); an error now, before anything is written.  Left at its default it says nothing."""
+    out = tmp_path / "a.csv"
+    res = run("adjust", RATINGS, "--scale", "0-5", "--group-col", "grade", "-m", "TLI", "-o", out,
+              "--confidence", "0.5", "-q")
+    assert res.exit_code == 2 and not out.exists()
+    assert res.output.strip() == "error: --confidence: goes with --cut: a decision is uncertain at a cut"
+    assert run("adjust", RATINGS, "--scale", "0-5", "--group-col", "grade", "-m", "TLI", "-o", out, "-q").exit_code == 0
