@@ -237,7 +237,9 @@ def _zero_led_numbers(distinct, counts, joined=None) -> list:
     for zeros, digits in _ZERO_LED_NUMBER.findall(joined):
         by_number.setdefault(digits, []).append(zeros + digits)
     present = set(distinct)
-    groups = [([d] if d in present else []) + g for d, g in by_number.items()]
+    # (the zero-padded spelling first: kept on a tie by --fold-labels, the ids' own format, which a number
+    # cell lost)
+    groups = [g + ([d] if d in present else []) for d, g in by_number.items()]
     groups = [g for g in groups if len(g) > 1]
     if not groups:
         return []

@@ -18,16 +18,16 @@ def test_paper_ids_alike_but_for_leading_zeros_are_warned_of_and_folded(tmp_path
     src = tmp_path / "r.csv"
     src.write_text(BODY)
     with pytest.warns(UserWarning, match=r"2 group\(s\) of paper labels differ only in leading zeros .* "
-                                         r"'123' / '000123'; '0456' / '00456'"):
+                                         r"'000123' / '123'; '0456' / '00456'"):
         r = rc.read_ratings(src, scale="1-6", paper_col="student")
     assert r.n_papers == 7   # (P010 and P10 are no whole numbers: left to the case and spacing check)
     folded = rc.read_ratings(src, scale="1-6", paper_col="student", fold_labels=True)
-    assert list(folded.paper_ids) == ["123", "0456", "789", "P010", "P10"]
+    assert list(folded.paper_ids) == ["000123", "0456", "789", "P010", "P10"]   # (a tie: the padded id kept)
     assert folded.ratings_per_paper().tolist() == [2, 2, 2, 1, 1]
     res = run("adjust", src, "--paper-col", "student", "--scale", "1-6", "-m", "MN", "--fold-labels",
               "-o", tmp_path / "o.csv")
     assert res.exit_code == 0, res.output
-    assert "folded into one label each" in res.output and "'123' <- '000123'" in res.output
+    assert "folded into one label each" in res.output and "'000123' <- '123'" in res.output
 
 
 def test_numbers_without_leading_zeros_and_coded_ids_are_not_warned_of(tmp_path):
