@@ -450,18 +450,18 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
     with output_set():   # the outputs all of this run, or all as they were (a failure or ^C between two)
         _write_calibration(anchors_out, table.ratings, steps_by)
         _warn(result.warnings, quiet)
-        # the page first: an error building it (a rubric's unlinked raters) leaves no output half-written
-        page = _html_page(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant, confidence=confidence,
-                          model=dict(steps_by=steps_by, anchors=_anchors(anchors_in, hold_drifted) if html_out else None,
-                                     hold_drifted=hold_drifted))
         n_lines = _write_adjusted_output(output, table, result, total, layout)
         from ..practice.levels import changes
 
         show_levels = levels is not None and (len(levels.cuts) > 1 or level_names or table.ratings.facets)
         # only where something shows it: a list of every paper, 0.9-2 s of adjust --cut at 1M ratings (issue 32)
         change_list = (changes(result, levels=levels, total=total, confidence=confidence)
-                       if changes_out is not None or memo_out is not None
+                       if changes_out is not None or memo_out is not None or (html_out is not None and levels is not None)
                        or (levels is not None and (as_json or (show_levels and not quiet))) else None)
+        # (an error building the page, a rubric's unlinked raters, leaves every output as it was: output_set)
+        page = _html_page(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant, confidence=confidence,
+                          model=dict(steps_by=steps_by, anchors=_anchors(anchors_in, hold_drifted) if html_out else None,
+                                     hold_drifted=hold_drifted), changes=change_list)
         if changes_out is not None:
             from ..practice.output import write_table
 

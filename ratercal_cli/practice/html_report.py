@@ -72,11 +72,12 @@ def _tag(ratings: Ratings, name) -> str:
 
 
 def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=None, title=None,
-                variant="corrected", model=None, confidence: float | None = None) -> str:
+                variant="corrected", model=None, confidence: float | None = None, changes=None) -> str:
     """The page (see the module) as text.  Results not given are computed from ``ratings``, with the
     many-facet model the command fitted: ``model`` holds its ``steps_by``, ``anchors`` and
     ``hold_drifted`` (else the page of ``adjust --steps-by``/``--anchors`` showed a free, shared-threshold
-    model beside scores from another).  ``confidence``: of the uncertain decisions at the cut (default 0.9)."""
+    model beside scores from another).  ``confidence``: of the uncertain decisions at the cut (default 0.9);
+    ``changes``: the change list of several cuts (:func:`.levels.changes`), whose levels the page shows."""
     from .adjust import adjust as adjust_ratings
     from .check import check as check_ratings
     from .compare import compare as compare_ratings
@@ -129,6 +130,8 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
                 parts.append(f"<h2>Adjustment: {_esc(_tag(ratings, s.group))}</h2>")
                 parts.append(_shifts(s))
                 parts.append(_uncertain(ratings, adjust, s.group, adjust_cut, s.sure))
+        if changes is not None and changes.changes and len(changes.changes[0].levels.cuts) > 1:
+            parts.append(_levels(ratings, changes))
         anchored = adjust.anchored if getattr(adjust, "anchored", None) is not None else getattr(check, "anchored", None)
         if anchored is not None:
             parts.append(_anchored(anchored))
@@ -315,6 +318,20 @@ def _anchored(rows) -> str:
 
 def _signed(x):
     return "-" if x is None or not math.isfinite(x) else f"{x:+.3f}"
+
+
+def _levels(ratings, changes) -> str:
+    """The levels of several cuts: students per level given and adjusted, the moves between them (the memo's
+    table) and per group how many are uncertain, at the change list's confidence."""
+    from .memo import levels_html
+
+    cols = [(ratings.group_tag(lc.group) if ratings.group is not None else "all papers", lc) for lc in changes.changes]
+    cuts = ", ".join(f"{c:g}" for c in changes.changes[0].levels.cuts)
+    out = [f"<h2>Levels</h2><p class=\"note\">cuts {_esc(cuts)}{' on the rubric totals' if ratings.facets else ''}"
+           "</p>", levels_html(cols)]
+    out += [f'<p class="note"><b>{_esc(tag)}</b>: {_esc(lc.uncertain_text())}</p>' for tag, lc in cols
+            if lc.uncertain is not None]
+    return "\n".join(out)
 
 
 def _uncertain(ratings, adjust, name, cut, sure: float = SURE) -> str:

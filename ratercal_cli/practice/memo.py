@@ -139,7 +139,7 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
         parts.append(f'<p class="decision"><b>{_e(tag)}</b>: {_e(decision)}.</p><ul>'
                      + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
     parts.append("<h2>What it changes</h2>")
-    rows, flows, level_cols = [], [], []
+    rows, level_cols = [], []
     for g in adjusted.groups:
         tag = r.group_tag(g.name) if r.group is not None else "all students"
         s = summaries.get(g.name)
@@ -154,22 +154,13 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                     f"<td>{_num(m.largest_move)} ({_e(m.largest_paper)})</td><td>{m.moved}</td><td>{change}</td></tr>")
         if lc is not None:
             level_cols.append((tag, lc))
-            if lc.flows():
-                flows.append(f"<b>{_e(tag)}</b>: " + "; ".join(f"{_e(a)} &rarr; {_e(b)} {c}" for a, b, c in lc.flows()))
     parts.append("<table><tr><th>group</th><th>students</th><th>mean move</th><th>largest move</th>"
                  "<th>moved 0.5 or more</th><th>changed level</th></tr>" + "".join(rows) + "</table>")
     if r.facets:   # the moves are summarise's, of the paper's score on one criterion; the levels of the totals
         parts.append("<p>A rubric: the moves are of a student's score on a criterion (the mean over the criteria); "
                      "the levels, and the change list, are of the totals.</p>")
     if level_cols:
-        head = "".join(f"<th colspan=2>{_e(tag)}</th>" for tag, _ in level_cols)
-        sub = "".join("<th>given</th><th>adjusted</th>" for _ in level_cols)
-        body = "".join("<tr><td>" + _e(name) + "</td>" + "".join(f"<td>{lc.before[k]}</td><td>{lc.after[k]}</td>"
-                                                                  for _, lc in level_cols) + "</tr>"
-                       for k, name in enumerate(level_cols[0][1].levels.names))
-        parts.append(f"<table><tr><th rowspan=2>level</th>{head}</tr><tr>{sub}</tr>{body}</table>")
-        if flows:
-            parts.append("<p>Moves between levels: " + "<br>".join(flows) + ".</p>")
+        parts.append(levels_html(level_cols))
     parts.append("<h2>Uncertain students</h2>")
     unc = ([row["paper"] for row in change_list.rows if row.get("uncertain") == "yes"]
            if change_list is not None and "uncertain" in change_list.header else None)
@@ -200,6 +191,22 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
     head = _e(title or f"Decision memo: {source}")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{head}</title><style>{_STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
+
+
+def levels_html(level_cols) -> str:
+    """The students in each level, given and adjusted, per group (``level_cols``: ``[(tag, LevelChanges)]``),
+    and the moves between levels: the memo's table, and the HTML report's where there are several cuts."""
+    head = "".join(f"<th colspan=2>{_e(tag)}</th>" for tag, _ in level_cols)
+    sub = "".join("<th>given</th><th>adjusted</th>" for _ in level_cols)
+    body = "".join("<tr><td>" + _e(name) + "</td>" + "".join(f"<td>{lc.before[k]}</td><td>{lc.after[k]}</td>"
+                                                              for _, lc in level_cols) + "</tr>"
+                   for k, name in enumerate(level_cols[0][1].levels.names))
+    out = f"<table><tr><th rowspan=2>level</th>{head}</tr><tr>{sub}</tr>{body}</table>"
+    flows = [f"<b>{_e(tag)}</b>: " + "; ".join(f"{_e(a)} &rarr; {_e(b)} {c}" for a, b, c in lc.flows())
+             for tag, lc in level_cols if lc.flows()]
+    if flows:
+        out += "<p>Moves between levels: " + "<br>".join(flows) + ".</p>"
+    return out
 
 
 def write_memo(path, *args, **kwargs) -> None:

@@ -435,3 +435,22 @@ def test_confidence_without_a_cut_is_refused(tmp_path):
     assert res.exit_code == 2 and not out.exists()
     assert res.output.strip() == "error: --confidence: goes with --cut: a decision is uncertain at a cut"
     assert run("adjust", RATINGS, "--scale", "0-5", "--group-col", "grade", "-m", "TLI", "-o", out, "-q").exit_code == 0
+
+
+def test_the_page_of_several_cuts_shows_the_levels_and_the_uncertain(tmp_path):
+    """``adjust --cut 2.25,3.25 --html``: the printed summary and the memo gave each level's count and the
+    uncertain students at the confidence; the page said nothing of cuts.  It now has the memo's levels table
+    (one function for both) and the same uncertain counts."""
+    import re
+
+    args = [RATINGS, "--scale", "0-5", "--group-col", "grade", "-m", "MML", "--cut", "2.25,3.25",
+            "--confidence", "0.5", "-o", tmp_path / "a.csv", "--html", tmp_path / "p.html", "--memo",
+            tmp_path / "m.html", "--json", "-q"]
+    res = run("adjust", *args)
+    assert res.exit_code == 0, res.output
+    page, memo = (tmp_path / "p.html").read_text(), (tmp_path / "m.html").read_text()
+    assert "<h2>Levels</h2>" in page and "cuts 2.25, 3.25" in page
+    table = re.search(r"<table><tr><th rowspan=2>level</th>.*?</table>", memo, re.S).group(0)
+    assert table in page
+    for lv in json.loads(res.stdout)["levels"]:
+        assert f"{lv['uncertain']} of {sum(lv['before'])} paper(s) are uncertain at 50% confidence" in page
