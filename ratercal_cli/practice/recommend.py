@@ -9,8 +9,8 @@ and why one wins.
 * **the simulation**: ``check --simulate R``, the file's own design (:mod:`.simulate`);
 * **the fit**: whether the rater model fits the raters (infit and outfit mean squares), and the
   assignment's evidence (:mod:`.assignment`);
-* **the links**: under a confound, whether the papers the clusters' raters share place them on one
-  scale more precisely than they differ (:mod:`.links`).
+* **the links**: under a confound or in a clustered network, whether the papers the clusters' raters
+  share place them on one scale more precisely than they differ (:mod:`.links`).
 
 The decision, in this order:
 
@@ -27,7 +27,8 @@ The decision, in this order:
 3. A confounded assignment: with clusters, the multi-group MML (a mean quality per cluster) at its
    EAP; without, the PCM at its WLE (raters compared on the papers they share, whatever the papers'
    distribution: under assignment by quality it beat NO by 0.17 RMSE in the rater-effects study).
-   Under a confound the pick of 2 or 3 meets **the links' say** (:mod:`.links`): where the papers the
+   Under a confound, or where the raters' network falls into clusters (schools read by their own
+   pairs, whatever their quality), the pick of 2, 3 or 4 meets **the links' say** (:mod:`.links`): where the papers the
    clusters' raters share place them less precisely than they differ (the expected gain of moving the
    papers by their raters' least-squares locations, the effects' squares less twice their noise, is not
    positive), NO at the pick's shrinkage level (no rater adjustment; the multi-group pick's papers
@@ -299,11 +300,15 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                     "the groups on one scale assumes the papers were assigned to the groups at random (where they "
                     "were not, as with schools read by their own raters, it moves good papers down and weak ones "
                     f"up); if they were, say {mention('assignment', 'random')}")
+    # the raters fall into clusters that share few papers (the network's, as schools read by their own pairs),
+    # whether or not the papers' quality differs by cluster: each cluster placed through its few links
+    clustered = bool(found is not None and found.clusters is not None and len(found.cluster_labels) > 1)
+
     def links_veto(method, shrinkage):
-        """The links' say under a confound: ``(source, short, why)`` of no rater adjustment (at the pick's
+        """The links' say under a confound or where the raters fall into clusters: ``(source, short, why)`` of no rater adjustment (at the pick's
         ``shrinkage``) where the papers the clusters' raters share place them less precisely than they
         differ; None where they place them well enough, or the pick adjusts nothing."""
-        if not (links and confounded) or method == "NO":
+        if not (links and (confounded or clustered)) or method == "NO":
             return None
         from .links import link_gain
 
@@ -371,6 +376,9 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
     if study is not None:
         pick, vetoed = fit_veto(study, lambda: study_say(ratings, exclude=MODEL_METHODS))
         tie = len(pick["equivalent"]) > 1
+        veto = links_veto(pick["method"], pick["shrinkage"])
+        if veto is not None:
+            return done("NO", pick["shrinkage"], *veto)
         return done(pick["method"], pick["shrinkage"], "the study",
                     f"the corrected study{_run(pick)} at {pick['raters']} rater(s) per paper ({pick['rmse']:.4f} +- "
                     f"{pick['mcse']:.4f}" + (f", the simplest of {len(pick['equivalent'])} within Monte Carlo error"
