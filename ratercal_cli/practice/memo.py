@@ -50,6 +50,8 @@ def method_words(code) -> str:
     """``truncated linear equating (TLI)``; a recommendation's label (``MML (multi-group, shrunk)``) by its
     method's words."""
     base = str(code).split(" (", 1)[0]
+    if base == "NO" and "shrunk" in str(code):   # (not "the mean of the given scores": shrinking moves them)
+        return f"no rater adjustment, each mean of the given scores shrunk toward the mean of all by its reliability ({code})"
     return f"{METHOD_NAMES[base]} ({code})" if base in METHOD_NAMES else str(code)
 
 
@@ -111,6 +113,8 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
         warranted = any(rep.warranted for rep in reps)
         if applied == "NO":
             decision = "leave the scores as given (no adjustment)"
+        elif str(applied).startswith("NO ("):   # (NO shrunk: no rater adjusted, the scores moved all the same)
+            decision = method_words(applied)
         else:
             decision = f"adjust the scores by {method_words(applied)}"
         items = []

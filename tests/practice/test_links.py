@@ -182,3 +182,24 @@ def test_clusters_of_equal_quality_are_heard_too():
         assert found.confounded is False and len(found.cluster_labels) == 6, seed
         assert report.decision.source == "the links" and label == "NO (shrunk)", (seed, label)
         assert rec < no, (seed, rec, no)
+
+
+def test_no_shrunk_is_not_called_the_mean_of_the_given_scores(tmp_path):
+    """The app's decision page and the memo named NO (shrunk) by NO's words, "no adjustment (the mean of the
+    given scores)", above a table of 47 students moved from pass to fail by the shrinkage; they now say the
+    means are shrunk toward the mean of all."""
+    from ratercal_cli.practice.memo import method_words
+    from support import run
+
+    assert method_words("NO") == "no adjustment (the mean of the given scores) (NO)"
+    words = method_words("NO (shrunk)")
+    assert "given scores) (NO" not in words and "shrunk toward the mean of all by its reliability" in words
+    d = district(2, papers=300, own=0.97, discrepancy=5)
+    src = tmp_path / "d.csv"
+    d.frame.drop(columns="school").to_csv(src, index=False)
+    res = run("adjust", src, "--scale", "1-6", "-m", "recommended", "--cut", "3.5", "-o", tmp_path / "a.csv",
+              "--memo", tmp_path / "memo.html", "-q")
+    assert res.exit_code == 0, res.output
+    memo = (tmp_path / "memo.html").read_text()
+    assert "no rater adjustment, each mean of the given scores shrunk toward the mean of all" in memo
+    assert "leave the scores as given" not in memo and "the mean of the given scores) (NO (shrunk))" not in memo
