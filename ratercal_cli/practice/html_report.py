@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..ratings import Ratings
-from .summary import SURE
+from .summary import SURE, in_doubt
 from .text import num_cell as _num
 from .text import pvalue
 
@@ -348,7 +348,7 @@ def _uncertain(ratings, adjust, name, cut, sure: float = SURE) -> str:
     low = g.ratings.scale_low
     score = np.asarray(g.adjusted[code].paper) + low
     p = np.asarray(u.pass_prob)
-    idx = np.flatnonzero((p > 1 - sure) & (p < sure))
+    idx = np.flatnonzero(in_doubt(p, sure))
     idx = idx[np.argsort(np.abs(p[idx] - 0.5))]
     shown = (f"; the {UNCERTAIN_ROWS} closest to a coin toss are shown, all {len(idx):,} are in the adjusted "
              f"file's {code}_paper_pass column" if len(idx) > UNCERTAIN_ROWS else "; closest to a coin toss first")

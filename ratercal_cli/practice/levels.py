@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import ArgumentError, arg
 from .cut import check_cut, score_range
-from .summary import SURE
+from .summary import SURE, in_doubt, sure_of
 
 __all__ = ["Levels", "parse_cuts", "parse_levels", "changes", "ChangeList", "LevelChanges", "score_range",
            "CONFIDENCE", "check_confidence"]
@@ -325,9 +325,7 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
             z = z_of(confidence)
             if pp is not None and len(levels.cuts) == 1 and result.cut == levels.cuts[0]:
                 prob = np.where(lv_adj == 1, pp, 1 - pp)   # the pass probability the summary uses (censored)
-                tail = (1 - confidence) / 2                 # the same rule on it: the interval's tails
-                with np.errstate(invalid="ignore"):
-                    unsure = np.isfinite(pp) & (pp > tail) & (pp < 1 - tail)
+                unsure = in_doubt(pp, sure_of(confidence))   # and the summary's rule on it
             else:
                 prob = levels.probability_in(lv_adj, adj, se)
                 unsure = levels.crossed(adj, se, confidence)

@@ -32,6 +32,20 @@ NAMED = 10
 SURE = 0.95
 
 
+def sure_of(confidence: float | None) -> float:
+    """The pass probability above which (and below 1 minus which) a decision is sure at ``confidence``
+    (the two-sided interval's, default 0.9: :data:`SURE`)."""
+    return SURE if confidence is None else 0.5 + float(confidence) / 2
+
+
+def in_doubt(pass_prob, sure: float = SURE) -> np.ndarray:
+    """Whether each pass probability lies strictly between ``1 - sure`` and ``sure`` (nan: False): the
+    uncertain decisions of the summary, the HTML page and the change list at one cut."""
+    p = np.asarray(pass_prob, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return (p > 1 - sure) & (p < sure)
+
+
 @dataclass
 class MethodSummary:
     """One method on one group: per-rater mean shifts, paper movement, pass/fail changes."""
@@ -148,7 +162,7 @@ def summarise(ratings: Ratings, adjusted: dict, scale_low: int = 0, cut: float |
     ``cut`` on the file's scale; ``applied``: ``{code: method actually applied}`` (``recommended``);
     ``uncertainty``: ``{code: PaperUncertainty}`` (:mod:`.uncertainty`); ``confidence``: a paper is
     uncertain when its pass probability is between (1 - c) / 2 and (1 + c) / 2 (default 0.9)."""
-    sure = SURE if confidence is None else 0.5 + float(confidence) / 2
+    sure = sure_of(confidence)
     applied = {k: v for k, v in (applied or {}).items() if v is not None}
     uncertainty = uncertainty or {}
     n_r = ratings.ratings_per_rater()
@@ -185,8 +199,7 @@ def summarise(ratings: Ratings, adjusted: dict, scale_low: int = 0, cut: float |
             se = np.asarray(u.se)[fine]
             m.mean_se = float(np.nanmean(se)) if np.isfinite(se).any() else float("nan")
             if u.pass_prob is not None:
-                p = np.asarray(u.pass_prob)
-                m.uncertain = [ids[i] for i in np.flatnonzero(fine & (p > 1 - sure) & (p < sure))]
+                m.uncertain = [ids[i] for i in np.flatnonzero(fine & in_doubt(u.pass_prob, sure))]
         out.append(m)
     warnings = []
     if cut is not None:
