@@ -85,8 +85,9 @@ def category_probabilities(theta, tau):
 
 def log_category_probabilities(theta, tau):
     """log P(x | theta) for cumulative parameters ``tau`` (..., K), broadcasting as
-    :func:`category_probabilities` (+inf in tau gives -inf, a row all +inf nan); stays finite where P underflows (the marginal likelihood
-    of :mod:`.mml` sums these over a paper's ratings at every quadrature node)."""
+    :func:`category_probabilities` (+inf in tau gives -inf, a row all +inf nan); stays finite where P
+    underflows (the marginal likelihood of :mod:`.mml` sums these over a paper's ratings at every
+    quadrature node)."""
     tau = np.asarray(tau, dtype=np.float64)
     theta = np.asarray(theta, dtype=np.float64)[..., None]
     K = tau.shape[-1]

@@ -63,9 +63,9 @@ def link_gain(ratings: Ratings) -> dict | None:
     n = np.bincount(paper, minlength=P).astype(np.float64)
     read = n > 0
     inv_n = np.divide(1.0, n, out=np.zeros(P), where=read)
+    M = sparse.diags(inv_n) @ A                          # each paper's raters' mean
     # the raters' information after the papers are taken out: sum over papers of diag(c_p) - c_p c_p' / n_p
-    L = (np.diag(np.bincount(rater, minlength=J).astype(np.float64))
-         - (A.T @ sparse.diags(inv_n) @ A).toarray())
+    L = np.diag(np.bincount(rater, minlength=J).astype(np.float64)) - (A.T @ M).toarray()
     xbar = np.bincount(paper, weights=x, minlength=P) * inv_n
     b = np.bincount(rater, weights=x - xbar[paper], minlength=J)
     w, U = np.linalg.eigh((L + L.T) / 2)
@@ -77,7 +77,6 @@ def link_gain(ratings: Ratings) -> dict | None:
     # rater who did not), so its effects sum to 0 over the raters who read and its covariance s2 Lp is theirs
     Lp = (U[:, keep] / w[keep]) @ U[:, keep].T
     effect = Lp @ b
-    M = sparse.diags(inv_n) @ A                          # each paper's raters' mean
     fitted = xbar[paper] + effect[rater] - (M @ effect)[paper]
     df = x.size - int(read.sum()) - int(keep.sum())
     if df <= 0:

@@ -214,7 +214,12 @@ def _lookalikes(distinct, counts, joined=None, arrow=None, confusable=False, zer
     by_key: dict = {}
     for key, lab in zip(keys, distinct):
         by_key.setdefault(key, []).append(lab)
-    groups = [g for g in by_key.values() if len(g) > 1]
+    return _most_used_first([g for g in by_key.values() if len(g) > 1], counts)
+
+
+def _most_used_first(groups, counts) -> list:
+    """Each group of lookalike labels sorted most used first (``counts()``: ``{label: rows}``, called only
+    where there is a group): the spelling ``--fold-labels`` keeps first."""
     if not groups:
         return []
     n = counts()
@@ -240,11 +245,7 @@ def _zero_led_numbers(distinct, counts, joined=None) -> list:
     # (the zero-padded spelling first: kept on a tie by --fold-labels, the ids' own format, which a number
     # cell lost)
     groups = [g + ([d] if d in present else []) for d, g in by_number.items()]
-    groups = [g for g in groups if len(g) > 1]
-    if not groups:
-        return []
-    n = counts()
-    return [sorted(g, key=lambda lab: -n[lab]) for g in groups]
+    return _most_used_first([g for g in groups if len(g) > 1], counts)
 
 
 def _show(label) -> str:

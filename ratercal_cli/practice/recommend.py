@@ -305,9 +305,10 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
     clustered = bool(found is not None and found.clusters is not None and len(found.cluster_labels) > 1)
 
     def links_veto(method, shrinkage):
-        """The links' say under a confound or where the raters fall into clusters: ``(source, short, why)`` of no rater adjustment (at the pick's
-        ``shrinkage``) where the papers the clusters' raters share place them less precisely than they
-        differ; None where they place them well enough, or the pick adjusts nothing."""
+        """The links' say on a pick of ``method`` at ``shrinkage``, under a confound or where the raters fall
+        into clusters: NO at that shrinkage (no rater adjustment) where the papers the clusters' raters share
+        place them less precisely than they differ; None where they place them well enough, or the pick
+        adjusts nothing."""
         if not (links and (confounded or clustered)) or method == "NO":
             return None
         from .links import link_gain
@@ -330,7 +331,7 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
         reasons.append(f"the links' say: {said}: adjusting is not expected to bring the scores nearer the truth "
                        f"({gain}), so {label} rather than {method}")
         shrunk = shrinkage != "none"
-        return ("the links", f"the clusters' raters share too few papers to be compared (their differences, "
+        return done("NO", shrinkage, "the links", f"the clusters' raters share too few papers to be compared (their differences, "
                 f"{g['rms_effect']:.2f} points, are no larger than the uncertainty of estimating them, "
                 f"{g['rms_noise']:.2f})" + ("; each paper's mean shrunk toward the mean, as the pick's was" if shrunk
                                           else ""),
@@ -348,7 +349,7 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
         tie = len(pick["equivalent"]) > 1
         veto = links_veto(pick["method"], pick["shrinkage"])
         if veto is not None:
-            return done("NO", pick["shrinkage"], *veto)
+            return veto
         return done(pick["method"], pick["shrinkage"], "the simulation",
                     f"the simulation of this design ({pick['rmse']:.4f}"
                     + (f", the simplest of {len(pick['equivalent'])} within Monte Carlo error" if tie else "")
@@ -359,7 +360,7 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
     if confounded:
         veto = links_veto("MML" if multigroup else "PCM", "kelley" if multigroup else "none")
         if veto is not None:
-            return done("NO", "kelley" if multigroup else "none", *veto)
+            return veto
         if multigroup:
             return done("MML", "kelley", "the assignment",
                         f"assignment confounded with quality: a mean quality for each of "
@@ -378,7 +379,7 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
         tie = len(pick["equivalent"]) > 1
         veto = links_veto(pick["method"], pick["shrinkage"])
         if veto is not None:
-            return done("NO", pick["shrinkage"], *veto)
+            return veto
         return done(pick["method"], pick["shrinkage"], "the study",
                     f"the corrected study{_run(pick)} at {pick['raters']} rater(s) per paper ({pick['rmse']:.4f} +- "
                     f"{pick['mcse']:.4f}" + (f", the simplest of {len(pick['equivalent'])} within Monte Carlo error"
