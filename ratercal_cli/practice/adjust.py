@@ -819,6 +819,66 @@ class AdjustResults:
                 out[of == k] = getattr(u, kind)
         return out
 
+    def _interval(self, code, z):
+        """Per paper of :attr:`ratings`: the interval ``(low, high)`` of ``code``'s adjusted score on the file's
+        scale at the normal quantile ``z``, made as its pass probability is (:meth:`.uncertainty.PaperUncertainty.interval`);
+        None where no group has standard errors."""
+        if not any(code in g.uncertainty for g in self.groups):
+            return None
+        r = self.ratings
+        low, high = np.full(r.n_papers, np.nan), np.full(r.n_papers, np.nan)
+        of = self._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
+        for k, g in enumerate(self.groups):
+            u = g.uncertainty.get(code)
+            if u is not None:
+                lo, hi = u.interval(z)
+                low[of == k], high[of == k] = lo + g.ratings.scale_low, hi + g.ratings.scale_low
+        return low, high
+
+    def _level_probability(self, code, cuts, level):
+        """Per paper of :attr:`ratings`: the probability that ``code``'s adjusted score lies in its ``level``
+        (0..len(cuts), -1: none) of the ascending ``cuts`` on the file's scale, ``P(S >= lower cut) - P(S >= upper
+        cut)`` made as the pass probability is (:meth:`.uncertainty.PaperUncertainty.pass_probability`); None where
+        no group has standard errors."""
+        if not any(code in g.uncertainty for g in self.groups):
+            return None
+        r = self.ratings
+        passes = np.full((len(cuts) + 2, r.n_papers), np.nan)   # P(S >= edge), edges -inf, cuts..., inf
+        passes[0], passes[-1] = 1.0, 0.0
+        of = self._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
+        for k, g in enumerate(self.groups):
+            u = g.uncertainty.get(code)
+            if u is not None:
+                for j, c in enumerate(cuts):
+                    passes[j + 1, of == k] = u.pass_probability(c - g.ratings.scale_low)
+        lv = np.clip(np.asarray(level), 0, len(cuts))
+        at = np.arange(r.n_papers)
+        p = passes[lv, at] - passes[lv + 1, at]
+        se = self._uncertain(code, "se")
+        return np.where((np.asarray(level) >= 0) & np.isfinite(se), p, np.nan)
+
+    def _cut_distance(self, code, cuts):
+        """Per paper of :attr:`ratings`: how many standard errors ``code``'s adjusted score lies from its nearest
+        of ``cuts`` (the file's scale), in the normal its pass probability is made of: ``min |Phi^-1 P(S >= cut)|``
+        (the score's distance over its SE for the bootstrap's normal, the quality's over its SD for a model's),
+        so that a student is uncertain at a confidence exactly where this is under its normal quantile; None
+        where no group has standard errors."""
+        if not any(code in g.uncertainty for g in self.groups):
+            return None
+        from scipy.special import ndtri
+
+        r = self.ratings
+        out = np.full(r.n_papers, np.inf)
+        of = self._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
+        for k, g in enumerate(self.groups):
+            u = g.uncertainty.get(code)
+            if u is not None:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    far = [np.abs(ndtri(u.pass_probability(c - g.ratings.scale_low))) for c in cuts]
+                out[of == k] = np.min(far, axis=0)
+        se = self._uncertain(code, "se")
+        return np.where(np.isfinite(se), out, np.nan)
+
     def paper_frame(self):
         """Per paper (papers and groups in natural order): group (if any), paper, ratings, the mean of
         its scores, and each method's adjusted score."""

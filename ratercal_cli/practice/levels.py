@@ -105,35 +105,13 @@ class Levels:
         out = np.searchsorted(np.asarray(self.cuts, dtype=float), s, side="right").astype(np.int64)
         return np.where(np.isfinite(s), out, -1)
 
-    def probability_in(self, level, score, se) -> np.ndarray:
-        """The normal probability that a paper of ``score`` with standard error ``se`` lies in ``level``
-        (nan where the SE is missing): as a single cut's pass probability (:mod:`.uncertainty`)."""
-        from scipy.stats import norm
-
-        edges = np.concatenate([[-np.inf], np.asarray(self.cuts, dtype=float), [np.inf]])
-        lv = np.asarray(level)
-        ok = (lv >= 0) & np.isfinite(se) & (np.asarray(se) > 0)
-        lo = edges[np.clip(lv, 0, len(self.cuts))]
-        hi = edges[np.clip(lv, 0, len(self.cuts)) + 1]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            p = norm.cdf((hi - score) / se) - norm.cdf((lo - score) / se)
-        return np.where(ok, p, np.nan)
-
-    def crossed(self, score, se, confidence: float = CONFIDENCE) -> np.ndarray:
-        """Whether the interval ``score ± z SE`` at ``confidence`` holds a cut (its ends in different
-        levels); False where the SE is missing."""
-        s, e = np.asarray(score, dtype=float), np.asarray(se, dtype=float)
-        ok = np.isfinite(s) & np.isfinite(e) & (e > 0)
-        z = z_of(confidence)
-        with np.errstate(invalid="ignore"):
-            return ok & (self.level(s - z * e) != self.level(s + z * e))
-
-    def margin(self, score, se) -> np.ndarray:
-        """The distance from ``score`` to its nearest cut, in standard errors (nan without an SE)."""
-        s, e = np.asarray(score, dtype=float), np.asarray(se, dtype=float)
-        d = np.min(np.abs(s[:, None] - np.asarray(self.cuts, dtype=float)[None, :]), axis=1) if s.size else s
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(np.isfinite(e) & (e > 0), d / e, np.nan)
+    def crossed(self, low, high) -> np.ndarray:
+        """Whether the interval ``low..high`` (a paper's at some confidence: ``score -+ z SE``, or a model's,
+        :meth:`.uncertainty.PaperUncertainty.interval`) holds a cut (its ends in different levels); False where
+        either end is missing."""
+        lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+        ok = np.isfinite(lo) & np.isfinite(hi)
+        return ok & (self.level(lo) != self.level(hi))
 
     def narrowest(self) -> float:
         """The width of the narrowest level between two cuts (inf with one cut)."""
@@ -205,6 +183,9 @@ class LevelChanges:
     #: the papers' median standard error
     median_se: float | None = None
     papers: int = 0
+    #: the interval is a model's (MML, MFRM, CML, RSM): the fair scores of its quality's interval, not the
+    #: adjusted score +- z SE (:meth:`.uncertainty.PaperUncertainty.interval`)
+    model: bool = False
 
     @property
     def too_narrow(self) -> bool:
@@ -218,8 +199,10 @@ class LevelChanges:
         narrow (``noun``: what a paper is called, e.g. student)."""
         pct = f"{100 * self.confidence:g}%"
         z = z_of(self.confidence)
+        how = (f"the fair scores of the {noun}'s quality ± {z:.3g} standard errors" if self.model else
+               f"± {z:.3g} standard errors")
         text = (f"{self.uncertain} of {self.papers} {noun}(s) are uncertain at {pct} confidence (the {pct} interval "
-                f"of the adjusted score, ± {z:.3g} standard errors, crosses a cut")
+                f"of the adjusted score, {how}, crosses a cut")
         if self.at_cut is not None and len(self.levels.cuts) > 1:
             text += ": " + ", ".join(f"{n} at {c:g}" for c, n in zip(self.levels.cuts, self.at_cut))
         text += ")"
@@ -323,13 +306,17 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
         if levels is not None:
             pp = result._uncertain(method, "pass_prob")
             z = z_of(confidence)
+            # the interval made as the method's pass probability is (a model's: the fair scores of its
+            # quality's interval), so that the flag and the printed ends agree
+            bounds = result._interval(method, z)
+            lo, hi = bounds if bounds is not None else (adj - z * se, adj + z * se)
             if pp is not None and len(levels.cuts) == 1 and result.cut == levels.cuts[0]:
                 prob = np.where(lv_adj == 1, pp, 1 - pp)   # the pass probability the summary uses (censored)
                 unsure = in_doubt(pp, sure_of(confidence))   # and the summary's rule on it
             else:
-                prob = levels.probability_in(lv_adj, adj, se)
-                unsure = levels.crossed(adj, se, confidence)
-            margin = levels.margin(adj, se)
+                prob = result._level_probability(method, levels.cuts, lv_adj)
+                unsure = levels.crossed(lo, hi)
+            margin = result._cut_distance(method, levels.cuts)
             header += ["p_level", "se_to_cut", f"low{pct}", f"high{pct}", "uncertain"]
     applied = result.recommended
     if applied:
@@ -359,7 +346,7 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
         if prob is not None:
             cols["p_level"] = f64(prob)[papers].tolist()
             cols["se_to_cut"] = f64(margin)[papers].tolist()
-            cols[f"low{pct}"], cols[f"high{pct}"] = (adj_ - z * se_)[papers].tolist(), (adj_ + z * se_)[papers].tolist()
+            cols[f"low{pct}"], cols[f"high{pct}"] = f64(lo)[papers].tolist(), f64(hi)[papers].tolist()
             cols["uncertain"] = ["yes" if u else "" for u in np.asarray(unsure)[papers].tolist()]
     if applied:
         cols["method"] = [applied.get(r.group_ids[group[p]] if r.group is not None else None, "") for p in papers]
@@ -372,11 +359,11 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
             moves = np.zeros((k, k), dtype=np.int64)
             np.add.at(moves, (lv_raw[keep], lv_adj[keep]), 1)
             lc = LevelChanges(g.name, method, levels, moves.sum(axis=1).tolist(), moves.sum(axis=0).tolist(),
-                              moves.tolist(), confidence=confidence, papers=int(keep.sum()))
+                              moves.tolist(), confidence=confidence, papers=int(keep.sum()),
+                              model=g.uncertainty.get(method) is not None and g.uncertainty[method].quality is not None)
             if prob is not None:
                 has = keep & np.isfinite(se) & (se > 0)
                 lc.uncertain = int(np.sum(keep & unsure))
-                lo, hi = adj - z * se, adj + z * se
                 lc.at_cut = ([lc.uncertain] if len(levels.cuts) == 1 else   # one cut: the pass/fail rule's count
                              [int(np.sum(has & (lo < c) & (hi >= c))) for c in levels.cuts])
                 lc.accuracy = float(np.mean(prob[has])) if has.any() else None

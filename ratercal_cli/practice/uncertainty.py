@@ -70,6 +70,68 @@ class PaperUncertainty:
     draws: int = 0
     failed: int = 0
     note: str = ""     # why SEs are missing, for a warning line
+    #: what the interval is made of (:meth:`interval`): a model's papers' quality, ``(mean, sd, fair)`` (the
+    #: posterior's or the WLE's normal and the fitted fair-score curve, as ``pass_prob`` is), else None: the
+    #: adjusted ``scores`` (0..M) +- z SE, kept on ``0..top`` where the method's scores stay on the scale
+    quality: tuple | None = None
+    scores: np.ndarray | None = None
+    top: float | None = None
+
+    def interval(self, z: float):
+        """Each paper's interval ``(low, high)`` on 0..M at the normal quantile ``z`` (1.645: 90%), made
+        as ``pass_prob`` is, so that a cut lies inside it exactly where the pass probability is between
+        ``Phi(-z)`` and ``Phi(z)``: a model's, the fair scores of ``mean -+ z sd`` of the quality (the
+        fair-score curve flattens near the scale's ends, where ``score +- z SE`` of the fair score's SE
+        passed a cut the probability did not: 3.019-3.702 at cut 3 with p = 0.74); the bootstrap's,
+        the score +- z SE, censored at the scale's ends for a method whose scores stay on it (as its
+        pass probability is).  Nan where the SE is missing."""
+        se = np.asarray(self.se, dtype=np.float64)
+        low, high = np.full(se.size, np.nan), np.full(se.size, np.nan)
+        if self.quality is not None:
+            mean, sd, fair = self.quality
+            ok = np.isfinite(mean) & np.isfinite(sd) & np.isfinite(se)
+            if ok.any():
+                ends = np.concatenate([mean[ok] - z * sd[ok], mean[ok] + z * sd[ok]])
+                f = np.asarray(fair(ends), dtype=np.float64)
+                low[ok], high[ok] = f[:ok.sum()], f[ok.sum():]
+            return low, high
+        if self.scores is None:
+            return low, high
+        ok = np.isfinite(se)
+        s = np.asarray(self.scores, dtype=np.float64)
+        low[ok], high[ok] = s[ok] - z * se[ok], s[ok] + z * se[ok]
+        if self.top is not None:
+            np.clip(low, 0.0, self.top, out=low)
+            np.clip(high, 0.0, self.top, out=high)
+        return low, high
+
+    def pass_probability(self, cut: float) -> np.ndarray:
+        """Each paper's ``P(score >= cut)`` (``cut`` on 0..M; nan where the SE is missing): a model's, the
+        normal of its quality beyond the quality whose fair score is the cut; the bootstrap's,
+        ``Phi((score - cut) / SE)``, censored at the scale's ends where the method's scores stay on it
+        (a cut at the lowest score: 1).  ``pass_prob`` is this at the run's cut."""
+        # the normal cdf (scipy.stats' norm.cdf is ndtr), imported where a cut needs it: scipy.special
+        # is 0.09 s CPU, a tenth of adjust -m NO on 1M ratings, which computes no probability
+        from scipy.special import ndtr
+
+        se = np.asarray(self.se, dtype=np.float64)
+        prob = np.full(se.size, np.nan)
+        if self.quality is not None:
+            mean, sd, fair = self.quality
+            ok = np.isfinite(mean) & np.isfinite(sd)
+            if ok.any():
+                t_cut = _fair_inverse(fair, cut)
+                prob[ok] = ndtr(-(t_cut - mean[ok]) / np.maximum(sd[ok], 1e-12))   # norm.sf(x) = ndtr(-x)
+            return prob
+        s = np.asarray(self.scores, dtype=np.float64)
+        with np.errstate(all="ignore"):
+            prob = ndtr((s - cut) / se)
+        exact = se == 0
+        prob[exact] = (s[exact] >= cut).astype(float)
+        if self.top is not None and cut <= 0:   # the lowest score: every score on the scale passes
+            prob[:] = 1.0
+        prob[~np.isfinite(se)] = np.nan
+        return prob
 
 
 def resample_papers(ratings: Ratings, rng) -> Ratings:
@@ -143,18 +205,11 @@ def bootstrap_paper_se(ratings: Ratings, code: str, adj: Adjusted, n_boot: int, 
     with np.errstate(all="ignore"):
         se = np.sqrt(boot_var + within / k)
     se[k == 0] = np.nan
-    prob = None
+    out = PaperUncertainty(code, se, None, "bootstrap", fitted, failed, note, scores=np.asarray(adj.paper, dtype=np.float64),
+                           top=float(ratings.max_score) if code in ON_THE_SCALE else None)
     if cut is not None:
-        from scipy.special import ndtr   # (see posterior_paper_se)
-
-        with np.errstate(all="ignore"):
-            prob = ndtr((np.asarray(adj.paper) - cut) / se)
-        exact = se == 0
-        prob[exact] = (np.asarray(adj.paper)[exact] >= cut).astype(float)
-        if code in ON_THE_SCALE and cut <= 0:   # the lowest score: every score on the scale passes
-            prob[:] = 1.0
-        prob[~np.isfinite(se)] = np.nan
-    return PaperUncertainty(code, se, prob, "bootstrap", fitted, failed, note)
+        out.pass_prob = out.pass_probability(cut)
+    return out
 
 
 class _quiet:
@@ -179,7 +234,6 @@ def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUnce
     sd = np.asarray(getattr(est, sd_attr), dtype=np.float64)
     ok = np.isfinite(mu) & np.isfinite(sd)
     se = np.full(mu.size, np.nan)
-    prob = None if cut is None else np.full(mu.size, np.nan)
     if ok.any() and hasattr(est, "fair_score_sd"):   # MML/MFRM: under each paper's posterior on the fit's grid
         se[ok] = est.fair_score_sd()[ok]
     elif ok.any():   # CML/RSM: the WLE's normal, by Gauss-Hermite
@@ -194,26 +248,22 @@ def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUnce
         del theta
         m1 = f @ w
         se[ok] = np.sqrt(np.maximum(np.multiply(f, f, out=f) @ w - m1 * m1, 0.0))[inverse]
-    if ok.any() and cut is not None:
-        # the normal cdf (scipy.stats' norm.cdf is ndtr), imported where a cut needs it: scipy.special
-        # is 0.09 s CPU, a tenth of adjust -m NO on 1M ratings, which computes no probability
-        from scipy.special import ndtr
-
-        t_cut = _fair_inverse(est, cut)
-        prob[ok] = ndtr(-(t_cut - mu[ok]) / np.maximum(sd[ok], 1e-12))   # norm.sf(x) = ndtr(-x)
-    return PaperUncertainty(code, se, prob, source)
+    out = PaperUncertainty(code, se, None, source, quality=(mu, sd, est.fair_scores))
+    if cut is not None:
+        out.pass_prob = out.pass_probability(cut)
+    return out
 
 
-def _fair_inverse(est, cut, lo=-30.0, hi=30.0):
-    """The quality at which the fitted fair score equals ``cut`` (it rises with quality)."""
-    f_lo, f_hi = (float(np.asarray(est.fair_scores(np.array([t])))[0]) for t in (lo, hi))
+def _fair_inverse(fair, cut, lo=-30.0, hi=30.0):
+    """The quality at which the fitted fair score (``fair``: quality -> score, rising) equals ``cut``."""
+    f_lo, f_hi = (float(np.asarray(fair(np.array([t])))[0]) for t in (lo, hi))
     if cut <= f_lo:
         return -np.inf
     if cut > f_hi:
         return np.inf
     for _ in range(80):
         mid = (lo + hi) / 2
-        if float(np.asarray(est.fair_scores(np.array([mid])))[0]) >= cut:
+        if float(np.asarray(fair(np.array([mid])))[0]) >= cut:
             hi = mid
         else:
             lo = mid

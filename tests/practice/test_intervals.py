@@ -1,0 +1,95 @@
+"""The change list's interval, its ``uncertain`` flag and its level probability are one rule: a student is
+uncertain exactly where the printed interval at the stated confidence holds a cut, and a student whose
+interval lies inside a level is in it with at least that confidence.  For MML the interval is the fair
+scores of the quality's interval (as the pass probability is the quality's normal beyond the cut): the
+fair score's own SE +- 1.645 printed 3.019-3.702 at cut 3 beside a pass probability of 0.74, so the flag
+said "uncertain" of a student whose printed interval was all above the cut."""
+
+import numpy as np
+import pytest
+
+import ratercal_cli as rc
+from ratercal_cli.practice.levels import changes, parse_levels
+
+
+def _ratings(seed=7, papers=120, raters=8, top=5):
+    """A PCM-like file: 2 raters a paper, severities spread, qualities wide enough that many papers sit
+    near the top of the scale (where the fair-score curve flattens)."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(1.0, 1.6, papers)
+    sev = np.linspace(-1.0, 1.0, raters)
+    steps = np.linspace(-2.0, 2.0, top)
+    rows = []
+    for p in range(papers):
+        for j in rng.choice(raters, 2, replace=False):
+            k = np.arange(top + 1)
+            logit = np.r_[0.0, np.cumsum(theta[p] - sev[j] - steps)]
+            prob = np.exp(logit - logit.max())
+            rows.append((f"P{p:03d}", f"R{j}", int(rng.choice(k, p=prob / prob.sum()))))
+    import pandas as pd
+
+    return rc.Ratings.from_frame(pd.DataFrame(rows, columns=["paper", "rater", "score"]), scale=f"0-{top}")
+
+
+@pytest.mark.parametrize("method", ["MML", "TLI"])
+def test_uncertain_is_the_printed_interval_holding_the_cut(method):
+    r = _ratings()
+    cut = 4.0
+    res = rc.adjust(r, method, cut=cut, bootstrap=40 if method == "TLI" else 0)
+    ch = changes(res, levels=parse_levels(str(cut)))
+    rows = [row for row in ch.rows if np.isfinite(row["se"])]
+    assert len(rows) > 100
+    for row in rows:
+        inside = row["low90"] < cut <= row["high90"]
+        assert (row["uncertain"] == "yes") == inside, row
+        if row["uncertain"] != "yes":
+            assert row["p_level"] >= 0.95 - 1e-9, row   # (two-sided 90%: 5% a side)
+    if method == "MML":   # the interval follows the fair-score curve: uneven about the score near the top
+        skew = [(row["high90"] - row["adjusted"]) - (row["adjusted"] - row["low90"]) for row in rows
+                if row["adjusted"] > 4.0]
+        assert skew and min(skew) < -0.05
+        # and the fair score's SE +- z, as printed before, disagreed with the flag for some student
+        old = [row for row in rows if (row["uncertain"] == "yes") !=
+               (row["adjusted"] - 1.6448536 * row["se"] < cut <= row["adjusted"] + 1.6448536 * row["se"])]
+        assert old, "no student on whom the old interval and the flag disagreed: the test shows nothing"
+
+
+@pytest.mark.parametrize("method", ["MML", "TLI"])
+def test_several_cuts_an_interval_inside_its_level_has_at_least_the_confidence(method):
+    r = _ratings(seed=11)
+    res = rc.adjust(r, method, bootstrap=40 if method == "TLI" else 0, cut=2.5)
+    levels = parse_levels("1.5,3,4.5")
+    ch = changes(res, levels=levels, confidence=0.8)
+    rows = [row for row in ch.rows if np.isfinite(row["se"])]
+    names = list(levels.names)
+    for row in rows:
+        lo_level, hi_level = levels.level([row["low80"], row["high80"]]).tolist()
+        assert (row["uncertain"] == "yes") == (lo_level != hi_level)
+        assert row["adjusted_level"] == names[levels.level([row["adjusted"]])[0]]
+        if row["uncertain"] != "yes":
+            assert row["p_level"] >= 0.8 - 1e-9, row
+        assert row["low80"] <= row["adjusted"] + 1e-9 and row["adjusted"] <= row["high80"] + 1e-9
+    assert sum(row["uncertain"] == "yes" for row in rows) > 5
+    lc = ch.changes[0]
+    assert lc.at_cut == [sum(row["low80"] < c <= row["high80"] for row in rows) for c in levels.cuts]
+
+
+def test_mml_interval_is_the_fair_scores_of_the_quality_interval():
+    """Recomputed from the fitted model: the quality's EAP -+ 1.645 posterior SDs through its fair-score curve,
+    and the pass probability the normal tail of the quality beyond the quality whose fair score is the cut."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    r = _ratings(seed=3)
+    res = rc.adjust(r, "MML", cut=4.0)
+    est = res.groups[0].estimators["MML"]
+    ch = changes(res, levels=parse_levels("4"))
+    mu, sd = np.asarray(est.quality_eap_), np.asarray(est.quality_eap_se_)
+    t_cut = brentq(lambda t: float(est.fair_scores(np.array([t]))[0]) - 4.0, -30, 30, xtol=1e-12)
+    by_paper = {row["paper"]: row for row in ch.rows}
+    for p, label in enumerate(r.paper_ids):
+        row = by_paper[label]
+        lo, hi = (float(est.fair_scores(np.array([mu[p] + s * 1.6448536269514722 * sd[p]]))[0]) for s in (-1, 1))
+        assert row["low90"] == pytest.approx(lo, abs=1e-9) and row["high90"] == pytest.approx(hi, abs=1e-9)
+        p_pass = norm.sf((t_cut - mu[p]) / sd[p])
+        assert row["p_level"] == pytest.approx(p_pass if row["adjusted_level"] == "pass" else 1 - p_pass, abs=1e-9)
