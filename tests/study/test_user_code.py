@@ -38,6 +38,14 @@ class Huge:              # finite, but no score: its RMSE overflows to inf
         r = np.full(ratings.n_ratings, 1e300)
         return Adjusted(rating=r, paper=np.full(ratings.n_papers, 1e300))
 
+class Unflags(CapAt3):   # turns the read-only flag back on first, then zeroes every score and reading order
+    def fit(self, ratings):
+        for a in (ratings.score, ratings.paper, ratings.reading_order):
+            if a is not None:
+                a.setflags(write=True)
+                a[:] = 0
+        return self
+
 class Exits(CapAt3):
     def fit(self, ratings):
         sys.exit(5)
@@ -72,6 +80,23 @@ def test_a_method_writing_into_the_ratings_fails_and_changes_nothing(module):
     assert "read-only" in applied.skipped["hostile_methods:CapAt3"]
     np.testing.assert_array_equal(r.score, before)
     np.testing.assert_array_equal(applied.adjusted["TLI"].paper, alone)   # TLI saw the real scores
+
+
+def test_a_method_turning_the_read_only_flag_back_on_fails_and_changes_nothing(module):
+    """A read-only view of the shared arrays could be made writeable again (its base was): the method zeroed
+    every later method's scores and the caller's, and nothing was recorded."""
+    r = _ratings()
+    r = Ratings(r.paper, r.rater, r.score, 5, 60, 6, reading_order=np.arange(r.n_ratings)[::-1].copy())
+    before = r.score.copy(), r.paper.copy(), r.reading_order.copy()
+    alone = apply_methods(r, ["TLI"]).adjusted["TLI"].paper
+    applied = apply_methods(r, ["hostile_methods:Unflags", "TLI"])
+    assert "cannot set WRITEABLE flag" in applied.skipped["hostile_methods:Unflags"]
+    for a, b in zip((r.score, r.paper, r.reading_order), before):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(applied.adjusted["TLI"].paper, alone)
+    with pytest.raises(MethodError, match="cannot set WRITEABLE"):
+        make_method("hostile_methods:Unflags").fit(r)   # (outside a study too: the caller's ratings kept)
+    np.testing.assert_array_equal(r.score, before[0])
 
 
 def test_scores_of_1e300_are_refused_without_warnings(module):
