@@ -415,11 +415,22 @@ def _summarise(spec: Spec, out: Path):
             if method == ref:
                 continue
             mean, se, n = mean_mcse((g[method] - g[ref]).to_numpy(dtype=np.float64))
+            q = _t_quantile(n)
             paired.append({"cell": cell, "criterion": crit, "method": method, "reference": ref, "pairs": n,
-                           "difference": mean, "mcse": se, "lower": mean - 1.959963984540054 * se,
-                           "upper": mean + 1.959963984540054 * se})
+                           "difference": mean, "mcse": se, "lower": mean - q * se, "upper": mean + q * se})
     paired = _ordered(pd.DataFrame(paired), order)
     return reps, summary, paired
+
+
+def _t_quantile(n: int) -> float:
+    """The two-sided 95% quantile of Student's t with ``n - 1`` degrees of freedom (nan under 2 pairs): the
+    paired differences' intervals, which decide ties, were the normal's (1.96) whatever ``n``, a third too
+    narrow at 5 replications (2.78)."""
+    if n < 2:
+        return math.nan
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, n - 1))
 
 
 def _ordered(df, order):
@@ -442,7 +453,7 @@ def _ordered(df, order):
 class StudyResults:
     """A study's results: ``summary`` (per cell, method and criterion: replications, mean, sd and its
     Monte Carlo SE), ``paired`` (each method against the reference, per cell and criterion: the mean
-    paired difference with its MCSE and 95% interval) and ``replications`` (every row), DataFrames;
+    paired difference with its MCSE and 95% interval, Student's t with pairs - 1 df) and ``replications`` (every row), DataFrames;
     ``folder`` the run folder they were read from.
 
     Attributes
@@ -458,7 +469,9 @@ class StudyResults:
     >>> res.summary.query("criterion == 'rmse'")            # doctest: +SKIP
     >>> res.to_frame("paired")                              # doctest: +SKIP
 
-    ``to_frame(table)`` gives the same tables by name, as the other results objects' ``to_frame`` do.
+    ``to_frame(table)`` gives the same tables by name, as the other results objects' ``to_frame`` do;
+    ``to_dict()`` them as plain Python (JSON-ready) and ``summary_text()`` as text (``summary`` is the
+    table, as SimDesign's result is a data frame).
     """
 
     TABLES = ("summary", "paired", "replications")
@@ -478,11 +491,41 @@ class StudyResults:
             raise ArgumentError("table", f"must be one of {', '.join(self.TABLES)}, not {table!r}")
         return getattr(self, table).copy()
 
+    def to_dict(self, replications: bool = False) -> dict:
+        """The results as plain Python (JSON-ready): the kind, folder and replications computed, the ``summary``
+        and ``paired`` tables as lists of records (nan as None) and, with ``replications``, every row."""
+        def records(df):
+            return [{k: (None if isinstance(v, float) and not math.isfinite(v) else
+                         v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+                    for row in df.to_dict(orient="records")]
+
+        out = {"kind": self.kind, "folder": str(self.folder), "computed": self.computed,
+               "summary": records(self.summary), "paired": records(self.paired)}
+        if replications:
+            out["replications"] = records(self.replications)
+        return out
+
+    def summary_text(self, digits: int = 4) -> str:
+        """The summary and the paired differences as text tables (what ``ratercal report`` puts first):
+        per cell, criterion and method the mean, sd and Monte Carlo SE over the replications, then each
+        method against the reference with its 95% interval (``summary`` itself is the DataFrame)."""
+        def table(df, cols):
+            if df.empty:
+                return "(none)"
+            return df[[c for c in cols if c in df.columns]].round(digits).to_string(index=False)
+
+        return "\n".join([f"{self!r}", "", "Summary (mean, sd and Monte Carlo SE over the replications):",
+                          table(self.summary, ["cell", "criterion", "method", "replications", "failed", "mean", "sd",
+                                               "mcse"]),
+                          "", "Paired differences against the reference (95% interval, t with pairs - 1 df):",
+                          table(self.paired, ["cell", "criterion", "method", "reference", "pairs", "difference",
+                                              "mcse", "lower", "upper"])])
+
     def __repr__(self) -> str:
         cells = self.summary["cell"].nunique() if "cell" in self.summary else self.summary.iloc[:, 0].nunique()
         return (f"<StudyResults ({self.kind}): {len(self.summary)} summary rows over {cells} cell(s), "
                 f"{len(self.paired)} paired rows; folder {self.folder}; see .summary, .paired, .replications, "
-                f".to_frame(table)>")
+                f".to_frame(table), .to_dict(), .summary_text()>")
 
     def _repr_html_(self) -> str:
         import html

@@ -45,3 +45,9 @@ def __getattr__(name):
 
         return getattr(study, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    """The names from Python with the package's own (tab completion in a notebook found ``run`` and ``Run``
+    alone: ``Spec`` and ``StudyResults`` come on first use)."""
+    return sorted(set(globals()) | set(_FROM_PYTHON))

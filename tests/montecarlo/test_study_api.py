@@ -52,7 +52,21 @@ def test_the_example_runs_two_cells_with_a_user_method_and_criterion(example):
     no = reps[(reps.cell == "raters differ") & (reps.method == "NO") & (reps.criterion == "rmse")].value
     p = res.paired
     pair = p[(p.cell == "raters differ") & (p.method == "TLI") & (p.criterion == "rmse")].iloc[0]
-    assert pair.difference == pytest.approx((rows.to_numpy() - no.to_numpy()).mean(), rel=1e-12)
+    d = rows.to_numpy() - no.to_numpy()
+    assert pair.difference == pytest.approx(d.mean(), rel=1e-12)
+    # its 95% interval: Student's t with 19 df (2.093), not the normal's 1.96
+    half = 2.093024054408263 * d.std(ddof=1) / math.sqrt(20)
+    assert (pair.lower, pair.upper) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-9)
+    # as plain Python (JSON) and as text
+    import json
+
+    as_dict = json.loads(json.dumps(res.to_dict()))
+    assert as_dict["kind"] == res.kind and len(as_dict["summary"]) == len(s) and len(as_dict["paired"]) == len(p)
+    mine = next(r for r in as_dict["summary"] if (r["cell"], r["method"], r["criterion"]) == ("raters differ", "TLI", "rmse"))
+    assert mine["mean"] == row["mean"] and mine["replications"] == 20 and "replications" not in as_dict
+    assert len(res.to_dict(replications=True)["replications"]) == len(reps)
+    text = res.summary_text()
+    assert "Monte Carlo SE" in text and "raters differ" in text and f"{row['mean']:.4f}" in text
     assert len(repr(res)) < 2000 and "<table" in res._repr_html_()
     # the tables by name too, as the other results' to_frame; a copy, and a bad name is an ArgumentError
     pd.testing.assert_frame_equal(res.to_frame("paired"), p)
