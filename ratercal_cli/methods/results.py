@@ -156,22 +156,37 @@ class FitResults:
         df["upper"] = self._estimate + q * self._se
         return df
 
+    @property
     def tvalues(self):
-        """``estimate / se`` per row (a Series; z statistics, as statsmodels calls them tvalues)."""
+        """``estimate / se`` per row (a Series indexed as :attr:`bse`; z statistics, as statsmodels calls them
+        tvalues, a property as there)."""
         import pandas as pd
 
+        return pd.Series(self._z(), index=self._index(), name="z")
+
+    @property
+    def pvalues(self):
+        """The two-sided p of each z (:attr:`tvalues`) against 0, a Series indexed as :attr:`bse` (nan where
+        the SE is missing)."""
+        import pandas as pd
+
+        return pd.Series(self._p(), index=self._index(), name="p")
+
+    def _z(self):
         with np.errstate(divide="ignore", invalid="ignore"):
-            return pd.Series(self._estimate / self._se, index=self._index(), name="z")
+            return self._estimate / self._se
+
+    def _p(self):
+        from scipy import stats
+
+        return 2 * stats.norm.sf(np.abs(self._z()))
 
     def table(self, alpha: float = 0.05):
         """``params`` with z, its two-sided p (of 0) and the ``1 - alpha`` interval."""
-        from scipy import stats
 
         df = self.params
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = self._estimate / self._se
-        df["z"] = z
-        df["p"] = 2 * stats.norm.sf(np.abs(z))
+        df["z"] = self._z()
+        df["p"] = self._p()
         ci = self.conf_int(alpha)
         df[f"{alpha / 2:g}"] = ci["lower"]
         df[f"{1 - alpha / 2:g}"] = ci["upper"]

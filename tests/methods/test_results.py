@@ -71,6 +71,14 @@ def test_cov_params_is_the_covariance_the_ses_come_from(mfrm_criterion):
     assert np.abs(sev.sum(axis=0)).max() < 1e-10
     ci = res.conf_int(0.10)
     np.testing.assert_allclose(ci.lower, res.params.estimate - 1.6448536269514722 * res.params.se, rtol=1e-12)
+    # statsmodels' tvalues and pvalues, properties indexed as bse; the table's z and p are the same numbers
+    z = res.params.estimate.to_numpy() / res.params.se.to_numpy()
+    np.testing.assert_allclose(res.tvalues.to_numpy(), z, rtol=1e-12)
+    from scipy.stats import norm
+
+    np.testing.assert_allclose(res.pvalues.to_numpy(), 2 * norm.cdf(-np.abs(z)), rtol=1e-9)
+    assert res.pvalues.index.equals(res.bse.index) and res.tvalues.index.equals(res.bse.index)
+    np.testing.assert_allclose(res.table().p.to_numpy(), res.pvalues.to_numpy(), rtol=1e-12)
 
 
 def test_mml_pcm_matches_r_and_the_estimator():
