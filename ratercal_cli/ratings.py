@@ -493,6 +493,13 @@ def _missing(v) -> bool:
         return False
 
 
+def _row(df, k: int) -> str:
+    """The name of the DataFrame's ``k``-th row in a message: its index label, or where the index repeats
+    (frames concatenated) its position too ("row 0 ... (first at row 0)" named two rows alike)."""
+    label = df.index[k]
+    return f"row {label}" if df.index.is_unique else f"row {k} by position (index {label})"
+
+
 def _frame_column(df, name, what):
     if name not in df.columns:
         argument = {"paper": "paper_col", "rater": "rater_col", "score": "score_col", "group": "group_col"}
@@ -505,16 +512,16 @@ def _frame_scores(df, column, scale):
     """Each row's score as a whole number or None (missing); the scale (given or from the scores)."""
     values = _frame_column(df, column, "score").tolist()
     scores = []
-    for label, v in zip(df.index, values):
+    for k, v in enumerate(values):
         if _missing(v):
             scores.append(None)
             continue
         try:
             x = float(v)
         except (TypeError, ValueError):
-            raise InputError(f"row {label}: {v!r} is not a number", field=column) from None
+            raise InputError(f"{_row(df, k)}: {v!r} is not a number", field=column) from None
         if not math.isfinite(x) or x != int(x):
-            raise InputError(f"row {label}: {v!r} is not a whole number", field=column)
+            raise InputError(f"{_row(df, k)}: {v!r} is not a whole number", field=column)
         scores.append(int(x))
     present = [s for s in scores if s is not None]
     if not present:
@@ -524,9 +531,9 @@ def _frame_scores(df, column, scale):
         scale = checked_scale(Scale(low, max(max(present), low + 1)))
     else:
         scale = parse_scale(scale)
-        for label, s in zip(df.index, scores):
+        for k, s in enumerate(scores):
             if s is not None and not scale.low <= s <= scale.high:
-                raise InputError(f"row {label}: {s} is outside the scale {scale}", field=column)
+                raise InputError(f"{_row(df, k)}: {s} is outside the scale {scale}", field=column)
     return scores, scale
 
 
@@ -534,9 +541,9 @@ def _frame_labels(df, column, what):
     """The column's labels; a whole float (a column of ids that pandas read as floats: 7.0) as the int it
     is, so that paper 7 is labelled ``7``, as a file and an int column label it, not ``7.0``."""
     values = _frame_column(df, column, what).tolist()
-    for label, v in zip(df.index, values):
+    for k, v in enumerate(values):
         if _missing(v) or str(v).strip() == "":
-            raise InputError(f"row {label}: blank", field=column)
+            raise InputError(f"{_row(df, k)}: blank", field=column)
     values = [int(v) if isinstance(v, float) and v.is_integer() else v for v in values]
     if any(isinstance(v, str) for v in values) and not all(isinstance(v, str) for v in values):
         # numbers beside text (pandas' read_excel of a column of number and text cells): every label as the
@@ -552,12 +559,12 @@ def _from_frame(cls, df, paper, rater, score, scale, group, facets):
     levels = {f: _frame_labels(df, f, f) for f in facets}
     codes = {f: {v: k for k, v in enumerate(sorted(set(vals), key=natural_key))} for f, vals in levels.items()}
     rows = {}
-    for k, (label, g) in enumerate(zip(df.index, groups)):
+    for k, g in enumerate(groups):
         key = (g, papers[k], raters[k]) + tuple(levels[f][k] for f in facets)
         if key in rows:
-            raise InputError(f"row {label}: duplicate rating of paper {papers[k]} by rater {raters[k]}"
-                             f"{'' if g is None else f' ({group} {g})'} (first at row {rows[key]})", field=rater)
-        rows[key] = label
+            raise InputError(f"{_row(df, k)}: duplicate rating of paper {papers[k]} by rater {raters[k]}"
+                             f"{'' if g is None else f' ({group} {g})'} (first at {_row(df, rows[key])})", field=rater)
+        rows[key] = k
     parts = []
     for name in sorted(dict.fromkeys(groups), key=natural_key):
         at = [k for k, g in enumerate(groups) if g == name and scores[k] is not None]

@@ -815,7 +815,8 @@ class _Problem:
 def _cml_problem(ratings: Ratings, model: str) -> _Problem:
     cats, informative = estimable_categories(ratings, model)
     if not informative.any():
-        raise MethodError("CML: no paper has two or more raters with a non-extreme total; nothing to estimate")
+        raise MethodError(f"CML ({model.upper()}): no paper has two or more raters with a non-extreme total; nothing to "
+                          "estimate")
     groups = _group(ratings, cats, informative)
     has = cats.any(axis=1)
     _check_connected(groups, has, ratings.rater_ids, model.upper() if model == "rsm" else "CML")

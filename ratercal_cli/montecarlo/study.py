@@ -45,6 +45,7 @@ import numpy as np
 
 from ..arguments import check_count
 from ..errors import ArgumentError, InputError
+from ..ratings import Ratings
 
 __all__ = ["run", "Spec", "StudyResults", "CRITERIA"]
 
@@ -286,7 +287,15 @@ def _replicate(spec: Spec, cell_index: int, rep: int) -> list:
     seq = np.random.SeedSequence([spec.seed, cell_index, rep])
     rng = np.random.default_rng(seq)
     cell = spec.cells[cell_index]
-    ratings, true = spec.generate(dict(cell), rng)
+    made = spec.generate(dict(cell), rng)
+    if not (isinstance(made, tuple) and len(made) == 2):
+        got = f"a tuple of {len(made)}" if isinstance(made, tuple) else type(made).__name__
+        raise InputError(f"{_qualname(spec.generate)} returned {got}: expected (ratings, true paper scores)",
+                         field="generate")
+    ratings, true = made
+    if not isinstance(ratings, Ratings):
+        raise InputError(f"{_qualname(spec.generate)} returned {type(ratings).__name__} first: expected a Ratings "
+                         "(rc.Ratings.from_labels or .from_frame)", field="generate")
     true = np.asarray(true, dtype=np.float64)
     if true.shape != (ratings.n_papers,):
         raise InputError(f"{_qualname(spec.generate)} gave {true.shape} true scores for {ratings.n_papers} papers "

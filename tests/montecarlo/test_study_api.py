@@ -113,6 +113,23 @@ def test_bad_specs_name_the_argument():
         rc.study.run(42)
 
 
+@pytest.mark.parametrize("made, said", [(lambda r, t: (r, t, 1), "returned a tuple of 3: expected \\(ratings, true"),
+                                        (lambda r, t: r, "returned Ratings: expected \\(ratings, true"),
+                                        (lambda r, t: (t, r), "returned ndarray first: expected a Ratings")])
+def test_a_generator_returning_something_else_is_named(tmp_path, made, said):
+    """A generator of the user's giving three values was a bare 'too many values to unpack'."""
+    from ratercal_cli.errors import InputError
+
+    def generate(cell, rng):
+        paper = np.repeat(np.arange(20), 2)
+        r = rc.Ratings.from_labels(paper, (paper + np.tile([0, 1], 20)) % 4, rng.integers(0, 6, 40), 5)
+        return made(r, r.paper_mean())
+
+    spec = rc.study.Spec([{"papers": 20}], generate, ["NO"], replications=1)
+    with pytest.raises(InputError, match="generate: .*generate " + said):
+        rc.study.run(spec, out=tmp_path / "run")
+
+
 def test_a_call_that_fails_leaves_no_temporary_folder(tmp_path, monkeypatch):
     """Without ``out`` the run folder is a new temporary one, named only in the results: a call that
     fails (a bad config, found before the study starts or as it starts) leaves none behind."""

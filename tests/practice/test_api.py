@@ -94,6 +94,10 @@ def test_from_frame_scale_facets_and_errors():
         Ratings.from_frame(df, scale="0-5")
     with pytest.raises(InputError, match=r"rater: row 4: duplicate rating of paper p1 by rater R2 \(first at row 0\)"):
         Ratings.from_frame(pd.concat([df, df.iloc[[0]]], ignore_index=True), scale="1-6")
+    # an index that repeats (frames concatenated as they were): the rows by position, their labels beside
+    with pytest.raises(InputError, match=r"rater: row 4 by position \(index 0\): duplicate rating of paper p1 by "
+                                         r"rater R2 \(first at row 0 by position \(index 0\)\)"):
+        Ratings.from_frame(pd.concat([df, df.iloc[[0]]]), scale="1-6")
     with pytest.raises(InputError, match=r"score: row 0: 2.5 is not a whole number"):
         Ratings.from_frame(df.assign(score=[2.5, 3, 3, 3]))
     with pytest.raises(InputError, match="group_col: no column 'grade'"):
