@@ -28,6 +28,7 @@ from scipy import stats
 
 from ..errors import MethodError
 from ..fit_stats import fit_rows
+from ..methods.base import MIN_RATINGS
 from ..methods.cml import ConditionalPCM, too_costly
 from ..network import rater_components as rater_labels
 from ..ratings import Ratings
@@ -492,14 +493,24 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                            reason=f"not tested (the evidence needs the Rasch fits, left out by {_why(skipped)}): "
                                   "taken as random")
     assignment = found.assignment
-    rec, reason = recommend(min_papers, assignment, warranted, all_scored_all, fewest, under)
+    # the rule counts the raters the methods adjust: one with a single rating keeps its raw score in every
+    # method (methods/base.py's thin raters), and a stray rating by a new rater vetoed adjusting 120 papers
+    counted = [r for r in raters if r["papers"] >= MIN_RATINGS] or raters
+    rule_min = min((r["papers"] for r in counted), default=0)
+    rec, reason = recommend(rule_min, assignment, warranted, all_scored_all,
+                            [r["rater"] for r in counted if r["papers"] == rule_min],
+                            [r["rater"] for r in counted if r["papers"] < FEW_PAPERS])
     notes = []
+    if len(counted) < len(raters):
+        thin = [str(r["rater"]) for r in raters if r["papers"] < MIN_RATINGS]
+        notes.append(f"rater(s) with a single rating, kept raw by every method and not counted by Chapter 5's rule: "
+                     f"{', '.join(thin[:8])}{' ...' if len(thin) > 8 else ''}")
     if len(comps) > 1:
         notes.append("the raters fall into separate groups with no paper in common: OLS, TLS, RAS and "
                      "PCM cannot put them on one scale")
     if ratings.max_raters_per_paper() < 2:
         notes.append("one rating per paper: only NO, MN, TMN, LI, TLI and EQP apply")
-    few = [str(r["rater"]) for r in raters if r["papers"] < FEW_PAPERS]
+    few = [str(r["rater"]) for r in counted if r["papers"] < FEW_PAPERS]
     if few:
         notes.append(f"rater(s) with fewer than {FEW_PAPERS} papers: {', '.join(few)}")
     if ratings.max_raters_per_paper() > 1:

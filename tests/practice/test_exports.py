@@ -75,6 +75,25 @@ def test_the_recommendation_names_the_rater_behind_its_rule(tmp_path):
     assert "papers per rater: fewest 3 (E)" in res.output
 
 
+def test_a_single_stray_rating_does_not_stop_adjusting_everyone(tmp_path):
+    """A rater with one rating keeps its raw score in every method (base.py's thin raters), so Chapter 5's
+    rule does not count it: one rating by a new rater turned the recommendation for all 60 papers into NO."""
+    offset = {"A": -1, "B": 0, "C": 1, "D": 0}   # (raters that differ: the tests find it, with the stray or not)
+    pairs = [("A", "B"), ("B", "C"), ("C", "D"), ("D", "A")]
+    rows = [(f"P{p}", pairs[p % 4][k], min(max(1 + p % 4 + offset[pairs[p % 4][k]], 0), 5))
+            for p in range(60) for k in range(2)]
+    plain = run("check", write_rows(tmp_path / "plain.csv", rows), "--scale", "0-5", "--no-rasch")
+    stray = run("check", write_rows(tmp_path / "stray.csv", rows + [("P0", "E", 2)]), "--scale", "0-5", "--no-rasch")
+    assert plain.exit_code == stray.exit_code == 0, stray.output
+    rule = next(line for line in plain.output.splitlines() if line.startswith("CHAPTER 5 RULE"))
+    assert rule in stray.output and "rater E scored only 1" not in stray.output
+    assert "rater(s) with a single rating, kept raw by every method and not counted by Chapter 5's rule: E" \
+        in stray.output
+    rec = next(line for line in plain.output.splitlines() if line.startswith("RECOMMENDATION"))
+    assert rec.split(" -- ")[0] in stray.output
+    assert "papers per rater: fewest 1 (E)" in stray.output   # (the rater table still shows it)
+
+
 # -- 2. NUL bytes ------------------------------------------------------------------------
 def test_a_nul_byte_is_refused_naming_its_line(tmp_path):
     p = tmp_path / "nul.csv"
@@ -292,7 +311,8 @@ def test_help_names_the_flags_the_fallback_and_the_whole_rule():
     text = " ".join(run("check", "--help").output.split())
     assert "marginal ML (MFRM) where CML cannot be fitted" in text
     assert "NO when every rater scored every paper, when assignment is non-random, when a rater scored " \
-           "fewer than 8 papers (named), or when no test finds the raters differing" in text
+           "fewer than 8 papers (named; one with a single rating, kept raw by every method, is not counted), or " \
+           "when no test finds the raters differing" in text
 
 
 def test_ratings_from_labels_sort_raters_naturally():
