@@ -516,13 +516,14 @@ def _write_adjusted_output(output, table, result, total, layout="input"):
 
 
 def _write_memo(path, source, table, result, levels, change_list, assignment, settings):
-    """``--memo FILE``: the decision memo (:mod:`.practice.memo`), with check's reasons (no Rasch fits)."""
+    """``--memo FILE``: the decision memo (:mod:`.practice.memo`), with check's reasons."""
     from ..io import sha256_file
     from ..practice.check import check as check_ratings
     from ..practice.memo import write_memo
 
-    # (with --method recommended, the Rasch fits too: the one recommendation adjust applied needs them)
-    reasons = check_ratings(table.ratings, assignment=assignment, rasch="recommended" in result.methods)
+    # (the Rasch fits too, whatever the method: without them the study had no say, and the memo named
+    # Chapter 5's rule as check's recommendation where ratercal check recommends another method)
+    reasons = check_ratings(table.ratings, assignment=assignment)
     shown = {k: str(v) for k, v in settings.items() if v not in (None, False, "", ())}
     write_memo(path, result, reasons, {"input": Path(source).name, **shown}, sha256_file(source), levels=levels,
                change_list=change_list)

@@ -198,6 +198,16 @@ def linear_eb(paper_scores, ratings):
 OPERATORS_BATCH = {"kelley": kelley_batch, "linear_eb": linear_eb_batch}
 
 
+#: the level at which a method's own adjusted scores are, where it is not ``none``: MML's and MFRM's are the
+#: fair scores of the EAP quality (their default), their ``kelley`` level (:meth:`.mml.MarginalRaterModel.paper_scores_by_shrinkage`)
+DEFAULT_LEVELS = {"MML": "kelley", "MFRM": "kelley"}
+
+
+def default_level(code: str) -> str:
+    """The shrinkage level of ``code``'s adjusted scores as the method gives them (``-m MML`` is MML (shrunk))."""
+    return DEFAULT_LEVELS.get(code, "none")
+
+
 def own_shrinkage(estimator) -> bool:
     """Whether a fitted estimator scores papers at some levels itself (the Rasch fits: WLE and EAP)."""
     return callable(getattr(estimator, "paper_scores_by_shrinkage", None))

@@ -126,15 +126,20 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
             else:
                 items.append(_e(f"{where}no test found the raters differing." if where else
                                 "No test found the raters differing."))
+            same = False
             if not r.facets:
                 items.append(f"The rule of Chapter 5 recommends {_e(method_words(rep.recommendation))}: "
                              f"{_e(rep.reason)}.")
-                one = rep.decision.label if getattr(rep, "decision", None) is not None else rep.recommendation
-                if applied not in (one,) and method != "recommended":
+                dec = getattr(rep, "decision", None)
+                same = method == "recommended" or (dec.given_by(applied) if dec is not None
+                                                   else applied == rep.recommendation)
+                if not same:
                     items.append(f"{_e(method_words(applied))} was chosen instead of the recommended method.")
             advice = _advice(rep)
-            if advice and f"To check: {_e(advice)}" not in items:   # once, where the criteria share it
-                items.append(f"To check: {_e(advice)}")
+            said = (None if not advice else f"To check: {_e(advice)}" if not same else
+                    f"It is check's recommendation: {_e(advice.removeprefix('check recommends '))}")
+            if said and said not in items:   # once, where the criteria share it
+                items.append(said)
         if r.facets:
             items.append(f"A rubric: {_e(method_words(applied))} adjusts each criterion and the students' totals.")
         if not warranted and applied != "NO":

@@ -116,6 +116,14 @@ class Recommendation:
                                (LEVEL_WORDS.get(self.shrinkage, self.shrinkage), self.shrinkage != "none")) if on]
         return self.method + (f" ({', '.join(how)})" if how else "")
 
+    def given_by(self, code: str) -> bool:
+        """Whether ``-m code`` applies this recommendation: its label, or its method at the level the method's
+        own scores are at (``MML`` is ``MML (shrunk)``: its EAP fair scores), not the multi-group model."""
+        from ..methods.shrinkage import default_level
+
+        return code == self.label or (code == self.method and not self.multigroup
+                                      and self.shrinkage == default_level(code))
+
     def to_dict(self) -> dict:
         from .text import json_clean
 

@@ -359,7 +359,7 @@ def test_the_decision_memo(tmp_path, monkeypatch):
     assert ("<b>grade=5</b>: adjust the scores by the Rasch model by marginal maximum likelihood (MML (shrunk))."
             in page)
     assert "The rule of Chapter 5 recommends truncated mean equating (TMN)" in page
-    assert "To check: check recommends the Rasch model by marginal maximum likelihood (MML (shrunk))" in page
+    assert "It is check's recommendation: the Rasch model by marginal maximum likelihood (MML (shrunk))" in page
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     ch = read_csv(tmp_path / "c.csv")
     for g in ("5", "8", "11"):
@@ -383,6 +383,22 @@ def test_the_decision_memo(tmp_path, monkeypatch):
         "--levels", "Below,Basic,Proficient,Advanced", "--bootstrap", "20", "-o", tmp_path / "a.csv",
         "--memo", memo, "-q")
     assert memo.read_bytes() == first
+
+
+@pytest.mark.parametrize("method, same", [("MML", True), ("TLI", False)])
+def test_the_memo_names_checks_recommendation_for_a_named_method(tmp_path, method, same):
+    """-m MML is check's MML (shrunk) (its EAP fair scores): the memo said it was "chosen instead of the
+    recommended method" and named Chapter 5's rule (TMN/TLI) as check's recommendation, from a check run
+    without the Rasch fits, where ratercal check recommends MML (shrunk) by the study."""
+    memo = tmp_path / "m.html"
+    res = run("adjust", RATINGS, *README_ARGS, "-m", method, "--cut", "3.25", "-o", tmp_path / "a.csv", "--memo", memo,
+              "-q")
+    assert res.exit_code == 0, res.output
+    page = memo.read_text()
+    said = "the Rasch model by marginal maximum likelihood (MML (shrunk)): the corrected study"
+    assert page.count(f"It is check's recommendation: {said}" if same else f"To check: check recommends {said}") == 3
+    assert ("was chosen instead of the recommended method" in page) is not same
+    assert "check recommends truncated" not in page
 
 
 def test_confidence_on_the_command_line(tmp_path):
