@@ -137,16 +137,15 @@ def _refuse_clashes(source, table, anchors_in=None, **outputs):
     drawn) differs from the inputs and from each other (:func:`ratercal_cli.guard.refuse_clashing_paths`),
     checked before any work."""
     from ..guard import refuse_clashing_paths
-    from ..practice.text import group_path
+    from ..practice.text import group_paths
 
     outs = []
     for option, path in outputs.items():
         if path is None:
             continue
-        if option == "--png" and table is not None:
-            # two groups on one file is map_targets' error, which names the groups
-            files = dict.fromkeys(group_path(Path(path), g.name) for g in table.groups)
-            outs += [(option, f) for f in files]
+        if option == "--png" and table is not None:   # (two groups on one file: refused here, naming them)
+            names = [g.name for g in table.groups] if table.ratings.group is not None else [None]
+            outs += [(option, f) for f in group_paths(Path(path), names, table.ratings.group_name)]
         else:
             outs.append((option, path))
     refuse_clashing_paths([("RATINGS_FILE", source), ("--anchors", anchors_in)], outs)

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import ArgumentError, arg
 from ..ratings import Ratings
 from .diagnostics import ALPHA, CheckReport, check_ratings
-from .text import GROUP_RULE, group_path, json_clean
+from .text import GROUP_RULE, group_paths, json_clean
 
 __all__ = ["check", "CheckResults"]
 
@@ -542,11 +542,11 @@ class CheckResults:
         from .rater_report import wright_map
 
         maps = []
-        for rep in self.reports:
+        targets = group_paths(png, [rep.group for rep in self.reports], self.ratings.group_name)
+        for rep, target in zip(self.reports, targets):
             model = rep.rater_model
             if model is None:
                 continue
-            target = group_path(png, rep.group)
             tag = self._tag(rep)
             wright_map(target, rep.rater_report, model.measure[model.measured],
                        "Wright map" + (f", {tag}" if tag else ""), scale_low=rep.scale_low)

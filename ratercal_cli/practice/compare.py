@@ -380,19 +380,9 @@ class CompareResults:
     def map_targets(self, png) -> list:
         """Each group's MDS map file (``png`` or ``NAME_GROUP.png`` beside it), refused where two
         groups' names would give one file (on a case-insensitive file system too)."""
-        from ..errors import ArgumentError
-        from .text import group_path
+        from .text import group_paths
 
-        targets: list = []
-        for g in self.groups:
-            target = group_path(png, g.name)
-            clash = next((h.name for h, t in zip(self.groups, targets) if str(t).lower() == str(target).lower()),
-                         None)
-            if clash is not None:
-                raise ArgumentError("png", f"groups {clash!r} and {g.name!r} would both be mapped to {target}; "
-                                    f"rename one in the {self.ratings.group_name} column")
-            targets.append(target)
-        return targets
+        return group_paths(png, [g.name for g in self.groups], self.ratings.group_name)
 
     def draw_maps(self, png) -> list:
         """Draw each group's classical MDS map of the methods (Figures 7-10) to :meth:`map_targets`;

@@ -61,5 +61,22 @@ def group_path(path, name):
 
     if name is None:
         return path
-    safe = re.sub(r"[^A-Za-z0-9.+-]+", "_", str(name))
+    safe = re.sub(r"[^\w.+-]+", "_", str(name))   # (letters of any alphabet kept: "École Sud" was "_cole_Sud")
     return path.with_name(f"{path.stem}_{safe}{path.suffix or '.png'}")
+
+
+def group_paths(path, names, column=None) -> list:
+    """:func:`group_path` of each group ``names`` (None: no groups, ``[path]``), refused where two groups
+    would share a file (on a case-insensitive file system too): an :class:`ArgumentError` naming ``png``,
+    the two groups and the group ``column``.  (check's Wright maps wrote one group's over another's.)"""
+    from ..errors import ArgumentError
+
+    targets: list = []
+    for name in names:
+        target = group_path(path, name)
+        clash = next((n for n, t in zip(names, targets) if str(t).lower() == str(target).lower()), None)
+        if clash is not None:
+            raise ArgumentError("png", f"groups {clash!r} and {name!r} would both be mapped to {target}; rename one "
+                                f"in the {column or 'group'} column")
+        targets.append(target)
+    return targets

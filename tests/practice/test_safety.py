@@ -60,6 +60,37 @@ def test_an_output_naming_an_input_or_another_output_is_refused(tmp_path, good, 
     assert sorted(os.listdir(tmp_path)) == before   # and nothing else written
 
 
+@pytest.mark.parametrize("command", ["check", "compare"])
+def test_two_groups_on_one_png_are_refused_before_the_work(tmp_path, command, monkeypatch):
+    """Groups '5 A' and '5/A' both map to map_5_A.png: check drew one map over the other and said 'wrote'
+    twice (compare refused, after all its work).  Both refuse before any fit now, naming the groups."""
+    rows = ["grade,paper,rater,score"] + [f"{g},{g}{i},R{(i + k) % 4},{(i * 3 + k) % 6}"
+                                          for g in ("5 A", "5/A", "École Sud") for i in range(12) for k in range(2)]
+    src = tmp_path / "g.csv"
+    src.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    import ratercal_cli.practice.check as check_module
+    import ratercal_cli.practice.compare as compare_module
+
+    def no_work(*a, **k):
+        raise AssertionError("the work began before the clash was refused")
+    monkeypatch.setattr(check_module, "check", no_work)
+    monkeypatch.setattr(compare_module, "compare", no_work)
+    extra = ("-m", "NO,TLI") if command == "compare" else ()
+    res = run(command, src, "--group-col", "grade", "--scale", "0-5", *extra, "--png", tmp_path / "map.png", "-q")
+    assert res.exit_code == 2, res.output
+    assert "--png: groups '5 A' and '5/A' would both be mapped to" in res.stderr and "grade column" in res.stderr
+    assert not list(tmp_path.glob("map*"))
+
+
+def test_a_group_png_keeps_the_letters_of_its_name():
+    from pathlib import Path
+
+    from ratercal_cli.practice.text import group_path
+
+    assert group_path(Path("m.png"), "École Sud").name == "m_École_Sud.png"
+    assert group_path(Path("m.png"), "5/A").name == "m_5_A.png"
+
+
 def test_png_per_group_may_not_hit_the_input(tmp_path):
     """check --png map.png with groups draws map_A.png, ...: one of those is the input here."""
     src = tmp_path / "map_A.png"   # a ratings file with an odd name
