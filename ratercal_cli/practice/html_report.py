@@ -330,7 +330,7 @@ def _levels(ratings, changes) -> str:
     out = [f"<h2>Levels</h2><p class=\"note\">cuts {_esc(cuts)}{' on the rubric totals' if ratings.facets else ''}"
            "</p>", levels_html(cols)]
     out += [f'<p class="note"><b>{_esc(tag)}</b>: {_esc(lc.uncertain_text())}</p>' for tag, lc in cols
-            if lc.uncertain is not None]
+            if lc.uncertain is not None or lc.without_se]
     return "\n".join(out)
 
 

@@ -186,6 +186,10 @@ class LevelChanges:
     #: the interval is a model's (MML, MFRM, CML, RSM): the fair scores of its quality's interval, not the
     #: adjusted score +- z SE (:meth:`.uncertainty.PaperUncertainty.interval`)
     model: bool = False
+    #: the method gave other groups standard errors but none to this one's papers (a group whose
+    #: recommendation is NO, beside one adjusted by MML): the method applied here, its uncertain students
+    #: not known (not 0); "" where it gave them
+    without_se: str = ""
 
     @property
     def too_narrow(self) -> bool:
@@ -197,6 +201,9 @@ class LevelChanges:
     def uncertain_text(self, noun: str = "paper") -> str:
         """One sentence: how many are uncertain, at what confidence, and why so many where the levels are
         narrow (``noun``: what a paper is called, e.g. student)."""
+        if self.without_se:
+            return (f"no standard errors for its {self.papers} {noun}(s) ({self.without_se} gives none without a "
+                    f"bootstrap, --bootstrap N), so whose level is uncertain is not known")
         pct = f"{100 * self.confidence:g}%"
         z = z_of(self.confidence)
         how = (f"the fair scores of the {noun}'s quality ± {z:.3g} standard errors" if self.model else
@@ -238,7 +245,8 @@ class LevelChanges:
                 "moved": self.moved, "up": self.up, "down": self.down,
                 "moves": [{"from": a, "to": b, "papers": c} for a, b, c in self.flows()],
                 "uncertain": self.uncertain, "confidence": self.confidence, "uncertain_at_cut": self.at_cut,
-                "classification_accuracy": self.accuracy, "median_se": self.median_se}
+                "classification_accuracy": self.accuracy, "median_se": self.median_se,
+                "standard_errors": not self.without_se}
 
     def format_text(self, title: str = "") -> str:
         from .text import text_table
@@ -250,7 +258,7 @@ class LevelChanges:
         lines += ["  " + line for line in text_table(["level", "given", "adjusted"], rows)]
         for a, b, c in self.flows():
             lines.append(f"  {a} -> {b}: {c}")
-        if self.uncertain is not None:
+        if self.uncertain is not None or self.without_se:
             lines.append("  " + self.uncertain_text())
         return "\n".join(lines)
 
@@ -361,8 +369,10 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
             lc = LevelChanges(g.name, method, levels, moves.sum(axis=1).tolist(), moves.sum(axis=0).tolist(),
                               moves.tolist(), confidence=confidence, papers=int(keep.sum()),
                               model=g.uncertainty.get(method) is not None and g.uncertainty[method].quality is not None)
-            if prob is not None:
-                has = keep & np.isfinite(se) & (se > 0)
+            has = keep & np.isfinite(se) & (se > 0) if prob is not None else None
+            if prob is not None and not has.any() and keep.any():
+                lc.without_se = str((applied or {}).get(g.name, method))
+            elif prob is not None:
                 lc.uncertain = int(np.sum(keep & unsure))
                 lc.at_cut = ([lc.uncertain] if len(levels.cuts) == 1 else   # one cut: the pass/fail rule's count
                              [int(np.sum(has & (lo < c) & (hi >= c))) for c in levels.cuts])

@@ -183,7 +183,7 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                      "<p>Give cut scores to see whose level is uncertain.</p>")
     else:
         for tag, lc in level_cols:
-            if lc.uncertain is not None:
+            if lc.uncertain is not None or lc.without_se:
                 parts.append(f"<p><b>{_e(tag)}</b>: {_e(lc.uncertain_text('student'))}.</p>")
         if unc:
             # closest to a cut (in standard errors) first: the nearest to a coin toss

@@ -11,6 +11,8 @@ import pytest
 import ratercal_cli as rc
 from ratercal_cli.practice.levels import changes, parse_levels
 
+from support import ROOT
+
 
 def _ratings(seed=7, papers=120, raters=8, top=5):
     """A PCM-like file: 2 raters a paper, severities spread, qualities wide enough that many papers sit
@@ -93,3 +95,22 @@ def test_mml_interval_is_the_fair_scores_of_the_quality_interval():
         assert row["low90"] == pytest.approx(lo, abs=1e-9) and row["high90"] == pytest.approx(hi, abs=1e-9)
         p_pass = norm.sf((t_cut - mu[p]) / sd[p])
         assert row["p_level"] == pytest.approx(p_pass if row["adjusted_level"] == "pass" else 1 - p_pass, abs=1e-9)
+
+
+def test_a_group_without_standard_errors_is_not_counted_as_sure():
+    """-m recommended gave one school MML (with SEs) and two NO (none): the memo and --json said "0 of 40
+    students are uncertain" of those two, where three of them sat exactly on the cut."""
+    import json
+
+    r = rc.read_ratings(ROOT / "examples" / "ratings.csv", scale="0-5", group_col="grade", resolve_discrepancies=True)
+    res = rc.adjust(r, "MML", cut=3.25)
+    res.groups[1].uncertainty.clear()   # (grade 8's method gave none, as NO without a bootstrap)
+    ch = changes(res, levels=parse_levels("3.25"))
+    five, eight, eleven = ch.changes
+    assert five.uncertain > 0 and eleven.uncertain > 0 and not five.without_se
+    assert eight.uncertain is None and eight.without_se == "MML" and eight.accuracy is None
+    assert eight.uncertain_text("student").startswith("no standard errors for its 141 student(s) (MML gives none")
+    d = json.loads(json.dumps(eight.to_dict()))
+    assert d["uncertain"] is None and d["standard_errors"] is False
+    assert five.to_dict()["standard_errors"] is True
+    assert "no standard errors for its 141" in eight.format_text()
