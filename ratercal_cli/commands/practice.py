@@ -462,6 +462,10 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
         page = _html_page(html_out, table.ratings, adjust=result, cut=one_cut, variant=result.variant, confidence=confidence,
                           model=dict(steps_by=steps_by, anchors=_anchors(anchors_in, hold_drifted) if html_out else None,
                                      hold_drifted=hold_drifted), changes=change_list)
+        listed = [o for o, p in (("--changes", changes_out), ("--memo", memo_out)) if p is not None]
+        if listed and len(result.methods) > 1:   # (each is of one method: said, where it was silent)
+            _warn([f"{' and '.join(listed)}: of {result.methods[0]}, the first of the methods named "
+                   f"({', '.join(result.methods)}); name another first for its"], quiet)
         if changes_out is not None:
             from ..practice.output import write_table
 

@@ -478,3 +478,15 @@ def test_the_page_of_several_cuts_shows_the_levels_and_the_uncertain(tmp_path):
     assert table in page
     for lv in json.loads(res.stdout)["levels"]:
         assert f"{lv['uncertain']} of {sum(lv['before'])} paper(s) are uncertain at 50% confidence" in page
+
+
+def test_a_change_list_of_several_methods_says_whose_it_is(tmp_path):
+    """-m MML,TLI --changes wrote MML's list with no method column and said nothing."""
+    res = run("adjust", RATINGS, *README_ARGS, "-m", "TLI,MN", "--cut", "3.25", "-o", tmp_path / "a.csv",
+              "--changes", tmp_path / "c.csv", "--memo", tmp_path / "m.html")
+    assert res.exit_code == 0, res.output
+    assert ("warning: --changes and --memo: of TLI, the first of the methods named (TLI, MN); name another first "
+            "for its") in res.stderr
+    one = run("adjust", RATINGS, *README_ARGS, "-m", "TLI", "--cut", "3.25", "-o", tmp_path / "b.csv",
+              "--changes", tmp_path / "d.csv")
+    assert one.exit_code == 0 and "the first of the methods named" not in one.stderr
