@@ -471,7 +471,6 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     min_papers = int(n[active].min()) if active.size else 0
     used_papers = ratings.ratings_per_paper() > 0
     all_scored_all = bool(active.size > 1 and (ratings.ratings_per_paper()[used_papers] == active.size).all())
-    warranted = bool(warranted_by)
     fewest = [r["rater"] for r in raters if r["papers"] == min_papers]
     under = [r["rater"] for r in raters if r["papers"] < FEW_PAPERS]
     skipped = "skipped (--no-rasch)"
@@ -481,6 +480,13 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
         rr, model = report_and_model(ratings, scale_low=scale_low)
     else:   # check --no-rasch (or too costly): no model is fitted
         rr, model = RaterReport(model=RATER_MODEL, fitted=False, reason=skipped), None
+    # the rater model's fixed (all same) chi-square, which the report prints beside the tests, counts as one: the
+    # raters' severities with each paper's quality taken out (the tests above compare raw ratings, read as
+    # independent); "no test found the raters differing" stood under its p of 0.009
+    chi2_p = rr.rater_separation.get("chi2_p", np.nan) if rr.fitted else np.nan
+    if np.isfinite(chi2_p) and chi2_p < alpha:
+        warranted_by.append(f"fixed (all same) chi-square of the rater model, p {'< .001' if chi2_p < 0.001 else f'= {chi2_p:.3f}'}")
+    warranted = bool(warranted_by)
     if rasch or assignment != "auto":
         found = decide_assignment(ratings, assignment, model=model if getattr(model, "measured", None) is not None
                                   else None, clusters=clusters, cluster_labels=cluster_labels,
@@ -521,8 +527,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     else:
         fit_rows_, fit_notes = [], [skipped]
     # raters differ: a test above, or the rater model's fixed (all same) chi-square
-    differ = warranted or bool(rr.fitted and np.isfinite(rr.rater_separation["chi2_p"])
-                               and rr.rater_separation["chi2_p"] < alpha)
+    differ = warranted
     study = study_recommendation(ratings, rr.fitted, differ, rr.reason) if not (
         all_scored_all or assignment == "nonrandom") else {}
     report = CheckReport(rasch_fit=fit_rows_, rasch_notes=fit_notes, rater_report=rr, rater_model=model,
