@@ -90,9 +90,31 @@ def out_of_scale_notes(applied: Applied, ratings: Ratings, low: int) -> list:
     return notes
 
 
+def unlinked_notes(applied: Applied, ratings: Ratings) -> list:
+    """Where the raters fall into groups that share no paper (schools read by their own raters), what the
+    methods applied did: each put the groups on one scale as if their papers had been assigned at random
+    (check recommends NO there, and MML refuses; ``-m TLI`` said nothing)."""
+    codes = [c for c in applied.adjusted if c != "NO"]
+    if not codes or ratings.max_raters_per_paper() < 2:
+        return []
+    from ..network import rater_components
+
+    labels = rater_components(ratings)
+    groups = [np.flatnonzero(labels == k) for k in range(int(labels.max(initial=-1)) + 1)]
+    if len(groups) < 2:
+        return []
+    show = "; ".join(", ".join(str(ratings.rater_ids[j]) for j in g[:3]) + (" ..." if g.size > 3 else "")
+                     for g in groups[:3]) + ("; ..." if len(groups) > 3 else "")
+    return [f"{', '.join(codes)}: the raters fall into {len(groups)} groups that share no paper ({show}); "
+            f"{'it puts' if len(codes) == 1 else 'they put'} the groups on one scale as if the papers had been "
+            "assigned to them at random: a group whose papers are weaker has them raised, as if its raters were "
+            "severe (check recommends NO unless the assignment was random)"]
+
+
 def method_notes(applied: Applied, ratings: Ratings, low: int = 0) -> list:
     """Every note of the module, in the order a reader needs them."""
     notes = [f"{code} skipped: {reason}" for code, reason in applied.skipped.items()]
+    notes += unlinked_notes(applied, ratings)
     notes += thin_notes(applied, ratings)
     for code, est in applied.estimators.items():
         notes += category_notes(code, est, ratings, low)

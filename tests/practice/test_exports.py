@@ -336,3 +336,18 @@ def test_the_bias_table_lists_raters_in_natural_order():
     bias = rater_group_bias(groups, "grade")
     assert bias["fitted"]
     assert list(dict.fromkeys(row["rater"] for row in bias["rows"])) == ["R1", "R2", "R10", "R11"]   # not R1, R10
+
+
+def test_adjusting_groups_of_raters_that_share_no_paper_is_warned_of(tmp_path):
+    """Schools read only by their own raters: check recommends NO and MML refuses, but -m TLI put the schools
+    on one scale (a weaker school's papers raised as if its raters were severe) without a word."""
+    rows = [(f"{s}{p}", f"{s}{(p + k) % 3}", (p + k + (2 if s == "B" else 0)) % 6) for s in "AB" for p in range(30)
+            for k in range(2)]
+    res = run("adjust", write_rows(tmp_path / "apart.csv", rows), "--scale", "0-5", "-m", "TLI,NO",
+              "-o", tmp_path / "out.csv")
+    assert res.exit_code == 0, res.output
+    assert ("TLI: the raters fall into 2 groups that share no paper (A0, A1, A2; B0, B1, B2); it puts the groups "
+            "on one scale as if the papers had been assigned to them at random") in res.stderr
+    linked_ = run("adjust", write_rows(tmp_path / "linked.csv", linked(40)), "--scale", "0-5", "-m", "TLI",
+                  "-o", tmp_path / "o2.csv")
+    assert linked_.exit_code == 0 and "share no paper" not in linked_.stderr
