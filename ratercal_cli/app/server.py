@@ -553,6 +553,7 @@ def _decision(u: Upload) -> list:
     """Per group: warranted?, the recommended method and why, what the adjustment changes, who is
     uncertain (dicts for the template)."""
     from ..practice.memo import _advice, _reports, method_words
+    from ..practice.summary import shrinkage_words
 
     r = u.adjusted.ratings
     summaries = {s.group: s for s in u.adjusted.adjustment_summaries()}
@@ -586,6 +587,8 @@ def _decision(u: Upload) -> list:
                          for rep in reps] if r.facets else None,
             "total": _total_moves(u.change_list, r, g.name, len(reps)) if r.facets else None,
             "uncertain": unc, "has_se": bool(g.uncertainty),
+            "shrinkage": None if m is None or m.unshrunk_moves is None else
+            shrinkage_words(m.unshrunk_moves, len(m.fail_to_pass), len(m.pass_to_fail)),
         })
     return out
 

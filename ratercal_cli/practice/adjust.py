@@ -653,7 +653,33 @@ class AdjustResults:
             confidence = check_confidence(confidence)
         return [summarise(g.ratings, {c: g.adjusted[c] for c in self.methods if c in g.adjusted},
                           g.ratings.scale_low, self.cut, g.name, {RECOMMENDED: g.recommended},
-                          g.uncertainty, confidence) for g in self.groups]
+                          g.uncertainty, confidence, self._unshrunk(g) if self.cut is not None else None)
+                for g in self.groups]
+
+    def _unshrunk(self, g) -> dict:
+        """``{code: paper scores (0..M)}`` of the group's methods applied at a shrunk level (MML's and MFRM's own
+        EAP fair scores, a recommendation "(shrunk)"), at their unshrunk level: the summary's account of which
+        moves at the cut are the shrinkage's (every one pass -> fail at a cut above the mean, where nothing
+        said so).  Made once a group."""
+        cache = self.__dict__.setdefault("_unshrunk_cache", {})
+        if id(g) in cache:
+            return cache[id(g)]
+        from ..methods.shrinkage import own_shrinkage, shrunk_papers
+
+        out = {}
+        for code in self.methods:
+            est, adj = g.estimators.get(code), g.adjusted.get(code)
+            if est is None or adj is None:
+                continue
+            try:
+                own = None if own_shrinkage(est) else est.transform(g.ratings).paper   # (its own scores: unshrunk)
+                none = np.asarray(shrunk_papers(est, g.ratings, own, ("none",))["none"], dtype=np.float64)
+            except FIT_FAILURES:
+                continue
+            if not np.allclose(none, np.asarray(adj.paper, dtype=np.float64), rtol=0, atol=1e-9, equal_nan=True):
+                out[code] = none
+        cache[id(g)] = out
+        return out
 
     def __repr__(self) -> str:
         from .coerce import results_repr

@@ -97,6 +97,7 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
     (:func:`.levels.changes`) for the counts moved and the uncertain students; ``method``: the
     method whose scores are signed off (default: the first applied)."""
     from .. import __version__
+    from .summary import shrinkage_words
 
     r = adjusted.ratings
     method = method or adjusted.methods[0]
@@ -168,6 +169,14 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
     if r.facets:   # the moves are summarise's, of the paper's score on one criterion; the levels of the totals
         parts.append("<p>A rubric: the moves are of a student's score on a criterion (the mean over the criteria); "
                      "the levels, and the change list, are of the totals.</p>")
+    for g in adjusted.groups:   # (a shrunk method's moves at the cut: which are the shrinkage's)
+        s = summaries.get(g.name)
+        m = None if s is None else next((m for m in s.methods if m.method == method), None)
+        if m is not None and m.unshrunk_moves is not None:
+            tag = r.group_tag(g.name) if r.group is not None else "All students"
+            parts.append(f"<p><b>{_e(tag)}</b>: {_e(method_words(g.recommended or method))} at the cut "
+                         f"{_e(f'{adjusted.cut:g}')}: "
+                         f"{_e(shrinkage_words(m.unshrunk_moves, len(m.fail_to_pass), len(m.pass_to_fail)))}.</p>")
     if level_cols:
         parts.append(levels_html(level_cols))
     parts.append("<h2>Uncertain students</h2>")

@@ -65,6 +65,8 @@ class MethodSummary:
     se_source: str | None = None     # "bootstrap" or "posterior" when papers have SEs
     mean_se: float | None = None
     uncertain: list = field(default_factory=list)   # papers passing with probability in (0.05, 0.95)
+    #: a method applied at a shrunk level: (fail -> pass, pass -> fail) at the cut had it not shrunk
+    unshrunk_moves: tuple | None = None
 
     def to_dict(self):
         return json_clean(self.__dict__.copy())
@@ -106,6 +108,8 @@ class AdjustmentSummary:
                 L.append(f"    {m.method}: {m.passing_raw} pass unadjusted, {m.passing} adjusted; "
                          f"fail->pass {len(m.fail_to_pass)}{_names(m.fail_to_pass)}, "
                          f"pass->fail {len(m.pass_to_fail)}{_names(m.pass_to_fail)}")
+                if m.unshrunk_moves is not None:
+                    L.append(f"      {shrinkage_words(m.unshrunk_moves, len(m.fail_to_pass), len(m.pass_to_fail))}")
         for m in self.methods:
             if m.se_source is None:
                 continue
@@ -155,13 +159,27 @@ def grid_warning(raw_average, cut, n_ratings) -> str | None:
             "a cut between grid points")
 
 
+def shrinkage_words(unshrunk: tuple, up: int, down: int) -> str:
+    """What a shrunk method's moves at the cut owe to the shrinkage: ``unshrunk`` (fail -> pass, pass -> fail)
+    had it not shrunk, beside its own ``up`` and ``down``."""
+    a, b = unshrunk
+    return (f"unshrunk it would move fail->pass {a}, pass->fail {b}: the difference is the shrinkage's, which "
+            f"pulls each score toward the group's mean, the more the fewer and less consistent its ratings (papers "
+            f"{'above' if down > b else 'below'} the mean and near the cut cross it "
+            f"{'downward' if down > b else 'upward'})" if (a, b) != (up, down) else
+            f"unshrunk it would move as many across the cut (fail->pass {a}, pass->fail {b}): these moves are not "
+            f"the shrinkage's")
+
+
 def summarise(ratings: Ratings, adjusted: dict, scale_low: int = 0, cut: float | None = None, group=None,
               applied: dict | None = None, uncertainty: dict | None = None,
-              confidence: float | None = None) -> AdjustmentSummary:
+              confidence: float | None = None, unshrunk: dict | None = None) -> AdjustmentSummary:
     """The summary of one group (see the module).  ``adjusted``: ``{code: Adjusted}`` on ``0..M``;
     ``cut`` on the file's scale; ``applied``: ``{code: method actually applied}`` (``recommended``);
     ``uncertainty``: ``{code: PaperUncertainty}`` (:mod:`.uncertainty`); ``confidence``: a paper is
-    uncertain when its pass probability is between (1 - c) / 2 and (1 + c) / 2 (default 0.9)."""
+    uncertain when its pass probability is between (1 - c) / 2 and (1 + c) / 2 (default 0.9); ``unshrunk``:
+    ``{code: paper scores on 0..M}`` of the methods applied at a shrunk level, at their unshrunk one (the
+    moves at the cut that are the shrinkage's are told apart)."""
     sure = sure_of(confidence)
     applied = {k: v for k, v in (applied or {}).items() if v is not None}
     uncertainty = uncertainty or {}
@@ -193,6 +211,9 @@ def summarise(ratings: Ratings, adjusted: dict, scale_low: int = 0, cut: float |
             m.passing = int((fine & p_adj).sum())
             m.fail_to_pass = [ids[i] for i in np.flatnonzero(fine & p_adj & ~p_raw)]
             m.pass_to_fail = [ids[i] for i in np.flatnonzero(fine & ~p_adj & p_raw)]
+            if unshrunk and code in unshrunk:
+                p_none = passes(np.asarray(unshrunk[code], dtype=np.float64) + scale_low, cut)
+                m.unshrunk_moves = (int((fine & p_none & ~p_raw).sum()), int((fine & ~p_none & p_raw).sum()))
         u = uncertainty.get(code)
         if u is not None:
             m.se_source = u.source

@@ -114,3 +114,26 @@ def test_a_group_without_standard_errors_is_not_counted_as_sure():
     assert d["uncertain"] is None and d["standard_errors"] is False
     assert five.to_dict()["standard_errors"] is True
     assert "no standard errors for its 141" in eight.format_text()
+
+
+def test_a_shrunk_methods_moves_at_the_cut_are_told_apart_from_the_shrinkages():
+    """A tester's district: MML (shrunk) moved 8 students pass -> fail in a school where the raters hardly
+    differ, and nothing said the shrinkage toward the school's mean did it.  The summary, the memo and the
+    app now give the moves the method would make unshrunk (its WLE fair scores) beside its own."""
+    from ratercal_cli.methods.shrinkage import shrunk_papers
+    from ratercal_cli.practice.summary import shrinkage_words
+
+    r = rc.read_ratings(ROOT / "examples" / "ratings.csv", scale="0-5", group_col="grade", resolve_discrepancies=True)
+    res = rc.adjust(r, ["MML", "TLI"], cut=3.25)
+    for g, s in zip(res.groups, res.adjustment_summaries()):
+        mml, tli = s.methods
+        assert tli.unshrunk_moves is None   # (TLI's own scores are unshrunk)
+        est = g.estimators["MML"]
+        none = shrunk_papers(est, g.ratings, None, ("none",))["none"] + g.ratings.scale_low
+        raw = g.ratings.paper_mean() + g.ratings.scale_low
+        up = int(np.sum((none >= 3.25 - 1e-9) & (raw < 3.25 - 1e-9)))
+        down = int(np.sum((none < 3.25 - 1e-9) & (raw >= 3.25 - 1e-9)))
+        assert mml.unshrunk_moves == (up, down)
+        assert shrinkage_words(mml.unshrunk_moves, len(mml.fail_to_pass), len(mml.pass_to_fail)) in s.format_text()
+    assert any(s.methods[0].unshrunk_moves != (len(s.methods[0].fail_to_pass), len(s.methods[0].pass_to_fail))
+               for s in res.adjustment_summaries())
