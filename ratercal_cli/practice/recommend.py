@@ -213,7 +213,9 @@ def fit_say(report) -> dict:
     if not judged:
         most = max((r["fit_count"] for r in rr.raters), default=0)
         return {"fitted": True, "judged": False, "model": rr.model,
-                "reason": f"too few ratings a rater to judge its fit (at most {most}; {MIN_FIT_RATINGS} needed)"}
+                "reason": f"too few ratings a rater to judge its fit (at most {most} on papers the model measures; "
+                          f"{MIN_FIT_RATINGS} needed: a paper read once or rated at one end of the scale by all its "
+                          "raters is not measured)"}
     bad = [r["rater"] for r in judged if not (lo <= r["infit"] <= hi and lo <= r["outfit"] <= hi)]
     share = len(bad) / len(judged)
     return {"fitted": True, "judged": True, "misfitting": [str(b) for b in bad], "raters": len(judged), "fits": share <= FIT_SHARE,

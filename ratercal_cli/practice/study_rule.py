@@ -168,8 +168,9 @@ def study_recommendation(ratings, model_fits: bool, differ: bool, model_reason: 
     lines = [f"CORRECTED STUDY: {d['note']}"] if d["note"] else []
     lines += [f"CORRECTED STUDY supports {method} for {'this' if d['exact'] else 'the nearest'} design (read as {d['raters']} rater(s) per paper{'' if d['exact'] else ', nearest'}, "
              f"{d['papers_per_rater']:.0f} papers per rater ~ the study's {d['papers']} papers "
-             f"({d['study_papers_per_rater']:.0f} per rater), scale {d['scale']}); mean RMSE +- MCSE over "
-             f"{reps:,} replications of the cells at each level:"]
+             f"({d['study_papers_per_rater']:.0f} per rater), scale {d['scale']}) among the methods unshrunk (the "
+             f"RECOMMENDATION weighs their shrunk levels too); mean RMSE +- MCSE over {reps:,} replications of the "
+             f"cells at each level:"]
     for facet, v in levels.items():
         m, b, nx = v["method"], v["best"], v["runner_up"]
         txt = f"  {names[facet]} {v['level']}: {method} {m['rmse']:.4f} +- {m['mcse']:.4f} (rank {m['rank']})"

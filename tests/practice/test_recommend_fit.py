@@ -51,7 +51,9 @@ def test_raters_of_few_ratings_are_not_judged():
         say = fit_say(rep)
         assert say == {"fitted": True, "judged": False, "model": rep.rater_report.model,
                        "reason": f"too few ratings a rater to judge its fit (at most "
-                                 f"{max(r['fit_count'] for r in rep.rater_report.raters)}; 30 needed)"}
+                                 f"{max(r['fit_count'] for r in rep.rater_report.raters)} on papers the model "
+                                 "measures; 30 needed: a paper read once or rated at one end of the scale by all "
+                                 "its raters is not measured)"}
     assert flagged >= 0.15 * 10 * 8 * 2   # (what the rule no longer counts: 36% of raters over 20 seeds)
     rep = check(_rsm_two_a_paper(1, papers=120)).reports[0]   # 30 a rater on average: those with 30+ judged
     few = sum(r["fit_count"] < 30 for r in rep.rater_report.raters)
