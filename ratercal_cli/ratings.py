@@ -453,7 +453,8 @@ class Ratings:
 
 @dataclass(frozen=True)
 class Adjusted:
-    """What a method's ``transform`` returns.
+    """What a method's ``transform`` returns, on the methods' scores 0..M (the file's scale less its lowest
+    score: add ``ratings.scale_low`` for the file's own, as :func:`ratercal_cli.adjust`'s frames and files do).
 
     Attributes
     ----------

@@ -35,7 +35,7 @@ class Applied:
 
 
 def failure_reason(exc: BaseException) -> str:
-    """One line naming what went wrong: ``LinAlgError: Singular matrix``."""
+    """One line naming what went wrong: ``LinAlgError: Singular matrix`` (a study's record of a failed fit)."""
     return f"{type(exc).__name__}: {exc}".replace("\r", " ").replace("\n", " ")
 
 
@@ -64,8 +64,9 @@ def apply_methods(ratings: Ratings, methods, variant: str = DEFAULT_VARIANT, str
             if np.shape(adj.paper) != (ratings.n_papers,):
                 raise MethodError(f"{np.size(adj.paper)} paper scores for {ratings.n_papers} papers")
         except FIT_FAILURES as exc:
-            if strict:
-                raise MethodError(f"{code}: {failure_reason(exc)}") from exc
+            if strict:   # (a method's own error by its message, not "MML: MethodError: MML (PCM): ...")
+                why = failure_reason(exc).removeprefix("MethodError: ") if str(exc) else failure_reason(exc)
+                raise MethodError(why if why.startswith((f"{code} ", f"{code}:")) else f"{code}: {why}") from exc
             out.skipped[code] = failure_reason(exc)
             out.errors[code] = exc
             continue

@@ -278,8 +278,8 @@ def format_rater_report(d: dict) -> list:
     """Text lines of a :meth:`RaterReport.to_dict` (Facets' Table 7 layout)."""
 
     if not d["fitted"]:
-        return [f"Rater measurement report: not available: the rating scale model cannot be fitted by "
-                f"conditional ML ({d['reason']})", ""]
+        return [f"Rater measurement report: not available: the rating scale model cannot be fitted "
+                f"({d['reason']})", ""]
     L = [f"Rater measurement report ({d['model']}; logits, + = more severe):"]
     rows = [[str(r["rater"]), str(r["count"]), str(r["total"]), num(r["observed_average"], 2),
              num(r["fair_average"], 2), num(r["measure"], 2), num(r["se"], 2), num(r["infit"], 2),

@@ -386,8 +386,8 @@ def test_check_one_rater_per_paper_says_the_model_cannot_be_fitted(tmp_path):
     p.write_text("paper,rater,score\n" + "".join(f"P{i},R{i % 3},{i % 4}\n" for i in range(30)))
     res = run("check", p, "--scale", "0-3", "-q")
     assert res.exit_code == 0
-    assert "Rater measurement report: not available: the rating scale model cannot be fitted by conditional " \
-        "ML (needs two or more raters per paper)" in res.output
+    assert "Rater measurement report: not available: the rating scale model cannot be fitted " \
+        "(needs two or more raters per paper)" in res.output
     assert "Agreement: no paper has two ratings" in res.output
 
 
