@@ -536,13 +536,16 @@ class CheckResults:
         return [{"group": rep.group, **p} for rep in self.reports for p in rep.agreement.get("pairs", [])], \
             ("group", "rater_a", "rater_b")
 
-    def wright_maps(self, png) -> list:
+    def wright_maps(self, png, numbered: bool = False) -> list:
         """Draw each fitted group's Wright map (papers' measures, raters' severities, thresholds) to
-        ``png`` (one group) or ``NAME_GROUP.png`` beside it; returns the paths written."""
+        ``png`` (one group) or ``NAME_GROUP.png`` beside it (two groups on one name refused:
+        :func:`.text.group_paths`), or with ``numbered`` ``NAME_1.png``, ``NAME_2.png``, ... (a page's own
+        files, whatever the groups are called); returns the paths written."""
         from .rater_report import wright_map
 
         maps = []
-        targets = group_paths(png, [rep.group for rep in self.reports], self.ratings.group_name)
+        targets = ([png.with_name(f"{png.stem}_{i}{png.suffix}") for i in range(len(self.reports))] if numbered else
+                   group_paths(png, [rep.group for rep in self.reports], self.ratings.group_name))
         for rep, target in zip(self.reports, targets):
             model = rep.rater_model
             if model is None:

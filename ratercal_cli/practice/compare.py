@@ -384,13 +384,15 @@ class CompareResults:
 
         return group_paths(png, [g.name for g in self.groups], self.ratings.group_name)
 
-    def draw_maps(self, png) -> list:
-        """Draw each group's classical MDS map of the methods (Figures 7-10) to :meth:`map_targets`;
-        every target is checked before any is drawn.  Returns the paths."""
+    def draw_maps(self, png, numbered: bool = False) -> list:
+        """Draw each group's classical MDS map of the methods (Figures 7-10) to :meth:`map_targets` (or with
+        ``numbered``, a page's own files, ``NAME_1.png``, ... whatever the groups are called); every target is
+        checked before any is drawn.  Returns the paths."""
         from ..io import output_target
         from ..report.figures import mds_figure
 
-        targets = self.map_targets(png)
+        targets = ([png.with_name(f"{png.stem}_{i}{png.suffix}") for i in range(len(self.groups))] if numbered else
+                   self.map_targets(png))
         for t in targets:
             output_target(t)
         for g, target in zip(self.groups, targets):

@@ -100,8 +100,8 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
     summaries = adjust.adjustment_summaries(confidence)
     with tempfile.TemporaryDirectory() as tmp:
         maps = {rep.group: p for rep, p in zip([r for r in check.reports if r.rater_model is not None],
-                                                check.wright_maps(Path(tmp) / "wright.png"))}
-        mds = dict(zip([g.name for g in compare.groups], compare.draw_maps(Path(tmp) / "mds.png")))
+                                                check.wright_maps(Path(tmp) / "wright.png", numbered=True))}
+        mds = dict(zip([g.name for g in compare.groups], compare.draw_maps(Path(tmp) / "mds.png", numbered=True)))
         parts = [f"<h1>{_esc(title)}</h1>",
                  f'<p class="note">scale {ratings.scale_low}-{ratings.scale_low + ratings.max_score}; '
                  f"{ratings.n_ratings} ratings, {ratings.n_papers} papers; {variant} methods"

@@ -82,6 +82,20 @@ def test_two_groups_on_one_png_are_refused_before_the_work(tmp_path, command, mo
     assert not list(tmp_path.glob("map*"))
 
 
+def test_the_html_reports_own_maps_do_not_depend_on_the_group_names(tmp_path):
+    """Groups 'NORTH' and 'North' share no --png file on a case-sensitive disk, but the check made for --png
+    refused the HTML report's maps, drawn in a folder of its own: they are numbered now."""
+    rows = ["paper,rater,score,school"] + [f"{g}{i},R{(i + k) % 4 + (4 if g == 'North' else 0)},{(i * 3 + k) % 6},{g}"
+                                           for g in ("NORTH", "North") for i in range(15) for k in range(2)]
+    src = tmp_path / "in.csv"
+    src.write_text("\n".join(rows) + "\n")
+    res = run("check", src, "--scale", "0-5", "--group-col", "school", "--html", tmp_path / "r.html", "-q")
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "r.html").read_text()
+    maps = [m for m in page.split("data:image/png;base64,")[1:]]
+    assert len(maps) >= 2 and len({m[:2000] for m in maps}) == len(maps)   # (each group's own)
+
+
 def test_a_group_png_keeps_the_letters_of_its_name():
     from pathlib import Path
 
