@@ -74,7 +74,7 @@ def cuts(settings: dict, ratings):
     """The performance levels of the page's cuts and names, and the one cut of a pass/fail (or None)."""
     from ..practice.levels import check_levels, parse_levels
 
-    levels = parse_levels(settings["cut"] or None, settings["levels"] or None)
+    levels = parse_levels(settings["cut"] or None, settings["levels"] or None, settings.get("decimal", "point"))
     check_levels(levels, ratings)
     one_cut = levels.cuts[0] if levels is not None and len(levels.cuts) == 1 and not ratings.facets else None
     return levels, one_cut

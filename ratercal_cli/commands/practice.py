@@ -414,7 +414,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
         _check_html(extra)
     from ..practice.levels import check_confidence, check_levels, parse_levels
 
-    levels = parse_levels(cut, level_names)
+    levels = parse_levels(cut, level_names, decimal)
     check_confidence(confidence)   # before anything is read or written
     if cut is None and click.get_current_context().get_parameter_source("confidence") \
             is click.core.ParameterSource.COMMANDLINE:   # (it was ignored: uncertain is of a cut)

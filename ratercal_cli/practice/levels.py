@@ -59,30 +59,42 @@ def z_of(confidence: float) -> float:
     return float(norm.ppf(0.5 + confidence / 2))
 
 
-def parse_cuts(cut) -> tuple:
+def parse_cuts(cut, decimal: str = "point") -> tuple:
     """``cut`` (None, a number, ``"2.5,3.5"`` or a sequence) -> an ascending tuple of floats; an
-    :class:`~ratercal_cli.errors.ArgumentError` naming ``cut`` for text that is not numbers, non-finite or repeated cuts."""
+    :class:`~ratercal_cli.errors.ArgumentError` naming ``cut`` for text that is not numbers, non-finite or repeated cuts.
+    With ``decimal="comma"`` (a file written with decimal commas, ``--decimal comma``) the comma is the decimal
+    mark in the cuts too, and they are separated by semicolons or spaces: ``3,5`` is 3.5 (it was the cuts 3
+    and 5, silently), ``2,5;3,5`` two cuts; a cut written with both marks is refused."""
     if cut is None:
         return ()
+    comma = decimal == "comma"
     if isinstance(cut, (int, float)):
         items = [cut]
+    elif isinstance(cut, str) and comma:
+        items = [s for s in cut.replace(";", " ").split() if s]
+        both = next((s for s in items if "," in s and "." in s), None)
+        if both is not None:
+            raise ArgumentError("cut", f"with a decimal comma, write each cut with a comma and separate them with "
+                                f"semicolons (e.g. 2,5;3,5), not {both!r}")
+        items = [s.replace(",", ".") for s in items]
     elif isinstance(cut, str):
         items = [s for s in (p.strip() for p in cut.split(",")) if s]
     else:
         items = list(cut)
+    example = "2,5;3,5;4,5" if comma else "2.5,3.5,4.5"
     out = []
     for item in items:
         try:
             v = float(item)
         except (TypeError, ValueError):
-            raise ArgumentError("cut", f"expected numbers separated by commas (e.g. 2.5,3.5,4.5), not {item!r}") \
-                from None
+            raise ArgumentError("cut", f"expected numbers separated by {'semicolons' if comma else 'commas'} (e.g. "
+                                f"{example}), not {item!r}") from None
         out.append(v)   # a cut that is not finite is refused with the scale (check_levels)
     finite = [v for v in out if math.isfinite(v)]
     if len(set(finite)) != len(finite):
         raise ArgumentError("cut", "a cut is given twice")
     if finite != sorted(finite):
-        raise ArgumentError("cut", "give the cuts in ascending order (e.g. 2.5,3.5,4.5)")
+        raise ArgumentError("cut", f"give the cuts in ascending order (e.g. {example})")
     return tuple(out)
 
 
@@ -118,10 +130,11 @@ class Levels:
         return float(np.min(np.diff(self.cuts))) if len(self.cuts) > 1 else math.inf
 
 
-def parse_levels(cut, names=None) -> Levels | None:
+def parse_levels(cut, names=None, decimal: str = "point") -> Levels | None:
     """The :class:`Levels` of ``--cut`` and ``--levels`` (None without cuts).  ``names``: one more than
-    the cuts, comma-separated or a sequence (default: fail/pass for one cut, ranges for several)."""
-    cuts = parse_cuts(cut)
+    the cuts, comma-separated or a sequence (default: fail/pass for one cut, ranges for several);
+    ``decimal``: the cuts' decimal mark (:func:`parse_cuts`)."""
+    cuts = parse_cuts(cut, decimal)
     if not cuts:
         if names:
             raise ArgumentError("levels", f"names the levels that cuts make; give the cuts with {arg('cut')}")

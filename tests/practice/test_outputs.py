@@ -40,6 +40,32 @@ def test_levels_from_cuts_and_names():
             parse_levels(cut, names)
 
 
+def test_cuts_with_a_decimal_comma():
+    """The app read "3,5" typed beside a file of decimal commas as the cuts 3 and 5, and classified every
+    student on them: with the decimal comma, the comma is the cuts' decimal mark and ; or space separates."""
+    from ratercal_cli.practice.levels import parse_cuts
+
+    assert parse_cuts("3,5", "comma") == (3.5,) and parse_cuts("3,5") == (3.0, 5.0)
+    assert parse_cuts("2,5;3,5; 4", "comma") == (2.5, 3.5, 4.0) and parse_cuts("2,5 3,5", "comma") == (2.5, 3.5)
+    assert parse_cuts("3.25", "comma") == (3.25,)
+    with pytest.raises(InputError, match="with a decimal comma, write each cut with a comma and separate them with "
+                                         r"semicolons \(e.g. 2,5;3,5\), not '2.5,3.5'"):
+        parse_cuts("2.5,3.5", "comma")
+    with pytest.raises(InputError, match=r"separated by semicolons \(e.g. 2,5;3,5;4,5\), not '2.5.3.5'"):
+        parse_cuts("2,5,3,5", "comma")
+
+
+def test_a_decimal_comma_cut_on_the_command_line(tmp_path):
+    src = tmp_path / "semi.csv"
+    src.write_text("".join(["paper;rater;score\n"] + [f"P{p};R{(p + k) % 4};{(p * 7 + k * 3) % 6}\n"
+                                                     for p in range(40) for k in range(2)]))
+    res = run("adjust", src, "--scale", "0-5", "--sep", "semicolon", "--decimal", "comma", "-m", "TLI", "--cut", "3,5",
+              "-o", tmp_path / "o.csv", "--changes", tmp_path / "c.csv")
+    assert res.exit_code == 0, res.output
+    assert "at cut 3.5 (a paper passes" in res.stderr and "fail" in (tmp_path / "c.csv").read_text(encoding="utf-8-sig")
+    assert "3 to 5" not in (tmp_path / "c.csv").read_text(encoding="utf-8-sig")
+
+
 def test_probability_of_a_level_is_the_normal_mass_between_its_cuts():
     """A bootstrap method's: P(S >= lower cut) - P(S >= upper cut) of the normal about its score; censored at
     the scale's ends where its scores stay on the scale (a cut at the lowest score: everyone passes it)."""
