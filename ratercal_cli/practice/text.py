@@ -54,6 +54,11 @@ def text_table(header, rows):
 GROUP_RULE = "=" * 72
 
 
+#: the most bytes of a group's name in a file name (:func:`group_path`): a longer one is cut, with a hash of the
+#: whole so that two long names that begin alike stay apart
+GROUP_NAME_BYTES = 100
+
+
 def group_path(path, name):
     """The file of one group: ``path`` itself without groups, else ``NAME_GROUP.png`` beside it (the
     group's label with anything but letters, digits, ``.``, ``+`` and ``-`` made ``_``)."""
@@ -62,6 +67,12 @@ def group_path(path, name):
     if name is None:
         return path
     safe = re.sub(r"[^\w.+-]+", "_", str(name))   # (letters of any alphabet kept: "École Sud" was "_cole_Sud")
+    if len(safe.encode("utf-8")) > GROUP_NAME_BYTES:   # (a file name holds 255 bytes: an 87-character Japanese
+        import hashlib                                  # school name stopped the app with "File name too long")
+
+        digest = hashlib.sha256(str(name).encode("utf-8")).hexdigest()[:10]
+        cut = safe.encode("utf-8")[:GROUP_NAME_BYTES - 11].decode("utf-8", "ignore")
+        safe = f"{cut}_{digest}"
     return path.with_name(f"{path.stem}_{safe}{path.suffix or '.png'}")
 
 

@@ -103,6 +103,10 @@ def test_a_group_png_keeps_the_letters_of_its_name():
 
     assert group_path(Path("m.png"), "École Sud").name == "m_École_Sud.png"
     assert group_path(Path("m.png"), "5/A").name == "m_5_A.png"
+    # a name past a file name's 255 bytes (87 Japanese characters: "File name too long") is cut, its hash kept
+    long_a, long_b = "東京都立" * 30 + "A", "東京都立" * 30 + "B"
+    a, b = group_path(Path("m.png"), long_a).name, group_path(Path("m.png"), long_b).name
+    assert len(a.encode()) < 130 and a != b and a.startswith("m_東京都立") and a.endswith(".png")
 
 
 def test_png_per_group_may_not_hit_the_input(tmp_path):
