@@ -255,6 +255,22 @@ def _who(raters, n=4):
     return ("rater " if len(raters) == 1 else "raters ") + ", ".join(raters[:n]) + more
 
 
+def _leave_out(ratings: Ratings, labels) -> str:
+    """The remedy where Chapter 5's rule stops for raters of few papers whose every paper another rater read
+    too: leaving their readings out lets the others be adjusted (a staff member was told only "no
+    adjustment", for 60 students, because one rater read 2 of their papers); "" where a paper of theirs has
+    no other reading."""
+    ids = {label: j for j, label in enumerate(ratings.rater_ids)}
+    few = np.isin(ratings.rater, [ids[label] for label in labels if label in ids])
+    theirs = np.unique(ratings.paper[few])
+    others = np.bincount(ratings.paper[~few], minlength=ratings.n_papers)
+    if not theirs.size or (others[theirs] == 0).any():
+        return ""
+    return (f"; every paper {'they' if len(labels) > 1 else 'this rater'} read was read by another rater too: "
+            f"leave out {'their' if len(labels) > 1 else 'the'} {int(few.sum())} reading(s) and the others can be "
+            "adjusted")
+
+
 def recommend(min_papers: int, assignment: str = "random", warranted: bool | None = True,
               all_scored_all: bool = False, fewest=(), under=()):
     """(method, reason) by Denny's Chapter 5 rule and pp. 7-8; the reason names the raters the
@@ -503,9 +519,11 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     # method (methods/base.py's thin raters), and a stray rating by a new rater vetoed adjusting 120 papers
     counted = [r for r in raters if r["papers"] >= MIN_RATINGS] or raters
     rule_min = min((r["papers"] for r in counted), default=0)
+    under_ids = [r["rater"] for r in counted if r["papers"] < FEW_PAPERS]
     rec, reason = recommend(rule_min, assignment, warranted, all_scored_all,
-                            [r["rater"] for r in counted if r["papers"] == rule_min],
-                            [r["rater"] for r in counted if r["papers"] < FEW_PAPERS])
+                            [r["rater"] for r in counted if r["papers"] == rule_min], under_ids)
+    if rec == "NO" and under_ids and reason.startswith(("rater ", "raters ")):
+        reason += _leave_out(ratings, under_ids)
     notes = []
     if len(counted) < len(raters):
         thin = [str(r["rater"]) for r in raters if r["papers"] < MIN_RATINGS]

@@ -161,7 +161,8 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                   f"{len(m.fail_to_pass) + len(m.pass_to_fail)} ({len(m.fail_to_pass)} fail &rarr; pass, "
                   f"{len(m.pass_to_fail)} pass &rarr; fail)" if m.passing is not None else "-")
         rows.append(f"<tr><td>{_e(tag)}</td><td>{m.papers}</td><td>{_num(m.mean_move)}</td>"
-                    f"<td>{_num(m.largest_move)} ({_e(m.largest_paper)})</td><td>{m.moved}</td><td>{change}</td></tr>")
+                    f"<td>{_num(m.largest_move)}{f' ({_e(m.largest_paper)})' if m.largest_move else ''}</td>"
+                    f"<td>{m.moved}</td><td>{change}</td></tr>")
         if lc is not None:
             level_cols.append((tag, lc))
     parts.append("<table><tr><th>group</th><th>students</th><th>mean move</th><th>largest move</th>"

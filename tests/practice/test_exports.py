@@ -73,6 +73,15 @@ def test_the_recommendation_names_the_rater_behind_its_rule(tmp_path):
     assert "CHAPTER 5 RULE: NO -- rater E scored only 3 paper(s), fewer than 8" in res.output
     assert "RECOMMENDATION: NO -- decided by the rule: its data conditions (rater E scored only 3" in res.output
     assert "papers per rater: fewest 3 (E)" in res.output
+    # the remedy, where every paper of E's was read by another rater too (the staff were told only "NO")
+    assert ("every paper this rater read was read by another rater too: leave out the 3 reading(s) and the others "
+            "can be adjusted") in res.output
+    alone = write_rows(tmp_path / "alone.csv", linked(40, extra=[("P0", "E", 3), ("P1", "E", 2), ("Q9", "E", 4)]))
+    res = run("check", alone, "--scale", "0-5", "--no-rasch")   # (Q9 read by E alone: no such remedy)
+    assert "RECOMMENDATION: NO" in res.output and "leave out" not in res.output
+    memo = tmp_path / "m.html"
+    assert run("adjust", p, "--scale", "0-5", "-m", "NO", "-o", tmp_path / "o.csv", "--memo", memo, "-q").exit_code == 0
+    assert "<td>0.00</td>" in memo.read_text() and "0.00 (" not in memo.read_text()   # (no student named for no move)
 
 
 def test_a_single_stray_rating_does_not_stop_adjusting_everyone(tmp_path):
