@@ -739,11 +739,16 @@ def resolve_discrepancies(paper, score, threshold: int = 1, order=None):
 COLUMN_HINT = f"; name the columns with {arg('paper_col')}, {arg('rater_col')} and {arg('score_col')}"
 
 
-def _column_hint(columns: Columns):
+def _column_hint(columns: Columns, score_cols=None):
     """The end of the error for missing columns (``missing``): :data:`COLUMN_HINT` where the paper,
-    rater or score column is missing, else the options that named the missing ones (``--group-col
-    nope`` was told to name the columns with --paper-col, --rater-col and --score-col)."""
+    rater or score column is missing (with ``score_cols`` given and the rater's missing, that a column a
+    rater is :func:`.wide.melt`'s ``rater_cols``: a file of a column a rater, read as criteria, was told
+    only to name the rater column), else the options that named the missing ones (``--group-col nope``
+    was told to name the columns with --paper-col, --rater-col and --score-col)."""
     def hint(missing) -> str:
+        if score_cols and columns.rater in missing:
+            return (f"; with a column a criterion ({arg('score_cols')}), name the rater column with "
+                    f"{arg('rater_col')}, or where each column is a rater's, give them as {arg('rater_cols')} instead")
         if {columns.paper, columns.rater, columns.score} & set(missing):
             return COLUMN_HINT
         named = [arg(o) for c, o in ((columns.group, "group_col"), (columns.order, "order_col")) if c in missing]
@@ -783,7 +788,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     path = Path(path)
     _check_read_options(path, delimiter, decimal)
     columns, made, required = _wanted_columns(columns, score_cols, rater_cols)
-    source = read_source_columns(path, required, delimiter, encoding, sheet, _column_hint(columns))
+    source = read_source_columns(path, required, delimiter, encoding, sheet, _column_hint(columns, score_cols))
     header, rows, lines, delimiter = source.header, source.rows, source.lines, source.delimiter
     if decimal == "," and delimiter == ",":
         raise ArgumentError("decimal", "a decimal comma needs another field separator: the header looks "
