@@ -56,6 +56,7 @@ class Upload:
     sheets: list = field(default_factory=list)
     settings: dict = field(default_factory=dict)
     error: str | None = None        # why the file could not be previewed
+    encoding_guessed: bool = False  # not UTF-8: read as Windows-1252 (or Latin-1), and the page says so
     header: list = field(default_factory=list)
     preview: list = field(default_factory=list)
     guess: object = None
@@ -478,7 +479,17 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
                 raise RatercalError(f"{u.name}: not readable as an .xlsx workbook ({type(exc).__name__})") from None
             sheet = sheet or (u.sheets[0] if u.sheets else None)
         sep = None if u.workbook else (sep if sep in SEPARATORS and sep != "auto" else _sniff_separator(u.path))
-        src = read_source(u.path, (), SEPARATORS[sep] if sep else None, sheet=sheet if u.workbook else None)
+        encoding = None if u.workbook else (u.settings or {}).get("encoding") or None
+        try:
+            src = read_source(u.path, (), SEPARATORS[sep] if sep else None, encoding,
+                              sheet=sheet if u.workbook else None)
+            u.encoding_guessed = False
+        except RatercalError as exc:   # Excel's "CSV" on Windows is Windows-1252: taken, and said, rather than a
+            if u.workbook or encoding is not None or "not UTF-8 text" not in str(exc):   # dead end (the page had
+                raise                                                                   # no field for it)
+            encoding = next(e for e in ("cp1252", "latin-1") if _decodes(u.path, e))
+            src = read_source(u.path, (), SEPARATORS[sep] if sep else None, encoding)
+            u.encoding_guessed = True
     except RatercalError as exc:
         u.error = str(exc).replace(str(u.path), u.name)
         return
@@ -492,7 +503,16 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
                   "facets": [], "score_cols": list(g.score_cols), "rater_cols": list(g.rater_cols),
                   "scale": g.scale or "", "cut": "", "levels": "", "resolve": False, "discrepancy": 1,
                   "sheet": sheet, "simulate": 0, "sep": sep or "auto", "confidence": 90,
-                  "decimal": "point" if u.workbook else _decimal_mark(rows, sep)}
+                  "decimal": "point" if u.workbook else _decimal_mark(rows, sep), "encoding": encoding or ""}
+
+
+def _decodes(path, encoding) -> bool:
+    """Whether the file's bytes are text in ``encoding`` (Windows-1252 leaves five bytes undefined: Latin-1 none)."""
+    try:
+        Path(path).read_bytes().decode(encoding)
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 def _decimal_mark(rows, sep) -> str:
@@ -545,7 +565,8 @@ def _form_settings(form) -> dict:
             "sheet": one("sheet"), "simulate": number("simulate", 0, 0, 1000),
             "confidence": number("confidence", 90, 50, 99),
             "sep": one("sep") if one("sep") in ("auto", "comma", "semicolon", "tab") else "auto",
-            "decimal": "comma" if one("decimal") == "comma" else "point"}
+            "decimal": "comma" if one("decimal") == "comma" else "point",
+            "encoding": one("encoding") if one("encoding") in ("cp1252", "latin-1") else ""}
 
 
 # -- check's findings in plain words -------------------------------------------------------------

@@ -21,7 +21,7 @@ BOOTSTRAP = 200
 SETTING_NAMES = {"paper_col": "Student (paper)", "rater_col": "Rater", "score_col": "Score", "group_col": "Group",
                  "order_col": "Order of reading", "scale": "Scale", "cut": "Cut scores", "levels": "Level names",
                  "score_cols": "Criterion columns", "rater_cols": "Rater columns", "facet_cols": "Facet columns",
-                 "sheet": "Sheet", "sep": "Separator", "decimal": "Decimal mark", "resolve": "Resolve third readings",
+                 "sheet": "Sheet", "sep": "Separator", "decimal": "Decimal mark", "encoding": "Encoding", "resolve": "Resolve third readings",
                  "discrepancy": "Resolve third readings", "method": "Adjust by", "methods": "Adjust by",
                  "anchors": "Years"}
 
@@ -58,7 +58,7 @@ def read(src: Source):
     try:
         table = read_ratings_table(src.path, s["scale"] or None, s["paper"] or "paper",
                                    s["rater"] or "rater", (s["score"] if not s["score_cols"] else None) or "score",
-                                   s["group"], s.get("sep") or "auto", None, s["order"], s["resolve"],
+                                   s["group"], s.get("sep") or "auto", s.get("encoding") or None, s["order"], s["resolve"],
                                    s["discrepancy"], decimal=s.get("decimal") or "point" if not src.workbook else "point",
                                    sheet=s["sheet"] if src.workbook else None, facet_cols=tuple(s["facets"]),
                                    score_cols=s["score_cols"] or None, rater_cols=s["rater_cols"] or None)

@@ -620,3 +620,26 @@ def test_a_cancelled_job_leaves_no_files_and_a_dead_worker_says_so(tmp_path):
     dead = Job(die, "t", (3,))
     assert dead.wait(30) and dead.state == "error" and dead.error == "the worker stopped (exit code 3)"
 
+
+
+def test_a_windows_csv_is_read_as_windows_1252_and_the_page_says_so(client):
+    """Excel's "CSV" on Windows is Windows-1252: the app refused it ("give encoding (e.g. latin-1 or
+    cp1252)"), and had no field for it.  It is read as such, the Encoding field says "guessed", and the
+    names come back whole."""
+    c = login(client)
+    text = small_export().decode("utf-8").replace("Reader", "Lecteur").replace("R1,", "Zoë Thérèse,")
+    uid, u = upload(c, text.encode("cp1252"))
+    assert u.error is None and u.settings["encoding"] == "cp1252" and u.encoding_guessed
+    page = c.get(f"/d/{uid}/columns").text
+    assert '<option value="cp1252" selected>Windows-1252</option>' in page and "guessed: not UTF-8" in page
+    form = {"paper": "Student ID", "rater": "Lecteur", "score": "Points", "order": "Reading", "group": "",
+            "scale": "1-6", "cut": "3.5", "levels": "", "discrepancy": "1", "simulate": "0", "encoding": "cp1252"}
+    c.post(f"/d/{uid}/columns", data=form, follow_redirects=False)
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert "Zoë Thérèse" in u.adjusted.ratings.rater_ids
+    # told UTF-8 instead, the page names its own field
+    form["encoding"] = ""
+    c.post(f"/d/{uid}/columns", data=form, follow_redirects=False)
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "error" and "not UTF-8 text" in u.job.error and "Encoding" in u.job.error
