@@ -200,7 +200,10 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
             rows = sorted((row for row in change_list.rows if row.get("uncertain") == "yes"),
                           key=lambda row: row.get("se_to_cut", 0.0))
             more = f" and {len(unc) - LISTED} more" if len(unc) > LISTED else ""
-            parts.append(f"<p>Closest to a cut first: {_e(', '.join(str(row['paper']) for row in rows[:LISTED]))}{more}. "
+            gcol = r.group_name or "group"   # (with groups, each student's: one list mixed the schools unnamed)
+            named = [str(row["paper"]) + (f" ({row[gcol]})" if r.group is not None and gcol in row else "")
+                     for row in rows[:LISTED]]
+            parts.append(f"<p>Closest to a cut first: {_e(', '.join(named))}{more}. "
                          "A second look (another reading) is worth its cost where a student's level matters most.</p>")
     items = [*settings.items(), ("ratercal version", __version__), ("date", memo_date())]
     cells = [f"<th>{_e(k)}</th><td>{_e(v)}</td>" for k, v in items]   # two settings a row: one page

@@ -4,6 +4,7 @@ cuts on rubric totals, the change list and the decision memo."""
 import csv
 import hashlib
 import json
+import re
 
 import numpy as np
 import openpyxl
@@ -386,6 +387,10 @@ def test_the_decision_memo(tmp_path, monkeypatch):
             in page)
     assert "The rule of Chapter 5 recommends truncated mean equating (TMN)" in page
     assert "It is check's recommendation: the Rasch model by marginal maximum likelihood (MML (shrunk))" in page
+    # the students closest to a cut, each with its group (one list of all grades named none)
+    first = page.split("Closest to a cut first: ", 1)[1].split(" and ", 1)[0].split(", ")
+    assert first and all(re.fullmatch(r"G(5|8|11)-\d{3} \((5|8|11)\)", f) and f[1:].split("-")[0] == f.split("(")[1][:-1]
+                         for f in first), first
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     ch = read_csv(tmp_path / "c.csv")
     for g in ("5", "8", "11"):
