@@ -440,7 +440,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
         ratings = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, True,
                         encoding, order_col, decimal, sheet, fold_labels, tuple(facet_cols) + (cluster_col,),
                         score_cols, rater_cols).ratings
-    result = adjust_ratings(ratings, codes, variant or "corrected", assignment, strict=not is_all, cut=one_cut,
+    result = adjust_ratings(ratings, codes, variant or "corrected", assignment, strict=None, cut=one_cut,
                             bootstrap=bootstrap, seed=seed, anchors=_anchors(anchors_in, hold_drifted),
                             steps_by=steps_by, shared_raters=shared_raters, hold_drifted=hold_drifted,
                             shrinkage=shrinkage, cluster=cluster_col, simulate=simulate,
@@ -660,7 +660,7 @@ def compare(ratings_file, methods, variant, cut, total, png, as_json, html_out, 
     _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
                                                         "--write-anchors": anchors_out})
     _check_suffixes(html=html_out, png=png)
-    result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=not is_all, total=total,
+    result = compare_ratings(table.ratings, codes, variant or "corrected", cut, strict=None, total=total,
                              anchors=_anchors(anchors_in, hold_drifted), steps_by=steps_by,
                              shared_raters=shared_raters, hold_drifted=hold_drifted)
     _write_calibration(anchors_out, table.ratings, steps_by)

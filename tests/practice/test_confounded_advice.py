@@ -102,8 +102,9 @@ def test_adjust_shrinkage_gives_the_studys_levels():
     est = own.estimators["MML"]
     wle = est.fair_scores(est.quality_wle_)
     np.testing.assert_allclose(plain.adjusted["MML"].paper, wle, atol=1e-12)
-    move = shrunk.adjusted["TLI"].paper - own.adjusted["TLI"].paper
-    np.testing.assert_allclose(shrunk.adjusted["TLI"].rating - own.adjusted["TLI"].rating, move[r.paper], atol=1e-12)
+    move = shrunk.adjusted["TLI"].paper - own.adjusted["TLI"].paper   # (kept on the scale: TLI's stay on 0..M)
+    np.testing.assert_allclose(shrunk.adjusted["TLI"].rating, np.clip(own.adjusted["TLI"].rating + move[r.paper], 0,
+                                                                      r.max_score), atol=1e-12)
 
 
 def test_adjust_shrinkage_linear_eb_is_the_studys_operator():
