@@ -841,56 +841,52 @@ class AdjustResults:
                     cols[f"{paper_col}_{name}"] = v[r.paper]
         return _columns_frame(cols)
 
-    def _uncertain(self, code, kind):
-        """Per paper of :attr:`ratings`: ``se`` or ``pass_prob`` of ``code`` (None where no group has it)."""
-        if not any(code in g.uncertainty and getattr(g.uncertainty[code], kind) is not None for g in self.groups):
-            return None
+    def _each_group(self, code):
+        """``(the group's papers as a mask over :attr:`ratings`' papers, its scale's low end, its
+        :class:`.uncertainty.PaperUncertainty` of ``code``)`` for each group that has one."""
         r = self.ratings
-        out = np.full(r.n_papers, np.nan)
         of = self._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
         for k, g in enumerate(self.groups):
             u = g.uncertainty.get(code)
-            if u is not None and getattr(u, kind) is not None:
-                out[of == k] = getattr(u, kind)
-        return out
+            if u is not None:
+                yield of == k, g.ratings.scale_low, u
+
+    def _uncertain(self, code, kind):
+        """Per paper of :attr:`ratings`: ``se`` or ``pass_prob`` of ``code`` (None where no group has it)."""
+        out, found = np.full(self.ratings.n_papers, np.nan), False
+        for at, _, u in self._each_group(code):
+            if getattr(u, kind) is not None:
+                out[at], found = getattr(u, kind), True
+        return out if found else None
 
     def _interval(self, code, z):
         """Per paper of :attr:`ratings`: the interval ``(low, high)`` of ``code``'s adjusted score on the file's
         scale at the normal quantile ``z``, made as its pass probability is (:meth:`.uncertainty.PaperUncertainty.interval`);
         None where no group has standard errors."""
-        if not any(code in g.uncertainty for g in self.groups):
-            return None
-        r = self.ratings
-        low, high = np.full(r.n_papers, np.nan), np.full(r.n_papers, np.nan)
-        of = self._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
-        for k, g in enumerate(self.groups):
-            u = g.uncertainty.get(code)
-            if u is not None:
-                lo, hi = u.interval(z)
-                low[of == k], high[of == k] = lo + g.ratings.scale_low, hi + g.ratings.scale_low
-        return low, high
+        low, high, found = np.full(self.ratings.n_papers, np.nan), np.full(self.ratings.n_papers, np.nan), False
+        for at, base, u in self._each_group(code):
+            lo, hi = u.interval(z)
+            low[at], high[at], found = lo + base, hi + base, True
+        return (low, high) if found else None
 
     def _level_probability(self, code, cuts, level):
         """Per paper of :attr:`ratings`: the probability that ``code``'s adjusted score lies in its ``level``
         (0..len(cuts), -1: none) of the ascending ``cuts`` on the file's scale, ``P(S >= lower cut) - P(S >= upper
         cut)`` made as the pass probability is (:meth:`.uncertainty.PaperUncertainty.pass_probability`); None where
         no group has standard errors."""
-        if not any(code in g.uncertainty for g in self.groups):
-            return None
-        r = self.ratings
-        passes = np.full((len(cuts) + 2, r.n_papers), np.nan)   # P(S >= edge), edges -inf, cuts..., inf
+        n = self.ratings.n_papers
+        passes = np.full((len(cuts) + 2, n), np.nan)   # P(S >= edge), edges -inf, cuts..., inf
         passes[0], passes[-1] = 1.0, 0.0
-        of = self._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
-        for k, g in enumerate(self.groups):
-            u = g.uncertainty.get(code)
-            if u is not None:
-                for j, c in enumerate(cuts):
-                    passes[j + 1, of == k] = u.pass_probability(c - g.ratings.scale_low)
+        found = False
+        for at, base, u in self._each_group(code):
+            for j, c in enumerate(cuts):
+                passes[j + 1, at] = u.pass_probability(c - base)
+            found = True
+        if not found:
+            return None
         lv = np.clip(np.asarray(level), 0, len(cuts))
-        at = np.arange(r.n_papers)
-        p = passes[lv, at] - passes[lv + 1, at]
-        se = self._uncertain(code, "se")
-        return np.where((np.asarray(level) >= 0) & np.isfinite(se), p, np.nan)
+        p = passes[lv, np.arange(n)] - passes[lv + 1, np.arange(n)]
+        return np.where((np.asarray(level) >= 0) & np.isfinite(self._uncertain(code, "se")), p, np.nan)
 
     def _cut_distance(self, code, cuts):
         """Per paper of :attr:`ratings`: how many standard errors ``code``'s adjusted score lies from its nearest
@@ -898,21 +894,14 @@ class AdjustResults:
         (the score's distance over its SE for the bootstrap's normal, the quality's over its SD for a model's),
         so that a student is uncertain at a confidence exactly where this is under its normal quantile; None
         where no group has standard errors."""
-        if not any(code in g.uncertainty for g in self.groups):
-            return None
         from scipy.special import ndtri
 
-        r = self.ratings
-        out = np.full(r.n_papers, np.inf)
-        of = self._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
-        for k, g in enumerate(self.groups):
-            u = g.uncertainty.get(code)
-            if u is not None:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    far = [np.abs(ndtri(u.pass_probability(c - g.ratings.scale_low))) for c in cuts]
-                out[of == k] = np.min(far, axis=0)
-        se = self._uncertain(code, "se")
-        return np.where(np.isfinite(se), out, np.nan)
+        out, found = np.full(self.ratings.n_papers, np.inf), False
+        for at, base, u in self._each_group(code):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[at] = np.min([np.abs(ndtri(u.pass_probability(c - base))) for c in cuts], axis=0)
+            found = True
+        return np.where(np.isfinite(self._uncertain(code, "se")), out, np.nan) if found else None
 
     def paper_frame(self):
         """Per paper (papers and groups in natural order): group (if any), paper, ratings, the mean of
