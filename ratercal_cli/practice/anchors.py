@@ -521,6 +521,14 @@ def require_mfrm(codes, **options) -> None:
                                 f"{arg('methods', 'MFRM', cli='-m MFRM')}")
 
 
+def check_steps_by(ratings, steps_by) -> None:
+    """An :class:`ArgumentError` naming ``steps_by`` where it is given and not a facet of ``ratings`` (it was
+    ignored: no thresholds per level, no word); check and the MFRM's fit share it."""
+    if steps_by is not None and steps_by not in ratings.facets:
+        raise ArgumentError("steps_by", f"{steps_by!r} is not a facet of this analysis (give it with "
+                            f"{arg('facet_cols')}; facets: {', '.join(ratings.facets) or 'none'})")
+
+
 def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = None, hold_drifted: bool = False):
     """The MFRM of ``ratings`` (the facets as main effects; thresholds per level of ``steps_by``), free or
     held at ``anchors`` (checked against the data first).  Returns ``(estimator, displacement rows)``.
@@ -536,9 +544,7 @@ def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = Non
     from ..methods import make_method
 
     facet = ratings.facet_levels()
-    if steps_by is not None and steps_by not in ratings.facets:
-        raise ArgumentError("steps_by", f"{steps_by!r} is not a facet of this analysis (give it with "
-                            f"{arg('facet_cols')})")
+    check_steps_by(ratings, steps_by)
     tf = None if steps_by is None else list(ratings.facets).index(steps_by)
     if anchors is not None:   # before the free fit: a file that does not fit is refused at once
         anchors.check_ratings(ratings, steps_by)

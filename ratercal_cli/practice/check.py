@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, arg
+from ..errors import ArgumentError
 from ..ratings import Ratings
 from .diagnostics import ALPHA, CheckReport, check_ratings
 from .text import GROUP_RULE, group_paths, json_clean
@@ -98,9 +98,9 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
     jobs = check_count(jobs, "jobs", minimum=1)
     discrepancy = check_count(discrepancy, "discrepancy", optional=True)   # (-1 ran: a third reading of every paper)
     cut = check_cut(cut, ratings)   # as adjust and compare: a cut off the scale made every accuracy 1.0
-    if steps_by is not None and steps_by not in ratings.facets:   # (was ignored: no thresholds per level, no word)
-        raise ArgumentError("steps_by", f"{steps_by!r} is not a facet of this analysis (give it with "
-                                        f"{arg('facet_cols')}; facets: {', '.join(ratings.facets) or 'none'})")
+    from .anchors import check_steps_by
+
+    check_steps_by(ratings, steps_by)
     cluster_codes = cluster_labels = None
     if cluster is not None:
         from .assignment import pop_cluster

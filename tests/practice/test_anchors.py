@@ -374,7 +374,8 @@ def test_steps_by_not_a_facet_is_an_input_error(tmp_path):
     res = CliRunner().invoke(cli, ["adjust", str(tmp_path / "y.csv"), "--scale", "1-6", "--score-cols", "style,org",
                                    "-m", "MFRM", "--steps-by", "task", "-q", "-o", str(tmp_path / "out.csv")])
     assert res.exit_code == 2, res.output
-    assert res.output.strip() == "error: --steps-by: 'task' is not a facet of this analysis (give it with --facet-col)"
+    assert res.output.strip() == ("error: --steps-by: 'task' is not a facet of this analysis (give it with --facet-col; "
+                                  "facets: criterion)")
 
 
 def test_steps_by_without_the_many_facet_model_is_refused(tmp_path):
