@@ -146,6 +146,25 @@ def _pair_counts(paper, rater, J):
     return W
 
 
+def consecutive_links(paper, rater, n_raters: int):
+    """The distinct pairs (low, high) of raters who rated a paper one after the other (the ratings sorted by
+    paper): they link the same raters as every pair of a paper's raters would (:func:`rating_pairs`: 10M pairs,
+    0.9 GiB and 2 s at 21 raters a paper and 1M ratings, where these are a few a rater), for
+    :func:`rater_components` and :func:`require_connected`.  Distinct by a table of raters x raters where that
+    is not much longer than the pairs, else by sorting."""
+    p, r = by_paper(paper, rater)
+    J = max(int(n_raters), 1)
+    r = r.astype(np.int32 if J * J < 1 << 31 else np.int64)   # (half the memory to pass over)
+    key = (np.minimum(r[:-1], r[1:]) * J + np.maximum(r[:-1], r[1:]))[p[1:] == p[:-1]].astype(np.int64)
+    if J * J <= 4 * key.size:
+        seen = np.zeros(J * J, dtype=bool)
+        seen[key] = True
+        key = np.flatnonzero(seen)
+    else:
+        key = np.unique(key)
+    return key // J, key % J
+
+
 def min_label_components(n, low, high):
     """Connected components by min-label propagation with pointer jumping.
 

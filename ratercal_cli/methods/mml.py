@@ -96,7 +96,7 @@ from scipy import sparse
 from ..arguments import check_positive
 from ..errors import MethodError
 from ..parallel import one_blas_thread
-from ..ratings import Adjusted, Ratings, by_paper
+from ..ratings import Adjusted, Ratings
 from .base import DeferredFit, RaterAdjuster, fair_score_adjusted
 from .mml_engine import NEAR_TAIL, SPAN, GridEngine, distinct_keys, unique_rows
 from .mml_layout import Layout, make_layout
@@ -431,20 +431,6 @@ def _items(ratings: Ratings, facet):
         return item, np.column_stack(np.unravel_index(ukey, dims)), seen, levels
     first, item, _ = unique_rows(key, max(seen.size, *levels, 1))
     return item, key[first], seen, levels
-
-
-def _rater_links(paper, rater, n_raters: int):
-    """The links for :func:`.network.require_connected` of the ratings ``paper``, ``rater`` (of ``n_raters``
-    raters): the distinct pairs (low, high) of raters who rated a paper one after the other (the ratings
-    sorted by paper).  They link the same raters as every pair of a paper's raters would (84 x 83 / 2 a
-    paper of a rubric), and being distinct they are a few a rater, not one a rating (the components'
-    propagation passes over the links each round: 2.5 ms at 1M ratings, where a link a rating took 7-14 ms)."""
-    p, r = by_paper(paper, rater)
-    J = max(n_raters, 1)
-    r = r.astype(np.int32 if J * J < 1 << 31 else np.int64)   # (half the memory to pass over)
-    key = np.minimum(r[:-1], r[1:]) * J + np.maximum(r[:-1], r[1:])   # every pair of consecutive ratings,
-    key = distinct_keys(key[p[1:] == p[:-1]].astype(np.int64), J * J, inverse=False)   # those of one paper
-    return key // J, key % J
 
 
 class _Objective:
@@ -1142,12 +1128,12 @@ def fit_mml(ratings: Ratings, model: str = "pcm", facet=None, n_nodes: int | Non
     always returns estimates (``converged`` False and a note when ``max_iter`` was reached).  The linear
     algebra runs on one BLAS thread (:func:`~ratercal_cli.parallel.one_blas_thread`).
     """
-    from ..network import require_connected
+    from ..network import consecutive_links, require_connected
 
     name = f"MML ({model.upper()})"
     if ratings.n_ratings == 0:
         raise MethodError(f"{name}: no ratings")
-    require_connected(ratings, name, links=_rater_links(ratings.paper, ratings.rater, ratings.n_raters))
+    require_connected(ratings, name, links=consecutive_links(ratings.paper, ratings.rater, ratings.n_raters))
     K = ratings.max_score + 1
     item, items, seen, levels = _items(ratings, facet)
     eng = GridEngine(ratings.paper, item, ratings.score, items.shape[0], K, n_nodes or MIN_NODES)

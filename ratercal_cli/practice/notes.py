@@ -97,9 +97,9 @@ def unlinked_notes(applied: Applied, ratings: Ratings) -> list:
     codes = [c for c in applied.adjusted if c != "NO"]
     if not codes or ratings.max_raters_per_paper() < 2:
         return []
-    from ..network import rater_components
+    from ..network import consecutive_links, rater_components
 
-    labels = rater_components(ratings)
+    labels = rater_components(ratings, consecutive_links(ratings.paper, ratings.rater, ratings.n_raters))
     groups = [np.flatnonzero(labels == k) for k in range(int(labels.max(initial=-1)) + 1)]
     if len(groups) < 2:
         return []

@@ -278,7 +278,7 @@ def test_unused_categories_are_named_by_their_scores_on_the_files_scale():
 def test_rater_links_join_the_raters_that_share_papers():
     # ratings in no order, 1-6 a paper (a rater twice on some), three groups of raters that share
     # no paper and a rater with none: the links' components are the shared papers'
-    from ratercal_cli.methods.mml import _rater_links
+    from ratercal_cli.network import consecutive_links as _rater_links
     from ratercal_cli.network import rater_components
 
     rng = np.random.default_rng(3)
@@ -298,7 +298,7 @@ def test_rater_links_join_the_raters_that_share_papers():
 def test_raters_linked_late_in_the_file_are_linked_and_unlinked_ones_refused_as_before():
     # raters 1-2 and 3-4 read papers apart; only the file's last paper, read by 2 and 3, links them: the
     # first 1/16 of the ratings leave two groups, all the ratings one
-    from ratercal_cli.methods.mml import _rater_links
+    from ratercal_cli.network import consecutive_links as _rater_links
     from ratercal_cli.network import disconnected_raters
 
     p = np.repeat(np.arange(41), 2)
