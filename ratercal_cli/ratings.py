@@ -43,9 +43,19 @@ def natural_key(label):
         value = math.nan
     if math.isfinite(value):
         return (0, value, label)
-    parts = tuple((0, len(p.lstrip("0")), p.lstrip("0")) if k % 2 else (1, 0, p)
+    parts = tuple((0, len(p.lstrip("0")), p.lstrip("0")) if k % 2 else (1, 0, _unaccented(p), p)
                   for k, p in enumerate(_DIGITS.split(label)))
     return (1, parts, label)
+
+
+def _unaccented(text: str) -> str:
+    """``text`` without its accents (``École`` -> ``Ecole``, ``Ōtaki`` -> ``Otaki``), case kept: text sorts by it
+    first, so that accented names sit among their letters (the app listed Escuela, Zürich, École, Ōtaki)."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def _whole_numbers(values, name) -> np.ndarray:
