@@ -117,7 +117,14 @@ def _env():
     env.globals["version"] = __version__
     env.filters["num"] = _num
     env.filters["short"] = _short
+    env.filters["method_words"] = _method_words   # (the method list showed bare codes: MN, TMN, PWEQP, ...)
     return env
+
+
+def _method_words(code) -> str:
+    from ..practice.memo import method_words
+
+    return method_words(code)
 
 
 #: The most characters of a label the pages show (a longer one is cut, with an ellipsis; the files keep it whole).

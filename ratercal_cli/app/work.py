@@ -162,7 +162,9 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
         suffix = ".xlsx" if src.workbook else (".tsv" if table.delimiter == "\t" else ".csv")
         job.stage("Writing the adjusted file")
         files = {"adjusted": (out / f"adjusted{suffix}", f"{src.stem}.adjusted{suffix}")}
-        write_adjusted_file(files["adjusted"][0], table, adjusted)
+        # (with a byte-order mark, as the change list: a download is opened in Excel, which without it reads
+        # UTF-8 accents in the system's code page, "JosÃ©"; the command line keeps its input's)
+        write_adjusted_file(files["adjusted"][0], table, adjusted, bom=True)
         ch_suffix = ".xlsx" if src.workbook else ".csv"
         files["changes"] = (out / f"changes{ch_suffix}", f"{src.stem}.changes{ch_suffix}")
         write_table(files["changes"][0], change_list.header,

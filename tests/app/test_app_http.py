@@ -91,6 +91,7 @@ def test_the_whole_flow(client):
     assert f"{summ.papers} students" in r.text and f"by 0.5 or more. {lc.moved} change level ({lc.up} up, {lc.down} down)" in r.text
     assert lc.up == len(summ.fail_to_pass) and lc.down == len(summ.pass_to_fail)   # one cut: pass/fail
     assert "Rater report, agreement, Wright map" in r.text
+    assert '<option value="TLI">truncated linear equating (TLI)</option>' in r.text   # (not the bare code)
     rep_page = c.get(f"/d/{uid}/report").text
     assert "Wright map" in rep_page and "Agreement" in rep_page
     # choose TLI; the files
@@ -100,7 +101,8 @@ def test_the_whole_flow(client):
     assert str(r.url).endswith("/files") and "export.adjusted.csv" in r.text
     adjusted = c.get(f"/d/{uid}/file/adjusted")
     assert adjusted.headers["content-disposition"] == 'attachment; filename="export.adjusted.csv"'
-    rows = list(csv.DictReader(io.StringIO(adjusted.content.decode("utf-8"))))
+    assert adjusted.content.startswith(b"\xef\xbb\xbf")   # (a BOM, as the change list has: Excel reads its accents)
+    rows = list(csv.DictReader(io.StringIO(adjusted.content.decode("utf-8-sig"))))
     assert list(rows[0])[:5] == ["Student ID", "Reader", "Reading", "Points", "Grade"]
     assert "TLI_paper" in rows[0] and len(rows) == 80
     # the same numbers as the library gives for these settings
@@ -181,7 +183,7 @@ def test_labels_are_inert_in_page_report_and_files(client):
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in p
     for p in pages:
         assert "<script>" not in p and p.count("alert(1)") == p.count("&lt;script&gt;alert(1)")
-    text = c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8")
+    text = c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8-sig")
     assert "'=HYPERLINK(" in text and "\n=HYPERLINK" not in text and ",=HYPERLINK" not in text
     changes = c.get(f"/d/{uid}/file/changes").content.decode("utf-8-sig")
     assert "'=HYPERLINK(" in changes
@@ -332,7 +334,7 @@ def test_a_semicolon_export_with_decimal_commas_is_read_and_written_with_them(cl
     assert u.job.wait(120) and u.job.state == "done", u.job.error
     c.post(f"/d/{uid}/adjust", data={"method": "TLI"})
     assert u.job.wait(120) and u.job.state == "done", u.job.error
-    rows = list(csv.DictReader(io.StringIO(c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8")), delimiter=";"))
+    rows = list(csv.DictReader(io.StringIO(c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8-sig")), delimiter=";"))
     assert rows[0]["score"].endswith(",0") and "," in rows[0]["TLI_paper"] and "." not in rows[0]["TLI_paper"]
     (tmp_path / "s.csv").write_bytes(severity_export())
     ratings = rc.read_ratings(tmp_path / "s.csv", scale="1-6", paper_col="student")
@@ -408,7 +410,7 @@ def test_with_the_simulation_the_file_is_adjusted_by_the_method_the_page_recomme
     c.post(f"/d/{uid}/adjust", data={"method": "recommended"})
     run_job(c, u, f"/d/{uid}/job")
     assert u.job.state == "done", u.job.error
-    rows = list(csv.DictReader(io.StringIO(c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8"))))
+    rows = list(csv.DictReader(io.StringIO(c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8-sig"))))
     assert {row["recommended_method"] for row in rows} == {"TLS (shrunk)"}
     # the library's TLS at the shrunk level, and (without the simulation) the study's other pick
     (tmp_path / "s.csv").write_bytes(severity_export())
@@ -494,7 +496,7 @@ def test_a_wide_rubric_comes_back_wide(client):
     c.post(f"/d/{uid}/adjust", data={"method": "MFRM"})
     run_job(c, u, f"/d/{uid}/job")
     assert u.job.state == "done", u.job.error
-    lines = c.get(f"/d/{uid}/file/adjusted").text.splitlines()
+    lines = c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8-sig").splitlines()
     assert len(lines) == 1001 and lines[0] == ("student,rater,style,style_MFRM,org,org_MFRM,conv,conv_MFRM,"
                                                "sent_form,sent_form_MFRM,flag,MFRM_total")
     totals = dict(zip(u.adjusted.ratings.paper_ids, u.adjusted.paper_totals("MFRM")))
