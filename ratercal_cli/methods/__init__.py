@@ -151,6 +151,13 @@ def make_method(code: str, variant: str = DEFAULT_VARIANT, **params):
         raise ArgumentError("code", f"unknown method {code!r} (known: {', '.join(method_codes())})")
     module, cls, fixed = _REGISTRY[key]
     klass = getattr(importlib.import_module(f"{__name__}.{module}"), cls)
-    if "variant" in klass._param_names():
+    names = klass._param_names()
+    unknown = [p for p in params if p not in names or p in fixed]
+    if unknown:   # (it was the constructor's bare TypeError: "__init__() got an unexpected keyword argument")
+        from ..errors import ArgumentError
+
+        raise ArgumentError(unknown[0], f"is not a parameter of {key} (its parameters: "
+                            f"{', '.join(n for n in names if n not in fixed) or 'none'})")
+    if "variant" in names:
         params = {"variant": variant, **params}
     return klass(**fixed, **params)

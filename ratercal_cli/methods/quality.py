@@ -299,9 +299,13 @@ QUALITY_ESTIMATES = ("mle", "wle", "eap")
 
 
 def check_quality(quality, allowed) -> str:
-    """``quality`` if it is one of ``allowed`` (a subset of :data:`QUALITY_ESTIMATES`), else ValueError."""
+    """``quality`` if it is one of ``allowed`` (a subset of :data:`QUALITY_ESTIMATES`), else an
+    :class:`~ratercal_cli.errors.ArgumentError` (a ValueError) naming ``quality``, as the README says bad
+    arguments are (it was a bare ValueError)."""
     if quality not in allowed:
-        raise ValueError(f"quality must be {' or '.join(repr(q) for q in allowed)}, not {quality!r}")
+        from ..errors import ArgumentError
+
+        raise ArgumentError("quality", f"must be {' or '.join(repr(q) for q in allowed)}, not {quality!r}")
     return quality
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
+from ratercal_cli.errors import ArgumentError
 from ratercal_cli.methods.mml_engine import paper_patterns, rating_patterns
 from ratercal_cli.methods.quality import estimate_quality, quality_by_pattern
 from ratercal_cli.models.pcm import expected_score, score_variance
@@ -212,7 +213,7 @@ def test_every_estimator_spells_the_paper_quality_option_alike():
         assert est.get_params()["quality"] == default and default in QUALITY_ESTIMATES
         assert "estimator" not in est.get_params()
     assert "quality" in inspect.signature(estimate_quality).parameters
-    with pytest.raises(ValueError, match="quality must be 'wle' or 'mle', not 'ml'"):
+    with pytest.raises(ArgumentError, match="quality: must be 'wle' or 'mle', not 'ml'"):
         estimate_quality(np.array([0]), np.array([0]), np.array([1]), 1, np.zeros((1, 3)), quality="ml")
 
 
@@ -222,8 +223,20 @@ def test_a_quality_an_estimator_does_not_make_is_refused_alike(code, wrong):
     from ratercal_cli.ratings import Ratings
 
     r = Ratings([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 2, 0], [1, 3, 2, 3, 0, 2], 3, 3, 3)
-    with pytest.raises(ValueError, match=rf"^quality must be '\w+' or '\w+', not '{wrong}'$"):
-        make_method(code, quality=wrong).fit(r)
+    with pytest.raises(ArgumentError, match=rf"^quality: must be '\w+' or '\w+', not '{wrong}'$"):
+        make_method(code, quality=wrong).fit(r)   # (an ArgumentError, a ValueError: the README's bad argument)
+
+
+def test_a_parameter_a_method_does_not_have_is_an_argument_error():
+    """make_method("TLI", foo=1) was the constructor's bare TypeError ("unexpected keyword argument")."""
+    from ratercal_cli.methods import make_method
+
+    with pytest.raises(ArgumentError, match=r"^foo: is not a parameter of TLI \(its parameters: variant, ddof, "
+                                            r"zero_sd, min_ratings\)$"):
+        make_method("TLI", foo=1)
+    with pytest.raises(ArgumentError, match="^truncate: is not a parameter of TLI"):   # (TLI is LI truncated)
+        make_method("TLI", truncate=False)
+    assert make_method("LI", zero_sd="raise").zero_sd == "raise"
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
