@@ -17,11 +17,22 @@ from dataclasses import dataclass, field
 
 __all__ = ["Guess", "guess_columns"]
 
-_PAPER = ("paper", "student", "essay", "candidate", "examinee", "script", "pupil", "learner", "response", "id")
-_RATER = ("rater", "reader", "judge", "scorer", "marker", "grader", "assessor", "examiner")
-_SCORE = ("score", "rating", "mark", "points", "result")
-_ORDER = ("order", "reading", "reading order", "read no", "sequence", "seq", "attempt")
-_GROUP = ("grade", "group", "class", "cohort", "year", "form", "school", "site", "prompt", "administration")
+# (with the words of German, French, Spanish, Dutch and Portuguese exports, accents set aside: a German
+# file's Schule, Kennung, Bewerter and Punkte were guessed as rater, criterion, student and school)
+_PAPER = ("paper", "student", "essay", "candidate", "examinee", "script", "pupil", "learner", "response", "id",
+          "schuler", "kennung", "prufling", "kandidat", "eleve", "etudiant", "copie", "candidat", "identifiant",
+          "alumno", "estudiante", "candidato", "leerling", "kandidaat", "aluno")
+_RATER = ("rater", "reader", "judge", "scorer", "marker", "grader", "assessor", "examiner",
+          "bewerter", "beurteiler", "korrektor", "prufer", "correcteur", "correctrice", "evaluateur", "lecteur",
+          "evaluador", "corrector", "calificador", "beoordelaar", "corrector", "avaliador", "corretor")
+_SCORE = ("score", "rating", "mark", "points", "result",
+          "punkte", "punktzahl", "bewertung", "note", "puntuacion", "puntaje", "nota", "calificacion", "cijfer",
+          "punten", "pontuacao")
+_ORDER = ("order", "reading", "reading order", "read no", "sequence", "seq", "attempt",
+          "reihenfolge", "ordre", "orden", "lectura", "volgorde", "ordem")
+_GROUP = ("grade", "group", "class", "cohort", "year", "form", "school", "site", "prompt", "administration",
+          "schule", "klasse", "jahrgang", "ecole", "classe", "escuela", "clase", "curso", "colegio", "school",
+          "klas", "escola", "turma")
 _RATER_WIDE = re.compile(r"^(rater|reader|judge|scorer|marker|r)[ _-]?\d+$", re.I)
 _WHOLE = re.compile(r"^[+-]?\d+([.,]0+)?$")   # (2.0 and 2,0 are read as 2, the latter with a decimal comma)
 _MISSING = {"", "na", "n/a", ".", "nan", "null", "none", "-"}
@@ -31,6 +42,9 @@ STRAY = 0.005
 
 
 def _norm(name: str) -> str:
+    import unicodedata
+
+    name = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
     return re.sub(r"[\s_\-.]+", " ", name.strip().lower())
 
 

@@ -645,3 +645,19 @@ def test_a_windows_csv_is_read_as_windows_1252_and_the_page_says_so(client):
     c.post(f"/d/{uid}/columns", data=form, follow_redirects=False)
     run_job(c, u, f"/d/{uid}/job")
     assert u.job.state == "error" and "not UTF-8 text" in u.job.error and "Encoding" in u.job.error
+
+
+@pytest.mark.parametrize("header, expect", [
+    (["Schule", "Kennung", "Bewerter", "Punkte"], ("Kennung", "Bewerter", "Punkte", "Schule")),
+    (["École", "Élève", "Correcteur", "Note"], ("Élève", "Correcteur", "Note", "École")),
+    (["Escuela", "Alumno", "Evaluador", "Puntuación"], ("Alumno", "Evaluador", "Puntuación", "Escuela")),
+])
+def test_columns_named_in_other_languages_are_guessed(header, expect):
+    """A German export (Schule, Kennung, Bewerter, Punkte) was guessed with the raters as the students, the
+    school as the rater and the zero-padded ids as a criterion on 1-240 (a browser tester)."""
+    from ratercal_cli.app.guess import guess_columns
+
+    rows = [dict(zip(header, [s, f"{p:06d}", f"R{(p + k) % 4}", str((p + k) % 5 + 1)]))
+            for s in ("A", "B") for p in range(20) for k in range(2)]
+    g = guess_columns(header, rows)
+    assert (g.paper, g.rater, g.score, g.group) == expect and g.scale == "1-5" and not g.score_cols
