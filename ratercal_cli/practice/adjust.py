@@ -28,14 +28,17 @@ __all__ = ["RECOMMENDED", "parse_methods", "check_cut", "recommended_method", "a
 RECOMMENDED = "recommended"
 
 
-def parse_methods(values, default=("TLI",), allow_recommended=False):
+def parse_methods(values, default=("TLI",), allow_recommended=False, allow_user=False):
     """Method codes as the command line takes them -> ``(codes, all?)``.
 
     ``values``: a code, ``"TLI,MN"``, ``"all"`` (the study's ten) or a list of these;
-    case-insensitive; ``recommended`` stays lower case where allowed.  An unknown code is an
-    :class:`InputError` naming ``--method``.
+    case-insensitive; ``recommended`` stays lower case where allowed.  With ``allow_user`` (the library's
+    :func:`adjust` and :func:`.compare.compare`, not the command line, which runs no code of the user's but a
+    config's), a method of the user's own, ``module:Class`` (:mod:`.methods.user`), as it is written.  An
+    unknown code is an :class:`InputError` naming ``--method``.
     """
     from ..methods import method_codes
+    from ..methods.user import is_user_method
 
     if isinstance(values, str):
         values = [values]
@@ -46,7 +49,8 @@ def parse_methods(values, default=("TLI",), allow_recommended=False):
     odd = [v for v in values if not isinstance(v, str)]
     if odd:
         raise ArgumentError("methods", f"expected method codes such as 'TLI' or a list of them, not {odd[0]!r}")
-    raw = [v.strip().upper() for val in values for v in val.split(",") if v.strip()]
+    raw = [v.strip() if allow_user and is_user_method(v) else v.strip().upper()
+           for val in values for v in val.split(",") if v.strip()]
     if not raw:
         raw = [d.upper() for d in default]
     known = method_codes()
@@ -54,7 +58,15 @@ def parse_methods(values, default=("TLI",), allow_recommended=False):
     # "all" stands for the study's ten where it is named: "all,MML" is the ten and MML
     raw = [c for m in raw for c in (STUDY_METHODS if m == "ALL" else
                                     [RECOMMENDED if allow_recommended and m == RECOMMENDED.upper() else m])]
-    bad = [m for m in raw if m not in known and m != RECOMMENDED]
+    bad = [m for m in raw if m not in known and m != RECOMMENDED and not (allow_user and is_user_method(m))]
+    for m in raw:   # (a module or class that is not there: named here, not a traceback from the first fit)
+        if allow_user and is_user_method(m):
+            from ..methods.user import load_class
+
+            try:
+                load_class(m)
+            except (ImportError, AttributeError, TypeError) as exc:
+                raise ArgumentError("methods", str(exc)) from None
     if bad:
         extra = ", recommended" if allow_recommended else ""
         raise ArgumentError("methods", f"unknown method {bad[0]} (known: {', '.join(known)}, all{extra})")
@@ -544,7 +556,7 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
     if old:
         methods = _old_method_argument(old, methods)
     ratings = as_ratings(ratings, **with_discrepancy(ratings, discrepancy, with_cluster(ratings, cluster, read)))
-    codes, is_all = parse_methods(methods, allow_recommended=True)
+    codes, is_all = parse_methods(methods, allow_recommended=True, allow_user=True)
     check_choice(variant, VARIANTS, "variant")
     check_choice(assignment, ASSIGNMENTS, "assignment")
     bootstrap = check_count(bootstrap, "bootstrap")

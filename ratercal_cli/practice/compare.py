@@ -199,7 +199,7 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
     from .cut import check_cut
 
     ratings = as_ratings(ratings, **read)
-    codes, is_all = parse_methods(methods, ("all",))
+    codes, is_all = parse_methods(methods, ("all",), allow_user=True)
     check_choice(variant, VARIANTS, "variant")
     check_choice(total, ("mean", "sum"), "total")
     cut = check_cut(cut, ratings, total)   # (with facets, on the papers' scores compared: the mean or the total)
