@@ -58,3 +58,14 @@ def modules_after_adjust(data, out, methods, prefixes):
     done = subprocess.run([sys.executable, "-c", code, str(data), str(out)], capture_output=True, text=True,
                           check=True)
     return eval(done.stdout.strip().splitlines()[-1])   # (a list of module names, printed by the child)
+
+
+def user_module(folder, monkeypatch, name, text):
+    """A module of methods of the user's own, ``name``, written in ``folder`` and importable for the test
+    (first on sys.path, any earlier import of the name forgotten); returns ``folder``."""
+    import sys
+
+    (Path(folder) / f"{name}.py").write_text(text)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    return folder

@@ -1,7 +1,6 @@
 """rc.adjust and rc.compare take a method of the user's own, ``module:Class``, as the study does (a researcher
 found only make_method and the study did): on read-only data, its failures named; the command line runs none."""
 
-import sys
 
 import numpy as np
 import pytest
@@ -9,7 +8,7 @@ import pytest
 import ratercal_cli as rc
 from ratercal_cli.errors import ArgumentError
 
-from support import ROOT, run
+from support import ROOT, run, user_module
 
 MODULE = '''
 import numpy as np
@@ -27,10 +26,7 @@ class MedianRating:   # each paper's median rating, every rating that
 
 @pytest.fixture
 def module(tmp_path, monkeypatch):
-    (tmp_path / "my_methods.py").write_text(MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "my_methods", raising=False)
-    return tmp_path
+    return user_module(tmp_path, monkeypatch, "my_methods", MODULE)
 
 
 def test_adjust_and_compare_take_a_method_of_ones_own(module):

@@ -16,7 +16,7 @@ from ratercal_cli.methods import make_method
 from ratercal_cli.methods.apply import apply_methods
 from ratercal_cli.ratings import Ratings
 
-from support import run
+from support import run, user_module
 
 CAPPING = '''
 import numpy as np
@@ -58,10 +58,7 @@ class Fails(CapAt3):
 
 @pytest.fixture
 def module(tmp_path, monkeypatch):
-    (tmp_path / "hostile_methods.py").write_text(CAPPING)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "hostile_methods", raising=False)
-    return tmp_path
+    return user_module(tmp_path, monkeypatch, "hostile_methods", CAPPING)
 
 
 def _ratings():
