@@ -329,8 +329,7 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
             z = z_of(confidence)
             # the interval made as the method's pass probability is (a model's: the fair scores of its
             # quality's interval), so that the flag and the printed ends agree
-            bounds = result._interval(method, z)
-            lo, hi = bounds if bounds is not None else (adj - z * se, adj + z * se)
+            lo, hi = result._interval(method, z)   # (not None: a group has standard errors, se is not None)
             if pp is not None and len(levels.cuts) == 1 and result.cut == levels.cuts[0]:
                 prob = np.where(lv_adj == 1, pp, 1 - pp)   # the pass probability the summary uses (censored)
                 unsure = in_doubt(pp, sure_of(confidence))   # and the summary's rule on it
