@@ -1,7 +1,8 @@
 """Designs of ratings files drawn by Hypothesis (issue 28): raters per paper 1-21 and mixed, the share
 double-scored, third readings, groups, rubric criteria (long or wide), scales 0-k and 1-k, lookalike
-labels.  A :class:`Design` is drawn by :func:`designs` and made into rows by :meth:`Design.rows`;
-the writers put the same rows in a CSV, an .xlsx workbook or a wide file."""
+labels; schools read by their own raters (no column says so), apart or linked by a few papers read
+across.  A :class:`Design` is drawn by :func:`designs` (:func:`school_designs`) and made into rows by
+:meth:`Design.rows`; the writers put the same rows in a CSV, an .xlsx workbook or a wide file."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ class Design:
     severity_sd: float = 0.7
     lookalike: bool = False   # one rater's label typed, on some of its lines, with a Cyrillic letter
     rater_names: tuple = field(default=())
+    schools: int = 1          # >1: paper p is school p % schools's and is read by that school's raters
+    across: int = 0           # ... but for this many papers, each read by one rater of the next school too
+    school_step: float = 0.0  # school s's papers' mean quality: s x this (logits)
 
     @property
     def scale(self) -> str:
@@ -56,8 +60,16 @@ class Design:
             if k == 1 and rng.random() < self.double_share:
                 k = 2
             k = min(k, self.n_raters)
-            who = rng.choice(self.n_raters, min(k + (1 if self.third else 0), self.n_raters), replace=False)
             theta = rng.normal(0, 1.2)
+            if self.schools > 1:   # the school's own raters (raters j with j % schools == s)
+                s_ = p % self.schools
+                own = np.arange(s_, self.n_raters, self.schools)
+                who = rng.choice(own, min(k + (1 if self.third else 0), own.size), replace=False)
+                if p < self.across * self.schools and p % self.schools == 0 and who.size > 1:
+                    who[-1] = (who[-1] + 1) % self.n_raters   # one reader from the next school
+                theta += s_ * self.school_step
+            else:
+                who = rng.choice(self.n_raters, min(k + (1 if self.third else 0), self.n_raters), replace=False)
             group = f"G{p % self.groups + 1}" if self.groups > 1 else None
             for c in range(max(self.criteria, 1)):
                 d = steps[None, :] + (sev[who] + crit[c])[:, None]
@@ -150,4 +162,31 @@ def designs(draw, max_papers=40, rubric=True, lookalike=True, third=True, groups
         seed=draw(st.integers(0, 2**31)),
         severity_sd=draw(st.sampled_from([0.0, 0.5, 1.5])),
         lookalike=draw(st.booleans()) if lookalike else False,
+    )
+
+
+@st.composite
+def school_designs(draw, max_papers=60):
+    """A :class:`Design` whose papers are 2-3 schools' (no school column), each read by 2 or 3 of that
+    school's own raters, the schools of different mean quality, apart (``across`` 0) or linked by a few
+    papers each read by one rater of another school; one score a reading, no groups."""
+    schools = draw(st.integers(2, 3))
+    per_school = draw(st.integers(2, 4))
+    per_paper = draw(st.integers(2, min(3, per_school)))
+    low = draw(st.sampled_from([0, 1]))
+    return Design(
+        n_papers=draw(st.integers(6 * schools, max_papers)),
+        n_raters=schools * per_school,
+        per_paper=per_paper,
+        double_share=0.0,
+        third=False,
+        groups=1,
+        criteria=0,
+        low=low,
+        high=low + draw(st.integers(3, 6)),
+        seed=draw(st.integers(0, 2**31)),
+        severity_sd=draw(st.sampled_from([0.3, 0.8])),
+        schools=schools,
+        across=draw(st.sampled_from([0, 0, 1, 3])),
+        school_step=draw(st.sampled_from([0.0, 1.0, -1.5])),
     )
