@@ -294,7 +294,9 @@ class Ratings:
         Ratings
             Papers in the order first seen, raters in natural order (R1, R2, ..., R10).  A
             duplicate paper-rater pair within a group, a blank label or a score off the scale
-            raises :class:`~ratercal_cli.errors.InputError` naming the row and column.
+            raises :class:`~ratercal_cli.errors.InputError` naming the row and column; rows without a
+            score, and the papers left with none, are counted in ``notes`` and issued as
+            :class:`UserWarning` (as :func:`read_ratings` does).
 
         Examples
         --------
@@ -320,7 +322,12 @@ class Ratings:
             paper_col, rater_col = got.get("paper_col", paper_col), got.get("rater_col", rater_col)
             score_col, group_col = got.get("score_col", score_col), got.get("group_col", group_col)
             facet_cols = got.get("facet_cols", facet_cols)
-        return _from_frame(cls, df, paper_col, rater_col, score_col, scale, group_col, tuple(facet_cols or ()))
+        out = _from_frame(cls, df, paper_col, rater_col, score_col, scale, group_col, tuple(facet_cols or ()))
+        import warnings
+
+        for note in out.notes:   # (rows without a score: as read_ratings issues what it found)
+            warnings.warn(note, UserWarning, stacklevel=2)
+        return out
 
     def __repr__(self) -> str:
         """One line: the sizes, the scale, the groups and facets and where they came from (the dataclass's
@@ -586,4 +593,23 @@ def _from_frame(cls, df, paper, rater, score, scale, group, facets):
         facet_of = {f: (np.array([codes[f][levels[f][k]] for k in at], dtype=np.int64), tuple(codes[f]))
                     for f in facets}
         parts.append((name, replace(part, scale_low=scale.low, facets=facet_of)))
-    return cls.from_groups(parts, group)
+    out = cls.from_groups(parts, group)
+    notes = _missing_notes(df, scores, papers, groups, group)
+    return replace(out, notes=tuple(out.notes) + notes) if notes else out
+
+
+def _missing_notes(df, scores, papers, groups, group) -> tuple:
+    """What the rows without a score left out, as :func:`read_ratings` says it: how many ratings, and the
+    papers (in their groups) with no usable rating, which get no adjusted score."""
+    missing = [k for k, s in enumerate(scores) if s is None]
+    if not missing:
+        return ()
+    scored = {(groups[k], papers[k]) for k, s in enumerate(scores) if s is not None}
+    lost = list(dict.fromkeys((groups[k], papers[k]) for k in missing if (groups[k], papers[k]) not in scored))
+    notes = [f"{_row(df, missing[0])}: {len(missing)} rating(s) with no score left out"]
+    if lost:
+        g, p = lost[0]
+        notes.append(f"{_row(df, next(k for k in missing if (groups[k], papers[k]) == lost[0]))}: {len(lost)} "
+                     f"paper(s) with no usable rating (e.g. paper {p}{'' if g is None else f', {group} {g}'}) "
+                     "get no adjusted score")
+    return tuple(notes)

@@ -159,5 +159,11 @@ def make_method(code: str, variant: str = DEFAULT_VARIANT, **params):
         raise ArgumentError(unknown[0], f"is not a parameter of {key} (its parameters: "
                             f"{', '.join(n for n in names if n not in fixed) or 'none'})")
     if "variant" in names:
+        from ..vocabulary import VARIANTS
+
+        if params.get("variant", variant) not in VARIANTS:   # (else only fit said so, as a bare ValueError)
+            from ..errors import ArgumentError
+
+            raise ArgumentError("variant", f"must be one of {', '.join(VARIANTS)}, not {params.get('variant', variant)!r}")
         params = {"variant": variant, **params}
     return klass(**fixed, **params)

@@ -68,6 +68,9 @@ class DeferredFit:
         if name in type(self).deferred_attributes and self.__dict__.get("_deferred_state") is not None:
             self._fit_deferred(self.__dict__.pop("_deferred_state"))
             return self.__dict__[name]
+        more = getattr(super(), "__getattr__", None)   # (RaterAdjuster's: a fitted attribute before fit)
+        if more is not None:
+            return more(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
@@ -89,6 +92,14 @@ class RaterAdjuster:
     #: ratings of the raters with enough, and the base class leaves the thin raters' ratings alone
     handles_thin_raters = False
 
+    def __getattr__(self, name):
+        """A fitted attribute (``severity_``) asked of an estimator not fitted yet: NotFittedError (an
+        AttributeError, as scikit-learn's), not "no attribute" (or another attribute's name, where a
+        property reads it)."""
+        if name.endswith("_") and not name.startswith("_") and "n_raters_" not in self.__dict__:
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first ({name} is learned by fit)")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     # -- parameters ----------------------------------------------------------------
     @classmethod
     def _param_names(cls):
@@ -109,8 +120,10 @@ class RaterAdjuster:
         """Set ``__init__`` parameters (unknown names are refused); returns ``self``."""
         known = self._param_names()
         for k, v in params.items():
-            if k not in known:
-                raise ValueError(f"{type(self).__name__} has no parameter {k!r} (parameters: {', '.join(known)})")
+            if k not in known:   # (an ArgumentError, as make_method's: a ValueError too)
+                from ..errors import ArgumentError
+
+                raise ArgumentError(k, f"is not a parameter of {type(self).__name__} (parameters: {', '.join(known)})")
             setattr(self, k, v)
         return self
 
@@ -131,7 +144,9 @@ class RaterAdjuster:
     # -- public API ----------------------------------------------------------------
     def fit(self, ratings: Ratings, **fit_params):
         """Learn the rater parameters from ``ratings``; ``fit_params`` (e.g. MML's ``facet``, a level per
-        rating) go to the method's ``_fit``."""
+        rating) go to the method's ``_fit``.  ``ratings`` may be a DataFrame (one rating a row: ``paper``,
+        ``rater``, ``score``) or a ratings file, read as :func:`~ratercal_cli.adjust` reads them."""
+        ratings = _as_ratings(ratings)
         variant = getattr(self, "variant", DEFAULT_VARIANT)
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
@@ -238,12 +253,13 @@ class RaterAdjuster:
         ``rater_ids``) are matched to the fit's raters by label."""
         if not hasattr(self, "n_raters_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first")
-        ratings = self._on_fitted_raters(ratings)
+        ratings = self._on_fitted_raters(_as_ratings(ratings))
         self._check_same_raters(ratings)
         return self._transform_thin(ratings, False, params)
 
     def fit_transform(self, ratings: Ratings, **params) -> Adjusted:
         """``fit(ratings).transform(ratings)``, reusing what the fit estimated for these papers."""
+        ratings = _as_ratings(ratings)
         return self.fit(ratings, **params)._transform_thin(ratings, True, params)
 
     # -- thin raters ---------------------------------------------------------------
@@ -372,3 +388,13 @@ def fair_score_adjusted(ratings: Ratings, fair) -> Adjusted:
     ratings, :func:`.practice.ratings_file._write_rows`)."""
     fair = np.asarray(fair, dtype=np.float64)
     return Adjusted(rating=fair[ratings.paper], paper=np.where(ratings.ratings_per_paper() > 0, fair, np.nan))
+
+
+def _as_ratings(data) -> Ratings:
+    """``data`` as :class:`Ratings`: itself, or a DataFrame or file read by :func:`~ratercal_cli.practice.coerce.as_ratings`
+    (default columns, the scale from 0 or the lowest score to the highest); anything else an ArgumentError."""
+    if isinstance(data, Ratings):
+        return data
+    from ..practice.coerce import as_ratings
+
+    return as_ratings(data)

@@ -1416,6 +1416,21 @@ def marginal_loglik(ratings: Ratings, tau, sigma, n_nodes: int | None = None):
 WLE_ATTRIBUTES = ("quality_wle_", "quality_wle_se_", "extreme_", "rating_expected_", "rating_variance_", "rater_fit_")
 
 
+def _facet_codes(facet, n_ratings: int) -> np.ndarray:
+    """``fit(ratings, facet=...)``: a level a rating (0, 1, ...; a column a facet), as int64; else an
+    ArgumentError saying what it must be (it was numpy's reshape or int() error)."""
+    from ..errors import ArgumentError
+
+    arr = np.asarray(facet)
+    if arr.ndim not in (1, 2) or arr.shape[0] != n_ratings:
+        raise ArgumentError("facet", f"needs a level for each of the {n_ratings} ratings (an array of {n_ratings} "
+                            f"rows, a column a facet), not shape {arr.shape}")
+    if arr.dtype.kind not in "iub" or (arr.size and arr.min() < 0):
+        raise ArgumentError("facet", "levels are codes 0, 1, ... (Ratings.from_frame(..., facet_cols=[...]) makes "
+                            f"them: ratings.facet_levels()), not {arr.dtype} values")
+    return arr.astype(np.int64)
+
+
 class MarginalRaterModel(DeferredFit, RaterAdjuster):
     """PCM (``MML``) or many-facet rating scale model (``MFRM``) by MML; each rating becomes its
     paper's fair score.
@@ -1501,7 +1516,7 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
             check_positive(getattr(self, name), name)
         if self.fair not in ("average-rater", "mean-rater"):
             raise ValueError(f"fair must be 'average-rater' or 'mean-rater', not {self.fair!r}")
-        facet = None if facet is None else np.asarray(facet, dtype=np.int64)
+        facet = None if facet is None else _facet_codes(facet, ratings.n_ratings)
         n_user = 0 if facet is None else facet.reshape(ratings.n_ratings, -1).shape[1]
         facet = self._with_clusters(ratings, facet)
         res = fit_mml(ratings, model=self.model, facet=facet, n_nodes=self.n_nodes,

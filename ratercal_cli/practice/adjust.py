@@ -623,8 +623,10 @@ def _old_method_argument(old: dict, methods):
     import warnings
 
     bad = [k for k in old if k != "method"]
-    if bad:
-        raise TypeError(f"adjust() got an unexpected keyword argument {bad[0]!r}")
+    if bad:   # (as check's and compare's: an ArgumentError naming the keywords there are)
+        from .coerce import READ_ARGS
+
+        raise ArgumentError(bad[0], f"is not an argument of adjust nor of read_ratings ({', '.join(READ_ARGS)})")
     warnings.warn("adjust(method=) is now adjust(methods=), as in compare and check", DeprecationWarning,
                   stacklevel=3)
     return old["method"]
@@ -780,6 +782,9 @@ class AdjustResults:
 
     def _scores(self, code, kind, n, group_of):
         r = self.ratings
+        made = [c for c in dict.fromkeys(c for g in self.groups for c in g.adjusted)]
+        if code not in made:   # (a method not applied gave every paper NaN, silently)
+            raise ArgumentError("code", f"{code!r} was not applied (methods: {', '.join(made) or 'none'})")
         out = np.full(n, np.nan)
         if r.group is None:
             adj = self.groups[0].adjusted.get(code)

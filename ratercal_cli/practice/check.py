@@ -395,7 +395,7 @@ class CheckResults:
         for r in self.reports:
             if r.group == group or str(r.group) == str(group):
                 return r
-        raise KeyError(f"no group {group!r}; groups: {', '.join(str(r.group) for r in self.reports)}")
+        raise ArgumentError("group", f"no group {group!r}; groups: {', '.join(str(r.group) for r in self.reports)}")
 
     def _tag(self, report):
         if self.ratings.facets:

@@ -12,7 +12,10 @@ def check_cut(cut, ratings: Ratings, total: str | None = None):
     ``total="sum"`` on facetted ratings on the rubric total's range (:func:`score_range`)."""
     if cut is None:
         return None
-    cut = float(cut)
+    try:
+        cut = float(cut)
+    except (TypeError, ValueError):
+        raise ArgumentError("cut", f"must be a number (a score on the scale), not {cut!r}") from None
     low, high = score_range(ratings, total)
     if not (low <= cut <= high):   # also NaN and infinities
         what = "the rubric total's range" if ratings.facets and total == "sum" else "the scale"

@@ -1,0 +1,93 @@
+"""What a researcher trying the library without the command line found (thirteenth round's tester, on
+DataFrames of its own): each was a raw pandas/numpy error, a bare KeyError/TypeError/ValueError not naming
+the argument, or a silent loss; each now an ArgumentError naming it, or a warning."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ratercal_cli as rc
+from ratercal_cli.errors import ArgumentError, NotFittedError
+
+
+def frame(n_papers=40, n_raters=6, seed=3):
+    """Two of ``n_raters`` raters a paper, scores 0-5 from a rounded quality plus the rater's severity."""
+    rng = np.random.default_rng(seed)
+    sev = np.linspace(-1.0, 1.0, n_raters)
+    rows = []
+    for p in range(n_papers):
+        q = rng.normal(2.5, 1.2)
+        for j in rng.choice(n_raters, 2, replace=False):
+            rows.append({"paper": f"P{p + 1}", "rater": f"R{j + 1}",
+                         "score": int(np.clip(np.rint(q - sev[j] + rng.normal(0, 0.5)), 0, 5))})
+    return pd.DataFrame(rows)
+
+
+def test_an_estimator_fits_a_data_frame_as_adjust_reads_it():
+    df = frame()
+    r = rc.Ratings.from_frame(df)
+    for code in ("TLI", "MFRM"):
+        a = rc.make_method(code).fit_transform(df).paper
+        b = rc.make_method(code).fit_transform(r).paper
+        np.testing.assert_array_equal(a, b)
+        est = rc.make_method(code).fit(df)
+        np.testing.assert_allclose(est.transform(df).paper, b, rtol=1e-12)   # (fit_transform reuses the fit's EAPs)
+    with pytest.raises(ArgumentError, match="expected Ratings, a path to a ratings file or a pandas DataFrame"):
+        rc.make_method("TLI").fit([[1, 2, 3]])
+
+
+def test_a_fitted_attribute_before_fit_is_not_fitted_error():
+    for code, name in (("MFRM", "severity_"), ("OLS", "theta_"), ("TLI", "slope_")):
+        est = rc.make_method(code)
+        with pytest.raises(NotFittedError, match=f"not fitted; call fit first \\({name} is learned by fit\\)"):
+            getattr(est, name)
+        assert not hasattr(est, name)   # (an AttributeError: hasattr and getattr with a default work)
+    with pytest.raises(AttributeError, match="has no attribute 'no_such'"):
+        rc.make_method("TLI").fit(frame()).no_such
+    assert rc.make_method("MFRM").fit(frame()).severity_.shape == (6,)
+
+
+def test_rows_without_a_score_are_counted_and_their_papers_named():
+    df = frame()
+    df.loc[df.paper == "P5", "score"] = np.nan
+    df.loc[df.index[0], "score"] = None
+    with pytest.warns(UserWarning) as got:
+        r = rc.Ratings.from_frame(df, scale="0-5")
+    said = [str(w.message) for w in got]
+    assert said == ["row 0: 3 rating(s) with no score left out",
+                    "row 8: 1 paper(s) with no usable rating (e.g. paper P5) get no adjusted score"], said
+    assert r.notes == tuple(said) and "P5" not in r.paper_ids and r.n_ratings == len(df) - 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rc.Ratings.from_frame(frame(), scale="0-5").notes == ()
+
+
+def test_read_ratings_takes_a_data_frame_as_check_and_adjust_do():
+    df = frame()
+    a, b = rc.read_ratings(df, scale="0-5"), rc.Ratings.from_frame(df, scale="0-5")
+    assert a.paper_ids == b.paper_ids and np.array_equal(a.score, b.score)
+    with pytest.raises(ArgumentError, match="sep: applies to a ratings file, not to a DataFrame"):
+        rc.read_ratings(df, scale="0-5", sep=";")
+
+
+def test_bad_arguments_name_themselves():
+    df = frame()
+    cases = [
+        (lambda: rc.adjust(df, "TLI", scale="0-5", cut="high"), "cut: must be a number"),
+        (lambda: rc.adjust(df, "TLI", scale="0-5", foo=1), "foo: is not an argument of adjust"),
+        (lambda: rc.adjust(df, "TLI", scale="0-5").paper_scores("MFRM"), "code: 'MFRM' was not applied \\(methods: TLI\\)"),
+        (lambda: rc.make_method("TLI", variant="wrong"), "variant: must be one of"),
+        (lambda: rc.make_method("TLI").set_params(bogus=1), "bogus: is not a parameter of LinearEquating"),
+        (lambda: rc.check(df, scale="0-5").report("bogus"), "group: no group 'bogus'"),
+        (lambda: rc.make_method("MFRM").fit(rc.Ratings.from_frame(df), facet=np.zeros(3, int)),
+         "facet: needs a level for each of the 80 ratings"),
+        (lambda: rc.make_method("MFRM").fit(rc.Ratings.from_frame(df), facet=np.array(["a"] * 80)),
+         "facet: levels are codes 0, 1, ..."),
+    ]
+    for call, message in cases:
+        with pytest.raises(ArgumentError, match=message):
+            call()
