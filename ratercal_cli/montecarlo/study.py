@@ -523,6 +523,19 @@ class StudyResults:
                 return "(none)"
             return df[[c for c in cols if c in df.columns]].round(digits).to_string(index=False)
 
+        if self.kind == "config":   # (its tables are wide, a column a criterion, and broken down by each factor's
+            # levels: the fixed columns below left 'method' and 'failed' of them, over ~28,000 lines)
+            overall = self.summary[self.summary["facet"] == "all"] if "facet" in self.summary else self.summary
+            pairs = self.paired
+            if {"facet", "criterion"} <= set(pairs.columns):
+                pairs = pairs[(pairs["facet"] == "all") & (pairs["criterion"] == "rmse")]
+            return "\n".join([
+                f"{self!r}", "", "Summary over all the cells (mean and Monte Carlo SE over the replications; the "
+                "breakdown by each factor's levels is in .summary):",
+                table(overall, ["scope", "variant", "shrinkage", "method", "n", "failed", "rmse", "rmse_mcse", "r",
+                                "r_mcse", "bias", "bias_mcse", "accuracy", "accuracy_mcse", "rank", "p_best"]),
+                "", "Paired differences of RMSE over all the cells (95% interval; every criterion and level in .paired):",
+                table(pairs, ["scope", "method_a", "method_b", "n", "mean_diff", "mcse", "ci_low", "ci_high"])])
         return "\n".join([f"{self!r}", "", "Summary (mean, sd and Monte Carlo SE over the replications):",
                           table(self.summary, ["cell", "criterion", "method", "replications", "failed", "mean", "sd",
                                                "mcse"]),
@@ -531,8 +544,11 @@ class StudyResults:
                                               "mcse", "lower", "upper"])])
 
     def __repr__(self) -> str:
-        cells = self.summary["cell"].nunique() if "cell" in self.summary else self.summary.iloc[:, 0].nunique()
-        return (f"<StudyResults ({self.kind}): {len(self.summary)} summary rows over {cells} cell(s), "
+        if "cell" in self.summary:
+            over = f"over {self.summary['cell'].nunique()} cell(s)"
+        else:   # a config's: its rows are scopes x factor levels, not cells (it said "over 2 cell(s)" of 32)
+            over = f"in {self.summary['scope'].nunique() if 'scope' in self.summary else 1} scope(s)"
+        return (f"<StudyResults ({self.kind}): {len(self.summary)} summary rows {over}, "
                 f"{len(self.paired)} paired rows; folder {self.folder}; see .summary, .paired, .replications, "
                 f".to_frame(table), .to_dict(), .summary_text()>")
 

@@ -99,6 +99,15 @@ def test_a_config_runs_on_the_studys_engine(tmp_path):
     assert list(res.summary.columns) == list(pd.read_csv(tmp_path / "run" / "montecarlo" / "summary.csv").columns)
     assert rc.study.run(config, out=tmp_path / "run").computed == 0
     assert "paired" in repr(res) and len(res.replications) > 0
+    # its summary text: the overall rows' criteria (the fixed long-form columns left 'method' and 'failed')
+    text = res.summary_text().splitlines()
+    assert "in 1 scope(s)" in text[0] and "over 2 cell(s)" not in text[0]
+    head = next(k for k, line in enumerate(text) if line.split()[:4] == ["scope", "variant", "shrinkage", "method"])
+    rows = {line.split()[3]: line.split() for line in text[head + 1:head + 3]}
+    overall = res.summary[res.summary.facet == "all"].set_index("method")
+    for m in ("NO", "MN"):
+        assert float(rows[m][6]) == pytest.approx(overall.loc[m, "rmse"], abs=1e-4)
+    assert any(line.split()[1:3] == ["NO", "MN"] for line in text if line.startswith("multi-rater"))
 
 
 def test_bad_specs_name_the_argument():
