@@ -145,7 +145,7 @@ class RaterAdjuster:
     def fit(self, ratings: Ratings, **fit_params):
         """Learn the rater parameters from ``ratings``; ``fit_params`` (e.g. MML's ``facet``, a level per
         rating) go to the method's ``_fit``.  ``ratings`` may be a DataFrame (one rating a row: ``paper``,
-        ``rater``, ``score``) or a ratings file, read as :func:`~ratercal_cli.adjust` reads them."""
+        ``rater``, ``score``), read by :meth:`Ratings.from_frame`."""
         ratings = _as_ratings(ratings)
         variant = getattr(self, "variant", DEFAULT_VARIANT)
         if variant not in VARIANTS:
@@ -391,10 +391,14 @@ def fair_score_adjusted(ratings: Ratings, fair) -> Adjusted:
 
 
 def _as_ratings(data) -> Ratings:
-    """``data`` as :class:`Ratings`: itself, or a DataFrame or file read by :func:`~ratercal_cli.practice.coerce.as_ratings`
-    (default columns, the scale from 0 or the lowest score to the highest); anything else an ArgumentError."""
+    """``data`` as :class:`Ratings`: itself, or a DataFrame read by :meth:`Ratings.from_frame` (columns
+    ``paper``, ``rater``, ``score``; the scale from 0, or the lowest score, to the highest); anything else an
+    ArgumentError (a file: ``rc.read_ratings``; the methods sit below the readers of files)."""
     if isinstance(data, Ratings):
         return data
-    from ..practice.coerce import as_ratings
+    if type(data).__name__ == "DataFrame" and hasattr(data, "columns"):
+        return Ratings.from_frame(data)
+    from ..errors import ArgumentError
 
-    return as_ratings(data)
+    raise ArgumentError("ratings", f"expected Ratings or a pandas DataFrame (one rating a row), not {type(data).__name__}"
+                        " (a file: rc.read_ratings(path, scale=...))")

@@ -1630,16 +1630,16 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
     import warnings
 
     if type(path).__name__ == "DataFrame" and hasattr(path, "columns"):   # (as check, adjust and compare take one)
-        from .coerce import as_ratings
-
         given = dict(sep=sep, encoding=encoding, order_col=order_col, resolve_discrepancies=resolve_discrepancies,
                      discrepancy=discrepancy, decimal=decimal, sheet=sheet, fold_labels=fold_labels,
                      score_cols=score_cols, rater_cols=rater_cols)
         defaults = dict(sep="auto", encoding=None, order_col=None, resolve_discrepancies=False, discrepancy=1,
                         decimal="point", sheet=None, fold_labels=False, score_cols=None, rater_cols=None)
-        return as_ratings(path, scale=scale, paper_col=paper_col, rater_col=rater_col, score_col=score_col,
-                          group_col=group_col, facet_cols=facet_cols,
-                          **{k: v for k, v in given.items() if v != defaults[k]})
+        odd = [k for k, v in given.items() if v != defaults[k]]
+        if odd:
+            raise ArgumentError(odd[0], "applies to a ratings file, not to a DataFrame")
+        return Ratings.from_frame(path, paper_col=paper_col, rater_col=rater_col, score_col=score_col, scale=scale,
+                                  group_col=group_col, facet_cols=facet_cols)
     table = read_ratings_table(path, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col,
                                resolve_discrepancies, discrepancy, decimal=decimal, sheet=sheet,
                                fold_labels=fold_labels, facet_cols=facet_cols, score_cols=score_cols,

@@ -194,6 +194,34 @@ def test_random_designs_are_not_called_nonrandom():
     assert sum(p < 0.05 for p in whole) >= 4, whole                        # (5 of 8)
 
 
+def _sample_read_twice(J, P, share, seed, K=4):
+    """``_random_design``'s model, each paper read once and a random ``share`` of them by a second rater."""
+    full = _random_design(J, P, 2, seed, K)
+    twice = np.random.default_rng([seed, 7]).random(P) < share
+    keep = np.ones(full.n_ratings, dtype=bool)
+    keep[1::2] = twice   # (each paper's second reading, only on the papers read twice)
+    return Ratings(full.paper[keep], full.rater[keep], full.score[keep] - 1, K - 1, P, J, scale_low=1)
+
+
+def test_a_sample_read_twice_is_not_called_nonrandom():
+    """1,000 papers, 10% read by a second rater, 12 raters: the two-way model had 200 rest ratings, 17 a rater,
+    and was taken for 80 a rater because all 1,100 ratings were counted; its robust covariance was too small
+    and random files were called non-random at p < .01 in 16% of 200 (a tester's: 4-6 of 30), the advice then
+    NO.  Counted on the rests, the model's residuals are taken there.  The forced two-way test shows the rate
+    the files had."""
+    from ratercal_cli.practice.assignment import _by_rater
+    from ratercal_cli.practice.rater_report import fit_rater_model
+
+    auto, forced = [], []
+    for seed in range(16):
+        ratings = _sample_read_twice(12, 1000, 0.1, seed)
+        model = fit_rater_model(ratings)
+        auto.append(_by_rater(ratings, model)["p"])
+        forced.append(_by_rater(ratings, model, residuals="two-way")["p"])
+    assert sum(p < 0.01 for p in auto) == 0 and sum(p < 0.05 for p in auto) <= 2, auto
+    assert sum(p < 0.05 for p in forced) >= 3, forced
+
+
 def test_the_test_reads_each_papers_first_readings():
     """Third readings (a paper's scores decide it gets one) are left out of the by-rater test: each paper's
     first ``r`` ratings in the file's order, ``r`` the usual count (at least 2); a sample of papers read

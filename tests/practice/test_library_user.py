@@ -36,7 +36,7 @@ def test_an_estimator_fits_a_data_frame_as_adjust_reads_it():
         np.testing.assert_array_equal(a, b)
         est = rc.make_method(code).fit(df)
         np.testing.assert_allclose(est.transform(df).paper, b, rtol=1e-12)   # (fit_transform reuses the fit's EAPs)
-    with pytest.raises(ArgumentError, match="expected Ratings, a path to a ratings file or a pandas DataFrame"):
+    with pytest.raises(ArgumentError, match="expected Ratings or a pandas DataFrame"):
         rc.make_method("TLI").fit([[1, 2, 3]])
 
 

@@ -60,16 +60,15 @@ class Design:
             if k == 1 and rng.random() < self.double_share:
                 k = 2
             k = min(k, self.n_raters)
-            theta = rng.normal(0, 1.2)
             if self.schools > 1:   # the school's own raters (raters j with j % schools == s)
                 s_ = p % self.schools
                 own = np.arange(s_, self.n_raters, self.schools)
                 who = rng.choice(own, min(k + (1 if self.third else 0), own.size), replace=False)
                 if p < self.across * self.schools and p % self.schools == 0 and who.size > 1:
                     who[-1] = (who[-1] + 1) % self.n_raters   # one reader from the next school
-                theta += s_ * self.school_step
-            else:
+            else:   # (the draws in this order: a design's rows stay those its seed gave before schools)
                 who = rng.choice(self.n_raters, min(k + (1 if self.third else 0), self.n_raters), replace=False)
+            theta = rng.normal(0, 1.2) + (p % self.schools) * self.school_step
             group = f"G{p % self.groups + 1}" if self.groups > 1 else None
             for c in range(max(self.criteria, 1)):
                 d = steps[None, :] + (sev[who] + crit[c])[:, None]
