@@ -79,6 +79,7 @@ def write(tmp_path, text):
     ("P1,R1,3\nP1,R2,3\nP2,,3\nP3,R1,zz\n", "r.csv:4: rater: blank"),
     ("P1,R1,3\nP1,R2,3\nP1,R1,4\n", "r.csv:4: rater: duplicate rating of paper P1 by rater R1 (first at line 2)"),
     ("P1,R1,3\nP1,R2,3.5\n", "r.csv:3: score: '3.5' is not a whole number"),
+    ("P1,R1,3\nP1,R2,1e400\n", "r.csv:3: score: '1e400' is too large to be a score"),   # (was "not a whole number")
     ("P1,R1,3\nP1,R2\n", "r.csv:3: expected 3 fields, found 2"),
 ])
 def test_errors_after_a_vectorised_check_name_the_first_bad_line(tmp_path, body, message):

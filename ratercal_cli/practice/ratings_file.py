@@ -687,7 +687,9 @@ def _parse_score(text, path, line, column, decimal="."):
                 f"replace {snippet(shown)} with NA)" if _CODE.fullmatch(text) else "")
         raise InputError(f"{snippet(shown)} is not a number{hint}", path, line, column)
     value = float(text)
-    if not np.isfinite(value) or value != int(value):
+    if not np.isfinite(value):   # (1e400: "not a whole number" named the wrong fault)
+        raise InputError(f"{snippet(shown)} is too large to be a score", path, line, column)
+    if value != int(value):
         hint = (" (a score is one rating on a whole-point scale; a half point is often the mean of two readings: "
                 "give each reading a line of its own)" if np.isfinite(value) and (2 * value).is_integer() else "")
         raise InputError(f"{snippet(shown)} is not a whole number{hint}", path, line, column)

@@ -270,7 +270,8 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                "many, but the assignment is confounded and only the model-based methods meet it: read them with care")
         unjudged = fit.get("unjudged", 0)
         reasons.append(f"the rater model's fit: {len(fit['misfitting'])} of {fit['raters']} rater(s)"
-                       + (f" with {MIN_FIT_RATINGS}+ ratings ({unjudged} with fewer not judged)" if unjudged else "")
+                       + (f" with {MIN_FIT_RATINGS}+ ratings the model measures ({unjudged} with fewer not judged; "
+                          "those of papers read twice or more and not scored all top or all bottom)" if unjudged else "")
                        + f" with infit or outfit outside {fit['range'][0]:.2f}-{fit['range'][1]:.2f} (0.5-1.5 times "
                        f"{fit['expected']:.2f}, what data that fit give): {say}")
 
