@@ -868,6 +868,13 @@ def _cml_newton(pb: _Problem, phi, tol, max_iter, max_se, information=True):
         factor = blocks = None
         try:
             d, factor, blocks = _direction(pen, gphi, pb.owner)  # Hphi is -d2 logL: this is an ascent step
+            if it <= 2 and _below(pen, _NOISE * float(np.max(np.diag(pen), initial=1.0)), factor, blocks):
+                # a direction the data say nothing of (a category that only one split of a paper's total
+                # allows): the factorisation's step along it is noise over noise, and where it ended hung on
+                # the raters' order (2 raters, 7 papers, 0-8: renaming one moved a paper's score by 0.8);
+                # the pseudo-inverse's stays at the start, which is each rater's own counts (from it > 2
+                # the weak directions' test below does as much)
+                d = _pseudo_step(Hphi, gphi)[0]
         except np.linalg.LinAlgError:
             d = _pseudo_step(Hphi, gphi)[0]
         # An estimate running off to infinity gains about one logit per Newton step (the

@@ -54,16 +54,17 @@ methods = st.lists(st.sampled_from(method_codes()), min_size=1, max_size=3, uniq
 
 
 #: methods whose scores depend on the raters' order on tiny designs (found by this suite, not fixed yet)
-ORDER_DEPENDENT = ("PCM", "CML", "RSM")
+ORDER_DEPENDENT = ("PCM",)
 
 
 def known(methods, rows):
     """The methods less :data:`ORDER_DEPENDENT` where a rater has fewer than 10 ratings in a group.
     PCM (PAIR): its estimable steps are the largest strongly connected component of the win digraph,
     and between two of equal size np.argmax takes the first, so the raters' order decides
-    (``pcm.estimable_steps``; the xfail example PCM_TIE).  CML: on 7 papers, 2 raters, 0-8 (the
-    xfail example CML_ORDER) renaming a rater moved a paper by 0.18; its steps there are not all
-    estimable and which are held or diverge depends on the order (not diagnosed yet)."""
+    (``pcm.estimable_steps``; the xfail example PCM_TIE).  CML and RSM are no longer left out: on 7
+    papers, 2 raters, 0-8 (the example CML_ORDER) renaming a rater moved a paper by up to 0.87, a
+    direction of no information stepped along by the factorisation's noise (fixed in cml._cml_newton);
+    150 designs drawn afresh with both, relabelled and renamed, then moved no paper."""
     from collections import Counter
 
     n = Counter((r["group"], r["criterion"], r["rater"]) for r in rows)
@@ -99,7 +100,9 @@ CML_ORDER = Design(n_papers=7, n_raters=2, per_paper=1, double_share=0.5, third=
 
 
 @given(design=designs(lookalike=False), methods=methods, which=st.integers(0, 100))
-@example(design=CML_ORDER, methods=["CML"], which=-1).xfail(raises=AssertionError, reason="CML's order on 2 raters")
+# CML on 2 raters, 7 papers, 0-8: a direction the data say nothing of took the factorisation's noisy step, whose
+# end hung on the raters' order (a paper moved by 0.87); the pseudo-inverse's step now (cml._cml_newton)
+@example(design=CML_ORDER, methods=["CML"], which=-1)
 def test_one_raters_new_label_moves_no_paper(design, methods, which):
     rows = design.rows()
     if which >= 0:   # the xfail example keeps CML
