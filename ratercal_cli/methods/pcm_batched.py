@@ -84,7 +84,7 @@ def _largest_components(graph, nodes, B, K):
     """Per replication, the nodes of the largest connected component of the undirected
     graph ``graph`` ``(B, K, K)`` among ``nodes`` (``(B, K)`` bool), weighted by degree as
     :func:`~ratercal_cli.methods.pcm._fitted_steps` weighs them; ``unique`` is False where two
-    components tie (the estimator's own labelling then decides).  Components by label
+    components tie (the estimator then fits the replication alone: it takes neither, :func:`.pcm._largest`).  Components by label
     propagation: every node takes the smallest label among itself and its neighbours until
     nothing changes (each component then carries the number of its first node)."""
     lab = np.broadcast_to(np.arange(K), (B, K)).copy()
