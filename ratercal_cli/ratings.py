@@ -210,12 +210,15 @@ class Ratings:
         paper, rater, score = (_whole_numbers(getattr(self, name), name) for name in ("paper", "rater", "score"))
         if not (paper.shape == rater.shape == score.shape) or paper.ndim != 1:
             raise ValueError("paper, rater and score must be 1-d arrays of equal length")
-        if paper.size and (paper.min() < 0 or paper.max() >= self.n_papers):
-            raise ValueError("paper index out of range")
-        if rater.size and (rater.min() < 0 or rater.max() >= self.n_raters):
-            raise ValueError("rater index out of range")
-        if score.size and (score.min() < 0 or score.max() > self.max_score):
-            raise ValueError(f"score outside 0..{self.max_score}")
+        # (each names the first rating at fault and its value: "score outside 0..5" left the user to search)
+        for name, a, top, what in (("paper", paper, self.n_papers - 1, f"an index 0..n_papers - 1 = {self.n_papers - 1}"),
+                                   ("rater", rater, self.n_raters - 1, f"an index 0..n_raters - 1 = {self.n_raters - 1}"),
+                                   ("score", score, self.max_score, f"0..max_score = {self.max_score} (scores less the "
+                                                                    f"scale's low end, {self.scale_low})")):
+            bad = np.flatnonzero((a < 0) | (a > top)) if a.size and (a.min() < 0 or a.max() > top) else ()
+            if len(bad):
+                raise ValueError(f"{name}[{int(bad[0])}] = {int(a[bad[0]])} is not {what}"
+                                 f"{f' ({len(bad)} such ratings)' if len(bad) > 1 else ''}")
         object.__setattr__(self, "paper", paper)
         object.__setattr__(self, "rater", rater)
         object.__setattr__(self, "score", score)

@@ -91,3 +91,14 @@ def test_bad_arguments_name_themselves():
     for call, message in cases:
         with pytest.raises(ArgumentError, match=message):
             call()
+
+
+def test_ratings_from_arrays_name_the_first_rating_at_fault():
+    from ratercal_cli.ratings import Ratings
+
+    with pytest.raises(ValueError, match=r"score\[1\] = 7 is not 0..max_score = 5 \(scores less the scale's low end, 1\)"):
+        Ratings([0, 1], [0, 1], [3, 7], 5, 2, 2, scale_low=1)
+    with pytest.raises(ValueError, match=r"paper\[2\] = 5 is not an index 0..n_papers - 1 = 1 \(2 such ratings\)"):
+        Ratings([0, 1, 5, 9], [0, 1, 0, 1], [3, 4, 2, 2], 5, 2, 2)
+    with pytest.raises(ValueError, match=r"rater\[0\] = -1 is not an index 0..n_raters - 1 = 1"):
+        Ratings([0, 1], [-1, 1], [3, 4], 5, 2, 2)
