@@ -78,6 +78,8 @@ def write(tmp_path, text):
     ("P1,R1,3\nP1,R2,x\nP2,,3\n", "r.csv:3: score: 'x' is not a number"),
     ("P1,R1,3\nP1,R2,3\nP2,,3\nP3,R1,zz\n", "r.csv:4: rater: blank"),
     ("P1,R1,3\nP1,R2,3\nP1,R1,4\n", "r.csv:4: rater: duplicate rating of paper P1 by rater R1 (first at line 2)"),
+    # (a fuzzer's: the label as the line holds it, where stripping made it the first's; it named 'R1' alone)
+    ("P1,R1,3\nP1,R1 ,4\n", "r.csv:3: rater: duplicate rating of paper P1 by rater R1 (written 'R1 ') (first at line 2)"),
     ("P1,R1,3\nP1,R2,3.5\n", "r.csv:3: score: '3.5' is not a whole number"),
     ("P1,R1,3\nP1,R2,1e400\n", "r.csv:3: score: '1e400' is too large to be a score"),   # (was "not a whole number")
     ("P1,R1,3\nP1,R2\n", "r.csv:3: expected 3 fields, found 2"),

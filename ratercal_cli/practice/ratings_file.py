@@ -1169,6 +1169,31 @@ def _no_repeat_near(keys, widest: int = 8) -> bool:
     return True
 
 
+def _as_written(table, line: int, column: str, label) -> str:
+    """`` (written 'R1 ')`` where a text file's cell ``column`` on ``line`` is not ``label`` as written (a
+    trailing space stripped, a case folded by ``fold_labels``): the duplicate error named a label the line
+    did not hold.  "" where they agree, or for a workbook, a wide file or a line not found (an error's
+    aside, read again from the file only then)."""
+    import csv
+    import io
+
+    if table.sheet is not None or table.wide is not None:
+        return ""
+    try:
+        text = read_text(table.path)
+        col = table.header.index(column)
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=table.delimiter)
+        for row in reader:
+            if reader.line_num == line:
+                raw = row[col] if col < len(row) else None
+                return "" if raw is None or raw == str(label) else f" (written {raw!r})"
+            if reader.line_num > line:
+                return ""
+    except (InputError, OSError, ValueError, csv.Error):
+        return ""
+    return ""
+
+
 def _refuse_duplicates(table, idx, where: str) -> None:
     """Refuse a second rating of one paper by one rater within one combination of facet levels
     (sorted codes; where two keys are equal, the first such row in the file is named)."""
@@ -1205,6 +1230,7 @@ def _refuse_duplicates(table, idx, where: str) -> None:
     j = int(later[0])
     key = [table.rows.column(c)[idx[j]] for c in (cols.paper, cols.rater) + fcols]   # the labels
     at = "".join(f", {c} {v}" for c, v in zip(fcols, key[2:]))
+    key[1] = f"{key[1]}{_as_written(table, int(lines[idx[j]]), cols.rater, key[1])}"
     raise InputError(f"duplicate rating of paper {key[0]} by rater {key[1]}{at}{where} "
                      f"(first at line {int(lines[idx[dup[j]]])}){_duplicates_in_all(table, idx, later, dup)}",
                      table.path, int(lines[idx[j]]), cols.rater)
