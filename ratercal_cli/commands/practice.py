@@ -80,6 +80,10 @@ def _file_options(fn):
                           "(on a tie drop the lower)."),
         click.option("--discrepancy", default=1, show_default=True, type=click.IntRange(0),
                      help="Largest difference between the first two ratings that needs no third."),
+        click.option("--leave-out", "leave_out", multiple=True, metavar="RATER[,RATER]",
+                     help="Read these raters' ratings as not given (repeatable, or comma-separated): their papers "
+                          "are scored from their other ratings (check names it where a rater of few papers, every "
+                          "one read by another rater too, stops the adjustment of the rest)."),
         click.option("--quiet", "-q", is_flag=True, help="No warnings or progress lines."),
     ]
     for opt in reversed(opts):
@@ -153,12 +157,14 @@ def _refuse_clashes(source, table, anchors_in=None, **outputs):
 
 def _read(path, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, quiet,
           encoding=None, order_col=None, decimal="point", sheet=None, fold_labels=False, facet_cols=(),
-          score_cols=None, rater_cols=None):
+          score_cols=None, rater_cols=None, leave_out=()):
     from ..practice.ratings_file import read_ratings_table
 
+    leave_out = tuple(x.strip() for item in leave_out for x in str(item).split(",") if x.strip())
     table = read_ratings_table(path, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col,
                                resolve, discrepancy, decimal=decimal, sheet=sheet, fold_labels=fold_labels,
-                               facet_cols=facet_cols, score_cols=score_cols, rater_cols=rater_cols)
+                               facet_cols=facet_cols, score_cols=score_cols, rater_cols=rater_cols,
+                               leave_out=leave_out)
     _warn(table.warnings, quiet)
     return table
 
@@ -256,7 +262,7 @@ _shared_raters_option = click.option(
 def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep,
           encoding, decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, assignment, cluster_col, alpha,
           as_json, png, no_rasch, html_out, anchors_in, anchors_out, steps_by, hold_drifted,
-          simulate, cut, seed, jobs, scheduler, methods):
+          simulate, cut, seed, jobs, scheduler, methods, leave_out=()):
     """Is adjustment warranted?  Tests of rater differences, the rater report, agreement, and
     which adjustment Chapter 5's rule and the corrected study support.
 
@@ -280,7 +286,8 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
     _check_html(html_out)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels,
-                  tuple(facet_cols) + ((cluster_col,) if cluster_col else ()), score_cols, rater_cols)
+                  tuple(facet_cols) + ((cluster_col,) if cluster_col else ()), score_cols, rater_cols,
+                  leave_out=leave_out)
     _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
                                                         "--write-anchors": anchors_out})
     _check_suffixes(html=html_out, png=png)
@@ -375,7 +382,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
            as_json, html_out, shared_raters,
            scale, paper_col, rater_col, score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding,
            decimal, sheet, fold_labels, order_col, resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by,
-           hold_drifted):
+           hold_drifted, leave_out=()):
     """Adjust the scores of a ratings file (or every data set of a run folder).
 
     The output holds the input's columns, then `flag` (resolved / dropped /
@@ -421,7 +428,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
         raise InputError("goes with --cut: a decision is uncertain at a cut", field="--confidence")
     table = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet, encoding, order_col, decimal, sheet, fold_labels, facet_cols, score_cols,
-                  rater_cols)
+                  rater_cols, leave_out=leave_out)
     if output is None:
         output = source.with_name(source.stem + ".adjusted" + (".xlsx" if table.sheet is not None else ".tsv"
                                                                if table.delimiter == "\t" else ".csv"))
@@ -439,7 +446,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
     if cluster_col:   # the cluster column read as a facet, which adjust takes back out (the output is table's)
         ratings = _read(source, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, True,
                         encoding, order_col, decimal, sheet, fold_labels, tuple(facet_cols) + (cluster_col,),
-                        score_cols, rater_cols).ratings
+                        score_cols, rater_cols, leave_out=leave_out).ratings
     result = adjust_ratings(ratings, codes, variant or "corrected", assignment, strict=None, cut=one_cut,
                             bootstrap=bootstrap, seed=seed, anchors=_anchors(anchors_in, hold_drifted),
                             steps_by=steps_by, shared_raters=shared_raters, hold_drifted=hold_drifted,
@@ -636,7 +643,7 @@ _NOT_A_TABLE = frozenset({".html", ".htm", ".json", ".pdf", ".png", ".jpg", ".jp
 @_one_line_errors
 def compare(ratings_file, methods, variant, cut, total, png, as_json, html_out, shared_raters, scale, paper_col, rater_col,
             score_col, group_col, facet_cols, score_cols, rater_cols, sep, encoding, decimal, sheet, fold_labels, order_col,
-            resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by, hold_drifted):
+            resolve, discrepancy, quiet, anchors_in, anchors_out, steps_by, hold_drifted, leave_out=()):
     """How far apart do the methods put these papers?  Denny's Tables 4 and 5, Figures 7-10.
 
     Between every pair of methods: RMSD, maximum difference and correlation of the
@@ -656,7 +663,7 @@ def compare(ratings_file, methods, variant, cut, total, png, as_json, html_out, 
     _check_html(html_out)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
-                  score_cols, rater_cols)
+                  score_cols, rater_cols, leave_out=leave_out)
     _refuse_clashes(ratings_file, table, anchors_in, **{"--html": html_out, "--png": png,
                                                         "--write-anchors": anchors_out})
     _check_suffixes(html=html_out, png=png)

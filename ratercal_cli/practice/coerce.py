@@ -87,7 +87,7 @@ def with_discrepancy(data, discrepancy, read: dict) -> dict:
 _FRAME_ARGS = ("scale", "paper_col", "rater_col", "score_col", "group_col", "facet_cols")
 #: the keywords of :func:`.ratings_file.read_ratings` (``check(path, scale="0-5", ...)`` passes them on)
 READ_ARGS = ("scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "encoding", "order_col",
-             "resolve_discrepancies", "discrepancy", "decimal", "sheet", "fold_labels", "facet_cols",
+             "resolve_discrepancies", "discrepancy", "decimal", "sheet", "fold_labels", "facet_cols", "leave_out",
              "score_cols", "rater_cols")
 
 

@@ -266,9 +266,14 @@ def _leave_out(ratings: Ratings, labels) -> str:
     others = np.bincount(ratings.paper[~few], minlength=ratings.n_papers)
     if not theirs.size or (others[theirs] == 0).any():
         return ""
+    from ..errors import mention
+
+    names = [str(label) for label in labels]
+    flag = mention("leave_out")
+    give = f"{flag} {','.join(names)}" if flag.startswith("--") else f"leave_out={names!r}"
     return (f"; every paper {'they' if len(labels) > 1 else 'this rater'} read was read by another rater too: "
-            f"leave out {'their' if len(labels) > 1 else 'the'} {int(few.sum())} reading(s) and the others can be "
-            "adjusted")
+            f"leave out {'their' if len(labels) > 1 else 'the'} {int(few.sum())} reading(s) ({give}) and the others "
+            "can be adjusted")
 
 
 def recommend(min_papers: int, assignment: str = "random", warranted: bool | None = True,

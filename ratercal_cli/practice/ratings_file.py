@@ -24,7 +24,8 @@ rating that was not resolved (``--resolve-discrepancies`` not given), ``many``
 for a rating on a paper with four or more ratings (the third-reading rule covers three:
 all are used), ``missing`` for a rating without a usable score, ``thin`` for an otherwise
 ordinary rating by a rater with fewer than :data:`~ratercal_cli.methods.base.MIN_RATINGS`
-usable ratings (every corrected method leaves its ratings unadjusted).
+usable ratings (every corrected method leaves its ratings unadjusted), ``left out`` for a rating by a
+rater named in ``--leave-out`` (no adjusted score; its paper scored from its other ratings).
 """
 
 from __future__ import annotations
@@ -54,10 +55,10 @@ from .wide import CRITERION, melt_columns
 MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
 
 #: Per-row flags written to the ``flag`` column.
-FLAG_OK, FLAG_RESOLVED, FLAG_DROPPED, FLAG_UNRESOLVED, FLAG_MISSING, FLAG_MANY, FLAG_THIN = FLAGS = (
-    "", "resolved", "dropped", "unresolved", "missing", "many", "thin")
+FLAG_OK, FLAG_RESOLVED, FLAG_DROPPED, FLAG_UNRESOLVED, FLAG_MISSING, FLAG_MANY, FLAG_THIN, FLAG_LEFT_OUT = FLAGS = (
+    "", "resolved", "dropped", "unresolved", "missing", "many", "thin", "left out")
 #: The code of each flag in :attr:`RatingsTable.flag_codes` (its place in :data:`FLAGS`).
-OK, RESOLVED, DROPPED, UNRESOLVED, MISSING, MANY, THIN = range(len(FLAGS))
+OK, RESOLVED, DROPPED, UNRESOLVED, MISSING, MANY, THIN, LEFT_OUT = range(len(FLAGS))
 
 
 # -- what a file holds ---------------------------------------------------------------
@@ -763,7 +764,8 @@ def _column_hint(columns: Columns, score_cols=None):
 @paused_gc()
 def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=None,
                       resolve: bool = False, threshold: int = 1, encoding=None, decimal: str = ".",
-                      sheet=None, fold_labels: bool = False, score_cols=None, rater_cols=None) -> RatingsTable:
+                      sheet=None, fold_labels: bool = False, score_cols=None, rater_cols=None,
+                      leave_out=()) -> RatingsTable:
     """Read and validate a ratings CSV/TSV (or a sheet of an ``.xlsx`` workbook) into one
     :class:`Ratings` per group.
 
@@ -778,7 +780,9 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     ``criterion``) or per rater (:func:`.wide.melt`).  ``resolve``: apply
     :func:`resolve_discrepancies` within each group, in the order of the
     ``columns.order`` column (or a column ``order``), else in file order (with a
-    warning).  ``encoding``: the file's text encoding (default UTF-8).  Cells of the
+    warning).  ``leave_out``: raters' labels whose ratings are read as not given (flag ``left out``):
+    the remedy check names where a rater of few papers, every one read by another rater too, stops
+    the adjustment of the rest.  ``encoding``: the file's text encoding (default UTF-8).  Cells of the
     columns that matter are read without surrounding whitespace; other columns are
     kept as they are.
 
@@ -838,10 +842,15 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
                             f"totals are over the other {len(rest)} criteria ({', '.join(rest)}), a cut on them "
                             "too")
     lookalikes = _check_lookalikes(rows, columns, path, fold_labels, warnings, lines)
+    left = _left_out(rows, columns.rater, leave_out, scores, path, warnings)
+    if left is not None:
+        scores = np.where(left, np.nan, scores)
     scale_inferred = scale is None
     scale = _settle_scale(scale, scores, lines, columns, path, warnings, fields)
     flags = np.where(np.isnan(scores), MISSING, OK).astype(np.int8)
-    reading_order, order_col = _order_of_reading(rows, lines, scores, columns, order_col, path, warnings)
+    if left is not None:
+        flags[left] = LEFT_OUT
+    reading_order, order_col = _order_of_reading(rows, lines, scores, columns, order_col, path, warnings, left)
 
     table = RatingsTable(path=path, header=list(header), rows=rows, lines=lines, columns=columns,
                          scale=scale, flag_codes=flags, warnings=warnings, delimiter=delimiter,
@@ -855,6 +864,27 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     if not table.groups:
         raise InputError("no usable rating in the file", path, None, columns.score)
     return table
+
+
+def _left_out(rows, rater_col: str, leave_out, scores, path, warnings):
+    """The rows of the raters named in ``leave_out`` (a bool mask; None where none is named), said in a
+    warning; a label that is no rater's is an ArgumentError naming the raters there are."""
+    names = [str(x).strip() for x in (leave_out or ())]
+    if not names:
+        return None
+    col = rows.column(rater_col)
+    labels = [str(x) for x in col.labels]
+    missing = [x for x in names if x not in labels]
+    if missing:
+        known = sorted(labels, key=natural_key)
+        raise ArgumentError("leave_out", f"no rater {missing[0]!r} in the file (raters: {', '.join(known[:12])}"
+                            f"{' ...' if len(known) > 12 else ''})", path)
+    codes = np.flatnonzero(np.isin(np.array(labels, dtype=object), names))
+    left = np.isin(col.codes, codes)
+    n = int(np.count_nonzero(left & ~np.isnan(scores)))
+    warnings.append(f"{path}: {len(names)} rater(s) left out as asked ({', '.join(names)}): {n} rating(s) not used; "
+                    "their papers are scored from their other ratings")
+    return left
 
 
 def _check_read_options(path: Path, delimiter, decimal: str) -> None:
@@ -962,10 +992,10 @@ def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list, 
     return scale
 
 
-def _order_of_reading(rows, lines, scores, columns: Columns, order_col, path, warnings: list):
-    """Warn of the missing scores; ``(rank of each row in the order of reading or None, the order
-    column used or None)``."""
-    missing = np.isnan(scores)
+def _order_of_reading(rows, lines, scores, columns: Columns, order_col, path, warnings: list, left=None):
+    """Warn of the missing scores (not the ratings ``left`` out as asked, said already); ``(rank of each row in
+    the order of reading or None, the order column used or None)``."""
+    missing = np.isnan(scores) if left is None else np.isnan(scores) & ~left
     n_missing = int(missing.sum())
     if n_missing:
         first = int(lines[int(np.argmax(missing))])
@@ -1584,7 +1614,7 @@ DECIMALS = {"point": ".", ".": ".", "comma": ",", ",": ","}
 def read_ratings_table(path, scale=None, paper_col="paper", rater_col="rater", score_col="score", group_col=None,
                        sep="auto", encoding=None, order_col=None, resolve_discrepancies=False,
                        discrepancy=1, decimal="point", sheet=None, fold_labels=False, facet_cols=(),
-                       score_cols=None, rater_cols=None) -> RatingsTable:
+                       score_cols=None, rater_cols=None, leave_out=()) -> RatingsTable:
     """:func:`read_ratings_file` with the command line's file options (``--paper-col`` ... as keywords)."""
     if sep not in SEPARATORS:
         raise ArgumentError("sep", f"expected one of {', '.join(SEPARATORS)}, not {sep!r}")
@@ -1594,13 +1624,13 @@ def read_ratings_table(path, scale=None, paper_col="paper", rater_col="rater", s
                                                                 tuple(facet_cols or ())),
                              delimiter=SEPARATORS[sep], resolve=resolve_discrepancies, threshold=discrepancy,
                              encoding=encoding, decimal=DECIMALS[decimal], sheet=sheet, fold_labels=fold_labels,
-                             score_cols=score_cols, rater_cols=rater_cols)
+                             score_cols=score_cols, rater_cols=rater_cols, leave_out=leave_out)
 
 
 def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_col="score", group_col=None,
                  sep="auto", encoding=None, order_col=None, resolve_discrepancies=False,
                  discrepancy=1, decimal="point", sheet=None, fold_labels=False, facet_cols=(), score_cols=None,
-                 rater_cols=None) -> Ratings:
+                 rater_cols=None, leave_out=()) -> Ratings:
     """Read a ratings file (CSV, TSV or .xlsx, one rating per line) as ``ratercal check/adjust/compare``
     do, with their file options as keywords (``--paper-col`` is ``paper_col``, ...).
 
@@ -1636,6 +1666,9 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
     facet_cols : sequence of str
         Further facets of each rating (``["criterion"]``, ``--facet-col``): one rating per paper,
         rater and combination of their levels.
+    leave_out : sequence of str, optional
+        Raters (labels) whose ratings are read as not given (``--leave-out``): their papers are scored from
+        their other ratings (the remedy ``check`` names where a rater of few papers stops the adjustment).
     score_cols, rater_cols : str or list, optional
         A wide file: a column per criterion (``"style,org,conv"``; they become the facet
         ``criterion``) or a column per rater (``"rater_*"``).
@@ -1660,9 +1693,9 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
     if type(path).__name__ == "DataFrame" and hasattr(path, "columns"):   # (as check, adjust and compare take one)
         given = dict(sep=sep, encoding=encoding, order_col=order_col, resolve_discrepancies=resolve_discrepancies,
                      discrepancy=discrepancy, decimal=decimal, sheet=sheet, fold_labels=fold_labels,
-                     score_cols=score_cols, rater_cols=rater_cols)
+                     score_cols=score_cols, rater_cols=rater_cols, leave_out=tuple(leave_out or ()))
         defaults = dict(sep="auto", encoding=None, order_col=None, resolve_discrepancies=False, discrepancy=1,
-                        decimal="point", sheet=None, fold_labels=False, score_cols=None, rater_cols=None)
+                        decimal="point", sheet=None, fold_labels=False, score_cols=None, rater_cols=None, leave_out=())
         odd = [k for k, v in given.items() if v != defaults[k]]
         if odd:
             raise ArgumentError(odd[0], "applies to a ratings file, not to a DataFrame")
@@ -1671,7 +1704,7 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
     table = read_ratings_table(path, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col,
                                resolve_discrepancies, discrepancy, decimal=decimal, sheet=sheet,
                                fold_labels=fold_labels, facet_cols=facet_cols, score_cols=score_cols,
-                               rater_cols=rater_cols)
+                               rater_cols=rater_cols, leave_out=leave_out)
     level = _caller_level()
     for message in table.warnings:
         warnings.warn(message, UserWarning, stacklevel=level)

@@ -74,8 +74,23 @@ def test_the_recommendation_names_the_rater_behind_its_rule(tmp_path):
     assert "RECOMMENDATION: NO -- decided by the rule: its data conditions (rater E scored only 3" in res.output
     assert "papers per rater: fewest 3 (E)" in res.output
     # the remedy, where every paper of E's was read by another rater too (the staff were told only "NO")
-    assert ("every paper this rater read was read by another rater too: leave out the 3 reading(s) and the others "
-            "can be adjusted") in res.output
+    assert ("every paper this rater read was read by another rater too: leave out the 3 reading(s) (--leave-out E) "
+            "and the others can be adjusted") in res.output
+    # ... which the option does: E's readings flagged "left out", their papers scored from their other reading
+    left = run("check", p, "--scale", "0-5", "--no-rasch", "--leave-out", "E")
+    assert left.exit_code == 0 and "rater E scored only" not in left.output
+    assert "1 rater(s) left out as asked (E): 3 rating(s) not used" in left.output
+    out = tmp_path / "left.csv"
+    assert run("adjust", p, "--scale", "0-5", "-m", "TLI", "-o", out, "--leave-out", "E", "-q").exit_code == 0
+    got = list(csv.DictReader(open(out, newline="")))
+    mine = [r for r in got if r["rater"] == "E"]
+    assert len(mine) == 3 and all(r["flag"] == "left out" and r["TLI"] == "" for r in mine)
+    for r in mine:   # the paper's score: the mean of its other readings'
+        others = [o for o in got if o["paper"] == r["paper"] and o["rater"] != "E"]
+        assert others and all(o["TLI_paper"] == r["TLI_paper"] for o in others)
+        assert float(r["TLI_paper"]) == pytest.approx(np.mean([float(o["TLI"]) for o in others]), abs=1e-4)
+    bad = run("check", p, "--scale", "0-5", "--leave-out", "Z")
+    assert bad.exit_code == 2 and "leave-out: no rater 'Z' in the file (raters: A, B" in bad.output
     alone = write_rows(tmp_path / "alone.csv", linked(40, extra=[("P0", "E", 3), ("P1", "E", 2), ("Q9", "E", 4)]))
     res = run("check", alone, "--scale", "0-5", "--no-rasch")   # (Q9 read by E alone: no such remedy)
     assert "RECOMMENDATION: NO" in res.output and "leave out" not in res.output
