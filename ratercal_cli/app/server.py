@@ -510,7 +510,8 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
                   "facets": [], "score_cols": list(g.score_cols), "rater_cols": list(g.rater_cols),
                   "scale": g.scale or "", "cut": "", "levels": "", "resolve": False, "discrepancy": 1,
                   "sheet": sheet, "simulate": 0, "sep": sep or "auto", "confidence": 90,
-                  "decimal": "point" if u.workbook else _decimal_mark(rows, sep), "encoding": encoding or ""}
+                  "decimal": "point" if u.workbook else _decimal_mark(rows, sep), "encoding": encoding or "",
+                  "leave_out": ""}
 
 
 def _decodes(path, encoding) -> bool:
@@ -573,7 +574,8 @@ def _form_settings(form) -> dict:
             "confidence": number("confidence", 90, 50, 99),
             "sep": one("sep") if one("sep") in ("auto", "comma", "semicolon", "tab") else "auto",
             "decimal": "comma" if one("decimal") == "comma" else "point",
-            "encoding": one("encoding") if one("encoding") in ("cp1252", "latin-1") else ""}
+            "encoding": one("encoding") if one("encoding") in ("cp1252", "latin-1") else "",
+            "leave_out": one("leave_out") or ""}
 
 
 # -- check's findings in plain words -------------------------------------------------------------

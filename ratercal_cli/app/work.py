@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import RatercalError
+from ..errors import RatercalError, naming_flags
 
 __all__ = ["Source", "check_file", "adjust_file", "check_years", "adjust_years", "BOOTSTRAP", "SETTING_NAMES"]
 
@@ -23,7 +23,17 @@ SETTING_NAMES = {"paper_col": "Student (paper)", "rater_col": "Rater", "score_co
                  "score_cols": "Criterion columns", "rater_cols": "Rater columns", "facet_cols": "Facet columns",
                  "sheet": "Sheet", "sep": "Separator", "decimal": "Decimal mark", "encoding": "Encoding", "resolve": "Resolve third readings",
                  "discrepancy": "Resolve third readings", "method": "Adjust by", "methods": "Adjust by",
-                 "anchors": "Years"}
+                 "anchors": "Years", "leave_out": "Leave out raters"}
+
+
+def leave_out(settings: dict) -> tuple:
+    """The raters the page's "Leave out raters" names (comma-separated labels)."""
+    return tuple(x.strip() for x in str(settings.get("leave_out") or "").split(",") if x.strip())
+
+
+def _named(name: str) -> str:
+    """How the page names a setting in check's and adjust's words: "Leave out raters", as labelled."""
+    return f"\u201c{SETTING_NAMES[name]}\u201d" if name in SETTING_NAMES else name
 
 
 @dataclass
@@ -61,7 +71,8 @@ def read(src: Source):
                                    s["group"], s.get("sep") or "auto", s.get("encoding") or None, s["order"], s["resolve"],
                                    s["discrepancy"], decimal=s.get("decimal") or "point" if not src.workbook else "point",
                                    sheet=s["sheet"] if src.workbook else None, facet_cols=tuple(s["facets"]),
-                                   score_cols=s["score_cols"] or None, rater_cols=s["rater_cols"] or None)
+                                   score_cols=s["score_cols"] or None, rater_cols=s["rater_cols"] or None,
+                                   leave_out=leave_out(s))
     except RatercalError as exc:   # name the file as the user knows it, not our copy
         raise RatercalError(user_message(src, exc)) from None
     # the results, the report and the memo name the file as the user knows it, not our copy
@@ -93,7 +104,8 @@ def simulated(src: Source, ratings, checked, method: str):
 
 
 def check_file(job, src: Source) -> dict:
-    """Read, check, adjust by the recommended method (the many-facet model for a rubric), the report."""
+    """Read, check, adjust by the recommended method (the many-facet model for a rubric), the report; a
+    reason naming a setting names it as the page labels it (\u201cLeave out raters\u201d)."""
     from ..practice.adjust import adjust
     from ..practice.check import check
     from ..practice.html_report import html_report
@@ -101,19 +113,20 @@ def check_file(job, src: Source) -> dict:
 
     job.stage("Reading the file")
     try:
-        table = read(src)
-        levels, one_cut = cuts(src.settings, table.ratings)
-        ratings = table.ratings
-        job.stage("Checking the raters: tests, rater report, agreement")
-        sim = src.settings.get("simulate") or None
-        checked = check(ratings, simulate=sim, cut=one_cut if sim else None)
-        method = "MFRM" if ratings.facets else "recommended"
-        job.stage(f"Adjusting by {'the many-facet model' if ratings.facets else 'the recommended method'}")
-        adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP,
-                          checked=simulated(src, ratings, checked, method))
-        change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
-        job.stage("Writing the report")
-        report = html_report(ratings, check=checked, adjust=adjusted, cut=one_cut)
+        with naming_flags(_named):
+            table = read(src)
+            levels, one_cut = cuts(src.settings, table.ratings)
+            ratings = table.ratings
+            job.stage("Checking the raters: tests, rater report, agreement")
+            sim = src.settings.get("simulate") or None
+            checked = check(ratings, simulate=sim, cut=one_cut if sim else None)
+            method = "MFRM" if ratings.facets else "recommended"
+            job.stage(f"Adjusting by {'the many-facet model' if ratings.facets else 'the recommended method'}")
+            adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP,
+                              checked=simulated(src, ratings, checked, method))
+            change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
+            job.stage("Writing the report")
+            report = html_report(ratings, check=checked, adjust=adjusted, cut=one_cut)
     except RatercalError as exc:
         raise RatercalError(user_message(src, exc)) from None
     return dict(table=table, checked=checked, adjusted=adjusted, levels=levels, change_list=change_list,
@@ -131,6 +144,7 @@ def memo_settings(src: Source, ratings, levels, method, adjusted, extra=None) ->
              "scale": f"{ratings.scale_low}-{ratings.scale_low + ratings.max_score}",
              "decimal mark": "comma" if s.get("decimal") == "comma" and not src.workbook else None,
              "third readings resolved": f"yes (discrepancy above {s['discrepancy']})" if s["resolve"] else "no",
+             "raters left out": ", ".join(leave_out(s)),
              "cuts": s["cut"], "levels": ", ".join(levels.names) if levels is not None else None,
              "method": method, "variant": adjusted.variant,
              "bootstrap draws": BOOTSTRAP if not ratings.facets else None, "bootstrap seed": 0,

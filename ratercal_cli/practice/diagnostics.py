@@ -269,8 +269,9 @@ def _leave_out(ratings: Ratings, labels) -> str:
     from ..errors import mention
 
     names = [str(label) for label in labels]
-    flag = mention("leave_out")
-    give = f"{flag} {','.join(names)}" if flag.startswith("--") else f"leave_out={names!r}"
+    flag = mention("leave_out")   # (--leave-out on the command line, the app's setting, the library's argument)
+    give = f"leave_out={names!r}" if flag == "leave_out" else f"{flag}{'' if flag.startswith('--') else ':'} " \
+        f"{','.join(names)}"
     return (f"; every paper {'they' if len(labels) > 1 else 'this rater'} read was read by another rater too: "
             f"leave out {'their' if len(labels) > 1 else 'the'} {int(few.sum())} reading(s) ({give}) and the others "
             "can be adjusted")

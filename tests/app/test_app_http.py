@@ -7,6 +7,7 @@ import hashlib
 import io
 import re
 
+import numpy as np
 import openpyxl
 import pytest
 
@@ -661,3 +662,38 @@ def test_columns_named_in_other_languages_are_guessed(header, expect):
             for s in ("A", "B") for p in range(20) for k in range(2)]
     g = guess_columns(header, rows)
     assert (g.paper, g.rater, g.score, g.group) == expect and g.scale == "1-5" and not g.score_cols
+
+
+def test_a_rater_of_few_papers_is_left_out_by_the_pages_setting(client):
+    """A rater of 3 papers, each read by two others too, stops the adjustment by Chapter 5's rule; the reason
+    names the page's setting "Leave out raters" (not the library's leave_out=), and with it set the readings
+    are left out, the recommendation is no longer NO and the memo lists the setting."""
+    rng = np.random.default_rng(5)
+    rows = ["paper,rater,score"]
+    for p in range(120):
+        q = rng.normal(3.0, 1.0)
+        for j in rng.choice(6, 2, replace=False):
+            rows.append(f"S{p},R{j + 1},{int(np.clip(np.rint(q + (j - 2.5) * 0.4 + rng.normal(0, 0.5)), 1, 6))}")
+    rows += ["S0,X9,4", "S1,X9,2", "S2,X9,5"]
+    data = ("\n".join(rows) + "\n").encode()
+    c = login(client)
+    form = {"paper": "paper", "rater": "rater", "score": "score", "order": "", "group": "", "scale": "1-6",
+            "cut": "", "levels": "", "discrepancy": "1", "simulate": "0"}
+    uid, u = upload(c, data)
+    c.post(f"/d/{uid}/columns", data=form)
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert u.checked.reports[0].recommendation == "NO"
+    assert "leave out the 3 reading(s) (\u201cLeave out raters\u201d: X9)" in u.checked.reports[0].reason
+    assert "leave_out=" not in r.text
+    uid, u = upload(c, data)
+    c.post(f"/d/{uid}/columns", data={**form, "leave_out": "X9"})
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert u.checked.reports[0].recommendation != "NO" and "X9" not in u.adjusted.ratings.rater_ids
+    c.post(f"/d/{uid}/adjust", data={"method": "recommended"})
+    run_job(c, u, f"/d/{uid}/job")
+    memo = c.get(f"/d/{uid}/file/memo").text
+    assert "<th>raters left out</th><td>X9</td>" in memo
+    adjusted = list(csv.DictReader(io.StringIO(c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8-sig"))))
+    assert [r_["flag"] for r_ in adjusted if r_["rater"] == "X9"] == ["left out"] * 3
