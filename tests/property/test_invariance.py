@@ -8,7 +8,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from hypothesis import example, given, strategies as st
+from hypothesis import event, example, given, strategies as st
 
 import ratercal_cli as rc
 from ratercal_cli.errors import RatercalError
@@ -126,4 +126,22 @@ def test_lookalike_labels_folded_give_the_file_without_them(design):
     with tempfile.TemporaryDirectory() as tmp:
         a = scores(write_csv(plain, design.columns(), Path(tmp) / "a.csv"), design, ["TLI", "MFRM"])
         b = scores(write_csv(typed, design.columns(), Path(tmp) / "b.csv"), design, ["TLI", "MFRM"])
+    same(a, b)
+
+
+@given(design=designs(lookalike=False, max_papers=30), methods=methods, which=st.integers(0, 100))
+def test_a_rater_left_out_is_the_file_without_its_rows(design, methods, which):
+    """``leave_out=[R]`` (``--leave-out R``) reads R's ratings as not given: every method's scores are those of
+    the file with R's rows deleted (papers only R read drop out of both)."""
+    rows = design.rows()
+    raters = sorted({r["rater"] for r in rows})
+    gone = raters[which % len(raters)]
+    with tempfile.TemporaryDirectory() as tmp:
+        a = scores(write_csv(rows, design.columns(), Path(tmp) / "a.csv"), design, methods, leave_out=[gone])
+        kept = [r for r in rows if r["rater"] != gone]
+        b = scores(write_csv(kept, design.columns(), Path(tmp) / "b.csv"), design, methods) if kept else "empty"
+    event("refused" if isinstance(a, str) else "compared")
+    if isinstance(a, str) or isinstance(b, str):   # refused: both (the words differ: no rating at all, or none usable)
+        assert isinstance(a, str) and isinstance(b, str), (a, b)
+        return
     same(a, b)
