@@ -160,7 +160,6 @@ def _read(path, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
           score_cols=None, rater_cols=None, leave_out=()):
     from ..practice.ratings_file import read_ratings_table
 
-    leave_out = tuple(x.strip() for item in leave_out for x in str(item).split(",") if x.strip())
     table = read_ratings_table(path, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col,
                                resolve, discrepancy, decimal=decimal, sheet=sheet, fold_labels=fold_labels,
                                facet_cols=facet_cols, score_cols=score_cols, rater_cols=rater_cols,
@@ -191,7 +190,7 @@ def _parse_methods(values, default, allow_recommended=False):
 FILE_ONLY = ("output", "layout", "level_names", "changes_out", "memo_out", "scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "resolve",
              "discrepancy", "encoding", "order_col", "assignment", "decimal", "sheet", "fold_labels", "cut",
              "bootstrap", "seed", "as_json", "shrinkage", "cluster_col", "simulate", "html_out", "facet_cols", "score_cols", "rater_cols", "total", "anchors_in",
-             "anchors_out", "steps_by", "shared_raters")
+             "anchors_out", "steps_by", "shared_raters", "leave_out")
 
 
 def _refuse_file_options(ctx, source):
@@ -487,7 +486,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
                 total=total if table.ratings.facets else None, bootstrap=bootstrap,
                 seed=seed, assignment=assignment, sheet=sheet, encoding=encoding, decimal=decimal,
                 fold_labels=fold_labels, shared_raters=shared_raters, steps_by=steps_by,
-                anchors=anchors_in, output=output))
+                anchors=anchors_in, output=output, leave_out=",".join(leave_out) or None))
         written = _write_page(html_out, page)
         written += [p for p in (changes_out, memo_out) if p is not None]
     if as_json:

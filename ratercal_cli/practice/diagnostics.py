@@ -268,13 +268,19 @@ def _leave_out(ratings: Ratings, labels) -> str:
         return ""
     from ..errors import mention
 
+    import shlex
+
     names = [str(label) for label in labels]
     flag = mention("leave_out")   # (--leave-out on the command line, the app's setting, the library's argument)
-    give = f"leave_out={names!r}" if flag == "leave_out" else f"{flag}{'' if flag.startswith('--') else ':'} " \
-        f"{','.join(names)}"
+    if flag == "leave_out":
+        give = f"leave_out={names!r}"
+    elif flag.startswith("--"):   # (one option a rater, each quoted as a shell needs: 'Mrs Z', 'Smith, J')
+        give = " ".join(f"{flag} {shlex.quote(n)}" for n in names)
+    else:
+        give = f"{flag}: {', '.join(names)}"
     return (f"; every paper {'they' if len(labels) > 1 else 'this rater'} read was read by another rater too: "
-            f"leave out {'their' if len(labels) > 1 else 'the'} {int(few.sum())} reading(s) ({give}) and the others "
-            "can be adjusted")
+            f"leave out {'their' if len(labels) > 1 else 'the'} {int(few.sum())} reading(s) ({give}) and check "
+            "again: the rule then looks at the others")
 
 
 def recommend(min_papers: int, assignment: str = "random", warranted: bool | None = True,

@@ -842,7 +842,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
                             f"totals are over the other {len(rest)} criteria ({', '.join(rest)}), a cut on them "
                             "too")
     lookalikes = _check_lookalikes(rows, columns, path, fold_labels, warnings, lines)
-    left = _left_out(rows, columns.rater, leave_out, scores, path, warnings)
+    left = _left_out(rows, columns, leave_out, scores, path, warnings, fold_labels, resolve, threshold)
     if left is not None:
         scores = np.where(left, np.nan, scores)
     scale_inferred = scale is None
@@ -866,24 +866,57 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     return table
 
 
-def _left_out(rows, rater_col: str, leave_out, scores, path, warnings):
+def _left_out(rows, columns: Columns, leave_out, scores, path, warnings, fold_labels=False, resolve=False,
+              threshold=1):
     """The rows of the raters named in ``leave_out`` (a bool mask; None where none is named), said in a
-    warning; a label that is no rater's is an ArgumentError naming the raters there are."""
-    names = [str(x).strip() for x in (leave_out or ())]
+    warning.  Each item is a rater's label, or (where it is none) labels separated by commas; a string is one
+    item; with ``fold_labels`` matched as the labels were folded.  A label that is no rater's is an
+    ArgumentError naming the raters there are.  Where a paper keeps two readings further apart than
+    ``threshold`` after its third was left out, and discrepancies are resolved, it says so (the resolution
+    needs the third)."""
+    items = [leave_out] if isinstance(leave_out, str) else list(leave_out or ())
+    col = rows.column(columns.rater)
+    labels = [str(x) for x in col.labels]
+    key = label_key if fold_labels else (lambda x: x)
+    by_key = {}
+    for k, label in enumerate(labels):
+        by_key.setdefault(key(label), []).append(k)
+    names, codes = [], []
+    for item in (str(x).strip() for x in items):
+        parts = [item] if not item or key(item) in by_key else [x.strip() for x in item.split(",")]
+        for name in (x for x in parts if x):
+            if key(name) not in by_key:
+                known = sorted(labels, key=natural_key)
+                raise ArgumentError("leave_out", f"no rater {name!r} in the file (raters: {', '.join(known[:12])}"
+                                    f"{' ...' if len(known) > 12 else ''})", path)
+            if name not in names:
+                names.append(name)
+                codes += by_key[key(name)]
     if not names:
         return None
-    col = rows.column(rater_col)
-    labels = [str(x) for x in col.labels]
-    missing = [x for x in names if x not in labels]
-    if missing:
-        known = sorted(labels, key=natural_key)
-        raise ArgumentError("leave_out", f"no rater {missing[0]!r} in the file (raters: {', '.join(known[:12])}"
-                            f"{' ...' if len(known) > 12 else ''})", path)
-    codes = np.flatnonzero(np.isin(np.array(labels, dtype=object), names))
     left = np.isin(col.codes, codes)
     n = int(np.count_nonzero(left & ~np.isnan(scores)))
-    warnings.append(f"{path}: {len(names)} rater(s) left out as asked ({', '.join(names)}): {n} rating(s) not used; "
-                    "their papers are scored from their other ratings")
+    said = f"{path}: {len(names)} rater(s) left out as asked ({', '.join(names)}): {n} rating(s) not used; " \
+        "their papers are scored from their other ratings"
+    pcol = rows.column(columns.paper)
+    kept = ~left & ~np.isnan(scores)
+    theirs = np.unique(pcol.codes[left])
+    n_kept = np.bincount(pcol.codes[kept], minlength=len(pcol.labels))
+    alone = int(np.count_nonzero(n_kept[theirs] == 0))
+    if alone:
+        said += f"; {alone} paper(s) read by them alone get no adjusted score"
+    if resolve:   # (a paper that kept two readings further apart than the threshold: its third was left out)
+        two = theirs[n_kept[theirs] == 2]
+        on = kept & np.isin(pcol.codes, two)
+        lo = np.full(len(pcol.labels), np.inf)
+        hi = np.full(len(pcol.labels), -np.inf)
+        np.minimum.at(lo, pcol.codes[on], scores[on])
+        np.maximum.at(hi, pcol.codes[on], scores[on])
+        apart = int(np.count_nonzero(hi[two] - lo[two] > threshold))
+        if apart:
+            said += (f"; {apart} paper(s) keep two readings more than {threshold} apart, their third left out: both "
+                     "are used, unresolved")
+    warnings.append(said)
     return left
 
 

@@ -322,7 +322,7 @@ def test_compare_png_is_deterministic(tmp_path):
 # -- adjust RUN_DIR ------------------------------------------------------------------
 @pytest.mark.parametrize("option", [["--scale", "0-5"], ["-o", "x.csv"], ["--group-col", "grade"],
                                     ["--sep", "tab"], ["--resolve-discrepancies"], ["--score-col", "s"],
-                                    ["--discrepancy", "2"]])
+                                    ["--discrepancy", "2"], ["--leave-out", "R1"]])
 def test_adjust_run_dir_refuses_file_options(tmp_path, monkeypatch, option):
     calls = []
     fake = types.ModuleType("ratercal_cli.study.equate")
