@@ -878,7 +878,7 @@ def _left_out(rows, columns: Columns, leave_out, scores, path, warnings, fold_la
     col = rows.column(columns.rater)
     labels = [str(x) for x in col.labels]
     key = label_key if fold_labels else (lambda x: x)
-    by_key = {}
+    by_key: dict[str, list[int]] = {}
     for k, label in enumerate(labels):
         by_key.setdefault(key(label), []).append(k)
     names, codes = [], []
