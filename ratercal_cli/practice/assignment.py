@@ -495,13 +495,12 @@ def _by_rater(ratings, model, residuals="auto"):
     J = ratings.n_raters
     if tau is not None and np.shape(tau)[0] == ratings.n_raters:   # (module docstring, 2)
         readings = design_readings(ratings)
-        if residuals == "auto":   # (the ratings the two-way model takes: the rests of papers read twice or more)
-            at_ = rest_items(readings)[2]
-            active = np.count_nonzero(np.bincount(readings.rater[at_], minlength=J))
-            residuals = "two-way" if J <= TWO_WAY_RATERS and at_.size >= TWO_WAY_RATINGS * max(active, 1) \
+        rated, rest, at = rest_items(readings)   # (the rests of papers read twice or more: both tests' rows)
+        if residuals == "auto":   # (counted on the ratings the two-way model takes, not every rating)
+            active = np.count_nonzero(np.bincount(readings.rater[at], minlength=J))
+            residuals = "two-way" if J <= TWO_WAY_RATERS and at.size >= TWO_WAY_RATINGS * max(active, 1) \
                 else "model"
         if residuals == "two-way":   # each rest rating's score, grouped by the rater whose paper it is on
-            rated, rest, at = rest_items(readings)
             W, df, effects, _ = group_effects(readings.rater[at], readings.paper[at], readings.score[at],
                                               readings.rater[rated[rest]], J, J, readings.n_papers)
             if not (df > 0 and np.isfinite(W)):
@@ -511,7 +510,6 @@ def _by_rater(ratings, model, residuals="auto"):
                     **_raw_correlation(ratings, use, effects[use])}
         if residuals:
             nodes, w = null_distribution(readings, model)
-            rated, rest, at = rest_items(readings)
             x = score_residuals(rest, readings.rater[at], readings.score[at], rated.size, tau, nodes, w)[0]
             ok = np.isfinite(x)
             rated, x = rated[ok], x[ok]
