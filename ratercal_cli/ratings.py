@@ -601,6 +601,25 @@ def _from_frame(cls, df, paper, rater, score, scale, group, facets):
     return replace(out, notes=tuple(out.notes) + notes) if notes else out
 
 
+#: the reading keywords a DataFrame takes (:meth:`Ratings.from_frame`'s); the others describe a file
+FRAME_ARGS = ("scale", "paper_col", "rater_col", "score_col", "group_col", "facet_cols")
+
+
+def is_frame(data) -> bool:
+    """Whether ``data`` is a pandas DataFrame (asked without importing pandas)."""
+    return type(data).__name__ == "DataFrame" and hasattr(data, "columns")
+
+
+def frame_ratings(df, **read) -> Ratings:
+    """:meth:`Ratings.from_frame` of ``df`` with the reading keywords ``read`` (those of ``read_ratings``), a
+    keyword that describes a file (``sep=``, ``leave_out=``, ...) an ArgumentError naming it: what ``check``,
+    ``adjust``, ``compare``, ``read_ratings`` and the estimators do with a DataFrame."""
+    other = [k for k in read if k not in FRAME_ARGS]
+    if other:
+        raise ArgumentError(other[0], "applies to a ratings file, not to a DataFrame")
+    return Ratings.from_frame(df, **read)
+
+
 def _missing_notes(df, scores, papers, groups, group) -> tuple:
     """What the rows without a score left out, as :func:`read_ratings` says it: how many ratings, and the
     papers (in their groups) with no usable rating, which get no adjusted score."""

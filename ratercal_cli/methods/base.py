@@ -26,7 +26,7 @@ import inspect
 import numpy as np
 
 from ..errors import MethodError, NotFittedError
-from ..ratings import Adjusted, Ratings
+from ..ratings import Adjusted, Ratings, is_frame
 from ..vocabulary import DEFAULT_VARIANT, VARIANTS
 
 #: The fitted per-rater attributes :meth:`RaterAdjuster.rater_frame` shows (those a method has),
@@ -396,7 +396,7 @@ def _as_ratings(data) -> Ratings:
     ArgumentError (a file: ``rc.read_ratings``; the methods sit below the readers of files)."""
     if isinstance(data, Ratings):
         return data
-    if type(data).__name__ == "DataFrame" and hasattr(data, "columns"):
+    if is_frame(data):
         return Ratings.from_frame(data)
     from ..errors import ArgumentError
 

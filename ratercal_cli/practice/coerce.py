@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..arguments import check_alpha, check_choice, check_count
 from ..errors import ArgumentError
-from ..ratings import Ratings
+from ..ratings import Ratings, frame_ratings, is_frame
 
 __all__ = ["as_ratings", "with_cluster", "with_discrepancy", "split_read", "READ_ARGS", "check_alpha", "check_choice", "check_count", "results_repr", "results_html"]
 
@@ -54,12 +54,8 @@ def as_ratings(data, argument: str = "ratings", **read) -> Ratings:
         from .ratings_file import read_ratings
 
         return read_ratings(Path(data), **read)
-    if type(data).__name__ == "DataFrame" and hasattr(data, "columns"):
-        frame_args = {k: v for k, v in read.items() if k in _FRAME_ARGS}
-        other = [k for k in read if k not in _FRAME_ARGS]
-        if other:
-            raise ArgumentError(other[0], "applies to a ratings file, not to a DataFrame")
-        return Ratings.from_frame(data, **frame_args)
+    if is_frame(data):
+        return frame_ratings(data, **read)
     raise ArgumentError(argument, f"expected Ratings, a path to a ratings file or a pandas DataFrame, not "
                                   f"{type(data).__name__}")
 
@@ -84,7 +80,6 @@ def with_discrepancy(data, discrepancy, read: dict) -> dict:
     return {**read, "discrepancy": discrepancy}
 
 
-_FRAME_ARGS = ("scale", "paper_col", "rater_col", "score_col", "group_col", "facet_cols")
 #: the keywords of :func:`.ratings_file.read_ratings` (``check(path, scale="0-5", ...)`` passes them on)
 READ_ARGS = ("scale", "paper_col", "rater_col", "score_col", "group_col", "sep", "encoding", "order_col",
              "resolve_discrepancies", "discrepancy", "decimal", "sheet", "fold_labels", "facet_cols", "leave_out",

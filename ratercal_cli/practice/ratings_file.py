@@ -49,6 +49,7 @@ from ..guard import snippet
 from ..io import FIELD_LIMIT, check_text, find_column, open_output, paused_gc, read_table, read_text, sniff_delimiter
 from ..methods.base import MIN_RATINGS
 from ..ratings import MAX_SCALE_POINTS, Adjusted, Ratings, Scale, checked_scale, natural_key, parse_scale  # noqa: F401
+from ..ratings import FRAME_ARGS, frame_ratings, is_frame
 from ..vocabulary import adjusted_columns
 from .wide import CRITERION, melt_columns
 
@@ -1721,19 +1722,14 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
     >>> r.group_ids, r.rater_ids[:3]                                                  # doctest: +SKIP
     (('5', '8', '11'), ('R1', 'R3', 'R4'))
     """
+    given = dict(locals())   # (the keywords as called, before any other name is bound here)
+    import inspect
     import warnings
 
-    if type(path).__name__ == "DataFrame" and hasattr(path, "columns"):   # (as check, adjust and compare take one)
-        given = dict(sep=sep, encoding=encoding, order_col=order_col, resolve_discrepancies=resolve_discrepancies,
-                     discrepancy=discrepancy, decimal=decimal, sheet=sheet, fold_labels=fold_labels,
-                     score_cols=score_cols, rater_cols=rater_cols, leave_out=tuple(leave_out or ()))
-        defaults = dict(sep="auto", encoding=None, order_col=None, resolve_discrepancies=False, discrepancy=1,
-                        decimal="point", sheet=None, fold_labels=False, score_cols=None, rater_cols=None, leave_out=())
-        odd = [k for k, v in given.items() if v != defaults[k]]
-        if odd:
-            raise ArgumentError(odd[0], "applies to a ratings file, not to a DataFrame")
-        return Ratings.from_frame(path, paper_col=paper_col, rater_col=rater_col, score_col=score_col, scale=scale,
-                                  group_col=group_col, facet_cols=facet_cols)
+    if is_frame(path):   # (as check, adjust and compare take one): a file's keyword set to other than its default
+        defaults = inspect.signature(read_ratings).parameters   # (an empty one as its empty default) is refused
+        return frame_ratings(path, **{k: v for k, v in given.items() if k in FRAME_ARGS or
+                                      k != "path" and (v or None) != (defaults[k].default or None)})
     table = read_ratings_table(path, scale, paper_col, rater_col, score_col, group_col, sep, encoding, order_col,
                                resolve_discrepancies, discrepancy, decimal=decimal, sheet=sheet,
                                fold_labels=fold_labels, facet_cols=facet_cols, score_cols=score_cols,
