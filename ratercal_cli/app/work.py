@@ -26,11 +26,6 @@ SETTING_NAMES = {"paper_col": "Student (paper)", "rater_col": "Rater", "score_co
                  "anchors": "Years", "leave_out": "Leave out raters"}
 
 
-def leave_out(settings: dict) -> tuple:
-    """The raters the page's "Leave out raters" names (comma-separated labels)."""
-    return tuple(x.strip() for x in str(settings.get("leave_out") or "").split(",") if x.strip())
-
-
 def _named(name: str) -> str:
     """How the page names a setting in check's and adjust's words: "Leave out raters", as labelled."""
     return f"\u201c{SETTING_NAMES[name]}\u201d" if name in SETTING_NAMES else name
@@ -72,7 +67,7 @@ def read(src: Source):
                                    s["discrepancy"], decimal=s.get("decimal") or "point" if not src.workbook else "point",
                                    sheet=s["sheet"] if src.workbook else None, facet_cols=tuple(s["facets"]),
                                    score_cols=s["score_cols"] or None, rater_cols=s["rater_cols"] or None,
-                                   leave_out=leave_out(s))
+                                   leave_out=s.get("leave_out") or ())   # (the reader splits it: "Smith, J" whole)
     except RatercalError as exc:   # name the file as the user knows it, not our copy
         raise RatercalError(user_message(src, exc)) from None
     # the results, the report and the memo name the file as the user knows it, not our copy
@@ -144,7 +139,7 @@ def memo_settings(src: Source, ratings, levels, method, adjusted, extra=None) ->
              "scale": f"{ratings.scale_low}-{ratings.scale_low + ratings.max_score}",
              "decimal mark": "comma" if s.get("decimal") == "comma" and not src.workbook else None,
              "third readings resolved": f"yes (discrepancy above {s['discrepancy']})" if s["resolve"] else "no",
-             "raters left out": ", ".join(leave_out(s)),
+             "raters left out": s.get("leave_out"),
              "cuts": s["cut"], "levels": ", ".join(levels.names) if levels is not None else None,
              "method": method, "variant": adjusted.variant,
              "bootstrap draws": BOOTSTRAP if not ratings.facets else None, "bootstrap seed": 0,
