@@ -65,10 +65,12 @@ from .base import DeferredFit, RaterAdjuster, fair_score_adjusted
 __all__ = ["CMLFit", "fit_cml", "conditional_loglik", "ConditionalPCM", "estimable_categories", "conditional_work",
            "too_costly"]
 
-#: the most work (:func:`conditional_work`) of a conditional fit that ``check`` runs: ~2e-8 s of CPU
-#: a unit for one fit (measured: 21 of 200 raters a paper, 4,200 ratings, 2.3e8 units, 4.9 s; 3 of
-#: 200, 100,000 ratings, 1.2e8 units, 2.4 s), so about 30 s a fit; ``check`` makes two
-CHECK_WORK = 1.5e9
+#: the most work (:func:`conditional_work`) of a conditional fit that ``check`` makes; beyond it ``check`` (its
+#: Rasch fit per rater, rater report, assignment evidence and bias tables) fits the same models by marginal ML,
+#: in time linear in the ratings (:func:`too_costly`).  ~2e-8 s of CPU a unit for one fit (measured: 21 of 200
+#: raters a paper, 4,200 ratings, 2.3e8 units, 4.9 s; 3 of 200, 100,000 ratings, 1.2e8 units, 2.4 s; 1M ratings,
+#: 1.2e9 units, ~20 s a fit, two a check, where the marginal fits took ~1 s): about 5 s a fit
+CHECK_WORK = 2.5e8
 
 
 # ---------------------------------------------------------------------------------------
@@ -201,17 +203,16 @@ def conditional_work(ratings: Ratings) -> tuple[float, int, int]:
 
 
 def too_costly(ratings: Ratings, budget: float | None = None) -> str | None:
-    """Why ``check`` leaves out its conditional (Rasch) fits for ``ratings`` (a one-line note), or None
-    where their work (:func:`conditional_work`) is within ``budget`` (CHECK_WORK)."""
+    """Why ``check`` fits its Rasch models to ``ratings`` by marginal rather than conditional ML (a phrase,
+    to which the caller adds what it fitted instead), or None where the conditional fits' work
+    (:func:`conditional_work`) is within ``budget`` (CHECK_WORK)."""
     work, n_sets, most = conditional_work(ratings)
     if work <= (CHECK_WORK if budget is None else budget):
         return None
     sec = 2e-8 * work
     took = f"{sec:.0f} s" if sec < 120 else f"{sec / 60:.0f} minutes"
-    return (f"skipped: the conditional (Rasch) fits would take about {took} of CPU each; {n_sets:,} distinct sets "
-            f"of up to {most} raters scored the papers, and the conditional likelihood's information is a (raters x "
-            f"steps)^2 block at every total of every set; adjust -m MFRM fits the many-facet model by marginal ML, "
-            f"in time linear in the ratings")
+    return (f"conditional ML would take about {took} of CPU a fit ({n_sets:,} distinct sets of up to {most} raters "
+            f"scored the papers, and its information is a (raters x steps)^2 block at every total of every set)")
 
 
 def _group(ratings: Ratings, cats, informative) -> _Groups:

@@ -30,6 +30,7 @@ from ..errors import MethodError
 from ..fit_stats import fit_rows
 from ..methods.base import MIN_RATINGS
 from ..methods.cml import ConditionalPCM, too_costly
+from ..methods.mml import MarginalRaterModel
 from ..network import rater_components as rater_labels
 from ..ratings import Ratings
 from ..vocabulary import NEEDS_TWO_RATERS
@@ -436,16 +437,21 @@ class CheckReport:
 def rasch_fit(ratings: Ratings):
     """Infit/outfit per rater from the CML PCM, with each rater's mean square relative
     to the raters' median: with two ratings per paper the mean squares sit well below
-    1 even for data that fit, so raters are compared with each other, not with 1."""
+    1 even for data that fit, so raters are compared with each other, not with 1.  From the PCM by
+    marginal ML (``MML``) where the conditional fit would cost too much (:func:`.cml.too_costly`)."""
     if ratings.max_raters_per_paper() < 2:
         return [], [NEEDS_TWO_RATERS]
+    heavy = too_costly(ratings)
     try:
-        est = ConditionalPCM(model="pcm", standard_errors=False).fit(ratings)   # the table shows no SE
+        est = (MarginalRaterModel(model="pcm") if heavy else
+               ConditionalPCM(model="pcm", standard_errors=False)).fit(ratings)   # the table shows no SE
     except MethodError as exc:
         return [], [str(exc)]
     if est.all_thin_:   # every rater has one rating: nothing was fitted (found by tests/property)
         return [], ["every rater has only one rating: there is nothing to estimate"]
     rows, notes = fit_rows(est.rater_fit_, ratings.rater_ids), list(est.notes_)
+    if heavy:
+        notes.insert(0, f"{heavy}; infit and outfit are the partial credit model's by marginal ML (MML) instead")
     if rows:
         med = float(np.median([(r["infit"] + r["outfit"]) / 2 for r in rows]))
         for r in rows:
@@ -453,12 +459,6 @@ def rasch_fit(ratings: Ratings):
             r["relative"] = rel
             r["flag"] = "noisy" if rel > 1.5 else "muted" if rel < 1 / 1.5 else ""
     return rows, notes
-
-
-def _why(skipped: str) -> str:
-    """``--no-rasch``, or what left the Rasch fits out (:func:`.cml.too_costly`, shortened)."""
-    return "--no-rasch" if skipped == "skipped (--no-rasch)" else "their cost: " + skipped.split(";")[0].removeprefix(
-        "skipped: ")
 
 
 def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "auto",
@@ -502,11 +502,9 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     fewest = [r["rater"] for r in raters if r["papers"] == min_papers]
     under = [r["rater"] for r in raters if r["papers"] < FEW_PAPERS]
     skipped = "skipped (--no-rasch)"
-    if rasch and (heavy := too_costly(ratings)):   # many raters a paper, each paper its own set of them
-        rasch, skipped = False, heavy
     if rasch:
         rr, model = report_and_model(ratings, scale_low=scale_low)
-    else:   # check --no-rasch (or too costly): no model is fitted
+    else:   # check --no-rasch: no model is fitted
         rr, model = RaterReport(model=RATER_MODEL, fitted=False, reason=skipped), None
     # the rater model's fixed (all same) chi-square, which the report prints beside the tests, counts as one: the
     # raters' severities with each paper's quality taken out (the tests above compare raw ratings, read as
@@ -521,10 +519,10 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                                   cluster_source=cluster_source, alpha=min(alpha, ASSIGNMENT_ALPHA),
                                   severities=rasch) \
             if rasch else Assignment(given=assignment, assignment=assignment, confounded=assignment == "nonrandom",
-                                     reason=f"as given (the evidence needs the Rasch fits: {_why(skipped)})")
+                                     reason="as given (the evidence needs the Rasch fits: --no-rasch)")
     else:
         found = Assignment(given="auto", assignment="random", confounded=None,
-                           reason=f"not tested (the evidence needs the Rasch fits, left out by {_why(skipped)}): "
+                           reason="not tested (the evidence needs the Rasch fits, left out by --no-rasch): "
                                   "taken as random")
     assignment = found.assignment
     # the rule counts the raters the methods adjust: one with a single rating keeps its raw score in every

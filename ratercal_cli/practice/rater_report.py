@@ -38,7 +38,7 @@ from scipy import stats
 
 from ..errors import MethodError
 from ..fit_stats import fit_from_moments
-from ..methods.cml import ConditionalPCM
+from ..methods.cml import ConditionalPCM, too_costly
 from ..methods.mml import MarginalRaterModel
 from ..methods.quality import category_probabilities, estimate_quality, expected_score, moments
 from ..ratings import Ratings, natural_key
@@ -135,17 +135,23 @@ def _rsm_severity_se(ratings: Ratings, res):
     return se
 
 
-def fit_rater_model(ratings: Ratings) -> TauModel:
+def fit_rater_model(ratings: Ratings) -> RaterModel:
     """The rating-scale model (Andrich 1978; Facets' default ``?,?,R`` model) by conditional ML:
     severities ``beta_j`` (sum 0) with S.E.s from the conditional information, paper measures
-    by Warm's WLE, fair average for the rater with ``beta = 0``.  Raises MethodError where CML
-    cannot be fitted (one rater per paper, unlinked raters, nothing estimable)."""
+    by Warm's WLE, fair average for the rater with ``beta = 0``.  By marginal ML (:func:`_marginal_rater_model`)
+    where conditional ML cannot be fitted or would cost too much (:func:`.cml.too_costly`: every paper its own
+    set of many raters, 21 of 200 raters a paper, where a conditional fit of 1M ratings would take ~20 CPU
+    minutes and one by marginal ML takes seconds).  Raises MethodError where neither can be fitted (one rater
+    per paper, unlinked raters, nothing estimable)."""
     if ratings.max_raters_per_paper() < 2:
         raise MethodError("needs two or more raters per paper")
+    heavy = too_costly(ratings)
+    if heavy:
+        return _marginal_rater_model(ratings, heavy)
     try:
         est = ConditionalPCM(model="rsm", fair="average-rater").fit(ratings)
     except MethodError as exc:
-        return _marginal_rater_model(ratings, exc)
+        return _marginal_rater_model(ratings, f"conditional ML could not be fitted ({str(exc).splitlines()[0]})")
     if est.all_thin_:   # every rater has one rating: nothing was fitted (found by tests/property)
         raise MethodError("every rater has only one rating: there is nothing to estimate")
     res = est.result_
@@ -157,16 +163,15 @@ def fit_rater_model(ratings: Ratings) -> TauModel:
                     thresholds=res.kappa, notes=est.notes_)
 
 
-def _marginal_rater_model(ratings: Ratings, cml_error) -> RaterModel:
+def _marginal_rater_model(ratings: Ratings, why: str) -> RaterModel:
     """The same rating scale model by marginal ML (``MFRM``), where conditional ML cannot be fitted
     (e.g. 2+ designs whose remaining pairs never differ by more than a point: no paper informs the
-    conditional likelihood).  MML always returns estimates for linked raters; unlinked raters
-    raise :class:`MethodError` naming them."""
+    conditional likelihood) or would cost too much; ``why`` says which, in the model's first note.  MML
+    always returns estimates for linked raters; unlinked raters raise :class:`MethodError` naming them."""
     est = MarginalRaterModel(model="rsm", fair="average-rater").fit(ratings)
     model = from_estimator(est, ratings)
     model.name = "rating scale model by marginal ML (MFRM), paper measures by EAP"
-    model.notes = [f"conditional ML could not be fitted ({str(cml_error).splitlines()[0]}); "
-                   "the model is fitted by marginal ML instead", *model.notes]
+    model.notes = [f"{why}; the model is fitted by marginal ML instead", *model.notes]
     return model
 
 

@@ -235,37 +235,47 @@ def test_conditional_work_counts_each_distinct_rater_set_once():
     assert work == 8 ** 2 * 9 + 12 ** 2 * 13 + 4 ** 2 * 5
 
 
-def test_check_leaves_out_rasch_fits_too_costly_for_their_design(monkeypatch):
-    """Every paper its own set of many raters (21 of 200 at 1M ratings: 19 CPU minutes a fit): check
-    leaves out the conditional fits with a note that says why and what to use instead, as --no-rasch
-    would, and fits nothing; within the budget the fits run as before."""
+def test_check_fits_its_rasch_models_by_marginal_ml_where_conditional_ml_costs_too_much(monkeypatch):
+    """Every paper its own set of many raters (21 of 200 at 1M ratings: 19 CPU minutes a conditional fit):
+    check left its Rasch fits out, and with them the rater report, the assignment evidence and the
+    corrected study's advice.  It now fits the same models by marginal ML (seconds at 1M ratings), says
+    why, and makes no conditional fit; the infit/outfit and severities agree with the conditional fits'
+    (each a consistent estimate of the same rating scale / partial credit model)."""
     import ratercal_cli.methods.cml as cml_mod
-    import ratercal_cli.practice.diagnostics as diag
 
     rng = np.random.default_rng(0)
-    raters = np.argsort(rng.random((60, 12)), axis=1)[:, :6]          # 6 of 12 raters a paper
-    quality = rng.normal(2, 1, 60)
-    score = np.clip(np.rint(quality[:, None] + rng.normal(0, 0.7, (60, 6))), 0, 4).astype(int)
-    r = Ratings(np.repeat(np.arange(60), 6), raters.ravel(), score.ravel(), 4, 60, 12)
-    fitted = check_ratings(r)
-    assert fitted.rasch_fit and fitted.rater_report.fitted
+    raters = np.argsort(rng.random((300, 12)), axis=1)[:, :6]          # 6 of 12 raters a paper
+    quality = rng.normal(2, 1, 300)
+    severity = np.linspace(-0.8, 0.8, 12)
+    score = np.clip(np.rint(quality[:, None] - severity[raters] + rng.normal(0, 0.7, (300, 6))), 0, 4).astype(int)
+    r = Ratings(np.repeat(np.arange(300), 6), raters.ravel(), score.ravel(), 4, 300, 12)
+    conditional = check_ratings(r)
+    assert conditional.rasch_fit and conditional.rater_report.fitted
+    assert "conditional ML" in conditional.rater_report.model
     monkeypatch.setattr(cml_mod, "CHECK_WORK", cml_mod.conditional_work(r)[0] - 1)
 
     def no_fit(*a, **k):
         raise AssertionError("a conditional fit was made")
 
-    monkeypatch.setattr(diag, "report_and_model", no_fit)
-    monkeypatch.setattr(diag.ConditionalPCM, "fit", no_fit)
+    monkeypatch.setattr(cml_mod, "fit_cml", no_fit)
     rep = check_ratings(r)
-    assert rep.rasch_fit == [] and not rep.rater_report.fitted
-    note = rep.rasch_notes[0]
     n_sets = cml_mod.conditional_work(r)[1]
-    assert n_sets > 50
-    assert note.startswith("skipped: the conditional (Rasch) fits would take about") and f"{n_sets} distinct sets of " \
-        "up to 6 raters" in note and "adjust -m MFRM" in note
-    assert rep.rater_report.reason == note
-    assert "left out by their cost: the conditional (Rasch) fits would take about" in rep.assignment_found.reason
+    assert n_sets > 250
+    why = f"conditional ML would take about 0 s of CPU a fit ({n_sets} distinct sets of up to 6 raters"
+    assert rep.rater_report.fitted and "marginal ML (MFRM)" in rep.rater_report.model
+    assert rep.rater_report.notes[0].startswith(why) and "fitted by marginal ML instead" in rep.rater_report.notes[0]
+    assert rep.rasch_notes[0].startswith(why) and "marginal ML (MML)" in rep.rasch_notes[0]
+    assert len(rep.rasch_fit) == 12 and rep.assignment_found.by_rater
     assert "--no-rasch" not in rep.format_text()
+    # the same raters, by both fits: severities (centred) within their SEs' reach, mean squares alike
+    a = {x["rater"]: x for x in conditional.rater_report.raters}
+    b = {x["rater"]: x for x in rep.rater_report.raters}
+    d = np.array([a[k]["measure"] - b[k]["measure"] for k in a])
+    assert np.abs(d - d.mean()).max() < 2 * max(x["se"] for x in b.values())
+    assert np.corrcoef([a[k]["measure"] for k in a], [b[k]["measure"] for k in a])[0, 1] > 0.97
+    fa = {x["rater"]: x["infit"] for x in conditional.rasch_fit}
+    fb = {x["rater"]: x["infit"] for x in rep.rasch_fit}
+    assert max(abs(fa[k] - fb[k]) for k in fa) < 0.1
 
 
 def test_the_rater_models_chi_square_counts_among_the_tests():
