@@ -8,6 +8,7 @@ group: a rater in another group has an undetermined offset.
 Functions
 ---------
 rating_pairs(ratings)            every pair of ratings on the same paper (BASIC loop order)
+paper_pairs(paper)               the same pairs a distance at a time, of ratings sorted by paper
 shared_papers(ratings)           (n_raters, n_raters) number of papers two raters share
 rater_components(ratings, ...)   connected-component label per rater (-1: no ratings)
 disconnected_raters(ratings,...) raters cut off from the largest component
@@ -56,14 +57,6 @@ def rating_pairs(ratings: Ratings):
     second = np.concatenate(seconds)
     loop_order = np.lexsort((np.concatenate(keys2), np.concatenate(keys1)))
     return first[loop_order], second[loop_order]
-
-
-def _edges(ratings: Ratings):
-    """Distinct-rater links (low, high, paper) from :func:`rating_pairs`."""
-    first, second = rating_pairs(ratings)
-    r1, r2 = ratings.rater[first], ratings.rater[second]
-    keep = r1 != r2
-    return r1[keep], r2[keep], ratings.paper[first][keep]
 
 
 #: :func:`shared_papers` multiplies dense matrices where their papers x raters^2 products are at most
@@ -119,12 +112,13 @@ def shared_papers(ratings: Ratings) -> np.ndarray:
     return W
 
 
-def _pair_counts(paper, rater, J):
-    """:func:`shared_papers` of ratings sorted by paper, or None where a rater scored a paper twice.
-    The ratings ``d`` apart on one paper are among those ``d - 1`` apart on one (the papers are
-    sorted): once these are few, each pass looks only at them (the work the papers' pairs of ratings,
-    not the ratings times the most ratings a paper has); the memory is a few arrays over the ratings."""
-    W = np.zeros(J * J, dtype=np.int64)
+def paper_pairs(paper):
+    """The pairs of ratings on one paper, of ratings sorted by ``paper``: ``(d, same)`` for d = 1, 2, ..., the
+    positions ``same`` whose rating ``d`` on is on the same paper (each pair of a paper's ratings once, as
+    ``(same, same + d)``), never all the pairs at once (10M at 21 raters a paper and 1M ratings).  The ratings
+    ``d`` apart on one paper are among those ``d - 1`` apart on one (the papers are sorted): once these are
+    few, each pass looks only at them (the work the papers' pairs of ratings, not the ratings times the most
+    ratings a paper has)."""
     n, at, d = paper.size, None, 1   # at: the positions whose rating d on may be on their paper (None: all)
     while d < n:
         if at is None:   # many: two slices compared, quicker than gathering at the positions
@@ -133,13 +127,21 @@ def _pair_counts(paper, rater, J):
             at = at[: np.searchsorted(at, n - d)]
             same = at[paper[at + d] == paper[at]]
         if not same.size:
-            break
+            return
+        yield d, same
+        at = same if same.size <= n // 8 else None
+        d += 1
+
+
+def _pair_counts(paper, rater, J):
+    """:func:`shared_papers` of ratings sorted by paper, or None where a rater scored a paper twice (pairs by
+    :func:`paper_pairs`; the memory a few arrays over the ratings)."""
+    W = np.zeros(J * J, dtype=np.int64)
+    for d, same in paper_pairs(paper):
         a, b = rater[same], rater[same + d]
         if (a == b).any():
             return None
         W += np.bincount(a * J + b, minlength=J * J)
-        at = same if same.size <= n // 8 else None
-        d += 1
     W = W.reshape(J, J)
     W += W.T
     W[np.diag_indices(J)] = np.bincount(rater, minlength=J)   # (the pairs counted have a != b: none there)
@@ -192,8 +194,8 @@ def rater_components(ratings: Ratings, links=None):
     Labels are numbered 0, 1, ... in order of each component's lowest rater.
     """
     nr = ratings.n_raters
-    if links is None:
-        low, high, _ = _edges(ratings)
+    if links is None:   # (the raters who read a paper one after the other link what all its pairs would)
+        low, high = consecutive_links(ratings.paper, ratings.rater, nr)
     else:
         low, high = (np.asarray(x, dtype=np.int64) for x in links)
     labels = min_label_components(nr, low, high)

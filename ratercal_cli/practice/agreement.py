@@ -62,19 +62,44 @@ def rating_pairs(ratings: Ratings):
     return tuple(np.concatenate(v) for v in (out_a, out_b, out_xa, out_xb))
 
 
+#: :func:`pair_tables` counts into a table of raters^2 x scores^2 cells up to this many (32 MiB), else by sorting
+PAIR_TABLE_CELLS = 1 << 22
+
+
 def pair_tables(ratings: Ratings):
     """The K x K table of every rater pair that shares papers.
 
-    Returns ``(pairs, tables)``: ``pairs`` (Q, 2) rater indices (a < b), ``tables`` (Q, K, K)
-    counts, ``tables[q, x, y]`` papers rater a scored x and rater b scored y.
-    """
+    Returns ``(pairs, tables)``: ``pairs`` (Q, 2) rater indices (a < b; a = b for a rater's two readings
+    of a paper), ``tables`` (Q, K, K) counts, ``tables[q, x, y]`` papers rater a scored x and rater b
+    scored y (a rater's two readings in the file's order).  The pairs of :func:`rating_pairs`, counted a
+    distance at a time on the ratings sorted by paper and rater (:func:`.network.paper_pairs`), never
+    listed: at 21 of 200 raters a paper and 1M ratings they were 10M pairs, four arrays and a sort of them
+    (2.6 s of ``check``, and most of its memory)."""
+    from ..network import paper_pairs
+
     K = ratings.max_score + 1
     J = ratings.n_raters
-    ra, rb, xa, xb = rating_pairs(ratings)
-    key, pid = np.unique(ra * J + rb, return_inverse=True)
-    pid = pid.ravel()
-    tables = np.bincount((pid * K + xa) * K + xb, minlength=key.size * K * K).reshape(key.size, K, K)
-    return np.column_stack([key // J, key % J]), tables
+    order = np.lexsort((ratings.rater, ratings.paper))   # (stable: a rater's readings of a paper in file order)
+    paper, rater, score = ratings.paper[order], ratings.rater[order], ratings.score[order]
+    cells = J * J * K * K
+    counts = np.zeros(cells, dtype=np.int64) if cells <= PAIR_TABLE_CELLS else None
+    keys = []
+    for d, same in paper_pairs(paper):
+        key = ((rater[same].astype(np.int64) * J + rater[same + d]) * K + score[same]) * K + score[same + d]
+        if counts is not None:
+            counts += np.bincount(key, minlength=cells)
+        else:
+            keys.append(key)
+    if counts is None:   # (many raters: the cells met, by sorting)
+        cell, n = np.unique(np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64), return_counts=True)
+        key, at = np.unique(cell // (K * K), return_inverse=True)
+        tables = np.zeros((key.size, K * K), dtype=np.int64)
+        tables[at.ravel(), cell % (K * K)] = n
+    else:
+        counts = counts.reshape(J * J, K * K)
+        key = np.flatnonzero(counts.any(axis=1))
+        tables = counts[key]
+    return np.column_stack([key // J, key % J]), tables.reshape(key.size, K, K)
 
 
 def weighted_kappa(tables):

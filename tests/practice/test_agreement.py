@@ -92,6 +92,29 @@ def test_pair_tables_only_pairs_that_share_papers():
     assert math.isnan(weighted_kappa(np.array([[0, 0], [0, 4]]))[()])
 
 
+@pytest.mark.parametrize("table_cells", [1 << 22, 0])
+def test_pair_tables_count_what_the_listed_pairs_say(monkeypatch, table_cells):
+    """pair_tables counts the pairs of ratings a distance at a time (at 21 of 200 raters a paper and 1M ratings
+    they were 10M pairs, listed and sorted); each table is the listed pairs' (rating_pairs), a rater's two
+    readings of a paper included (a = b, in the file's order), by the raters^2 x scores^2 table and by sorting."""
+    import ratercal_cli.practice.agreement as ag
+
+    monkeypatch.setattr(ag, "PAIR_TABLE_CELLS", table_cells)
+    rng = np.random.default_rng(5)
+    for _ in range(150):
+        J, P, n, K = (int(x) for x in (rng.integers(1, 30), rng.integers(1, 40), rng.integers(0, 150), rng.integers(2, 7)))
+        r = Ratings(rng.integers(0, P, n), rng.integers(0, J, n), rng.integers(0, K, n), K - 1, P, J)
+        ra, rb, xa, xb = ag.rating_pairs(r)
+        listed = {}
+        for key in zip(ra.tolist(), rb.tolist(), xa.tolist(), xb.tolist()):
+            listed[key] = listed.get(key, 0) + 1
+        pairs, tables = pair_tables(r)
+        got = {(a, b, x, y): int(tables[q, x, y]) for q, (a, b) in enumerate(pairs.tolist())
+               for x in range(K) for y in range(K) if tables[q, x, y]}
+        assert got == listed
+        assert sorted(set(zip(ra.tolist(), rb.tolist()))) == [tuple(p) for p in pairs.tolist()]
+
+
 def test_icc_of_identical_ratings_is_one_and_needs_two_papers():
     r = Ratings(np.array([0, 0, 1, 1, 2, 2, 2]), np.array([0, 1, 0, 1, 0, 1, 2]),
                 np.array([1, 1, 3, 3, 4, 4, 4]), 5, 3, 3)
