@@ -1472,6 +1472,33 @@ def _facet_codes(facet, n_ratings: int) -> np.ndarray:
     return arr.astype(np.int64)
 
 
+def _own_facets(ratings: Ratings):
+    """``(levels, {facet: labels})`` of the ratings' own facets (:meth:`Ratings.facet_levels`) where one of
+    them has two or more levels among the ratings, else ``(None, {})`` (one criterion's ratings, as a rubric's
+    methods within a cell take them: no effect to fit)."""
+    if not any(np.unique(levels).size > 1 for levels, _ in ratings.facets.values()):
+        return None, {}
+    return ratings.facet_levels(), {name: tuple(labels) for name, (_, labels) in ratings.facets.items()}
+
+
+def _facets_as_fitted(ratings: Ratings, fitted: dict, code: str):
+    """The levels (codes of the fit's) of these ratings' facets that fit took from its ratings (``fitted``:
+    ``{facet: labels}``), matched by label; a :class:`MethodError` where a facet or a level is missing."""
+    cols = []
+    for name, labels in fitted.items():
+        if name not in ratings.facets:
+            raise MethodError(f"{code}: the fit had the facet {name!r}, these ratings have none (give transform "
+                              f"facet= levels, or ratings read with facet_cols=[{name!r}])")
+        levels, own = ratings.facets[name]
+        at = {v: k for k, v in enumerate(labels)}
+        unknown = sorted({own[k] for k in np.unique(levels).tolist()} - set(at), key=str)
+        if unknown:
+            raise MethodError(f"{code}: {name} {', '.join(map(str, unknown[:5]))} not among the levels fitted "
+                              f"({', '.join(map(str, labels))})")
+        cols.append(np.array([at.get(v, -1) for v in own], dtype=np.int64)[levels])
+    return cols[0] if len(cols) == 1 else np.column_stack(cols)
+
+
 class MarginalRaterModel(DeferredFit, RaterAdjuster):
     """PCM (``MML``) or many-facet rating scale model (``MFRM``) by MML; each rating becomes its
     paper's fair score.
@@ -1557,6 +1584,11 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
             check_positive(getattr(self, name), name)
         if self.fair not in ("average-rater", "mean-rater"):
             raise ValueError(f"fair must be 'average-rater' or 'mean-rater', not {self.fair!r}")
+        self.facet_labels_ = {}
+        if facet is None:   # the ratings' own facets (``facet_cols``), as rc.fit and --facet-col fit them
+            facet, self.facet_labels_ = _own_facets(ratings)
+        elif ratings.facets and np.array_equal(facet, ratings.facet_levels()):   # (rc.fit's: transform finds them too)
+            self.facet_labels_ = {name: tuple(labels) for name, (_, labels) in ratings.facets.items()}
         facet = None if facet is None else _facet_codes(facet, ratings.n_ratings)
         n_user = 0 if facet is None else facet.reshape(ratings.n_ratings, -1).shape[1]
         facet = self._with_clusters(ratings, facet)
@@ -1703,7 +1735,10 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
         return mean_expected_score(theta, tau[np.isfinite(tau).all(axis=1)])
 
     def paper_quality(self, ratings: Ratings, facet=None):
-        """(quality, se) of every paper of ``ratings`` under the fitted model (nan: no ratings)."""
+        """(quality, se) of every paper of ``ratings`` under the fitted model (nan: no ratings); ``facet`` as
+        fit had it, or (where fit took the ratings' own facets) these ratings' levels, matched by label."""
+        if facet is None and getattr(self, "facet_labels_", None):
+            facet = _facets_as_fitted(ratings, self.facet_labels_, self.code)
         if self.clusters is not None:
             facet = self._with_clusters(ratings, None if facet is None else np.asarray(facet, dtype=np.int64))
         item = self._item_of(ratings, facet)

@@ -775,3 +775,47 @@ def test_severities_of_raters_who_skip_end_categories_are_not_shrunk():
         est.append(fit.severity)
     slope = np.polyfit(sev, np.mean(est, axis=0), 1)[0]
     assert 0.85 < slope < 1.15, slope
+
+
+def _rubric_frame(seed=1, papers=300):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    sev, diff = rng.normal(0, 0.6, 8), {"ideas": -0.8, "org": 0.0, "conv": 0.8}
+    rows = []
+    for p in range(papers):
+        q = rng.normal(2.5, 1.0)
+        for j in rng.choice(8, 2, replace=False):
+            for c, d in diff.items():
+                rows.append((f"P{p}", f"R{j}", c, int(np.clip(np.rint(q - sev[j] - d + rng.normal(0, 0.6)), 0, 5))))
+    return pd.DataFrame(rows, columns=["paper", "rater", "criterion", "score"])
+
+
+@pytest.mark.parametrize("code", ["MFRM", "MML"])
+def test_the_estimator_fits_the_ratings_own_facets_as_rc_fit_does(code):
+    """A researcher's rubric read with facet_cols, given to the estimator: its fit left the criteria out
+    (their effects lost in the papers' qualities) while rc.fit and --facet-col put them in.  It now takes
+    them (rc.fit's estimates, to the bit), and transform finds new ratings' criteria by label: a file of two
+    of the three criteria numbers "org" 1 where the fit's "org" was 2."""
+    import ratercal_cli as rc
+
+    df = _rubric_frame()
+    r = rc.read_ratings(df, scale="0-5", facet_cols=["criterion"])
+    est = make_method(code).fit(r)
+    ref = rc.fit(r, model=code)
+    np.testing.assert_array_equal(est.facet_, ref.estimator.facet_)
+    assert est.facet_labels_ == {"criterion": ("conv", "ideas", "org")}
+    assert est.facet_[0] > 1.0 > -1.0 > est.facet_[1]   # conv the hardest, ideas the easiest (0.8, -0.8 points)
+    np.testing.assert_array_equal(est.transform(r).paper, ref.estimator.transform(r).paper)
+    two = df[df.criterion.isin(["org", "conv"]) & df.paper.isin([f"P{i}" for i in range(20)])]
+    r2 = rc.read_ratings(two, scale="0-5", facet_cols=["criterion"])
+    assert r2.facets["criterion"][1] == ("conv", "org")
+    codes = np.where(r2.facets["criterion"][0] == 1, 2, 0)   # (the fit's codes: conv 0, org 2)
+    on = est._on_fitted_raters(r2)
+    np.testing.assert_array_equal(est.transform(r2).paper, est._transform(on, training=False, facet=codes).paper)
+    wrong = two.assign(criterion=two.criterion.replace("org", "voice"))
+    with pytest.raises(MethodError, match="criterion voice not among the levels fitted"):
+        est.transform(rc.read_ratings(wrong, scale="0-5", facet_cols=["criterion"]))
+    # one criterion's ratings (as a rubric's methods within a cell take them): no facet to fit
+    one = make_method(code).fit(r.subset(r.facets["criterion"][0] == 2))
+    assert one.facet_labels_ == {} and one.facet_.size == 0
