@@ -1140,6 +1140,26 @@ def _moved_alike(R, extra=None, rel=1e-3):
     return kept, np.sqrt(((extra - centre) ** 2).sum(axis=1)) <= rel * max(spread, 1e-6)
 
 
+def rsm_severity_se(res: CMLFit) -> np.ndarray:
+    """S.E. of the centred CML rater locations ``beta_j - mean(beta)`` (RSM, ``res`` its fit; nan for a rater
+    without one): ``sqrt(c' H^+ c)`` from the conditional information ``H`` at the estimate (over phi: beta of
+    the raters with categories, then the cumulative kappa, :func:`_design`; its identification's null
+    direction is orthogonal to every such contrast)."""
+    se = np.full(res.beta.size, np.nan)
+    rows = np.flatnonzero(np.isfinite(res.beta))
+    if res.information is None or not rows.size:
+        return se
+    w, V = np.linalg.eigh(res.information)
+    keep = w > w.max() * _NOISE
+    cov = (V[:, keep] / w[keep]) @ V[:, keep].T
+    has = np.flatnonzero(res.categories.any(axis=1))   # phi's first columns: beta of these raters
+    idx = np.searchsorted(has, rows)
+    sub = cov[np.ix_(idx, idx)]
+    # c_j = e_j - mean: c_j' cov c_j = cov_jj - 2 mean_k cov_jk + mean_kl cov_kl
+    se[rows] = np.sqrt(np.maximum(np.diag(sub) - 2.0 * sub.mean(axis=1) + sub.mean(), 0.0))
+    return se
+
+
 def _rsm_parts(steps, has, model):
     """RSM: steps = beta_j + kappa_k, as rater means and step means of the centred steps (nan for the PCM)."""
     J, M = steps.shape
@@ -1232,6 +1252,17 @@ class ConditionalPCM(DeferredFit, RaterAdjuster):
     @property
     def code(self):
         return "RSM" if self.model == "rsm" else "CML"
+
+    @property
+    def severity_(self):
+        """The RSM's rater severities (``beta_``: logits, + = more severe, centred); None for the PCM, whose
+        raters have steps, not one location."""
+        return self.beta_ if self.model == "rsm" else None
+
+    @property
+    def severity_se_(self):
+        """Their standard errors from the conditional information (:func:`rsm_severity_se`); None for the PCM."""
+        return rsm_severity_se(self.result_) if self.model == "rsm" else None
     needs_multiple_raters = True
     deferred_attributes = ("rater_fit_",)
 

@@ -395,11 +395,11 @@ def _cml_results(est, low) -> FitResults:
     M = res.steps.shape[1]
     rows = []
     if est.model == "rsm":
-        nan = np.nan
+        se = est.severity_se_
         for j in seen:
-            rows.append(("rater", ids[j], "severity", res.beta[j], nan))
+            rows.append(("rater", ids[j], "severity", res.beta[j], se[j]))
         for m in range(M):
-            rows.append(("scale", "", f"threshold {low + m + 1}", res.kappa[m], nan))
+            rows.append(("scale", "", f"threshold {low + m + 1}", res.kappa[m], np.nan))
     else:
         se = res.steps_se if res.steps_se is not None else np.full(res.steps.shape, np.nan)
         for j in seen:
@@ -414,8 +414,7 @@ def _cml_results(est, low) -> FitResults:
         k = 0
     notes = list(res.notes)
     if est.model == "rsm":
-        notes.append("RSM by CML: severities and thresholds without standard errors (the steps' are in "
-                     "estimator.steps_se_)")
+        notes.append("RSM by CML: thresholds without standard errors (the steps' are in estimator.steps_se_)")
     return FitResults(est.code, est, rows, res.loglik, k, int(res.informative.sum()), _n_ratings(est),
                       res.converged, notes, llf_kind="conditional")
 

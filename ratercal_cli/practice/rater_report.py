@@ -38,7 +38,7 @@ from scipy import stats
 
 from ..errors import MethodError
 from ..fit_stats import fit_from_moments
-from ..methods.cml import ConditionalPCM, too_costly
+from ..methods.cml import ConditionalPCM, rsm_severity_se, too_costly
 from ..methods.mml import MarginalRaterModel
 from ..methods.quality import category_probabilities, estimate_quality, expected_score, moments
 from ..ratings import Ratings, natural_key
@@ -116,25 +116,6 @@ class TauModel(RaterModel):
         return out
 
 
-def _rsm_severity_se(ratings: Ratings, res):
-    """S.E. of the centred CML rater locations ``beta_j - mean(beta)`` (RSM): ``sqrt(c' H^+ c)``
-    from the conditional information ``H`` of :mod:`methods.cml` at the estimate (its
-    identification null direction is orthogonal to every such contrast)."""
-    cats = res.categories
-    Hphi = res.information     # over (beta of the raters with categories, cumulative kappa): _design
-    w, V = np.linalg.eigh(Hphi)
-    keep = w > w.max() * 1e-11
-    cov = (V[:, keep] / w[keep]) @ V[:, keep].T
-    has = np.flatnonzero(cats.any(axis=1))         # phi's first columns: beta of these raters
-    rows = np.flatnonzero(np.isfinite(res.beta))
-    idx = np.searchsorted(has, rows)
-    sub = cov[np.ix_(idx, idx)]
-    # c_j = e_j - mean: c_j' cov c_j = cov_jj - 2 mean_k cov_jk + mean_kl cov_kl
-    se = np.full(ratings.n_raters, np.nan)
-    se[rows] = np.sqrt(np.maximum(np.diag(sub) - 2.0 * sub.mean(axis=1) + sub.mean(), 0.0))
-    return se
-
-
 def fit_rater_model(ratings: Ratings) -> RaterModel:
     """The rating-scale model (Andrich 1978; Facets' default ``?,?,R`` model) by conditional ML:
     severities ``beta_j`` (sum 0) with S.E.s from the conditional information, paper measures
@@ -157,7 +138,7 @@ def fit_rater_model(ratings: Ratings) -> RaterModel:
     res = est.result_
     has = np.isfinite(est.tau_).any(axis=1)
     usable = res.informative[ratings.paper] & has[ratings.rater]
-    return TauModel(ratings, est.tau_, res.beta, _rsm_severity_se(ratings, res), est.quality_, est.quality_se_,
+    return TauModel(ratings, est.tau_, res.beta, rsm_severity_se(res), est.quality_, est.quality_se_,
                     res.informative, usable, est.fair_scores,
                     name="rating scale model by conditional ML (CML), paper measures by Warm WLE",
                     thresholds=res.kappa, notes=est.notes_)

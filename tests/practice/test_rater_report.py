@@ -58,6 +58,23 @@ def test_severity_and_se_match_psychotools(data500, psychotools):
     assert s["chi2_p"] == pytest.approx(ref["chi2_p"], rel=1e-2)
 
 
+def test_the_rsm_estimator_gives_psychotools_severities_and_ses(data500, psychotools):
+    """make_method("RSM") (the rating scale model by CML) gave its severities without standard errors: its
+    results() rows had nan SEs and severity_frame() refused.  Both now carry the conditional information's,
+    psychotools' rsmodel to 1e-4 (the rater report's, from the same function)."""
+    from ratercal_cli.methods import make_method
+
+    est = make_method("RSM").fit(data500)
+    frame = est.severity_frame()
+    params = est.results().params.set_index(["facet", "element", "parameter"])
+    for j in map(str, range(1, 10)):
+        label = int(j)
+        assert frame.loc[label, "severity"] == pytest.approx(psychotools["severity"][j], abs=1e-4)
+        assert frame.loc[label, "se"] == pytest.approx(psychotools["se"][j], abs=1e-4)
+        assert params.loc[("rater", j, "severity"), "se"] == pytest.approx(psychotools["se"][j], abs=1e-4)
+    assert make_method("CML").fit(data500).severity_se_ is None   # (the PCM's raters have steps, not a location)
+
+
 def test_separation_by_hand():
     d, se = np.array([-1.0, 0.0, 2.0]), np.array([0.5, 0.5, 1.0])
     got = separation(d, se)
