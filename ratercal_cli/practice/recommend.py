@@ -17,7 +17,8 @@ The decision, in this order:
 1. The rule's *data* stops stand: every rater scored every paper, a rater with fewer than 8
    papers, or no test finding the raters differing -> NO.  (Its non-random stop does not: a
    confound the file shows is met by the methods that can meet it, below.)
-   Raters in separate groups that share no paper (two or more readings a paper) -> NO, unless the
+   Raters in separate groups that share no paper (two or more readings a paper; a group of raters with a
+   single rating each, whose ratings every method keeps raw, is not counted) -> NO, unless the
    assignment is given as random: the file cannot tell a group's papers from its raters' severity,
    and every method that puts the groups on one scale assumes papers went to the groups at random
    (schools each read by their own pair: TLI 0.98-1.03 RMSE against NO's 0.78-0.99 on files of a
@@ -301,7 +302,7 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
     if data_stop:
         return done("NO", "none", "the rule", f"Chapter 5's rule: {rule['reason']}",
                     "its data conditions (" + rule["reason"] + ") hold whatever the other sources say")
-    separate = len(report.components) if ratings.max_raters_per_paper() > 1 else 0
+    separate = len(report.counted_components()) if ratings.max_raters_per_paper() > 1 else 0
     if separate > 1 and (found is None or found.given != "random"):
         return done("NO", "none", "the design",
                     f"the raters fall into {separate} groups that share no paper: a group's papers and its raters' "
