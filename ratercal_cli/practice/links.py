@@ -8,11 +8,11 @@ can exceed the rater differences it removes (tests/practice/test_links.py: schoo
 pair, 97% of readings by it: the multi-group MML further from the truth than leaving the scores alone on
 3 of 9 files, 0.649 against 0.634 RMSE on seed 2).
 
-The gain is compared with 0, not with a margin of its standard error (``gain_se``): a margin of one
-standard error, tried, spared a tester's generator (schools with 2-5% outside readings) every file worse
-than no adjustment, but on tests/confounded.py's district files (third readings by any school's rater)
-it gave up the multi-group MML in 6 of 10 files of 150-600 papers, in 5 of them 0.02-0.11 RMSE nearer
-the truth than the shrunk raw means it would have given instead.
+The gain must be above half its standard error (``gain_se``; :data:`.recommend.LINK_MARGIN`, where the
+measurements are): on its sign alone, a tester's school files with a gain of 13 +- 261 got a multi-group MML
+of 1.004 RMSE against NO's 0.721; a margin of one standard error spared those too, but on tests/confounded.py's
+district files (third readings by any school's rater) it gave up the multi-group MML in 8 of 30 files of
+150-600 papers, mostly where it was nearer the truth than the shrunk raw means it would have given instead.
 
 It counts noise, not bias: where raters' effects depend on the papers' quality (raters' slopes), the
 few linking papers at one school's level mislead the additive fit and the methods alike (seeds 4 and 9

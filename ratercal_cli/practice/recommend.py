@@ -32,7 +32,7 @@ The decision, in this order:
    pairs, whatever their quality), the pick of 2, 3 or 4 meets **the links' say** (:mod:`.links`): where the papers the
    clusters' raters share place them less precisely than they differ (the expected gain of moving the
    papers by their raters' least-squares locations, the effects' squares less twice their noise, is not
-   positive), NO at the pick's shrinkage level (no rater adjustment; the multi-group pick's papers
+   above half its standard error, LINK_MARGIN), NO at the pick's shrinkage level (no rater adjustment; the multi-group pick's papers
    shrunk by Kelley's formula: on files of tests/confounded.py, tests/practice/test_links.py, that
    beat both the multi-group MML and the raw scores on average; unshrunk NO, what "left alone" would
    mean, lost to the MML there, the links' say being a weak guide where raters' slopes bias the links).
@@ -237,6 +237,17 @@ def _lv(s):
     return LEVEL_WORDS.get(s, s)
 
 
+#: the links' say lets a pick adjust where the expected gain (:func:`.links.link_gain`) is above this many of its
+#: standard errors.  Above 0 (the estimate's sign alone), a tester's school files (6 schools read by their own
+#: pairs, 75-97% of readings, raters of different slopes: 60 files) got a recommendation worse than NO on 7,
+#: the multi-group MML on gains of 0.05-0.51 standard errors (1.004 RMSE against NO's 0.721 at 13 +- 261), and
+#: tests/confounded.py's weakly linked files (97%, seeds 1-10) on 2.  At a half: 3 and 0, the mean RMSE over
+#: those 70 files 0.683 -> 0.663; tests/confounded.py's district files (third readings by any school's rater, 30
+#: files of 150-600 papers) give up the MML for NO (shrunk) on 2 of 30, at a cost of 0.06 and 0.11 RMSE there
+#: (0.492 -> 0.498 on average).  A whole standard error gave up 8 of those 30 (0.502).
+LINK_MARGIN = 0.5
+
+
 def recommend_group(report, ratings, simulation=None, links: bool = True) -> Recommendation:
     """The decision of the module docstring for one group (its :class:`.diagnostics.CheckReport`);
     ``links=False``: without the links' say (a rubric's criterion under its many-facet simulation, whose
@@ -335,7 +346,7 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                 f"of that uncertain")
         gain = (f"expected gain in squared error, the effects' squares less twice their noise: {g['gain']:.1f} "
                 f"+- {g['gain_se']:.1f} over {g['papers']} papers")
-        if g["gain"] > 0:
+        if g["gain"] > LINK_MARGIN * g["gain_se"]:
             reasons.append(f"the links' say: {said}: adjusting is expected to bring the scores nearer the truth "
                            f"({gain})")
             return None
@@ -349,7 +360,7 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                                           else ""),
                 f"{method} would move each paper by its raters' estimated severity, but the papers that link the "
                 f"clusters' raters are too few for those estimates to be nearer the truth than no adjustment "
-                f"({gain}, not positive): no paper is adjusted for its raters"
+                f"({gain}, not above half its standard error): no paper is adjusted for its raters"
                 + ("; as the pick's scores were, each paper's mean is shrunk toward the mean of all papers by its "
                    "reliability (Kelley), which moves high scores down and low ones up: at a cut above the mean "
                    "some papers that passed on their raw mean fail" if shrunk else ", the scores are left as given")

@@ -221,10 +221,11 @@ def test_mml_and_mfrm_named_fit_a_mean_per_cluster_where_assignment_is_confounde
 def test_adjust_recommended_with_simulate_applies_what_check_simulate_printed(tmp_path):
     """``adjust -m recommended`` applied check's decision made without a simulation, so after
     ``check --simulate R`` printed its recommendation, adjust could apply another.  With
-    ``--simulate R`` it decides as check --simulate R does (the same function, the same seed)."""
+    ``--simulate R`` it decides as check --simulate R does (the same function, the same seed).  (Seed 4: on
+    seed 2's file the links' say now overrules the simulation, its gain 0.47 of its standard error.)"""
     from support import run
 
-    d = district(2, papers=150)
+    d = district(4, papers=150)
     path = tmp_path / "d.csv"
     d.frame.to_csv(path, index=False)
     r = Ratings.from_frame(d.frame, scale="1-6")
