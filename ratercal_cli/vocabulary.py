@@ -8,6 +8,8 @@ four raters per paper) is added once.
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 #: The methods' variants: what the 1990 listings compute (bugs included), what they should.
 VARIANTS = ("faithful", "corrected")
@@ -108,3 +110,24 @@ def cell_sort_key(cell):
     """Table order of data sets: raters per paper, papers, scale, quality."""
     return (level_key("raters", cell.raters_per_paper)[1], cell.papers, cell.max_score,
             level_key("quality", cell.quality)[1])
+
+
+#: The files a report writes (``ratercal report RUN [--out DIR]``), per subfolder of DIR, as patterns of their
+#: names: what a report may remove of its own when stale (:func:`.report._prune`) and what ``simulate --force``
+#: removes of a replaced run's report (:func:`own_report_files`), leaving any file of the user's beside them.
+REPORT_FILES = {
+    "tables": re.compile(r"(table\d*_[A-Za-z0-9_]+|rmsd_between_methods)\.(md|csv|tex)"),
+    "comparison": re.compile(r"table\d*_[A-Za-z0-9_]+\.(md|csv|tex)"),
+    "figures": re.compile(r"(fig\d+_[A-Za-z0-9_]+|[a-z]+_by_facet|mds_methods|published_vs_regenerated)\.png"),
+}
+
+
+def own_report_files(out) -> list:
+    """The files of a report in ``out`` that the report writes: ``report.md`` and, in its subfolders, the
+    names of :data:`REPORT_FILES`."""
+    out = Path(out)
+    files = [out / "report.md"] if (out / "report.md").is_file() else []
+    for sub, pattern in REPORT_FILES.items():
+        if (out / sub).is_dir():
+            files += [p for p in (out / sub).iterdir() if p.is_file() and pattern.fullmatch(p.name)]
+    return files

@@ -16,7 +16,6 @@ Nothing written depends on the time or the machine's paths, so re-running gives 
 from __future__ import annotations
 
 import functools
-import re
 import sys
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io import write_text
+from ..vocabulary import REPORT_FILES as OWN_NAMES   # (the names the report writes, per subfolder)
 from . import figures, render
 from .mds import classical_mds, rmsd_matrix
 from .tables import (Table, all_tables, comparisons, facet_table, facet_tables_from_published, is_denny_run,
@@ -84,14 +84,6 @@ def method_distances(run_dir, sets, methods, variant):
 
 
 _TABLE_EXTS = (".md", ".csv", ".tex")
-
-#: Names the report writes (and so may remove when stale), per subfolder of ``--out``.
-OWN_NAMES = {
-    "tables": re.compile(r"(table\d*_[A-Za-z0-9_]+|rmsd_between_methods)\.(md|csv|tex)"),
-    "comparison": re.compile(r"table\d*_[A-Za-z0-9_]+\.(md|csv|tex)"),
-    "figures": re.compile(r"(fig\d+_[A-Za-z0-9_]+|[a-z]+_by_facet|mds_methods|published_vs_regenerated)\.png"),
-}
-
 
 def _prune(out, keep, subs):
     """Remove report files a previous build left that this one did not write (so a committed

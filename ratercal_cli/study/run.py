@@ -17,7 +17,7 @@ from ..config import config_text, load_config, method_paths, parse_config
 from ..design import Cell
 from ..errors import InputError
 from ..io import ReentrantFolderLock, folder_lock, write_json, write_text
-from ..vocabulary import VARIANTS
+from ..vocabulary import VARIANTS, own_report_files
 
 CONFIG_NAME = "config.yaml"
 #: Which config the run was made from (:meth:`Run.creating`).
@@ -72,6 +72,48 @@ def _source(root) -> dict:
     return d if isinstance(d, dict) else {}
 
 
+def _refuse_foreign(root: Path, text: str) -> None:
+    """An :class:`InputError` where ``root`` is a folder with files of its own and no run of ratercal's (no
+    ``.config-source.json``, the mark :meth:`Run.creating` leaves, and not this config's ``config.yaml``): a
+    tester's ``simulate --out .`` in a project folder wrote its ``config.yaml``, ``manifest.json`` and
+    ``rater/design.json`` over the user's files of those names, silently.  Checked before the folder's lock
+    file is made, so a refused folder is left as it was."""
+    from ..io import LOCK_NAME
+
+    if not root.is_dir() or (root / SOURCE_NAME).exists():
+        return
+    config = root / CONFIG_NAME
+    if config.is_file() and config.read_bytes() == text.encode("utf-8"):
+        return   # (this config's run, killed before its mark was written: resumed)
+    theirs = sorted(p.name for p in root.iterdir() if p.name != LOCK_NAME)
+    if theirs:
+        shown = ", ".join(theirs[:4]) + (f" and {len(theirs) - 4} more" if len(theirs) > 4 else "")
+        raise InputError(f"is not empty ({shown}) and holds no ratercal run: give a new or empty --out folder, "
+                         "so that no file of yours is written over", root)
+
+
+def _stage_outputs(folder: Path) -> list:
+    """The files a study stage's manifest (``folder/manifest.json``) records as its outputs, and the manifest."""
+    from .pipeline import MANIFEST, read_manifest
+
+    man = read_manifest(folder / MANIFEST) or {}
+    root = folder.parent
+    return [root / name for name in man.get("outputs", {})] + [folder / MANIFEST]
+
+
+def _remove_own(folder: Path, files) -> None:
+    """Remove ``files`` (ratercal's own, in ``folder``), then the folders they leave empty, up to ``folder``;
+    anything else there is left alone (``simulate --force`` removed a hand-made ``report/`` whole)."""
+    for f in files:
+        with contextlib.suppress(FileNotFoundError):
+            Path(f).unlink()
+    if not folder.is_dir():
+        return
+    for d in sorted((p for p in folder.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) + [folder]:
+        with contextlib.suppress(OSError):
+            d.rmdir()   # (only where empty)
+
+
 class Run:
     """``RUN/config.yaml`` plus the stage folders ``RUN/<code>/<stage>/``."""
 
@@ -109,6 +151,7 @@ class Run:
         text = config_text(config_path)
         cfg = parse_config(text, source=str(config_path))
         root = Path(root)
+        _refuse_foreign(root, text)
         with folder_lock(root, command):
             target = root / CONFIG_NAME
             if not target.exists() or target.read_bytes() != text.encode("utf-8"):
@@ -141,8 +184,10 @@ class Run:
             old = {c.code for c in RunDesign.read(root.joinpath(*DESIGN_PATH)).cells}
         except InputError:
             old = set()
-        for name in sorted(old - {c.code for c in cfg.cells}) + ["score", "report"]:   # and what was made of them
+        for name in sorted(old - {c.code for c in cfg.cells}):   # and what was made of them: its own files alone
             shutil.rmtree(root / name, ignore_errors=True)
+        _remove_own(root / "score", _stage_outputs(root / "score"))
+        _remove_own(root / "report", own_report_files(root / "report"))
 
     @classmethod
     @contextlib.contextmanager

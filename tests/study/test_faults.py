@@ -97,13 +97,40 @@ def test_simulate_into_the_run_of_another_config_is_refused_unless_forced(small,
     # the same config, edited: its own run, brought up to date (no --force needed)
     small.write_text(SMALL.replace("seed: 7", "seed: 8"))
     assert CliRunner().invoke(cli, ["simulate", str(small), "--out", str(run), "-q"]).exit_code == 0
-    (run / "score").mkdir()
-    (run / "score" / "scores.csv").write_text("set,method,variant,rmse,r,maxdiff\n")   # as score leaves it
+    for command in ("adjust", "score", "report"):
+        assert CliRunner().invoke(cli, [command, str(run), "-q"]).exit_code == 0
+    assert (run / "score" / "scores.csv").exists() and (run / "report" / "report.md").exists()
+    (run / "report" / "figures" / "mine.png").write_text("a figure of my own")   # (a tester's: deleted with report/)
+    (run / "report" / "notes.md").write_text("my notes")
     res = CliRunner().invoke(cli, ["simulate", str(other), "--out", str(run), "-q", "--force"])
     assert res.exit_code == 0, res.output
     assert (run / "3151" / "obsgen" / "ratings.csv").exists() and not (run / "2151").exists()
-    assert not (run / "score").exists()      # the other config's scores went with its sets
+    assert not (run / "score").exists()      # the other config's scores went with its sets, and its report's files
+    assert sorted(p.relative_to(run).as_posix() for p in (run / "report").rglob("*")) == [
+        "report/figures", "report/figures/mine.png", "report/notes.md"]   # ... but not the user's own
     assert (run / "config.yaml").read_text() == other.read_text()
+
+
+def test_simulate_into_a_folder_of_ones_own_files_is_refused_whatever_force_says(small, tmp_path):
+    """``simulate --out .`` in a project folder with its own ``config.yaml``: a tester's ``config.yaml``,
+    ``manifest.json`` and ``rater/design.json`` were written over, exit 0 and no word.  A folder with files
+    and no run of ratercal's is refused before anything is written there (not even the lock file); an empty
+    folder, or a run killed before its mark was written, is taken."""
+    mine = tmp_path / "proj"
+    (mine / "rater").mkdir(parents=True)
+    files = {"config.yaml": "my own notes", "manifest.json": '{"name": "mine"}', "rater/design.json": '{"mine": 1}'}
+    for name, text in files.items():
+        (mine / name).write_text(text)
+    for force in ([], ["--force"]):
+        res = CliRunner().invoke(cli, ["simulate", str(small), "--out", str(mine), "-q", *force])
+        one_line_error(res, f"{mine}: is not empty (config.yaml, manifest.json, rater) and holds no ratercal run: "
+                            "give a new or empty --out folder")
+        assert {p.relative_to(mine).as_posix(): p.read_text() for p in mine.rglob("*") if p.is_file()} == files
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert CliRunner().invoke(cli, ["simulate", str(small), "--out", str(empty), "-q"]).exit_code == 0
+    (empty / ".config-source.json").unlink()   # (killed before the mark: the same config resumes)
+    assert CliRunner().invoke(cli, ["simulate", str(small), "--out", str(empty), "-q"]).exit_code == 0
 
 
 class _FullDiskOS:
