@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import re
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -203,7 +205,6 @@ def _write_xlsx(path, header, rows, sheet, digits, label) -> None:
     from openpyxl.cell import WriteOnlyCell
 
     from ..guard import text_cell
-    from ..io import open_output
 
     wb = openpyxl.Workbook(write_only=True)
     ws = wb.create_sheet(title=_sheet_title(sheet))
@@ -223,8 +224,58 @@ def _write_xlsx(path, header, rows, sheet, digits, label) -> None:
     ws.append(cells(header, False))
     for r in rows:
         ws.append(cells(r, True))
+    _save_workbook(wb, path)
+
+
+def _save_workbook(wb, path) -> None:
+    """``wb`` written to ``path`` (atomically, :func:`.io.open_output`) the same to the byte from run to run:
+    openpyxl's save stamps the workbook's properties with the time of saving and each zip entry with the
+    time it was written (a staff tester's two runs 1.5 s apart differed), so the properties carry
+    ``SOURCE_DATE_EPOCH`` (the reproducible-builds convention, as the memo's date does) or else 1980-01-01,
+    and every entry that time."""
+    import datetime as dt
+
+    from openpyxl.writer.excel import ExcelWriter
+
+    from ..io import open_output
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    when = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch.isdigit() else \
+        dt.datetime(1980, 1, 1, tzinfo=dt.timezone.utc)
+    when = max(when, dt.datetime(1980, 1, 1, tzinfo=dt.timezone.utc)).replace(tzinfo=None)   # (a zip's earliest)
+    wb.properties.created = wb.properties.modified = when
     with open_output(path, mode="wb") as fh:
-        wb.save(fh)
+        ExcelWriter(wb, _StampedZip(fh, when)).save()
+
+
+class _StampedZip:
+    """A ``zipfile.ZipFile`` for writing whose every entry carries the time ``when`` (:func:`_save_workbook`):
+    ``writestr`` of a name and ``write`` of a file (openpyxl's write-only sheets) as ZipFile makes them,
+    but for their time."""
+
+    def __init__(self, fh, when):
+        self._zip = zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED, allowZip64=True)   # (as openpyxl's save)
+        self._when = when.timetuple()[:6]
+
+    def _info(self, name):
+        info = zipfile.ZipInfo(name, date_time=self._when)
+        info.compress_type = self._zip.compression
+        info.external_attr = 0o600 << 16   # (what ZipFile.writestr gives an entry of a name)
+        return info
+
+    def writestr(self, name, data, *args, **kwargs):
+        return self._zip.writestr(name if isinstance(name, zipfile.ZipInfo) else self._info(name), data, *args, **kwargs)
+
+    def write(self, filename, arcname=None, *args, **kwargs):
+        import shutil
+
+        info = self._info(arcname or os.path.basename(filename))
+        info.file_size = os.path.getsize(filename)
+        with open(filename, "rb") as src, self._zip.open(info, "w", force_zip64=info.file_size > 2 ** 31) as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+
+    def __getattr__(self, name):
+        return getattr(self._zip, name)
 
 
 def _sheet_title(name) -> str:
