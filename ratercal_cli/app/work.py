@@ -157,7 +157,7 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
     from ..practice.html_report import html_report
     from ..practice.levels import changes
     from ..practice.memo import memo_html
-    from ..practice.output import write_adjusted_file, write_table
+    from ..practice.output import like_input, write_adjusted_file, write_table
 
     ratings = table.ratings
     try:
@@ -178,8 +178,7 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
         files["changes"] = (out / f"changes{ch_suffix}", f"{src.stem}.changes{ch_suffix}")
         write_table(files["changes"][0], change_list.header,
                     [[row[h] for h in change_list.header] for row in change_list.rows], bom=True, sheet="changes",
-                    labels=change_list.labels, delimiter=";" if table.delimiter == ";" else ",",
-                    decimal=table.decimal)   # (as the adjusted file: a spreadsheet that read the input reads it)
+                    labels=change_list.labels, **like_input(table))
         job.stage("Writing the report and the memo")
         report = html_report(ratings, check=checked, adjust=adjusted, cut=one_cut)
         files["report"] = (out / "report.html", f"{src.stem}.report.html")

@@ -473,10 +473,10 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
             _warn([f"{' and '.join(listed)}: of {result.methods[0]}, the first of the methods named "
                    f"({', '.join(result.methods)}); name another first for its"], quiet)
         if changes_out is not None:
-            from ..practice.output import write_table
+            from ..practice.output import like_input, write_table
 
             write_table(changes_out, change_list.header, [[row[h] for h in change_list.header] for row in change_list.rows],
-                        bom=True, sheet="changes", labels=change_list.labels)
+                        bom=True, sheet="changes", labels=change_list.labels, **like_input(table))
         if memo_out is not None:
             _write_memo(memo_out, source, table, result, levels, change_list, assignment, dict(
                 methods=",".join(codes), variant=result.variant, scale=scale, paper_col=paper_col, rater_col=rater_col,

@@ -162,6 +162,14 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
     return header, rows
 
 
+def like_input(table) -> dict:
+    """:func:`write_table`'s ``delimiter`` and ``decimal`` for a table written beside an input ``table`` (a
+    :class:`.ratings_file.RatingsTable`): a ``;`` file's (a spreadsheet's CSV where the decimal mark is a comma)
+    separator and decimal mark, so that the spreadsheet that read the input reads it (the adjusted file keeps
+    them too), else commas and points.  The command line's ``--changes`` and the app's change list both."""
+    return {"delimiter": ";" if table.delimiter == ";" else ",", "decimal": table.decimal}
+
+
 def write_table(path, header, rows, *, bom=False, delimiter=",", newline="\n", decimal=".", sheet="Sheet1",
                 digits=4, labels=()) -> None:
     """Write ``header`` and ``rows`` (lists of text, numbers or None) atomically as CSV (``delimiter``,

@@ -65,6 +65,12 @@ def test_a_decimal_comma_cut_on_the_command_line(tmp_path):
     assert res.exit_code == 0, res.output
     assert "at cut 3.5 (a paper passes" in res.stderr and "fail" in (tmp_path / "c.csv").read_text(encoding="utf-8-sig")
     assert "3 to 5" not in (tmp_path / "c.csv").read_text(encoding="utf-8-sig")
+    # the change list as the adjusted file and the app's: the input's ; and decimal commas (it was commas and
+    # points, one text column in the spreadsheet of a decimal-comma locale that read the input; a staff tester's)
+    lines = (tmp_path / "c.csv").read_text(encoding="utf-8-sig").splitlines()
+    assert lines[0].startswith("paper;ratings;given;adjusted;change") and "," not in lines[0]
+    given = [row.split(";")[2] for row in lines[1:]]
+    assert all(re.fullmatch(r"\d,\d{4}", g) for g in given) and "2,5000" in given
 
 
 def test_probability_of_a_level_is_the_normal_mass_between_its_cuts():
