@@ -582,6 +582,8 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
     if header is None:
         raise InputError("empty sheet", path)
     _refuse_unsaved_formulas(path, sheet, header, {n for n, row in rows if "" in row.values()})
+    if member:
+        _refuse_merged_cells(path, member.lstrip("/"), header, rows, required)
     hidden = hidden_rows(path, member.lstrip("/"), {n for n, _ in rows}) if member else []
     notes = () if not hidden else (
         f"{path}: {len(hidden)} row(s) of the sheet {ws.title!r} are hidden (rows {_ranges(hidden)}; a filter?) and "
@@ -617,6 +619,51 @@ def hidden_rows(path, member: str, read: set) -> list:
     except (KeyError, OSError, zipfile.BadZipFile):
         return []
     return sorted(n for n in set(found) if n in read)
+
+
+#: A merged range of a sheet's XML (``<mergeCell ref="C4:C5"/>``): its corners
+_MERGED = re.compile(rb'<(?:\w+:)?mergeCell\b[^>]*?\bref="([A-Z]+)(\d+):([A-Z]+)(\d+)"')
+
+
+def _column_number(letters: bytes) -> int:
+    n = 0
+    for c in letters:
+        n = n * 26 + c - 64
+    return n
+
+
+def _refuse_merged_cells(path, member: str, header, rows, required) -> None:
+    """An :class:`InputError` where a cell of a column read (``required``) is blank because it lies in merged
+    cells (Excel keeps the value in the range's first cell, the others blank): a staff tester's export
+    merged two ratings' equal scores, and the second rating was skipped as "without a usable score", exit 0
+    (merged paper or grade cells said "blank").  The sheet's XML is scanned only where such a cell is blank."""
+    import zipfile
+
+    cols = [k for k, h in enumerate(header) if h in set(required)]
+    blank = [(n, k) for n, row in rows for k in cols if not row.get(header[k], "").strip()]
+    if not blank:
+        return
+    ranges, tail = [], b""
+    try:
+        with zipfile.ZipFile(path) as z, z.open(member) as fh:
+            while block := fh.read(1 << 20):
+                text = tail + block
+                cut = max(text.rfind(b"<"), 0)
+                ranges += [(_column_number(a), int(r0), _column_number(b), int(r1))
+                           for a, r0, b, r1 in _MERGED.findall(text[:cut])]
+                tail = text[cut:]
+            ranges += [(_column_number(a), int(r0), _column_number(b), int(r1)) for a, r0, b, r1 in _MERGED.findall(tail)]
+    except (KeyError, OSError, zipfile.BadZipFile):
+        return
+    from openpyxl.utils import get_column_letter
+
+    for n, k in blank:
+        for c0, r0, c1, r1 in ranges:
+            if r0 <= n <= r1 and c0 <= k + 1 <= c1 and (n, k + 1) != (r0, c0):
+                span = f"{get_column_letter(c0)}{r0}:{get_column_letter(c1)}{r1}"
+                raise InputError(f"cell {get_column_letter(k + 1)}{n} is blank, part of the merged cells {span} (Excel "
+                                 "keeps their value in the first cell alone): unmerge them and fill each row",
+                                 path, n, header[k])
 
 
 def _ranges(numbers, limit=5) -> str:

@@ -51,3 +51,30 @@ def test_a_tag_cut_at_a_block_end_is_found(tmp_path):
         ws.row_dimensions[n].hidden = True
     wb.save(path)
     assert hidden_rows(path, "xl/worksheets/sheet1.xml", set(range(1, 9_000))) == hide
+
+
+def test_merged_cells_in_a_column_read_are_an_error_naming_the_range(tmp_path):
+    """A district export that merges equal neighbouring cells: Excel keeps the value in the range's first cell,
+    the others blank.  Merged scores lost a rating as "without a usable score (blank or NA) skipped", exit 0;
+    merged papers or grades said "blank".  Now an error names the cell and its merged range; merged cells in
+    a column that is not read change nothing."""
+    import pytest
+
+    from ratercal_cli.errors import InputError
+
+    path = tmp_path / "m.xlsx"
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["paper", "rater", "score", "note"])
+    for p in range(1, 7):
+        ws.append([f"P{p}", "A", p % 4, "same"])
+        ws.append([f"P{p}", "B", p % 4 if p == 2 else (p + 1) % 4, "same"])
+    ws.merge_cells("D2:D13")   # (a column not read)
+    wb.save(path)
+    assert rc.read_ratings(path, scale="0-3").n_ratings == 12
+    ws.merge_cells("C4:C5")    # P2's two equal scores
+    wb.save(path)
+    with pytest.raises(InputError) as got:
+        rc.read_ratings(path, scale="0-3")
+    assert str(got.value) == (f"{path}:5: score: cell C5 is blank, part of the merged cells C4:C5 (Excel keeps their "
+                              "value in the first cell alone): unmerge them and fill each row")
