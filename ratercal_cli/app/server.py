@@ -231,6 +231,8 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
             # another sheet or separator: its preview and guesses first
             _preview(u, settings.get("sheet"), None if u.workbook else settings.get("sep"))
             return go(f"/d/{u.id}/columns")
+        # a scale left as the lowest and highest scores found (the page's guess) is said on the decision page
+        settings["scale_guessed"] = bool(u.guess is not None and u.guess.scale and settings["scale"] == u.guess.scale)
         u.settings = settings
         if u.years:
             order = _year_order(u, form)
@@ -511,7 +513,7 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
                   "scale": g.scale or "", "cut": "", "levels": "", "resolve": False, "discrepancy": 1,
                   "sheet": sheet, "simulate": 0, "sep": sep or "auto", "confidence": 90,
                   "decimal": "point" if u.workbook else _decimal_mark(rows, sep), "encoding": encoding or "",
-                  "leave_out": ""}
+                  "leave_out": "", "fold_labels": False}
 
 
 def _decodes(path, encoding) -> bool:
@@ -575,7 +577,7 @@ def _form_settings(form) -> dict:
             "sep": one("sep") if one("sep") in ("auto", "comma", "semicolon", "tab") else "auto",
             "decimal": "comma" if one("decimal") == "comma" else "point",
             "encoding": one("encoding") if one("encoding") in ("cp1252", "latin-1") else "",
-            "leave_out": one("leave_out") or ""}
+            "leave_out": one("leave_out") or "", "fold_labels": form.get("fold_labels") == "on"}
 
 
 # -- check's findings in plain words -------------------------------------------------------------

@@ -23,7 +23,7 @@ SETTING_NAMES = {"paper_col": "Student (paper)", "rater_col": "Rater", "score_co
                  "score_cols": "Criterion columns", "rater_cols": "Rater columns", "facet_cols": "Facet columns",
                  "sheet": "Sheet", "sep": "Separator", "decimal": "Decimal mark", "encoding": "Encoding", "resolve": "Resolve third readings",
                  "discrepancy": "Resolve third readings", "method": "Adjust by", "methods": "Adjust by",
-                 "anchors": "Years", "leave_out": "Leave out raters"}
+                 "anchors": "Years", "leave_out": "Leave out raters", "fold_labels": "Merge look-alike labels"}
 
 
 def _named(name: str) -> str:
@@ -67,11 +67,16 @@ def read(src: Source):
                                    s["discrepancy"], decimal=s.get("decimal") or "point" if not src.workbook else "point",
                                    sheet=s["sheet"] if src.workbook else None, facet_cols=tuple(s["facets"]),
                                    score_cols=s["score_cols"] or None, rater_cols=s["rater_cols"] or None,
-                                   leave_out=s.get("leave_out") or ())   # (the reader splits it: "Smith, J" whole)
+                                   leave_out=s.get("leave_out") or (),   # (the reader splits it: "Smith, J" whole)
+                                   fold_labels=bool(s.get("fold_labels")))
     except RatercalError as exc:   # name the file as the user knows it, not our copy
         raise RatercalError(user_message(src, exc)) from None
     # the results, the report and the memo name the file as the user knows it, not our copy
     table.warnings = [w.replace(str(src.path), src.name) for w in table.warnings]
+    if s.get("scale_guessed"):   # (the command line says as much where no --scale is given)
+        table.warnings.insert(0, f"{src.name}: \u201cScale\u201d {s['scale']} is the lowest and highest scores "
+                                 "found in the file, not a scale given: if the rubric's is another (a score typed "
+                                 "outside it, or no one gave its lowest or highest), set it on the columns page")
     table.path = Path(src.name)
     return table
 

@@ -4,6 +4,7 @@ browser.  Fast: a small file; the README's example in a real browser is test_app
 
 import csv
 import hashlib
+import html
 import io
 import re
 
@@ -697,3 +698,29 @@ def test_a_rater_of_few_papers_is_left_out_by_the_pages_setting(client):
     assert "<th>raters left out</th><td>X9</td>" in memo
     adjusted = list(csv.DictReader(io.StringIO(c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8-sig"))))
     assert [r_["flag"] for r_ in adjusted if r_["rater"] == "X9"] == ["left out"] * 3
+
+
+def test_a_guessed_scale_and_the_file_warnings_are_on_the_decision_page(client):
+    """A staff tester's file: scores 2-7 on a 0-5 rubric (a typo 7, no one gave 0 or 1), and one rater written
+    "R2" and "r2".  The app filled Scale with 2-7 unmarked and checked on it without a word (the command line
+    warns where no --scale is given), and the look-alike labels' warning was only in the full report, telling
+    the user to "give fold_labels", which the page had no field for.  The scale is marked guessed, the decision
+    page says it and the file's warnings in the page's words, and "Merge look-alike labels" merges them."""
+    rows = ["student,rater,score"] + [f"S{p:03d},{'r2' if p == 7 and k == 1 else f'R{(p + k) % 4 + 1}'},"
+                                      f"{7 if p == 3 and k == 0 else 2 + (p + 2 * k) % 4}" for p in range(40) for k in range(2)]
+    c = login(client)
+    uid, u = upload(c, ("\n".join(rows) + "\n").encode(), "typo.csv")
+    assert u.settings["scale"] == "2-7" and 'id="scale_guessed"' in c.get(f"/d/{uid}/columns").text
+    form = {"paper": "student", "rater": "rater", "score": "score", "scale": "2-7"}
+    c.post(f"/d/{uid}/columns", data=form)
+    page = html.unescape(run_job(c, u, f"/d/{uid}/decision").text)
+    assert 'id="file_warnings"' in page
+    assert ("typo.csv: \u201cScale\u201d 2-7 is the lowest and highest scores found in the file, not a scale given: "
+            "if the rubric's is another") in page
+    assert "counted as different raters (give \u201cMerge look-alike labels\u201d to merge them)" in page
+    assert "fold_labels" not in page and u.checked.reports[0].raters and len(u.checked.reports[0].raters) == 5
+    c.post(f"/d/{uid}/columns", data={**form, "scale": "0-7", "fold_labels": "on"})   # (set, and merged)
+    page = html.unescape(run_job(c, u, f"/d/{uid}/decision").text)
+    assert "lowest and highest scores found" not in page and "counted as different raters" not in page
+    assert "folded into one label each (\u201cMerge look-alike labels\u201d): 'R2' <- 'r2'" in page
+    assert len(u.checked.reports[0].raters) == 4
