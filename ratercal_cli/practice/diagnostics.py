@@ -256,6 +256,27 @@ def _who(raters, n=4):
     return ("rater " if len(raters) == 1 else "raters ") + ", ".join(raters[:n]) + more
 
 
+def _fold_remedy(ratings: Ratings, labels) -> str:
+    """The remedy where Chapter 5's rule stops for raters of few papers whose labels are another rater's written
+    otherwise ("3.0" beside "3", "r2" beside "R2": :func:`.ratings_file.label_key`): merging them, not leaving
+    their readings out (a tester's rater "3.0", 3 papers, was one rater "3" exported as a decimal); "" where
+    none is."""
+    from ..errors import mention
+    from .ratings_file import label_key
+
+    keys: dict = {}
+    for label in ratings.rater_ids:
+        keys.setdefault(label_key(str(label), zeros=True), []).append(str(label))
+    alike = [(str(label), [o for o in keys[label_key(str(label), zeros=True)] if o != str(label)]) for label in labels]
+    alike = [(label, others) for label, others in alike if others]
+    if not alike:
+        return ""
+    said = "; ".join(f"{label!r} is {' or '.join(map(repr, others))} written otherwise" for label, others in alike)
+    flag = mention("fold_labels", True)
+    give = "fold_labels=True" if flag.startswith("fold_labels") else flag
+    return f"; {said}: merge them ({give}) and check again"
+
+
 def _leave_out(ratings: Ratings, labels) -> str:
     """The remedy where Chapter 5's rule stops for raters of few papers whose every paper another rater read
     too: leaving their readings out lets the others be adjusted (a staff member was told only "no
@@ -549,7 +570,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     rec, reason = recommend(rule_min, assignment, warranted, all_scored_all,
                             [r["rater"] for r in counted if r["papers"] == rule_min], under_ids)
     if rec == "NO" and under_ids and reason.startswith(("rater ", "raters ")):
-        reason += _leave_out(ratings, under_ids)
+        reason += _fold_remedy(ratings, under_ids) or _leave_out(ratings, under_ids)
     notes = []
     if len(counted) < len(raters):
         thin = [str(r["rater"]) for r in raters if r["papers"] < MIN_RATINGS]

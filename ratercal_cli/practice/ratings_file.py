@@ -161,19 +161,24 @@ _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), Non
 #: Leading zeros of a number in a label (``007``, ``R07``; not ``1.05``'s): a spreadsheet's number cell 7
 #: and text cell "007" name one rater.
 _LEADING_ZEROS = re.compile(r"(?<![0-9.])0+(?=[0-9])")
+#: ... and a whole number's decimal zeros (``3.0``, ``R3.00``; not ``2.50``'s): an integer column that had a
+#: blank, exported by pandas as floats, wrote rater 3 as "3.0" (a tester's file: rater "3.0" of 3 papers,
+#: apart from "3", stopped the adjustment of every paper, unwarned)
+_POINT_ZEROS = re.compile(r"(?<=[0-9])\.0+(?![0-9])")
 
 
 def label_key(label: str, confusables: bool = False, zeros: bool = False) -> str:
     """What a label looks like to a reader: Unicode compatibility form (NFKC: a precomposed and a
     decomposed "Zoë" are one), invisible characters removed, runs of whitespace as one space,
-    case folded; with ``zeros``, a number's leading zeros dropped (``007`` and ``7``); with
+    case folded; with ``zeros``, a number's leading zeros and a whole number's decimal zeros dropped
+    (``007``, ``7.0`` and ``7``); with
     ``confusables``, then Unicode's confusable skeleton (UTS #39, :func:`.skeleton.skeleton`: a
     Cyrillic "Аdams" and "Adams" are one).  Two labels with the same key are lookalikes."""
     if not label.isascii():
         label = unicodedata.normalize("NFKC", label).translate(_INVISIBLE)
     key = " ".join(label.split()).casefold()
     if zeros and "0" in key:
-        key = _LEADING_ZEROS.sub("", key)
+        key = _POINT_ZEROS.sub("", _LEADING_ZEROS.sub("", key))
     if confusables:
         from .skeleton import skeleton
 
@@ -228,21 +233,23 @@ def _most_used_first(groups, counts) -> list:
     return [sorted(g, key=lambda lab: -n[lab]) for g in groups]
 
 
-#: A label that is a whole number written with leading zeros (``000123``), in the NUL-joined labels
-_ZERO_LED_NUMBER = re.compile(r"\x00(0+)([0-9]+)(?=\x00|$)")
+#: A label that is a whole number (``000123``, ``123.0``), in the NUL-joined labels: its leading zeros, digits
+#: and decimal zeros
+_WHOLE_NUMBER = re.compile(r"\x00(0*)([0-9]+)(\.0+)?(?=\x00|$)")
 
 
 def _zero_led_numbers(distinct, counts, joined=None) -> list:
     """Groups (most used first) of the ``distinct`` labels that are one whole number with and without
-    leading zeros (``000123`` and ``123``: a spreadsheet's number cell and a text cell of one student's
-    id).  For a paper column, too long for :func:`label_key` a label: one scan of the joined labels,
-    none at all where no label starts with 0."""
+    leading zeros or decimal zeros (``000123``, ``123.0`` and ``123``: a spreadsheet's number cell and a
+    text cell of one student's id).  For a paper column, too long for :func:`label_key` a label: one scan of
+    the joined labels, none at all where no label starts with 0 or has ``.0``."""
     joined = joined or "\0" + "\0".join(distinct)
-    if "\x000" not in joined:
+    if "\x000" not in joined and ".0" not in joined:
         return []
     by_number: dict = {}
-    for zeros, digits in _ZERO_LED_NUMBER.findall(joined):
-        by_number.setdefault(digits, []).append(zeros + digits)
+    for zeros, digits, point in _WHOLE_NUMBER.findall(joined):
+        if zeros or point:
+            by_number.setdefault(digits, []).append(zeros + digits + point)
     present = set(distinct)
     # (the zero-padded spelling first: kept on a tie by --fold-labels, the ids' own format, which a number
     # cell lost)
@@ -277,13 +284,17 @@ WHY = "differ only in case, spacing, Unicode form or lookalike characters of ano
 WHY_ASCII = "differ only in characters that look alike (1 and l, 0 and O: a typing slip?)"
 #: ... labels that differ only in a number's leading zeros
 WHY_ZEROS = "differ only in leading zeros (7 and 007: a number cell and a text cell of a spreadsheet?)"
+#: ... or in a whole number's decimal zeros
+WHY_POINT = ("differ only in how a number is written (3 and 3.0: a column of whole numbers exported as decimals, as "
+             "pandas writes one with a blank cell?)")
 
 
 def _why(group) -> str:
-    """:data:`WHY`, or :data:`WHY_ZEROS` for labels that differ only in a number's leading zeros, or
-    :data:`WHY_ASCII` for ASCII labels that differ by more than case and spacing."""
+    """:data:`WHY`, :data:`WHY_ZEROS` for labels that differ only in a number's leading zeros or :data:`WHY_POINT`
+    in its decimal zeros too, or :data:`WHY_ASCII` for ASCII labels that differ by more than case and spacing."""
     if len({label_key(lab) for lab in group}) > 1 and len({label_key(lab, zeros=True) for lab in group}) == 1:
-        return WHY_ZEROS
+        leading = {_LEADING_ZEROS.sub("", label_key(lab)) for lab in group}
+        return WHY_ZEROS if len(leading) == 1 else WHY_POINT
     ascii_only = all(lab.isascii() for lab in group)
     return WHY_ASCII if ascii_only and len({label_key(lab) for lab in group}) > 1 else WHY
 

@@ -8,6 +8,7 @@ import pytest
 
 import ratercal_cli as rc
 from ratercal_cli.practice.skeleton import ascii_prototypes, prototypes
+from support import run
 
 ROWS = [("P1", "R1", 1), ("P1", "R2", 2), ("P2", "Rl", 3), ("P2", "R2", 2), ("P3", "R1", 0), ("P3", "R2", 1),
         ("Pl", "R2", 1), ("Pl", "R1", 1)]
@@ -60,3 +61,31 @@ def test_a_raters_number_and_its_zero_padded_text_are_warned_of_and_folded(tmp_p
     assert any("1 group(s) of group labels differ only in leading zeros" in n and "'8' / '08'" in n for n in g.notes)
     folded = rc.read_ratings(path, scale="0-3", fold_labels=True)
     assert sorted(folded.rater_ids) == ["12", "7"]
+
+
+def test_a_raters_number_written_as_a_decimal_is_warned_of_folded_and_named_as_the_remedy(tmp_path):
+    """An integer column with a blank, exported by pandas as floats: rater 3 written "3.0" on a few rows.  A
+    rater "3.0" of 3 papers, apart from "3", unwarned, stopped the adjustment of every paper by Chapter 5's rule,
+    and the advice was to leave its readings out rather than merge them (a tester's file).  Now it is warned of
+    as a number written otherwise, the rule's reason names the merge, and --fold-labels makes one rater; a
+    student's id "123.0" beside "123" is one paper too.  ("2.50" is not "2.5"'s: no whole number.)"""
+    src = tmp_path / "r.csv"
+    rows = ["paper,rater,score"]
+    for p in range(1, 61):
+        first = "3.0" if p in (4, 16, 28) else str(1 + p % 6)
+        rows += [f"P{p},{first},{(p * 7) % 6}", f"P{p},{1 + (p + 3) % 6},{(p * 5 + 1) % 6}"]
+    src.write_text("\n".join(rows) + "\n")
+    out = run("check", src, "--scale", "0-5", "--no-rasch")
+    assert out.exit_code == 0, out.output
+    assert (f"{src}: rater: raters '3' and '3.0' differ only in how a number is written (3 and 3.0: a column of "
+            "whole numbers exported as decimals") in out.output
+    rule = next(line for line in out.output.splitlines() if line.startswith("CHAPTER 5 RULE"))
+    assert rule.startswith("CHAPTER 5 RULE: NO -- rater 3.0 scored only 3") and \
+        rule.endswith("'3.0' is '3' written otherwise: merge them (--fold-labels) and check again")
+    folded = run("check", src, "--scale", "0-5", "--no-rasch", "--fold-labels")
+    assert "'3' <- '3.0'" in folded.output and "rater 3.0" not in folded.output
+    papers = tmp_path / "p.csv"
+    papers.write_text("paper,rater,score\n123,R1,3\n123.0,R2,4\n2.50,R1,2\n2.5,R2,3\n")
+    with pytest.warns(UserWarning, match=r"1 group\(s\) of paper labels differ only in how a number is written .*'123.0' / '123'"):
+        r = rc.read_ratings(papers, scale="0-5")
+    assert r.n_papers == 4 and rc.read_ratings(papers, scale="0-5", fold_labels=True).n_papers == 3
