@@ -440,6 +440,10 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True, tex
                 if spill is not None:
                     raise InputError(f"field {spill + 1} has a value, and its column no name", path, start)
                 row = row[:width]
+            if len(row) != width and any("\n" in c or "\r" in c for c in row):   # (a quoted field across lines)
+                raise InputError("a double quote opened on this line is never closed on it: the lines after it "
+                                 f"were read into one field (lines {start}-{reader.line_num}); close it, or remove it",
+                                 path, start)
             if len(row) != width:
                 mark = {",": "comma", "\t": "tab", ";": "semicolon"}.get(delimiter, repr(delimiter))
                 more = (f" (a {mark} inside a field -- a name such as 'Smith{delimiter} J.' or a decimal comma -- "
@@ -460,6 +464,12 @@ def check_text(text: str, path) -> None:
         raise InputError("empty file", path)
     if "\0" in text:   # no character of a text export: a label would carry it into the output
         at = text.index("\0")
+        head = text[:200]
+        if len(head) >= 4 and head.count("\0") >= len(head) // 2 - 1 and ("\0" not in head[0::2] or "\0" not in head[1::2]):
+            from .errors import mention   # (every other character a NUL: ASCII text in two bytes a character)
+            order = "le" if "\0" not in head[0::2] else "be"
+            raise InputError(f"every other byte is NUL: UTF-16 text without a byte-order mark? give "
+                             f"{mention('encoding', 'utf-16-' + order)}", path, 1)
         raise InputError(f"a NUL byte at character {at - text.rfind(chr(10), 0, at)} of the line: "
                          "not a text export, or a damaged one", path, text.count("\n", 0, at) + 1)
 

@@ -576,7 +576,7 @@ def _form_settings(form) -> dict:
             "confidence": number("confidence", 90, 50, 99),
             "sep": one("sep") if one("sep") in ("auto", "comma", "semicolon", "tab") else "auto",
             "decimal": "comma" if one("decimal") == "comma" else "point",
-            "encoding": one("encoding") if one("encoding") in ("cp1252", "latin-1") else "",
+            "encoding": one("encoding") if one("encoding") in ("cp1252", "latin-1", "utf-16-le", "utf-16-be") else "",
             "leave_out": one("leave_out") or "", "fold_labels": form.get("fold_labels") == "on"}
 
 

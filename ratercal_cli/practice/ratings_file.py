@@ -539,6 +539,25 @@ def _cell_text(v) -> str:
     return str(v)
 
 
+def _not_a_workbook(path, exc) -> str:
+    """Why a file that starts as a zip archive (as an .xlsx does) is not read as a workbook: a zip of other
+    files (a staff tester's zip named .csv was told openpyxl's "does not support .csv file format ... save
+    it as CSV"), or a workbook openpyxl cannot open (its reason, in one line)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+    except (OSError, zipfile.BadZipFile):
+        names = None
+    if names is not None and "[Content_Types].xml" not in names:
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        return (f"a zip archive ({shown or 'empty'}), not a text export or an Excel workbook: unzip it and give the "
+                "file of ratings")
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"not readable as an .xlsx workbook ({type(exc).__name__}: {reason}); save the sheet as CSV from Excel"
+
+
 def read_xlsx(path, required, sheet=None, hint="") -> Source:
     """One sheet (``sheet``, or the only one) of an Excel workbook, by openpyxl, as rows of text;
     wholly empty rows skipped, line numbers the sheet's row numbers."""
@@ -549,8 +568,7 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
     try:
         wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:   # openpyxl raises zipfile, KeyError and its own errors on a bad file
-        raise InputError(f"not readable as an .xlsx workbook ({type(exc).__name__}: {exc}); save it as CSV",
-                         path) from None
+        raise InputError(_not_a_workbook(path, exc), path) from None
     try:
         names = wb.sheetnames
         if sheet is None and len(names) > 1:

@@ -137,6 +137,33 @@ def test_a_nul_byte_is_refused_naming_its_line(tmp_path):
                                      "or a damaged one"
 
 
+def test_utf16_without_a_mark_a_zip_and_an_unclosed_quote_say_what_they_are(tmp_path):
+    """A staff tester's files: UTF-16 without a byte-order mark was "a NUL byte ... damaged" (--encoding
+    utf-16-le reads it); a zip named .csv was told openpyxl's "does not support .csv file format ... save it
+    as CSV"; a quote never closed was "expected 3 fields, found 1"."""
+    text = "paper,rater,score\nP1,A,3\nP1,B,4\nP2,A,2\nP2,B,3\n"
+    u16 = tmp_path / "u16.csv"
+    u16.write_bytes(text.encode("utf-16-le"))
+    res = run("check", u16, "--scale", "0-5", "--no-rasch")
+    assert res.exit_code == 2 and res.stderr.strip() == (f"error: {u16}:1: every other byte is NUL: UTF-16 text "
+                                                         "without a byte-order mark? give --encoding utf-16-le")
+    assert run("check", u16, "--scale", "0-5", "--no-rasch", "--encoding", "utf-16-le").exit_code == 0
+    import zipfile
+
+    z = tmp_path / "z.csv"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("ratings.csv", text)
+    res = run("check", z, "--scale", "0-5")
+    assert res.exit_code == 2 and res.stderr.strip() == (f"error: {z}: a zip archive (ratings.csv), not a text export "
+                                                         "or an Excel workbook: unzip it and give the file of ratings")
+    q = tmp_path / "q.csv"
+    q.write_text(text.replace("P1,B,4", '"P1,B,4'))
+    res = run("check", q, "--scale", "0-5")
+    assert res.exit_code == 2 and res.stderr.strip() == (
+        f"error: {q}:3: a double quote opened on this line is never closed on it: the lines after it were read "
+        "into one field (lines 3-5); close it, or remove it")
+
+
 # -- 3. raters with too few ratings -------------------------------------------------------
 @pytest.mark.parametrize("code", method_codes())
 def test_every_method_leaves_a_rater_with_one_rating_unadjusted(code):
