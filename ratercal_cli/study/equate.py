@@ -125,7 +125,7 @@ def run_equate(run_dir, methods=None, variants=None, codes=None, force=False, qu
     folder's lock (:meth:`~ratercal_cli.study.run.Run.lock`) unless ``run_dir`` is a run that
     holds it already."""
     from . import Run
-    from .simulate import jobs_within_memory, ordered_cells, write_run_manifest
+    from .simulate import edited_outputs, jobs_within_memory, ordered_cells, say_edited, write_run_manifest
 
     from ..config import import_user_methods
 
@@ -135,9 +135,11 @@ def run_equate(run_dir, methods=None, variants=None, codes=None, force=False, qu
         runner = runner or Runner(force=force)
         cells = ordered_cells(run, codes)
         stages = equate_stages(run, cells, tuple(variants or run.config.variants), methods)
+        edited = [] if quiet else edited_outputs(run, cells)
         runner.ensure_many(stages, jobs=jobs_within_memory(run.config, cells, jobs),
                            progress=lambda it, total: progress(it, total=total, desc="equate", quiet=quiet,
                                                                unit="set"))
+        say_edited(edited)
         if manifest:   # score writes it once itself, after scoring
             write_run_manifest(run)
         return runner

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from .. import __version__
 from ..io import write_json
@@ -64,13 +65,48 @@ def run_stage(run, stage_name, codes=None, force=False, quiet=False, runner=None
             return runner
         cls = STAGES[stage_name]
         cells = ordered_cells(run, codes)
+        edited = [] if quiet else edited_outputs(run, cells)
         bar = progress(total=len(cells), desc=stage_name, quiet=quiet, unit="set")
         try:
             runner.ensure_sequences([[cls(run, c) for c in seq] for seq in independent_sequences(run, cells)],
                                     jobs=jobs_within_memory(run.config, cells, jobs), bar=bar)
         finally:
             bar.close()
+        say_edited(edited)
         return runner
+
+
+def say_edited(paths) -> None:
+    """A warning for each file of :func:`edited_outputs`, once its stage has made it again."""
+    for path in paths:
+        print(f"warning: {path}: changed since ratercal wrote it (by hand?), and made again from its inputs: a run's "
+              "files are remade from its config; to keep a change, copy the file out of the run", file=sys.stderr)
+
+
+def edited_outputs(run, cells) -> list:
+    """The files of the sets ``cells``' stages (``pargen``, ``truegen``, ``obsgen``, ``equate/<variant>``) that
+    changed after their stage's manifest recorded them: modified later than it and no longer the digest it
+    recorded (a staff tester's hand edit of ``obsgen/ratings.csv`` was remade by ``adjust RUN`` without a word).
+    Only the files modified after their manifest are hashed."""
+    from ..io import sha256_file
+
+    found = []
+    for c in cells:
+        folders = [run.root / c.code / s for s in ("pargen", "truegen", "obsgen")]
+        folders += [run.root / c.code / "equate" / v for v in VARIANTS]
+        for folder in folders:
+            try:
+                made = (folder / MANIFEST).stat().st_mtime_ns
+            except OSError:
+                continue
+            for rel, digest in ((read_manifest(folder / MANIFEST) or {}).get("outputs") or {}).items():
+                path = run.root / rel
+                try:
+                    if path.stat().st_mtime_ns > made and sha256_file(path) != digest:
+                        found.append(path)
+                except OSError:
+                    continue
+    return found
 
 
 def write_run_manifest(run) -> None:

@@ -353,3 +353,24 @@ def test_a_created_run_takes_the_lock_after_its_creation(small, tmp_path):
         with pytest.raises(RatercalError, match="in use by ratercal score"):
             with run.lock("score"):   # another object of the same folder: refused
                 pass
+
+
+def test_a_hand_edit_of_a_runs_file_is_said_when_it_is_made_again(small, tmp_path):
+    """A staff tester edited ``RUN/<set>/obsgen/ratings.csv``; ``adjust RUN`` made it again from its inputs (as a
+    stage whose output changed is redone) without a word.  It now says so, once."""
+    run = tmp_path / "run"
+    assert CliRunner().invoke(cli, ["simulate", str(small), "--out", str(run), "-q"]).exit_code == 0
+    (ratings,) = run.glob("*/obsgen/ratings.csv")
+    before = ratings.read_bytes()
+    lines = before.decode().splitlines(keepends=True)
+    fields = lines[1].split(",")
+    fields[2] = "9"   # (the first rating's score)
+    lines[1] = ",".join(fields)
+    ratings.write_text("".join(lines))
+    res = CliRunner().invoke(cli, ["adjust", str(run)])
+    assert res.exit_code == 0, res.output
+    assert (f"warning: {ratings}: changed since ratercal wrote it (by hand?), and made again from its inputs"
+            in res.stderr)
+    assert ratings.read_bytes() == before
+    again = CliRunner().invoke(cli, ["adjust", str(run)])
+    assert again.exit_code == 0 and "changed since" not in again.stderr
