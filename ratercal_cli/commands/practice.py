@@ -200,8 +200,8 @@ def _refuse_file_options(ctx, source):
     for param in ctx.command.params:
         if param.name in FILE_ONLY and ctx.get_parameter_source(param.name) not in (
                 None, ParameterSource.DEFAULT):
-            raise InputError(f"{'/'.join(param.opts)} applies only to a ratings file, and {source} is "
-                             "a run folder")
+            what = "a run folder" if (Path(source) / "config.yaml").is_file() else "a folder (not a ratings file)"
+            raise InputError(f"{'/'.join(param.opts)} applies only to a ratings file, and {source} is {what}")
 
 
 def _variant_option(default_help):

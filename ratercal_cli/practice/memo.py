@@ -27,7 +27,10 @@ METHOD_NAMES = {
     "MN": "mean equating", "TMN": "truncated mean equating",
     "LI": "linear equating", "TLI": "truncated linear equating",
     "EQP": "equipercentile equating", "OLS": "ordinary least squares", "TLS": "truncated least squares",
-    "WLS": "weighted least squares", "RAS": "the rating-scale model", "PCM": "the partial-credit model",
+    "WLS": "weighted least squares", "RAS": "the Rasch extension (de Gruijter 1984)",
+    "PCM": "the partial-credit model",
+    "PWEQP": "equipercentile equating averaged with the raters' precision weights",
+    "SEQP": "equipercentile equating after presmoothing",
     "MML": "the Rasch model by marginal maximum likelihood", "MFRM": "the many-facet Rasch model",
     "CML": "the Rasch model by conditional maximum likelihood", "RSM": "the rating scale model",
 }
