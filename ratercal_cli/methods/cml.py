@@ -405,40 +405,64 @@ def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2, target=None):
     P = target.P
     hess = np.zeros(P * P + 1) if order >= 2 else None   # the last: where non-parameters go
     first = True
-    for g in groups.sizes:
-        items, ug, ur, w, gstart = g["items"], g["unit_group"], g["unit_r"], g["unit_w"], g["gstart"]
-        E = eps[items]  # (G, s, K)
-        G, s = items.shape
-        full, loo, lto = _esf_products(E)
-        gam = full[ug, ur]  # (U,)
-        if not np.all(gam > 0) or not np.all(np.isfinite(gam)):
-            raise MethodError("CML: elementary symmetric functions under- or overflowed")
-        ll -= np.dot(w, np.log(gam))
-        # P(X_i = x | r) = eps[i, x] * gamma_{r-x}(S \ i) / gamma_r(S)     (U, s, K)
-        Eu = E.reshape(G * s, K)[g["eidx"]]
-        P1 = np.append(loo.ravel(), 0.0)[g["idx1"]] * Eu / gam[:, None, None]
-        wP1 = w[:, None, None] * P1
-        wp_sum = np.add.reduceat(wP1, gstart, axis=0)  # (G, s, K)
-        grad += np.bincount(g["gflat"], weights=wp_sum.ravel(), minlength=J * K)
-        if order < 2:
-            continue
-        Aloc, pidx = target.scatter(g)
-        m = s * K if Aloc is None else Aloc.shape[1]
-        # each set size summed on its own, then added (as a bincount per size did: the same roundings,
-        # which matter along a diverging estimate's direction of almost no information)
-        part = hess if first else np.zeros_like(hess)
-        for a, b, block in _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, g["pairs"]):
-            if Aloc is not None:   # Aloc' B Aloc, as two products over the chunk's sets at once
-                block = (block.reshape(-1, s * K) @ Aloc).reshape(b - a, s * K, m)
-                block = np.ascontiguousarray(block.transpose(0, 2, 1)).reshape(-1, s * K) @ Aloc
-            np.add.at(part, target.indices(pidx, a, b), block.ravel())
-        if part is not hess:
-            hess += part
-        first = False
+    bar = _information_bar(groups, K) if order >= 2 else None
+    try:
+        for g in groups.sizes:
+            items, ug, ur, w, gstart = g["items"], g["unit_group"], g["unit_r"], g["unit_w"], g["gstart"]
+            E = eps[items]  # (G, s, K)
+            G, s = items.shape
+            full, loo, lto = _esf_products(E)
+            gam = full[ug, ur]  # (U,)
+            if not np.all(gam > 0) or not np.all(np.isfinite(gam)):
+                raise MethodError("CML: elementary symmetric functions under- or overflowed")
+            ll -= np.dot(w, np.log(gam))
+            # P(X_i = x | r) = eps[i, x] * gamma_{r-x}(S \ i) / gamma_r(S)     (U, s, K)
+            Eu = E.reshape(G * s, K)[g["eidx"]]
+            P1 = np.append(loo.ravel(), 0.0)[g["idx1"]] * Eu / gam[:, None, None]
+            wP1 = w[:, None, None] * P1
+            wp_sum = np.add.reduceat(wP1, gstart, axis=0)  # (G, s, K)
+            grad += np.bincount(g["gflat"], weights=wp_sum.ravel(), minlength=J * K)
+            if order < 2:
+                continue
+            Aloc, pidx = target.scatter(g)
+            m = s * K if Aloc is None else Aloc.shape[1]
+            # each set size summed on its own, then added (as a bincount per size did: the same roundings,
+            # which matter along a diverging estimate's direction of almost no information)
+            part = hess if first else np.zeros_like(hess)
+            for a, b, block in _information_blocks(E, loo, lto, ug, ur, w, gam, wp_sum, g["pairs"]):
+                if Aloc is not None:   # Aloc' B Aloc, as two products over the chunk's sets at once
+                    block = (block.reshape(-1, s * K) @ Aloc).reshape(b - a, s * K, m)
+                    block = np.ascontiguousarray(block.transpose(0, 2, 1)).reshape(-1, s * K) @ Aloc
+                np.add.at(part, target.indices(pidx, a, b), block.ravel())
+                if bar is not None:
+                    bar.update(b - a)
+            if part is not hess:
+                hess += part
+            first = False
+    finally:
+        if bar is not None:
+            bar.close()
     grad = grad.reshape(J, K)
     if hess is not None:
         hess = hess[:P * P].reshape(P, P)
     return ll, grad, hess
+
+
+#: an information of at least this much work (:func:`conditional_work`'s units, ~2e-8 s of CPU each) shows a
+#: progress bar over its rater sets (on a terminal; in the app, its job's progress and Cancel): 21 of 200 raters
+#: a paper, 1M ratings, one information is ~2.5 CPU minutes of a fit's ~19 (``adjust -m CML`` ran silent)
+PROGRESS_WORK = CHECK_WORK
+
+
+def _information_bar(groups: _Groups, K: int):
+    """A progress bar over the rater sets of an information of at least PROGRESS_WORK, else None."""
+    sets = [g["items"].shape for g in groups.sizes]
+    work = sum(float(G) * (s * (K - 1)) ** 2 * (s * (K - 1) + 1) for G, s in sets)
+    if work < PROGRESS_WORK:
+        return None
+    from ..progress import progress
+
+    return progress(total=sum(G for G, _ in sets), desc="CML information", unit="set")
 
 
 def _loglik_grad_hess(tau, cats, groups: _Groups, order=2, target=None):
