@@ -202,14 +202,25 @@ def conditional_work(ratings: Ratings) -> tuple[float, int, int]:
     return work, n_sets, int(size.max(initial=0))
 
 
-def too_costly(ratings: Ratings, budget: float | None = None) -> str | None:
-    """Why ``check`` fits its Rasch models to ``ratings`` by marginal rather than conditional ML (a phrase,
-    to which the caller adds what it fitted instead), or None where the conditional fits' work
-    (:func:`conditional_work`) is within ``budget`` (CHECK_WORK)."""
+#: CPU seconds of a marginal fit (:mod:`.mml`), roughly: a rating's share of its evaluations and, for its ``P``
+#: parameters, its P x P information's factors (measured: 1M ratings, 200 raters, the PCM's 1,000 parameters, ~1 s;
+#: 800 raters, 4,000 parameters, ~18 s)
+MARGINAL_RATING_S = 1e-6
+MARGINAL_PARAMETER_S = 3e-10
+
+
+def too_costly(ratings: Ratings, parameters: int | None = None, budget: float | None = None) -> str | None:
+    """Why ``check`` fits a Rasch model to ``ratings`` by marginal rather than conditional ML (a phrase, to which
+    the caller adds what it fitted instead), or None where the conditional fit's work (:func:`conditional_work`,
+    ~2e-8 s of CPU a unit) is within ``budget`` (CHECK_WORK) or where the marginal fit of ``parameters`` would
+    cost more (MARGINAL_RATING_S, MARGINAL_PARAMETER_S: the PCM of 800 raters, 4,000 parameters, at 2 raters a
+    paper: ~20 s by MML where ~6 s by CML)."""
     work, n_sets, most = conditional_work(ratings)
     if work <= (CHECK_WORK if budget is None else budget):
         return None
     sec = 2e-8 * work
+    if parameters is not None and MARGINAL_RATING_S * ratings.n_ratings + MARGINAL_PARAMETER_S * float(parameters) ** 3 >= sec:
+        return None
     took = f"{sec:.0f} s" if sec < 120 else f"{sec / 60:.0f} minutes"
     return (f"conditional ML would take about {took} of CPU a fit ({n_sets:,} distinct sets of up to {most} raters "
             f"scored the papers, and its information is a (raters x steps)^2 block at every total of every set)")

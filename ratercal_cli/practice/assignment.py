@@ -338,7 +338,8 @@ def network_clusters(ratings: Ratings, W=None):
     """``(paper cluster (P,), rater cluster (J,), modularity, within share)`` of the rater network
     (module docstring, 1); ``(None, None, modularity, nan)`` where it does not split clearly: under
     :data:`MIN_MODULARITY`, or not beyond random assignments of the same design by
-    :data:`NULL_MARGIN` (:func:`null_modularity`).  ``W``: :func:`.network.shared_papers` of
+    :data:`NULL_MARGIN` (:func:`null_modularity`); the modularity nan where :func:`modularity_bound` shows
+    that no split reaches MIN_MODULARITY (Louvain not run).  ``W``: :func:`.network.shared_papers` of
     ``ratings`` where the caller has it."""
     from ..network import shared_papers
 
@@ -346,6 +347,8 @@ def network_clusters(ratings: Ratings, W=None):
     active = np.flatnonzero(ratings.ratings_per_rater() > 0)
     if active.size < 4 or ratings.max_raters_per_paper() < 2:
         return None, None, math.nan, math.nan
+    if modularity_bound(W) < MIN_MODULARITY - 1e-9:   # no split can be kept: no search (800 raters, 2 a paper, 1M
+        return None, None, math.nan, math.nan        # ratings: Louvain took 4-9 s of check's CPU, to find 0.02)
     comms, q = _louvain(W, active, rater_profile(ratings))
     if not comms:
         return None, None, math.nan, math.nan

@@ -478,7 +478,7 @@ def rasch_fit(ratings: Ratings):
     marginal ML (``MML``) where the conditional fit would cost too much (:func:`.cml.too_costly`)."""
     if ratings.max_raters_per_paper() < 2:
         return [], [NEEDS_TWO_RATERS]
-    heavy = too_costly(ratings)
+    heavy = too_costly(ratings, parameters=ratings.n_raters * ratings.max_score)   # (the PCM's)
     try:
         est = (MarginalRaterModel(model="pcm") if heavy else
                ConditionalPCM(model="pcm", standard_errors=False)).fit(ratings)   # the table shows no SE

@@ -40,7 +40,7 @@ from ..errors import MethodError
 from ..fit_stats import fit_from_moments
 from ..methods.cml import ConditionalPCM, rsm_severity_se, too_costly
 from ..methods.mml import MarginalRaterModel
-from ..methods.quality import category_probabilities, estimate_quality, expected_score, moments
+from ..methods.quality import category_probabilities, expected_score, extreme_papers, moments
 from ..ratings import Ratings, natural_key
 from .multiplicity import holm
 from .text import num, pvalue, text_table
@@ -126,7 +126,7 @@ def fit_rater_model(ratings: Ratings) -> RaterModel:
     per paper, unlinked raters, nothing estimable)."""
     if ratings.max_raters_per_paper() < 2:
         raise MethodError("needs two or more raters per paper")
-    heavy = too_costly(ratings)
+    heavy = too_costly(ratings, parameters=ratings.n_raters + ratings.max_score)   # (the rating scale model's)
     if heavy:
         return _marginal_rater_model(ratings, heavy)
     try:
@@ -171,9 +171,9 @@ def from_estimator(est, ratings: Ratings) -> RaterModel:
     se = getattr(est, "severity_se_", None)
     if se is None:
         se = est.se_
-    extreme = getattr(est, "extreme_", None)
+    extreme = vars(est).get("extreme_")   # (where computed already: not the WLE of every paper only for this)
     if extreme is None:
-        _, _, extreme = estimate_quality(ratings.paper, ratings.rater, ratings.score, ratings.n_papers, est.tau_)
+        extreme = extreme_papers(ratings.paper, ratings.rater, ratings.score, ratings.n_papers, est.tau_)
     measured = (np.asarray(extreme) == 0) & (ratings.ratings_per_paper() > 0)
     has = np.isfinite(est.tau_).any(axis=1)
     return TauModel(ratings, est.tau_, est.severity_, se, est.quality_, est.quality_se_, measured,

@@ -39,9 +39,13 @@ def test_school_confounded_file_is_found_nonrandom_with_its_schools():
 
 
 def test_random_assignment_is_found_random_without_clusters():
+    from ratercal_cli.network import shared_papers
+    from ratercal_cli.practice.assignment import MIN_MODULARITY, modularity_bound
+
     r = _ratings(district(2, own=None))
     pc, _, q, _ = network_clusters(r)
-    assert pc is None and q < 0.1
+    # (no split can reach MIN_MODULARITY, its bound says: Louvain is not run, and the modularity is not known)
+    assert pc is None and modularity_bound(shared_papers(r)) < MIN_MODULARITY and np.isnan(q)
     a = decide_assignment(r)
     assert a.assignment == "random" and a.confounded is False and not a.multigroup
     assert a.by_rater["p"] > 0.05
