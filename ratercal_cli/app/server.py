@@ -233,6 +233,7 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
             return go(f"/d/{u.id}/columns")
         # a scale left as the lowest and highest scores found (the page's guess) is said on the decision page
         settings["scale_guessed"] = bool(u.guess is not None and u.guess.scale and settings["scale"] == u.guess.scale)
+        settings["scale_notes"] = list(u.guess.notes) if settings["scale_guessed"] else []
         u.settings = settings
         if u.years:
             order = _year_order(u, form)
@@ -290,6 +291,7 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
         if _running(u):   # (a second click, another tab): the running work's files are not named after this one
             return page("error.html", 409, message=_busy(u), u=u, job_link=True)
         if u.years:   # the many-facet model on the earlier years' scale
+            _forget_files(u)
             u.settings["method"] = "MFRM"
             u.hold_drifted = form.get("hold_drifted") == "on"
             scratch = u.folder / f"out-{secrets.token_hex(4)}"
@@ -301,6 +303,7 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
         method = str(form.get("method") or "recommended")
         if method not in ["recommended", *_methods()]:
             return page("error.html", 400, message=f"unknown method {method}", u=u)
+        _forget_files(u)   # (an adjustment that fails leaves no files of the one before under its name)
         u.settings["method"] = method
         scratch = u.folder / f"out-{secrets.token_hex(4)}"
         u.job = Job(work.adjust_file, "adjust", (u.source(), u.table, u.checked, method, scratch),
@@ -391,6 +394,16 @@ def _keep_check(u: Upload, result: dict) -> None:
     method = result.pop("method")
     u.keep(result)
     u.settings["method"] = method
+
+
+def _forget_files(u: Upload) -> None:
+    """The upload's (and its years') files of an earlier adjustment removed before another starts: one that then
+    failed (CML on a file it cannot fit) left the files page saying "adjusted by CML" over the earlier method's
+    adjusted file and memo (a staff tester's)."""
+    for x in [u, *u.years]:
+        for folder in {p.parent for p, _ in x.files.values()}:
+            shutil.rmtree(folder, ignore_errors=True)
+        x.files.clear()
 
 
 def _keep_files(u: Upload, result: dict) -> None:

@@ -73,12 +73,21 @@ def read(src: Source):
         raise RatercalError(user_message(src, exc)) from None
     # the results, the report and the memo name the file as the user knows it, not our copy
     table.warnings = [w.replace(str(src.path), src.name) for w in table.warnings]
-    if s.get("scale_guessed"):   # (the command line says as much where no --scale is given)
+    if s.get("scale_guessed") and _doubtful_scale(s["scale"], s.get("scale_notes")):   # (the command line says as
+        # much where no --scale is given; here only where the scale found is unlike a rubric's: its lowest score not
+        # 0 or 1, or an end given to a stray score, so that a scale typed as it was guessed is not doubted)
         table.warnings.insert(0, f"{src.name}: \u201cScale\u201d {s['scale']} is the lowest and highest scores "
                                  "found in the file, not a scale given: if the rubric's is another (a score typed "
                                  "outside it, or no one gave its lowest or highest), set it on the columns page")
     table.path = Path(src.name)
     return table
+
+
+def _doubtful_scale(scale: str, notes) -> bool:
+    """Whether a scale left as the lowest and highest scores found is worth a word: its lowest not 0 or 1 (no one
+    gave the rubric's bottom score?), or a stray score at an end (:func:`.guess._stray_ends`)."""
+    low = scale.split("-", 1)[0].strip() if scale else ""
+    return bool(notes) or low not in ("0", "1")
 
 
 def cuts(settings: dict, ratings):
@@ -119,7 +128,10 @@ def check_file(job, src: Source) -> dict:
             ratings = table.ratings
             job.stage("Checking the raters: tests, rater report, agreement")
             sim = src.settings.get("simulate") or None
-            checked = check(ratings, simulate=sim, cut=one_cut if sim else None)
+            # (the file's third-reading rule drawn in the simulation, as check --simulate's --discrepancy: the app
+            # drew none, and recommended MN (shrunk) where the command line TMN (shrunk) on a tester's file)
+            checked = check(ratings, simulate=sim, cut=one_cut if sim else None,
+                            discrepancy=int(src.settings.get("discrepancy", 1)) if sim else None)
             method = "MFRM" if ratings.facets else "recommended"
             job.stage(f"Adjusting by {'the many-facet model' if ratings.facets else 'the recommended method'}")
             adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP,

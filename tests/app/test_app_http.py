@@ -724,3 +724,62 @@ def test_a_guessed_scale_and_the_file_warnings_are_on_the_decision_page(client):
     assert "lowest and highest scores found" not in page and "counted as different raters" not in page
     assert "folded into one label each (\u201cMerge look-alike labels\u201d): 'R2' <- 'r2'" in page
     assert len(u.checked.reports[0].raters) == 4
+    # a scale guessed as a rubric's would be (1-6, every score given) is not doubted, typed or left so
+    uid, u = upload(c, severity_export(), "clean.csv")
+    assert u.settings["scale"] == "1-6"
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
+    assert "lowest and highest scores found" not in run_job(c, u, f"/d/{uid}/decision").text
+
+
+def _leave_out_export() -> bytes:
+    """The README example's grade 8 with a rater R99 reading papers G8-001..005 third (a staff tester's file)."""
+    from support import ROOT
+
+    rows = list(csv.DictReader(open(ROOT / "examples" / "ratings.csv", newline="")))
+    out, extra = ["paper,rater,score"], dict(zip([f"G8-00{k}" for k in range(1, 6)], [1, 1, 2, 1, 0]))
+    grade8 = [r for r in rows if r["grade"] == "8"]
+    for k, r in enumerate(grade8):
+        out.append(f"{r['paper']},{r['rater']},{r['score']}")
+        if r["paper"] in extra and (k + 1 == len(grade8) or grade8[k + 1]["paper"] != r["paper"]):
+            out.append(f"{r['paper']},R99,{extra[r['paper']]}")
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.slow   # two simulations of 20 replications
+def test_the_apps_simulation_draws_the_files_third_reading_rule_as_check_does(client, tmp_path):
+    """The app's "Simulate the methods" passed check no third-reading rule, so its simulated design had no third
+    readings: MN (shrunk) where check --simulate 20 (its --discrepancy 1) recommends TMN (shrunk), and every
+    download then differed from the command's.  It passes the page's rule now (1 by default)."""
+    import ratercal_cli as rc
+
+    c = login(client)
+    uid, u = upload(c, _leave_out_export(), "g8.csv")
+    c.post(f"/d/{uid}/columns", data={"paper": "paper", "rater": "rater", "score": "score", "scale": "0-5",
+                                      "leave_out": "R99", "simulate": "20"})
+    run_job(c, u, f"/d/{uid}/decision")
+    assert u.job.state == "done", u.job.error
+    (tmp_path / "g8.csv").write_bytes(_leave_out_export())
+    r = rc.read_ratings(tmp_path / "g8.csv", scale="0-5", leave_out=["R99"])
+    assert rc.check(r, simulate=20, discrepancy=1).report().decision.label == "TMN (shrunk)"
+    assert u.checked.report().decision.label == "TMN (shrunk)"
+
+
+def test_a_failed_adjustment_leaves_no_files_of_the_one_before(client):
+    """A staff tester's: after adjusting, another method that fails (one the file cannot be fitted by) left the
+    files page saying it over the earlier method's adjusted file and memo.  The earlier files go when another
+    adjustment starts: the page goes back to the decision, the downloads are gone.  (One reading a student: TLI
+    adjusts it, OLS needs two.)"""
+    c = login(client)
+    once = b"student,rater,score\n" + b"".join(f"S{p:03d},R{p % 5 + 1},{1 + (p * 7) % 6}\n".encode() for p in range(60))
+    uid, u = upload(c, once, "once.csv")
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
+    run_job(c, u, f"/d/{uid}/decision")
+    c.post(f"/d/{uid}/adjust", data={"method": "TLI"})
+    run_job(c, u, f"/d/{uid}/files")
+    assert u.job.state == "done" and c.get(f"/d/{uid}/file/adjusted").status_code == 200
+    old = {p for p, _ in u.files.values()}
+    c.post(f"/d/{uid}/adjust", data={"method": "OLS"})
+    assert u.job.wait(60) and u.job.state == "error" and "OLS needs two or more raters per paper" in u.job.error
+    assert not u.files and not any(p.exists() for p in old)
+    assert c.get(f"/d/{uid}/file/adjusted").status_code == 404
+    assert c.get(f"/d/{uid}/files", follow_redirects=False).headers["location"].endswith("/decision")
