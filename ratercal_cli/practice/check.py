@@ -6,12 +6,12 @@ bias; it returns a :class:`CheckResults`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, MethodError
 from ..ratings import Ratings
 from .diagnostics import ALPHA, CheckReport, check_ratings
 from .text import GROUP_RULE, group_paths, json_clean
@@ -306,7 +306,7 @@ def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None, est=
     labels)`` of ``--cluster-col``, each cell's clusters instead of its rater network's."""
     from .rubric import cell_parts, cell_tag, rubric_check
 
-    reports, rubric = [], []
+    reports, rubric, unfitted = [], [], []
     for k, (name, g) in enumerate(groups):
         if cluster is not None:   # each rating's cluster code, in the group's and then the cell's order
             column, codes, labels_ = cluster
@@ -318,9 +318,14 @@ def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None, est=
             kw = {} if cluster is None else _group_clusters(part, 0, part, column, mine[cell == c], labels_)
             reports.append(check_ratings(part, group=label, scale_low=ratings.scale_low, assignment=assignment,
                                          alpha=alpha, rasch=rasch, links=False, **kw))
-        if rasch:
-            rubric.append((name, rubric_check(g, alpha=alpha, steps_by=steps_by, est=est)))
-    return CheckResults(ratings, reports, None, rubric)
+        if rasch:   # (a group whose raters are not linked has no many-facet model: said, the other groups checked;
+            try:      # it stopped the check of every group, its error not naming the group: a tester's 3-paper group)
+                rubric.append((name, rubric_check(g, alpha=alpha, steps_by=steps_by, est=est)))
+            except MethodError as exc:
+                if len(groups) == 1:
+                    raise
+                unfitted.append((name, str(exc).splitlines()[0]))
+    return CheckResults(ratings, reports, None, rubric, rubric_unfitted=unfitted)
 
 
 @dataclass
@@ -359,6 +364,8 @@ class CheckResults:
     simulations: list | None = None
     #: facetted ratings: ``[(group, SimulationResult or reason)]``, the many-facet design of each group
     facet_simulations: list | None = None
+    #: facetted ratings: ``[(group, reason)]``, the groups whose many-facet model could not be fitted
+    rubric_unfitted: list = field(default_factory=list)
 
     @property
     def recommendation(self) -> dict:
@@ -411,7 +418,8 @@ class CheckResults:
                 "group_column": r.group_name, "warnings": list(r.notes),
                 "groups": [dict(rep.to_dict(), **self._simulation(k)) for k, rep in enumerate(self.reports)],
                 "bias": json_clean(self.bias),
-                **({"facets": list(r.facets), "rubric": [{"group": name, **rep.to_dict()} for name, rep in self.rubric]}
+                **({"facets": list(r.facets), "rubric": [{"group": name, **rep.to_dict()} for name, rep in self.rubric]
+                    + [{"group": name, "fitted": False, "reason": why} for name, why in self.rubric_unfitted]}
                    if self.rubric is not None else {}),
                 **({"anchors": json_clean(self.anchored)} if self.anchored is not None else {}),
                 **({"group_interaction": json_clean(self.group_interaction.to_dict())}
@@ -477,6 +485,8 @@ class CheckResults:
         for name, rep in self.rubric or ():
             head = self.ratings.group_tag(name) if name is not None else ""
             parts += ["\n" + GROUP_RULE + "\n", (f"{head}\n\n" if head else "") + rep.format_text()]
+        for name, why in self.rubric_unfitted:
+            parts += ["\n" + GROUP_RULE + "\n", f"{self.ratings.group_tag(name)}\n\nMany-facet Rasch model: not fitted ({why})"]
         for name, sim in self.facet_simulations or ():
             head = self.ratings.group_tag(name) if name is not None else ""
             parts += ["\n" + GROUP_RULE + "\n", (f"{head}\n\n" if head else "")

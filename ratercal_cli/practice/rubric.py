@@ -267,8 +267,12 @@ def rubric_check(ratings: Ratings, alpha: float = 0.05, steps_by: str | None = N
         d, se = effects.get(f"facet{k}", (est.facet_, est.facet_se_) if k == 0 else (None, None))
         cnt = np.bincount(lev, minlength=len(labels))
         s = np.bincount(lev, weights=ratings.score, minlength=len(labels))
+        # (a level with no rating here, as a group's criterion its papers were not scored on, has no estimate:
+        # the fit's levels end at the last one rated, and the table's index ran past them, a traceback)
+        fitted = [bool(cnt[i]) and i < len(d) for i in range(len(labels))]
         facets[name] = [dict(level=labels[i], count=int(cnt[i]), observed_average=float(s[i] / cnt[i]) + low
-                             if cnt[i] else float("nan"), difficulty=float(d[i]), se=float(se[i]))
+                             if cnt[i] else float("nan"), difficulty=float(d[i]) if fitted[i] else float("nan"),
+                             se=float(se[i]) if fitted[i] else float("nan"))
                         for i in range(len(labels))]
     item = est._item_of(ratings, facet)
     by = None if steps_by is None else ratings.facets[steps_by]

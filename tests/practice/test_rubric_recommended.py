@@ -127,3 +127,43 @@ def test_shrinkage_on_a_rubric_and_a_recommendation_within_criteria():
     from ratercal_cli.practice.rubric import model_cell_scores
     np.testing.assert_allclose(wle.cells["MML"][1], model_cell_scores(est, r, est.quality_wle_), atol=1e-9)
     assert np.nanmax(np.abs(wle.cells["MML"][1] - own.cells["MML"][1])) > 0.05
+
+
+def _rows(groups, seed):
+    import random
+
+    rng = random.Random(seed)
+    out = ["grp,paper,rater,criterion,score"]
+    for g, papers, pairs, criteria in groups:
+        for p in range(papers):
+            for r in (pairs[p % len(pairs)] if pairs else rng.sample(["R1", "R2", "R3", "R4", "R5", "R6"], 2)):
+                out += [f"{g},{g}-{p},{r},{c},{rng.randint(1, 4)}" for c in criteria]
+    return "\n".join(out) + "\n"
+
+
+def test_a_group_without_a_criterion_or_with_unlinked_raters_is_said_not_a_traceback(tmp_path):
+    """A researcher's rubric files with groups: a 5-paper group never scored on criterion c made check end in an
+    IndexError (its many-facet table indexed a level the group's fit did not have), as adjust --html and compare
+    --html did; a 3-paper group whose raters share no paper stopped the check of every group with an error that
+    did not name it.  The first group's table shows c as not rated; the second group's model is said not fitted,
+    and the other group is checked."""
+    import json
+
+    from support import run
+
+    missing = tmp_path / "missing.csv"
+    missing.write_text(_rows([("g1", 5, None, "ab"), ("g2", 60, None, "abc")], 1))
+    out = run("check", missing, "--scale", "1-4", "--group-col", "grp", "--facet-col", "criterion", "--json", "-q")
+    assert out.exit_code == 0, out.output
+    rub = {x["group"]: x for x in json.loads(out.stdout)["rubric"]}
+    c = next(row for row in rub["g1"]["facets"]["criterion"] if row["level"] == "c")
+    assert c["count"] == 0 and c["difficulty"] is None and rub["g2"]["facets"]["criterion"][2]["count"] > 0
+    unlinked = tmp_path / "unlinked.csv"
+    unlinked.write_text(_rows([("g1", 3, [("R1", "R2"), ("R3", "R4"), ("R5", "R6")], "xy"), ("g2", 200, None, "xy")], 2))
+    out = run("check", unlinked, "--scale", "1-4", "--group-col", "grp", "--facet-col", "criterion", "-q")
+    assert out.exit_code == 0, out.output
+    assert "grp=g1\n\nMany-facet Rasch model: not fitted (MML (RSM): raters R3, R4, R5, R6 not linked" in out.stdout
+    assert "grp=g2, criterion=y: recommended" in out.stdout
+    html = run("adjust", unlinked, "--scale", "1-4", "--group-col", "grp", "--facet-col", "criterion", "-m", "TLI",
+               "-o", tmp_path / "o.csv", "--html", tmp_path / "o.html", "-q")
+    assert html.exit_code == 0, html.output
