@@ -597,6 +597,7 @@ def _form_settings(form) -> dict:
 def _decision(u: Upload) -> list:
     """Per group: warranted?, the recommended method and why, what the adjustment changes, who is
     uncertain (dicts for the template)."""
+    from ..practice.diagnostics import not_warranted_why
     from ..practice.memo import _advice, _reports, method_words
     from ..practice.summary import shrinkage_words
 
@@ -615,7 +616,7 @@ def _decision(u: Upload) -> list:
             "tag": r.group_tag(g.name) if r.group is not None else "All students",
             "warranted": any(rep.warranted for rep in reps),
             "why": [(str(rep.group) + ": " if r.facets else "") + ("; ".join(rep.warranted_by) if rep.warranted else
-                                                                  "no test found the raters differing") for rep in reps],
+                                                                  not_warranted_why(rep)) for rep in reps],
             # check's one recommendation (practice/recommend.py) where it made one, else Chapter 5's rule
             "recommended": None if not reps else _one(reps[0]).label if _one(reps[0]) else reps[0].recommendation,
             "recommended_words": None if not reps else method_words(_one(reps[0]).label if _one(reps[0]) else

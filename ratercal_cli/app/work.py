@@ -23,7 +23,8 @@ SETTING_NAMES = {"paper_col": "Student (paper)", "rater_col": "Rater", "score_co
                  "score_cols": "Criterion columns", "rater_cols": "Rater columns", "facet_cols": "Facet columns",
                  "sheet": "Sheet", "sep": "Separator", "decimal": "Decimal mark", "encoding": "Encoding", "resolve": "Resolve third readings",
                  "discrepancy": "Resolve third readings", "method": "Adjust by", "methods": "Adjust by",
-                 "anchors": "Years", "leave_out": "Leave out raters", "fold_labels": "Merge look-alike labels"}
+                 "anchors": "Years", "leave_out": "Leave out raters", "fold_labels": "Merge look-alike labels",
+                 "resolve_discrepancies": "Resolve third readings", "simulate": "Simulate the methods"}
 
 
 def _named(name: str) -> str:

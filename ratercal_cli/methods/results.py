@@ -253,7 +253,7 @@ class FitResults:
 
     def __repr__(self) -> str:
         state = "converged" if self.converged else "NOT converged"
-        return (f"<FitResults {self.model}: {len(self._keys)} parameters, {self.nobs} papers, "
+        return (f"<FitResults {self.model}: {self.df_model} parameters ({len(self._keys)} rows), {self.nobs} papers, "
                 f"{self.n_ratings} ratings; llf {self.llf:.4f}, {state}; .params, .summary(), .conf_int()>")
 
     def _repr_html_(self) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import ArgumentError, MethodError
 from ..ratings import Ratings
-from .diagnostics import ALPHA, CheckReport, check_ratings
+from .diagnostics import ALPHA, CheckReport, check_ratings, not_warranted_why
 from .text import GROUP_RULE, group_paths, json_clean
 
 __all__ = ["check", "CheckResults"]
@@ -437,7 +437,7 @@ class CheckResults:
         lines = ["SUMMARY"]
         for rep in self.reports:
             tag = self._tag(rep) or "all papers"   # a group (grade=5), a rubric's cell (criterion=org)
-            why = "; ".join(rep.warranted_by) if rep.warranted else "no test found the raters differing"
+            why = "; ".join(rep.warranted_by) if rep.warranted else not_warranted_why(rep)
             dec = rep.decision
             if dec is None:
                 lines.append(f"  {tag}: adjustment warranted: {'yes' if rep.warranted else 'no'} ({why}); "

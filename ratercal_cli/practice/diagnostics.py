@@ -471,6 +471,12 @@ class CheckReport:
         return "\n".join(L)
 
 
+def not_warranted_why(report) -> str:
+    """Why adjustment is not warranted, in a line: no test found the raters differing, or (one rater) none could
+    be run."""
+    return "a single rater: no test to run" if len(report.raters) == 1 else "no test found the raters differing"
+
+
 def rasch_fit(ratings: Ratings):
     """Infit/outfit per rater from the CML PCM, with each rater's mean square relative
     to the raters' median: with two ratings per paper the mean squares sit well below
@@ -569,6 +575,8 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     under_ids = [r["rater"] for r in counted if r["papers"] < FEW_PAPERS]
     rec, reason = recommend(rule_min, assignment, warranted, all_scored_all,
                             [r["rater"] for r in counted if r["papers"] == rule_min], under_ids)
+    if active.size == 1:   # (no test could run: "no test found the raters differing" told a staff member otherwise)
+        rec, reason = "NO", f"one rater ({raters[0]['rater']}) scored every paper: no other to compare it with"
     if rec == "NO" and under_ids and reason.startswith(("rater ", "raters ")):
         reason += _fold_remedy(ratings, under_ids) or _leave_out(ratings, under_ids)
     notes = []

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..ratings import Ratings
+from .diagnostics import not_warranted_why
 from .summary import SURE, in_doubt
 from .text import num_cell as _num
 from .text import pvalue
@@ -148,7 +149,7 @@ def _summary(ratings, check, adjust, summaries, cut) -> str:
     items = []
     for rep in check.reports:
         tag = _report_tag(ratings, check, rep)
-        why = "; ".join(rep.warranted_by) if rep.warranted else "no test found the raters differing"
+        why = "; ".join(rep.warranted_by) if rep.warranted else not_warranted_why(rep)
         li = [f"<b>{_esc(tag)}</b>: adjustment warranted: "
               + (f'<span class="yes">yes</span> ({_esc(why)})' if rep.warranted else f'<span class="no">no</span> '
                  f"({_esc(why)})"),

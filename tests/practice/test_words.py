@@ -23,3 +23,37 @@ def test_an_empty_folder_is_not_called_a_run_folder(tmp_path):
     res = run("adjust", folder, "-o", tmp_path / "x.csv")
     assert res.exit_code == 2 and res.stderr.strip() == (f"error: --output/-o applies only to a ratings file, and "
                                                          f"{folder} is a folder (not a ratings file)")
+
+
+def test_a_file_of_one_rater_is_not_told_that_no_test_found_the_raters_differing(tmp_path):
+    """A staff tester's one-rater file: "no test found the raters differing significantly: no adjustment is
+    necessary", where no test could be run."""
+    src = tmp_path / "one.csv"
+    src.write_text("paper,rater,score\n" + "".join(f"P{p},R1,{p % 6}\n" for p in range(30)))
+    out = run("check", src, "--scale", "0-5", "-q")
+    assert out.exit_code == 0, out.output
+    assert ("recommended NO -- Chapter 5's rule: one rater (R1) scored every paper: no other to compare it with; "
+            "adjustment warranted: no (a single rater: no test to run)") in out.stdout
+    assert "no test found the raters differing" not in out.stdout
+
+
+def test_the_app_names_every_setting_a_message_may_name():
+    """The app's pages showed resolve_discrepancies and simulate, the library's names, where they name settings."""
+    from ratercal_cli.app.work import SETTING_NAMES
+
+    assert SETTING_NAMES["resolve_discrepancies"] == "Resolve third readings"
+    assert SETTING_NAMES["simulate"] == "Simulate the methods"
+
+
+def test_a_fits_line_counts_its_parameters_as_its_summary_does():
+    """A researcher's: MML's FitResults said 74 parameters in its line and 61 in summary() (derived rows counted)."""
+    import numpy as np
+
+    import ratercal_cli as rc
+
+    rng = np.random.default_rng(3)
+    paper = np.repeat(np.arange(60), 2)
+    rater = np.column_stack([np.arange(60) % 6, (np.arange(60) + 1) % 6]).ravel()
+    score = np.clip(np.rint(2 + rng.normal(0, 1, 60)[paper] + rng.normal(0, 0.6, 120)), 0, 4).astype(int)
+    res = rc.fit(rc.Ratings(paper, rater, score, 4, 60, 6), model="MML")
+    assert f"{res.df_model} parameters (" in repr(res) and f"parameters: {res.df_model}" in res.summary()
