@@ -934,8 +934,10 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
                          scale_inferred=scale_inferred, order_column=order_col, bom=source.bom,
                          newline=source.newline, lookalikes=lookalikes, decimal=decimal,
                          wide=wide, sheet=source.sheet)
-    for g, members in _group_members(rows, columns.group):
-        group = _build_group(table, g, members, scores, resolve, threshold, reading_order)
+    members = _group_members(rows, columns.group)
+    warnings += _stray_groups(rows, columns, members, lines, path)
+    for g, rows_of in members:
+        group = _build_group(table, g, rows_of, scores, resolve, threshold, reading_order)
         if group is not None:
             table.groups.append(group)
     if not table.groups:
@@ -1150,6 +1152,31 @@ def _warn_order_ties(rows, lines, columns: Columns, order_col, rank, usable, pat
     paper = pcol[row[first]]
     warnings.append(f"{path}:{b}: {order_col}: {papers} paper(s) with two ratings at one place in the order of "
                     f"reading (e.g. paper {paper}, lines {a} and {b}); the file's order decides which was read first")
+
+
+#: a group is said to be a stray where it has at most this many papers, each also in another group
+STRAY_GROUP = 3
+
+
+def _stray_groups(rows: Rows, columns: Columns, members, lines, path) -> list:
+    """Warnings of groups of at most STRAY_GROUP papers each of which is also in another group: a grade typed
+    88 for 8 on one line made student G8-075 a paper of a group of its own, adjusted apart, with a second score,
+    and only a rater of a single rating was warned of (a staff tester's file)."""
+    if not columns.group or len(members) < 2:
+        return []
+    pcol = rows.column(columns.paper)
+    papers = {g: set(np.unique(pcol.codes[idx]).tolist()) for g, idx in members}
+    out = []
+    for g, idx in members:
+        if len(papers[g]) > STRAY_GROUP:
+            continue
+        elsewhere = [h for h, ps in papers.items() if h != g and papers[g] <= ps]
+        if elsewhere:
+            shown = ", ".join(str(pcol.labels[c]) for c in sorted(papers[g])[:STRAY_GROUP])
+            out.append(f"{path}:{int(lines[idx[0]])}: {columns.group}: group {g!r} holds {idx.size} rating(s) of "
+                       f"{shown}, which group {elsewhere[0]!r} holds too: a typo in the group column? (each group is "
+                       "adjusted apart, so such a paper gets a score in each)")
+    return out
 
 
 def _group_members(rows: Rows, group_col) -> list:

@@ -16,7 +16,7 @@ from ratercal_cli.methods import make_method, method_codes
 from ratercal_cli.practice.ratings_file import label_key, lookalike_groups, read_ratings_file
 from ratercal_cli.ratings import Ratings
 
-from support import run
+from support import ROOT, run
 
 
 def linked(n_papers=24, extra=()):
@@ -441,3 +441,26 @@ def test_leave_out_as_a_tester_used_it(tmp_path):
     t.write_text("paper,rater,score,order\n" + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in third))
     res = run("check", t, "--scale", "0-5", "--no-rasch", "--resolve-discrepancies", "--leave-out", "Mrs Z")
     assert "1 paper(s) keep two readings more than 1 apart, their third left out: both are used, unresolved" in res.output
+
+
+def test_a_group_typo_that_splits_a_student_is_warned_of(tmp_path):
+    """A staff tester's: grade 88 typed for 8 on one of student G8-075's lines made a group of one rating, adjusted
+    apart: the student got two adjusted scores, and only a rater of a single rating was warned of.  A group of at
+    most 3 papers, each of which another group holds too, is said (its line named); the README example, whose
+    groups share no paper, says nothing of it."""
+    import csv as _csv
+
+    rows = list(_csv.DictReader(open(ROOT / "examples" / "ratings.csv", newline="")))
+    at = next(k for k, r in enumerate(rows) if r["paper"] == "G8-075")
+    rows[at]["grade"] = "88"
+    src = tmp_path / "typo.csv"
+    with open(src, "w", newline="") as fh:
+        w = _csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out = run("check", src, "--scale", "0-5", "--group-col", "grade", "--no-rasch")
+    assert out.exit_code == 0, out.output
+    assert (f"warning: {src}:{at + 2}: grade: group '88' holds 1 rating(s) of G8-075, which group '8' holds too: a "
+            "typo in the group column?") in out.stderr
+    clean = run("check", ROOT / "examples" / "ratings.csv", "--scale", "0-5", "--group-col", "grade", "--no-rasch")
+    assert "a typo in the group column" not in clean.stderr
