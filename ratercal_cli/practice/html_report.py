@@ -90,8 +90,11 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
     # score on the scale: the adjustment's parts of the page then have no cut (as ``adjust --cut`` on a rubric)
     on_total = compare is not None and ratings.facets and compare.total == "sum"
     if adjust is None:   # facetted ratings (a rubric): the many-facet model, the rule being for one rating a rater
+        # (with check's simulation, its decisions: the page of check --simulate said TMN (shrunk) above the moves
+        # of the recommendation made without it, TLI (shrunk), a staff tester's)
+        simulated = check if not ratings.facets and getattr(check, "simulations", None) else None
         adjust = adjust_ratings(ratings, "MFRM" if ratings.facets else "recommended", variant,
-                                cut=None if on_total else cut, **(model if ratings.facets else {}))
+                                cut=None if on_total else cut, checked=simulated, **(model if ratings.facets else {}))
     cut = adjust.cut if cut is None else cut
     adjust_cut = None if on_total else cut
     if compare is None:   # the study's methods: no many-facet model to hold at anchors; on a rubric, the papers'

@@ -137,3 +137,25 @@ def test_the_readme_walk_through_shows_what_the_commands_print(tmp_path, monkeyp
     assert res.exit_code == 0, res.output
     assert block("adjust-summary") in res.stderr
     _self_contained(Page((tmp_path / "report.html").read_text(encoding="utf-8")))
+
+
+def test_check_simulates_and_its_page_adjusts_by_what_the_simulation_decided(tmp_path):
+    """A staff tester's check --simulate --html: the page said the simulation's recommendation above the moves
+    and per-rater shifts of the one made without it ("recommended (TLI (shrunk))" under MML (shrunk) here)."""
+    import csv as _csv
+
+    from support import ROOT
+
+    src = tmp_path / "g8.csv"
+    with open(src, "w", newline="") as fh:
+        w = _csv.writer(fh)
+        w.writerow(["paper", "rater", "score"])
+        for r in _csv.DictReader(open(ROOT / "examples" / "ratings.csv", newline="")):
+            if r["grade"] == "8":
+                w.writerow([r["paper"], r["rater"], r["score"]])
+    out = run("check", src, "--scale", "0-5", "--simulate", "4", "--html", tmp_path / "g8.html", "-q")
+    assert out.exit_code == 0, out.output
+    label = next(line for line in out.stdout.splitlines() if line.startswith("RECOMMENDATION: ")).split(" -- ")[0][16:]
+    assert "decided by the simulation" in out.stdout and label == "MML (shrunk)"
+    page = (tmp_path / "g8.html").read_text()
+    assert f"recommended ({label})" in page and "recommended (TLI" not in page
