@@ -208,6 +208,10 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                      for row in rows[:LISTED]]
             parts.append(f"<p>Closest to a cut first: {_e(', '.join(named))}{more}. "
                          "A second look (another reading) is worth its cost where a student's level matters most.</p>")
+    if r.notes:   # (what reading the file said: readings resolved, left out or skipped, labels merged, a scale taken
+        # from the data; a staff tester's memo, the page signed off, said none of it)
+        parts.append("<h2>What reading the file said</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in r.notes)
+                     + "</ul>")
     items = [*settings.items(), ("ratercal version", __version__), ("date", memo_date())]
     cells = [f"<th>{_e(k)}</th><td>{_e(v)}</td>" for k, v in items]   # two settings a row: one page
     rows = "".join("<tr>" + "".join(cells[i:i + 2]) + "</tr>" for i in range(0, len(cells), 2))

@@ -398,6 +398,10 @@ def test_the_decision_memo(tmp_path, monkeypatch):
     assert first and all(re.fullmatch(r"G(5|8|11)-\d{3} \((5|8|11)\)", f) and f[1:].split("-")[0] == f.split("(")[1][:-1]
                          for f in first), first
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # what reading the file said (the memo is the page signed off; it said none of it)
+    said = page.split("<h2>What reading the file said</h2><ul>", 1)[1].split("</ul>", 1)[0]
+    assert f"<li>{src}: 2 discrepant paper(s) (grade 5) resolved: the third rating kept with the nearer" in said
+    assert "no order column: the first two ratings of a paper are taken to be its first two lines" in said
     ch = read_csv(tmp_path / "c.csv")
     for g in ("5", "8", "11"):
         mine = [r for r in ch if r["grade"] == g]
