@@ -321,7 +321,8 @@ def adjust_years(job, sources: list, tables: list, checks: list, hold_drifted: b
             drifted = ", ".join(f"{r['element']} ({r['displacement']:+.2f} logits)" for r in link["drifted"])
             extra.update({"linked to": f"year {k} ({sources[k - 1].name}): its measures of the {len(link['raters'])} "
                                        "raters both years share, the criteria and thresholds held as anchors",
-                          "anchored raters": ", ".join(r["element"] for r in link["raters"]),
+                          # (the raters held at their anchors: a freed one was listed here too, a staff tester's)
+                          "anchored raters": ", ".join(r["element"] for r in link["raters"] if not r.get("freed")),
                           "drifted raters": "none" if not drifted else drifted + (
                               ": held at their anchors" if hold_drifted else
                               ": freed (measured afresh on the other anchors' scale)")})

@@ -534,8 +534,22 @@ def _write_memo(path, source, table, result, levels, change_list, assignment, se
     # Chapter 5's rule as check's recommendation where ratercal check recommends another method)
     reasons = check_ratings(table.ratings, assignment=assignment)
     shown = {k: str(v) for k, v in settings.items() if v not in (None, False, "", ())}
+    if settings.get("anchors"):   # (a later year's memo: which anchors, and which raters drifted from them)
+        shown.update(_anchor_lines(settings["anchors"], getattr(result, "anchored", None) or []))
     write_memo(path, result, reasons, {"input": Path(source).name, **shown}, sha256_file(source), levels=levels,
                change_list=change_list)
+
+
+def _anchor_lines(anchors, rows) -> dict:
+    """The memo's lines of an anchored adjustment: the anchor file's digest and the raters that drifted from their
+    anchors, freed or held (a staff tester's year-2 memo named neither)."""
+    from ..io import sha256_file
+    from ..practice.anchors import RATER
+
+    drifted = [r for r in rows if r.get("facet") == RATER and (r.get("freed") or r.get("drifted"))]
+    said = ", ".join(f"{r['element']} ({r['displacement']:+.2f} logits, "
+                     f"{'freed: measured afresh' if r.get('freed') else 'held at its anchor'})" for r in drifted)
+    return {"anchors SHA-256": sha256_file(anchors), "drifted raters": said or "none"}
 
 
 #: what each output option writes, and the suffixes that say so (a name without a suffix is taken as given)

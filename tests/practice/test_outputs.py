@@ -554,3 +554,20 @@ def test_a_workbook_is_the_same_bytes_whenever_it_is_written(tmp_path, monkeypat
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     assert run("adjust", RATINGS, *README_ARGS, "-m", "TLI", "-o", tmp_path / "e.xlsx", "-q").exit_code == 0
     assert str(openpyxl.load_workbook(tmp_path / "e.xlsx").properties.created) == "2023-11-14 22:13:20"
+
+
+def test_a_later_years_memo_names_its_anchors_and_the_raters_that_drifted(tmp_path):
+    """A staff tester's year-2 memo (adjust --anchors --memo) named the anchor file but neither its digest nor
+    that R5 drifted and was freed (the README's rubric years: +0.98 logits)."""
+    from ratercal_cli.io import sha256_file
+
+    rubric = ["--scale", "1-6", "--paper-col", "student", "--score-cols", "style,org,conv,sent_form"]
+    anchors = tmp_path / "y1.csv"
+    assert run("check", ROOT / "examples" / "rubric_year1.csv", *rubric, "--write-anchors", anchors, "-q").exit_code == 0
+    memo = tmp_path / "memo.html"
+    res = run("adjust", ROOT / "examples" / "rubric_year2.csv", *rubric, "-m", "MFRM", "--anchors", anchors,
+              "-o", tmp_path / "y2.csv", "--memo", memo, "-q")
+    assert res.exit_code == 0, res.output
+    page = memo.read_text()
+    assert f"<th>anchors SHA-256</th><td>{sha256_file(anchors)}</td>" in page
+    assert "<th>drifted raters</th><td>R5 (+0.98 logits, freed: measured afresh)</td>" in page
