@@ -628,26 +628,32 @@ _ROW_NUMBER = re.compile(rb'\br="(\d+)"')
 def hidden_rows(path, member: str, read: set) -> list:
     """The numbers, among ``read``, of the rows the workbook's sheet ``member`` (its XML in the zip)
     hides: a sheet filtered in Excel and saved keeps the rows the filter hides, which openpyxl reads
-    like the others.  The XML is scanned a MiB at a time, and only where it says ``hidden``."""
-    import zipfile
-
+    like the others.  Only where the XML says ``hidden``."""
     def numbers(text):
         if b"hidden" not in text:
             return []
         return [int(m.group(1)) for t in _HIDDEN_ROW.finditer(text) if (m := _ROW_NUMBER.search(t.group(0)))]
+
+    return sorted(n for n in set(_sheet_scan(path, member, numbers)) if n in read)
+
+
+def _sheet_scan(path, member: str, find) -> list:
+    """``find(text)`` (a list) over the workbook's sheet ``member`` (its XML in the zip), read a MiB at a time,
+    each tag whole in one block (one cut at a block's end is read with the next); [] where it cannot be read."""
+    import zipfile
 
     found, tail = [], b""
     try:
         with zipfile.ZipFile(path) as z, z.open(member) as fh:
             while block := fh.read(1 << 20):
                 text = tail + block
-                cut = max(text.rfind(b"<"), 0)   # (the tag cut at the block's end is read with the next block)
-                found += numbers(text[:cut])
+                cut = max(text.rfind(b"<"), 0)
+                found += find(text[:cut])
                 tail = text[cut:]
-            found += numbers(tail)
+            found += find(tail)
     except (KeyError, OSError, zipfile.BadZipFile):
         return []
-    return sorted(n for n in set(found) if n in read)
+    return found
 
 
 #: A merged range of a sheet's XML (``<mergeCell ref="C4:C5"/>``): its corners
@@ -666,24 +672,12 @@ def _refuse_merged_cells(path, member: str, header, rows, required) -> None:
     cells (Excel keeps the value in the range's first cell, the others blank): a staff tester's export
     merged two ratings' equal scores, and the second rating was skipped as "without a usable score", exit 0
     (merged paper or grade cells said "blank").  The sheet's XML is scanned only where such a cell is blank."""
-    import zipfile
-
     cols = [k for k, h in enumerate(header) if h in set(required)]
     blank = [(n, k) for n, row in rows for k in cols if not row.get(header[k], "").strip()]
     if not blank:
         return
-    ranges, tail = [], b""
-    try:
-        with zipfile.ZipFile(path) as z, z.open(member) as fh:
-            while block := fh.read(1 << 20):
-                text = tail + block
-                cut = max(text.rfind(b"<"), 0)
-                ranges += [(_column_number(a), int(r0), _column_number(b), int(r1))
-                           for a, r0, b, r1 in _MERGED.findall(text[:cut])]
-                tail = text[cut:]
-            ranges += [(_column_number(a), int(r0), _column_number(b), int(r1)) for a, r0, b, r1 in _MERGED.findall(tail)]
-    except (KeyError, OSError, zipfile.BadZipFile):
-        return
+    ranges = _sheet_scan(path, member, lambda text: [(_column_number(a), int(r0), _column_number(b), int(r1))
+                                                     for a, r0, b, r1 in _MERGED.findall(text)])
     from openpyxl.utils import get_column_letter
 
     for n, k in blank:
