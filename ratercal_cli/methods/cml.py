@@ -63,7 +63,7 @@ from ..ratings import Adjusted, Ratings
 from .base import DeferredFit, RaterAdjuster, fair_score_adjusted
 
 __all__ = ["CMLFit", "fit_cml", "conditional_loglik", "ConditionalPCM", "estimable_categories", "conditional_work",
-           "too_costly"]
+           "set_work", "too_costly"]
 
 #: the most work (:func:`conditional_work`) of a conditional fit that ``check`` makes; beyond it ``check`` (its
 #: Rasch fit per rater, rater report, assignment evidence and bias tables) fits the same models by marginal ML,
@@ -198,8 +198,14 @@ def conditional_work(ratings: Ratings) -> tuple[float, int, int]:
         rows = r[start[size == k][:, None] + np.arange(k)[None, :]]
         n = np.unique(rows, axis=0).shape[0] if k > 1 else np.unique(rows).size
         n_sets += n
-        work += n * float(k * M) ** 2 * (k * M + 1)
+        work += set_work(n, k, M)
     return work, n_sets, int(size.max(initial=0))
+
+
+def set_work(n_sets, size: int, M: int) -> float:
+    """The information's work at ``n_sets`` rater sets of ``size`` raters (:func:`conditional_work`): a block of
+    (size M)^2 entries at each of a set's size M + 1 totals."""
+    return float(n_sets) * float(size * M) ** 2 * (size * M + 1)
 
 
 #: CPU seconds of a marginal fit (:mod:`.mml`), roughly: a rating's share of its evaluations and, for its ``P``
@@ -209,14 +215,15 @@ MARGINAL_RATING_S = 1e-6
 MARGINAL_PARAMETER_S = 3e-10
 
 
-def too_costly(ratings: Ratings, parameters: int | None = None, budget: float | None = None) -> str | None:
+def too_costly(ratings: Ratings, parameters: int | None = None, work=None) -> str | None:
     """Why ``check`` fits a Rasch model to ``ratings`` by marginal rather than conditional ML (a phrase, to which
     the caller adds what it fitted instead), or None where the conditional fit's work (:func:`conditional_work`,
-    ~2e-8 s of CPU a unit) is within ``budget`` (CHECK_WORK) or where the marginal fit of ``parameters`` would
-    cost more (MARGINAL_RATING_S, MARGINAL_PARAMETER_S: the PCM of 800 raters, 4,000 parameters, at 2 raters a
-    paper: ~20 s by MML where ~6 s by CML)."""
-    work, n_sets, most = conditional_work(ratings)
-    if work <= (CHECK_WORK if budget is None else budget):
+    ~2e-8 s of CPU a unit; ``work``: its result where the caller has it, 0.4 s at 1M ratings) is within
+    CHECK_WORK or where the marginal fit of ``parameters`` would cost more (MARGINAL_RATING_S,
+    MARGINAL_PARAMETER_S: the PCM of 800 raters, 4,000 parameters, at 2 raters a paper: ~20 s by MML where ~6 s
+    by CML)."""
+    work, n_sets, most = conditional_work(ratings) if work is None else work
+    if work <= CHECK_WORK:
         return None
     sec = 2e-8 * work
     if parameters is not None and MARGINAL_RATING_S * ratings.n_ratings + MARGINAL_PARAMETER_S * float(parameters) ** 3 >= sec:
@@ -468,7 +475,7 @@ PROGRESS_WORK = CHECK_WORK
 def _information_bar(groups: _Groups, K: int):
     """A progress bar over the rater sets of an information of at least PROGRESS_WORK, else None."""
     sets = [g["items"].shape for g in groups.sizes]
-    work = sum(float(G) * (s * (K - 1)) ** 2 * (s * (K - 1) + 1) for G, s in sets)
+    work = sum(set_work(G, s, K - 1) for G, s in sets)
     if work < PROGRESS_WORK:
         return None
     from ..progress import progress

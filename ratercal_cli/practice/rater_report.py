@@ -116,17 +116,18 @@ class TauModel(RaterModel):
         return out
 
 
-def fit_rater_model(ratings: Ratings) -> RaterModel:
+def fit_rater_model(ratings: Ratings, work=None) -> RaterModel:
     """The rating-scale model (Andrich 1978; Facets' default ``?,?,R`` model) by conditional ML:
     severities ``beta_j`` (sum 0) with S.E.s from the conditional information, paper measures
     by Warm's WLE, fair average for the rater with ``beta = 0``.  By marginal ML (:func:`_marginal_rater_model`)
     where conditional ML cannot be fitted or would cost too much (:func:`.cml.too_costly`: every paper its own
     set of many raters, 21 of 200 raters a paper, where a conditional fit of 1M ratings would take ~20 CPU
-    minutes and one by marginal ML takes seconds).  Raises MethodError where neither can be fitted (one rater
-    per paper, unlinked raters, nothing estimable)."""
+    minutes and one by marginal ML takes seconds; ``work``: :func:`.cml.conditional_work` of ``ratings`` where
+    the caller has it).  Raises MethodError where neither can be fitted (one rater per paper, unlinked raters,
+    nothing estimable)."""
     if ratings.max_raters_per_paper() < 2:
         raise MethodError("needs two or more raters per paper")
-    heavy = too_costly(ratings, parameters=ratings.n_raters + ratings.max_score)   # (the rating scale model's)
+    heavy = too_costly(ratings, parameters=ratings.n_raters + ratings.max_score, work=work)   # (the RSM's)
     if heavy:
         return _marginal_rater_model(ratings, heavy)
     try:
@@ -302,12 +303,12 @@ def rater_report(ratings: Ratings, model: RaterModel | None = None, scale_low: i
 RATER_MODEL = "rating scale model by conditional ML (CML)"
 
 
-def report_and_model(ratings: Ratings, model: RaterModel | None = None, scale_low: int = 0):
+def report_and_model(ratings: Ratings, model: RaterModel | None = None, scale_low: int = 0, work=None):
     """``(RaterReport, model)``; model None when it could not be fitted (for reuse by the bias
-    analysis and the Wright map without a second fit)."""
+    analysis and the Wright map without a second fit); ``work``: as :func:`fit_rater_model` takes it."""
     if model is None:
         try:
-            model = fit_rater_model(ratings)
+            model = fit_rater_model(ratings, work)
         except MethodError as exc:
             return RaterReport(model=RATER_MODEL, fitted=False,
                                reason=str(exc).splitlines()[0]), None
