@@ -231,9 +231,9 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
             # another sheet or separator: its preview and guesses first
             _preview(u, settings.get("sheet"), None if u.workbook else settings.get("sep"))
             return go(f"/d/{u.id}/columns")
-        # a scale left as the lowest and highest scores found (the page's guess) is said on the decision page
-        settings["scale_guessed"] = bool(u.guess is not None and u.guess.scale and settings["scale"] == u.guess.scale)
-        settings["scale_notes"] = list(u.guess.notes) if settings["scale_guessed"] else []
+        # a scale left as the lowest and highest scores found (the page's guess), unlike a rubric's, is said on the
+        # decision page
+        settings["scale_doubtful"] = _doubtful_scale(u.guess, settings["scale"])
         u.settings = settings
         if u.years:
             order = _year_order(u, form)
@@ -396,22 +396,28 @@ def _keep_check(u: Upload, result: dict) -> None:
     u.settings["method"] = method
 
 
+def _doubtful_scale(guess, scale: str) -> bool:
+    """Whether ``scale`` is the page's guess, the lowest and highest scores found, and unlike a rubric's: its
+    lowest not 0 or 1 (no one gave the rubric's bottom score?), or a stray score at an end (the guess's notes,
+    :func:`.guess._stray_ends`).  A scale typed as it was guessed (1-6, every score given) is not doubted."""
+    if guess is None or not guess.scale or scale != guess.scale:
+        return False
+    return bool(guess.notes) or scale.split("-", 1)[0].strip() not in ("0", "1")
+
+
 def _forget_files(u: Upload) -> None:
-    """The upload's (and its years') files of an earlier adjustment removed before another starts: one that then
-    failed (CML on a file it cannot fit) left the files page saying "adjusted by CML" over the earlier method's
-    adjusted file and memo (a staff tester's)."""
+    """The upload's (and its years') files of an earlier adjustment removed, their scratch folder with them,
+    before another starts: one that then failed (CML on a file it cannot fit) left the files page saying
+    "adjusted by CML" over the earlier method's adjusted file and memo (a staff tester's)."""
     for x in [u, *u.years]:
-        for folder in {p.parent for p, _ in x.files.values()}:
-            shutil.rmtree(folder, ignore_errors=True)
+        for p, _ in x.files.values():   # (the folder of the upload's that the adjustment made: ``out-...``)
+            shutil.rmtree(u.folder / p.relative_to(u.folder).parts[0], ignore_errors=True)
         x.files.clear()
 
 
 def _keep_files(u: Upload, result: dict) -> None:
-    """The new files replace the previous ones (their folder removed)."""
-    old = {p.parent for p, _ in u.files.values()}
+    """The new files (the previous ones went when the adjustment started: :func:`_forget_files`)."""
     u.keep(result)
-    for folder in old - {p.parent for p, _ in u.files.values()}:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _keep_years(u: Upload, results: list) -> None:
@@ -420,12 +426,9 @@ def _keep_years(u: Upload, results: list) -> None:
 
 
 def _keep_year_files(u: Upload, results: list) -> None:
-    """Each year's new files; the folder of the previous ones (the series' scratch folder) removed."""
-    old = {p.parent.parent for y in u.years for p, _ in y.files.values()}
+    """Each year's new files (the previous ones went when the adjustment started: :func:`_forget_files`)."""
     for y, res in zip(u.years, results):
         y.keep(res)
-    for folder in old - {p.parent.parent for y in u.years for p, _ in y.files.values()}:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _listed(state: AppState) -> list:

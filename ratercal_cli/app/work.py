@@ -74,21 +74,12 @@ def read(src: Source):
         raise RatercalError(user_message(src, exc)) from None
     # the results, the report and the memo name the file as the user knows it, not our copy
     table.warnings = [w.replace(str(src.path), src.name) for w in table.warnings]
-    if s.get("scale_guessed") and _doubtful_scale(s["scale"], s.get("scale_notes")):   # (the command line says as
-        # much where no --scale is given; here only where the scale found is unlike a rubric's: its lowest score not
-        # 0 or 1, or an end given to a stray score, so that a scale typed as it was guessed is not doubted)
+    if s.get("scale_doubtful"):   # (the command line says as much where no --scale is given: server._doubtful_scale)
         table.warnings.insert(0, f"{src.name}: \u201cScale\u201d {s['scale']} is the lowest and highest scores "
                                  "found in the file, not a scale given: if the rubric's is another (a score typed "
                                  "outside it, or no one gave its lowest or highest), set it on the columns page")
     table.path = Path(src.name)
     return table
-
-
-def _doubtful_scale(scale: str, notes) -> bool:
-    """Whether a scale left as the lowest and highest scores found is worth a word: its lowest not 0 or 1 (no one
-    gave the rubric's bottom score?), or a stray score at an end (:func:`.guess._stray_ends`)."""
-    low = scale.split("-", 1)[0].strip() if scale else ""
-    return bool(notes) or low not in ("0", "1")
 
 
 def cuts(settings: dict, ratings):
