@@ -307,7 +307,7 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
         u.settings["method"] = method
         scratch = u.folder / f"out-{secrets.token_hex(4)}"
         u.job = Job(work.adjust_file, "adjust", (u.source(), u.table, u.checked, method, scratch),
-                    on_done=lambda res: _keep_files(u, res), scratch=scratch)
+                    on_done=u.keep, scratch=scratch)   # (the earlier files went: _forget_files)
         u.next_page = "files"
         return go(f"/d/{u.id}/job")
 
@@ -413,11 +413,6 @@ def _forget_files(u: Upload) -> None:
         for p, _ in x.files.values():   # (the folder of the upload's that the adjustment made: ``out-...``)
             shutil.rmtree(u.folder / p.relative_to(u.folder).parts[0], ignore_errors=True)
         x.files.clear()
-
-
-def _keep_files(u: Upload, result: dict) -> None:
-    """The new files (the previous ones went when the adjustment started: :func:`_forget_files`)."""
-    u.keep(result)
 
 
 def _keep_years(u: Upload, results: list) -> None:
