@@ -103,6 +103,36 @@ def district(seed: int, papers: int = 600, own: float | None = 0.9, discrepancy:
                         pd.Series(theta, index=ids))
 
 
+def chain(seed: int, papers: int = 600, raters: int = 19, routing_noise: float = 1.5,
+          discrepancy: int = 1) -> DistrictFile:
+    """Papers routed to raters by quality (a tester's design): a noisy pre-score
+    (quality + N(0, ``routing_noise``^2)) ranks the papers into ``raters - 1`` bands, and band ``k`` is
+    read by raters ``k`` and ``k + 1`` (either first): a chain of raters, each reading papers a little
+    better than the one before, with no school, no cluster and no place to cut it.  Raters and scores as
+    :func:`district` (the graded response model with rater slopes and central raters, third readings by
+    the district's rule from any other rater); one file of school ``S1``."""
+    rng = np.random.default_rng([33, seed])
+    slope = SLOPE * np.exp(0.3 * rng.standard_normal(raters))
+    severity = 0.45 * rng.standard_normal(raters)
+    thresholds = BASE_THRESHOLDS[None, :] + severity[:, None]
+    theta = rng.standard_normal(papers)
+    band = np.argsort(np.argsort(theta + routing_noise * rng.standard_normal(papers))) * (raters - 1) // papers
+    rows = []
+    for p in range(papers):
+        who = [int(band[p]), int(band[p]) + 1][::1 if rng.random() < 0.5 else -1]
+        sc = _draw(rng, np.full(2, theta[p]), slope[who], thresholds[who])
+        if abs(int(sc[0]) - int(sc[1])) > discrepancy:
+            third = int(rng.choice([j for j in range(raters) if j not in who]))
+            who.append(third)
+            sc = np.r_[sc, _draw(rng, theta[p:p + 1], slope[[third]], thresholds[[third]])]
+        for j, x in zip(who, sc):
+            rows.append(("S1", f"P{p + 1:04d}", f"R{j + 1}", int(x)))
+    frame = pd.DataFrame(rows, columns=["school", "paper", "rater", "score"])
+    ids = [f"P{p + 1:04d}" for p in range(papers)]
+    truth = pd.Series(_expected(theta, slope, thresholds).mean(axis=1), index=ids)
+    return DistrictFile(frame, truth, pd.Series("S1", index=ids), pd.Series(theta, index=ids))
+
+
 def rmse(paper_scores: pd.Series, truth: pd.Series) -> float:
     """RMSE of paper scores (1-6, indexed by paper) against the hidden truth."""
     d = paper_scores.reindex(truth.index).to_numpy(dtype=float) - truth.to_numpy()
