@@ -236,6 +236,14 @@ def ks_summary(per, rater_ids) -> TestResult:
                       float(p_holm[j]))
 
 
+def counted_groups(components, papers_of) -> list:
+    """The groups of ``components`` (lists of raters that share no paper with another list) that hold a rater
+    Chapter 5's rule counts: ``papers_of(rater)`` at least MIN_RATINGS.  A group of raters of a single rating
+    each (a new rater's one reading of a paper no one else read) is kept raw by every method, and is no
+    group that cannot be put on the others' scale (:meth:`CheckReport.counted_components`, the check's note)."""
+    return [c for c in components if any(papers_of(x) >= MIN_RATINGS for x in c)]
+
+
 def rater_components(ratings: Ratings):
     """Groups of raters linked by shared papers (:func:`network.rater_components`),
     as lists of rater indices (raters without ratings left out), largest first."""
@@ -389,8 +397,8 @@ class CheckReport:
         else read made a group of its own, and the recommendation left every paper alone, where every method
         keeps that rating raw and adjusts the rest (a tester's file: NO 0.649 RMSE, the recommendation without
         that rating 0.543)."""
-        counted = {str(r["rater"]) for r in self.raters if r["papers"] >= MIN_RATINGS}
-        return [c for c in self.components if any(str(x) in counted for x in c)]
+        papers = {str(r["rater"]): r["papers"] for r in self.raters}
+        return counted_groups(self.components, lambda x: papers.get(str(x), 0))
 
     def format_text(self, title="", group_label=None) -> str:
         """The tables a person reads at a glance; ``group_label`` defaults to ``[group]``."""
@@ -587,7 +595,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
         thin = [str(r["rater"]) for r in raters if r["papers"] < MIN_RATINGS]
         notes.append(f"rater(s) with a single rating, kept raw by every method and not counted by Chapter 5's rule: "
                      f"{', '.join(thin[:8])}{' ...' if len(thin) > 8 else ''}")
-    if len(comps) > 1 and sum(any(n[j] >= MIN_RATINGS for j in c) for c in comps) > 1:
+    if len(counted_groups(comps, lambda j: n[j])) > 1:
         notes.append("the raters fall into separate groups with no paper in common: OLS, TLS, RAS and "
                      "PCM cannot put them on one scale")
     if ratings.max_raters_per_paper() < 2:

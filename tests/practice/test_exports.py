@@ -122,6 +122,11 @@ def test_a_single_stray_rating_does_not_stop_adjusting_everyone(tmp_path):
     sole = run("check", write_rows(tmp_path / "sole.csv", rows + [("Q1", "E", 2)]), "--scale", "0-5", "--no-rasch")
     assert sole.exit_code == 0, sole.output
     assert rec.split(" -- ")[0] in sole.output and "share no paper" not in sole.output
+    assert "separate groups" not in sole.output   # (nor the note, which counts the groups as the rule does)
+    split = [(p, {"C": "A", "D": "B"}.get(x, x) if int(p[1:]) < 30 else {"A": "C", "B": "D"}.get(x, x), s)
+             for p, x, s in rows]   # (papers 0-29 read by A and B, 30-59 by C and D)
+    two = run("check", write_rows(tmp_path / "two.csv", split + [("Q1", "E", 2)]), "--scale", "0-5", "--no-rasch")
+    assert "raters fall into separate groups with no paper in common" in two.output, two.output
     assert ("raters linked through shared papers: yes, but for 1 rater(s) of a single rating on a paper no one else "
             "read (kept raw): E") in sole.output
 
