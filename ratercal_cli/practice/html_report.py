@@ -11,6 +11,9 @@ are PNGs embedded as ``data:`` URIs, the style is inline.  From the top:
 3. **Methods**: how far apart the methods put the papers (RMSD), pass/fail at the cut, the MDS map.
 4. **Adjustment**: per rater, each method's mean shift; how far papers moved.
 5. **Uncertain decisions**: the papers whose probability of passing lies between 0.05 and 0.95.
+6. With ``check --simulate``, **the simulated study of the file's design**: its ranking of the
+   methods (RMSE with its Monte Carlo SE, rank, the paired difference from the best, worst-decile
+   bias, accuracy at a cut), the recommendation's row marked, and the stress scenario.
 
 :func:`html_report` builds the page from whichever results it is given (a
 :class:`~.check.CheckResults`, :class:`~.adjust.AdjustResults`, :class:`~.compare.CompareResults`)
@@ -50,6 +53,7 @@ th,td{border:1px solid #ccd;padding:3px 7px;text-align:right}th{background:#eef}
 td:first-child,th:first-child{text-align:left}.summary{background:#f5f7ff;border:1px solid #ccd;padding:10px 16px}
 .warn{color:#8a4b00}.yes{color:#0a6b2b;font-weight:bold}.no{color:#8a1f1f;font-weight:bold}
 img{max-width:100%;border:1px solid #dde}.note{color:#555;font-size:.85em}
+tr.chosen td{background:#e7f6ea;font-weight:bold}
 """
 
 
@@ -57,9 +61,11 @@ def _esc(x) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _table(header, rows, cls=None) -> str:
+def _table(header, rows, cls=None, marked=()) -> str:
+    """A table of ``rows`` under ``header``; the rows numbered in ``marked`` of class ``chosen``."""
     head = "".join(f"<th>{_esc(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in r) + "</tr>" for r in rows)
+    body = "".join(("<tr class=\"chosen\">" if k in marked else "<tr>") + "".join(f"<td>{_esc(c)}</td>" for c in r)
+                   + "</tr>" for k, r in enumerate(rows))
     return f'<table{f" class={cls!r}" if cls else ""}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -124,6 +130,8 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
             if s is not None:
                 parts.append(_shifts(s))
                 parts.append(_uncertain(ratings, adjust, name, adjust_cut, s.sure))
+            if getattr(check, "simulations", None) is not None:
+                parts.append(_simulation(check.simulations[k], rep.decision.label if rep.decision else None))
         if ratings.facets:   # a rubric: the many-facet model, then the methods and adjustment of each group
             for k, (name, rub) in enumerate(check.rubric or ()):
                 parts.append(_rubric(_tag(ratings, name), rub, k))
@@ -134,6 +142,9 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
                 parts.append(f"<h2>Adjustment: {_esc(_tag(ratings, s.group))}</h2>")
                 parts.append(_shifts(s))
                 parts.append(_uncertain(ratings, adjust, s.group, adjust_cut, s.sure))
+        for name, sim in getattr(check, "facet_simulations", None) or ():
+            parts.append(f"<h2>Simulation: {_esc(_tag(ratings, name))}</h2>")
+            parts.append(_simulation(sim, None))
         if changes is not None and changes.changes and len(changes.changes[0].levels.cuts) > 1:
             parts.append(_levels(ratings, changes))
         anchored = adjust.anchored if getattr(adjust, "anchored", None) is not None else getattr(check, "anchored", None)
@@ -295,6 +306,21 @@ def _shifts(s) -> str:
                       _table(hdr, rows, "shifts"),
                       _table(["method", "papers", "mean move", "largest", "paper", "moved 0.5 or more"], moved,
                              "moved")])
+
+
+def _simulation(sim, chosen) -> str:
+    """``check --simulate``'s study of the file's design (:class:`.simulate.SimulationResult`, or the reason it
+    was not run): its ranking, the row of the recommendation ``chosen`` (its label: ``NO (shrunk)``) marked."""
+    from .simulate import column_name
+
+    if isinstance(sim, str):
+        return f'<h3>Simulated study of this design</h3><p class="warn">{_esc(sim)}</p>'
+    header, rows = sim.table()
+    marked = {k for k, r in enumerate(rows) if chosen is not None and column_name((r[0], r[1])) == chosen}
+    notes = "".join(f'<p class="note">{_esc(n)}</p>' for n in sim.notes())
+    return "\n".join(["<h3>Simulated study of this design</h3>", f'<p class="note">{_esc(sim.description())}'
+                      + (" The recommendation's row is marked." if marked else "") + "</p>",
+                      _table(header, rows, "simulation", marked), notes])
 
 
 def _anchored(rows) -> str:

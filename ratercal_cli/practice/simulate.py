@@ -309,43 +309,67 @@ class SimulationResult:
                 out.append(f"{name(i)} rank {ra} -> {rb if rb is not None else 'failed'}")
         return out
 
-    def format_text(self) -> str:
+    def description(self) -> str:
+        """What was simulated and how the table ranks it: the first line of :meth:`format_text`, the note
+        above the HTML report's table."""
         cut = "" if self.cut is None else f", decision accuracy at {self.cut:g}"
         facets = "" if not self.model.facetted else (
             f" with the facets' effects (the many-facet model, {self.model.effect.size} cells); each paper's score "
             "in each cell it was rated in scored, MML and MFRM fitted to all the ratings, the other methods "
             "within each cell, as adjust does")
-        lines = [f"Simulated study of this design: {self.replications} replications (seed {self.seed}) of the "
-                 f"file's {self.model.n_papers} papers and {self.model.paper.size} ratings, same papers-to-raters "
-                 f"assignment, each rater's steps and the quality distribution N({self.model.mu:.2f}, "
-                 f"{self.model.sigma:.2f}^2) fitted by MML{facets}{cut}; ranked by mean RMSE ± Monte Carlo SE within a "
-                 "shrinkage level; 'vs best': the paired RMSE difference with its 95% interval.",
-                 f"  {'shrinkage':<9} {'method':<8} {'RMSE':>16} {'rank':>4}  {'vs best (95% CI)':<30} "
-                 f"{'worst-decile bias':>18}" + (f" {'accuracy':>16}" if self.cut is not None else "")]
+        return (f"Simulated study of this design: {self.replications} replications (seed {self.seed}) of the "
+                f"file's {self.model.n_papers} papers and {self.model.paper.size} ratings, same papers-to-raters "
+                f"assignment, each rater's steps and the quality distribution N({self.model.mu:.2f}, "
+                f"{self.model.sigma:.2f}^2) fitted by MML{facets}{cut}; ranked by mean RMSE ± Monte Carlo SE within a "
+                "shrinkage level; 'vs best': the paired RMSE difference with its 95% interval.")
+
+    def table(self) -> tuple:
+        """``(header, rows)`` of the ranking as text cells, a row a (shrinkage, method) of :meth:`rows`:
+        shrinkage, method, RMSE ± MCSE, rank, vs best (95% CI), worst-decile bias ± MCSE, (accuracy ± MCSE,
+        with a cut) and the failures (empty where none) -- the text report's table and the HTML report's."""
+        header = ["shrinkage", "method", "RMSE", "rank", "vs best (95% CI)", "worst-decile bias",
+                  *(["accuracy"] if self.cut is not None else []), "failed"]
+        rows = []
         for r in self.rows():
             vs = "" if r["vs_best"] is None else (f"{r['vs_best']['diff']:+.4f} [{r['vs_best']['ci'][0]:+.4f}, "
                                                   f"{r['vs_best']['ci'][1]:+.4f}]")
-            rank = "-" if r["rank"] is None else str(r["rank"])
-            line = (f"  {r['shrinkage']:<9} {r['method']:<8} {r['rmse']:>7.4f} ± {r['rmse_mcse']:.4f} {rank:>4}  "
-                    f"{vs:<30} {r['cbias_worst']:>10.3f} ± {r['cbias_worst_mcse']:.3f}")
-            if self.cut is not None:
-                line += f" {r['accuracy']:>8.4f} ± {r['accuracy_mcse']:.4f}"
-            if r["failed"]:
-                line += f"  (failed {r['failed']} of {self.replications}: {r.get('error', '')})"
-            lines.append(line)
-        lines += [f"  design: {d}" for d in self.design_notes()]
-        lines += [f"  warning: {w}" for w in self.warnings]
+            rows.append([r["shrinkage"], r["method"], f"{r['rmse']:.4f} ± {r['rmse_mcse']:.4f}",
+                         "-" if r["rank"] is None else str(r["rank"]), vs,
+                         f"{r['cbias_worst']:.3f} ± {r['cbias_worst_mcse']:.3f}",
+                         *([f"{r['accuracy']:.4f} ± {r['accuracy_mcse']:.4f}"] if self.cut is not None else []),
+                         f"{r['failed']} of {self.replications}: {r.get('error', '')}" if r["failed"] else ""])
+        return header, rows
+
+    def notes(self) -> list:
+        """The lines under the table: the design's notes, the warnings and the stress scenario's ranking."""
+        lines = [f"design: {d}" for d in self.design_notes()]
+        lines += [f"warning: {w}" for w in self.warnings]
         if self.stressed is not None:
             ch = self.stress_changes()
             best = self.stressed._ranking()
             top = ", ".join(f"{column_name(self.columns[i])} "
                             f"{self.stressed.values[:, i, 0].mean():.4f}" for i in best[:3])
-            lines.append(f"  stress scenario (a plausible confound: each paper's quality correlated "
+            lines.append(f"stress scenario (a plausible confound: each paper's quality correlated "
                          f"{self.stressed.model.stress:g} with its raters' mean severity, lenient raters reading the "
                          f"weaker papers; the same seeds): best {top}; "
                          + ("the ranking's top changes: " + "; ".join(ch) if ch else "the ranking's top stays"))
-        return "\n".join(lines)
+        return lines
 
+    def format_text(self) -> str:
+        header, rows = self.table()
+        acc = self.cut is not None
+        lines = [self.description(),
+                 f"  {'shrinkage':<9} {'method':<8} {'RMSE':>16} {'rank':>4}  {'vs best (95% CI)':<30} "
+                 f"{'worst-decile bias':>18}" + (f" {'accuracy':>16}" if acc else "")]
+        for c in rows:
+            line = f"  {c[0]:<9} {c[1]:<8} {c[2]:>16} {c[3]:>4}  {c[4]:<30} {c[5]:>18}"
+            if acc:
+                line += f" {c[6]:>17}"
+            if c[-1]:
+                line += f"  (failed {c[-1]})"
+            lines.append(line)
+        lines += [f"  {n}" for n in self.notes()]
+        return "\n".join(lines)
 
 def column_name(column) -> str:
     """``TLI``, ``MML (shrunk)``, ``TLI (shrunk, linear EB)``: a ranked (shrinkage, method) as the text names it."""

@@ -159,3 +159,20 @@ def test_check_simulates_and_its_page_adjusts_by_what_the_simulation_decided(tmp
     assert "decided by the simulation" in out.stdout and label == "MML (shrunk)"
     page = (tmp_path / "g8.html").read_text()
     assert f"recommended ({label})" in page and "recommended (TLI" not in page
+    # ... and shows the simulation's ranking, as the text does, the recommendation's row marked (a researcher
+    # tester: the page left the ranking out, the ground of the recommendation it printed)
+    import re
+
+    table = re.search(r"<table class='simulation'>(.*?)</table>", page, re.S)
+    assert table is not None
+    rows = [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td>(.*?)</td>", tr)]
+            for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", table.group(1), re.S)][1:]
+    marked = [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td>(.*?)</td>", tr)]
+              for tr in re.findall(r'<tr class="chosen">(.*?)</tr>', table.group(1), re.S)]
+    lines = out.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("  shrinkage method"))
+    text = [line.split() for line in lines[head + 1:head + 1 + len(rows)]]
+    assert len(rows) >= 20 and [r[:2] for r in rows] == [t[:2] for t in text]
+    assert [r[2] for r in rows] == [" ".join(t[2:5]) for t in text]   # RMSE ± its Monte Carlo SE
+    assert [r[3] for r in rows] == [t[5] for t in text]                 # the rank
+    assert len(marked) == 1 and marked[0][:2] == ["kelley", "MML"], marked
