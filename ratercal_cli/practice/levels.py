@@ -203,6 +203,11 @@ class LevelChanges:
     #: recommendation is NO, beside one adjusted by MML): the method applied here, its uncertain students
     #: not known (not 0); "" where it gave them
     without_se: str = ""
+    #: where the method's scores are shrunk (a recommendation "(shrunk)", MML's and MFRM's own EAP): the
+    #: papers that would move (up, down) at its unshrunk level, beside :attr:`up` and :attr:`down`, and
+    #: (the papers that move shrunk only, the papers that move unshrunk only)
+    unshrunk: tuple | None = None
+    by_shrinkage: tuple | None = None
 
     @property
     def too_narrow(self) -> bool:
@@ -234,6 +239,19 @@ class LevelChanges:
                      f"{self.median_se:.2f}): these ratings cannot settle most {noun}s' level, adjusted or not")
         return text
 
+    def shrinkage_text(self) -> str:
+        """What the level moves owe to the shrinkage (:attr:`unshrunk`, :attr:`by_shrinkage`), as the summary
+        says it of a cut (:func:`.summary.shrinkage_words`): a shrunk method's pull toward the mean can make
+        moves of its own, and keep papers in a level they would leave unshrunk."""
+        a, b = self.unshrunk
+        only, kept = self.by_shrinkage
+        head = f"unshrunk it would move {a + b} paper(s) ({a} up, {b} down)"
+        if not only and not kept:
+            return f"{head}, the same papers: these moves are not the shrinkage's"
+        return (f"{head}: {only} of these {self.moved} move(s) are the shrinkage's alone (unshrunk those papers keep "
+                f"their level), and it keeps {kept} paper(s) in the level they would leave unshrunk; the shrinkage "
+                "pulls each score toward the group's mean, the more the fewer and less consistent its ratings")
+
     @property
     def moved(self) -> int:
         return int(sum(self.moves[i][j] for i in range(len(self.moves)) for j in range(len(self.moves)) if i != j))
@@ -259,7 +277,10 @@ class LevelChanges:
                 "moves": [{"from": a, "to": b, "papers": c} for a, b, c in self.flows()],
                 "uncertain": self.uncertain, "confidence": self.confidence, "uncertain_at_cut": self.at_cut,
                 "classification_accuracy": self.accuracy, "median_se": self.median_se,
-                "standard_errors": not self.without_se}
+                "standard_errors": not self.without_se,
+                "unshrunk": None if self.unshrunk is None else {
+                    "up": self.unshrunk[0], "down": self.unshrunk[1], "moved_by_shrinkage_alone": self.by_shrinkage[0],
+                    "kept_by_shrinkage": self.by_shrinkage[1]}}
 
     def format_text(self, title: str = "") -> str:
         from .text import text_table
@@ -271,6 +292,8 @@ class LevelChanges:
         lines += ["  " + line for line in text_table(["level", "given", "adjusted"], rows)]
         for a, b, c in self.flows():
             lines.append(f"  {a} -> {b}: {c}")
+        if self.unshrunk is not None:
+            lines.append("  " + self.shrinkage_text())
         if self.uncertain is not None or self.without_se:
             lines.append("  " + self.uncertain_text())
         return "\n".join(lines)
@@ -390,5 +413,13 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
                              [int(np.sum(has & (lo < c) & (hi >= c))) for c in levels.cuts])
                 lc.accuracy = float(np.mean(prob[has])) if has.any() else None
                 lc.median_se = float(np.median(se[has])) if has.any() else None
+            none = result._unshrunk(g).get(method) if not r.facets else None
+            if none is not None:   # (a shrunk method: which of its moves the shrinkage makes)
+                lv_none = np.full(r.n_papers, -1)
+                lv_none[group == gi] = levels.level(none + r.scale_low)
+                ok = keep & (lv_none >= 0)
+                lc.unshrunk = (int(np.sum(ok & (lv_none > lv_raw))), int(np.sum(ok & (lv_none < lv_raw))))
+                lc.by_shrinkage = (int(np.sum(ok & (lv_adj != lv_raw) & (lv_none == lv_raw))),
+                                   int(np.sum(ok & (lv_adj == lv_raw) & (lv_none != lv_raw))))
             out.changes.append(lc)
     return out

@@ -235,6 +235,8 @@ def levels_html(level_cols) -> str:
              for tag, lc in level_cols if lc.flows()]
     if flows:
         out += "<p>Moves between levels: " + "<br>".join(flows) + ".</p>"
+    out += "".join(f"<p><b>{_e(tag)}</b>: {_e(lc.shrinkage_text())}.</p>" for tag, lc in level_cols
+                   if lc.unshrunk is not None)   # (many moves of a shrunk method can be its pull toward the mean)
     return out
 
 

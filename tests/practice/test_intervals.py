@@ -139,6 +139,44 @@ def test_a_shrunk_methods_moves_at_the_cut_are_told_apart_from_the_shrinkages():
                for s in res.adjustment_summaries())
 
 
+def test_with_several_cuts_the_level_moves_are_told_apart_from_the_shrinkages():
+    """A researcher tester: with several cuts a shrunk method's level moves were counted with nothing saying how
+    many the shrinkage made.  Each group's levels now give the moves the method would make unshrunk (its WLE fair
+    scores for MML, Kelley's formula undone for TLI), the papers that move shrunk only and those it keeps, counted
+    here from the unshrunk scores; the text, the JSON and the memo's table say them."""
+    import json
+
+    from ratercal_cli.methods.shrinkage import shrunk_papers
+    from ratercal_cli.practice.levels import changes, parse_levels
+    from ratercal_cli.practice.memo import levels_html
+
+    r = rc.read_ratings(ROOT / "examples" / "ratings.csv", scale="0-5", group_col="grade", resolve_discrepancies=True)
+    levels = parse_levels("2,3,4")
+    for code, kw in (("MML", {}), ("TLI", {"shrinkage": "kelley"})):
+        res = rc.adjust(r, code, **kw)
+        ch = changes(res, levels=levels)
+        seen = 0
+        for g, lc in zip(res.groups, ch.changes):
+            est = g.estimators[code]
+            own = None if code == "MML" else est.transform(g.ratings).paper
+            none = levels.level(shrunk_papers(est, g.ratings, own, ("none",))["none"] + g.ratings.scale_low)
+            raw = levels.level(g.ratings.paper_mean() + g.ratings.scale_low)
+            adj = levels.level(g.adjusted[code].paper + g.ratings.scale_low)
+            assert lc.moved == int(np.sum(adj != raw))
+            assert lc.unshrunk == (int(np.sum(none > raw)), int(np.sum(none < raw))), (code, g.name)
+            assert lc.by_shrinkage == (int(np.sum((adj != raw) & (none == raw))),
+                                       int(np.sum((adj == raw) & (none != raw)))), (code, g.name)
+            seen += lc.by_shrinkage[0]
+            assert lc.shrinkage_text() in lc.format_text()
+            d = json.loads(json.dumps(lc.to_dict()))["unshrunk"]
+            assert (d["moved_by_shrinkage_alone"], d["kept_by_shrinkage"]) == lc.by_shrinkage
+        assert seen > 0, code   # (the shrinkage makes moves of its own on this file)
+        page = levels_html([(str(lc.group), lc) for lc in ch.changes])
+        assert page.count("are the shrinkage&#x27;s alone") == 3
+    plain = changes(rc.adjust(r, "TLI"), levels=levels)
+    assert all(lc.unshrunk is None for lc in plain.changes)   # (TLI's own scores: nothing shrunk)
+
+
 def test_a_shrunk_truncated_method_keeps_its_ratings_on_the_scale():
     """TLI (shrunk), the usual recommendation, moved each rating by its paper's shrinkage: a paper below the mean
     with a top rating put that rating past the top (1.08 on a 0-1 scale), with no word."""
