@@ -232,29 +232,28 @@ RUBRIC_RECOMMENDED = ("each criterion gets check's recommendation for it (its ru
 
 def _recommended_facets(ratings, prefix, assignment, clusters, strict, variant):
     """``adjust -m recommended`` on one group's facetted ratings (a rubric): ``(label, Adjusted, (cell
-    labels, papers x cells scores), warnings)``.  Each cell's decision is :func:`recommended_decision`
-    of its own ratings (what ``check`` decides for it, :func:`.check._check_facets`), applied as
+    labels, papers x cells scores), warnings)``.  Each cell's decision is what ``check`` decides for it
+    (:func:`.check.check_cells`: its own ratings, the assignment verdict shared by the cells read in one
+    design), applied as
     ``check --simulate`` ranks it (:func:`.simulate.rubric_level_scores`, :data:`RUBRIC_RECOMMENDED`);
     ``clusters``: ``(column, each rating's cluster code, labels)`` of ``--cluster-col``, or None."""
     from types import SimpleNamespace
 
     from ..methods.apply import mean_over_cells
     from ..ratings import Adjusted
-    from .check import _group_clusters, _rubric_clusters
+    from .check import _group_clusters, _rubric_clusters, check_cells
+    from .diagnostics import ALPHA
     from .rubric import MODEL_BASED, adjust_facets, cell_parts, cell_tag
 
     cell, labels = ratings.facet_cells()
     parts = cell_parts(ratings)
-    decisions, reps = [], []
-    for c, (lab, part) in enumerate(parts):
-        kw = None
-        if clusters is not None:
-            column, codes, names = clusters
-            kw = _group_clusters(part, 0, part, column, codes[cell == c], names)
-        dec, found = recommended_decision(part, assignment, kw, links=False)
-        decisions.append(dec)
-        reps.append(SimpleNamespace(assignment_found=found))
+    kws = [{} if clusters is None else _group_clusters(part, 0, part, clusters[0], clusters[1][cell == c], clusters[2])
+           for c, (_, part) in enumerate(parts)]
     tags = [cell_tag(ratings, lab) for lab, _ in parts]
+    checked = check_cells([part for _, part in parts], tags, kws, assignment, ALPHA,
+                          [part.max_raters_per_paper() > 1 for _, part in parts])
+    decisions = [rep.decision for rep in checked]
+    reps = [SimpleNamespace(assignment_found=rep.assignment_found) for rep in checked]
     warnings = [f"{prefix}{t}: recommended {d.label} ({d.reasons[-1]})" for t, d in zip(tags, decisions)]
     warnings.append(f"{prefix}recommended on a rubric: {RUBRIC_RECOMMENDED}")
     scores = np.full((ratings.n_papers, len(labels)), np.nan)

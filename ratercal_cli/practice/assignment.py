@@ -88,7 +88,7 @@ from ..errors import MethodError, mention
 from ..ratings import Ratings
 
 __all__ = ["ASSIGNMENTS", "MIN_MODULARITY", "Assignment", "network_clusters", "assignment_evidence",
-           "decide_assignment"]
+           "decide_assignment", "shared_verdict"]
 
 #: what ``--assignment`` takes: ``auto`` decides from the file
 ASSIGNMENTS = ("auto", "random", "nonrandom")
@@ -802,6 +802,37 @@ def decide_assignment(ratings: Ratings, given: str = "auto", model=None, cluster
             "" if said == "random" else f"; but the file shows otherwise: {ev.reason}")
         ev.confounded = False
     return ev
+
+
+def shared_verdict(founds: list, names: list, totals) -> list:
+    """One verdict for cells read in one design (a rubric's criteria, each reader scoring every criterion of
+    the papers it read): who read what is the same, so whether it says how good a paper is cannot differ
+    between them, where each cell's test (:func:`assignment_evidence`, on its own criterion's scores) can: on
+    a rubric of weakly confounded schools (tests/confounded.py's, school means -0.3..0.3) 12 of 30 files had
+    criteria called non-random beside others called random, and their recommendations differed.
+    ``founds``: each cell's :class:`Assignment` (``names``: the cells' labels).  Where all were decided by the
+    evidence (``auto``) and disagree, the design's verdict is the test's on the papers' totals over the cells
+    (``totals()``: the Assignment of :func:`assignment_evidence` on each reading's total, a measure of a paper's
+    quality more reliable than any one criterion), and every cell takes it with a reason that says so;
+    otherwise ``founds`` as they are."""
+    if (len(founds) < 2 or any(f.given != "auto" or f.confounded is None for f in founds)
+            or len({f.confounded for f in founds}) == 1):
+        return list(founds)
+    total = totals()
+    if total.confounded is None:   # (no test on the totals: the cells' verdicts stand)
+        return list(founds)
+    joint = bool(total.confounded)
+    said = (f"one verdict for the {len(founds)} cells read by the same raters ({', '.join(map(str, names))}), whose "
+            f"own tests disagree: on each reading's total over them, {total.reason}")
+    out = []
+    for f in founds:
+        g = replace(f, confounded=joint, assignment="nonrandom" if joint else "random")
+        g.reason = f"{said} (this cell's own tests: {f.reason})"
+        if joint and g.multigroup and not f.confounded:
+            g.reason += (f"; the marginal models (MML, MFRM) fit a mean quality per cluster "
+                         f"({len(g.cluster_labels)} clusters, {g.cluster_source})")
+        out.append(g)
+    return out
 
 
 def pop_cluster(ratings: Ratings, name: str):

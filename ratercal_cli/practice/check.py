@@ -312,12 +312,12 @@ def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None, est=
             column, codes, labels_ = cluster
             mine = codes if ratings.group is None else codes[ratings.group == k]
             cell = g.facet_cells()[0]
-        for c, (labels, part) in enumerate(cell_parts(g)):
-            tag = cell_tag(ratings, labels)
-            label = tag if name is None else f"{ratings.group_tag(name)}, {tag}"
-            kw = {} if cluster is None else _group_clusters(part, 0, part, column, mine[cell == c], labels_)
-            reports.append(check_ratings(part, group=label, scale_low=ratings.scale_low, assignment=assignment,
-                                         alpha=alpha, rasch=rasch, links=False, **kw))
+        parts = cell_parts(g)
+        names = [cell_tag(ratings, labels) if name is None else f"{ratings.group_tag(name)}, {cell_tag(ratings, labels)}"
+                 for labels, _ in parts]
+        kws = [{} if cluster is None else _group_clusters(part, 0, part, column, mine[cell == c], labels_)
+               for c, (_, part) in enumerate(parts)]
+        reports += check_cells([part for _, part in parts], names, kws, assignment, alpha, [rasch] * len(parts))
         if rasch:   # (a group whose raters are not linked has no many-facet model: said, the other groups checked;
             try:      # it stopped the check of every group, its error not naming the group: a tester's 3-paper group)
                 rubric.append((name, rubric_check(g, alpha=alpha, steps_by=steps_by, est=est)))
@@ -326,6 +326,55 @@ def _check_facets(ratings, groups, assignment, alpha, rasch, steps_by=None, est=
                     raise
                 unfitted.append((name, str(exc).splitlines()[0]))
     return CheckResults(ratings, reports, None, rubric, rubric_unfitted=unfitted)
+
+
+def check_cells(parts, names, kws, assignment, alpha, rasch) -> list:
+    """The checks of a rubric group's cells (:func:`.rubric.cell_parts`: each criterion's ratings, ``names``
+    their labels, ``kws`` their clusters' arguments, ``rasch`` per cell), as ``check`` and ``adjust -m
+    recommended`` make them: each cell's :func:`.diagnostics.check_ratings`, and the cells read in one design
+    (the same papers by the same raters) taking one assignment verdict (:func:`.assignment.shared_verdict`):
+    a cell whose verdict that changes is checked again with it (its recommendation follows the assignment),
+    its Rasch fits kept."""
+    from .assignment import shared_verdict
+
+    scale_low = parts[0].scale_low if parts else 0
+    reports = [check_ratings(part, group=name, scale_low=scale_low, assignment=assignment, alpha=alpha, rasch=r,
+                             links=False, **kw) for part, name, kw, r in zip(parts, names, kws, rasch)]
+    designs: dict = {}
+    for k, part in enumerate(parts):
+        designs.setdefault(frozenset(_readings(part)), []).append(k)
+    for cells in designs.values():
+        founds = [reports[k].assignment_found for k in cells]
+        shared = shared_verdict(founds, [names[k] for k in cells],
+                                lambda: _totals_evidence([parts[k] for k in cells], kws[cells[0]], alpha))
+        for k, old, new in zip(cells, founds, shared):
+            if new is not old:
+                reports[k] = check_ratings(parts[k], group=names[k], scale_low=scale_low, assignment=assignment,
+                                           alpha=alpha, rasch=True, links=False, found=new, fits=reports[k], **kws[k])
+    return reports
+
+
+def _readings(ratings) -> list:
+    """Each rating's (paper label, rater label): the design it was read in."""
+    return list(zip(np.asarray(ratings.paper_ids, dtype=object)[ratings.paper].tolist(),
+                    np.asarray(ratings.rater_ids, dtype=object)[ratings.rater].tolist()))
+
+
+def _totals_evidence(parts, kw, alpha):
+    """:func:`.assignment.assignment_evidence` on the readings' totals over ``parts`` (cells read in one design:
+    each (paper, rater) once in every cell), a rating scale of ``sum(M_c)`` points; ``kw``: the first cell's
+    clusters' arguments (its papers are the totals')."""
+    from dataclasses import replace
+
+    from .assignment import ALPHA as ASSIGNMENT_ALPHA, assignment_evidence
+
+    first, keys = parts[0], [_readings(part) for part in parts]
+    at = {key: i for i, key in enumerate(keys[0])}
+    total = np.zeros(first.n_ratings, dtype=np.int64)
+    for part, key in zip(parts, keys):
+        total[[at[k] for k in key]] += part.score
+    ratings = replace(first, score=total, max_score=int(sum(part.max_score for part in parts)))
+    return assignment_evidence(ratings, alpha=min(alpha, ASSIGNMENT_ALPHA), severities=False, **kw)
 
 
 @dataclass

@@ -515,13 +515,16 @@ def rasch_fit(ratings: Ratings, work=None):
 
 def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "auto",
                   alpha: float = ALPHA, rasch: bool = True, clusters=None, cluster_labels=(),
-                  cluster_source: str = "", links: bool = True) -> CheckReport:
+                  cluster_source: str = "", links: bool = True, found=None, fits=None) -> CheckReport:
     """Run every test and the rule on one group's ratings (scores ``0..M`` + ``scale_low``);
     ``links``: the recommendation hears the links' say (:func:`.recommend.recommend_group`; not for a
     rubric's criterion, whose many-facet pick places the raters through every criterion);
     ``rasch=False`` skips the Rasch fit per rater (``check --no-rasch``).  ``assignment``: ``auto``
     (the file's evidence decides, :mod:`.assignment`), ``random`` or ``nonrandom``; ``clusters``: a
-    cluster per paper (``--cluster-col``), else the rater network's."""
+    cluster per paper (``--cluster-col``), else the rater network's.  ``found``: the assignment decided
+    beside this check (an :class:`.assignment.Assignment`: a rubric's criteria read in one design share
+    one, :func:`.assignment.shared_verdict`), and ``fits`` an earlier report of the same ratings whose
+    Rasch fits (rater report, model, fit table) are taken rather than made again."""
     from .assignment import ALPHA as ASSIGNMENT_ALPHA, ASSIGNMENTS, Assignment, decide_assignment
 
     if assignment not in ASSIGNMENTS:
@@ -556,7 +559,9 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     skipped = "skipped (--no-rasch)"
     # the conditional fits' cost, asked by both Rasch fits below (0.4 s at 1M ratings, 3 of 200 raters a paper)
     work = conditional_work(ratings) if rasch and ratings.max_raters_per_paper() > 1 else None
-    if rasch:
+    if fits is not None:
+        rr, model = fits.rater_report, fits.rater_model
+    elif rasch:
         rr, model = report_and_model(ratings, scale_low=scale_low, work=work)
     else:   # check --no-rasch: no model is fitted
         rr, model = RaterReport(model=RATER_MODEL, fitted=False, reason=skipped), None
@@ -567,14 +572,14 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     if np.isfinite(chi2_p) and chi2_p < alpha:
         warranted_by.append(f"fixed (all same) chi-square of the rater model, p {'< .001' if chi2_p < 0.001 else f'= {chi2_p:.3f}'}")
     warranted = bool(warranted_by)
-    if rasch or assignment != "auto":
+    if found is None and (rasch or assignment != "auto"):
         found = decide_assignment(ratings, assignment, model=model if getattr(model, "measured", None) is not None
                                   else None, clusters=clusters, cluster_labels=cluster_labels,
                                   cluster_source=cluster_source, alpha=min(alpha, ASSIGNMENT_ALPHA),
                                   severities=rasch) \
             if rasch else Assignment(given=assignment, assignment=assignment, confounded=assignment == "nonrandom",
                                      reason="as given (the evidence needs the Rasch fits: --no-rasch)")
-    else:
+    elif found is None:
         found = Assignment(given="auto", assignment="random", confounded=None,
                            reason="not tested (the evidence needs the Rasch fits, left out by --no-rasch): "
                                   "taken as random")
@@ -606,7 +611,9 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     if ratings.max_raters_per_paper() > 1:
         notes.append("the F, chi-square and KS tests treat ratings as independent; with several "
                      "raters per paper they are approximate")
-    if rasch:
+    if fits is not None:
+        fit_rows_, fit_notes = fits.rasch_fit, fits.rasch_notes
+    elif rasch:
         fit_rows_, fit_notes = rasch_fit(ratings, work)
     else:
         fit_rows_, fit_notes = [], [skipped]

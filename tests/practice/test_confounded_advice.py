@@ -289,3 +289,32 @@ def test_the_recommendation_holds_on_a_chain_of_raters(seed, routing_noise):
     label, rec, no, every = advice_on(d)
     _holds(label, rec, no, every)
     assert rec < no - 0.05, (label, rec, no)
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_a_rubrics_criteria_read_by_the_same_raters_share_one_assignment_verdict(seed):
+    """Who read what is one design for every criterion of a rubric, but each criterion's test runs on its own
+    scores: on weakly confounded schools (means -0.3..0.3) 12 of 30 files had criteria called non-random
+    beside others called random (seed 1: C3 alone, by cluster p = 0.009; seed 3: C2 alone random), and their
+    recommendations differed.  Where they disagree the criteria now share the verdict of the test on each
+    reading's total over the criteria, checked here as a file of those totals (scores 3-18)."""
+    from confounded import rubric
+
+    d = rubric(seed, papers=300, school_means=np.linspace(-0.3, 0.3, 6))
+    r = Ratings.from_frame(d.frame, scale="1-6", facet_cols=["criterion"])
+    res = check(r)
+    alone = [check(Ratings.from_frame(d.frame[d.frame.criterion == c].drop(columns="criterion"), scale="1-6"))
+             .report().assignment_found for c in ("C1", "C2", "C3")]
+    assert len({f.confounded for f in alone}) == 2   # (the criteria alone disagree)
+    totals = d.frame.groupby(["paper", "rater"], sort=False, as_index=False).score.sum()
+    total = check(Ratings.from_frame(totals, scale="3-18")).report().assignment_found
+    assert total.confounded == (seed == 3), total.reason
+    for rep in res.reports:
+        found = rep.assignment_found
+        assert found.confounded == total.confounded
+        assert found.assignment == ("nonrandom" if total.confounded else "random")
+        assert found.reason.startswith("one verdict for the 3 cells read by the same raters")
+        assert total.reason in found.reason   # (the same test: the same statistics)
+        assert rep.decision.label == ("MML (multi-group, shrunk)" if total.confounded else "MML (shrunk)")
+    # adjust -m recommended applies the same decisions
+    assert adjust(r, "recommended").groups[0].recommended == res.reports[0].decision.label
