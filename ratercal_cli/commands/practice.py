@@ -280,6 +280,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
     finds the raters differing; else TMN when the fewest papers a rater scored is 8-20, TLI
     above 20.  Then the corrected study's best method for this design, with its RMSE.
     """
+    from ..practice.assignment import pop_cluster
     from ..practice.check import check as check_ratings
 
     _check_html(html_out)
@@ -302,7 +303,10 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
                            cluster=cluster_col, discrepancy=discrepancy)
     _write_calibration(anchors_out, table.ratings, steps_by, result.calibration)
     maps = result.wright_maps(png) if png is not None else []
-    maps += _write_html(html_out, table.ratings, check=result)
+    # (the page's ratings without the cluster column, which was read as a facet for check to take back out: with
+    # it the page took the file for a rubric, an empty heading and MFRM's moves under the recommendation's name)
+    maps += _write_html(html_out, pop_cluster(table.ratings, cluster_col)[0] if cluster_col else table.ratings,
+                        check=result)
     if as_json:
         click.echo(json.dumps({**result.to_dict(), "png": [str(p) for p in maps]}, indent=2))
         return

@@ -96,11 +96,12 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
     # score on the scale: the adjustment's parts of the page then have no cut (as ``adjust --cut`` on a rubric)
     on_total = compare is not None and ratings.facets and compare.total == "sum"
     if adjust is None:   # facetted ratings (a rubric): the many-facet model, the rule being for one rating a rater
-        # (with check's simulation, its decisions: the page of check --simulate said TMN (shrunk) above the moves
-        # of the recommendation made without it, TLI (shrunk), a staff tester's)
-        simulated = check if not ratings.facets and getattr(check, "simulations", None) else None
+        # (the check's decisions: with its simulation, the page of check --simulate said TMN (shrunk) above the
+        # moves of the recommendation made without it, TLI (shrunk), a staff tester's; with --cluster-col, the
+        # column's clusters, where deciding again found the network's)
         adjust = adjust_ratings(ratings, "MFRM" if ratings.facets else "recommended", variant,
-                                cut=None if on_total else cut, checked=simulated, **(model if ratings.facets else {}))
+                                cut=None if on_total else cut, checked=None if ratings.facets else check,
+                                **(model if ratings.facets else {}))
     cut = adjust.cut if cut is None else cut
     adjust_cut = None if on_total else cut
     if compare is None:   # the study's methods: no many-facet model to hold at anchors; on a rubric, the papers'
@@ -131,7 +132,7 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
                 parts.append(_shifts(s))
                 parts.append(_uncertain(ratings, adjust, name, adjust_cut, s.sure))
             if getattr(check, "simulations", None) is not None:
-                parts.append(_simulation(check.simulations[k], rep.decision.label if rep.decision else None))
+                parts.append(_simulation(check.simulations[k], [rep.decision] if rep.decision else []))
         if ratings.facets:   # a rubric: the many-facet model, then the methods and adjustment of each group
             for k, (name, rub) in enumerate(check.rubric or ()):
                 parts.append(_rubric(_tag(ratings, name), rub, k))
@@ -143,8 +144,10 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
                 parts.append(_shifts(s))
                 parts.append(_uncertain(ratings, adjust, s.group, adjust_cut, s.sure))
         for name, sim in getattr(check, "facet_simulations", None) or ():
+            head = None if name is None else f"{ratings.group_tag(name)}, "
             parts.append(f"<h2>Simulation: {_esc(_tag(ratings, name))}</h2>")
-            parts.append(_simulation(sim, None))
+            parts.append(_simulation(sim, [rep.decision for rep in check.reports if rep.decision is not None
+                                           and (head is None or str(rep.group).startswith(head))]))
         if changes is not None and changes.changes and len(changes.changes[0].levels.cuts) > 1:
             parts.append(_levels(ratings, changes))
         anchored = adjust.anchored if getattr(adjust, "anchored", None) is not None else getattr(check, "anchored", None)
@@ -308,19 +311,24 @@ def _shifts(s) -> str:
                              "moved")])
 
 
-def _simulation(sim, chosen) -> str:
+def _simulation(sim, decisions) -> str:
     """``check --simulate``'s study of the file's design (:class:`.simulate.SimulationResult`, or the reason it
-    was not run): its ranking, the row of the recommendation ``chosen`` (its label: ``NO (shrunk)``) marked."""
-    from .simulate import column_name
+    was not run): its ranking, the rows of the recommendations ``decisions`` (a group's, or a rubric group's
+    criteria's: :class:`.recommend.Recommendation`) marked, the shrinkage levels named as the recommendation
+    names them (``kelley``: shrunk)."""
+    from .recommend import LEVEL_WORDS
 
     if isinstance(sim, str):
         return f'<h3>Simulated study of this design</h3><p class="warn">{_esc(sim)}</p>'
     header, rows = sim.table()
-    marked = {k for k, r in enumerate(rows) if chosen is not None and column_name((r[0], r[1])) == chosen}
+    chosen = {(d.shrinkage, d.method) for d in decisions}
+    marked = {k for k, r in enumerate(rows) if (r[0], r[1]) in chosen}
+    rows = [[f"{LEVEL_WORDS.get(r[0], r[0])} ({r[0]})", *r[1:], "\u2190 recommended" if k in marked else ""]
+            for k, r in enumerate(rows)]
+    which = " The recommendation's row is marked." if len(chosen) == 1 else " The rows of the recommendations are marked."
     notes = "".join(f'<p class="note">{_esc(n)}</p>' for n in sim.notes())
     return "\n".join(["<h3>Simulated study of this design</h3>", f'<p class="note">{_esc(sim.description())}'
-                      + (" The recommendation's row is marked." if marked else "") + "</p>",
-                      _table(header, rows, "simulation", marked), notes])
+                      + (which if marked else "") + "</p>", _table([*header, ""], rows, "simulation", marked), notes])
 
 
 def _anchored(rows) -> str:

@@ -172,7 +172,66 @@ def test_check_simulates_and_its_page_adjusts_by_what_the_simulation_decided(tmp
     lines = out.stdout.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("  shrinkage method"))
     text = [line.split() for line in lines[head + 1:head + 1 + len(rows)]]
-    assert len(rows) >= 20 and [r[:2] for r in rows] == [t[:2] for t in text]
+    assert len(rows) >= 20 and [r[1] for r in rows] == [t[1] for t in text]
+    assert [r[0] for r in rows] == [{"none": "unshrunk (none)", "kelley": "shrunk (kelley)",
+                                     "linear_eb": "shrunk, linear EB (linear_eb)"}[t[0]] for t in text]
     assert [r[2] for r in rows] == [" ".join(t[2:5]) for t in text]   # RMSE ± its Monte Carlo SE
     assert [r[3] for r in rows] == [t[5] for t in text]                 # the rank
-    assert len(marked) == 1 and marked[0][:2] == ["kelley", "MML"], marked
+    assert len(marked) == 1 and marked[0][:2] == ["shrunk (kelley)", "MML"], marked
+    assert marked[0][-1] == "\u2190 recommended" and sum(r[-1] != "" for r in rows) == 1
+
+
+def test_check_with_a_cluster_column_pages_the_file_as_it_is_not_as_a_rubric(tmp_path):
+    """``check --cluster-col school --html``: the column is read as a facet for check to take back out, and the
+    page was handed the ratings with it: it took the file for a rubric, headed the group with nothing, listed
+    the methods and the adjustment twice and showed MFRM's moves under the recommendation's name (a researcher
+    tester's file).  Now the page is the file's, and its moves are the check's recommendation's."""
+    from confounded import district
+
+    src = tmp_path / "schools.csv"
+    district(3, papers=240).frame.to_csv(src, index=False)
+    out = run("check", src, "--scale", "1-6", "--cluster-col", "school", "--html", tmp_path / "s.html")
+    assert out.exit_code == 0, out.output
+    label = next(line for line in out.stdout.splitlines() if line.startswith("RECOMMENDATION: ")).split(" -- ")[0][16:]
+    assert label.startswith("MML (multi-group")
+    page = (tmp_path / "s.html").read_text()
+    headings = [text for level, text in Page(page).headings]
+    assert "all papers" in headings and "" not in headings
+    assert "Methods: all papers" not in headings and headings.count("Methods compared") == 1
+    assert f"recommended ({label}) moved papers" in page and "MFRM moved" not in page
+
+
+@pytest.mark.slow   # two check --simulate 3 runs (about 20 s)
+def test_the_simulation_marks_a_multi_group_and_a_rubrics_recommendations(tmp_path):
+    """The simulation's rows are (shrinkage, method); a multi-group recommendation's label (``MML (multi-group,
+    shrunk)``) matched none, so its page marked nothing, nor a rubric's (its criteria's recommendations), a
+    researcher tester's files."""
+    import re
+
+    from confounded import district, rubric
+
+    def marked(page):
+        table = re.search(r"<table class='simulation'>(.*?)</table>", page, re.S)
+        return [re.findall(r"<td>(.*?)</td>", tr)[:2]
+                for tr in re.findall(r'<tr class="chosen">(.*?)</tr>', table.group(1), re.S)]
+
+    src = tmp_path / "schools.csv"
+    district(1, papers=300).frame.drop(columns="school").to_csv(src, index=False)
+    out = run("check", src, "--scale", "1-6", "--simulate", "3", "--html", tmp_path / "d.html", "-q")
+    assert out.exit_code == 0, out.output
+    label = next(line for line in out.stdout.splitlines() if line.startswith("RECOMMENDATION: ")).split(" -- ")[0][16:]
+    method, how = label.split(" (", 1)
+    assert "multi-group" in how, label
+    level = "shrunk (kelley)" if "shrunk" in how else "unshrunk (none)"
+    assert marked((tmp_path / "d.html").read_text()) == [[level, method]]
+    src = tmp_path / "rubric.csv"
+    rubric(1, papers=120).frame.drop(columns="school").to_csv(src, index=False)
+    out = run("check", src, "--scale", "1-6", "--facet-col", "criterion", "--simulate", "3", "--html",
+              tmp_path / "r.html", "-q")
+    assert out.exit_code == 0, out.output
+    labels = {line.split(": recommended ")[1].split(" -- ")[0] for line in out.stdout.splitlines()
+              if line.startswith("  criterion=") and ": recommended " in line}   # (the summary's, one a criterion)
+    assert labels
+    chosen = {("shrunk (kelley)" if "shrunk" in lab else "unshrunk (none)", lab.split(" (")[0]) for lab in labels}
+    got = marked((tmp_path / "r.html").read_text())
+    assert sorted(map(tuple, got)) == sorted(chosen), (got, chosen)
