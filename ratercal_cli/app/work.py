@@ -104,12 +104,21 @@ def simulated(src: Source, ratings, checked, method: str):
     return checked if method == "recommended" and src.settings.get("simulate") and not ratings.facets else None
 
 
+def report_page(src: Source, ratings, checked, adjusted, one_cut, change_list) -> str:
+    """The report to download, as ``ratercal adjust --html`` writes it: with the levels of several cuts, their
+    uncertain students at the page's confidence and what the shrinkage did (the app's left them out, a staff
+    tester's)."""
+    from ..practice.html_report import html_report
+
+    return html_report(ratings, check=checked, adjust=adjusted, cut=one_cut, confidence=confidence(src.settings),
+                       changes=change_list)
+
+
 def check_file(job, src: Source) -> dict:
     """Read, check, adjust by the recommended method (the many-facet model for a rubric), the report; a
     reason naming a setting names it as the page labels it (\u201cLeave out raters\u201d)."""
     from ..practice.adjust import adjust
     from ..practice.check import check
-    from ..practice.html_report import html_report
     from ..practice.levels import changes
 
     job.stage("Reading the file")
@@ -130,7 +139,7 @@ def check_file(job, src: Source) -> dict:
                               checked=simulated(src, ratings, checked, method))
             change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
             job.stage("Writing the report")
-            report = html_report(ratings, check=checked, adjust=adjusted, cut=one_cut)
+            report = report_page(src, ratings, checked, adjusted, one_cut, change_list)
     except RatercalError as exc:
         raise RatercalError(user_message(src, exc)) from None
     return dict(table=table, checked=checked, adjusted=adjusted, levels=levels, change_list=change_list,
@@ -163,7 +172,6 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
     input's format and layout), the change list, the report and the memo into the folder ``out``."""
     from ..io import sha256_file
     from ..practice.adjust import adjust
-    from ..practice.html_report import html_report
     from ..practice.levels import changes
     from ..practice.memo import memo_html
     from ..practice.output import like_input, write_adjusted_file, write_table
@@ -189,7 +197,7 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
                     [[row[h] for h in change_list.header] for row in change_list.rows], bom=True, sheet="changes",
                     labels=change_list.labels, **like_input(table))
         job.stage("Writing the report and the memo")
-        report = html_report(ratings, check=checked, adjust=adjusted, cut=one_cut)
+        report = report_page(src, ratings, checked, adjusted, one_cut, change_list)
         files["report"] = (out / "report.html", f"{src.stem}.report.html")
         files["report"][0].write_text(report, encoding="utf-8")
         memo = memo_html(adjusted, checked, memo_settings(src, ratings, levels, method, adjusted, extra),
@@ -269,7 +277,6 @@ def check_years(job, sources: list) -> list:
     adjusted by the many-facet model on them, its change list and report.  A dict per year."""
     from ..practice.adjust import adjust
     from ..practice.check import check
-    from ..practice.html_report import html_report
     from ..practice.levels import changes
 
     tables = []
@@ -291,7 +298,7 @@ def check_years(job, sources: list) -> list:
             job.stage(f"Year {k + 1} ({src.name}): adjusting")
             adjusted = adjust(ratings, "MFRM", cut=one_cut, anchors=anchors)
             change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
-            report = html_report(ratings, check=checked, adjust=adjusted, cut=one_cut)
+            report = report_page(src, ratings, checked, adjusted, one_cut, change_list)
         except RatercalError as exc:
             raise RatercalError(user_message(src, exc)) from None
         link = None if anchors is None else link_rows(adjusted.anchored, ratings, anchors)

@@ -239,18 +239,19 @@ class LevelChanges:
                      f"{self.median_se:.2f}): these ratings cannot settle most {noun}s' level, adjusted or not")
         return text
 
-    def shrinkage_text(self) -> str:
-        """What the level moves owe to the shrinkage (:attr:`unshrunk`, :attr:`by_shrinkage`), as the summary
-        says it of a cut (:func:`.summary.shrinkage_words`): a shrunk method's pull toward the mean can make
-        moves of its own, and keep papers in a level they would leave unshrunk."""
+    def shrinkage_text(self, noun: str = "paper") -> str:
+        """What the level changes owe to the shrinkage (:attr:`unshrunk`, :attr:`by_shrinkage`), in plain words, as
+        the summary says it of a cut (:func:`.summary.shrinkage_words`): a shrunk method's pull toward the mean can
+        make changes of its own, and keep papers (``noun``) in a level they would leave without it."""
         a, b = self.unshrunk
         only, kept = self.by_shrinkage
-        head = f"unshrunk it would move {a + b} paper(s) ({a} up, {b} down)"
+        pull = "the pull of each score toward the group's mean, the stronger the fewer and less consistent its ratings"
         if not only and not kept:
-            return f"{head}, the same papers: these moves are not the shrinkage's"
-        return (f"{head}: {only} of these {self.moved} move(s) are the shrinkage's alone (unshrunk those papers keep "
-                f"their level), and it keeps {kept} paper(s) in the level they would leave unshrunk; the shrinkage "
-                "pulls each score toward the group's mean, the more the fewer and less consistent its ratings")
+            return (f"without the shrinkage ({pull}) the same {noun}s would change level: these changes are not "
+                    "the shrinkage's")
+        return (f"{only} of these {self.moved} level change(s) come from the shrinkage alone ({pull}): without it "
+                f"those {noun}s keep their level, and {kept} {noun}(s) that keep theirs would change level (without "
+                f"it {a + b} change level, {a} up, {b} down)")
 
     @property
     def moved(self) -> int:
@@ -292,7 +293,7 @@ class LevelChanges:
         lines += ["  " + line for line in text_table(["level", "given", "adjusted"], rows)]
         for a, b, c in self.flows():
             lines.append(f"  {a} -> {b}: {c}")
-        if self.unshrunk is not None:
+        if self.unshrunk is not None and len(self.levels.cuts) > 1:   # (one cut's: the summary's pass/fail account)
             lines.append("  " + self.shrinkage_text())
         if self.uncertain is not None or self.without_se:
             lines.append("  " + self.uncertain_text())

@@ -222,7 +222,7 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
             f"<title>{head}</title><style>{_STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
 
 
-def levels_html(level_cols) -> str:
+def levels_html(level_cols, noun: str = "student") -> str:
     """The students in each level, given and adjusted, per group (``level_cols``: ``[(tag, LevelChanges)]``),
     and the moves between levels: the memo's table, and the HTML report's where there are several cuts."""
     head = "".join(f"<th colspan=2>{_e(tag)}</th>" for tag, _ in level_cols)
@@ -235,8 +235,9 @@ def levels_html(level_cols) -> str:
              for tag, lc in level_cols if lc.flows()]
     if flows:
         out += "<p>Moves between levels: " + "<br>".join(flows) + ".</p>"
-    out += "".join(f"<p><b>{_e(tag)}</b>: {_e(lc.shrinkage_text())}.</p>" for tag, lc in level_cols
-                   if lc.unshrunk is not None)   # (many moves of a shrunk method can be its pull toward the mean)
+    # (many changes of a shrunk method can be its pull toward the mean; one cut's, the pass/fail account says)
+    out += "".join(f"<p><b>{_e(tag)}</b>: {_e(lc.shrinkage_text(noun))}.</p>" for tag, lc in level_cols
+                   if lc.unshrunk is not None and len(lc.levels.cuts) > 1)
     return out
 
 

@@ -154,6 +154,18 @@ def test_a_wrong_guess_corrected_and_a_workbook_comes_back_a_workbook(client):
     assert [x.group for x in lc] == ["5", "8"]
     for x in lc:
         assert f"{x.moved} change level ({x.up} up, {x.down} down)" in c.get(f"/d/{uid}/files").text
+    # ... what the shrinkage did to the levels, as the memo and the command line say it; and the report to download
+    # is adjust --html's, its levels in it (it had none: a staff tester's)
+    c.post(f"/d/{uid}/adjust", data={"method": "MML"})   # (its own scores shrunk: the EAP)
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    page = c.get(f"/d/{uid}/files").text
+    shrunk = [x for x in u.change_list.changes if x.unshrunk is not None]
+    assert len(shrunk) == 2, u.change_list.method
+    for x in shrunk:
+        assert f"{x.by_shrinkage[0]} of these {x.moved} level change(s) come from the shrinkage alone" in page
+    report = c.get(f"/d/{uid}/file/report").text
+    assert "<h2>Levels</h2>" in report and "come from the shrinkage alone" in report
 
 
 def test_a_bad_file_and_a_bad_setting_are_one_line_on_the_page(client):
