@@ -208,6 +208,9 @@ class LevelChanges:
     #: (the papers that move shrunk only, the papers that move unshrunk only)
     unshrunk: tuple | None = None
     by_shrinkage: tuple | None = None
+    #: per cut, the papers whose given score is exactly that cut, and how many of them change level
+    on_cut: list | None = None
+    moved_on_cut: int = 0
 
     @property
     def too_narrow(self) -> bool:
@@ -238,6 +241,18 @@ class LevelChanges:
                      f"interval of a typical {noun} (± {z * self.median_se:.2f} at the median standard error "
                      f"{self.median_se:.2f}): these ratings cannot settle most {noun}s' level, adjusted or not")
         return text
+
+    def ties_text(self, noun: str = "paper") -> str:
+        """Where given scores sit exactly on a cut (a mean of two readings is a whole or half point, so 2.5, 3.5
+        and 4.5 are scores a paper can have): as the summary warns of one cut (:func:`.summary.grid_warning`),
+        any method that lowers such a paper by a hair moves it down a level; "" where none does."""
+        if not self.on_cut or not sum(self.on_cut):
+            return ""
+        at = ", ".join(f"{n} at {c:g}" for c, n in zip(self.levels.cuts, self.on_cut) if n)
+        return (f"{sum(self.on_cut)} {noun}(s) have a given score exactly on a cut ({at}), in the level above it, and "
+                f"{self.moved_on_cut} of the {self.moved} level change(s) are theirs: any method that lowers such a "
+                f"score by a hair moves it down a level, so these counts say more about where the cuts fall than "
+                "about the raters (cuts between the scores a paper can have do not split such ties)")
 
     def shrinkage_text(self, noun: str = "paper") -> str:
         """What the level changes owe to the shrinkage (:attr:`unshrunk`, :attr:`by_shrinkage`), in plain words, as
@@ -279,6 +294,8 @@ class LevelChanges:
                 "uncertain": self.uncertain, "confidence": self.confidence, "uncertain_at_cut": self.at_cut,
                 "classification_accuracy": self.accuracy, "median_se": self.median_se,
                 "standard_errors": not self.without_se,
+                "on_cut": None if self.on_cut is None else dict(zip(map(float, self.levels.cuts), self.on_cut)),
+                "moved_on_cut": self.moved_on_cut,
                 "unshrunk": None if self.unshrunk is None else {
                     "up": self.unshrunk[0], "down": self.unshrunk[1], "moved_by_shrinkage_alone": self.by_shrinkage[0],
                     "kept_by_shrinkage": self.by_shrinkage[1]}}
@@ -295,6 +312,8 @@ class LevelChanges:
             lines.append(f"  {a} -> {b}: {c}")
         if self.unshrunk is not None and len(self.levels.cuts) > 1:   # (one cut's: the summary's pass/fail account)
             lines.append("  " + self.shrinkage_text())
+        if self.ties_text() and len(self.levels.cuts) > 1:   # (one cut's: the summary's grid warning)
+            lines.append("  " + self.ties_text())
         if self.uncertain is not None or self.without_se:
             lines.append("  " + self.uncertain_text())
         return "\n".join(lines)
@@ -414,6 +433,9 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
                              [int(np.sum(has & (lo < c) & (hi >= c))) for c in levels.cuts])
                 lc.accuracy = float(np.mean(prob[has])) if has.any() else None
                 lc.median_se = float(np.median(se[has])) if has.any() else None
+            on = np.isclose(raw_[:, None], np.asarray(levels.cuts, dtype=np.float64)[None, :], rtol=0, atol=1e-9)
+            lc.on_cut = (keep[:, None] & on).sum(axis=0).tolist()
+            lc.moved_on_cut = int(np.sum(keep & on.any(axis=1) & (lv_raw != lv_adj)))
             none = result._unshrunk(g).get(method) if not r.facets else None
             if none is not None:   # (a shrunk method: which of its moves the shrinkage makes)
                 lv_none = np.full(r.n_papers, -1)

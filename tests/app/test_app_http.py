@@ -166,6 +166,8 @@ def test_a_wrong_guess_corrected_and_a_workbook_comes_back_a_workbook(client):
         assert f"{x.by_shrinkage[0]} of these {x.moved} level change(s) come from the shrinkage alone" in page
     report = c.get(f"/d/{uid}/file/report").text
     assert "<h2>Levels</h2>" in report and "come from the shrinkage alone" in report
+    for x in u.change_list.changes:   # (2.5, 3.5 and 4.5 are means of two readings: ties on the cuts, said)
+        assert sum(x.on_cut) and f"{sum(x.on_cut)} student(s) have a given score exactly on a cut" in page
 
 
 def test_a_bad_file_and_a_bad_setting_are_one_line_on_the_page(client):

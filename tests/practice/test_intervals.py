@@ -177,6 +177,32 @@ def test_with_several_cuts_the_level_moves_are_told_apart_from_the_shrinkages():
     assert all(lc.unshrunk is None for lc in plain.changes)   # (TLI's own scores: nothing shrunk)
 
 
+def test_with_several_cuts_scores_on_a_cut_are_counted_and_said():
+    """A staff tester: cuts 2.5, 3.5 and 4.5 on means of two readings (whole and half points) -- 39 of 40 level
+    changes were students whose given mean sat exactly on a cut, moved down by any lowering, and only one cut
+    was ever warned of (the summary's grid warning).  Each group's levels now count the scores on each cut and
+    the changes that are theirs, counted here from the change list; the text, the JSON and the memo say it."""
+    import json
+
+    from ratercal_cli.practice.levels import changes, parse_levels
+    from ratercal_cli.practice.memo import levels_html
+
+    r = rc.read_ratings(ROOT / "examples" / "ratings.csv", scale="0-5", group_col="grade", resolve_discrepancies=True)
+    levels = parse_levels("2.5,3.5,4.5")
+    ch = changes(rc.adjust(r, "TLI"), levels=levels)
+    for lc in ch.changes:
+        rows = [row for row in ch.rows if row["grade"] == lc.group]
+        on = [sum(row["given"] == c for row in rows) for c in (2.5, 3.5, 4.5)]
+        assert lc.on_cut == on and sum(on) > 0
+        assert lc.moved_on_cut == sum(row["moved"] == "yes" and row["given"] in (2.5, 3.5, 4.5) for row in rows)
+        assert lc.moved_on_cut > lc.moved / 2   # (most of the changes here)
+        assert lc.ties_text() in lc.format_text() and f"{sum(on)} paper(s) have a given score exactly" in lc.ties_text()
+        assert json.loads(json.dumps(lc.to_dict()))["on_cut"] == {"2.5": on[0], "3.5": on[1], "4.5": on[2]}
+    assert levels_html([(str(lc.group), lc) for lc in ch.changes]).count("student(s) have a given score exactly") == 3
+    between = changes(rc.adjust(r, "TLI"), levels=parse_levels("2.25,3.25,4.25"))
+    assert all(lc.on_cut == [0, 0, 0] and lc.ties_text() == "" for lc in between.changes)
+
+
 def test_a_shrunk_truncated_method_keeps_its_ratings_on_the_scale():
     """TLI (shrunk), the usual recommendation, moved each rating by its paper's shrinkage: a paper below the mean
     with a top rating put that rating past the top (1.08 on a 0-1 scale), with no word."""
