@@ -293,7 +293,7 @@ class LevelChanges:
                 "moves": [{"from": a, "to": b, "papers": c} for a, b, c in self.flows()],
                 "uncertain": self.uncertain, "confidence": self.confidence, "uncertain_at_cut": self.at_cut,
                 "classification_accuracy": self.accuracy, "median_se": self.median_se,
-                "standard_errors": not self.without_se,
+                "standard_errors": self.uncertain is not None,
                 "on_cut": None if self.on_cut is None else dict(zip(map(float, self.levels.cuts), self.on_cut)),
                 "moved_on_cut": self.moved_on_cut,
                 "unshrunk": None if self.unshrunk is None else {

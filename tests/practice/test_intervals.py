@@ -113,6 +113,9 @@ def test_a_group_without_standard_errors_is_not_counted_as_sure():
     d = json.loads(json.dumps(eight.to_dict()))
     assert d["uncertain"] is None and d["standard_errors"] is False
     assert five.to_dict()["standard_errors"] is True
+    # ... and a method that gave no group any (TLI without a bootstrap) says so: it said true (a researcher tester)
+    none = changes(rc.adjust(r, "TLI"), levels=parse_levels("2,3,4")).changes
+    assert [x.to_dict()["standard_errors"] for x in none] == [False] * 3 and all(x.uncertain is None for x in none)
     assert "no standard errors for its 141" in eight.format_text()
 
 
