@@ -34,6 +34,10 @@ _GROUP = ("grade", "group", "class", "cohort", "year", "form", "school", "site",
           "schule", "klasse", "jahrgang", "ecole", "classe", "escuela", "clase", "curso", "colegio", "school",
           "klas", "escola", "turma")
 _RATER_WIDE = re.compile(r"^(rater|reader|judge|scorer|marker|r)[ _-]?\d+$", re.I)
+#: ... or named after the person (``rater_Adams``, ``Reader: Hill``), where the column holds whole numbers (scores):
+#: a staff tester's wide export was taken for a long file with rater_Adams as the rater and seven criteria
+_RATER_NAMED = re.compile(r"^(rater|reader|judge|scorer|marker)\s*[ _:-]\s*(?!(id|name|code|no|number|label|type)$)\S.*$",
+                          re.I)
 _WHOLE = re.compile(r"^[+-]?\d+([.,]0+)?$")   # (2.0 and 2,0 are read as 2, the latter with a decimal comma)
 _MISSING = {"", "na", "n/a", ".", "nan", "null", "none", "-"}
 #: A scale's end given to at most this share of the scores (or once), two or more unused scores away from
@@ -103,7 +107,8 @@ def guess_columns(header, rows) -> Guess:
         return col
 
     g.paper = take(_named(header, _PAPER, taken))
-    wide_raters = [h for h in header if _RATER_WIDE.match(h.strip()) and h not in taken]
+    wide_raters = [h for h in header if h not in taken and (_RATER_WIDE.match(h.strip()) or (
+        _RATER_NAMED.match(h.strip()) and _whole_numbers(rows, h) is not None))]
     g.rater = take(_named(header, _RATER, taken))
     if g.rater is not None and g.rater in wide_raters and len(wide_raters) >= 2:
         taken.discard(g.rater)

@@ -679,6 +679,25 @@ def test_columns_named_in_other_languages_are_guessed(header, expect):
     assert (g.paper, g.rater, g.score, g.group) == expect and g.scale == "1-5" and not g.score_cols
 
 
+@pytest.mark.parametrize("names", [["rater_Adams", "rater_Baker", "rater_Cole"], ["Reader: Hill", "Reader: Ng", "Reader: Ortiz"],
+                                   ["rater_1", "rater_2", "rater_3"]])
+def test_a_wide_exports_rater_columns_named_after_people_are_guessed(names):
+    """A wide export (a row per student, a column per rater) whose rater columns are named after the raters was
+    guessed as a long file, rater_Adams the rater and the others criteria (a staff tester); the columns are rater
+    columns where they hold scores, and a long file's rater_id beside rater_name is still its rater."""
+    from ratercal_cli.app.guess import guess_columns
+
+    header = ["student", *names]
+    rows = [{"student": f"S{p}", **{n: ("" if (p + k) % 3 == 0 else str((p + k) % 5 + 1)) for k, n in enumerate(names)}}
+            for p in range(30)]
+    g = guess_columns(header, rows)
+    assert (g.paper, g.rater, g.rater_cols, g.score_cols, g.scale) == ("student", None, names, [], "1-5")
+    long = [{"student": f"S{p}", "rater_id": str(p % 4 + 1), "rater_name": f"N{p % 4}", "score": str(p % 5 + 1)}
+            for p in range(30)]
+    g = guess_columns(["student", "rater_id", "rater_name", "score"], long)
+    assert (g.rater, g.rater_cols, g.score) == ("rater_id", [], "score")
+
+
 def test_a_rater_of_few_papers_is_left_out_by_the_pages_setting(client):
     """A rater of 3 papers, each read by two others too, stops the adjustment by Chapter 5's rule; the reason
     names the page's setting "Leave out raters" (not the library's leave_out=), and with it set the readings
