@@ -194,7 +194,9 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
             folder.mkdir(mode=0o700)
             head = await f.read(4)
             await f.seek(0)
-            workbook = head == b"PK\x03\x04"
+            # (a file named .xlsx is a workbook, as the command line reads it: one that is not a zip was read as text,
+            # "missing column(s) rater, score (found: this is not a workbook)", a staff tester's)
+            workbook = head == b"PK\x03\x04" or Path(f.filename or "").suffix.lower() in (".xlsx", ".xlsm")
             target = folder / ("input.xlsx" if workbook else "input" + _text_suffix(f.filename))
             with open(target, "wb") as out:
                 while chunk := await f.read(1 << 20):

@@ -175,11 +175,16 @@ def test_a_bad_file_and_a_bad_setting_are_one_line_on_the_page(client):
     uid, u = upload(c, b"PK\x03\x04 this is no workbook", "scores.xlsx")
     page = c.get(f"/d/{uid}/columns").text
     assert "This file cannot be read" in page and "scores.xlsx" in page and str(u.path) not in page
+    uid, u = upload(c, b"this is not a workbook\n", "scores.xlsx")   # (not even a zip: read as text, it was)
+    page = c.get(f"/d/{uid}/columns").text
+    assert "not readable as an .xlsx workbook" in page and "missing column" not in page
     uid, u = upload(c, small_export())
     form = {"paper": "Student ID", "rater": "Reader", "score": "Reading", "scale": "1-6", "cut": "9"}
     c.post(f"/d/{uid}/columns", data=form)
     r = run_job(c, u, f"/d/{uid}/job")
     assert u.job.state == "error" and "Cut scores: the cut 9 is not a score on the scale 1-6" in r.text
+    # (a setting's mistake, the file fine: not headed "The file could not be used", a staff tester's)
+    assert "This could not be done:" in r.text and "The file could not be used" not in r.text
     assert "export.csv" not in u.job.error or str(u.path) not in u.job.error
 
 
