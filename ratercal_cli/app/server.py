@@ -660,7 +660,10 @@ def _extrapolated(rep) -> str | None:
     one = _one(rep)
     if one is None or not one.caveat:
         return None
-    return one.caveat.replace("`check --simulate R`", "Simulate the methods, on the columns page,")
+    from ..practice.recommend import FEW_REPLICATIONS
+
+    return one.caveat.replace("`check --simulate R`", "Simulate the methods, on the columns page,").replace(
+        f"`--simulate {FEW_REPLICATIONS}`", "Simulate the methods, on the columns page")
 
 
 def _one(rep):

@@ -475,6 +475,8 @@ class CheckReport:
         if self.decision is not None:
             L.append(f"RECOMMENDATION: {self.decision.label} -- {self.decision.reasons[-1]}")
             L += [f"  {r}" for r in self.decision.reasons[:-1]]
+            if self.decision.caveat:
+                L.append(f"  note: {self.decision.caveat}")
         L += [f"note: {n}" for n in self.notes]
         return "\n".join(L)
 

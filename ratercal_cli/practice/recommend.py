@@ -72,6 +72,10 @@ SIMPLICITY = ("NO", "MN", "TMN", "LI", "TLI", "EQP", "OLS", "TLS", "RAS", "WLS",
 LEVELS = ("none", "kelley", "linear_eb")
 #: how a level reads in a label
 LEVEL_WORDS = {"none": "unshrunk", "kelley": "shrunk", "linear_eb": "shrunk, linear EB"}
+#: a simulation of fewer replications decides with a caveat that it ranks the methods roughly (a staff tester:
+#: 10 replications overrode the corrected study's recommendation, five methods within its Monte Carlo error,
+#: and nothing said 10 is few)
+FEW_REPLICATIONS = 50
 #: the rater model "fits" when at most this share of raters has infit or outfit outside FIT_RANGE times
 #: the mean square that data which fit give (1 - papers/ratings: 0.5 at two ratings a paper, as the
 #: rater report says; Linacre's 0.5-1.5 is for an expectation of 1)
@@ -373,13 +377,18 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
         veto = links_veto(pick["method"], pick["shrinkage"])
         if veto is not None:
             return veto
+        few = sim["replications"] < FEW_REPLICATIONS
         return done(pick["method"], pick["shrinkage"], "the simulation",
                     f"the simulation of this design ({pick['rmse']:.4f}"
                     + (f", the simplest of {len(pick['equivalent'])} within Monte Carlo error" if tie else "")
                     + (", the rater model misfitting" if vetoed else "") + ")",
                     "it is of this file's own design, the others of the nearest cell or of 1990's"
                     + ("; the simplest of the methods within its Monte Carlo error" if tie else "") + vetoed,
-                    mg=multigroup and pick["method"] in ("MML", "MFRM"), eq=pick["equivalent"])
+                    mg=multigroup and pick["method"] in ("MML", "MFRM"), eq=pick["equivalent"],
+                    caveat=(f"the simulation ran {sim['replications']} replications, which rank the methods roughly "
+                            f"({len(pick['equivalent'])} within its Monte Carlo error of the best): "
+                            f"{FEW_REPLICATIONS} or more (`--simulate {FEW_REPLICATIONS}`) rank them more firmly")
+                    if few else "")
     if confounded:
         veto = links_veto("MML" if multigroup else "PCM", "kelley" if multigroup else "none")
         if veto is not None:

@@ -157,6 +157,9 @@ def test_check_simulates_and_its_page_adjusts_by_what_the_simulation_decided(tmp
     assert out.exit_code == 0, out.output
     label = next(line for line in out.stdout.splitlines() if line.startswith("RECOMMENDATION: ")).split(" -- ")[0][16:]
     assert "decided by the simulation" in out.stdout and label == "MML (shrunk)"
+    # ... with a note that 4 replications rank the methods roughly (a staff tester: nothing said 10 were few)
+    note = "the simulation ran 4 replications, which rank the methods roughly"
+    assert f"  note: {note}" in out.stdout and note in (tmp_path / "g8.html").read_text()
     page = (tmp_path / "g8.html").read_text()
     assert f"recommended ({label})" in page and "recommended (TLI" not in page
     # ... and shows the simulation's ranking, as the text does, the recommendation's row marked (a researcher
