@@ -104,16 +104,20 @@ def district(seed: int, papers: int = 600, own: float | None = 0.9, discrepancy:
 
 
 def chain(seed: int, papers: int = 600, raters: int = 19, routing_noise: float = 1.5,
-          discrepancy: int = 1) -> DistrictFile:
+          discrepancy: int = 1, lenient_to_weak: bool = False, severity_sd: float = 0.45) -> DistrictFile:
     """Papers routed to raters by quality (a tester's design): a noisy pre-score
     (quality + N(0, ``routing_noise``^2)) ranks the papers into ``raters - 1`` bands, and band ``k`` is
     read by raters ``k`` and ``k + 1`` (either first): a chain of raters, each reading papers a little
     better than the one before, with no school, no cluster and no place to cut it.  Raters and scores as
     :func:`district` (the graded response model with rater slopes and central raters, third readings by
-    the district's rule from any other rater); one file of school ``S1``."""
+    the district's rule from any other rater); one file of school ``S1``.  ``lenient_to_weak``: the raters'
+    severities sorted along the chain, the most lenient reading the weakest papers (a researcher tester's
+    design: a confound of severity with quality that no cluster's mean meets)."""
     rng = np.random.default_rng([33, seed])
     slope = SLOPE * np.exp(0.3 * rng.standard_normal(raters))
-    severity = 0.45 * rng.standard_normal(raters)
+    severity = severity_sd * rng.standard_normal(raters)
+    if lenient_to_weak:
+        severity = np.sort(severity)
     thresholds = BASE_THRESHOLDS[None, :] + severity[:, None]
     theta = rng.standard_normal(papers)
     band = np.argsort(np.argsort(theta + routing_noise * rng.standard_normal(papers))) * (raters - 1) // papers

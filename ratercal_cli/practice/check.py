@@ -171,7 +171,8 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
 
 
 #: the simulation's warning where the assignment is confounded and it has no clusters to draw
-NO_CLUSTERS_CAVEAT = ("the assignment is non-random and has no clusters to model: this simulation draws quality "
+NO_CLUSTERS_CAVEAT = ("the assignment is non-random and has no clusters to model (or none that a mean quality per "
+                      "cluster meets): this simulation draws quality "
                       "independent of who read what, so it cannot see the confound and its ranking is not the "
                       "recommendation's; see the stress scenario")
 
