@@ -397,12 +397,23 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
     cols.update({"paper": [r.paper_ids[p] for p in papers], "ratings": n_rat[papers].tolist(),
                  "given": raw_[papers].tolist(), "adjusted": adj_[papers].tolist(),
                  "change": (adj_ - raw_)[papers].tolist()})
+    lv_none, shrunk = None, []
+    if levels is not None and not r.facets:   # a shrunk method's levels unshrunk (its groups' where it is shrunk)
+        lv_none = np.full(r.n_papers, -1)
+        for gi, g in enumerate(result.groups):
+            none = result._unshrunk(g).get(method)
+            if none is not None:
+                lv_none[group == gi] = levels.level(none + r.scale_low)
+                shrunk.append(gi)
     if levels is not None:
         names = list(levels.names) + [""]   # (level -1, none: "")
         cols["given_level"] = [names[k] for k in lv_raw[papers].tolist()]
         cols["adjusted_level"] = [names[k] for k in lv_adj[papers].tolist()]
         moved = (lv_raw >= 0) & (lv_adj >= 0) & (lv_raw != lv_adj)
         cols["moved"] = ["yes" if m else "" for m in moved[papers].tolist()]
+        if shrunk:   # (which moves are the shrinkage's, student by student: a staff tester asked to review them)
+            header.insert(header.index("moved") + 1, "unshrunk_level")
+            cols["unshrunk_level"] = [names[k] for k in lv_none[papers].tolist()]
     if se is not None:
         se_ = f64(se)
         cols["se"] = se_[papers].tolist()
@@ -436,10 +447,7 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
             on = np.isclose(raw_[:, None], np.asarray(levels.cuts, dtype=np.float64)[None, :], rtol=0, atol=1e-9)
             lc.on_cut = (keep[:, None] & on).sum(axis=0).tolist()
             lc.moved_on_cut = int(np.sum(keep & on.any(axis=1) & (lv_raw != lv_adj)))
-            none = result._unshrunk(g).get(method) if not r.facets else None
-            if none is not None:   # (a shrunk method: which of its moves the shrinkage makes)
-                lv_none = np.full(r.n_papers, -1)
-                lv_none[group == gi] = levels.level(none + r.scale_low)
+            if gi in shrunk:   # (a shrunk method: which of its moves the shrinkage makes)
                 ok = keep & (lv_none >= 0)
                 lc.unshrunk = (int(np.sum(ok & (lv_none > lv_raw))), int(np.sum(ok & (lv_none < lv_raw))))
                 lc.by_shrinkage = (int(np.sum(ok & (lv_adj != lv_raw) & (lv_none == lv_raw))),

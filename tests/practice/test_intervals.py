@@ -170,6 +170,9 @@ def test_with_several_cuts_the_level_moves_are_told_apart_from_the_shrinkages():
             assert lc.by_shrinkage == (int(np.sum((adj != raw) & (none == raw))),
                                        int(np.sum((adj == raw) & (none != raw)))), (code, g.name)
             seen += lc.by_shrinkage[0]
+            # ... student by student in the change list (a staff tester: which students did the shrinkage move?)
+            rows = [row for row in ch.rows if row["grade"] == g.name]
+            assert [row["unshrunk_level"] for row in rows] == [levels.names[k] for k in none]
             assert lc.shrinkage_text() in lc.format_text()
             d = json.loads(json.dumps(lc.to_dict()))["unshrunk"]
             assert (d["moved_by_shrinkage_alone"], d["kept_by_shrinkage"]) == lc.by_shrinkage
@@ -178,6 +181,7 @@ def test_with_several_cuts_the_level_moves_are_told_apart_from_the_shrinkages():
         assert page.count("come from the shrinkage alone") == 3 and "those students keep their level" in page
     plain = changes(rc.adjust(r, "TLI"), levels=levels)
     assert all(lc.unshrunk is None for lc in plain.changes)   # (TLI's own scores: nothing shrunk)
+    assert "unshrunk_level" not in plain.header
 
 
 def test_with_several_cuts_scores_on_a_cut_are_counted_and_said():
