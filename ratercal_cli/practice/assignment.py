@@ -186,7 +186,10 @@ class Assignment:
 
     def lines(self) -> list:
         """The text ``check`` prints."""
-        out = [f"ASSIGNMENT ({self.given}): {self.assignment} -- {self.reason}"]
+        # (untested: "random" is what the rule is given, not what the file showed -- the summary's "not testable"
+        # stood beside "ASSIGNMENT (auto): random", a researcher tester's)
+        said = "not tested" if self.given == "auto" and self.confounded is None else self.assignment
+        out = [f"ASSIGNMENT ({self.given}): {said} -- {self.reason}"]
         if self.clusters is not None and self.cluster_labels:
             out.append(f"  clusters ({self.cluster_source}): {len(self.cluster_labels)}"
                        + (f", modularity {self.modularity:.2f}" if np.isfinite(self.modularity) else "")

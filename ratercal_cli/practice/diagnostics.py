@@ -583,7 +583,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                                      reason="as given (the evidence needs the Rasch fits: --no-rasch)")
     elif found is None:
         found = Assignment(given="auto", assignment="random", confounded=None,
-                           reason="not tested (the evidence needs the Rasch fits, left out by --no-rasch): "
+                           reason="the evidence needs the Rasch fits, left out by --no-rasch: "
                                   "taken as random")
     assignment = found.assignment
     # the rule counts the raters the methods adjust: one with a single rating keeps its raw score in every

@@ -80,6 +80,8 @@ def test_schools_read_by_their_own_raters_alone_are_left_alone():
         checked = check(r, assignment=assignment)
         assert checked.recommendation == {None: "NO"}
         assert "6 groups that share no paper" in checked.report().decision.reasons[-1]
+        if assignment == "auto":   # (it said "ASSIGNMENT (auto): random" beside the summary's "not testable")
+            assert checked.report().assignment_found.lines()[0].startswith("ASSIGNMENT (auto): not tested -- ")
         res = adjust(r, "recommended", assignment=assignment)
         assert _paper_rmse(r, res.groups[0].adjusted["recommended"].paper, d.truth) == pytest.approx(no, abs=1e-12)
     # said to be random (papers dealt to the pairs at random), the rule's equating stands
