@@ -703,6 +703,23 @@ class AdjustResults:
         cache[id(g)] = out
         return out
 
+    def _unshrunk_totals(self, g, code, total: str = "sum"):
+        """A rubric group's papers' totals (:func:`.rubric.paper_total`) by the many-facet ``code`` (MFRM, MML, one
+        model on all the criteria) at its unshrunk level, its WLE (its own scores are its EAP's), as
+        :meth:`_unshrunk` gives an essay's: the levels' account of what the shrinkage moved (None where ``code``
+        is not one such model, or its scores are not shrunk)."""
+        from .rubric import model_cell_scores, paper_total
+
+        ests = g.estimators.get(code)
+        est = ests[0] if isinstance(ests, list) and len(ests) == 1 else None
+        if est is None or code not in g.cells or getattr(est, "quality", None) != "eap" \
+                or getattr(est, "quality_wle_", None) is None:
+            return None
+        cells = model_cell_scores(est, g.ratings, est.quality_wle_)
+        if np.allclose(cells, g.cells[code][1], rtol=0, atol=1e-9, equal_nan=True):
+            return None
+        return paper_total(cells, g.ratings.scale_low, total)
+
     def __repr__(self) -> str:
         from .coerce import results_repr
 

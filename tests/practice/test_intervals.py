@@ -184,6 +184,31 @@ def test_with_several_cuts_the_level_moves_are_told_apart_from_the_shrinkages():
     assert "unshrunk_level" not in plain.header
 
 
+def test_a_rubrics_many_facet_levels_are_told_apart_from_the_shrinkages():
+    """On a rubric's totals the levels' account of the shrinkage was missing (``"unshrunk": null``; a researcher
+    tester counted 41 of MFRM's 81 changes the shrinkage's alone).  The many-facet model's totals at its WLE are
+    its unshrunk ones; counted here from the change list's columns and the model's WLE cell scores."""
+    from ratercal_cli.practice.levels import changes, parse_levels
+    from ratercal_cli.practice.rubric import model_cell_scores, paper_total
+
+    r = rc.read_ratings(ROOT / "examples" / "rubric_year1.csv", scale="1-6", paper_col="student",
+                        score_cols=["style", "org", "conv", "sent_form"])
+    levels = parse_levels("12,16,20")
+    res = rc.adjust(r, "MFRM")
+    ch = changes(res, levels=levels)
+    (lc,) = ch.changes
+    g = res.groups[0]
+    est = g.estimators["MFRM"][0]
+    none = levels.level(paper_total(model_cell_scores(est, g.ratings, est.quality_wle_), 1))
+    given = np.array([levels.names.index(row["given_level"]) for row in ch.rows])
+    adjusted = np.array([levels.names.index(row["adjusted_level"]) for row in ch.rows])
+    assert [row["unshrunk_level"] for row in ch.rows] == [levels.names[k] for k in none]
+    assert lc.unshrunk == (int(np.sum(none > given)), int(np.sum(none < given)))
+    assert lc.by_shrinkage == (int(np.sum((adjusted != given) & (none == given))),
+                               int(np.sum((adjusted == given) & (none != given))))
+    assert lc.by_shrinkage[0] > 10 and lc.shrinkage_text() in lc.format_text()
+
+
 def test_with_several_cuts_scores_on_a_cut_are_counted_and_said():
     """A staff tester: cuts 2.5, 3.5 and 4.5 on means of two readings (whole and half points) -- 39 of 40 level
     changes were students whose given mean sat exactly on a cut, moved down by any lowering, and only one cut
