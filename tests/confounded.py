@@ -70,6 +70,17 @@ def _draw(rng, theta, slope, thresholds):
     return LOW + (u[:, None] < p_ge).sum(axis=1)
 
 
+def _readings(rng, theta, who, slope, thresholds, discrepancy):
+    """A paper's readings by raters ``who`` (two) at quality ``theta``, and a third by any other rater where
+    the first two differ by more than ``discrepancy`` (the district's rule): ``(raters, scores)``."""
+    sc = _draw(rng, np.full(2, theta), slope[who], thresholds[who])
+    if abs(int(sc[0]) - int(sc[1])) > discrepancy:
+        third = int(rng.choice([j for j in range(slope.size) if j not in who]))
+        who = [*who, third]
+        sc = np.r_[sc, _draw(rng, np.array([theta]), slope[[third]], thresholds[[third]])]
+    return who, sc
+
+
 def district(seed: int, papers: int = 600, own: float | None = 0.9, discrepancy: int = 1,
              school_means=SCHOOL_MEANS) -> DistrictFile:
     """One school-confounded district file (module docstring)."""
@@ -89,11 +100,7 @@ def district(seed: int, papers: int = 600, own: float | None = 0.9, discrepancy:
             first = pair[0] if rng.random() < own else int(rng.choice(others))
             second = pair[1] if rng.random() < own else int(rng.choice([j for j in others if j != first]))
             who = [first, second]
-        sc = _draw(rng, np.full(2, theta[p]), slope[who], thresholds[who])
-        if abs(int(sc[0]) - int(sc[1])) > discrepancy:
-            third = int(rng.choice([j for j in range(N_RATERS) if j not in who]))
-            who.append(third)
-            sc = np.r_[sc, _draw(rng, theta[p:p + 1], slope[[third]], thresholds[[third]])]
+        who, sc = _readings(rng, theta[p], who, slope, thresholds, discrepancy)
         for j, x in zip(who, sc):
             rows.append((f"S{s + 1}", f"P{p + 1:04d}", f"R{j + 1}", int(x)))
     frame = pd.DataFrame(rows, columns=["school", "paper", "rater", "score"])
@@ -124,11 +131,7 @@ def chain(seed: int, papers: int = 600, raters: int = 19, routing_noise: float =
     rows = []
     for p in range(papers):
         who = [int(band[p]), int(band[p]) + 1][::1 if rng.random() < 0.5 else -1]
-        sc = _draw(rng, np.full(2, theta[p]), slope[who], thresholds[who])
-        if abs(int(sc[0]) - int(sc[1])) > discrepancy:
-            third = int(rng.choice([j for j in range(raters) if j not in who]))
-            who.append(third)
-            sc = np.r_[sc, _draw(rng, theta[p:p + 1], slope[[third]], thresholds[[third]])]
+        who, sc = _readings(rng, theta[p], who, slope, thresholds, discrepancy)
         for j, x in zip(who, sc):
             rows.append(("S1", f"P{p + 1:04d}", f"R{j + 1}", int(x)))
     frame = pd.DataFrame(rows, columns=["school", "paper", "rater", "score"])
