@@ -182,7 +182,7 @@ NO_CLUSTERS_CAVEAT = ("the assignment is non-random and has no clusters to model
 def untested_caveat(found) -> str:
     """The simulation's warning where the assignment was not tested (``--no-rasch`` with ``--assignment
     auto``, or no test could be made): ``found.reason`` says why."""
-    return (f"the assignment: {found.reason}; this simulation draws quality independent of who read what, so "
+    return (f"the assignment: not tested ({found.reason}); this simulation draws quality independent of who read what, so "
             "a confound would not show in it, and linear_eb (a level for random assignment only) is not ranked: "
             "run check without --no-rasch, or say --assignment random or nonrandom")
 
