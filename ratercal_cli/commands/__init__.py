@@ -17,6 +17,7 @@ from ..errors import RatercalError, naming_flags
 
 #: library argument -> command-line flag, where the flag is not ``--`` + the name with ``-`` for ``_``
 FLAGS = {
+    "cluster": "--cluster-col",
     "method": "--method",
     "methods": "--method",
     "facet_cols": "--facet-col",

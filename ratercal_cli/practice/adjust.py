@@ -365,6 +365,9 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
     # MML and MFRM named where assignment is confounded with clusters: the multi-group model, as
     # the recommendation fits it (one normal quality for all reads a weak school's raters as severe)
     marginal = _multigroup_marginal(ratings, want, assignment, clusters)
+    if marginal is not None and not marginal[1].multigroup:   # (clusters that do not meet the confound: one group,
+        warnings.append(f"{prefix}{', '.join(marginal[0])} fitted as one group: {marginal[1].reason}")   # said)
+        marginal = None
     if marginal is not None:
         want = [c for c in want if c not in marginal[0]]
     applied, notes = apply_group(ratings, want, variant, strict, prefix)
@@ -462,7 +465,7 @@ def _multigroup_marginal(ratings: Ratings, want, assignment: str, clusters):
         if network[0] is None:
             return None
     found = decide_assignment(ratings, assignment, severities=False, network=network, **(clusters or {}))
-    return (named, found) if found.multigroup else None
+    return (named, found) if found.multigroup or found.clustered else None
 
 
 def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assignment: str = "auto",

@@ -791,7 +791,10 @@ def assignment_evidence(ratings: Ratings, model=None, clusters=None, cluster_lab
             out.reason += (f"; a mean quality per cluster ({len(out.cluster_labels)} clusters, {out.cluster_source}) "
                            f"does not meet it: the multi-group MML's severities differ from the conditional model's "
                            f"(chi2({f['df']}) = {f['chi2']:.1f}, p {_p(f['p'])}, under {CLUSTER_FIT_ALPHA:g}), so it "
-                           "is met as a confound without clusters")
+                           "is met as a confound without clusters"
+                           + ("" if out.cluster_source != "network" else
+                              " (where the file has a column of the papers' schools or classes, "
+                              f"{mention('cluster', 'NAME')} gives the models those clusters)"))
         elif out.multigroup:
             out.reason += (f"; the marginal models (MML, MFRM) fit a mean quality per cluster "
                            f"({len(out.cluster_labels)} clusters, {out.cluster_source})")
@@ -849,24 +852,29 @@ def shared_verdict(founds: list, names: list, totals) -> list:
     a rubric of weakly confounded schools (tests/confounded.py's, school means -0.3..0.3) 12 of 30 files had
     criteria called non-random beside others called random, and their recommendations differed.
     ``founds``: each cell's :class:`Assignment` (``names``: the cells' labels).  Where all were decided by the
-    evidence (``auto``) and disagree, the design's verdict is the test's on the papers' totals over the cells
-    (``totals()``: the Assignment of :func:`assignment_evidence` on each reading's total, a measure of a paper's
-    quality more reliable than any one criterion), and every cell takes it with a reason that says so;
-    otherwise ``founds`` as they are."""
-    if (len(founds) < 2 or any(f.given != "auto" or f.confounded is None for f in founds)
-            or len({f.confounded for f in founds}) == 1):
+    evidence (``auto``) and disagree -- on the confound, or on whether a mean per cluster meets it
+    (:attr:`Assignment.cluster_fit`: a researcher tester's rubric had one criterion of three given the PCM, its
+    clusters missing at p = 0.02, the others the multi-group MML) -- the design's verdict is the test's on the
+    papers' totals over the cells (``totals()``: the Assignment of :func:`assignment_evidence` on each reading's
+    total, a measure of a paper's quality more reliable than any one criterion), and every cell takes it with a
+    reason that says so; otherwise ``founds`` as they are."""
+    if len(founds) < 2 or any(f.given != "auto" or f.confounded is None for f in founds):
+        return list(founds)
+    split = len({f.confounded for f in founds}) > 1
+    if not split and len({f.clusters_miss for f in founds if f.clustered}) < 2:
         return list(founds)
     total = totals()
     if total.confounded is None:   # (no test on the totals: the cells' verdicts stand)
         return list(founds)
-    joint = bool(total.confounded)
+    joint = bool(total.confounded) if split else founds[0].confounded
     said = (f"one verdict for the {len(founds)} cells read by the same raters ({', '.join(map(str, names))}), whose "
             f"own tests disagree: on each reading's total over them, {total.reason}")
     out = []
     for f in founds:
-        g = replace(f, confounded=joint, assignment="nonrandom" if joint else "random")
+        g = replace(f, confounded=joint, assignment="nonrandom" if joint else "random",
+                    cluster_fit=dict(total.cluster_fit) if joint and total.clustered else {})
         g.reason = f"{said} (this cell's own tests: {f.reason})"
-        if joint and g.multigroup and not f.confounded:
+        if g.multigroup and not f.multigroup:
             g.reason += (f"; the marginal models (MML, MFRM) fit a mean quality per cluster "
                          f"({len(g.cluster_labels)} clusters, {g.cluster_source})")
         out.append(g)

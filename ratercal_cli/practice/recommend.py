@@ -393,7 +393,11 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                             f"{FEW_REPLICATIONS} or more (`--simulate {FEW_REPLICATIONS}`) rank them more firmly")
                     if few else "")
     if confounded:
-        veto = links_veto("MML" if multigroup else "PCM", "kelley")
+        # (where the clusters do not meet the confound, the PCM is not placed through them: the links' say on
+        # clusters' raters put NO shrunk in its place on 7 of 8 chains of raters, 0.04-0.2 RMSE further from the
+        # truth, and nearer on one)
+        missed = found is not None and found.clusters_miss
+        veto = None if missed else links_veto("MML" if multigroup else "PCM", "kelley")
         if veto is not None:
             return veto
         if multigroup:
@@ -404,7 +408,6 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                         "the rule would leave the scores alone and the study's methods assume random assignment; "
                         "the multi-group MML fits a mean quality per cluster, so a weak cluster's papers are not "
                         "taken for severe raters", mg=True)
-        missed = found is not None and found.clusters_miss
         return done("PCM", "kelley", "the assignment",
                     "assignment confounded with quality, " + ("its clusters not meeting it" if missed else "no clusters")
                     + ": raters compared on the papers they share",

@@ -432,3 +432,26 @@ def test_the_network_clusters_do_not_depend_on_the_raters_labels():
             found.append((sorted(sorted(back[r.rater_ids[j]] for j in np.flatnonzero(rc == c))
                                  for c in range(rc.max() + 1)), round(q, 12)))
         assert all(f == found[0] for f in found), seed
+
+
+def test_cells_read_in_one_design_share_whether_a_mean_per_cluster_meets_the_confound():
+    """A researcher tester's rubric: every criterion confounded with the same network clusters, but the multi-group
+    MML's severities missed the conditional model's on one criterion only (p = 0.02 against 0.64 and 0.71), which
+    got the PCM while the others got the multi-group MML.  The cells now take the totals' verdict on it too."""
+    from ratercal_cli.practice.assignment import CLUSTER_FIT_ALPHA, Assignment, shared_verdict
+
+    clusters = np.array([0, 0, 1, 1, 2, 2])
+
+    def found(p):
+        return Assignment(given="auto", assignment="nonrandom", confounded=True, clusters=clusters,
+                          cluster_labels=("C1", "C2", "C3"), cluster_source="network", reason="own",
+                          cluster_fit={"chi2": 1.0, "df": 5, "p": p, "max_z": 1.0, "rater": "R1"})
+
+    cells = [found(0.64), found(0.71), found(0.02)]
+    assert [f.multigroup for f in cells] == [True, True, False]
+    for total_p in (0.5, 0.01):
+        out = shared_verdict(cells, ["ideas", "org", "voice"], lambda: found(total_p))
+        assert [f.multigroup for f in out] == [total_p >= CLUSTER_FIT_ALPHA] * 3
+        assert all(f.reason.startswith("one verdict for the 3 cells read by the same raters") for f in out)
+    agree = [found(0.64), found(0.71)]
+    assert shared_verdict(agree, ["ideas", "org"], lambda: 1 / 0) == agree   # (no totals where they agree)

@@ -322,8 +322,8 @@ def test_a_rubrics_criteria_read_by_the_same_raters_share_one_assignment_verdict
     assert adjust(r, "recommended").groups[0].recommended == res.reports[0].decision.label
 
 
-@pytest.mark.slow   # two chain files of 300 papers (about 10 s)
-@pytest.mark.parametrize("seed", [1, 5])
+@pytest.mark.slow   # three chain files of 300 papers (about 15 s)
+@pytest.mark.parametrize("seed", [0, 1, 5])
 def test_clusters_whose_means_do_not_meet_the_confound_give_way_to_the_pcm(seed):
     """A chain of ten raters whose severities run along it, the most lenient reading the weakest papers
     (tests/confounded.py's ``chain`` with ``lenient_to_weak``, a researcher tester's design): the network splits
@@ -331,7 +331,10 @@ def test_clusters_whose_means_do_not_meet_the_confound_give_way_to_the_pcm(seed)
     behind the PCM shrunk (the tester's three files: 0.06-0.19).  A mean per cluster does not meet a confound
     that runs within the clusters, and the multi-group MML's severities then differ from the conditional
     model's, which assume no distribution of quality; the recommendation is the PCM shrunk.  (On the
-    school-confounded files the two agree, p 0.93 and more, and the multi-group MML stands: the tests above.)"""
+    school-confounded files the two agree, p 0.93 and more, and the multi-group MML stands: the tests above.)
+    The links' say, which reasons by the clusters' raters, does not then put NO shrunk in its place (seed 0:
+    0.639 against the PCM shrunk's 0.455; on 7 of 8 chains it was further from the truth), and ``-m MML`` named
+    says it is fitted as one group."""
     from confounded import chain
 
     from ratercal_cli.methods import make_method
@@ -346,6 +349,8 @@ def test_clusters_whose_means_do_not_meet_the_confound_give_way_to_the_pcm(seed)
     label, rec, no, every = advice_on(d)
     assert label == "PCM (shrunk)" and rec == pytest.approx(every["PCM/kelley"], abs=1e-12)
     assert rec < no - 0.05, (rec, no)   # (seed 5: RAS shrunk 0.447 is 0.13 better still; the PCM's gap left open)
+    named = adjust(r, "MML").groups[0]
+    assert any("MML fitted as one group" in w and "does not meet it" in w for w in named.warnings), named.warnings
     mg = make_method("MML", clusters=found.clusters)
     multigroup = _paper_rmse(r, shrunk_papers(mg, r, mg.fit_transform(r).paper, ("kelley",))["kelley"], d.truth)
     assert rec < multigroup - 0.005, (rec, multigroup)
