@@ -524,7 +524,7 @@ def _write_adjusted_output(output, table, result, total, layout="input"):
     if str(output) != "-" and (is_workbook(output) or wide or table.sheet is not None):
         return write_adjusted_file(output, table, result, total, layout)
     write_adjusted(output, table, result.by_group(), result.methods, uncertainty=result.uncertainty_by_group(),
-                   applied=result.recommended or None, cells=result.cells_by_group(total))
+                   applied=result.recommended_lines() or None, cells=result.cells_by_group(total))
     return len(table.rows)
 
 

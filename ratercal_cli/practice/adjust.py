@@ -148,6 +148,9 @@ class GroupAdjustment:
     cells: dict = field(default_factory=dict)
     #: ``{code: PaperUncertainty}``: each paper's SE and pass probability (:mod:`.uncertainty`)
     uncertainty: dict = field(default_factory=dict)
+    #: a rubric's recommendation: each cell's own (its label, in :func:`.rubric.cells`' order), where
+    #: ``recommended`` joins them
+    recommended_cells: list | None = None
 
     def __repr__(self) -> str:
         return (f"<GroupAdjustment {self.name!r}: {self.ratings.n_ratings} ratings, {self.ratings.n_papers} papers; "
@@ -185,9 +188,9 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, sha
     from .rubric import adjust_facets
 
     adjusted, estimators, skipped, cells, warnings = {}, {}, {}, {}, []
-    label = None
+    label, by_cell = None, None
     if RECOMMENDED in codes:
-        label, adjusted[RECOMMENDED], cells[RECOMMENDED], warnings = _recommended_facets(
+        label, adjusted[RECOMMENDED], cells[RECOMMENDED], warnings, by_cell = _recommended_facets(
             ratings, prefix, assignment, clusters, strict, variant)
         estimators[RECOMMENDED] = []
     for code in (c for c in codes if c != RECOMMENDED):
@@ -219,7 +222,8 @@ def _adjust_facets(name, ratings, prefix, codes, variant, strict, mfrm=None, sha
         if (n := non_finite_count(fa.adjusted)):
             warnings.append(f"{prefix}{code}: {n} adjusted score(s) are not finite and are left blank")
     warnings += _short_totals(ratings, prefix)
-    return GroupAdjustment(name, ratings, adjusted, estimators, skipped, label, warnings, cells)
+    return GroupAdjustment(name, ratings, adjusted, estimators, skipped, label, warnings, cells,
+                           recommended_cells=by_cell if by_cell is not None and len(set(by_cell)) > 1 else None)
 
 
 #: how ``adjust -m recommended`` applies a rubric's decisions (its warnings, README "Rubrics")
@@ -280,7 +284,7 @@ def _recommended_facets(ratings, prefix, assignment, clusters, strict, variant):
     names = list(dict.fromkeys(d.label for d in decisions))
     label = names[0] if len(names) == 1 else "; ".join(f"{t}: {d.label}" for t, d in zip(tags, decisions))
     adj = Adjusted(rating=rating, paper=mean_over_cells(scores))
-    return label, adj, (labels, scores), warnings
+    return label, adj, (labels, scores), warnings, [d.label for d in decisions]
 
 
 def _short_totals(ratings, prefix=""):
@@ -769,6 +773,22 @@ class AdjustResults:
     def by_group(self) -> dict:
         """``{group: {code: Adjusted}}`` (scores ``0..M``), as :func:`write_adjusted` takes them."""
         return {g.name: g.adjusted for g in self.groups}
+
+    def recommended_lines(self) -> dict:
+        """``{group: the method applied}`` as the adjusted file's ``recommended_method`` column takes it: the
+        recommendation's label, or for a rubric whose criteria got different methods each rating's own
+        criterion's (``(a label a rating of the group, the joined label)``; a researcher tester: every line of a long rubric carried the
+        joined "criterion=ideas: ...; criterion=org: ..." where the column says the method each line got)."""
+        from .rubric import cells
+
+        out = {}
+        for g in self.groups:
+            if g.recommended_cells is not None:   # (each rating's, and the joined label for a line of several)
+                cell, _ = cells(g.ratings)
+                out[g.name] = ([g.recommended_cells[c] for c in cell.tolist()], g.recommended)
+            elif g.recommended is not None:
+                out[g.name] = g.recommended
+        return out
 
     def cells_by_group(self, total: str = "sum") -> dict | None:
         """With facets, ``{group: {code: (paper score in each rating's cell 0..M, paper total on the

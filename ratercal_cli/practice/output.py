@@ -302,7 +302,7 @@ def write_adjusted_file(path, table, result, total="sum", layout="input", bom=No
 
     methods = list(result.methods)
     values, shifted, extra, text = adjusted_output(table, result.by_group(), methods, result.uncertainty_by_group(),
-                                                   result.cells_by_group(total), result.recommended or None)
+                                                   result.cells_by_group(total), result.recommended_lines() or None)
     header, rows = adjusted_rows(table, values, shifted, extra, text, methods,
                                  table.wide if layout == "input" else None)
     workbook_in = getattr(table, "sheet", None) is not None

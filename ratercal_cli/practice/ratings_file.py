@@ -1589,8 +1589,18 @@ def adjusted_output(table: RatingsTable, results, methods, uncertainty=None, cel
     if applied:
         text["recommended_method"] = [""] * len(table.rows)
         for group in table.groups:
+            said = applied.get(group.name) or ""
+            if not isinstance(said, str) and table.wide is not None:   # (a wide line holds every criterion)
+                said = said[1]
             for i in group.file_rows:
-                text["recommended_method"][i] = applied.get(group.name) or ""
+                text["recommended_method"][i] = said if isinstance(said, str) else ""
+            if not isinstance(said, str):   # a rubric's: each rating's criterion's; a line of several, the joined label
+                each, joined = said
+                seen: dict = {}
+                for row, method in zip(np.asarray(group.rows).tolist(), each):
+                    seen.setdefault(row, set()).add(method)
+                for row, methods in seen.items():
+                    text["recommended_method"][row] = next(iter(methods)) if len(methods) == 1 else joined
         extra.append("recommended_method")
     adjusted_header(table, methods)    # refuses an input column the output would add
     clash = [c for c in extra if c in table.header]

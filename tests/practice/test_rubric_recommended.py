@@ -167,3 +167,30 @@ def test_a_group_without_a_criterion_or_with_unlinked_raters_is_said_not_a_trace
     html = run("adjust", unlinked, "--scale", "1-4", "--group-col", "grp", "--facet-col", "criterion", "-m", "TLI",
                "-o", tmp_path / "o.csv", "--html", tmp_path / "o.html", "-q")
     assert html.exit_code == 0, html.output
+
+
+def test_each_line_of_a_rubric_says_its_own_criterions_method(tmp_path):
+    """The adjusted file's ``recommended_method`` says the method each line got; on a rubric whose criteria got
+    different ones every line carried the joined "criterion=C1: ...; criterion=C2: ..." (a researcher tester).  A
+    long file's line (one criterion) now says its criterion's; a wide file's line (every criterion) the joined
+    label."""
+    d = rubric(4, papers=300, school_means=np.linspace(-0.3, 0.3, 6))
+    r = Ratings.from_frame(d.frame, scale="1-6", facet_cols=["criterion"])
+    own = {rep.group.split("=", 1)[1]: rep.decision.label for rep in check(r).reports}
+    assert len(set(own.values())) == 2, own   # (the criteria's methods differ)
+    long = tmp_path / "long.csv"
+    d.frame.to_csv(long, index=False)
+    out = run("adjust", long, "--scale", "1-6", "--facet-col", "criterion", "-m", "recommended", "-o",
+              tmp_path / "long_out.csv", "-q")
+    assert out.exit_code == 0, out.output
+    rows = list(csv.DictReader(open(tmp_path / "long_out.csv", newline="")))
+    assert rows and all(row["recommended_method"] == own[row["criterion"]] for row in rows)
+    wide = tmp_path / "wide.csv"
+    d.frame.pivot_table(index=["paper", "rater"], columns="criterion", values="score", sort=False).reset_index() \
+        .to_csv(wide, index=False)
+    out = run("adjust", wide, "--scale", "1-6", "--score-cols", "C1,C2,C3", "-m", "recommended", "-o",
+              tmp_path / "wide_out.csv", "-q")
+    assert out.exit_code == 0, out.output
+    joined = "; ".join(f"criterion={c}: {own[c]}" for c in ("C1", "C2", "C3"))
+    rows = list(csv.DictReader(open(tmp_path / "wide_out.csv", newline="")))
+    assert rows and {row["recommended_method"] for row in rows} == {joined}, {row["recommended_method"] for row in rows}
