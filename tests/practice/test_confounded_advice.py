@@ -275,8 +275,8 @@ def test_adjust_recommended_on_a_check_made_with_the_simulation_applies_its_deci
         adjust(other, "recommended", checked=checked)
 
 
-@pytest.mark.slow   # four chain files of 600 papers (about 15 s)
-@pytest.mark.parametrize("seed, routing_noise", [(0, 1.5), (1, 1.5), (5, 4.0), (9, 4.0)])
+@pytest.mark.slow   # two chain files of 600 papers (about 8 s)
+@pytest.mark.parametrize("seed, routing_noise", [(1, 1.5), (5, 4.0)])
 def test_the_recommendation_holds_on_a_chain_of_raters(seed, routing_noise):
     """Papers routed to neighbouring raters by a noisy pre-score (tests/confounded.py's ``chain``: no school
     and no cluster, a trend along a chain of 19 raters): the recommendation is never worse than leaving the
@@ -322,8 +322,8 @@ def test_a_rubrics_criteria_read_by_the_same_raters_share_one_assignment_verdict
     assert adjust(r, "recommended").groups[0].recommended == res.reports[0].decision.label
 
 
-@pytest.mark.slow   # three chain files of 300 papers (about 15 s)
-@pytest.mark.parametrize("seed", [0, 1, 5])
+@pytest.mark.slow   # two chain files of 300 papers (about 10 s)
+@pytest.mark.parametrize("seed", [0, 5])
 def test_clusters_whose_means_do_not_meet_the_confound_give_way_to_the_pcm(seed):
     """A chain of ten raters whose severities run along it, the most lenient reading the weakest papers
     (tests/confounded.py's ``chain`` with ``lenient_to_weak``, a researcher tester's design): the network splits
