@@ -341,13 +341,14 @@ def check_cells(parts, names, kws, assignment, alpha, rasch) -> list:
     scale_low = parts[0].scale_low if parts else 0
     reports = [check_ratings(part, group=name, scale_low=scale_low, assignment=assignment, alpha=alpha, rasch=r,
                              links=False, **kw) for part, name, kw, r in zip(parts, names, kws, rasch)]
+    readings = [_readings(part) for part in parts]
     designs: dict = {}
-    for k, part in enumerate(parts):
-        designs.setdefault(frozenset(_readings(part)), []).append(k)
+    for k, key in enumerate(readings):
+        designs.setdefault(frozenset(key), []).append(k)
     for cells in designs.values():
         founds = [reports[k].assignment_found for k in cells]
-        shared = shared_verdict(founds, [names[k] for k in cells],
-                                lambda: _totals_evidence([parts[k] for k in cells], kws[cells[0]], alpha))
+        shared = shared_verdict(founds, [names[k] for k in cells], lambda: _totals_evidence(
+            [parts[k] for k in cells], [readings[k] for k in cells], kws[cells[0]], alpha))
         for k, old, new in zip(cells, founds, shared):
             if new is not old:
                 reports[k] = check_ratings(parts[k], group=names[k], scale_low=scale_low, assignment=assignment,
@@ -361,15 +362,15 @@ def _readings(ratings) -> list:
                     np.asarray(ratings.rater_ids, dtype=object)[ratings.rater].tolist()))
 
 
-def _totals_evidence(parts, kw, alpha):
+def _totals_evidence(parts, keys, kw, alpha):
     """:func:`.assignment.assignment_evidence` on the readings' totals over ``parts`` (cells read in one design:
-    each (paper, rater) once in every cell), a rating scale of ``sum(M_c)`` points; ``kw``: the first cell's
-    clusters' arguments (its papers are the totals')."""
+    each (paper, rater) once in every cell; ``keys``: their :func:`_readings`), a rating scale of ``sum(M_c)``
+    points; ``kw``: the first cell's clusters' arguments (its papers are the totals')."""
     from dataclasses import replace
 
     from .assignment import ALPHA as ASSIGNMENT_ALPHA, assignment_evidence
 
-    first, keys = parts[0], [_readings(part) for part in parts]
+    first = parts[0]
     at = {key: i for i, key in enumerate(keys[0])}
     total = np.zeros(first.n_ratings, dtype=np.int64)
     for part, key in zip(parts, keys):

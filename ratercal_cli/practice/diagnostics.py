@@ -560,7 +560,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     under = [r["rater"] for r in raters if r["papers"] < FEW_PAPERS]
     skipped = "skipped (--no-rasch)"
     # the conditional fits' cost, asked by both Rasch fits below (0.4 s at 1M ratings, 3 of 200 raters a paper)
-    work = conditional_work(ratings) if rasch and ratings.max_raters_per_paper() > 1 else None
+    work = conditional_work(ratings) if rasch and fits is None and ratings.max_raters_per_paper() > 1 else None
     if fits is not None:
         rr, model = fits.rater_report, fits.rater_model
     elif rasch:

@@ -398,14 +398,13 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
                  "given": raw_[papers].tolist(), "adjusted": adj_[papers].tolist(),
                  "change": (adj_ - raw_)[papers].tolist()})
     lv_none, shrunk = None, []
-    if levels is not None:   # a shrunk method's levels unshrunk (its groups' where it is shrunk)
-        lv_none = np.full(r.n_papers, -1)
+    if levels is not None:
+        lv_none = np.full(r.n_papers, -1)   # a shrunk method's levels unshrunk (its groups' where it is shrunk)
         for gi, g in enumerate(result.groups):
             none = result._unshrunk_totals(g, method, total) if r.facets else result._unshrunk(g).get(method)
             if none is not None:
                 lv_none[group == gi] = levels.level(none if r.facets else none + r.scale_low)
                 shrunk.append(gi)
-    if levels is not None:
         names = list(levels.names) + [""]   # (level -1, none: "")
         cols["given_level"] = [names[k] for k in lv_raw[papers].tolist()]
         cols["adjusted_level"] = [names[k] for k in lv_adj[papers].tolist()]
