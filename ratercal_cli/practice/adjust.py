@@ -405,6 +405,8 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
             estimators[RECOMMENDED] = est
         except FIT_FAILURES as exc:
             raise RatercalError(f"{prefix}recommended {dec.label}: {exc}") from None
+    elif rec is not None and rec in applied.skipped:   # (skipped among several: what was asked for is missing)
+        raise RatercalError(f"{prefix}recommended {dec.label}: {applied.skipped[rec]}")
     elif rec is not None and rec in applied.adjusted:
         est = applied.estimators[rec]
         adjusted[RECOMMENDED] = _at_level(est, ratings, applied.adjusted[rec], dec.shrinkage)
@@ -587,8 +589,10 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         raise ArgumentError("bootstrap", "one bootstrap draw gives no standard error; give 0 (none) or N >= 2 "
                             "(e.g. 200)")
     # (one method named: its failure is the run's error; among several, it is skipped with a warning, as with
-    # "all": one method that cannot be fitted on one group cancelled a run of nine, 149 of 172 random designs)
-    strict = (not is_all and len([c for c in codes if c != RECOMMENDED]) <= 1) if strict is None else strict
+    # "all": one method that cannot be fitted on one group cancelled a run of nine, 149 of 172 random designs.
+    # ``recommended`` is one of them: "-m recommended,MML" on raters in two groups that share no paper stopped
+    # on MML, where "-m NO,MML" skipped it; the recommendation's own failure stops the run either way)
+    strict = (not is_all and len(codes) <= 1) if strict is None else strict
     mfrm, anchored = {}, None
     if (anchors is not None or steps_by is not None) and "MFRM" in codes:
         from .anchors import fit_mfrm

@@ -268,3 +268,23 @@ def test_among_several_methods_one_that_cannot_be_fitted_is_skipped(tmp_path):
     assert alone.exit_code == 2 and "MML" in alone.output and not (tmp_path / "p.csv").exists()
     cmp = run("compare", src, "--scale", "0-5", "-m", "TLI,MML")
     assert cmp.exit_code == 0 and "MML skipped" in cmp.stderr
+
+
+def test_recommended_beside_a_method_that_cannot_be_fitted_skips_that_method(tmp_path):
+    """Raters in two groups that share no paper: ``-m NO,MML`` skipped MML with a warning, ``-m recommended,MML``
+    stopped on it (exit 2), as if MML were the one method named.  ``recommended`` counts as a method named: MML is
+    skipped, the recommendation (NO: the design cannot tell the groups' severities from their papers) applied."""
+    from support import run
+
+    src = tmp_path / "two_groups.csv"
+    rows = [f"P{p},R{(p % 2) * 4 + (p + k) % 4},{(p * 7 + 3 * k) % 6}\n" for p in range(80) for k in (0, 1)]
+    src.write_text("paper,rater,score\n" + "".join(rows))
+    out = tmp_path / "o.csv"
+    res = run("adjust", src, "--scale", "0-5", "-m", "recommended,MML", "-o", out)
+    assert res.exit_code == 0, res.output
+    assert "MML skipped:" in res.stderr and "not linked through shared papers" in res.stderr
+    head = out.read_text().splitlines()
+    assert head[0].split(",")[3:] == ["flag", "recommended", "recommended_paper", "recommended_method"]
+    assert {line.split(",")[-1] for line in head[1:]} == {"NO"}
+    given = [float(line.split(",")[2]) for line in head[1:]]
+    assert [float(line.split(",")[4]) for line in head[1:]] == given   # NO: the scores as given
