@@ -718,3 +718,44 @@ def test_a_long_information_shows_its_progress_over_the_rater_sets(monkeypatch):
     assert sets > 50 and all(total == sets for _, _, total in seen)
     starts = [k for k, (_, done, _) in enumerate(seen) if done == 0]   # (one bar an information, each to its end)
     assert len(starts) >= 3 and all(seen[k - 1][1] == sets for k in starts[1:]) and seen[-1][1] == sets
+
+
+def test_a_fit_without_ses_ends_without_the_information_of_its_final_point():
+    """Without SEs the information only tells weak directions (below 1 / max_se**2 = 0.01 where an estimate
+    with data has hundreds), so where the gradient after the final step is under the tolerance, the fit keeps
+    the information of the point before it (cml._FINAL_STEP).  On 100 raters, 2 a paper, that step moved a
+    rarely given category's threshold by 0.004 logits, past the 1e-3 that was allowed, and the information
+    (the fit's costly part, ~4 gradients) was computed again at the end; now it is not, and the steps are those
+    of the fit with SEs."""
+    from ratercal_cli.methods import cml
+
+    rng = np.random.default_rng(1)
+    n_papers, J = 25_000, 100
+    severity = rng.normal(0.0, 0.5, J)
+    quality = rng.normal(2.5, 1.0, n_papers)
+    r1 = rng.integers(0, J, n_papers)
+    r2 = (r1 + 1 + rng.integers(0, J - 1, n_papers)) % J
+    paper, rater = np.repeat(np.arange(n_papers), 2), np.column_stack([r1, r2]).ravel()
+    score = np.clip(np.rint(quality[paper] + severity[rater] + rng.normal(0.0, 0.7, paper.size)), 0, 5).astype(int)
+    r = Ratings(paper=paper, rater=rater, score=score, max_score=5, n_papers=n_papers, n_raters=J)
+    orders, steps = [], []
+    evaluate, halving = cml._Problem.evaluate, cml._halving_step
+
+    def spy(self, phi, order=2):
+        orders.append(order)
+        return evaluate(self, phi, order)
+
+    def step(pb, phi, d, ll, order=2):
+        out = halving(pb, phi, d, ll, order)
+        steps.append(float(np.max(np.abs(out[0] - phi))))
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cml._Problem, "evaluate", spy)
+        mp.setattr(cml, "_halving_step", step)
+        quick = cml.fit_cml(r, "pcm", standard_errors=False)
+    assert quick.converged and orders[-1] == 1 and orders.count(1) == 1
+    assert 1e-3 < steps[-1] < cml._FINAL_STEP   # (the case: a final step past the old 1e-3)
+    full = cml.fit_cml(r, "pcm")
+    np.testing.assert_allclose(quick.steps, full.steps, rtol=0, atol=1e-6)
+    assert np.isfinite(full.steps_se[np.isfinite(full.steps)]).all()
