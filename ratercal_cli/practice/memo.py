@@ -50,12 +50,14 @@ def _e(x) -> str:
 
 
 def method_words(code) -> str:
-    """``truncated linear equating (TLI)``; a recommendation's label (``MML (multi-group, shrunk)``) by its
-    method's words."""
-    base = str(code).split(" (", 1)[0]
+    """``truncated linear equating (TLI)``; a recommendation's label by its method's words, its qualifiers
+    beside the code (``MML (multi-group, shrunk)``: ``... marginal maximum likelihood (MML, multi-group,
+    shrunk)``, where "(MML (multi-group, shrunk))" doubled the brackets)."""
+    base, _, rest = str(code).partition(" (")
+    tag = f"{base}, {rest[:-1]}" if rest.endswith(")") else str(code)
     if base == "NO" and "shrunk" in str(code):   # (not "the mean of the given scores": shrinking moves them)
-        return f"no rater adjustment, each mean of the given scores shrunk toward the mean of all by its reliability ({code})"
-    return f"{METHOD_NAMES[base]} ({code})" if base in METHOD_NAMES else str(code)
+        return f"no rater adjustment, each mean of the given scores shrunk toward the mean of all by its reliability ({tag})"
+    return f"{METHOD_NAMES[base]} ({tag})" if base in METHOD_NAMES else str(code)
 
 
 def memo_date() -> str:

@@ -426,7 +426,7 @@ def test_with_the_simulation_the_file_is_adjusted_by_the_method_the_page_recomme
     r = run_job(c, u, f"/d/{uid}/job")
     assert u.job.state == "done", u.job.error
     assert "Which method, and why:</b> ordinary least squares" not in r.text
-    assert "Which method, and why:</b> truncated least squares" in r.text and "(TLS (shrunk))" in r.text
+    assert "Which method, and why:</b> truncated least squares" in r.text and "(TLS, shrunk)" in r.text
     assert "What truncated least squares" in r.text and "What the Rasch model" not in r.text
     c.post(f"/d/{uid}/adjust", data={"method": "recommended"})
     run_job(c, u, f"/d/{uid}/job")

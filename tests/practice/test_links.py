@@ -216,4 +216,4 @@ def test_no_shrunk_is_not_called_the_mean_of_the_given_scores(tmp_path):
     assert res.exit_code == 0, res.output
     memo = (tmp_path / "memo.html").read_text()
     assert "no rater adjustment, each mean of the given scores shrunk toward the mean of all" in memo
-    assert "leave the scores as given" not in memo and "the mean of the given scores) (NO (shrunk))" not in memo
+    assert "leave the scores as given" not in memo and "the mean of the given scores) (NO, shrunk)" not in memo

@@ -389,10 +389,10 @@ def test_the_decision_memo(tmp_path, monkeypatch):
     assert hashlib.sha256(src.read_bytes()).hexdigest() in page
     assert f"ratercal {__version__}" in page and "2024-12-05" in page
     # check's one recommendation (the beyond-1990 run's best at two raters a paper), the rule's beside it
-    assert ("<b>grade=5</b>: adjust the scores by the Rasch model by marginal maximum likelihood (MML (shrunk))."
+    assert ("<b>grade=5</b>: adjust the scores by the Rasch model by marginal maximum likelihood (MML, shrunk)."
             in page)
     assert "The rule of Chapter 5 recommends truncated mean equating (TMN)" in page
-    assert "It is check's recommendation: the Rasch model by marginal maximum likelihood (MML (shrunk))" in page
+    assert "It is check's recommendation: the Rasch model by marginal maximum likelihood (MML, shrunk)" in page
     # the students closest to a cut, each with its group (one list of all grades named none)
     first = page.split("Closest to a cut first: ", 1)[1].split(" and ", 1)[0].split(", ")
     assert first and all(re.fullmatch(r"G(5|8|11)-\d{3} \((5|8|11)\)", f) and f[1:].split("-")[0] == f.split("(")[1][:-1]
@@ -436,7 +436,7 @@ def test_the_memo_names_checks_recommendation_for_a_named_method(tmp_path, metho
               "-q")
     assert res.exit_code == 0, res.output
     page = memo.read_text()
-    said = "the Rasch model by marginal maximum likelihood (MML (shrunk)): the corrected study"
+    said = "the Rasch model by marginal maximum likelihood (MML, shrunk): the corrected study"
     assert page.count(f"It is check's recommendation: {said}" if same else f"To check: check recommends {said}") == 3
     assert ("was chosen instead of the recommended method" in page) is not same
     assert "check recommends truncated" not in page

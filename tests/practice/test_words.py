@@ -12,6 +12,10 @@ from ratercal_cli.practice.memo import METHOD_NAMES, method_words
 
 def test_every_method_has_its_own_words():
     assert method_words("RAS") == "the Rasch extension (de Gruijter 1984) (RAS)"
+    # a recommendation's qualifiers beside its code: "(TLI (shrunk))" doubled the brackets
+    assert method_words("TLI (shrunk)") == f"{METHOD_NAMES['TLI']} (TLI, shrunk)"
+    assert method_words("MML (multi-group, shrunk)") == f"{METHOD_NAMES['MML']} (MML, multi-group, shrunk)"
+    assert method_words("NO (shrunk)").endswith("by its reliability (NO, shrunk)")
     assert set(method_codes()) <= set(METHOD_NAMES)
     names = [METHOD_NAMES[c] for c in method_codes()]
     assert len(set(names)) == len(names)
