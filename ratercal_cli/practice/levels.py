@@ -268,6 +268,16 @@ class LevelChanges:
                 f"those {noun}s keep their level, and {kept} {noun}(s) that keep theirs would change level (without "
                 f"it {a + b} change level, {a} up, {b} down)")
 
+    def shrinkage_note(self, noun: str = "paper") -> str:
+        """:meth:`shrinkage_text` where the levels' account says it (several cuts and the unshrunk moves known), else
+        "" (one cut's: the summary's pass/fail account says it)."""
+        return self.shrinkage_text(noun) if self.unshrunk is not None and len(self.levels.cuts) > 1 else ""
+
+    def ties_note(self, noun: str = "paper") -> str:
+        """:meth:`ties_text` where the levels' account says it (several cuts), else "" (one cut's: the summary's
+        grid warning)."""
+        return self.ties_text(noun) if len(self.levels.cuts) > 1 else ""
+
     @property
     def moved(self) -> int:
         return int(sum(self.moves[i][j] for i in range(len(self.moves)) for j in range(len(self.moves)) if i != j))
@@ -310,10 +320,7 @@ class LevelChanges:
         lines += ["  " + line for line in text_table(["level", "given", "adjusted"], rows)]
         for a, b, c in self.flows():
             lines.append(f"  {a} -> {b}: {c}")
-        if self.unshrunk is not None and len(self.levels.cuts) > 1:   # (one cut's: the summary's pass/fail account)
-            lines.append("  " + self.shrinkage_text())
-        if self.ties_text() and len(self.levels.cuts) > 1:   # (one cut's: the summary's grid warning)
-            lines.append("  " + self.ties_text())
+        lines += ["  " + note for note in (self.shrinkage_note(), self.ties_note()) if note]
         if self.uncertain is not None or self.without_se:
             lines.append("  " + self.uncertain_text())
         return "\n".join(lines)

@@ -238,10 +238,9 @@ def levels_html(level_cols, noun: str = "student") -> str:
     if flows:
         out += "<p>Moves between levels: " + "<br>".join(flows) + ".</p>"
     # (many changes of a shrunk method can be its pull toward the mean; one cut's, the pass/fail account says)
-    out += "".join(f"<p><b>{_e(tag)}</b>: {_e(lc.shrinkage_text(noun))}.</p>" for tag, lc in level_cols
-                   if lc.unshrunk is not None and len(lc.levels.cuts) > 1)
-    out += "".join(f"<p><b>{_e(tag)}</b>: {_e(lc.ties_text(noun))}.</p>" for tag, lc in level_cols
-                   if lc.ties_text() and len(lc.levels.cuts) > 1)
+    out += "".join(f"<p><b>{_e(tag)}</b>: {_e(lc.shrinkage_note(noun))}.</p>" for tag, lc in level_cols
+                   if lc.shrinkage_note())
+    out += "".join(f"<p><b>{_e(tag)}</b>: {_e(lc.ties_note(noun))}.</p>" for tag, lc in level_cols if lc.ties_note())
     return out
 
 
