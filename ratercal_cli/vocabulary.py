@@ -41,6 +41,14 @@ NEEDS_TWO_RATERS = "needs two or more raters per paper"
 
 
 
+def label_tag(label) -> str:
+    """A method's label with its qualifiers beside its code, for a bracket of its own: "TLI (shrunk)" ->
+    "TLI, shrunk" ("recommended (TLI, shrunk)", where "recommended (TLI (shrunk))" doubled the brackets);
+    "MML (multi-group, shrunk)" -> "MML, multi-group, shrunk"; a bare code as it is."""
+    base, _, rest = str(label).partition(" (")
+    return f"{base}, {rest[:-1]}" if rest.endswith(")") else str(label)
+
+
 def adjusted_columns(methods) -> list:
     """The columns of adjusted scores wherever they are written (``ratercal adjust FILE``'s
     output, a run's ``equate/<variant>/adjusted.csv``, a kept Monte Carlo replication): per

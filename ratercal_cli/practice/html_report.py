@@ -178,7 +178,7 @@ def _summary(ratings, check, adjust, summaries, cut) -> str:
         s = next((s for s in summaries if s.group == rep.group), None)
         m = None if s is None else next((m for m in s.methods if m.method == "recommended"), s.methods[0])
         if m is not None:
-            li.append(f"{_esc(m.method)}{f' ({_esc(m.applied)})' if m.applied != m.method else ''} moved papers "
+            li.append(f"{_esc(m.heading)} moved papers "
                       f"by {_num(m.mean_move)} on average, at most {_num(m.largest_move)}; {m.moved} by 0.5 or more")
             if cut is not None:
                 li.append(f"at cut {cut:g}: {len(m.fail_to_pass) + len(m.pass_to_fail)} paper(s) change pass/fail "
@@ -298,8 +298,7 @@ def _methods(g, mds, cut, total=None) -> str:
 
 
 def _shifts(s) -> str:
-    hdr = ["rater", "ratings"] + [m.method if m.method == m.applied else f"{m.method} ({m.applied})"
-                                  for m in s.methods]
+    hdr = ["rater", "ratings"] + [m.heading for m in s.methods]
     rows = [[r, n] + [_signed(m.rater_shift.get(r)) for m in s.methods]
             for r, n in zip(s.raters, s.ratings_per_rater)]
     moved = [[m.method, m.papers, _num(m.mean_move, 3), _num(m.largest_move, 3), m.largest_paper, m.moved]

@@ -53,8 +53,9 @@ def method_words(code) -> str:
     """``truncated linear equating (TLI)``; a recommendation's label by its method's words, its qualifiers
     beside the code (``MML (multi-group, shrunk)``: ``... marginal maximum likelihood (MML, multi-group,
     shrunk)``, where "(MML (multi-group, shrunk))" doubled the brackets)."""
-    base, _, rest = str(code).partition(" (")
-    tag = f"{base}, {rest[:-1]}" if rest.endswith(")") else str(code)
+    from ..vocabulary import label_tag
+
+    base, tag = str(code).split(" (", 1)[0], label_tag(code)
     if base == "NO" and "shrunk" in str(code):   # (not "the mean of the given scores": shrinking moves them)
         return f"no rater adjustment, each mean of the given scores shrunk toward the mean of all by its reliability ({tag})"
     return f"{METHOD_NAMES[base]} ({tag})" if base in METHOD_NAMES else str(code)
@@ -116,6 +117,10 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
         tag = r.group_tag(g.name) if r.group is not None else "All students"
         reps = _reports(check, r, g.name)
         applied = g.recommended or method
+        if not g.recommended and getattr(adjusted, "shrinkage", None) is not None:   # (--shrinkage: the memo said
+            from .recommend import LEVEL_WORDS                                     # "TLI" of TLI shrunk)
+
+            applied = f"{method} ({LEVEL_WORDS[adjusted.shrinkage]})"
         warranted = any(rep.warranted for rep in reps)
         if applied == "NO":
             decision = "leave the scores as given (no adjustment)"

@@ -68,6 +68,13 @@ class MethodSummary:
     #: a method applied at a shrunk level: (fail -> pass, pass -> fail) at the cut had it not shrunk
     unshrunk_moves: tuple | None = None
 
+    @property
+    def heading(self) -> str:
+        """The method as a table heads it: its code, or "recommended (TLI, shrunk)" (the method applied beside it)."""
+        from ..vocabulary import label_tag
+
+        return self.method if self.method == self.applied else f"{self.method} ({label_tag(self.applied)})"
+
     def to_dict(self):
         return json_clean(self.__dict__.copy())
 
@@ -92,8 +99,7 @@ class AdjustmentSummary:
     def format_text(self, title="") -> str:
         """The lines ``adjust`` prints on standard error."""
         L = [f"summary{f' ({title})' if title else ''}: how far the adjustment moved raters and papers"]
-        hdr = ["rater", "ratings"] + [f"{m.method} shift" if m.method == m.applied else f"{m.method} ({m.applied})"
-                                      for m in self.methods]
+        hdr = ["rater", "ratings"] + [f"{m.method} shift" if m.method == m.applied else m.heading for m in self.methods]
         rows = [[str(r), str(n)] + [_signed(m.rater_shift.get(r)) for m in self.methods]
                 for r, n in zip(self.raters, self.ratings_per_rater)]
         L += ["  " + line for line in text_table(hdr, rows)]

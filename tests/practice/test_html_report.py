@@ -11,6 +11,7 @@ from district_export import COLUMNS, district_export
 import ratercal_cli as rc
 from ratercal_cli.practice.html_report import html_report
 
+from ratercal_cli.vocabulary import label_tag
 from support import run
 
 
@@ -141,7 +142,7 @@ def test_the_readme_walk_through_shows_what_the_commands_print(tmp_path, monkeyp
 
 def test_check_simulates_and_its_page_adjusts_by_what_the_simulation_decided(tmp_path):
     """A staff tester's check --simulate --html: the page said the simulation's recommendation above the moves
-    and per-rater shifts of the one made without it ("recommended (TLI (shrunk))" under MML (shrunk) here)."""
+    and per-rater shifts of the one made without it ("recommended (TLI, shrunk)" under MML (shrunk) here)."""
     import csv as _csv
 
     from support import ROOT
@@ -161,7 +162,7 @@ def test_check_simulates_and_its_page_adjusts_by_what_the_simulation_decided(tmp
     note = "the simulation ran 4 replications, which rank the methods roughly"
     assert f"  note: {note}" in out.stdout and note in (tmp_path / "g8.html").read_text()
     page = (tmp_path / "g8.html").read_text()
-    assert f"recommended ({label})" in page and "recommended (TLI" not in page
+    assert f"recommended ({label_tag(label)})" in page and "recommended (TLI" not in page
     # ... and shows the simulation's ranking, as the text does, the recommendation's row marked (a researcher
     # tester: the page left the ranking out, the ground of the recommendation it printed)
     import re
@@ -201,7 +202,7 @@ def test_check_with_a_cluster_column_pages_the_file_as_it_is_not_as_a_rubric(tmp
     headings = [text for level, text in Page(page).headings]
     assert "all papers" in headings and "" not in headings
     assert "Methods: all papers" not in headings and headings.count("Methods compared") == 1
-    assert f"recommended ({label}) moved papers" in page and "MFRM moved" not in page
+    assert f"recommended ({label_tag(label)}) moved papers" in page and "MFRM moved" not in page
 
 
 @pytest.mark.slow   # two check --simulate 3 runs (about 20 s)
