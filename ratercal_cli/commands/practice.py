@@ -483,7 +483,8 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
                         bom=True, sheet="changes", labels=change_list.labels, **like_input(table))
         if memo_out is not None:
             _write_memo(memo_out, source, table, result, levels, change_list, assignment, dict(
-                methods=",".join(codes), variant=result.variant, scale=scale, paper_col=paper_col, rater_col=rater_col,
+                methods=",".join(codes), variant=result.variant, shrinkage=shrinkage, cluster_col=cluster_col,
+                simulate=simulate, scale=scale, paper_col=paper_col, rater_col=rater_col,
                 score_col=score_col, group_col=group_col, facet_cols=",".join(facet_cols) or None, score_cols=score_cols,
                 rater_cols=rater_cols, order_col=order_col, resolve_discrepancies=resolve, discrepancy=discrepancy,
                 cut=cut, levels=level_names, confidence=confidence if levels is not None and confidence != 0.9 else None,

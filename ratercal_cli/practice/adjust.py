@@ -623,7 +623,7 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         g.signal_warning = _signal_warning(g, where(ratings, g.name))
         if g.signal_warning:
             g.warnings.append(g.signal_warning)
-    res = AdjustResults(ratings, variant, done, groups, cut, int(bootstrap))
+    res = AdjustResults(ratings, variant, done, groups, cut, int(bootstrap), shrinkage=shrinkage)
     res.anchored = anchored
     return res
 
@@ -673,6 +673,8 @@ class AdjustResults:
     bootstrap: int = 0
     #: with anchors: each anchored element's displacement and drift (:func:`.anchors.displacement`)
     anchored: list | None = None
+    #: ``--shrinkage``: the level of the study every named method's scores were put at (None: each its own)
+    shrinkage: str | None = None
 
     def adjustment_summaries(self, confidence: float | None = None) -> list:
         """Per group, how far each method moved each rater and the papers and, at the cut, whose

@@ -61,3 +61,25 @@ def test_a_fits_line_counts_its_parameters_as_its_summary_does():
     score = np.clip(np.rint(2 + rng.normal(0, 1, 60)[paper] + rng.normal(0, 0.6, 120)), 0, 4).astype(int)
     res = rc.fit(rc.Ratings(paper, rater, score, 4, 60, 6), model="MML")
     assert f"{res.df_model} parameters (" in repr(res) and f"parameters: {res.df_model}" in res.summary()
+
+
+def test_a_shrinkage_named_is_in_the_memos_decision_and_settings_and_no_heading_doubles_brackets(tmp_path):
+    """A tester's ``-m TLI --shrinkage kelley`` memo said "adjust the scores by truncated linear equating (TLI)"
+    and listed no shrinkage among "every setting", beside "16 of these 55 level change(s) come from the
+    shrinkage alone"; and the summary and the page headed the recommendation "recommended (TLI (shrunk))"."""
+    import re
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "examples" / "ratings.csv"
+    memo, page = tmp_path / "memo.html", tmp_path / "page.html"
+    res = run("adjust", src, "--scale", "0-5", "--group-col", "grade", "-m", "TLI", "--shrinkage",
+              "kelley", "--cut", "2.5,3.5", "--levels", "Low,Mid,High", "-o", tmp_path / "a.csv", "--memo", memo)
+    assert res.exit_code == 0, res.output
+    text = memo.read_text()
+    assert text.count("adjust the scores by truncated linear equating (TLI, shrunk).") == 3
+    assert re.search(r"<th>shrinkage</th>\s*<td>kelley</td>", text)
+    res = run("adjust", src, "--scale", "0-5", "--group-col", "grade", "-m", "recommended",
+              "--resolve-discrepancies", "-o", tmp_path / "b.csv", "--html", page)
+    assert res.exit_code == 0, res.output
+    assert "recommended (MML, shrunk)" in res.stderr and "recommended (MML, shrunk)" in page.read_text()
+    assert not re.search(r"\([A-Z]+ \([a-z]", res.stderr + page.read_text())
