@@ -392,9 +392,9 @@ class CheckReport:
     def to_dict(self) -> dict:
         d = asdict(replace(self, rater_model=None, assignment_found=None, decision=None, rasch=None))
         del d["rater_model"], d["decision"]
-        at = list(d).index("rasch")   # (the table where it always stood, after the notes)
-        d = {**dict(list(d.items())[:at]), "rasch_fit": self.rasch_fit, "rasch_notes": self.rasch_notes,
-             **dict(list(d.items())[at + 1:])}
+        items = list(d.items())   # (the table where it always stood, after the notes)
+        at = list(d).index("rasch")
+        d = dict(items[:at] + [("rasch_fit", self.rasch_fit), ("rasch_notes", self.rasch_notes)] + items[at + 1:])
         d["rule"] = {"recommendation": d.pop("recommendation"), "reason": d.pop("reason")}
         if self.decision is not None:
             d.update(self.decision.to_dict())
