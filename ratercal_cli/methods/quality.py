@@ -365,17 +365,21 @@ def estimate_quality(paper, rater, score, n_papers, tau, quality="wle", bound=No
     return theta, None if se is None else np.where(t.rated, se, np.nan), t.extreme
 
 
-def quality_by_pattern(patterns, n_papers, tau, quality="wle"):
+def quality_by_pattern(patterns, n_papers, tau, quality="wle", **kw):
     """:func:`estimate_quality` of every paper, solved once for each pattern of ratings (a paper's
     quality depends on nothing else): ``patterns`` is ``(papers, pattern of each, (pattern, rater,
     score) of the patterns' ratings)``, :func:`.mml_engine.rating_patterns`' (then the same to the bit as solved
-    per paper) or :attr:`.mml.MMLFit.patterns`.  Returns ``(theta, se, extreme)`` per paper; papers
-    without ratings nan, nan and 0."""
+    per paper) or :attr:`.mml.MMLFit.patterns``; ``kw``: :func:`estimate_quality`'s ``bound``, ``tol``,
+    ``max_iter``, ``with_se``.  Returns ``(theta, se, extreme)`` per paper (``se`` None without it); papers
+    without ratings nan (with a ``bound``, 0, as :func:`estimate_quality` gives them), nan and 0."""
     papers, pattern, (pat, rater, score) = patterns
-    res = estimate_quality(pat, rater, score, int(pattern.max(initial=-1)) + 1, tau, quality=quality)
-    out = np.full(n_papers, np.nan), np.full(n_papers, np.nan), np.zeros(n_papers, dtype=res[2].dtype)
+    res = estimate_quality(pat, rater, score, int(pattern.max(initial=-1)) + 1, tau, quality=quality, **kw)
+    unrated = np.nan if kw.get("bound") is None else 0.0
+    out = (np.full(n_papers, unrated), None if res[1] is None else np.full(n_papers, np.nan),
+           np.zeros(n_papers, dtype=res[2].dtype))
     for o, x in zip(out, res):
-        o[papers] = x[pattern]
+        if o is not None:
+            o[papers] = x[pattern]
     return out
 
 

@@ -453,3 +453,32 @@ def test_faithful_regenerates_published_pcm_rmse_and_maxdiff(low_byte, chain):
         label = cell.label
         assert printed(np.sqrt(np.mean(err**2))) == pytest.approx(rmse[label], abs=1e-9)
         assert printed(np.abs(err).max()) == pytest.approx(maxd[label], abs=1e-9)
+
+
+@pytest.mark.parametrize("quality", ["wle", "mle"])
+def test_paper_quality_solved_once_a_pattern_is_every_papers_own_to_the_bit(quality):
+    """ml_quality solves each pattern of ratings once (quality.quality_by_pattern; 170,000 patterns of 500,000
+    papers at 1M ratings, 2 of 200 raters a paper): the qualities are those of solving every paper, to the bit,
+    all-extreme papers at the bound (ML) and papers without ratings at 0."""
+    from ratercal_cli.methods.pcm import ml_quality
+    from ratercal_cli.methods.quality import estimate_quality, pcm_tau
+
+    rng = np.random.default_rng(4)
+    n_papers, J = 3000, 12
+    r1 = rng.integers(0, J, n_papers)
+    r2 = (r1 + 1 + rng.integers(0, J - 1, n_papers)) % J
+    paper = np.repeat(np.arange(n_papers), 2)
+    rater = np.column_stack([r1, r2]).ravel()
+    score = rng.integers(0, 4, paper.size)
+    keep = paper < n_papers - 7   # (the last 7 papers have no ratings)
+    r = Ratings(paper[keep], rater[keep], score[keep], 3, n_papers, J)
+    delta = np.sort(rng.normal(0.0, 1.0, (J, 3)), axis=1)
+    got = ml_quality(r, delta, quality=quality)
+    want = estimate_quality(r.paper, r.rater, r.score, n_papers, pcm_tau(delta, 0, 3), quality=quality, bound=15.0,
+                            with_se=False)[0]
+    patterns = {(a, b, c, d) for a, b, c, d in zip(r1, r2, *score.reshape(-1, 2).T)}
+    assert len(patterns) < 0.8 * (n_papers - 7)   # (papers share patterns: the case)
+    np.testing.assert_array_equal(got, want)
+    assert (got[-7:] == 0).all() and np.isfinite(got).all()
+    if quality == "mle":
+        assert (np.abs(got) == 15.0).any()   # (all-extreme papers at the bound)
