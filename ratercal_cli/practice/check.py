@@ -435,16 +435,22 @@ class CheckResults:
         """``{group: method}`` by Chapter 5's rule alone."""
         return {r.group: r.recommendation for r in self.reports}
 
+    @property
+    def _labels(self) -> dict:
+        """``{group: label}`` of the one recommendations, with their qualifiers (``MML (shrunk)``), as the
+        command line prints them."""
+        return {r.group: (r.decision.label if r.decision is not None else r.recommendation) for r in self.reports}
+
     def __repr__(self) -> str:
         from .coerce import results_repr
 
-        return results_repr(self, f"{len(self.reports)} group(s); recommended {self.recommendation}",
+        return results_repr(self, f"{len(self.reports)} group(s); recommended {self._labels}",
                             ".summary(), .to_frame('raters'|'tests'|'bias'|'agreement'), .to_dict(), .report(group)")
 
     def _repr_html_(self) -> str:
         from .coerce import results_html
 
-        return results_html(self, f"recommended {self.recommendation}", self.to_frame("raters"))
+        return results_html(self, f"recommended {self._labels}", self.to_frame("raters"))
 
     def report(self, group=None) -> CheckReport:
         """The :class:`CheckReport` of ``group`` (its label; None: the only one)."""

@@ -377,8 +377,12 @@ class CheckReport:
     rater_model: object = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
+        # the one recommendation (the command line's), Chapter 5's rule beside it where it differs: the field
+        # ``recommendation`` is the rule's pick (``to_dict``'s "rule"), which the repr once gave as the recommendation
+        said = self.recommendation if self.decision is None else self.decision.label
+        rule = "" if said == self.recommendation else f" (Chapter 5's rule: {self.recommendation})"
         return (f"<CheckReport {self.group!r}: {self.n_ratings} ratings, {self.n_papers} papers, "
-                f"{len(self.raters)} raters; recommended {self.recommendation}; see .format_text(), .to_dict()>")
+                f"{len(self.raters)} raters; recommended {said}{rule}; see .format_text(), .to_dict()>")
 
     @property
     def rasch_fit(self) -> list:

@@ -85,6 +85,15 @@ def _advice(rep):
     return None
 
 
+def _basis(rep):
+    """What decided the group's one recommendation, in a clause (``short`` of check's decision, with its caveat),
+    or None: said where the decision line above already names the method."""
+    dec = getattr(rep, "decision", None)
+    if dec is None or not getattr(dec, "short", ""):
+        return None
+    return f"{dec.short}." + (f" Note: {dec.caveat}." if getattr(dec, "caveat", "") else "")
+
+
 def _reports(check, ratings, name) -> list:
     """The check reports of group ``name``: its one report, or with facets those of its cells."""
     if not ratings.facets:
@@ -147,7 +156,9 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                 if not same:
                     items.append(f"{_e(method_words(applied))} was chosen instead of the recommended method.")
             advice = _advice(rep)
+            basis = _basis(rep) if same else None   # (the decision above names the method: its basis alone)
             said = (None if not advice else f"To check: {_e(advice)}" if not same else
+                    f"It is check's recommendation; its basis: {_e(basis)}" if basis else
                     f"It is check's recommendation: {_e(advice.removeprefix('check recommends '))}")
             if said and said not in items:   # once, where the criteria share it
                 items.append(said)

@@ -3,6 +3,7 @@ their results objects, which must give what the command line prints and label ev
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import runpy
@@ -469,3 +470,18 @@ def test_transform_refuses_ratings_on_another_scale_of_the_same_width():
     # the bootstrap's draws keep the scale: SEs on a 1-6 file
     res = rc.adjust(Ratings.from_frame(fit_on, scale="1-6"), "MN", bootstrap=20, seed=1)
     assert np.isfinite(res.to_frame()["MN_paper_se"]).all()
+
+
+def test_check_reprs_say_the_one_recommendation(grouped):
+    """The library's reprs said Chapter 5's rule where the command line says the one recommendation (a
+    tester's remark: ``<CheckReport '5': ... recommended TMN>`` beside ``recommended TLI (shrunk)``): each
+    group's decision label, the rule beside it where it differs."""
+    checked = rc.check(grouped)
+    labels = {name: checked.report(name).decision.label for name in grouped.group_ids}
+    assert labels["5"] == "TLI (shrunk)"   # the study's pick (test_adjust_recommended_names_the_method)
+    assert f"recommended {labels}" in repr(checked)
+    assert html.escape(f"recommended {labels}") in checked._repr_html_()
+    for name in grouped.group_ids:
+        rep = checked.report(name)
+        assert rep.recommendation in ("TMN", "TLI") and rep.recommendation != labels[name]   # the rule's pick
+        assert f"recommended {labels[name]} (Chapter 5's rule: {rep.recommendation});" in repr(rep)

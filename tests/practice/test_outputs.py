@@ -392,7 +392,9 @@ def test_the_decision_memo(tmp_path, monkeypatch):
     assert ("<b>grade=5</b>: adjust the scores by the Rasch model by marginal maximum likelihood (MML, shrunk)."
             in page)
     assert "The rule of Chapter 5 recommends truncated mean equating (TMN)" in page
-    assert "It is check's recommendation: the Rasch model by marginal maximum likelihood (MML, shrunk)" in page
+    # (its basis, not the method again: the decision line names it)
+    assert page.count("It is check's recommendation; its basis: the corrected study (beyond1990 run") == 3
+    assert page.count("by marginal maximum likelihood (MML, shrunk)") == 3
     # the students closest to a cut, each with its group (one list of all grades named none)
     first = page.split("Closest to a cut first: ", 1)[1].split(" and ", 1)[0].split(", ")
     assert first and all(re.fullmatch(r"G(5|8|11)-\d{3} \((5|8|11)\)", f) and f[1:].split("-")[0] == f.split("(")[1][:-1]
@@ -437,7 +439,8 @@ def test_the_memo_names_checks_recommendation_for_a_named_method(tmp_path, metho
     assert res.exit_code == 0, res.output
     page = memo.read_text()
     said = "the Rasch model by marginal maximum likelihood (MML, shrunk): the corrected study"
-    assert page.count(f"It is check's recommendation: {said}" if same else f"To check: check recommends {said}") == 3
+    assert page.count("It is check's recommendation; its basis: the corrected study" if same
+                      else f"To check: check recommends {said}") == 3
     assert ("was chosen instead of the recommended method" in page) is not same
     assert "check recommends truncated" not in page
 
