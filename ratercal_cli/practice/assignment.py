@@ -323,11 +323,43 @@ def rater_profile(ratings: Ratings) -> np.ndarray:
                             np.bincount(ratings.rater, weights=x * x, minlength=J)])
 
 
+def canonical_order(ratings: Ratings) -> tuple:
+    """``(rating_rank, paper_rank)``: each rating's and each paper's place in an order of the ratings that the
+    file's order of lines does not set (nor, but for raters whose ratings are alike, their labels): raters by
+    what they gave (:func:`rater_profile`: count, sum and sum of squares of their scores; a tie by label), each
+    rating by its rater's place and its score, each paper by its number of ratings and its ratings' keys
+    sorted, the ratings paper by paper (papers alike in every key are interchangeable).  The draws made over
+    ratings or papers (:func:`rewired`, :func:`rest_items`, :func:`quality_distribution`) are made in this
+    order: made in the file's order, a researcher tester's file read as its lines came found two clusters,
+    and with a paper's lines apart (the same ratings) none, and another recommendation (TMN where NO)."""
+    J, P, K = ratings.n_raters, ratings.n_papers, ratings.max_score + 1
+    prof = rater_profile(ratings)
+    rater_rank = np.empty(J, dtype=np.int64)
+    rater_rank[np.lexsort((np.arange(J), prof[:, 2], prof[:, 1], prof[:, 0]))] = np.arange(J)
+    key = rater_rank[ratings.rater] * K + np.asarray(ratings.score, dtype=np.int64)
+    by_key = np.lexsort((key, ratings.paper))   # (paper by paper, each paper's keys ascending)
+    n = np.bincount(ratings.paper, minlength=P)
+    width = int(n.max(initial=0))
+    start = np.r_[0, np.cumsum(n)[:-1]]
+    at = np.arange(ratings.n_ratings) - np.repeat(start, n)   # (each rating's place among its paper's keys)
+    keys = np.full((P, max(width, 1)), -1, dtype=np.int64)
+    keys[ratings.paper[by_key], at] = key[by_key]
+    paper_rank = np.empty(P, dtype=np.int64)
+    paper_rank[np.lexsort((np.arange(P), *keys.T[::-1], n))] = np.arange(P)
+    rating_rank = np.empty(ratings.n_ratings, dtype=np.int64)
+    rating_rank[np.lexsort((np.arange(ratings.n_ratings), key, paper_rank[ratings.paper]))] = np.arange(ratings.n_ratings)
+    return rating_rank, paper_rank
+
+
 def rewired(ratings: Ratings, rng) -> Ratings:
-    """``ratings`` with the raters' codes shuffled among the ratings: random assignment of the same
-    design (each rater keeps its number of ratings, each paper its number of readers; a rater drawn
-    twice for one paper, rare, shares it once)."""
-    return replace(ratings, rater=rng.permutation(ratings.rater), first_readings=None)
+    """``ratings`` with the raters' codes shuffled among the ratings (in :func:`canonical_order`): random
+    assignment of the same design (each rater keeps its number of ratings, each paper its number of
+    readers; a rater drawn twice for one paper, rare, shares it once)."""
+    rank = canonical_order(ratings)[0]
+    order = np.argsort(rank)
+    rater = np.empty_like(ratings.rater)
+    rater[order] = rng.permutation(ratings.rater[order])
+    return replace(ratings, rater=rater, first_readings=None)
 
 
 def null_modularity(ratings: Ratings, q: float) -> dict:
@@ -414,7 +446,8 @@ def rest_items(ratings: Ratings):
     ratings (``at``, in file order) as rows of ``rest`` (an index into ``chosen``)."""
     per_paper = ratings.ratings_per_paper()
     chosen = np.flatnonzero(per_paper[ratings.paper] >= 2)
-    key = np.random.default_rng(REST_SEED).permutation(chosen.size)
+    # (a random key each rating, drawn in :func:`canonical_order`: the same ratings chosen in any order of lines)
+    key = np.random.default_rng(REST_SEED).permutation(ratings.n_ratings)[canonical_order(ratings)[0][chosen]]
     order = np.lexsort((key, ratings.rater[chosen]))   # each rater's in a random order
     r = ratings.rater[chosen][order]
     first = np.r_[0, np.flatnonzero(np.diff(r)) + 1]
@@ -476,7 +509,8 @@ def quality_distribution(ratings: Ratings, tau, centre: float = 0.0):
     nodes = centre + NULL_GRID
     per_paper = ratings.ratings_per_paper()
     papers = np.flatnonzero(per_paper > 0)
-    if papers.size > NULL_PAPERS:
+    if papers.size > NULL_PAPERS:   # (drawn in :func:`canonical_order`: the same papers in any order of lines)
+        papers = papers[np.argsort(canonical_order(ratings)[1][papers], kind="stable")]
         papers = np.sort(np.random.default_rng(REST_SEED).choice(papers, NULL_PAPERS, replace=False))
     keep = np.zeros(ratings.n_papers, dtype=bool)
     keep[papers] = True

@@ -304,7 +304,8 @@ def cell_parts(ratings: Ratings) -> list:
                                  max_score=ratings.max_score, n_papers=papers.size, n_raters=raters.size,
                                  paper_ids=tuple(ratings.paper_ids[k] for k in papers),
                                  rater_ids=tuple(ratings.rater_ids[k] for k in raters), scale_low=ratings.scale_low,
-                                 source=ratings.source)))
+                                 source=ratings.source,   # (the order of reading: the design readings' first two)
+                                 reading_order=None if ratings.reading_order is None else ratings.reading_order[mask])))
     return out
 
 

@@ -455,3 +455,87 @@ def test_cells_read_in_one_design_share_whether_a_mean_per_cluster_meets_the_con
         assert all(f.reason.startswith("one verdict for the 3 cells read by the same raters") for f in out)
     agree = [found(0.64), found(0.71)]
     assert shared_verdict(agree, ["ideas", "org"], lambda: 1 / 0) == agree   # (no totals where they agree)
+
+
+def _sampled_double_file(seed=14, papers=600, raters=12):
+    """A researcher tester's design, drawn here: random readers, a 10% sample of papers read twice, a third
+    reading where the first two differ by more than a point, scores 0-5 from a rater's severity and a
+    paper's quality; lines ``(paper, rater, score, order)``, each paper's together."""
+    rng = np.random.default_rng(seed)
+    severity = rng.normal(0, 0.6, raters)
+    lines = []
+    for p in range(papers):
+        q = rng.normal(2.5, 1.0)
+        k = 2 if rng.random() < 0.1 else 1
+        who = [int(j) for j in rng.choice(raters, 3, replace=False)]
+        sc = [int(np.clip(np.rint(q + severity[j] + rng.normal(0, 0.7)), 0, 5)) for j in who]
+        n = 3 if k == 2 and abs(sc[0] - sc[1]) > 1 else k
+        lines += [(f"P{p:04d}", f"R{who[i] + 1}", sc[i], i + 1) for i in range(n)]
+    return lines
+
+
+def _write(path, lines):
+    path.write_text("paper,rater,score,order\n" + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in lines),
+                    encoding="utf-8")
+    return path
+
+
+def test_the_network_and_its_random_baselines_do_not_depend_on_the_order_of_lines(tmp_path):
+    """A researcher tester's file (random readers, 10% of papers read twice, third readings): read as its lines
+    came, the rater network split into two clusters beyond its random rewirings; with each paper's lines apart
+    (every even line first, then every odd one: the same ratings, the same order column) it did not, and the
+    recommendation changed (TMN where NO), the rewirings drawn in the file's order.  They are drawn in an order
+    of the ratings themselves (assignment.canonical_order): the same baselines, clusters and advice in any
+    order of lines, and the same rests drawn for the assignment test."""
+    import ratercal_cli as rc
+    from ratercal_cli.network import shared_papers
+    from ratercal_cli.practice.assignment import _louvain, null_modularity, rater_profile, rest_items
+    from ratercal_cli.practice.check import check
+
+    lines = _sampled_double_file(seed=2)   # (Louvain's 0.200 against its rewirings' 0.184: near the margin)
+    rng = np.random.default_rng(5)
+    orders = {"file": lines, "halves": lines[::2] + lines[1::2], "shuffled": [lines[i] for i in rng.permutation(len(lines))]}
+    found = {}
+    for name, ls in orders.items():
+        r = rc.read_ratings(_write(tmp_path / f"{name}.csv", ls), scale="0-5", resolve_discrepancies=True)
+        W = shared_papers(r)
+        q = _louvain(W, np.flatnonzero(r.ratings_per_rater() > 0), rater_profile(r))[1]
+        chosen, rest, at = rest_items(r)
+        key = lambda i: (r.paper_ids[r.paper[i]], r.rater_ids[r.rater[i]])   # noqa: E731
+        rep = check(r).report()
+        a = rep.assignment_found
+        found[name] = (round(q, 12), null_modularity(r, q), sorted(map(key, chosen)), sorted(map(key, at)),
+                       a.assignment, len(a.cluster_labels) if a.clusters is not None else 0,
+                       round(a.by_rater["chi2"], 9), rep.decision.label)   # (the chi2 summed in the lines' order)
+    assert found["halves"] == found["file"] and found["shuffled"] == found["file"]
+    assert found["file"][1]["rewirings"] >= 2
+
+
+def test_a_rubrics_cells_keep_the_order_of_reading(tmp_path):
+    """A rubric's checks are made on each criterion's ratings (rubric.cell_parts), which dropped the file's order
+    column: their first readings were a paper's first lines, and a school-confounded rubric whose lines were
+    reversed within each paper (the order column kept) got another test on its clusters (chi2 6.0, 8.3, 13.7 as
+    the lines came) and papers moved by up to 0.35."""
+    import ratercal_cli as rc
+    from ratercal_cli.practice.assignment import design_readings
+    from ratercal_cli.practice.rubric import cell_parts
+
+    lines = _sampled_double_file(papers=120, raters=6)
+    rows = [(p, j, c, s, o) for p, j, s, o in lines for c, s in zip("ab", (s, max(s - 1, 0)))]
+    def write(name, rs):
+        path = tmp_path / name
+        path.write_text("paper,rater,criterion,score,order\n" + "".join(",".join(map(str, x)) + "\n" for x in rs),
+                        encoding="utf-8")
+        return rc.read_ratings(path, scale="0-5", facet_cols=("criterion",))
+    by_paper: dict = {}
+    for x in rows:
+        by_paper.setdefault(x[0], []).append(x)
+    flipped = [x for p in by_paper for x in reversed(by_paper[p])]
+    firsts = []
+    for r in (write("a.csv", rows), write("b.csv", flipped)):
+        cells = cell_parts(r)
+        assert all(part.reading_order is not None for _, part in cells)
+        firsts.append([sorted((part.paper_ids[p], part.rater_ids[j]) for p, j in
+                              zip(design_readings(part).paper, design_readings(part).rater)) for _, part in cells])
+    assert firsts[0] == firsts[1]
+    assert len(firsts[0][0]) < sum(1 for x in rows if x[2] == "a")   # (the third readings left out)
