@@ -323,7 +323,7 @@ def rater_profile(ratings: Ratings) -> np.ndarray:
                             np.bincount(ratings.rater, weights=x * x, minlength=J)])
 
 
-def canonical_order(ratings: Ratings) -> tuple:
+def canonical_order(ratings: Ratings, rater_rank=None) -> tuple:
     """``(rating_rank, paper_rank)``: each rating's and each paper's place in an order of the ratings that the
     file's order of lines does not set (nor, but for raters whose ratings are alike, their labels): raters by
     what they gave (:func:`rater_profile`: count, sum and sum of squares of their scores; a tie by label), each
@@ -331,11 +331,14 @@ def canonical_order(ratings: Ratings) -> tuple:
     sorted, the ratings paper by paper (papers alike in every key are interchangeable).  The draws made over
     ratings or papers (:func:`rewired`, :func:`rest_items`, :func:`quality_distribution`) are made in this
     order: made in the file's order, a researcher tester's file read as its lines came found two clusters,
-    and with a paper's lines apart (the same ratings) none, and another recommendation (TMN where NO)."""
+    and with a paper's lines apart (the same ratings) none, and another recommendation (TMN where NO).
+    ``rater_rank``: the raters' places where the caller has an order that breaks more ties than their
+    profiles (:func:`refined_rank`)."""
     J, P, K = ratings.n_raters, ratings.n_papers, ratings.max_score + 1
-    prof = rater_profile(ratings)
-    rater_rank = np.empty(J, dtype=np.int64)
-    rater_rank[np.lexsort((np.arange(J), prof[:, 2], prof[:, 1], prof[:, 0]))] = np.arange(J)
+    if rater_rank is None:
+        prof = rater_profile(ratings)
+        rater_rank = np.empty(J, dtype=np.int64)
+        rater_rank[np.lexsort((np.arange(J), prof[:, 2], prof[:, 1], prof[:, 0]))] = np.arange(J)
     key = rater_rank[ratings.rater] * K + np.asarray(ratings.score, dtype=np.int64)
     by_key = np.lexsort((key, ratings.paper))   # (paper by paper, each paper's keys ascending)
     n = np.bincount(ratings.paper, minlength=P)
@@ -351,18 +354,30 @@ def canonical_order(ratings: Ratings) -> tuple:
     return rating_rank, paper_rank
 
 
-def rewired(ratings: Ratings, rng) -> Ratings:
-    """``ratings`` with the raters' codes shuffled among the ratings (in :func:`canonical_order`): random
-    assignment of the same design (each rater keeps its number of ratings, each paper its number of
-    readers; a rater drawn twice for one paper, rare, shares it once)."""
-    rank = canonical_order(ratings)[0]
-    order = np.argsort(rank)
+def refined_rank(ratings: Ratings, W) -> np.ndarray:
+    """Each rater's place in :func:`_canonical_order` of the network ``W`` (colour refinement from the raters'
+    profiles: raters alike in what they gave told apart by their links, so that their labels decide fewer
+    ties), the raters without ratings last."""
+    active = np.flatnonzero(ratings.ratings_per_rater() > 0)
+    order = _canonical_order(W, active, rater_profile(ratings))
+    rest = np.setdiff1d(np.arange(ratings.n_raters), order)
+    rank = np.empty(ratings.n_raters, dtype=np.int64)
+    rank[np.r_[order, rest].astype(np.int64)] = np.arange(ratings.n_raters)
+    return rank
+
+
+def rewired(ratings: Ratings, rng, order=None) -> Ratings:
+    """``ratings`` with the raters' codes shuffled among the ratings (in :func:`canonical_order`, or the
+    ratings' ``order`` given): random assignment of the same design (each rater keeps its number of ratings,
+    each paper its number of readers; a rater drawn twice for one paper, rare, shares it once)."""
+    if order is None:
+        order = np.argsort(canonical_order(ratings)[0])
     rater = np.empty_like(ratings.rater)
     rater[order] = rng.permutation(ratings.rater[order])
     return replace(ratings, rater=rater, first_readings=None)
 
 
-def null_modularity(ratings: Ratings, q: float) -> dict:
+def null_modularity(ratings: Ratings, q: float, W=None) -> dict:
     """What Louvain finds in random assignments of the same design (:func:`rewired`, drawn with
     :data:`NULL_SEED`): ``{"rewirings", "max", "mean", "bound"}``.  Louvain splits any sparse network: 2
     readers a paper among 150 raters, 10 ratings a rater, gives modularity 0.27-0.29 on random
@@ -370,15 +385,20 @@ def null_modularity(ratings: Ratings, q: float) -> dict:
     rewirings at most 0.02.  The first rewiring's :func:`modularity_bound` (above every split of it)
     ends the search where ``q`` is beyond it by :data:`NULL_MARGIN` (no Louvain on rewirings: a
     clustered design of many raters pays one bound); else :data:`NULL_REWIRINGS` rewirings, fewer
-    where their links are many (:data:`NULL_LINKS`, at least 2)."""
+    where their links are many (:data:`NULL_LINKS`, at least 2).  The rewirings are drawn in
+    :func:`canonical_order` (the raters by :func:`refined_rank` of ``W``, ``ratings``' network where the
+    caller has it): the same in any order of the file's lines and, but for raters its network cannot tell
+    apart, of its labels."""
     from ..network import shared_papers
 
+    W = shared_papers(ratings) if W is None else W
+    order = np.argsort(canonical_order(ratings, refined_rank(ratings, W))[0])
     rng = np.random.default_rng(NULL_SEED)
     found, bound, n = [], math.nan, NULL_REWIRINGS
     for i in range(NULL_REWIRINGS):
         if i >= n:
             break
-        other = rewired(ratings, rng)
+        other = rewired(ratings, rng, order)
         W = shared_papers(other)
         if i == 0:
             bound = modularity_bound(W)
@@ -415,7 +435,7 @@ def network_clusters(ratings: Ratings, W=None):
         return None, None, math.nan, math.nan
     if len(comms) < 2 or q < MIN_MODULARITY:
         return None, None, q, math.nan
-    null = null_modularity(ratings, q)
+    null = null_modularity(ratings, q, W)
     if null["rewirings"] and not q > null["max"] + NULL_MARGIN:
         return None, None, q, math.nan
     rc = np.full(ratings.n_raters, -1, dtype=np.int64)

@@ -486,7 +486,8 @@ def test_the_network_and_its_random_baselines_do_not_depend_on_the_order_of_line
     (every even line first, then every odd one: the same ratings, the same order column) it did not, and the
     recommendation changed (TMN where NO), the rewirings drawn in the file's order.  They are drawn in an order
     of the ratings themselves (assignment.canonical_order): the same baselines, clusters and advice in any
-    order of lines, and the same rests drawn for the assignment test."""
+    order of lines and with the raters renamed, and the same rests drawn for the assignment test (in any order
+    of lines; renamed raters alike in what they gave may swap theirs)."""
     import ratercal_cli as rc
     from ratercal_cli.network import shared_papers
     from ratercal_cli.practice.assignment import _louvain, null_modularity, rater_profile, rest_items
@@ -494,20 +495,26 @@ def test_the_network_and_its_random_baselines_do_not_depend_on_the_order_of_line
 
     lines = _sampled_double_file(seed=2)   # (Louvain's 0.200 against its rewirings' 0.184: near the margin)
     rng = np.random.default_rng(5)
-    orders = {"file": lines, "halves": lines[::2] + lines[1::2], "shuffled": [lines[i] for i in rng.permutation(len(lines))]}
+    raters = sorted({x[1] for x in lines})
+    new = dict(zip(raters, (f"Z{k}" for k in rng.permutation(len(raters)))))   # (renamed raters: another order)
+    back = {v: k for k, v in new.items()}
+    orders = {"file": lines, "halves": lines[::2] + lines[1::2], "shuffled": [lines[i] for i in rng.permutation(len(lines))],
+              "renamed": [(p, new[j], x, o) for p, j, x, o in lines]}
     found = {}
     for name, ls in orders.items():
         r = rc.read_ratings(_write(tmp_path / f"{name}.csv", ls), scale="0-5", resolve_discrepancies=True)
         W = shared_papers(r)
         q = _louvain(W, np.flatnonzero(r.ratings_per_rater() > 0), rater_profile(r))[1]
         chosen, rest, at = rest_items(r)
-        key = lambda i: (r.paper_ids[r.paper[i]], r.rater_ids[r.rater[i]])   # noqa: E731
+        key = lambda i: (r.paper_ids[r.paper[i]], back.get(r.rater_ids[r.rater[i]], r.rater_ids[r.rater[i]]))   # noqa: E731
         rep = check(r).report()
         a = rep.assignment_found
-        found[name] = (round(q, 12), null_modularity(r, q), sorted(map(key, chosen)), sorted(map(key, at)),
+        null = {k: round(float(v), 9) for k, v in null_modularity(r, q).items()}   # (an eigenvalue's last bits)
+        found[name] = (round(q, 12), null, sorted(map(key, chosen)), sorted(map(key, at)),
                        a.assignment, len(a.cluster_labels) if a.clusters is not None else 0,
                        round(a.by_rater["chi2"], 9), rep.decision.label)   # (the chi2 summed in the lines' order)
     assert found["halves"] == found["file"] and found["shuffled"] == found["file"]
+    assert found["renamed"][:2] == found["file"][:2] and found["renamed"][4:] == found["file"][4:]
     assert found["file"][1]["rewirings"] >= 2
 
 
