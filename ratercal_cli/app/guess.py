@@ -5,7 +5,8 @@ By name first (``Student ID`` is the paper, ``Reader`` the rater, ``Score`` the 
 group, ``Reading`` the order of reading), then by content: when no column is named as a score, the
 columns holding only whole numbers that no other role took are the scores: one is the score column,
 several are a wide rubric (a column per criterion).  ``grade`` is a mark in some exports and a school
-grade in others: it is read as the score when no other column is, else as the group.  The scale is the
+grade in others: it is read as the score when no other column is, else as the group.  A pair of columns per
+reading (``Reader 1, Score 1, Reader 2, Score 2``) is found by their numbered names.  The scale is the
 lowest to the highest whole number found in the score columns; an end given almost never and apart from
 the other scores (a typed 9 among 1-6) is noted as a likely typing error.
 """
@@ -31,7 +32,7 @@ _SCORE = ("score", "rating", "mark", "points", "result",
 _ORDER = ("order", "reading", "reading order", "read no", "sequence", "seq", "attempt",
           "reihenfolge", "ordre", "orden", "lectura", "volgorde", "ordem")
 _GROUP = ("grade", "group", "class", "cohort", "year", "form", "school", "site", "prompt", "administration",
-          "schule", "klasse", "jahrgang", "ecole", "classe", "escuela", "clase", "curso", "colegio", "school",
+          "schule", "klasse", "jahrgang", "ecole", "classe", "niveau", "nivel", "escuela", "clase", "curso", "colegio", "school",
           "klas", "escola", "turma")
 _RATER_WIDE = re.compile(r"^(rater|reader|judge|scorer|marker|r)[ _-]?\d+$", re.I)
 #: ... or named after the person (``rater_Adams``, ``Reader: Hill``), where the column holds whole numbers (scores):
@@ -107,17 +108,23 @@ def guess_columns(header, rows) -> Guess:
         return col
 
     g.paper = take(_named(header, _PAPER, taken))
-    wide_raters = [h for h in header if h not in taken and (_RATER_WIDE.match(h.strip()) or (
+    pairs = _reading_pairs(header, rows, taken)
+    if pairs:   # a pair of columns per reading: the rater's and the score's
+        g.rater_cols = [f"{a}:{b}" for a, b in pairs]
+        taken.update(c for pr in pairs for c in pr)
+    wide_raters = [] if pairs else [h for h in header if h not in taken and (_RATER_WIDE.match(h.strip()) or (
         _RATER_NAMED.match(h.strip()) and _whole_numbers(rows, h) is not None))]
     g.rater = take(_named(header, _RATER, taken))
+    if pairs:
+        g.rater = None
     if g.rater is not None and g.rater in wide_raters and len(wide_raters) >= 2:
         taken.discard(g.rater)
         g.rater = None
     if g.rater is None and len(wide_raters) >= 2:
         g.rater_cols = wide_raters
         taken.update(wide_raters)
-    g.order = take(_named(header, _ORDER, taken, exact_only=True))
-    g.score = take(_named(header, _SCORE, taken))
+    g.order = None if pairs else take(_named(header, _ORDER, taken, exact_only=True))   # (pairs: read in their order)
+    g.score = None if pairs else take(_named(header, _SCORE, taken))
     numeric = {h: v for h in header if h not in taken and (v := _whole_numbers(rows, h)) is not None}
     if g.score is None and not g.rater_cols:
         grade = _named(header, ("grade",), taken, exact_only=True)
@@ -140,12 +147,38 @@ def guess_columns(header, rows) -> Guess:
         free = [h for h in header if h not in taken and h not in numeric]
         if free:
             g.rater = take(min(free, key=lambda h: len({r.get(h) for r in rows})))
-    cols = g.score_cols or g.rater_cols or ([g.score] if g.score else [])
+    cols = g.score_cols or ([b for _, b in pairs] if pairs else g.rater_cols) or ([g.score] if g.score else [])
     values = [v for c in cols for v in (_whole_numbers(rows, c) or [])]
     if values:
         g.scale = f"{min(values)}-{max(values)}"
         g.notes += _stray_ends(values)
     return g
+
+
+#: a column name ending in a number (``Reader 2``, ``score_2``, ``Note 2``): its stem and the number
+_NUMBERED = re.compile(r"^(.*?\D)[\s_#-]*(\d+)$")
+
+
+def _reading_pairs(header, rows, taken) -> list:
+    """``[(rater column, score column)]`` of an export with a pair of columns per reading (``Reader 1, Score 1,
+    Reader 2, Score 2``, ``Correcteur 1, Note 1, ...``): a rater's stem and a score's stem numbered alike, two
+    readings or more, the scores' columns whole numbers; else []. (A staff tester's file of three readings was
+    taken for a long file of its first: Correcteur 1 the rater, Note 1 the score, the other readings unread.)"""
+    stems: dict = {}
+    for h in header:
+        m = _NUMBERED.match(h.strip())
+        if m and h not in taken:
+            stems.setdefault(_norm(m.group(1)), {})[int(m.group(2))] = h
+
+    def named(stem, words):
+        return any(re.search(rf"\b{re.escape(w)}\b", stem) for w in words)
+    for rs in (st for st in stems if named(st, _RATER)):
+        for ss in (st for st in stems if st != rs and named(st, _SCORE)):
+            ks = sorted(set(stems[rs]) & set(stems[ss]))
+            if len(ks) >= 2 and all(_whole_numbers(rows, stems[ss][k]) is not None or
+                                    not any(str(r.get(stems[ss][k], "")).strip() for r in rows) for k in ks):
+                return [(stems[rs][k], stems[ss][k]) for k in ks]
+    return []
 
 
 def _stray_ends(values) -> list:

@@ -55,9 +55,11 @@ def _file_options(fn):
         click.option("--score-cols", default=None, metavar="A,B,...",
                      help="A wide file with a column per criterion (e.g. style,org,conv): each cell is a "
                           "rating, its column the facet 'criterion'."),
-        click.option("--rater-cols", default=None, metavar="A,B,...|PATTERN",
+        click.option("--rater-cols", default=None, metavar="A,B,...|PATTERN|RATER:SCORE,...",
                      help="A wide file with a column per rater (e.g. rater_1,rater_2 or 'rater_*'): each "
-                          "filled cell a rating by that column's rater."),
+                          "filled cell a rating by that column's rater.  Or a pair of columns per reading, "
+                          "who read it and the score (e.g. 'Reader 1:Score 1,Reader 2:Score 2' or "
+                          "'Reader *:Score *'): each reading a rating, read in the pairs' order."),
         click.option("--sep", type=click.Choice(["auto", "comma", "tab", "semicolon", ",", ";"]),
                      default="auto", show_default=True,
                      help="Field separator of the input (auto: tab or comma, from the header line)."),

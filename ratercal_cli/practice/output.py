@@ -112,6 +112,8 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
                                      *(added(c) for c in extra))]
         return header, rows
     in_header, cols, kind = wide
+    if kind == "reading":
+        return _reading_rows(table, values, shifted, extra, text, methods, wide, flags, added)
     new_col = "criterion" if kind == "criterion" else table.columns.rater
     score_col = table.columns.score
     # beside each wide column: the student's adjusted score on the criterion (X_paper) or the rating
@@ -151,6 +153,61 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
         row = []
         for h in in_header:
             if h in wide_cols:
+                i = at.get(h)
+                row.append(score_of[i] if i is not None else "")
+                row += [b[i] if i is not None else None for b in beside_of]
+            else:
+                row.append(kept[h][k])
+        row.append(" ".join(dict.fromkeys(flags[i] for i in idx if flags[i])))
+        row += [t[k] for t in tail_of]
+        rows.append(row)
+    return header, rows
+
+
+def _reading_rows(table, values, shifted, extra, text, methods, wide, flags, added):
+    """:func:`adjusted_rows` of a file of a pair of columns per reading (:mod:`.wide`): a line per input line,
+    each reading's rater and score columns as they were, the score's followed by that rating adjusted per
+    method (``score 1_MN``), then the flags and the paper's columns (``MN_paper``...)."""
+    from ..vocabulary import adjusted_columns
+    from .wide import READING
+
+    in_header, cols, _ = wide
+    pairs = dict(zip(cols[0::2], cols[1::2]))   # rater column -> its score column
+    score_cols = set(pairs.values())
+    beside = {}
+    for m in methods:
+        rating_col = adjusted_columns([m])[0]
+        if rating_col in extra:
+            beside[rating_col] = m
+    tail = [c for c in extra if c not in beside]
+    header = []
+    for h in in_header:
+        header.append(h)
+        if h in score_cols:
+            header += [f"{h}_{m}" for m in beside.values()]
+    clash = [h for h in header + tail if (header + ["flag"] + tail).count(h) > 1]
+    if clash:
+        raise InputError(f"input already has a column {clash[0]!r} that the wide output adds; rename it",
+                         table.path, 1, clash[0])
+    header = header + ["flag"] + tail
+    by_line: dict = {}
+    for i, ln in enumerate(table.lines.tolist()):
+        by_line.setdefault(ln, []).append(i)
+    firsts = np.array([idx[0] for idx in by_line.values()], dtype=np.int64)
+    reading_of, rater_of = table.rows.values(READING), table.rows.values(table.columns.rater)
+    score_of = table.rows.values(table.columns.score)
+    beside_of = [added(c) for c in beside]
+    kept = {h: table.rows.values(h, firsts) for h in in_header if h not in set(cols)}
+    tail_of = [added(c, firsts) for c in tail]
+    rows = []
+    for k, idx in enumerate(by_line.values()):
+        at = {reading_of[i]: i for i in idx}
+        row = []
+        for h in in_header:
+            if h in pairs:   # a reading's rater
+                i = at.get(pairs[h])
+                row.append(rater_of[i] if i is not None else "")
+            elif h in score_cols:
                 i = at.get(h)
                 row.append(score_of[i] if i is not None else "")
                 row += [b[i] if i is not None else None for b in beside_of]

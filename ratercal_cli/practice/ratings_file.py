@@ -880,11 +880,17 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     warnings = list(source.notes)
     wide = None
     if score_cols or rater_cols:
-        from .wide import expand_columns
+        from .wide import READING, expand_columns, expand_pairs
 
         option = "score_cols" if score_cols else "rater_cols"
-        wide = (list(header), expand_columns(score_cols or rater_cols, header, path, option),
-                "criterion" if score_cols else "rater")
+        pairs = None if score_cols else expand_pairs(rater_cols, header, path, option)
+        if pairs is not None and columns.order:
+            raise ArgumentError("order_col", f"a file of a pair of columns per reading ({arg('rater_cols')} "
+                                f"{pairs[0][0]}:{pairs[0][1]}, ...) is read in the pairs' order: give no "
+                                f"{arg('order_col')}", path, 1)
+        wide = ((list(header), [c for pr in pairs for c in pr], READING) if pairs is not None else
+                (list(header), expand_columns(score_cols or rater_cols, header, path, option),
+                 "criterion" if score_cols else "rater"))
         keep = {c: arg(o) for c, o in ((columns.paper, "paper_col"), (columns.group, "group_col"),
                                        (columns.order, "order_col"),
                                        *((f, "facet_cols") for f in columns.facets
@@ -901,7 +907,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     order_col = columns.order or (DEFAULT_ORDER_COLUMN if DEFAULT_ORDER_COLUMN in header else None)
 
     # the file's own column of each score, for errors: in a wide file the criterion's or the rater's
-    wide_by = None if not (score_cols or rater_cols) else CRITERION if score_cols else columns.rater
+    wide_by = None if wide is None else CRITERION if score_cols else wide[2] if wide[2] != "rater" else columns.rater
     fields = None if wide_by is None else rows.column(wide_by)
     scores = _parse_fields(rows, lines, columns, order_col, path, decimal, fields)
     if score_cols and fields is not None:   # a criterion with no score at all: totals over the others, which a cut set for all misreads
@@ -1812,7 +1818,8 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
         their other ratings (the remedy ``check`` names where a rater of few papers stops the adjustment).
     score_cols, rater_cols : str or list, optional
         A wide file: a column per criterion (``"style,org,conv"``; they become the facet
-        ``criterion``) or a column per rater (``"rater_*"``).
+        ``criterion``), a column per rater (``"rater_*"``), or a pair of columns per reading, its
+        rater's and its score's (``"Reader *:Score *"``: read in the pairs' order).
 
     Returns
     -------

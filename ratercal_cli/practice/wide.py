@@ -7,7 +7,12 @@ Two layouts are common:
   (a further facet, :data:`CRITERION`) is the column's name;
 * one row per paper with a column per rater (``paper,rater_1,rater_2,...``, blank where the rater
   did not read the paper): ``--rater-cols rater_1,rater_2`` (or a pattern, ``rater_*``) makes each
-  filled cell a rating by the rater the column names.
+  filled cell a rating by the rater the column names;
+* one row per paper with a pair of columns per reading, who read it and the score
+  (``paper,reader 1,score 1,reader 2,score 2,...``, a scoring system's export): ``--rater-cols
+  'reader 1:score 1,reader 2:score 2'`` (or patterns, ``'reader *:score *'``, their columns paired in
+  the header's order) makes each reading a rating by the rater its cell names, read in the pairs' order
+  (a column ``order``: the first pair's reading is the first).
 
 :func:`melt` turns the rows of such a file into long rows (``paper``, the rater column, a
 ``criterion`` column, the score column), each keeping its file line and the file's other columns, so
@@ -52,6 +57,35 @@ def expand_columns(spec, header, path, option) -> list:
     return out
 
 
+#: the columns a file of a pair of columns per reading melts into besides the rater and the score: the
+#: reading's score column (its name: what an error names) and its place in the order of reading
+READING, ORDER = "reading", "order"
+
+
+def expand_pairs(spec, header, path, option) -> list | None:
+    """``[(rater column, score column)]`` of ``a:b`` items (each side a name or a pattern, the two sides'
+    columns paired in the header's order), or None where no item is a pair (a column per rater)."""
+    items = [spec] if isinstance(spec, str) else list(spec)
+    parts = [x.strip() for item in items for x in str(item).split(",") if x.strip()]
+    if not any(":" in x for x in parts):
+        return None
+    pairs = []
+    for x in parts:
+        if x.count(":") != 1:
+            raise ArgumentError(option, f"{x!r}: give each reading as RATER_COLUMN:SCORE_COLUMN (a pattern on each "
+                                "side pairs their columns in the header's order)", path, 1)
+        left, right = (expand_columns(side.strip(), header, path, option) for side in x.split(":"))
+        if len(left) != len(right):
+            raise ArgumentError(option, f"{x!r}: {len(left)} rater column(s) ({', '.join(left)}) against {len(right)} "
+                                f"score column(s) ({', '.join(right)})", path, 1)
+        pairs += list(zip(left, right))
+    flat = [c for pr in pairs for c in pr]
+    twice = [c for c in flat if flat.count(c) > 1]
+    if twice:
+        raise ArgumentError(option, f"column {twice[0]!r} is named in two readings", path, 1)
+    return pairs
+
+
 def melt(header, rows, lines, path, score_cols=None, rater_cols=None, score="score", rater="rater",
          criterion=CRITERION, keep=None):
     """Long ``(header, rows, lines, notes)`` from a wide file (module docstring): :func:`melt_columns` of
@@ -86,6 +120,9 @@ def melt_columns(header, rows, lines, path, score_cols=None, rater_cols=None, sc
     if score_cols and rater_cols:
         raise ArgumentError("rater_cols", f"give {arg('score_cols')} (a column per criterion) or "
                             f"{arg('rater_cols')} (a column per rater), not both", path)
+    pairs = None if score_cols else expand_pairs(rater_cols, header, path, "rater_cols")
+    if pairs is not None:
+        return _melt_readings(header, rows, lines, path, pairs, score, rater, keep)
     if score_cols:
         cols, new, cell_name = expand_columns(score_cols, header, path, "score_cols"), criterion, "criterion"
         clash = [c for c in (criterion, score) if c in header and c not in cols]
@@ -137,3 +174,66 @@ def melt_columns(header, rows, lines, path, score_cols=None, rater_cols=None, sc
     notes = [f"{path}: {n} wide row(s) read as {at.size} rating(s): a rating per "
              f"{cell_name} column ({', '.join(cols)})"]
     return others + [new, score], Rows(others + [new, score], out, int(at.size)), lines[row], notes
+
+
+def _melt_readings(header, rows, lines, path, pairs, score, rater, keep):
+    """:func:`melt_columns` of a file of a pair of columns per reading (module docstring): a reading where
+    its rater's cell is filled (a blank score then a missing rating, as in a long file; a score whose rater's
+    cell is blank an error naming the line), the long columns the file's others, ``rater``, ``score``,
+    :data:`READING` (the reading's score column) and :data:`ORDER` (its pair's place, from 1)."""
+    import numpy as np
+
+    from ..columnar import Column, Rows, first_seen
+
+    flat = [c for pr in pairs for c in pr]
+    taken = [c for c in flat if c in (keep or {})]
+    if taken:
+        raise ArgumentError("rater_cols", f"{taken[0]!r} is the file's {keep[taken[0]]} column; name only the "
+                            "readings' rater and score columns", path, 1)
+    clash = [c for c in (rater, score, READING, ORDER) if c in header and c not in flat]
+    if clash:
+        raise InputError(f"the file already has a column {clash[0]!r}, which the readings' columns would make; "
+                         "rename it", path, 1, clash[0])
+    others = [c for c in header if c not in flat]
+    n, m = len(rows), len(pairs)
+    cols = [(rows.column(a), rows.column(b)) for a, b in pairs]
+    filled = np.zeros((n, m), dtype=bool)
+    for k, (rc, sc) in enumerate(cols):
+        r_blank = np.array([not v.strip() for v in rc.labels], dtype=bool)[rc.codes]
+        s_blank = np.array([not v.strip() for v in sc.labels], dtype=bool)[sc.codes]
+        filled[:, k] = ~r_blank
+        orphan = np.flatnonzero(r_blank & ~s_blank)
+        if orphan.size:
+            i = int(orphan[0])
+            raise InputError(f"a score ({sc[i]!r}) without its rater: {pairs[k][0]!r} is blank", path,
+                             int(lines[i]), pairs[k][1])
+    at = np.flatnonzero(filled.ravel())   # (row, pair) of each long row, row by row
+    row, j = at // m, at % m
+
+    def first_seen_first(codes, labels):
+        if not len(codes):
+            return Column(np.zeros(0, dtype=np.int64), [])
+        inverse, seen = first_seen(np.ascontiguousarray(codes, dtype=np.int64))
+        return Column(inverse, [labels[k] for k in seen.tolist()])
+
+    def merged(side):
+        """The long column of the pairs' ``side`` (0 the raters', 1 the scores'): one code per distinct text."""
+        texts = [v for pr in cols for v in pr[side].labels]
+        code: dict = {}
+        codes = np.array([code.setdefault(v, len(code)) for v in texts], dtype=np.int64)
+        offset = np.cumsum([0] + [len(pr[side].labels) for pr in cols])
+        cell = np.empty(at.size, dtype=np.int64)
+        for k, pr in enumerate(cols):
+            mine = j == k
+            cell[mine] = offset[k] + pr[side].codes[row[mine]]
+        return first_seen_first(codes[cell] if at.size else cell, list(code))
+
+    out = {c: (Column(rows.column(c).codes[row], rows.column(c).labels) if filled.all() else
+               first_seen_first(rows.column(c).codes[row], rows.column(c).labels)) for c in others}
+    out[rater], out[score] = merged(0), merged(1)
+    out[READING] = first_seen_first(j, [b for _, b in pairs])
+    out[ORDER] = first_seen_first(j, [str(k + 1) for k in range(m)])
+    new = others + [rater, score, READING, ORDER]
+    notes = [f"{path}: {n} wide row(s) read as {at.size} rating(s): a reading per pair of columns "
+             f"({', '.join(f'{a}:{b}' for a, b in pairs)}), read in that order"]
+    return new, Rows(new, out, int(at.size)), lines[row], notes

@@ -821,3 +821,31 @@ def test_a_failed_adjustment_leaves_no_files_of_the_one_before(client):
     assert not u.files and not any(p.exists() for p in old)
     assert c.get(f"/d/{uid}/file/adjusted").status_code == 404
     assert c.get(f"/d/{uid}/files", follow_redirects=False).headers["location"].endswith("/decision")
+
+
+def test_a_pair_of_columns_per_reading_is_guessed_and_every_reading_read(client):
+    """A staff tester's export of a line per student with Correcteur k and Note k for each reading: the app took
+    Correcteur 1 and Note 1 for a long file's rater and score and said "160 ratings of 160 students" (the file
+    holds 340), the other readings dropped without a word.  The pairs are guessed, shown in the Reading columns
+    field, and every reading is read."""
+    c = login(client)
+    lines = ["Niveau;ID élève;Correcteur 1;Note 1;Correcteur 2;Note 2;Correcteur 3;Note 3"]
+    for p in range(40):
+        a, b, d = f"R{p % 5}", f"R{(p + 2) % 5}", f"R{(p + 4) % 5}"
+        s1, s2 = p % 5 + 1, (p * 3) % 5 + 1
+        third = f"{d};{(s1 + s2) // 2}" if abs(s1 - s2) > 1 else ";"
+        lines.append(f"{5 + p % 2 * 3};S{p:03d};{a};{s1};{b};{s2};{third}")
+    data = ("\n".join(lines) + "\n").encode()
+    n = sum(3 if x.split(";")[6] else 2 for x in lines[1:])
+    uid, u = upload(c, data, "notes.csv")
+    assert u.settings["rater_cols"] == ["Correcteur 1:Note 1", "Correcteur 2:Note 2", "Correcteur 3:Note 3"]
+    assert u.settings["rater"] is None and u.settings["score"] is None
+    page = c.get(f"/d/{uid}/columns").text
+    assert 'value="Correcteur 1:Note 1, Correcteur 2:Note 2, Correcteur 3:Note 3"' in page
+    form = {"paper": "ID élève", "group": "Niveau", "scale": "1-5", "sep": "semicolon", "discrepancy": "1",
+            "simulate": "0", "reading_cols": "Correcteur 1:Note 1, Correcteur 2:Note 2, Correcteur 3:Note 3"}
+    c.post(f"/d/{uid}/columns", data=form, follow_redirects=False)
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert u.checked.ratings.n_ratings == n and u.checked.ratings.n_papers == 40
+    assert f"{n} ratings" in r.text or f"{n:,} ratings" in r.text, r.text[:3000]

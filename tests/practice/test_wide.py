@@ -109,3 +109,97 @@ def test_melting_a_column_at_a_time_gives_the_rows_cell_by_cell(seed):
         assert h == ["paper", "grade", new, "score"] and list(rows) == want and got_lines.tolist() == want_lines
         for c in h:   # labels first seen first, every label used
             assert rows.column(c).labels == list(dict.fromkeys(r[c] for r in want))
+
+
+# -- a pair of columns per reading (a staff tester: the app read only the first) ---------------------------
+def _readings_export(tmp_path, papers=60, raters=6, seed=3):
+    """``(by-reading file, the same ratings long)``: a line per student with ``Reader k`` and ``Score k`` for
+    each reading (a third where the first two differ by more than a point, the other readings' cells blank),
+    written the way a scoring system exports it; the long file has a line per reading and its order."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    sev = rng.normal(0, 0.6, raters)
+    wide = ["student;Reader 1;Score 1;Reader 2;Score 2;Reader 3;Score 3;grade"]
+    long = ["student;rater;score;order;grade"]
+    for p in range(papers):
+        q = rng.normal(3, 1)
+        who = rng.choice(raters, 3, replace=False)
+        sc = [int(np.clip(np.rint(q + sev[j] + rng.normal(0, 0.6)), 1, 6)) for j in who]
+        n = 3 if abs(sc[0] - sc[1]) > 1 else 2
+        cells = [x for k in range(3) for x in ((f"Ms {who[k]}", str(sc[k])) if k < n else ("", ""))]
+        wide.append(";".join([f"S{p:03d}", *cells, str(5 + p % 2 * 3)]))
+        long += [f"S{p:03d};Ms {who[k]};{sc[k]};{k + 1};{5 + p % 2 * 3}" for k in range(n)]
+    a, b = tmp_path / "byreading.csv", tmp_path / "long.csv"
+    a.write_text("\n".join(wide) + "\n", encoding="utf-8")
+    b.write_text("\n".join(long) + "\n", encoding="utf-8")
+    return a, b
+
+
+def test_a_pair_of_columns_per_reading_is_read_as_its_readings(tmp_path):
+    """``--rater-cols 'Reader *:Score *'``: every reading a rating, in the pairs' order (the third reading resolved
+    as the long file's order column resolves it), the same adjusted scores as the long file's; the adjusted file
+    keeps the layout, each score followed by that rating adjusted, the blank readings blank."""
+    import csv
+
+    from support import run
+
+    import ratercal_cli as rc
+
+    wide, long = _readings_export(tmp_path)
+    kw = dict(scale="1-6", sep=";", paper_col="student", group_col="grade", resolve_discrepancies=True)
+    a = rc.read_ratings(wide, rater_cols="Reader *:Score *", **kw)
+    b = rc.read_ratings(long, **kw)
+    assert a.n_ratings == b.n_ratings and a.n_papers == b.n_papers == 60
+    ra, rb = rc.adjust(a, "TLI,MML"), rc.adjust(b, "TLI,MML")
+    for m in ("TLI", "MML"):
+        x = dict(zip(a.paper_ids, ra.paper_scores(m)))
+        y = dict(zip(b.paper_ids, rb.paper_scores(m)))
+        assert x.keys() == y.keys() and max(abs(x[k] - y[k]) for k in x) < 1e-12
+    out = tmp_path / "out.csv"
+    res = run("adjust", wide, "--sep", "semicolon", "--paper-col", "student", "--group-col", "grade", "--scale", "1-6",
+              "--rater-cols", "Reader *:Score *", "--resolve-discrepancies", "-m", "TLI", "-o", out, "-q")
+    assert res.exit_code == 0, res.output
+    rows = list(csv.DictReader(open(out, encoding="utf-8-sig"), delimiter=";"))
+    assert list(rows[0])[:8] == ["student", "Reader 1", "Score 1", "Score 1_TLI", "Reader 2", "Score 2", "Score 2_TLI",
+                                 "Reader 3"]
+    assert len(rows) == 60 and all(r["Reader 1"].startswith("Ms ") for r in rows)
+    two = next(r for r in rows if not r["Reader 3"])
+    assert two["Score 3"] == "" and two["Score 3_TLI"] == ""
+    x = dict(zip(a.paper_ids, ra.paper_scores("TLI")))
+    assert all(abs(float(r["TLI_paper"]) - x[r["student"]]) < 1e-4 for r in rows)
+
+
+@pytest.mark.parametrize("body, options, message", [
+    ("student,Reader 1,Score 1,Reader 2,Score 2\nS1,Ann,4,,5\n", ("--rater-cols", "Reader *:Score *"),
+     "f.csv:2: Score 2: a score ('5') without its rater: 'Reader 2' is blank"),
+    ("student,Reader 1,Score 1,Reader 2,Score 2\nS1,Ann,4,Bob,x\n", ("--rater-cols", "Reader *:Score *"),
+     "f.csv:2: Score 2: 'x' is not a number"),
+    ("student,Reader 1,Score 1,Reader 2\nS1,Ann,4,Bob\n", ("--rater-cols", "Reader *:Score *"),
+     "--rater-cols: 'Reader *:Score *': 2 rater column(s) (Reader 1, Reader 2) against 1 score column(s)"),
+    ("student,Reader 1,Score 1,order\nS1,Ann,4,1\n", ("--rater-cols", "Reader 1:Score 1", "--order-col", "order"),
+     "--order-col"),
+])
+def test_readings_errors_name_the_files_own_column(tmp_path, body, options, message):
+    from support import run
+
+    path = tmp_path / "f.csv"
+    path.write_text(body)
+    res = run("check", path, "--paper-col", "student", "--scale", "1-6", *options)
+    assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output, res.output
+
+
+def test_the_app_guesses_a_pair_of_columns_per_reading():
+    """A staff tester's French export (Correcteur 1, Note 1, ... Correcteur 3, Note 3) was guessed as a long file
+    of Correcteur 1 and Note 1: the decision page said 160 ratings of 160 students where the file holds 340."""
+    from ratercal_cli.app.guess import guess_columns
+
+    header = ["Niveau", "ID élève", "Correcteur 1", "Note 1", "Correcteur 2", "Note 2", "Correcteur 3", "Note 3"]
+    rows = [dict(zip(header, ["5", f"S{p}", "Kim", str(p % 5 + 1), "Ng", str(p % 4 + 1), *(("Ali", "3") if p % 3 else ("", ""))]))
+            for p in range(20)]
+    g = guess_columns(header, rows)
+    assert (g.paper, g.rater, g.score, g.group) == ("ID élève", None, None, "Niveau")
+    assert g.rater_cols == ["Correcteur 1:Note 1", "Correcteur 2:Note 2", "Correcteur 3:Note 3"] and g.scale == "1-5"
+    h = ["student", "Reader 1", "Score 1", "Reader 2", "Score 2"]
+    g = guess_columns(h, [dict(zip(h, [f"S{p}", "Ann", "3", "Bob", str(p % 6 + 1)])) for p in range(10)])
+    assert g.rater_cols == ["Reader 1:Score 1", "Reader 2:Score 2"] and g.order is None
