@@ -361,10 +361,13 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
         reasons.append(f"the links' say: {said}: adjusting is not expected to bring the scores nearer the truth "
                        f"({gain}), so {label} rather than {method}")
         shrunk = shrinkage != "none"
-        return done("NO", shrinkage, "the links", f"the clusters' raters share too few papers to be compared (their differences, "
-                f"{g['rms_effect']:.2f} points, are no larger than the uncertainty of estimating them, "
-                f"{g['rms_noise']:.2f})" + ("; each paper's mean shrunk toward the mean, as the pick's was" if shrunk
-                                          else ""),
+        # (it said "their differences, 0.45 points, are no larger than the uncertainty of estimating them, 0.38":
+        # the test is the gain, the differences' squares less twice the noise's, against half its standard error)
+        return done("NO", shrinkage, "the links", f"the clusters' raters share too few papers to be compared: their "
+                f"differences ({g['rms_effect']:.2f} points a paper) would be removed with {g['rms_noise']:.2f} points of "
+                f"error, and adjusting is not expected to bring the scores nearer the truth (its expected gain "
+                f"{g['gain']:.1f} +- {g['gain_se']:.1f}, not above half its standard error)"
+                + ("; each paper's mean shrunk toward the mean, as the pick's was" if shrunk else ""),
                 f"{method} would move each paper by its raters' estimated severity, but the papers that link the "
                 f"clusters' raters are too few for those estimates to be nearer the truth than no adjustment "
                 f"({gain}, not above half its standard error): no paper is adjusted for its raters"

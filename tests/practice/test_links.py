@@ -122,6 +122,11 @@ def test_schools_whose_raters_share_few_papers_are_left_alone():
     assert decision.sources["links"]["gain"] < 0
     assert any(x.startswith("the links' say:") for x in decision.reasons)
     assert "too few papers to be compared" in decision.short
+    # (it said the differences were "no larger than the uncertainty of estimating them" beside a larger number:
+    # a researcher tester's 0.45 against 0.38; the test is the expected gain, said with its numbers)
+    g = decision.sources["links"]
+    assert f"expected gain {g['gain']:.1f} +- {g['gain_se']:.1f}, not above half its standard error" in decision.short
+    assert f"({g['rms_effect']:.2f} points a paper) would be removed with {g['rms_noise']:.2f} points" in decision.short
     assert mml.adjusted  # (MML fits this file: the advice is not a fit's failure)
 
 
