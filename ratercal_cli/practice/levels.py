@@ -275,7 +275,8 @@ class LevelChanges:
 
     def ties_note(self, noun: str = "paper") -> str:
         """:meth:`ties_text` where the levels' account says it (several cuts), else "" (one cut's: the summary's
-        grid warning)."""
+        grid warning, printed beside the text's levels; the memo and the app, which print no summary warning, say
+        :meth:`ties_text` of every cut)."""
         return self.ties_text(noun) if len(self.levels.cuts) > 1 else ""
 
     @property

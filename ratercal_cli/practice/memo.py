@@ -256,7 +256,9 @@ def levels_html(level_cols, noun: str = "student") -> str:
     # (many changes of a shrunk method can be its pull toward the mean; one cut's, the pass/fail account says)
     out += "".join(f"<p><b>{_e(tag)}</b>: {_e(lc.shrinkage_note(noun))}.</p>" for tag, lc in level_cols
                    if lc.shrinkage_note())
-    out += "".join(f"<p><b>{_e(tag)}</b>: {_e(lc.ties_note(noun))}.</p>" for tag, lc in level_cols if lc.ties_note())
+    # (every cut's: the memo does not carry the summary's warning of one cut on the grid of raw averages, which
+    # the command line prints beside the levels; a staff tester's memo said "9 change level (0 up, 9 down)" alone)
+    out += "".join(f"<p><b>{_e(tag)}</b>: {_e(lc.ties_text(noun))}.</p>" for tag, lc in level_cols if lc.ties_text())
     return out
 
 

@@ -574,3 +574,22 @@ def test_a_later_years_memo_names_its_anchors_and_the_raters_that_drifted(tmp_pa
     page = memo.read_text()
     assert f"<th>anchors SHA-256</th><td>{sha256_file(anchors)}</td>" in page
     assert "<th>drifted raters</th><td>R5 (+0.98 logits, freed: measured afresh)</td>" in page
+
+
+def test_the_memo_says_a_single_cut_on_the_grid_of_raw_averages(tmp_path):
+    """One cut where many papers' raw means sit (3 on means of two readings): the command line warns that any
+    method lowering them by a hair fails them, but the memo (and the app's decision page) said "16 change
+    level (0 up, 16 down)" alone (a staff tester).  They say how many sit on the cut and how many of the
+    changes are theirs, as they do of several cuts."""
+    memo = tmp_path / "m.html"
+    res = run("adjust", RATINGS, *README_ARGS, "-m", "TLI", "--cut", "3", "-o", tmp_path / "a.csv", "--memo", memo,
+              "--changes", tmp_path / "c.csv", "-q")
+    assert res.exit_code == 0, res.output
+    page = memo.read_text()
+    ch = read_csv(tmp_path / "c.csv")
+    for g in ("5", "8", "11"):
+        mine = [r for r in ch if r["grade"] == g]
+        on = sum(float(r["given"]) == 3.0 for r in mine)
+        moved = sum(r["moved"] == "yes" for r in mine)
+        assert on and f"<b>grade={g}</b>: {on} student(s) have a given score exactly on a cut ({on} at 3)" in page
+        assert f"of the {moved} level change(s) are theirs" in page
