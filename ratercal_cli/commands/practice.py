@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError, RatercalError
+from ..errors import ArgumentError, InputError, RatercalError
 from . import command
 
 # -- shared plumbing -----------------------------------------------------------------
@@ -182,6 +182,18 @@ def _method_help(what):
     return f"{what}: {' '.join(method_codes())}; all (the study's ten)"
 
 
+def _one_cut(cut, decimal):
+    """``--cut`` of check and compare (one cut) as a float, read as adjust reads its cuts (:func:`.levels.parse_cuts`:
+    with ``--decimal comma``, ``2,5`` is 2.5; a staff tester's ``compare --cut 2,5`` was "not a valid float" where
+    adjust took it), or None."""
+    from ..practice.levels import parse_cuts
+
+    cuts = parse_cuts(cut, decimal)
+    if len(cuts) > 1:
+        raise ArgumentError("cut", f"one cut here ({len(cuts)} given: {cut}); several cuts (levels) are adjust's")
+    return cuts[0] if cuts else None
+
+
 def _parse_methods(values, default, allow_recommended=False):
     from ..practice.adjust import parse_methods
 
@@ -249,7 +261,8 @@ _shared_raters_option = click.option(
 @click.option("--simulate", "simulate", type=click.IntRange(min=2), default=None, metavar="R",
               help="Rank the methods for this file's own design: fit the rater model, simulate R replications "
                    "of the design and score the methods (RMSE ± MCSE, conditional bias, accuracy at --cut).")
-@click.option("--cut", type=float, default=None, help="With --simulate: the pass/fail cut on the file's scale.")
+@click.option("--cut", default=None, metavar="CUT",
+              help="With --simulate: the pass/fail cut on the file's scale (with --decimal comma: 2,5).")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="With --simulate: the seed (default 19900601).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="With --simulate: worker processes (the same numbers for any number).")
@@ -286,6 +299,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
     from ..practice.check import check as check_ratings
 
     _check_html(html_out)
+    cut = _one_cut(cut, decimal)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels,
                   tuple(facet_cols) + ((cluster_col,) if cluster_col else ()), score_cols, rater_cols,
@@ -646,9 +660,10 @@ _NOT_A_TABLE = frozenset({".html", ".htm", ".json", ".pdf", ".png", ".jpg", ".jp
 @click.option("--method", "-m", "methods", multiple=True, metavar="CODE[,CODE]",
               help=_method_help("Methods to compare") + " (default: all).")
 @_variant_option("faithful or corrected methods (default: corrected).")
-@click.option("--cut", type=float, default=None,
+@click.option("--cut", default=None, metavar="CUT",
               help="Cut score: count papers passing (paper score >= cut), and those helped or hurt "
-                   "relative to no equating (Denny used 3.25); with facets on the rubric total, as adjust's.")
+                   "relative to no equating (Denny used 3.25); with facets on the rubric total, as adjust's "
+                   "(with --decimal comma: 3,25).")
 @click.option("--total", type=click.Choice(["sum", "mean"]), default="sum", show_default=True,
               help="With facets: the papers' scores compared (and cut) are their rubric totals over the criteria, "
                    "or the mean criterion score.")
@@ -681,6 +696,7 @@ def compare(ratings_file, methods, variant, cut, total, png, as_json, html_out, 
 
         output_target(png)
     _check_html(html_out)
+    cut = _one_cut(cut, decimal)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,
                   score_cols, rater_cols, leave_out=leave_out)

@@ -593,3 +593,20 @@ def test_the_memo_says_a_single_cut_on_the_grid_of_raw_averages(tmp_path):
         moved = sum(r["moved"] == "yes" for r in mine)
         assert on and f"<b>grade={g}</b>: {on} student(s) have a given score exactly on a cut ({on} at 3)" in page
         assert f"of the {moved} level change(s) are theirs" in page
+
+
+def test_check_and_compare_read_a_decimal_comma_cut_as_adjust_does(tmp_path):
+    """``compare --decimal comma --cut 2,5`` (and check's) was "'2,5' is not a valid float" where adjust takes it
+    (a staff tester): the same numbers as ``--cut 2.5``; two cuts are one line naming --cut, exit 2."""
+    path = tmp_path / "f.csv"
+    path.write_text("p;r;s\n" + "".join(f"P{p};R{(p + k) % 4};{(p * (k + 2)) % 5 + 1}\n" for p in range(30) for k in range(2)))
+    base = ("--sep", "semicolon", "--paper-col", "p", "--rater-col", "r", "--score-col", "s", "--scale", "1-5",
+            "-m", "NO,TLI", "--json")
+    a = run("compare", path, *base, "--decimal", "comma", "--cut", "2,5")
+    b = run("compare", path, *base, "--cut", "2.5")
+    assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
+    assert json.loads(a.output) == json.loads(b.output) and "2.5" in a.output
+    res = run("compare", path, *base, "--decimal", "comma", "--cut", "2,5;3,5")
+    assert res.exit_code == 2 and "--cut: one cut here" in res.output
+    res = run("check", path, *base[:-3], "--decimal", "comma", "--cut", "2,5", "--simulate", "2", "--json")
+    assert res.exit_code == 0, res.output
