@@ -220,11 +220,13 @@ def _reading_rows(table, values, shifted, extra, text, methods, wide, flags, add
 
 
 def like_input(table) -> dict:
-    """:func:`write_table`'s ``delimiter`` and ``decimal`` for a table written beside an input ``table`` (a
-    :class:`.ratings_file.RatingsTable`): a ``;`` file's (a spreadsheet's CSV where the decimal mark is a comma)
+    """:func:`write_table`'s ``delimiter``, ``decimal`` and ``newline`` for a table written beside an input ``table``
+    (a :class:`.ratings_file.RatingsTable`): a ``;`` file's (a spreadsheet's CSV where the decimal mark is a comma)
     separator and decimal mark, so that the spreadsheet that read the input reads it (the adjusted file keeps
-    them too), else commas and points.  The command line's ``--changes`` and the app's change list both."""
-    return {"delimiter": ";" if table.delimiter == ";" else ",", "decimal": table.decimal}
+    them too), else commas and points; and the input's line ends (a CRLF file's change list had LF alone, a staff
+    tester).  The command line's ``--changes`` and the app's change list both."""
+    return {"delimiter": ";" if table.delimiter == ";" else ",", "decimal": table.decimal,
+            "newline": getattr(table, "newline", "\n") or "\n"}
 
 
 def write_table(path, header, rows, *, bom=False, delimiter=",", newline="\n", decimal=".", sheet="Sheet1",
