@@ -1409,13 +1409,13 @@ def _duplicates_in_all(table, idx, later, dup) -> str:
     error named the first alone, and a file with eleven lines exported twice took eleven runs to mend."""
     a, b = idx[later], idx[dup[later]]
     lines = np.unique(table.lines[a])   # (a wide file's line holds several ratings)
-    if lines.size < 2:
-        return ""
     same = np.ones(later.size, dtype=bool)
     for name in table.rows.columns:
         codes = table.rows.column(name).codes
         same &= codes[a] == codes[b]
     exact = lines.size - np.unique(table.lines[a[~same]]).size
+    if lines.size < 2:   # (one: the hint all the same, a staff tester's file of one line exported twice)
+        return "; the same as the first in every column (exported twice? delete the repeat)" if exact else ""
     return (f"; {lines.size} duplicate line(s) in all" + (
         f", {exact} of them the same as the first in every column (exported twice? delete the repeats)"
         if exact else ""))

@@ -31,3 +31,11 @@ def test_a_second_score_is_not_called_a_repeat(tmp_path):
         "rater: duplicate rating of paper P2 by rater R1 (first at line 4); 2 duplicate line(s) in all, 1 of "
         "them the same as the first in every column (exported twice? delete the repeats)")
     assert _error(tmp_path, BODY + "P2,R1,0\n") == "rater: duplicate rating of paper P2 by rater R1 (first at line 4)"
+
+
+def test_one_line_exported_twice_gets_the_hint_too(tmp_path):
+    """A single repeat named the duplicate but not the "exported twice?" hint, which only two or more got (a
+    staff tester's file); a single second score still gets none."""
+    assert _error(tmp_path, BODY + "P2,R1,3\n") == (
+        "rater: duplicate rating of paper P2 by rater R1 (first at line 4); the same as the first in every column "
+        "(exported twice? delete the repeat)")
