@@ -39,6 +39,8 @@ _OTHER_WORKBOOKS = (".xlsm", ".xls", ".ods")
 
 _INT = re.compile(r"[+-]?(0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_COMMA_FLOAT = re.compile(r"[+-]?[0-9]+,[0-9]+")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def is_workbook(path, option: str = "output") -> bool:
@@ -51,18 +53,29 @@ def is_workbook(path, option: str = "output") -> bool:
     return suffix in WORKBOOK_SUFFIXES
 
 
-def _cell_value(text, label=False):
+def _cell_value(text, label=False, decimal="."):
     """An input cell (text) for a workbook: a plain whole or decimal number as a number (a label with
-    a leading zero, ``007``, stays text), anything else as the text.  A ``label`` (a paper's,
-    rater's, group's or criterion's) becomes a number only when it reads back as the same text
-    (``12``; not ``+1``, ``1.50`` or ``1.0``), so a label read from the workbook names the same
-    paper or rater as in the input."""
+    a leading zero, ``007``, stays text; with ``decimal`` ``","``, ``3,5`` is 3.5: a decimal-comma file's
+    ``3,0`` beside ``3`` made a column of text and numbers, which Excel's SUM reads in part), a date as
+    ratercal reads a workbook's date cell, ``2025-03-01``, as a date (it came back text), anything else as
+    the text.  A ``label`` (a paper's, rater's, group's or criterion's) becomes a number only when it reads
+    back as the same text (``12``; not ``+1``, ``1.50`` or ``1.0``), and never a date, so a label read from
+    the workbook names the same paper or rater as in the input."""
     if isinstance(text, str):
         t = text.strip()
         if _INT.fullmatch(t):
             number = int(t)
         elif _FLOAT.fullmatch(t):
             number = float(t)
+        elif decimal == "," and _COMMA_FLOAT.fullmatch(t):
+            number = float(t.replace(",", "."))
+        elif not label and _DATE.fullmatch(t):
+            import datetime as dt
+
+            try:
+                return dt.date.fromisoformat(t)
+            except ValueError:
+                return text
         else:
             return text
         if label and (t != text or _cell_text(number) != t):
@@ -242,7 +255,7 @@ def write_table(path, header, rows, *, bom=False, delimiter=",", newline="\n", d
     from ..io import open_output
 
     if str(path) != "-" and is_workbook(path):
-        _write_xlsx(path, header, rows, sheet, digits, [h in set(labels) for h in header])
+        _write_xlsx(path, header, rows, sheet, digits, [h in set(labels) for h in header], decimal)
         return
     fmt = f"{{:.{digits}f}}"
 
@@ -267,7 +280,7 @@ def write_table(path, header, rows, *, bom=False, delimiter=",", newline="\n", d
             w.writerow(neutralise_row([text(v) for v in r]))
 
 
-def _write_xlsx(path, header, rows, sheet, digits, label) -> None:
+def _write_xlsx(path, header, rows, sheet, digits, label, decimal=".") -> None:
     import openpyxl
     from openpyxl.cell import WriteOnlyCell
 
@@ -284,8 +297,11 @@ def _write_xlsx(path, header, rows, sheet, digits, label) -> None:
             elif isinstance(v, np.integer):
                 v = int(v)
             elif convert:
-                v = _cell_value(v, is_label)
-            out.append(text_cell(WriteOnlyCell(ws), v))
+                v = _cell_value(v, is_label, decimal)
+            cell = text_cell(WriteOnlyCell(ws), v)
+            if not isinstance(v, (str, int, float, type(None))):   # (a date: shown as one)
+                cell.number_format = "yyyy-mm-dd"
+            out.append(cell)
         return out
 
     ws.append(cells(header, False))

@@ -623,3 +623,25 @@ def test_the_change_list_keeps_the_inputs_line_ends(tmp_path):
     for name in ("a.csv", "c.csv"):
         data = (tmp_path / name).read_bytes()
         assert data.count(b"\r\n") == data.count(b"\n") > 30, name
+
+
+def test_a_workbook_keeps_numbers_and_dates_as_cells_of_their_kind(tmp_path):
+    """A decimal-comma file's score ``3,0`` beside ``3`` came back as a text cell beside a number (Excel's SUM skips
+    the text), and a workbook's date cells as the text '2025-03-01' (a staff tester): numbers are numbers, ISO dates
+    dates; labels stay as they were."""
+    import datetime as dt
+
+    src = tmp_path / "f.csv"
+    src.write_text("paper;rater;score;when\n" + "".join(
+        f"P{p};R{(p + k) % 4};{(p * (k + 2)) % 5 + 1}{',0' if p % 3 == 0 else ''};2025-03-{p % 28 + 1:02d}\n"
+        for p in range(30) for k in range(2)), encoding="utf-8")
+    out = tmp_path / "a.xlsx"
+    res = run("adjust", src, "--sep", "semicolon", "--decimal", "comma", "--scale", "1-5", "-m", "TLI", "-o", out, "-q")
+    assert res.exit_code == 0, res.output
+    rows = list(openpyxl.load_workbook(out).active.iter_rows(values_only=True))
+    h = rows[0]
+    scores = [r[h.index("score")] for r in rows[1:]]
+    assert all(isinstance(x, (int, float)) for x in scores) and scores[0] == 1   # (P0: "1,0")
+    when = [r[h.index("when")] for r in rows[1:]]
+    assert all(isinstance(x, dt.datetime) for x in when) and when[0] == dt.datetime(2025, 3, 1)
+    assert {r[h.index("paper")] for r in rows[1:]} == {f"P{p}" for p in range(30)}
