@@ -80,14 +80,17 @@ def facet_table() -> tuple:
 
 
 def design_levels(ratings) -> dict:
-    """The study's facet levels nearest to ``ratings``' design (module docstring)."""
+    """The study's facet levels nearest to ``ratings``' design (module docstring).  Two readings a paper with
+    some read three times are the cells of third readings on discrepant papers (however few: a district's rule
+    with raters who seldom disagree); papers read four times or more alone, irregular, are not (a researcher
+    tester's 299 papers read twice and one six times took the cells of thirds)."""
     per = ratings.ratings_per_paper()
     per = per[per > 0]
     mode = int(np.bincount(per).argmax()) if per.size else 0
     if mode <= 1:
         raters = "1"
-    elif mode == 2:
-        raters = "2+" if (per > 2).any() else "2"
+    elif mode == 2:   # (a third reading: a paper read three times; one paper read six made the cells of thirds)
+        raters = "2+" if (per == 3).any() else "2"
     else:
         raters = "3"
     rpp = {"1": 1, "2": 2, "2+": 2, "3": 3}[raters]

@@ -80,3 +80,30 @@ def test_no_advice_unless_the_model_fits_and_raters_differ():
     assert not no_fit["applies"] and "unlinked raters" in no_fit["lines"][0]
     same = study_recommendation(r, model_fits=True, differ=False)
     assert not same["applies"] and same["lines"] == []
+
+
+def test_one_paper_read_many_times_does_not_make_a_design_of_third_readings():
+    """299 papers read twice and one six times took the study's cells of third readings ("the nearest, by the most
+    common number of readings", which is two: a researcher tester); papers read three times, however few, are
+    the district's third readings and do."""
+    import numpy as np
+
+    from ratercal_cli.practice.study_rule import design_levels
+    from ratercal_cli.ratings import Ratings
+
+    def levels(extra):
+        paper = np.repeat(np.arange(300), 2)
+        rater = (paper + np.tile([0, 1], 300)) % 10
+        for p, k in extra:
+            paper, rater = np.r_[paper, [p] * k], np.r_[rater, (np.arange(k) + 2 + p) % 10]
+        return design_levels(Ratings(paper=paper, rater=rater, score=np.ones(paper.size, dtype=np.int64),
+                                     max_score=5, n_papers=300, n_raters=10))
+
+    d = levels([(0, 4)])
+    assert d["raters"] == "2" and not d["exact"]
+    assert "(299 read twice, 1 read 6 times); the nearest, by the most common number of readings, is its cells " \
+           "with two readings on every paper:" in d["note"]
+    d = levels([(p, 1) for p in range(2)])   # (two papers read three times)
+    assert d["raters"] == "2+" and d["exact"]
+    d = levels([(0, 4), (1, 1)])
+    assert d["raters"] == "2+" and not d["exact"]
