@@ -94,6 +94,20 @@ def _basis(rep):
     return f"{dec.short}." + (f" Note: {dec.caveat}." if getattr(dec, "caveat", "") else "")
 
 
+def _why_not_the_rule(rep):
+    """Why check's recommendation is not Chapter 5's rule's method, where it is not: its deciding source's reason
+    (``decided by the study: ...``), or None.  (The memo named the rule's method beside check's other one and did
+    not say why; the command line's warning did: a staff tester.)"""
+    dec = getattr(rep, "decision", None)
+    if dec is None or dec.method == rep.recommendation or not dec.reasons:
+        return None
+    last = str(dec.reasons[-1])
+    if not last.startswith("decided by "):
+        return None
+    source, _, why = last.removeprefix("decided by ").partition(": ")
+    return _e(f"Check follows {source} rather than the rule: {why}.") if why else None
+
+
 def _reports(check, ratings, name) -> list:
     """The check reports of group ``name``: its one report, or with facets those of its cells."""
     if not ratings.facets:
@@ -140,15 +154,15 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
         items = []
         for rep in reps:
             where = f"{rep.group}: " if r.facets else ""
-            if rep.warranted:
-                items.append(_e(f"{where or 'T'}{'t' if where else ''}he raters differ ("
-                                f"{'; '.join(rep.warranted_by)})."))
+            if rep.warranted:   # (in plain words first, the tests after: a staff tester's principal read jargon)
+                items.append(_e(f"{where or 'T'}{'t' if where else ''}he raters differ by more than chance would make "
+                                f"them (the tests that say so: {'; '.join(rep.warranted_by)})."))
             else:
                 items.append(_e(f"{where}no test found the raters differing." if where else
                                 "No test found the raters differing."))
             same = False
             if not r.facets:
-                items.append(f"The rule of Chapter 5 recommends {_e(method_words(rep.recommendation))}: "
+                items.append(f"Denny's 1990 rule (its Chapter 5) would use {_e(method_words(rep.recommendation))}: "
                              f"{_e(rep.reason)}.")
                 dec = getattr(rep, "decision", None)
                 same = method == "recommended" or (dec.given_by(applied) if dec is not None
@@ -162,6 +176,9 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                     f"It is check's recommendation: {_e(advice.removeprefix('check recommends '))}")
             if said and said not in items:   # once, where the criteria share it
                 items.append(said)
+            why = _why_not_the_rule(rep) if same and not r.facets else None
+            if why and why not in items:
+                items.append(why)
         if r.facets:
             items.append(f"A rubric: {_e(method_words(applied))} adjusts each criterion and the students' totals.")
         if not warranted and applied != "NO":

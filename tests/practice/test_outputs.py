@@ -391,7 +391,10 @@ def test_the_decision_memo(tmp_path, monkeypatch):
     # check's one recommendation (the beyond-1990 run's best at two raters a paper), the rule's beside it
     assert ("<b>grade=5</b>: adjust the scores by the Rasch model by marginal maximum likelihood (MML, shrunk)."
             in page)
-    assert "The rule of Chapter 5 recommends truncated mean equating (TMN)" in page
+    assert "Denny's 1990 rule (its Chapter 5) would use truncated mean equating (TMN)" in page
+    # why check's recommendation is not the rule's, in the memo as the command line's warning says it
+    assert page.count("Check follows the study rather than the rule: its 200 replications a cell rank the methods") == 3
+    assert "The raters differ by more than chance would make them (the tests that say so: ANOVA F" in page
     # (its basis, not the method again: the decision line names it)
     assert page.count("It is check's recommendation; its basis: the corrected study (beyond1990 run") == 3
     assert page.count("by marginal maximum likelihood (MML, shrunk)") == 3
