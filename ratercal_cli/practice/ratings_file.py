@@ -369,6 +369,9 @@ class Source:
     sheet: str | None = None
     #: warnings of reading it (a sheet's hidden rows, :func:`hidden_rows`)
     notes: tuple = ()
+    #: a workbook's formulas with no saved value, ``{column: (row, formula)}`` (the first of each column): read
+    #: as blank; :func:`read_ratings_file` refuses those of a column it reads (:func:`_unsaved_formulas`)
+    formulas: dict = field(default_factory=dict)
 
 
 #: What a spreadsheet file starts with (a zip archive): read by openpyxl, not as text.
@@ -480,6 +483,7 @@ class ColumnSource:
     newline: str = "\n"
     sheet: str | None = None
     notes: tuple = ()
+    formulas: dict = field(default_factory=dict)
 
 
 def read_source_columns(path, required, delimiter=None, encoding=None, sheet=None, hint="") -> ColumnSource:
@@ -507,7 +511,7 @@ def read_source_columns(path, required, delimiter=None, encoding=None, sheet=Non
             return ColumnSource(header, rows, lines, sep, *_how_written(text, head, encoding))
     lines = np.fromiter((ln for ln, _ in src.rows), dtype=np.int64, count=len(src.rows))
     return ColumnSource(src.header, Rows.from_dicts(src.header, [r for _, r in src.rows]), lines, src.delimiter,
-                        src.bom, src.newline, src.sheet, src.notes)
+                        src.bom, src.newline, src.sheet, src.notes, src.formulas)
 
 
 #: About the memory reading and adjusting a ratings file takes per byte of the file (its rows as
@@ -610,14 +614,14 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
         wb.close()
     if header is None:
         raise InputError("empty sheet", path)
-    _refuse_unsaved_formulas(path, sheet, header, {n for n, row in rows if "" in row.values()})
+    formulas = _unsaved_formulas(path, sheet, header, {n for n, row in rows if "" in row.values()})
     if member:
         _refuse_merged_cells(path, member.lstrip("/"), header, rows, required)
     hidden = hidden_rows(path, member.lstrip("/"), {n for n, _ in rows}) if member else []
     notes = () if not hidden else (
         f"{path}: {len(hidden)} row(s) of the sheet {ws.title!r} are hidden (rows {_ranges(hidden)}; a filter?) and "
         "are read like the others: delete them, or copy the rows you mean to a sheet of their own, to leave them out",)
-    return Source(header, rows, ",", False, "\n", ws.title, notes)
+    return Source(header, rows, ",", False, "\n", ws.title, notes, formulas)
 
 
 #: A row of a sheet's XML that Excel hides (filtered out, or hidden by hand): its number.
@@ -709,14 +713,16 @@ def _real_extent(ws) -> None:
         ws.reset_dimensions()
 
 
-def _refuse_unsaved_formulas(path, sheet, header, rows_with_blanks):
-    """An :class:`InputError` for a formula cell among ``rows_with_blanks`` that has no saved value:
-    a workbook written by a program that does not compute formulas (a script's) holds none, and
-    its cells read as blank -- a score computed by a formula would be skipped as missing."""
+def _unsaved_formulas(path, sheet, header, rows_with_blanks) -> dict:
+    """The formula cells among ``rows_with_blanks`` that have no saved value, ``{column: (row, formula)}`` (the
+    first of each column): a workbook written by a program that does not compute formulas (a script's) holds
+    none, and its cells read as blank -- a score computed by a formula would be skipped as missing
+    (:func:`_refuse_formulas` refuses those of the columns read)."""
     if not rows_with_blanks:
-        return
+        return {}
     import openpyxl
 
+    found: dict = {}
     wb = openpyxl.load_workbook(path, read_only=True, data_only=False)
     try:
         ws = wb[sheet] if sheet is not None else wb[wb.sheetnames[0]]
@@ -729,12 +735,27 @@ def _refuse_unsaved_formulas(path, sheet, header, rows_with_blanks):
                 continue
             for name, cell in zip(header, cells):
                 v = cell.value   # a formula's cell (type "f"), not a text cell that reads "=A" (a label)
-                if getattr(cell, "data_type", None) == "f" and isinstance(v, str) and v.startswith("="):
-                    raise InputError(f"a formula ({v}) with no saved value: the workbook was written by a program "
-                                     "that does not compute formulas; open and save it in Excel or LibreOffice, "
-                                     "or save it as CSV", path, n, name)
+                if getattr(cell, "data_type", None) == "f" and isinstance(v, str) and v.startswith("=") \
+                        and name not in found:
+                    found[name] = (n, v)
     finally:
         wb.close()
+    return found
+
+
+def _refuse_formulas(path, formulas: dict, read, warnings: list) -> None:
+    """An :class:`InputError` for a formula with no saved value (:func:`_unsaved_formulas`) in a column ``read``
+    (the analysis's); of another column a warning: it reads as blank and nothing uses it (a staff tester's
+    workbook of an unused ``Moyenne =AVERAGE(...)`` column stopped the run)."""
+    for name, (n, v) in formulas.items():
+        if name in read:
+            raise InputError(f"a formula ({v}) with no saved value: the workbook was written by a program "
+                             "that does not compute formulas; open and save it in Excel or LibreOffice, "
+                             "or save it as CSV", path, n, name)
+    unused = [name for name in formulas if name not in read]
+    if unused:
+        warnings.append(f"{path}: formulas with no saved value in column(s) {', '.join(map(repr, unused))} (from row "
+                        f"{min(formulas[n][0] for n in unused)}), which is read as blank; no column the analysis uses")
 
 
 #: A score as written: digits with an optional fraction and exponent (no "_", "0x", spaces).
@@ -878,6 +899,16 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     if not len(rows):
         raise InputError("no ratings below the header line", path, 2)
     warnings = list(source.notes)
+    if source.formulas:   # (the columns read: those named, the wide ones, and a default order column)
+        from .wide import expand_columns, expand_pairs
+
+        spec = score_cols or rater_cols
+        pairs = None if not rater_cols else expand_pairs(rater_cols, header, path, "rater_cols")
+        read = {c for c in (columns.paper, columns.rater, columns.score, columns.group, columns.order, *columns.facets,
+                            DEFAULT_ORDER_COLUMN) if c} | (
+            {c for pr in pairs for c in pr} if pairs else set(expand_columns(spec, header, path, "score_cols" if score_cols
+                                                                             else "rater_cols")) if spec else set())
+        _refuse_formulas(path, source.formulas, read, warnings)
     wide = None
     if score_cols or rater_cols:
         from .wide import READING, expand_columns, expand_pairs

@@ -321,6 +321,27 @@ def test_a_formula_without_a_saved_value_is_an_error_not_a_missing_score(tmp_pat
     assert res.exit_code == 0 and "1 rating(s) without a usable score" in res.stderr
 
 
+def test_a_formula_without_a_saved_value_in_a_column_not_read_is_a_warning(tmp_path):
+    """A staff tester's workbook with an unused ``Moyenne`` column of ``=AVERAGE(...)`` written by a script stopped
+    the run over a column the analysis never reads: a warning now; a wide file's score column (read, though not
+    named as a column) and a long file's score column are still refused."""
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["paper", "R1", "R2", "Moyenne"])
+    for p in range(12):
+        row = ws.max_row + 1
+        ws.append([f"P{p}", (p * 7) % 6 + 1, (p * 5 + 3) % 6 + 1, f"=AVERAGE(B{row}:C{row})"])
+    wb.save(tmp_path / "w.xlsx")
+    res = run("check", tmp_path / "w.xlsx", "--scale", "1-6", "--rater-cols", "R1,R2", "--no-rasch")
+    assert res.exit_code == 0, res.output
+    assert "formulas with no saved value in column(s) 'Moyenne' (from row 2)" in res.stderr
+    ws["C5"] = "=B5"
+    wb.save(tmp_path / "w.xlsx")
+    res = run("check", tmp_path / "w.xlsx", "--scale", "1-6", "--rater-cols", "R*", "--no-rasch")
+    assert res.exit_code == 2 and "w.xlsx:5: R2: a formula (=B5) with no saved value" in res.stderr
+
+
 def test_a_workbooks_date_column_comes_back_as_the_date(tmp_path):
     """Found by the tester: a date cell of an .xlsx input (openpyxl: a datetime at midnight) came back in the
     output as ``2026-05-01 00:00:00``; a CSV export of the sheet holds the date."""
