@@ -1110,10 +1110,11 @@ def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list, 
             raise InputError("no usable score in the file", path, None, columns.score)
         low = int(present.min())
         scale = checked_scale(Scale(low, max(int(present.max()), low + 1)))
-        warnings.append(f"{path}: NO --scale GIVEN: the scale is taken to be {scale}, the lowest to the "
-                        "highest score found; if it is wider (a score no rater gave), give it with --scale "
-                        "LOW-HIGH: the truncated methods keep scores inside the scale and the category "
-                        "counts and models depend on it")
+        found = ("the lowest to the highest score found" if present.max() > low else   # (a file of one score:
+                 f"every score found is {low}, and a scale needs two")                 # "3-4, the lowest to the highest")
+        warnings.append(f"{path}: NO --scale GIVEN: the scale is taken to be {scale}, {found}; if it is wider "
+                        "(a score no rater gave), give it with --scale LOW-HIGH: the truncated methods keep scores "
+                        "inside the scale and the category counts and models depend on it")
     else:
         scale = parse_scale(scale)
         outside = (scores < scale.low) | (scores > scale.high)   # (NaN, missing, is neither)

@@ -151,7 +151,10 @@ def test_inferred_scale_and_tsv(tmp_path):
     # the lowest to the highest score found (not 0 up to it), loudly, naming --scale
     assert (t.scale.low, t.scale.high, t.delimiter) == (1, 4, "\t")
     assert t.scale_inferred and "NO --scale GIVEN: the scale is taken to be 1-4" in t.warnings[0]
-    assert "give it with --scale" in t.warnings[0]
+    assert "give it with --scale" in t.warnings[0] and "the lowest to the highest score found" in t.warnings[0]
+    # one score throughout (a researcher tester's file of 3s was "3-4, the lowest to the highest score found")
+    t = read_ratings_file(write(tmp_path, "paper,rater,score\n1,A,3\n1,B,3\n2,A,3\n", "c.csv"))
+    assert "the scale is taken to be 3-4, every score found is 3, and a scale needs two" in t.warnings[0]
 
 
 @pytest.mark.parametrize("text, line, field, words", [
