@@ -69,6 +69,15 @@ def _named(header, words, taken, exact_only=False):
     return None
 
 
+#: numeric columns filled on fewer than this share of the lines, and together on every line, are a column per rater
+SPARSE = 0.8
+
+
+def _filled(rows, col) -> float:
+    """The share of ``rows`` whose ``col`` holds a value (not blank or a missing-value code)."""
+    return sum(str(r.get(col, "")).strip().lower() not in _MISSING for r in rows) / max(len(rows), 1)
+
+
 def _whole_numbers(rows, col) -> list | None:
     """The column's whole numbers, or None when a filled cell is anything else (or none is filled)."""
     out = []
@@ -134,6 +143,14 @@ def guess_columns(header, rows) -> Guess:
     g.group = take(_named(header, _GROUP, taken, exact_only=True))
     if g.score is None and not g.rater_cols:
         rest = [h for h in header if h not in taken and h in numeric]
+        # a column per rater named after the person (``Kim``, ``Baker``): blank where that rater did not read the
+        # line's paper, where a rubric's criteria are filled on every line (a staff tester's sheet of eight raters
+        # named so was taken for a rubric of eight criteria and a school grade)
+        sparse = [h for h in rest if _filled(rows, h) < SPARSE]
+        if len(sparse) >= 2 and all(any(str(r.get(h, "")).strip().lower() not in _MISSING for h in sparse) for r in rows):
+            g.rater_cols = sparse
+            taken.update(sparse)
+            rest = []
         if len(rest) == 1:
             g.score = take(rest[0])
         elif len(rest) >= 2:

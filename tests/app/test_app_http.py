@@ -849,3 +849,26 @@ def test_a_pair_of_columns_per_reading_is_guessed_and_every_reading_read(client)
     assert u.job.state == "done", u.job.error
     assert u.checked.ratings.n_ratings == n and u.checked.ratings.n_papers == 40
     assert f"{n} ratings" in r.text or f"{n:,} ratings" in r.text, r.text[:3000]
+
+
+def test_rater_columns_named_after_people_are_told_from_a_rubric_by_their_blanks():
+    """A staff tester's sheet of a line per student and a column per rater named after the person (``@Kim``,
+    ``Baker``, ``Mme Dubois``: each line fills the two or three who read it) beside a school grade was guessed as a
+    rubric of nine criteria (the grade among them) with the row average as the rater.  Numeric columns blank on
+    many lines and together filled on every one are rater columns; a rubric's criteria, filled on every line,
+    stay criteria."""
+    from ratercal_cli.app.guess import guess_columns
+
+    raters = ["@Kim", "Baker", "Hernández", "Mme Dubois", "Renée O'Hara"]
+    header = ["Niveau", "ID élève", *raters, "Moyenne"]
+    rows = []
+    for p in range(30):
+        who = {raters[p % 5], raters[(p + 2) % 5]}
+        cells = {r: (str((p + k) % 5 + 1) if r in who else "") for k, r in enumerate(raters)}
+        rows.append({"Niveau": str(5 + 3 * (p % 2)), "ID élève": f"S{p:04d}", **cells, "Moyenne": f"{p % 5 + 1}.5"})
+    g = guess_columns(header, rows)
+    assert (g.paper, g.rater, g.rater_cols, g.score_cols, g.scale) == ("ID élève", None, raters, [], "1-5")
+    rubric = [{"student": f"S{p}", "rater": f"R{p % 4}", **{c: str((p + k) % 6 + 1) for k, c in enumerate("abcd")}}
+              for p in range(30)]
+    g = guess_columns(["student", "rater", "a", "b", "c", "d"], rubric)
+    assert (g.score_cols, g.rater_cols) == (["a", "b", "c", "d"], [])
