@@ -604,10 +604,13 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
                 while cells and not cells[-1].strip():   # empty columns right of the table
                     cells.pop()
                 header = _header(cells, required, ",", path, n, hint)
+                head_row = n
                 continue
             cells = (cells + [""] * len(header))[:len(header)] if not "".join(cells[len(header):]).strip() else cells
-            if len(cells) != len(header):
-                raise InputError(f"expected {len(header)} fields, found {len(cells)}", path, n)
+            if len(cells) != len(header):   # (one cell above a wider row: a title, a staff tester's dead end)
+                title = (f": row {head_row} holds one cell ({header[0]!r}, a title?) and this row {len(cells)}; delete "
+                         "the row(s) above the columns' names" if len(header) == 1 and not rows else "")
+                raise InputError(f"expected {len(header)} fields, found {len(cells)}{title}", path, n)
             rows.append((n, dict(zip(header, cells))))
         member = getattr(ws, "_worksheet_path", None)
     finally:

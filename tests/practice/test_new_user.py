@@ -360,3 +360,23 @@ def test_a_workbooks_date_column_comes_back_as_the_date(tmp_path):
     lines = (tmp_path / "d.csv").read_text().splitlines()
     assert lines[1].split(",")[3] == "2026-05-01" and lines[2].split(",")[3] == "2026-05-01 14:30:00"
     assert lines[5].split(",")[3] == "2026-05-03"
+
+
+def test_a_title_row_above_the_columns_names_is_said_where_no_column_is_named(tmp_path):
+    """The app reads a file before any column is named (its preview): a sheet whose first row is a title (one merged
+    cell) ended in "expected 1 fields, found 14", a dead end (a staff tester); the command line, given the columns'
+    names, already said which row holds them.  The error now says the row above holds one cell, a title."""
+    from ratercal_cli.errors import InputError
+    from ratercal_cli.practice.ratings_file import read_source
+
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row in (["Notes du trimestre"], ["paper", "rater", "score"], ["P1", "R1", 3], ["P1", "R2", 4]):
+        ws.append(row)
+    wb.save(tmp_path / "t.xlsx")
+    (tmp_path / "t.csv").write_text("Notes du trimestre\npaper,rater,score\nP1,R1,3\nP1,R2,4\n")
+    for name, where in (("t.xlsx", "row 1 holds one cell"), ("t.csv", "the line above holds one field")):
+        with pytest.raises(InputError) as exc:
+            read_source(tmp_path / name, ())
+        assert f"{name}:2: expected 1 fields, found 3: {where} ('Notes du trimestre', a title?)" in str(exc.value)
