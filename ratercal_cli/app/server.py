@@ -582,8 +582,9 @@ def _form_settings(form) -> dict:
     return {"paper": one("paper"), "rater": one("rater"), "score": one("score"), "order": one("order"),
             "group": one("group"), "facets": [str(x) for x in form.getlist("facets")],
             "score_cols": [str(x) for x in form.getlist("score_cols")],
-            "rater_cols": [str(x) for x in form.getlist("rater_cols")] + [   # (a pair of columns per reading: a text)
-                x.strip() for x in str(form.get("reading_cols") or "").split(",") if ":" in x],
+            "rater_cols": [str(x) for x in form.getlist("rater_cols")] + [   # (a pair of columns per reading: a text;
+                x.strip() if ":" in x else f"{x.strip()}:"                  # an entry not a pair is read as one with
+                for x in str(form.get("reading_cols") or "").split(",") if x.strip()],   # no score column: an error)
             "scale": one("scale") or "", "cut": one("cut") or "", "levels": one("levels") or "",
             "resolve": form.get("resolve") == "on", "discrepancy": number("discrepancy", 1, 0, 100),
             "sheet": one("sheet"), "simulate": number("simulate", 0, 0, 1000),

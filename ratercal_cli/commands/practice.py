@@ -538,7 +538,8 @@ def _write_adjusted_output(output, table, result, total, layout="input"):
     from ..practice.ratings_file import write_adjusted
 
     wide = table.wide is not None and layout == "input"
-    if str(output) != "-" and (is_workbook(output) or wide or table.sheet is not None):
+    if wide or str(output) != "-" and (is_workbook(output) or table.sheet is not None):   # (a wide input stays wide
+        # on standard output too: it came back long, a tester; a workbook input is CSV there, as write_adjusted writes)
         return write_adjusted_file(output, table, result, total, layout)
     write_adjusted(output, table, result.by_group(), result.methods, uncertainty=result.uncertainty_by_group(),
                    applied=result.recommended_lines() or None, cells=result.cells_by_group(total))

@@ -65,7 +65,7 @@ def _cell_value(text, label=False, decimal="."):
         t = text.strip()
         if _INT.fullmatch(t):
             number = int(t)
-        elif _FLOAT.fullmatch(t):
+        elif _FLOAT.fullmatch(t) and decimal != ",":   # (in a decimal-comma file 1.234 is a thousand, or text)
             number = float(t)
         elif decimal == "," and _COMMA_FLOAT.fullmatch(t):
             number = float(t.replace(",", "."))

@@ -71,9 +71,9 @@ def expand_pairs(spec, header, path, option) -> list | None:
         return None
     pairs = []
     for x in parts:
-        if x.count(":") != 1:
-            raise ArgumentError(option, f"{x!r}: give each reading as RATER_COLUMN:SCORE_COLUMN (a pattern on each "
-                                "side pairs their columns in the header's order)", path, 1)
+        if x.count(":") != 1 or not all(side.strip() for side in x.split(":")):
+            raise ArgumentError(option, f"{x.rstrip(':')!r}: give each reading as RATER_COLUMN:SCORE_COLUMN (a pattern "
+                                "on each side pairs their columns in the header's order)", path, 1)
         left, right = (expand_columns(side.strip(), header, path, option) for side in x.split(":"))
         if len(left) != len(right):
             raise ArgumentError(option, f"{x!r}: {len(left)} rater column(s) ({', '.join(left)}) against {len(right)} "

@@ -849,6 +849,11 @@ def test_a_pair_of_columns_per_reading_is_guessed_and_every_reading_read(client)
     assert u.job.state == "done", u.job.error
     assert u.checked.ratings.n_ratings == n and u.checked.ratings.n_papers == 40
     assert f"{n} ratings" in r.text or f"{n:,} ratings" in r.text, r.text[:3000]
+    # an entry that is no pair is an error, not dropped (the check ran on the first reading alone, a tester)
+    form["reading_cols"] = "Correcteur 1:Note 1, Correcteur 2"
+    c.post(f"/d/{uid}/columns", data=form, follow_redirects=False)
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "error" and "'Correcteur 2': give each reading as RATER_COLUMN:SCORE_COLUMN" in u.job.error
 
 
 def test_rater_columns_named_after_people_are_told_from_a_rubric_by_their_blanks():

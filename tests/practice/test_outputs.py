@@ -635,8 +635,8 @@ def test_a_workbook_keeps_numbers_and_dates_as_cells_of_their_kind(tmp_path):
     import datetime as dt
 
     src = tmp_path / "f.csv"
-    src.write_text("paper;rater;score;when\n" + "".join(
-        f"P{p};R{(p + k) % 4};{(p * (k + 2)) % 5 + 1}{',0' if p % 3 == 0 else ''};2025-03-{p % 28 + 1:02d}\n"
+    src.write_text("paper;rater;score;when;note\n" + "".join(
+        f"P{p};R{(p + k) % 4};{(p * (k + 2)) % 5 + 1}{',0' if p % 3 == 0 else ''};2025-03-{p % 28 + 1:02d};1.234\n"
         for p in range(30) for k in range(2)), encoding="utf-8")
     out = tmp_path / "a.xlsx"
     res = run("adjust", src, "--sep", "semicolon", "--decimal", "comma", "--scale", "1-5", "-m", "TLI", "-o", out, "-q")
@@ -648,3 +648,4 @@ def test_a_workbook_keeps_numbers_and_dates_as_cells_of_their_kind(tmp_path):
     when = [r[h.index("when")] for r in rows[1:]]
     assert all(isinstance(x, dt.datetime) for x in when) and when[0] == dt.datetime(2025, 3, 1)
     assert {r[h.index("paper")] for r in rows[1:]} == {f"P{p}" for p in range(30)}
+    assert {r[h.index("note")] for r in rows[1:]} == {"1.234"}   # (in a decimal-comma file: a thousand, or text)

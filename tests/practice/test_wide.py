@@ -168,6 +168,10 @@ def test_a_pair_of_columns_per_reading_is_read_as_its_readings(tmp_path):
     assert two["Score 3"] == "" and two["Score 3_TLI"] == ""
     x = dict(zip(a.paper_ids, ra.paper_scores("TLI")))
     assert all(abs(float(r["TLI_paper"]) - x[r["student"]]) < 1e-4 for r in rows)
+    # the same layout on standard output (it came back long there, a tester)
+    res = run("adjust", wide, "--sep", "semicolon", "--paper-col", "student", "--group-col", "grade", "--scale", "1-6",
+              "--rater-cols", "Reader *:Score *", "--resolve-discrepancies", "-m", "TLI", "-o", "-", "-q")
+    assert res.exit_code == 0 and res.stdout.splitlines()[0] == ";".join(list(rows[0])), res.stdout[:300]
 
 
 @pytest.mark.parametrize("body, options, message", [
@@ -179,6 +183,8 @@ def test_a_pair_of_columns_per_reading_is_read_as_its_readings(tmp_path):
      "--rater-cols: 'Reader *:Score *': 2 rater column(s) (Reader 1, Reader 2) against 1 score column(s)"),
     ("student,Reader 1,Score 1,order\nS1,Ann,4,1\n", ("--rater-cols", "Reader 1:Score 1", "--order-col", "order"),
      "--order-col"),
+    ("student,Reader 1,Score 1,Reader 2,Score 2\nS1,Ann,4,Bob,5\n", ("--rater-cols", "Reader 1:Score 1,Reader 2:"),
+     "--rater-cols: 'Reader 2': give each reading as RATER_COLUMN:SCORE_COLUMN"),
 ])
 def test_readings_errors_name_the_files_own_column(tmp_path, body, options, message):
     from support import run
