@@ -556,6 +556,10 @@ def _write_memo(path, source, table, result, levels, change_list, assignment, se
     # Chapter 5's rule as check's recommendation where ratercal check recommends another method)
     reasons = check_ratings(table.ratings, assignment=assignment)
     shown = {k: str(v) for k, v in settings.items() if v not in (None, False, "", ())}
+    for wide, unused in (("rater_cols", ("rater_col", "score_col")), ("score_cols", ("score_col",))):
+        if settings.get(wide):   # (a wide file has no such column: the memo listed rater_col rater, a tester)
+            for k in unused:
+                shown.pop(k, None)
     if settings.get("anchors"):   # (a later year's memo: which anchors, and which raters drifted from them)
         shown.update(_anchor_lines(settings["anchors"], getattr(result, "anchored", None) or []))
     write_memo(path, result, reasons, {"input": Path(source).name, **shown}, sha256_file(source), levels=levels,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import os
+import re
 
 from .text import num_cell as _num
 
@@ -87,11 +88,29 @@ def _advice(rep):
 
 def _basis(rep):
     """What decided the group's one recommendation, in a clause (``short`` of check's decision, with its caveat),
-    or None: said where the decision line above already names the method."""
+    or None: said where the decision line above already names the method.  A study's ``(0.5295 +- 0.0011)`` is
+    named: its error against the true scores (a principal read a bare pair of numbers, a tester)."""
     dec = getattr(rep, "decision", None)
     if dec is None or not getattr(dec, "short", ""):
         return None
-    return f"{dec.short}." + (f" Note: {dec.caveat}." if getattr(dec, "caveat", "") else "")
+    short = re.sub(r"\(([0-9]+\.[0-9]+) \+- ([0-9]+\.[0-9]+)",
+                   r"(its error against the true scores, RMSE, \1 ± \2 points", dec.short)
+    return f"{short}." + (f" Note: {dec.caveat}." if getattr(dec, "caveat", "") else "")
+
+
+def _rule_reason(rep) -> str:
+    """Chapter 5's reason without the method's name again at its end (``...: truncated linear equating``), which the
+    memo's sentence has just named (a tester)."""
+    words = {"TMN": "truncated mean equating", "TLI": "truncated linear equating"}.get(rep.recommendation)
+    reason = str(rep.reason)
+    if words:
+        reason = reason.replace(f": {words} (", " (").removesuffix(f": {words}")
+    return reason
+
+
+def _arrows(text: str) -> str:
+    """``fail->pass`` (the summary's words, escaped) with the memo's arrows (``fail &rarr; pass``)."""
+    return text.replace("-&gt;", " &rarr; ")
 
 
 def _why_not_the_rule(rep):
@@ -163,7 +182,7 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
             same = False
             if not r.facets:
                 items.append(f"Denny's 1990 rule (its Chapter 5) would use {_e(method_words(rep.recommendation))}: "
-                             f"{_e(rep.reason)}.")
+                             f"{_e(_rule_reason(rep))}.")
                 dec = getattr(rep, "decision", None)
                 same = method == "recommended" or (dec.given_by(applied) if dec is not None
                                                    else applied == rep.recommendation)
@@ -215,7 +234,7 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
             tag = r.group_tag(g.name) if r.group is not None else "All students"
             parts.append(f"<p><b>{_e(tag)}</b>: {_e(method_words(g.recommended or method))} at the cut "
                          f"{_e(f'{adjusted.cut:g}')}: "
-                         f"{_e(shrinkage_words(m.unshrunk_moves, len(m.fail_to_pass), len(m.pass_to_fail)))}.</p>")
+                         f"{_arrows(_e(shrinkage_words(m.unshrunk_moves, len(m.fail_to_pass), len(m.pass_to_fail))))}.</p>")
     if level_cols:
         parts.append(levels_html(level_cols))
     parts.append("<h2>Uncertain students</h2>")

@@ -391,7 +391,9 @@ def test_the_decision_memo(tmp_path, monkeypatch):
     # check's one recommendation (the beyond-1990 run's best at two raters a paper), the rule's beside it
     assert ("<b>grade=5</b>: adjust the scores by the Rasch model by marginal maximum likelihood (MML, shrunk)."
             in page)
-    assert "Denny's 1990 rule (its Chapter 5) would use truncated mean equating (TMN)" in page
+    assert "Denny's 1990 rule (its Chapter 5) would use truncated mean equating (TMN): the fewest papers a rater scored " \
+           "is 20 (rater " in page and "), within 8 to 20 (rater spreads are unstable)." in page   # (the method named once)
+    assert page.count("(its error against the true scores, RMSE, 0.5295 ± 0.0011 points)") == 3
     # why check's recommendation is not the rule's, in the memo as the command line's warning says it
     assert page.count("Check follows the study rather than the rule: its 200 replications a cell rank the methods") == 3
     assert "The raters differ by more than chance would make them (the tests that say so: ANOVA F" in page

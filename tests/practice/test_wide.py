@@ -168,6 +168,12 @@ def test_a_pair_of_columns_per_reading_is_read_as_its_readings(tmp_path):
     assert two["Score 3"] == "" and two["Score 3_TLI"] == ""
     x = dict(zip(a.paper_ids, ra.paper_scores("TLI")))
     assert all(abs(float(r["TLI_paper"]) - x[r["student"]]) < 1e-4 for r in rows)
+    # the memo lists no rater or score column for a file that has none (it listed rater_col rater, a tester)
+    memo = tmp_path / "m.html"
+    res = run("adjust", wide, "--sep", "semicolon", "--paper-col", "student", "--group-col", "grade", "--scale", "1-6",
+              "--rater-cols", "Reader *:Score *", "-m", "TLI", "-o", tmp_path / "o2.csv", "--memo", memo, "-q")
+    assert res.exit_code == 0 and "<th>rater_cols</th>" in memo.read_text()
+    assert "<th>rater_col</th>" not in memo.read_text() and "<th>score_col</th>" not in memo.read_text()
     # the same layout on standard output (it came back long there, a tester)
     res = run("adjust", wide, "--sep", "semicolon", "--paper-col", "student", "--group-col", "grade", "--scale", "1-6",
               "--rater-cols", "Reader *:Score *", "--resolve-discrepancies", "-m", "TLI", "-o", "-", "-q")
