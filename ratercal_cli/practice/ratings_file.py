@@ -902,11 +902,16 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     if not len(rows):
         raise InputError("no ratings below the header line", path, 2)
     warnings = list(source.notes)
+    # the columns the analysis reads as they are, which the wide columns may not take in
+    keep = {c: arg(o) for c, o in ((columns.paper, "paper_col"), (columns.group, "group_col"),
+                                   (columns.order, "order_col"),
+                                   *((f, "facet_cols") for f in columns.facets if not (score_cols and f == CRITERION)),
+                                   *(((columns.rater, "rater_col"),) if score_cols else ())) if c}
     if source.formulas:   # (the columns read: those named, the wide ones, and a default order column)
         from .wide import expand_columns, expand_pairs
 
         spec = score_cols or rater_cols
-        pairs = None if not rater_cols else expand_pairs(rater_cols, header, path, "rater_cols")
+        pairs = None if not rater_cols else expand_pairs(rater_cols, header, path, "rater_cols", keep)
         read = {c for c in (columns.paper, columns.rater, columns.score, columns.group, columns.order, *columns.facets,
                             DEFAULT_ORDER_COLUMN) if c} | (
             {c for pr in pairs for c in pr} if pairs else set(expand_columns(spec, header, path, "score_cols" if score_cols
@@ -917,7 +922,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
         from .wide import READING, expand_columns, expand_pairs
 
         option = "score_cols" if score_cols else "rater_cols"
-        pairs = None if score_cols else expand_pairs(rater_cols, header, path, option)
+        pairs = None if score_cols else expand_pairs(rater_cols, header, path, option, keep)
         if pairs is not None and columns.order:
             raise ArgumentError("order_col", f"a file of a pair of columns per reading ({arg('rater_cols')} "
                                 f"{pairs[0][0]}:{pairs[0][1]}, ...) is read in the pairs' order: give no "
@@ -925,11 +930,6 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
         wide = ((list(header), [c for pr in pairs for c in pr], READING) if pairs is not None else
                 (list(header), expand_columns(score_cols or rater_cols, header, path, option),
                  "criterion" if score_cols else "rater"))
-        keep = {c: arg(o) for c, o in ((columns.paper, "paper_col"), (columns.group, "group_col"),
-                                       (columns.order, "order_col"),
-                                       *((f, "facet_cols") for f in columns.facets
-                                         if not (score_cols and f == CRITERION)),
-                                       *(((columns.rater, "rater_col"),) if score_cols else ())) if c}
         header, rows, lines, notes = melt_columns(header, rows, lines, path, score_cols, rater_cols,
                                                   score=columns.score, rater=columns.rater, keep=keep)
         warnings += notes
@@ -961,7 +961,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     flags = np.where(np.isnan(scores), MISSING, OK).astype(np.int8)
     if left is not None:
         flags[left] = LEFT_OUT
-    reading_order, order_col = _order_of_reading(rows, lines, scores, columns, order_col, path, warnings, left)
+    reading_order, order_col = _order_of_reading(rows, lines, scores, columns, order_col, path, warnings, left, fields)
 
     table = RatingsTable(path=path, header=list(header), rows=rows, lines=lines, columns=columns,
                          scale=scale, flag_codes=flags, warnings=warnings, delimiter=delimiter,
@@ -1139,15 +1139,16 @@ def _settle_scale(scale, scores, lines, columns: Columns, path, warnings: list, 
     return scale
 
 
-def _order_of_reading(rows, lines, scores, columns: Columns, order_col, path, warnings: list, left=None):
-    """Warn of the missing scores (not the ratings ``left`` out as asked, said already); ``(rank of each row in
-    the order of reading or None, the order column used or None)``."""
+def _order_of_reading(rows, lines, scores, columns: Columns, order_col, path, warnings: list, left=None, fields=None):
+    """Warn of the missing scores (not the ratings ``left`` out as asked, said already; the first one's column
+    ``fields`` names in a wide file, the file's own); ``(rank of each row in the order of reading or None, the
+    order column used or None)``."""
     missing = np.isnan(scores) if left is None else np.isnan(scores) & ~left
     n_missing = int(missing.sum())
     if n_missing:
-        first = int(lines[int(np.argmax(missing))])
-        warnings.append(f"{path}:{first}: {columns.score}: {n_missing} rating(s) without a usable "
-                        "score (blank or NA) skipped")
+        k = int(np.argmax(missing))
+        warnings.append(f"{path}:{int(lines[k])}: {fields[k] if fields is not None else columns.score}: {n_missing} "
+                        "rating(s) without a usable score (blank or NA) skipped")
     reading_order = None
     if order_col:
         reading_order = _reading_order(rows, lines, order_col, path, strict=bool(columns.order))
@@ -1433,9 +1434,16 @@ def _refuse_duplicates(table, idx, where: str) -> None:
     key = [table.rows.column(c)[idx[j]] for c in (cols.paper, cols.rater) + fcols]   # the labels
     at = "".join(f", {c} {v}" for c, v in zip(fcols, key[2:]))
     key[1] = f"{key[1]}{_as_written(table, int(lines[idx[j]]), cols.rater, key[1])}"
+    field, first = cols.rater, ""
+    if table.wide is not None and table.wide[2] == "reading":   # (the file's own columns: a reading's rater's)
+        from .wide import READING
+
+        rater_of = dict(zip(table.wide[1][1::2], table.wide[1][0::2]))   # score column -> its rater column
+        reading = table.rows.column(READING)
+        field, first = rater_of[reading[idx[j]]], f", {rater_of[reading[idx[dup[j]]]]}"
     raise InputError(f"duplicate rating of paper {key[0]} by rater {key[1]}{at}{where} "
-                     f"(first at line {int(lines[idx[dup[j]]])}){_duplicates_in_all(table, idx, later, dup)}",
-                     table.path, int(lines[idx[j]]), cols.rater)
+                     f"(first at line {int(lines[idx[dup[j]]])}{first}){_duplicates_in_all(table, idx, later, dup)}",
+                     table.path, int(lines[idx[j]]), field)
 
 
 def _duplicates_in_all(table, idx, later, dup) -> str:

@@ -62,9 +62,12 @@ def expand_columns(spec, header, path, option) -> list:
 READING, ORDER = "reading", "order"
 
 
-def expand_pairs(spec, header, path, option) -> list | None:
+def expand_pairs(spec, header, path, option, keep=None) -> list | None:
     """``[(rater column, score column)]`` of ``a:b`` items (each side a name or a pattern, the two sides'
-    columns paired in the header's order), or None where no item is a pair (a column per rater)."""
+    columns paired in the header's order), or None where no item is a pair (a column per rater).  ``keep``:
+    ``{column: its argument}``, the file's columns the analysis reads as they are, which no side may take in
+    (refused before the sides' counts are compared: a pattern that took in the paper column said only that
+    it had more columns than the other side)."""
     items = [spec] if isinstance(spec, str) else list(spec)
     parts = [x.strip() for item in items for x in str(item).split(",") if x.strip()]
     if not any(":" in x for x in parts):
@@ -75,6 +78,10 @@ def expand_pairs(spec, header, path, option) -> list | None:
             raise ArgumentError(option, f"{x.rstrip(':')!r}: give each reading as RATER_COLUMN:SCORE_COLUMN (a pattern "
                                 "on each side pairs their columns in the header's order)", path, 1)
         left, right = (expand_columns(side.strip(), header, path, option) for side in x.split(":"))
+        taken = [c for c in left + right if c in (keep or {})]
+        if taken:
+            raise ArgumentError(option, f"{taken[0]!r} is the file's {keep[taken[0]]} column; name only the "
+                                "readings' rater and score columns", path, 1)
         if len(left) != len(right):
             raise ArgumentError(option, f"{x!r}: {len(left)} rater column(s) ({', '.join(left)}) against {len(right)} "
                                 f"score column(s) ({', '.join(right)})", path, 1)

@@ -191,6 +191,12 @@ def test_a_pair_of_columns_per_reading_is_read_as_its_readings(tmp_path):
      "--order-col"),
     ("student,Reader 1,Score 1,Reader 2,Score 2\nS1,Ann,4,Bob,5\n", ("--rater-cols", "Reader 1:Score 1,Reader 2:"),
      "--rater-cols: 'Reader 2': give each reading as RATER_COLUMN:SCORE_COLUMN"),
+    # (the file's own columns named, not the long file's 'rater'; a pattern taking in the paper column said so)
+    ("student,Reader 1,Score 1,Reader 2,Score 2\nS1,Ann,4,Ann,5\n", ("--rater-cols", "Reader *:Score *"),
+     "f.csv:2: Reader 2: duplicate rating of paper S1 by rater Ann (first at line 2, Reader 1)"),
+    ("Reader ID,Reader 1,Score 1,Reader 2,Score 2\nS1,Ann,4,Bob,5\n", ("--rater-cols", "Reader *:Score *",
+                                                                    "--paper-col", "Reader ID"),
+     "--rater-cols: 'Reader ID' is the file's --paper-col column"),
 ])
 def test_readings_errors_name_the_files_own_column(tmp_path, body, options, message):
     from support import run
@@ -199,6 +205,15 @@ def test_readings_errors_name_the_files_own_column(tmp_path, body, options, mess
     path.write_text(body)
     res = run("check", path, "--paper-col", "student", "--scale", "1-6", *options)
     assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output, res.output
+
+
+def test_a_missing_score_of_a_reading_names_its_column(tmp_path):
+    from support import run
+
+    path = tmp_path / "f.csv"
+    path.write_text("student,Reader 1,Score 1,Reader 2,Score 2\nS1,Ann,4,Bob,5\nS2,Ann,3,Bob,\nS3,Cy,2,Bob,3\n")
+    res = run("check", path, "--paper-col", "student", "--scale", "1-6", "--rater-cols", "Reader *:Score *")
+    assert res.exit_code == 0 and "f.csv:3: Score 2: 1 rating(s) without a usable score" in res.stderr, res.output
 
 
 def test_the_app_guesses_a_pair_of_columns_per_reading():
