@@ -585,7 +585,8 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
             sheet = alike[0]
         ws = wb[sheet if sheet is not None else names[0]]
         _real_extent(ws)
-        header, rows = None, []
+        header, head_row = None, 0
+        rows: list = []
 
         def first_rows():
             for n, values in enumerate(ws.iter_rows(values_only=True, max_row=HEADER_SEARCH), start=1):
