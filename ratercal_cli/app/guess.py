@@ -32,7 +32,7 @@ _SCORE = ("score", "rating", "mark", "points", "result",
 _ORDER = ("order", "reading", "reading order", "read no", "sequence", "seq", "attempt",
           "reihenfolge", "ordre", "orden", "lectura", "volgorde", "ordem")
 _GROUP = ("grade", "group", "class", "cohort", "year", "form", "school", "site", "prompt", "administration",
-          "schule", "klasse", "jahrgang", "ecole", "classe", "niveau", "nivel", "escuela", "clase", "curso", "colegio", "school",
+          "schule", "klasse", "jahrgang", "ecole", "etablissement", "classe", "niveau", "nivel", "escuela", "clase", "curso", "colegio", "school",
           "klas", "escola", "turma")
 _RATER_WIDE = re.compile(r"^(rater|reader|judge|scorer|marker|r)[ _-]?\d+$", re.I)
 #: ... or named after the person (``rater_Adams``, ``Reader: Hill``), where the column holds whole numbers (scores):

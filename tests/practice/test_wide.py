@@ -227,6 +227,9 @@ def test_the_app_guesses_a_pair_of_columns_per_reading():
     g = guess_columns(header, rows)
     assert (g.paper, g.rater, g.score, g.group) == ("ID élève", None, None, "Niveau")
     assert g.rater_cols == ["Correcteur 1:Note 1", "Correcteur 2:Note 2", "Correcteur 3:Note 3"] and g.scale == "1-5"
+    h = ["Établissement", "copie", "Correcteur 1", "Note 1", "Correcteur 2", "Note 2"]   # (a tester's: no group guessed)
+    g = guess_columns(h, [dict(zip(h, ["S1", f"P{p}", "Kim", "3", "Ng", str(p % 6 + 1)])) for p in range(10)])
+    assert (g.group, g.paper) == ("Établissement", "copie")
     h = ["student", "Reader 1", "Score 1", "Reader 2", "Score 2"]
     g = guess_columns(h, [dict(zip(h, [f"S{p}", "Ann", "3", "Bob", str(p % 6 + 1)])) for p in range(10)])
     assert g.rater_cols == ["Reader 1:Score 1", "Reader 2:Score 2"] and g.order is None
