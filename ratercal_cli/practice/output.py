@@ -141,31 +141,31 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
             beside[key] = m
     drop = {adjusted_columns([m])[0] for m in methods} if kind == "criterion" else set()
     tail = [c for c in extra if c not in beside and c not in drop]
-    header = []
-    for h in in_header:
-        header.append(h)
-        if h in cols:
-            header += [f"{h}_{m}" for m in beside.values()]
-    clash = [h for h in header + tail if (header + ["flag"] + tail).count(h) > 1]
-    if clash:
-        raise InputError(f"input already has a column {clash[0]!r} that the wide output adds; rename it",
-                         table.path, 1, clash[0])
-    header = header + ["flag"] + tail
-    by_line: dict = {}
-    for i, ln in enumerate(table.lines.tolist()):
-        by_line.setdefault(ln, []).append(i)
+    header = _wide_header(table, in_header, set(cols), beside, tail)
+    by_line, firsts = _by_line(table)
     wide_cols = set(cols)
-    firsts = np.array([idx[0] for idx in by_line.values()], dtype=np.int64)   # each line's first long row
     new_of, score_of = table.rows.values(new_col), table.rows.values(score_col)
     beside_of = [added(c) for c in beside]
     kept = {h: table.rows.values(h, firsts) for h in in_header if h not in wide_cols}   # a cell per line
     tail_of = [added(c, firsts) for c in tail]
+    return header, _wide_lines(in_header, by_line, new_of, score_of, beside_of, kept, flags, tail_of, wide_cols)
+
+
+def _wide_lines(in_header, by_line, key_of, score_of, beside_of, kept, flags, tail_of, value_cols, pairs=None,
+                rater_of=None) -> list:
+    """A wide output's rows, a line per input line (``by_line``): each of ``value_cols`` its long row's score (the
+    long row whose ``key_of`` is the column's name) and its adjusted cells (``beside_of``), each rater column of
+    ``pairs`` (``{rater column: its score column}``) that reading's rater (``rater_of``), the other input columns
+    as they were (``kept``), then the flags and ``tail_of``."""
     rows = []
     for k, idx in enumerate(by_line.values()):
-        at = {new_of[i]: i for i in idx}
+        at = {key_of[i]: i for i in idx}
         row = []
         for h in in_header:
-            if h in wide_cols:
+            if pairs and h in pairs:   # a reading's rater
+                i = at.get(pairs[h])
+                row.append(rater_of[i] if i is not None else "")
+            elif h in value_cols:
                 i = at.get(h)
                 row.append(score_of[i] if i is not None else "")
                 row += [b[i] if i is not None else None for b in beside_of]
@@ -174,7 +174,30 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
         row.append(" ".join(dict.fromkeys(flags[i] for i in idx if flags[i])))
         row += [t[k] for t in tail_of]
         rows.append(row)
-    return header, rows
+    return rows
+
+
+def _wide_header(table, in_header, after, beside, tail) -> list:
+    """A wide output's header: the input's columns, each of ``after`` followed by its adjusted columns (``h_X`` per
+    method of ``beside``), then the flag and ``tail``; an :class:`InputError` where a name it adds is the input's."""
+    header = []
+    for h in in_header:
+        header.append(h)
+        if h in after:
+            header += [f"{h}_{m}" for m in beside.values()]
+    clash = [h for h in header + tail if (header + ["flag"] + tail).count(h) > 1]
+    if clash:
+        raise InputError(f"input already has a column {clash[0]!r} that the wide output adds; rename it",
+                         table.path, 1, clash[0])
+    return header + ["flag"] + tail
+
+
+def _by_line(table) -> tuple:
+    """``({input line: its long rows}, each line's first long row)`` of a wide input, in the lines' order."""
+    by_line: dict = {}
+    for i, ln in enumerate(table.lines.tolist()):
+        by_line.setdefault(ln, []).append(i)
+    return by_line, np.array([idx[0] for idx in by_line.values()], dtype=np.int64)
 
 
 def _reading_rows(table, values, shifted, extra, text, methods, wide, flags, added):
@@ -193,43 +216,15 @@ def _reading_rows(table, values, shifted, extra, text, methods, wide, flags, add
         if rating_col in extra:
             beside[rating_col] = m
     tail = [c for c in extra if c not in beside]
-    header = []
-    for h in in_header:
-        header.append(h)
-        if h in score_cols:
-            header += [f"{h}_{m}" for m in beside.values()]
-    clash = [h for h in header + tail if (header + ["flag"] + tail).count(h) > 1]
-    if clash:
-        raise InputError(f"input already has a column {clash[0]!r} that the wide output adds; rename it",
-                         table.path, 1, clash[0])
-    header = header + ["flag"] + tail
-    by_line: dict = {}
-    for i, ln in enumerate(table.lines.tolist()):
-        by_line.setdefault(ln, []).append(i)
-    firsts = np.array([idx[0] for idx in by_line.values()], dtype=np.int64)
+    header = _wide_header(table, in_header, score_cols, beside, tail)
+    by_line, firsts = _by_line(table)
     reading_of, rater_of = table.rows.values(READING), table.rows.values(table.columns.rater)
     score_of = table.rows.values(table.columns.score)
     beside_of = [added(c) for c in beside]
     kept = {h: table.rows.values(h, firsts) for h in in_header if h not in set(cols)}
     tail_of = [added(c, firsts) for c in tail]
-    rows = []
-    for k, idx in enumerate(by_line.values()):
-        at = {reading_of[i]: i for i in idx}
-        row = []
-        for h in in_header:
-            if h in pairs:   # a reading's rater
-                i = at.get(pairs[h])
-                row.append(rater_of[i] if i is not None else "")
-            elif h in score_cols:
-                i = at.get(h)
-                row.append(score_of[i] if i is not None else "")
-                row += [b[i] if i is not None else None for b in beside_of]
-            else:
-                row.append(kept[h][k])
-        row.append(" ".join(dict.fromkeys(flags[i] for i in idx if flags[i])))
-        row += [t[k] for t in tail_of]
-        rows.append(row)
-    return header, rows
+    return header, _wide_lines(in_header, by_line, reading_of, score_of, beside_of, kept, flags, tail_of, score_cols,
+                               pairs, rater_of)
 
 
 def like_input(table) -> dict:

@@ -122,7 +122,7 @@ def melt_columns(header, rows, lines, path, score_cols=None, rater_cols=None, sc
     """
     import numpy as np
 
-    from ..columnar import Column, Rows, first_seen
+    from ..columnar import Rows
 
     if score_cols and rater_cols:
         raise ArgumentError("rater_cols", f"give {arg('score_cols')} (a column per criterion) or "
@@ -158,16 +158,8 @@ def melt_columns(header, rows, lines, path, score_cols=None, rater_cols=None, sc
     at = np.flatnonzero(filled.ravel())   # (row, column) of each long row, row by row
     row, j = at // m, at % m
 
-    def first_seen_first(codes, labels):
-        """The column of ``codes`` into ``labels``, labels in the order they first appear (unused ones out)."""
-        if not len(codes):
-            return Column(np.zeros(0, dtype=np.int64), [])
-        inverse, seen = first_seen(np.ascontiguousarray(codes, dtype=np.int64))
-        return Column(inverse, [labels[k] for k in seen.tolist()])
-
-    out = {c: (Column(rows.column(c).codes[row], rows.column(c).labels) if filled.all() else
-               first_seen_first(rows.column(c).codes[row], rows.column(c).labels)) for c in others}
-    out[new] = first_seen_first(j, cols)
+    out = _kept_columns(rows, others, row, filled.all())
+    out[new] = _first_seen_first(j, cols)
     # the score: each wide column's labels one after another, one code per distinct text
     texts = [v for col in wide for v in col.labels]
     code: dict = {}
@@ -177,7 +169,7 @@ def melt_columns(header, rows, lines, path, score_cols=None, rater_cols=None, sc
     for k, col in enumerate(wide):
         mine = j == k
         cell[mine] = offset[k] + col.codes[row[mine]]
-    out[score] = first_seen_first(merged[cell] if at.size else cell, list(code))
+    out[score] = _first_seen_first(merged[cell] if at.size else cell, list(code))
     notes = [f"{path}: {n} wide row(s) read as {at.size} rating(s): a rating per "
              f"{cell_name} column ({', '.join(cols)})"]
     return others + [new, score], Rows(others + [new, score], out, int(at.size)), lines[row], notes
@@ -190,7 +182,7 @@ def _melt_readings(header, rows, lines, path, pairs, score, rater, keep):
     :data:`READING` (the reading's score column) and :data:`ORDER` (its pair's place, from 1)."""
     import numpy as np
 
-    from ..columnar import Column, Rows, first_seen
+    from ..columnar import Rows
 
     flat = [c for pr in pairs for c in pr]
     taken = [c for c in flat if c in (keep or {})]
@@ -217,12 +209,6 @@ def _melt_readings(header, rows, lines, path, pairs, score, rater, keep):
     at = np.flatnonzero(filled.ravel())   # (row, pair) of each long row, row by row
     row, j = at // m, at % m
 
-    def first_seen_first(codes, labels):
-        if not len(codes):
-            return Column(np.zeros(0, dtype=np.int64), [])
-        inverse, seen = first_seen(np.ascontiguousarray(codes, dtype=np.int64))
-        return Column(inverse, [labels[k] for k in seen.tolist()])
-
     def merged(side):
         """The long column of the pairs' ``side`` (0 the raters', 1 the scores'): one code per distinct text."""
         texts = [v for pr in cols for v in pr[side].labels]
@@ -233,14 +219,34 @@ def _melt_readings(header, rows, lines, path, pairs, score, rater, keep):
         for k, pr in enumerate(cols):
             mine = j == k
             cell[mine] = offset[k] + pr[side].codes[row[mine]]
-        return first_seen_first(codes[cell] if at.size else cell, list(code))
+        return _first_seen_first(codes[cell] if at.size else cell, list(code))
 
-    out = {c: (Column(rows.column(c).codes[row], rows.column(c).labels) if filled.all() else
-               first_seen_first(rows.column(c).codes[row], rows.column(c).labels)) for c in others}
+    out = _kept_columns(rows, others, row, filled.all())
     out[rater], out[score] = merged(0), merged(1)
-    out[READING] = first_seen_first(j, [b for _, b in pairs])
-    out[ORDER] = first_seen_first(j, [str(k + 1) for k in range(m)])
+    out[READING] = _first_seen_first(j, [b for _, b in pairs])
+    out[ORDER] = _first_seen_first(j, [str(k + 1) for k in range(m)])
     new = others + [rater, score, READING, ORDER]
     notes = [f"{path}: {n} wide row(s) read as {at.size} rating(s): a reading per pair of columns "
              f"({', '.join(f'{a}:{b}' for a, b in pairs)}), read in that order"]
     return new, Rows(new, out, int(at.size)), lines[row], notes
+
+
+def _first_seen_first(codes, labels):
+    """The column of ``codes`` into ``labels``, labels in the order they first appear (unused ones out)."""
+    import numpy as np
+
+    from ..columnar import Column, first_seen
+
+    if not len(codes):
+        return Column(np.zeros(0, dtype=np.int64), [])
+    inverse, seen = first_seen(np.ascontiguousarray(codes, dtype=np.int64))
+    return Column(inverse, [labels[k] for k in seen.tolist()])
+
+
+def _kept_columns(rows, names, row, every: bool) -> dict:
+    """The wide file's other columns ``names``, a cell per long row (``row``: each one's wide row); with ``every``
+    (each wide row made as many long rows) their labels as they are, else those used, as they first appear."""
+    from ..columnar import Column
+
+    return {c: (Column(rows.column(c).codes[row], rows.column(c).labels) if every else
+                _first_seen_first(rows.column(c).codes[row], rows.column(c).labels)) for c in names}
