@@ -233,7 +233,8 @@ def fit_say(report) -> dict:
 
 def _run(study) -> str:
     """`` (beyond-1990 run, 200 replications)`` where the row is that run's."""
-    return "" if study["study"] == "corrected" else f" ({study['study']} run, {study['replications']} replications)"
+    name = {"beyond1990": "beyond-1990"}.get(study["study"], study["study"])   # (as the text names it elsewhere)
+    return "" if study["study"] == "corrected" else f" ({name} run, {study['replications']} replications)"
 
 
 def _label(say) -> str:
@@ -270,9 +271,11 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                "assignment": found.to_dict() if found is not None else None}
     reasons = [f"Chapter 5's rule: {rule['method']} ({rule['reason']})"]
     if study is not None:
+        best = study["best"]   # (said where it is not the pick: "MML shrunk (0.5295 +- 0.0011; best MML shrunk 0.5295)")
+        other = (best["method"], best["shrinkage"]) != (study["method"], study["shrinkage"])
         reasons.append(f"the corrected study{_run(study)} at {study['raters']} rater(s) per paper: {study['method']} "
-                       f"{_lv(study['shrinkage'])} ({study['rmse']:.4f} +- {study['mcse']:.4f}; best "
-                       f"{study['best']['method']} {_lv(study['best']['shrinkage'])} {study['best']['rmse']:.4f}"
+                       f"{_lv(study['shrinkage'])} ({study['rmse']:.4f} +- {study['mcse']:.4f}"
+                       + (f"; best {best['method']} {_lv(best['shrinkage'])} {best['rmse']:.4f}" if other else "")
                        + (f"; equivalent within Monte Carlo error: {', '.join(study['equivalent'])}"
                           if len(study["equivalent"]) > 1 else "") + ")")
     if sim is not None:

@@ -398,7 +398,7 @@ def test_the_decision_memo(tmp_path, monkeypatch):
     assert page.count("Check follows the study rather than the rule: its 200 replications a cell rank the methods") == 3
     assert "The raters differ by more than chance would make them (the tests that say so: ANOVA F" in page
     # (its basis, not the method again: the decision line names it)
-    assert page.count("It is check's recommendation; its basis: the corrected study (beyond1990 run") == 3
+    assert page.count("It is check's recommendation; its basis: the corrected study (beyond-1990 run") == 3
     assert page.count("by marginal maximum likelihood (MML, shrunk)") == 3
     # the students closest to a cut, each with its group (one list of all grades named none)
     first = page.split("Closest to a cut first: ", 1)[1].split(" and ", 1)[0].split(", ")
@@ -651,3 +651,14 @@ def test_a_workbook_keeps_numbers_and_dates_as_cells_of_their_kind(tmp_path):
     assert all(isinstance(x, dt.datetime) for x in when) and when[0] == dt.datetime(2025, 3, 1)
     assert {r[h.index("paper")] for r in rows[1:]} == {f"P{p}" for p in range(30)}
     assert {r[h.index("note")] for r in rows[1:]} == {"1.234"}   # (in a decimal-comma file: a thousand, or text)
+
+
+def test_checks_study_reason_names_the_run_one_way_and_the_best_only_when_another(tmp_path):
+    """A tester read "(beyond1990 run" beside "beyond-1990" and "MML shrunk (0.5295 +- 0.0011; best MML shrunk
+    0.5295)": the run is named one way, and the best only where it is not the pick."""
+    res = run("check", RATINGS, *README_ARGS, "--json")
+    assert res.exit_code == 0, res.output
+    reasons = [x for g in json.loads(res.stdout)["groups"] for x in g["reasons"]]
+    study = [x for x in reasons if x.startswith("the corrected study")]
+    assert study and all("(beyond-1990 run, 200 replications)" in x for x in study)
+    assert all("; best MML shrunk" not in x for x in study if ": MML shrunk (" in x)
