@@ -285,8 +285,9 @@ def levels_html(level_cols, noun: str = "student") -> str:
                                                               for _, lc in level_cols) + "</tr>"
                    for k, name in enumerate(level_cols[0][1].levels.names))
     out = f"<table><tr><th rowspan=2>level</th>{head}</tr><tr>{sub}</tr>{body}</table>"
+    # (two levels, one cut: the table's "changed level (2 up, 40 down)" says the moves; said again here, a tester)
     flows = [f"<b>{_e(tag)}</b>: " + "; ".join(f"{_e(a)} &rarr; {_e(b)} {c}" for a, b, c in lc.flows())
-             for tag, lc in level_cols if lc.flows()]
+             for tag, lc in level_cols if lc.flows() and len(lc.levels.names) > 2]
     if flows:
         out += "<p>Moves between levels: " + "<br>".join(flows) + ".</p>"
     # (many changes of a shrunk method can be its pull toward the mean; one cut's, the pass/fail account says)

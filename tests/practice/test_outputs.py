@@ -598,6 +598,8 @@ def test_the_memo_says_a_single_cut_on_the_grid_of_raw_averages(tmp_path):
         moved = sum(r["moved"] == "yes" for r in mine)
         assert on and f"<b>grade={g}</b>: {on} student(s) have a given score exactly on a cut ({on} at 3)" in page
         assert f"of the {moved} level change(s) are theirs" in page
+    # the moves between two levels are the table's "changed level (up, down)": not listed again (a tester)
+    assert "Moves between levels" not in page
 
 
 def test_check_and_compare_read_a_decimal_comma_cut_as_adjust_does(tmp_path):
