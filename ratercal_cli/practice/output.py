@@ -100,7 +100,7 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
     and the added columns (floats on the file's scale, None for blank; ``text`` columns as text).
 
     ``values``, ``shifted``, ``extra``, ``text``: :func:`.ratings_file._adjusted_values`' columns per
-    long row; ``methods`` the methods' codes.  ``wide``: ``(input header, wide columns, "criterion" | "rater")`` of a wide input, or None.
+    long row; ``methods`` the methods' codes.  ``wide``: ``(input header, wide columns, "criterion" | "rater" | "reading")`` of a wide input, or None.
     """
     from ..columnar import first_seen
 
@@ -124,14 +124,18 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
         rows = [list(r) for r in zip(*(table.rows.values(c) for c in table.header), flags,
                                      *(added(c) for c in extra))]
         return header, rows
+    from ..vocabulary import adjusted_columns
+    from .wide import READING
+
     in_header, cols, kind = wide
-    if kind == "reading":
-        return _reading_rows(table, values, shifted, extra, text, methods, wide, flags, added)
-    new_col = "criterion" if kind == "criterion" else table.columns.rater
+    # a pair of columns per reading (kind "reading": ``cols`` rater, score, rater, score...): each rater column its
+    # reading's rater, each score column its score; a long row's wide column is its reading's score column
+    pairs = dict(zip(cols[0::2], cols[1::2])) if kind == "reading" else None
+    value_cols = set(pairs.values()) if pairs else set(cols)
+    new_col = {"criterion": "criterion", "reading": READING}.get(kind, table.columns.rater)
     score_col = table.columns.score
     # beside each wide column: the student's adjusted score on the criterion (X_paper) or the rating
     # adjusted (X); a rubric's per-rating X is left out (its cell's X_paper says it); the rest at the end
-    from ..vocabulary import adjusted_columns
 
     beside = {}
     for m in methods:
@@ -141,14 +145,14 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
             beside[key] = m
     drop = {adjusted_columns([m])[0] for m in methods} if kind == "criterion" else set()
     tail = [c for c in extra if c not in beside and c not in drop]
-    header = _wide_header(table, in_header, set(cols), beside, tail)
+    header = _wide_header(table, in_header, value_cols, beside, tail)
     by_line, firsts = _by_line(table)
-    wide_cols = set(cols)
     new_of, score_of = table.rows.values(new_col), table.rows.values(score_col)
     beside_of = [added(c) for c in beside]
-    kept = {h: table.rows.values(h, firsts) for h in in_header if h not in wide_cols}   # a cell per line
+    kept = {h: table.rows.values(h, firsts) for h in in_header if h not in set(cols)}   # a cell per line
     tail_of = [added(c, firsts) for c in tail]
-    return header, _wide_lines(in_header, by_line, new_of, score_of, beside_of, kept, flags, tail_of, wide_cols)
+    return header, _wide_lines(in_header, by_line, new_of, score_of, beside_of, kept, flags, tail_of, value_cols,
+                               pairs, table.rows.values(table.columns.rater) if pairs else None)
 
 
 def _wide_lines(in_header, by_line, key_of, score_of, beside_of, kept, flags, tail_of, value_cols, pairs=None,
@@ -198,33 +202,6 @@ def _by_line(table) -> tuple:
     for i, ln in enumerate(table.lines.tolist()):
         by_line.setdefault(ln, []).append(i)
     return by_line, np.array([idx[0] for idx in by_line.values()], dtype=np.int64)
-
-
-def _reading_rows(table, values, shifted, extra, text, methods, wide, flags, added):
-    """:func:`adjusted_rows` of a file of a pair of columns per reading (:mod:`.wide`): a line per input line,
-    each reading's rater and score columns as they were, the score's followed by that rating adjusted per
-    method (``score 1_MN``), then the flags and the paper's columns (``MN_paper``...)."""
-    from ..vocabulary import adjusted_columns
-    from .wide import READING
-
-    in_header, cols, _ = wide
-    pairs = dict(zip(cols[0::2], cols[1::2]))   # rater column -> its score column
-    score_cols = set(pairs.values())
-    beside = {}
-    for m in methods:
-        rating_col = adjusted_columns([m])[0]
-        if rating_col in extra:
-            beside[rating_col] = m
-    tail = [c for c in extra if c not in beside]
-    header = _wide_header(table, in_header, score_cols, beside, tail)
-    by_line, firsts = _by_line(table)
-    reading_of, rater_of = table.rows.values(READING), table.rows.values(table.columns.rater)
-    score_of = table.rows.values(table.columns.score)
-    beside_of = [added(c) for c in beside]
-    kept = {h: table.rows.values(h, firsts) for h in in_header if h not in set(cols)}
-    tail_of = [added(c, firsts) for c in tail]
-    return header, _wide_lines(in_header, by_line, reading_of, score_of, beside_of, kept, flags, tail_of, score_cols,
-                               pairs, rater_of)
 
 
 def like_input(table) -> dict:

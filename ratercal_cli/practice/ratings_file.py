@@ -908,16 +908,6 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
                                    (columns.order, "order_col"),
                                    *((f, "facet_cols") for f in columns.facets if not (score_cols and f == CRITERION)),
                                    *(((columns.rater, "rater_col"),) if score_cols else ())) if c}
-    if source.formulas:   # (the columns read: those named, the wide ones, and a default order column)
-        from .wide import expand_columns, expand_pairs
-
-        spec = score_cols or rater_cols
-        pairs = None if not rater_cols else expand_pairs(rater_cols, header, path, "rater_cols", keep)
-        read = {c for c in (columns.paper, columns.rater, columns.score, columns.group, columns.order, *columns.facets,
-                            DEFAULT_ORDER_COLUMN) if c} | (
-            {c for pr in pairs for c in pr} if pairs else set(expand_columns(spec, header, path, "score_cols" if score_cols
-                                                                             else "rater_cols")) if spec else set())
-        _refuse_formulas(path, source.formulas, read, warnings)
     wide = None
     if score_cols or rater_cols:
         from .wide import READING, expand_columns, expand_pairs
@@ -931,6 +921,11 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
         wide = ((list(header), [c for pr in pairs for c in pr], READING) if pairs is not None else
                 (list(header), expand_columns(score_cols or rater_cols, header, path, option),
                  "criterion" if score_cols else "rater"))
+    if source.formulas:   # (the columns read: those named, the wide ones, and a default order column)
+        read = {c for c in (columns.paper, columns.rater, columns.score, columns.group, columns.order, *columns.facets,
+                            DEFAULT_ORDER_COLUMN) if c} | set(wide[1] if wide is not None else ())
+        _refuse_formulas(path, source.formulas, read, warnings)
+    if wide is not None:
         header, rows, lines, notes = melt_columns(header, rows, lines, path, score_cols, rater_cols,
                                                   score=columns.score, rater=columns.rater, keep=keep)
         warnings += notes
@@ -942,7 +937,7 @@ def read_ratings_file(path, scale=None, columns: Columns = Columns(), delimiter=
     order_col = columns.order or (DEFAULT_ORDER_COLUMN if DEFAULT_ORDER_COLUMN in header else None)
 
     # the file's own column of each score, for errors: in a wide file the criterion's or the rater's
-    wide_by = None if wide is None else CRITERION if score_cols else wide[2] if wide[2] != "rater" else columns.rater
+    wide_by = None if wide is None else columns.rater if wide[2] == "rater" else wide[2]   # ("criterion", "reading")
     fields = None if wide_by is None else rows.column(wide_by)
     scores = _parse_fields(rows, lines, columns, order_col, path, decimal, fields)
     if score_cols and fields is not None:   # a criterion with no score at all: totals over the others, which a cut set for all misreads

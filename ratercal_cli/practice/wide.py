@@ -127,9 +127,9 @@ def melt_columns(header, rows, lines, path, score_cols=None, rater_cols=None, sc
     if score_cols and rater_cols:
         raise ArgumentError("rater_cols", f"give {arg('score_cols')} (a column per criterion) or "
                             f"{arg('rater_cols')} (a column per rater), not both", path)
-    pairs = None if score_cols else expand_pairs(rater_cols, header, path, "rater_cols")
+    pairs = None if score_cols else expand_pairs(rater_cols, header, path, "rater_cols", keep)
     if pairs is not None:
-        return _melt_readings(header, rows, lines, path, pairs, score, rater, keep)
+        return _melt_readings(header, rows, lines, path, pairs, score, rater)
     if score_cols:
         cols, new, cell_name = expand_columns(score_cols, header, path, "score_cols"), criterion, "criterion"
         clash = [c for c in (criterion, score) if c in header and c not in cols]
@@ -160,35 +160,23 @@ def melt_columns(header, rows, lines, path, score_cols=None, rater_cols=None, sc
 
     out = _kept_columns(rows, others, row, filled.all())
     out[new] = _first_seen_first(j, cols)
-    # the score: each wide column's labels one after another, one code per distinct text
-    texts = [v for col in wide for v in col.labels]
-    code: dict = {}
-    merged = np.array([code.setdefault(v, len(code)) for v in texts], dtype=np.int64)
-    offset = np.cumsum([0] + [len(col.labels) for col in wide])
-    cell = np.empty(at.size, dtype=np.int64)
-    for k, col in enumerate(wide):
-        mine = j == k
-        cell[mine] = offset[k] + col.codes[row[mine]]
-    out[score] = _first_seen_first(merged[cell] if at.size else cell, list(code))
+    out[score] = _merged(wide, row, j)
     notes = [f"{path}: {n} wide row(s) read as {at.size} rating(s): a rating per "
              f"{cell_name} column ({', '.join(cols)})"]
     return others + [new, score], Rows(others + [new, score], out, int(at.size)), lines[row], notes
 
 
-def _melt_readings(header, rows, lines, path, pairs, score, rater, keep):
+def _melt_readings(header, rows, lines, path, pairs, score, rater):
     """:func:`melt_columns` of a file of a pair of columns per reading (module docstring): a reading where
     its rater's cell is filled (a blank score then a missing rating, as in a long file; a score whose rater's
     cell is blank an error naming the line), the long columns the file's others, ``rater``, ``score``,
-    :data:`READING` (the reading's score column) and :data:`ORDER` (its pair's place, from 1)."""
+    :data:`READING` (the reading's score column) and :data:`ORDER` (its pair's place, from 1); ``pairs`` from
+    :func:`expand_pairs` (which refuses the file's kept columns)."""
     import numpy as np
 
     from ..columnar import Rows
 
     flat = [c for pr in pairs for c in pr]
-    taken = [c for c in flat if c in (keep or {})]
-    if taken:
-        raise ArgumentError("rater_cols", f"{taken[0]!r} is the file's {keep[taken[0]]} column; name only the "
-                            "readings' rater and score columns", path, 1)
     clash = [c for c in (rater, score, READING, ORDER) if c in header and c not in flat]
     if clash:
         raise InputError(f"the file already has a column {clash[0]!r}, which the readings' columns would make; "
@@ -209,26 +197,31 @@ def _melt_readings(header, rows, lines, path, pairs, score, rater, keep):
     at = np.flatnonzero(filled.ravel())   # (row, pair) of each long row, row by row
     row, j = at // m, at % m
 
-    def merged(side):
-        """The long column of the pairs' ``side`` (0 the raters', 1 the scores'): one code per distinct text."""
-        texts = [v for pr in cols for v in pr[side].labels]
-        code: dict = {}
-        codes = np.array([code.setdefault(v, len(code)) for v in texts], dtype=np.int64)
-        offset = np.cumsum([0] + [len(pr[side].labels) for pr in cols])
-        cell = np.empty(at.size, dtype=np.int64)
-        for k, pr in enumerate(cols):
-            mine = j == k
-            cell[mine] = offset[k] + pr[side].codes[row[mine]]
-        return _first_seen_first(codes[cell] if at.size else cell, list(code))
-
     out = _kept_columns(rows, others, row, filled.all())
-    out[rater], out[score] = merged(0), merged(1)
+    out[rater], out[score] = (_merged([pr[side] for pr in cols], row, j) for side in (0, 1))
     out[READING] = _first_seen_first(j, [b for _, b in pairs])
     out[ORDER] = _first_seen_first(j, [str(k + 1) for k in range(m)])
     new = others + [rater, score, READING, ORDER]
     notes = [f"{path}: {n} wide row(s) read as {at.size} rating(s): a reading per pair of columns "
              f"({', '.join(f'{a}:{b}' for a, b in pairs)}), read in that order"]
     return new, Rows(new, out, int(at.size)), lines[row], notes
+
+
+def _merged(wide, row, j):
+    """One long column of the wide columns ``wide`` (:class:`~ratercal_cli.columnar.Column` s), long row ``i``
+    taking wide column ``j[i]``'s cell on wide row ``row[i]``: each wide column's labels one after another, one
+    code per distinct text, in the order they first appear."""
+    import numpy as np
+
+    texts = [v for col in wide for v in col.labels]
+    code: dict = {}
+    merged = np.array([code.setdefault(v, len(code)) for v in texts], dtype=np.int64)
+    offset = np.cumsum([0] + [len(col.labels) for col in wide])
+    cell = np.empty(row.size, dtype=np.int64)
+    for k, col in enumerate(wide):
+        mine = j == k
+        cell[mine] = offset[k] + col.codes[row[mine]]
+    return _first_seen_first(merged[cell] if row.size else cell, list(code))
 
 
 def _first_seen_first(codes, labels):
