@@ -328,29 +328,31 @@ def canonical_order(ratings: Ratings, rater_rank=None) -> tuple:
     file's order of lines does not set (nor, but for raters whose ratings are alike, their labels): raters by
     what they gave (:func:`rater_profile`: count, sum and sum of squares of their scores; a tie by label), each
     rating by its rater's place and its score, each paper by its number of ratings and its ratings' keys
-    sorted, the ratings paper by paper (papers alike in every key are interchangeable).  The draws made over
+    sorted, the ratings paper by paper (papers alike in every key are interchangeable; a paper's ratings alike
+    in rater and score too).  The draws made over
     ratings or papers (:func:`rewired`, :func:`rest_items`, :func:`quality_distribution`) are made in this
     order: made in the file's order, a researcher tester's file read as its lines came found two clusters,
     and with a paper's lines apart (the same ratings) none, and another recommendation (TMN where NO).
     ``rater_rank``: the raters' places where the caller has an order that breaks more ties than their
     profiles (:func:`refined_rank`)."""
+    from ..methods.mml_engine import paper_patterns
+
     J, P, K = ratings.n_raters, ratings.n_papers, ratings.max_score + 1
     if rater_rank is None:
         prof = rater_profile(ratings)
         rater_rank = np.empty(J, dtype=np.int64)
         rater_rank[np.lexsort((np.arange(J), prof[:, 2], prof[:, 1], prof[:, 0]))] = np.arange(J)
     key = rater_rank[ratings.rater] * K + np.asarray(ratings.score, dtype=np.int64)
-    by_key = np.lexsort((key, ratings.paper))   # (paper by paper, each paper's keys ascending)
-    n = np.bincount(ratings.paper, minlength=P)
-    width = int(n.max(initial=0))
-    start = np.r_[0, np.cumsum(n)[:-1]]
-    at = np.arange(ratings.n_ratings) - np.repeat(start, n)   # (each rating's place among its paper's keys)
-    keys = np.full((P, max(width, 1)), -1, dtype=np.int64)
-    keys[ratings.paper[by_key], at] = key[by_key]
+    # each paper's keys sorted, the papers by their number of ratings and then those keys (the engine's patterns,
+    # numbered in that order: a radix sort, where np.lexsort of every key column took 0.4 s at 1M ratings); papers
+    # alike by their number, the papers without ratings last
+    papers, pattern, _ = paper_patterns(ratings.paper, key, J * K)
+    by_pattern = np.full(P, int(pattern.max(initial=-1)) + 1, dtype=np.int64)
+    by_pattern[papers] = pattern
     paper_rank = np.empty(P, dtype=np.int64)
-    paper_rank[np.lexsort((np.arange(P), *keys.T[::-1], n))] = np.arange(P)
+    paper_rank[np.argsort(by_pattern, kind="stable")] = np.arange(P)
     rating_rank = np.empty(ratings.n_ratings, dtype=np.int64)
-    rating_rank[np.lexsort((np.arange(ratings.n_ratings), key, paper_rank[ratings.paper]))] = np.arange(ratings.n_ratings)
+    rating_rank[np.argsort(paper_rank[ratings.paper] * (J * K) + key, kind="stable")] = np.arange(ratings.n_ratings)
     return rating_rank, paper_rank
 
 
