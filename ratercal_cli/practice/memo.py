@@ -101,7 +101,7 @@ def _basis(rep):
 def _rule_reason(rep) -> str:
     """Chapter 5's reason without the method's name again at its end (``...: truncated linear equating``), which the
     memo's sentence has just named (a tester)."""
-    words = {"TMN": "truncated mean equating", "TLI": "truncated linear equating"}.get(rep.recommendation)
+    words = METHOD_NAMES.get(rep.recommendation)
     reason = str(rep.reason)
     if words:
         reason = reason.replace(f": {words} (", " (").removesuffix(f": {words}")
