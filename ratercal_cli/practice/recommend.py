@@ -52,8 +52,8 @@ data, was eighth like for like); ``sources["fit"]["changed"]`` says what it chan
 confound the model-based methods are the ones that meet it, and the fit only adds a caution.
 
 Where a source ranks methods (the study, the simulation), those within Monte Carlo error of the
-best (a difference under twice its standard error: the simulation's paired one, the study's from
-the two MCSEs) are **equivalent**, and the simplest of them is recommended (:data:`SIMPLICITY`;
+best (the simulation's: a paired difference whose 95% interval, Student's t over its replications,
+holds 0; the study's: a difference under twice its standard error from the two MCSEs) are **equivalent**, and the simplest of them is recommended (:data:`SIMPLICITY`;
 unshrunk before shrunk).
 """
 
@@ -183,9 +183,9 @@ def study_say(ratings, exclude=()) -> dict | None:
 
 def simulation_say(sim, exclude=()) -> dict | None:
     """The simulation's say: the best (shrinkage, method) over its levels by mean RMSE, and the
-    simplest whose paired difference from it is within twice its standard error (``exclude``: methods
-    left out)."""
-    from ..montecarlo.statistics import mean_mcse_rows
+    simplest whose paired difference from it has a 95% interval (Student's t on the replications, as
+    the simulation's table gives it) that holds 0 (``exclude``: methods left out)."""
+    from ..montecarlo.statistics import mean_mcse_rows, t_interval
 
     if sim is None or isinstance(sim, str):
         return None
@@ -197,9 +197,10 @@ def simulation_say(sim, exclude=()) -> dict | None:
     cands = []
     for i in ok:
         d = v[:, i] - v[:, best]
-        dm, dse, _ = mean_mcse_rows(d[None])
+        dm, dse, dn = mean_mcse_rows(d[None])
+        lo, _ = t_interval(dm, dse, dn)   # (the paired 95% interval its table shows: Student's t, not 2)
         s, m = sim.columns[i]
-        cands.append((m, s, float(v[:, i].mean()), i == best or float(dm[0]) <= 2 * float(dse[0])))
+        cands.append((m, s, float(v[:, i].mean()), i == best or not float(lo[0]) > 0))
     (m, s, rmse, _), eq = _equivalents(cands, None)
     b = sim.columns[best]
     return {"method": m, "shrinkage": s, "rmse": rmse, "best": {"method": b[1], "shrinkage": b[0],

@@ -347,3 +347,30 @@ def test_linear_eb_is_ranked_where_the_assignment_was_tested_random():
     assert "assignment random (not tested);" in untested.short_summary()
     # the none and kelley columns are the same numbers whichever levels are ranked beside them
     np.testing.assert_array_equal(untested.simulations[0].values, tested.simulations[0].values[:, :4])
+
+
+@pytest.mark.parametrize("reps, ratio", [(5, 2.3), (400, 1.98)])
+def test_the_simulations_equivalents_are_the_methods_whose_paired_interval_holds_0(reps, ratio):
+    """The recommendation's "equivalent within Monte Carlo error" and the table's "vs best (95% CI)" are one
+    test: at 5 replications a paired difference 2.3 standard errors from the best has a t(4) interval
+    (half-width 2.78 SE) that holds 0, and is equivalent (it was not: "twice its standard error"); at 400
+    one 1.98 SE from it has an interval (1.97 SE) that does not, and is not (it was)."""
+    from ratercal_cli.practice.recommend import simulation_say
+    from ratercal_cli.practice.simulate import SimulationResult
+
+    rng = np.random.default_rng(3)
+    noise = rng.standard_normal(reps)
+    noise = (noise - noise.mean()) / noise.std(ddof=1)   # mean 0, sd 1: the paired SE is 1 / sqrt(reps)
+    best = 0.5 + 0.01 * rng.standard_normal(reps)
+    values = np.zeros((reps, 3, 3))
+    values[:, 0, 0] = best + 0.01 * (ratio / np.sqrt(reps) + noise)   # TLS: ratio SEs behind
+    values[:, 1, 0] = best                                             # MML: the best
+    values[:, 2, 0] = best + 1.0                                       # NO: far behind
+    sim = SimulationResult(reps, 1, None, None, [("none", "TLS"), ("none", "MML"), ("none", "NO")], values)
+    say = simulation_say(sim)
+    row = next(r for r in sim.rows() if r["method"] == "TLS")
+    holds_0 = row["vs_best"]["ci"][0] <= 0
+    assert row["vs_best"]["diff"] == pytest.approx(0.01 * ratio / np.sqrt(reps))
+    assert holds_0 == (reps == 5)
+    assert ("TLS" in say["equivalent"]) == holds_0
+    assert say["method"] == ("TLS" if holds_0 else "MML")   # (the simplest of the equivalents)
