@@ -150,7 +150,7 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
     new_of, score_of = table.rows.values(new_col), table.rows.values(score_col)
     beside_of = [added(c) for c in beside]
     kept = {h: table.rows.values(h, firsts) for h in in_header if h not in set(cols)}   # a cell per line
-    tail_of = [added(c, firsts) for c in tail]
+    tail_of = [added(c) for c in tail]   # (a cell per long row: a line's is its first rated row's, _wide_lines)
     return header, _wide_lines(in_header, by_line, new_of, score_of, beside_of, kept, flags, tail_of, value_cols,
                                pairs, table.rows.values(table.columns.rater) if pairs else None)
 
@@ -160,7 +160,9 @@ def _wide_lines(in_header, by_line, key_of, score_of, beside_of, kept, flags, ta
     """A wide output's rows, a line per input line (``by_line``): each of ``value_cols`` its long row's score (the
     long row whose ``key_of`` is the column's name) and its adjusted cells (``beside_of``), each rater column of
     ``pairs`` (``{rater column: its score column}``) that reading's rater (``rater_of``), the other input columns
-    as they were (``kept``), then the flags and ``tail_of``."""
+    as they were (``kept``), then the flags and ``tail_of`` (a cell per long row, the paper's: a line's is that of
+    its first long row with one; a line's first cell blank, a rubric's student's total was blank on that line,
+    a staff tester's file)."""
     rows = []
     for k, idx in enumerate(by_line.values()):
         at = {key_of[i]: i for i in idx}
@@ -176,7 +178,7 @@ def _wide_lines(in_header, by_line, key_of, score_of, beside_of, kept, flags, ta
             else:
                 row.append(kept[h][k])
         row.append(" ".join(dict.fromkeys(flags[i] for i in idx if flags[i])))
-        row += [t[k] for t in tail_of]
+        row += [next((t[i] for i in idx if t[i] is not None and t[i] != ""), t[idx[0]]) for t in tail_of]
         rows.append(row)
     return rows
 

@@ -1,5 +1,6 @@
 """Wide rubric exports (a column per criterion, or a column per rater) read as long ratings."""
 
+import numpy as np
 import pytest
 
 from ratercal_cli.errors import InputError
@@ -233,3 +234,46 @@ def test_the_app_guesses_a_pair_of_columns_per_reading():
     h = ["student", "Reader 1", "Score 1", "Reader 2", "Score 2"]
     g = guess_columns(h, [dict(zip(h, [f"S{p}", "Ann", "3", "Bob", str(p % 6 + 1)])) for p in range(10)])
     assert g.rater_cols == ["Reader 1:Score 1", "Reader 2:Score 2"] and g.order is None
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx"])
+def test_a_rubric_lines_total_is_its_students_when_its_first_criterion_is_blank(tmp_path, suffix):
+    """A staff tester's rubric: a line whose first criterion cell was blank (or NA) had its student's X_total blank
+    (the line's first long row, the missing one, gave it), the student's other line the total."""
+    import csv
+
+    from support import run
+
+    rng = np.random.default_rng(2)
+    rows = [["student", "rater", "ideas", "org", "conv"]]
+    for p in range(40):
+        for r in rng.choice(5, 2, replace=False):
+            rows.append([f"S{p:02d}", f"R{r}", *(str(int(x)) for x in rng.integers(1, 7, 3))])
+    rows[4][2], rows[9][2], rows[14][3] = "", "NA", ""   # (lines 5 and 10: the first criterion; 15: the second)
+    src = tmp_path / f"rubric{suffix}"
+    if suffix == ".csv":
+        src.write_text("\n".join(",".join(r) for r in rows) + "\n")
+    else:
+        from openpyxl import Workbook
+
+        wb = Workbook()
+        for r in rows:
+            wb.active.append(r)
+        wb.save(src)
+    out = tmp_path / f"out{suffix}"
+    res = run("adjust", src, "--scale", "1-6", "--paper-col", "student", "--score-cols", "ideas,org,conv",
+              "-m", "TLI,MFRM", "-o", out, "-q")
+    assert res.exit_code == 0, res.output
+    if suffix == ".csv":
+        got = list(csv.DictReader(open(out, newline="")))
+    else:
+        from openpyxl import load_workbook
+
+        values = list(load_workbook(out).active.values)
+        got = [dict(zip(values[0], (("" if v is None else str(v)) for v in line))) for line in values[1:]]
+    for code in ("TLI", "MFRM"):
+        by = {}
+        for line in got:
+            by.setdefault(line["student"], set()).add(line[f"{code}_total"])
+        assert all(len(v) == 1 and "" not in v for v in by.values()), (code, [s for s, v in by.items() if len(v) > 1])
+    assert got[3]["ideas"] == "" and got[3]["flag"] == "missing"
