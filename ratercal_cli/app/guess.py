@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..practice.ratings_file import MISSING_TOKENS
+
 __all__ = ["Guess", "guess_columns"]
 
 # (with the words of German, French, Spanish, Dutch and Portuguese exports, accents set aside: a German
@@ -40,7 +42,7 @@ _RATER_WIDE = re.compile(r"^(rater|reader|judge|scorer|marker|r)[ _-]?\d+$", re.
 _RATER_NAMED = re.compile(r"^(rater|reader|judge|scorer|marker)\s*[ _:-]\s*(?!(id|name|code|no|number|label|type)$)\S.*$",
                           re.I)
 _WHOLE = re.compile(r"^[+-]?\d+([.,]0+)?$")   # (2.0 and 2,0 are read as 2, the latter with a decimal comma)
-_MISSING = {"", "na", "n/a", ".", "nan", "null", "none", "-"}
+_MISSING = MISSING_TOKENS   # (what the reader takes for a rating not given)
 #: A scale's end given to at most this share of the scores (or once), two or more unused scores away from
 #: the next one, is noted as a likely stray (a typing error), not taken silently.
 STRAY = 0.005

@@ -53,7 +53,9 @@ from ..ratings import FRAME_ARGS, frame_ratings, is_frame
 from ..vocabulary import adjusted_columns
 from .wide import CRITERION, melt_columns
 
-MISSING_TOKENS = frozenset({"", "na", "n/a", ".", "nan", "null", "none", "-"})
+#: a score's cell read as a rating not given (compared in lower case): blank, the usual codes, Excel's ``#N/A``
+#: and the dashes a sheet shows for no value (they stopped a staff tester's run as "not a number")
+MISSING_TOKENS = frozenset({"", "na", "n/a", "#n/a", ".", "nan", "null", "none", "-", "\u2013", "\u2014"})
 
 #: Per-row flags written to the ``flag`` column.
 FLAG_OK, FLAG_RESOLVED, FLAG_DROPPED, FLAG_UNRESOLVED, FLAG_MISSING, FLAG_MANY, FLAG_THIN, FLAG_LEFT_OUT = FLAGS = (
@@ -781,7 +783,8 @@ def _parse_score(text, path, line, column, decimal="."):
         hint = (f" (give {arg('decimal', 'comma')} for scores written with a decimal comma)"
                 if decimal != "," and DECIMAL_COMMA.fullmatch(text) else
                 f" (a rating not given -- absent, not scorable -- is read as missing where its cell is blank or NA: "
-                f"replace {snippet(shown)} with NA)" if _CODE.fullmatch(text) else "")
+                f"replace {snippet(shown)} with NA)" if _CODE.fullmatch(text) or not any(c.isdigit() for c in text)
+                else "")
         raise InputError(f"{snippet(shown)} is not a number{hint}", path, line, column)
     value = float(text)
     if not np.isfinite(value):   # (1e400: "not a whole number" named the wrong fault)
