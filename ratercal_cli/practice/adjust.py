@@ -106,7 +106,8 @@ def _at_level(est, ratings, adj, shrinkage):
     from ..ratings import Adjusted
     from .uncertainty import ON_THE_SCALE
 
-    paper = np.asarray(shrunk_papers(est, ratings, adj.paper, (shrinkage,))[shrinkage], dtype=np.float64)
+    paper = np.asarray(shrunk_papers(est, ratings, adj.paper, (shrinkage,), centring="additive")[shrinkage],
+                       dtype=np.float64)   # (a file's raters measured on the papers they share: CENTRINGS)
     if np.array_equal(paper, np.asarray(adj.paper), equal_nan=True):
         return adj
     move = paper - np.asarray(adj.paper, dtype=np.float64)

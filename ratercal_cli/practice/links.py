@@ -51,7 +51,7 @@ def link_gain(ratings: Ratings) -> dict | None:
     "residual_sd", "rms_effect", "rms_noise"}`` (the last two per paper, in score points); None where
     it cannot be computed (no paper read twice, no residual degrees of freedom, raters in groups that
     share no paper, more than :data:`MAX_RATERS` raters)."""
-    from scipy import sparse
+    from ..methods.additive import two_way
 
     J, P = ratings.n_raters, ratings.n_papers
     paper = np.asarray(ratings.paper, dtype=np.int64)
@@ -59,24 +59,10 @@ def link_gain(ratings: Ratings) -> dict | None:
     x = np.asarray(ratings.score, dtype=np.float64)
     if J < 2 or J > MAX_RATERS or x.size == 0:
         return None
-    A = sparse.csr_matrix((np.ones(x.size), (paper, rater)), shape=(P, J))
-    n = np.bincount(paper, minlength=P).astype(np.float64)
-    read = n > 0
-    inv_n = np.divide(1.0, n, out=np.zeros(P), where=read)
-    M = sparse.diags(inv_n) @ A                          # each paper's raters' mean
-    # the raters' information after the papers are taken out: sum over papers of diag(c_p) - c_p c_p' / n_p
-    L = np.diag(np.bincount(rater, minlength=J).astype(np.float64)) - (A.T @ M).toarray()
-    xbar = np.bincount(paper, weights=x, minlength=P) * inv_n
-    b = np.bincount(rater, weights=x - xbar[paper], minlength=J)
-    w, U = np.linalg.eigh((L + L.T) / 2)
-    keep = w > 1e-9 * max(float(w.max(initial=0.0)), 1e-300)
-    active = np.bincount(rater, minlength=J) > 0
-    if keep.sum() != active.sum() - 1:   # (groups that share no paper: their offsets are not estimable)
+    fit = two_way(paper, rater, x, P, J)
+    if not fit.connected:   # (groups that share no paper: their offsets are not estimable)
         return None
-    # the pseudo-inverse: orthogonal to the null space (the constant over the raters who read, and each
-    # rater who did not), so its effects sum to 0 over the raters who read and its covariance s2 Lp is theirs
-    Lp = (U[:, keep] / w[keep]) @ U[:, keep].T
-    effect = Lp @ b
+    M, xbar, effect, Lp, keep, read, active = fit.M, fit.xbar, fit.effect, fit.Lp, fit.keep, fit.read, fit.active
     fitted = xbar[paper] + effect[rater] - (M @ effect)[paper]
     df = x.size - int(read.sum()) - int(keep.sum())
     if df <= 0:

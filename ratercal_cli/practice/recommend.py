@@ -31,8 +31,11 @@ The decision, in this order:
    whatever the papers' distribution: under assignment by quality it beat NO by 0.17 RMSE in the
    rater-effects study; Kelley's shrinkage of its scores was 0.03-0.08 nearer the truth than its WLE on
    six school-confounded files of tests/confounded.py and three of a tester's chains).
-   Under a confound, or where the raters' network falls into clusters (schools read by their own
-   pairs, whatever their quality), the pick of 2, 3 or 4 meets **the links' say** (:mod:`.links`): where the papers the
+   Under a confound, where the raters' network falls into clusters (schools read by their own
+   pairs, whatever their quality), or where most papers are read once and some twice (the study's cells
+   of one reading assume papers went to raters at random, which few papers read twice can neither
+   confirm nor replace; there the pick and the links' NO are shrunk: SINGLE_SHRINKAGE), the pick of 2, 3
+   or 4 meets **the links' say** (:mod:`.links`): where the papers the
    clusters' raters share place them less precisely than they differ (the expected gain of moving the
    papers by their raters' least-squares locations, the effects' squares less twice their noise, is not
    above half its standard error, LINK_MARGIN), NO at the pick's shrinkage level (no rater adjustment; the multi-group pick's papers
@@ -255,6 +258,20 @@ def _lv(s):
 #: files of 150-600 papers) give up the MML for NO (shrunk) on 2 of 30, at a cost of 0.06 and 0.11 RMSE there
 #: (0.492 -> 0.498 on average).  A whole standard error gave up 8 of those 30 (0.502).
 LINK_MARGIN = 0.5
+#: where most papers are read once the study's pick, and the links' NO in its place, are at this level: the study's
+#: cells of one reading have no shrunk level (every paper read once gives no reliability), a file's papers read
+#: twice give it, and a paper read once is the least reliable.  On a researcher tester's 45 files of this design
+#: (400 papers, 8 raters, 1-6, 7-35% read twice by another rater; schools each read by their own rater, papers at
+#: random, routed by a pre-score, raters drifting, of different slopes) NO shrunk 0.64-1.16 RMSE where NO 1.20-1.83;
+#: where the links let the study's TMN adjust, TMN shrunk 0.71-0.98 where TMN 1.21-1.32 and NO 1.21-1.39
+SINGLE_SHRINKAGE = "kelley"
+
+
+def _mostly_single(ratings) -> bool:
+    """Most papers read once (the study's nearest cells those of one reading: :func:`.study_rule.design_levels`)."""
+    from .study_rule import design_levels
+
+    return design_levels(ratings)["raters"] == "1"
 
 
 def recommend_group(report, ratings, simulation=None, links: bool = True) -> Recommendation:
@@ -337,13 +354,20 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
     # the raters fall into clusters that share few papers (the network's, as schools read by their own pairs),
     # whether or not the papers' quality differs by cluster: each cluster placed through its few links
     clustered = bool(found is not None and found.clusters is not None and len(found.cluster_labels) > 1)
+    # most papers read once, some twice: every method moves a paper read once by what its rater's raw scores
+    # say of the rater, which is its severity only where papers went to raters at random (the study's one-reader
+    # cells draw them so); the papers read twice are the file's only measure of severity whatever the assignment,
+    # and few of them can neither show a confound (schools each read by their own rater, a sample read again by
+    # another: the assignment test's p 0.23) nor place the raters
+    single = bool(not (confounded or clustered) and ratings.max_raters_per_paper() > 1
+                  and _mostly_single(ratings))
 
     def links_veto(method, shrinkage):
-        """The links' say on a pick of ``method`` at ``shrinkage``, under a confound or where the raters fall
-        into clusters: NO at that shrinkage (no rater adjustment) where the papers the clusters' raters share
-        place them less precisely than they differ; None where they place them well enough, or the pick
-        adjusts nothing."""
-        if not (links and (confounded or clustered)) or method == "NO":
+        """The links' say on a pick of ``method`` at ``shrinkage``, under a confound, where the raters fall
+        into clusters, or where most papers are read once: NO (no rater adjustment) where the papers the raters
+        share place them less precisely than they differ, at the pick's shrinkage (most papers read once: at
+        SINGLE_SHRINKAGE); None where they place them well enough, or the pick adjusts nothing."""
+        if not (links and (confounded or clustered or single)) or method == "NO":
             return None
         from .links import link_gain
 
@@ -351,10 +375,12 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
         sources["links"] = g
         if g is None:
             return None
+        if single:
+            shrinkage = SINGLE_SHRINKAGE
+        which = "the papers read twice" if single else "the few papers linking the clusters' raters"
         said = (f"the raters' differences, estimated on the papers they share (two-way least squares, papers "
                 f"as fixed effects), would move the papers by {g['rms_effect']:.2f} score points on average (root "
-                f"mean square), and the few papers linking the clusters' raters leave {g['rms_noise']:.2f} points "
-                f"of that uncertain")
+                f"mean square), and {which} leave {g['rms_noise']:.2f} points of that uncertain")
         gain = (f"expected gain in squared error, the effects' squares less twice their noise: {g['gain']:.1f} "
                 f"+- {g['gain_se']:.1f} over {g['papers']} papers")
         if g["gain"] > LINK_MARGIN * g["gain_se"]:
@@ -367,19 +393,33 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
         shrunk = shrinkage != "none"
         # (it said "their differences, 0.45 points, are no larger than the uncertainty of estimating them, 0.38":
         # the test is the gain, the differences' squares less twice the noise's, against half its standard error)
-        return done("NO", shrinkage, "the links", f"the clusters' raters share too few papers to be compared: their "
-                f"differences ({g['rms_effect']:.2f} points a paper) would be removed with {g['rms_noise']:.2f} points of "
-                f"error, and adjusting is not expected to bring the scores nearer the truth (its expected gain "
-                f"{g['gain']:.1f} +- {g['gain_se']:.1f}, not above half its standard error)"
-                + ("; each paper's mean shrunk toward the mean, as the pick's was" if shrunk else ""),
-                f"{method} would move each paper by its raters' estimated severity, but the papers that link the "
-                f"clusters' raters are too few for those estimates to be nearer the truth than no adjustment "
-                f"({gain}, not above half its standard error): no paper is adjusted for its raters"
-                + ("; as the pick's scores were, each paper's mean is shrunk toward the mean of all papers by its "
-                   "reliability (Kelley), which moves high scores down and low ones up: at a cut above the mean "
-                   "some papers that passed on their raw mean fail" if shrunk else ", the scores are left as given")
-                + ". The raters may still differ (the tests above); papers read across the clusters would show "
-                  "by how much")
+        who = ("the papers read twice are too few to compare the raters" if single else
+               "the clusters' raters share too few papers to be compared")
+        expected = (f"adjusting is not expected to bring the scores nearer the truth (its expected gain "
+                    f"{g['gain']:.1f} +- {g['gain_se']:.1f}, not above half its standard error)")
+        as_pick = ("each paper's mean shrunk toward the mean by its reliability, which the papers read twice give"
+                   if single else "each paper's mean shrunk toward the mean, as the pick's was")
+        short = (f"{who}: their differences ({g['rms_effect']:.2f} points a paper) would be removed with "
+                 f"{g['rms_noise']:.2f} points of error, and {expected}" + (f"; {as_pick}" if shrunk else ""))
+        if single:
+            why = (f"{method} would move each paper read once by what its rater's scores say of the rater, which is "
+                   "the rater's severity only if papers went to raters at random (the study's cells of one reading "
+                   "draw them so); where they did not, as with schools each read by their own rater, it takes a "
+                   "weak school's papers for a severe rater's. The papers read twice measure severity whatever the "
+                   f"assignment, but they are too few for those estimates to be nearer the truth than no adjustment "
+                   f"({gain}, not above half its standard error): no paper is adjusted for its raters")
+        else:
+            why = (f"{method} would move each paper by its raters' estimated severity, but the papers that link the "
+                   f"clusters' raters are too few for those estimates to be nearer the truth than no adjustment "
+                   f"({gain}, not above half its standard error): no paper is adjusted for its raters")
+        return done("NO", shrinkage, "the links", short,
+                    why + ("; each paper's mean is shrunk toward the mean of all papers by its reliability (Kelley"
+                           + (", from the papers read twice" if single else ", as the pick's scores were")
+                           + "), which moves high scores down and low ones up: at a cut above the mean some papers "
+                           "that passed on their raw mean fail" if shrunk else ", the scores are left as given")
+                    + (". The raters may still differ (the tests above); more papers read twice would show by how much"
+                       if single else ". The raters may still differ (the tests above); papers read across the "
+                       "clusters would show by how much"))
 
     if sim is not None and (not confounded or sim["confound_drawn"]):
         pick, vetoed = fit_veto(sim, lambda: simulation_say(simulation, exclude=MODEL_METHODS))
@@ -430,6 +470,12 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
         veto = links_veto(pick["method"], pick["shrinkage"])
         if veto is not None:
             return veto
+        if single and pick["shrinkage"] == "none":
+            reasons.append(f"most papers are read once: the study's cells of one reading, whose papers are all read "
+                           f"once, have no shrunk level; this file's papers read twice give each paper's reliability, "
+                           f"so {pick['method']} {_lv(SINGLE_SHRINKAGE)} (each paper's score drawn toward the mean by "
+                           "its reliability, Kelley's formula: a paper read once, the least reliable, the most)")
+            pick = dict(pick, shrinkage=SINGLE_SHRINKAGE)
         return done(pick["method"], pick["shrinkage"], "the study",
                     f"the corrected study{_run(pick)} at {pick['raters']} rater(s) per paper ({pick['rmse']:.4f} +- "
                     f"{pick['mcse']:.4f}" + (f", the simplest of {len(pick['equivalent'])} within Monte Carlo error"

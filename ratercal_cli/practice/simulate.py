@@ -451,7 +451,8 @@ def _level_scores(model, ratings, methods, shrinkages):
             try:
                 if code not in applied.adjusted:
                     raise MethodError(applied.skipped.get(code, "failed"))
-                by = shrunk_papers(applied.estimators[code], sub, applied.adjusted[code].paper, shrinkages)
+                by = shrunk_papers(applied.estimators[code], sub, applied.adjusted[code].paper, shrinkages,
+                                   centring="additive")   # (as adjust shrinks the file: _at_level)
             except FIT_FAILURES as exc:
                 reason = str(exc) if code not in applied.adjusted else f"{type(exc).__name__}: {exc}"
                 for s in shrinkages:
@@ -465,7 +466,7 @@ def _level_scores(model, ratings, methods, shrinkages):
             continue
         try:     # a confounded design's marginal models: multi-group, as adjust -m recommended fits them
             est = make_method(code, clusters=model.clusters)
-            by = shrunk_papers(est, ratings, est.fit_transform(ratings).paper, shrinkages)
+            by = shrunk_papers(est, ratings, est.fit_transform(ratings).paper, shrinkages, centring="additive")
         except FIT_FAILURES as exc:
             for s in shrinkages:
                 errors[(s, code)] = f"{type(exc).__name__}: {exc}"

@@ -38,7 +38,7 @@ def advice_on(d):
     applied = apply_methods(r, METHODS)
     every = {}
     for code, adj in applied.adjusted.items():
-        for s, p in shrunk_papers(applied.estimators[code], r, adj.paper).items():
+        for s, p in shrunk_papers(applied.estimators[code], r, adj.paper, centring="additive").items():
             every[f"{code}/{s}"] = _paper_rmse(r, p, d.truth)
     return g.recommended, rec, every["NO/none"], every
 
@@ -98,7 +98,7 @@ def test_adjust_shrinkage_gives_the_studys_levels():
     own = adjust(r, ["TLI", "MML"]).groups[0]
     shrunk = adjust(r, ["TLI", "MML"], shrinkage="kelley").groups[0]
     plain = adjust(r, ["TLI", "MML"], shrinkage="none").groups[0]
-    np.testing.assert_allclose(shrunk.adjusted["TLI"].paper, kelley(own.adjusted["TLI"].paper, r)[0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(shrunk.adjusted["TLI"].paper, kelley(own.adjusted["TLI"].paper, r, "additive")[0], rtol=0, atol=1e-12)
     np.testing.assert_array_equal(plain.adjusted["TLI"].paper, own.adjusted["TLI"].paper)
     np.testing.assert_array_equal(shrunk.adjusted["MML"].paper, own.adjusted["MML"].paper)   # MML's own: the EAP
     est = own.estimators["MML"]
@@ -119,7 +119,7 @@ def test_adjust_shrinkage_linear_eb_is_the_studys_operator():
     plain = adjust(r, ["TLI", "MML"], shrinkage="none").groups[0]
     eb = adjust(r, ["TLI", "MML"], shrinkage="linear_eb").groups[0]
     for code in ("TLI", "MML"):
-        np.testing.assert_allclose(eb.adjusted[code].paper, linear_eb(plain.adjusted[code].paper, r)[0], atol=1e-12)
+        np.testing.assert_allclose(eb.adjusted[code].paper, linear_eb(plain.adjusted[code].paper, r, "additive")[0], atol=1e-12)
     with pytest.raises(Exception, match="shrinkage"):
         adjust(r, "TLI", shrinkage="ridge")
 

@@ -117,7 +117,7 @@ def test_shrinkage_on_a_rubric_and_a_recommendation_within_criteria():
     cell, _ = r.facet_cells()
     for c, (_, part) in enumerate(cell_parts(r)):
         papers = np.unique(r.paper[cell == c])
-        want = kelley(adjust(part, "TLI").groups[0].adjusted["TLI"].paper, part)[0]
+        want = kelley(adjust(part, "TLI").groups[0].adjusted["TLI"].paper, part, "additive")[0]
         np.testing.assert_allclose(shrunk.cells["TLI"][1][papers, c], want, rtol=0, atol=1e-12)
     move = (shrunk.cells["TLI"][1] - own.cells["TLI"][1])[r.paper, cell]
     assert np.abs(move).max() > 0.05

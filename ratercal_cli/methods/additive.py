@@ -1,0 +1,46 @@
+"""The two-way additive fit ``score = paper + rater + error`` by least squares, the papers as fixed
+effects: each rater's effect measured on the papers it shares with other raters, whatever the
+papers' quality distribution across the raters (where papers went to raters by school or by a
+pre-score the raters' raw means hold their papers' quality too; these effects do not).
+
+Used by the links' say (:func:`ratercal_cli.practice.links.link_gain`: the effects, their noise and
+the gain of adjusting by them) and by the shrinkage of a file's paper scores
+(:func:`ratercal_cli.methods.shrinkage.kelley`, :func:`~ratercal_cli.methods.shrinkage.linear_eb`:
+the error variance of one rating is the residual of this fit)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+__all__ = ["two_way"]
+
+
+def two_way(paper, rater, x, P: int, J: int) -> SimpleNamespace:
+    """The fit of ratings (``paper`` in 0..P-1, ``rater`` in 0..J-1, scores ``x``): ``effect`` (J,), each
+    rater's effect (summing to 0 over the raters who read, within each group of raters that share papers
+    up to that group's offset, which no within-paper comparison measures), and what the links' say takes
+    of it: ``A`` (papers x raters, sparse), ``M`` (each paper's raters' mean, sparse), ``xbar`` (each
+    paper's mean score), ``Lp`` (the pseudo-inverse of the raters' information after the papers are taken
+    out, L = sum over papers of diag(c_p) - c_p c_p' / n_p), ``keep`` (its eigenvalues kept), ``read``
+    (papers with a rating), ``active`` (raters with one) and ``connected`` (the raters who read form one
+    group linked through shared papers)."""
+    from scipy import sparse
+
+    A = sparse.csr_matrix((np.ones(x.size), (paper, rater)), shape=(P, J))
+    n = np.bincount(paper, minlength=P).astype(np.float64)
+    read = n > 0
+    inv_n = np.divide(1.0, n, out=np.zeros(P), where=read)
+    M = sparse.diags(inv_n) @ A                          # each paper's raters' mean
+    L = np.diag(np.bincount(rater, minlength=J).astype(np.float64)) - (A.T @ M).toarray()
+    xbar = np.bincount(paper, weights=x, minlength=P) * inv_n
+    b = np.bincount(rater, weights=x - xbar[paper], minlength=J)
+    w, U = np.linalg.eigh((L + L.T) / 2)
+    keep = w > 1e-9 * max(float(w.max(initial=0.0)), 1e-300)
+    active = np.bincount(rater, minlength=J) > 0
+    # the pseudo-inverse: orthogonal to the null space (the constant over the raters who read, and each
+    # rater who did not), so its effects sum to 0 over the raters who read and its covariance s2 Lp is theirs
+    Lp = (U[:, keep] / w[keep]) @ U[:, keep].T
+    return SimpleNamespace(A=A, M=M, xbar=xbar, effect=Lp @ b, Lp=Lp, keep=keep, read=read, active=active,
+                           connected=bool(keep.sum() == active.sum() - 1))
