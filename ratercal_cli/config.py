@@ -195,6 +195,20 @@ def memory_left() -> float | None:
     return min(left)
 
 
+def require_memory(need: float, what: str, advice: str) -> None:
+    """A :class:`~ratercal_cli.errors.MethodError` (one line, before anything is allocated) where ``need`` bytes
+    are more than this process can have (:func:`memory_left`): ``what`` needs them; ``advice``, what to do
+    instead.  (Else numpy's MemoryError after a minute, or the kernel's kill with no word: 50,000 raters'
+    pairs of raters, 18.6 GiB, a tester's file.)"""
+    have = memory_left()
+    if have is None or need <= have:
+        return
+    from .errors import MethodError
+
+    raise MethodError(f"{what} needs {_size(int(need))}, more than the {_size(int(max(have, 0)))} this process can "
+                      f"have; {advice}")
+
+
 def _size(n: int) -> str:
     """``745 GiB``: a memory size as people read it."""
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):

@@ -149,3 +149,41 @@ def test_shared_papers_counts_each_pair_of_raters_papers_once(dense, shuffled, r
                 want[b, a] += 1
         assert np.array_equal(shared_papers(r), want)
 
+
+
+def test_a_pairs_table_larger_than_the_memory_left_is_refused_in_one_line(monkeypatch, tmp_path):
+    """50,000 raters: their pairs' table (18.6 GiB) ended in numpy's traceback, or the kernel's kill with no word (a
+    tester's file). Each raters x raters table now asks first (config.require_memory): here a file of 300 raters
+    with 2 MiB, then 1 MiB, left. The methods that need no pairs still run, and --no-rasch checks."""
+    from click.testing import CliRunner
+
+    from ratercal_cli import config
+    from ratercal_cli.cli import cli
+    from ratercal_cli.errors import MethodError
+    from ratercal_cli.network import shared_papers
+
+    rng = np.random.default_rng(1)
+    P, J = 3000, 300
+    lines = ["paper,rater,score"]
+    for p in range(P):
+        for j in rng.choice(J, 2, replace=False):
+            lines.append(f"P{p},R{j},{rng.integers(0, 6)}")
+    src = tmp_path / "many.csv"
+    src.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(config, "memory_left", lambda: 2.0 * 2 ** 20)
+    from ratercal_cli.practice.coerce import as_ratings
+
+    with pytest.raises(MethodError, match=r"^the table of papers shared by each pair of the 300 raters needs 2.1 MiB"):
+        shared_papers(as_ratings(src, scale=(0, 5)))
+    monkeypatch.setattr(config, "memory_left", lambda: 1.0 * 2 ** 20)
+    res = CliRunner().invoke(cli, ["check", str(src), "--scale", "0-5", "-q"])
+    assert res.exit_code == 2, res.output
+    last = res.output.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "needs" in last and "Traceback" not in res.output
+    res = CliRunner().invoke(cli, ["check", str(src), "--scale", "0-5", "--no-rasch", "-q"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(cli, ["adjust", str(src), "--scale", "0-5", "-m", "OLS", "-o", str(tmp_path / "o.csv"), "-q"])
+    assert res.exit_code == 2 and "least squares' equations of 300 raters" in res.output, res.output
+    assert not (tmp_path / "o.csv").exists()
+    res = CliRunner().invoke(cli, ["adjust", str(src), "--scale", "0-5", "-m", "TLI", "-o", str(tmp_path / "o.csv"), "-q"])
+    assert res.exit_code == 0, res.output

@@ -421,6 +421,11 @@ def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2, target=None):
     ll = -np.sum(np.where(counts > 0, counts * (tau - shift[:, None]), 0.0))
     grad = -counts.ravel()
     P = target.P
+    if order >= 2:
+        from ..config import require_memory
+
+        require_memory(2 * 8.0 * P * P, f"the conditional model's information of {P:,} parameters ({P:,} x {P:,})",
+                       "-m RSM (one set of thresholds for every rater) or check's --no-rasch do with less")
     hess = np.zeros(P * P + 1) if order >= 2 else None   # the last: where non-parameters go
     first = True
     bar = _information_bar(groups, K) if order >= 2 else None

@@ -145,6 +145,11 @@ def normal_equations(low, high, n, d, n_raters):
     ``(K,)`` or a stack ``(B, K)``: ``(L (..., nr, nr), rhs (..., nr))``."""
     nr = n_raters
     nn = nr * nr
+    from ..config import require_memory
+
+    require_memory(5 * 8.0 * nn * max(int(np.prod(np.shape(low)[:-1])), 1),
+                   f"the least squares' equations of {nr:,} raters ({nr:,} x {nr:,})",
+                   "the methods that move each rater's scores alone (NO, MN, TMN, LI, TLI, EQP) do without them")
     w = n.astype(np.float64)
     wd = w * np.asarray(d, dtype=np.float64)
     lap = (sums_by(low * nr + low, nn, w) + sums_by(high * nr + high, nn, w)
