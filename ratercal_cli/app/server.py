@@ -84,6 +84,15 @@ class Upload:
         """What the worker process needs of this upload (a copy of the settings)."""
         return Source(self.name, self.path, self.workbook, dict(self.settings))
 
+    @property
+    def files_version(self) -> str:
+        """Which adjustment's files ``files`` holds: the name of the scratch folder they were written to (each
+        adjustment's its own: ``out-...``), "" without files.  The files page's links carry it, so a page left
+        open in another tab does not download a later adjustment's files under its own method's name."""
+        for path, _ in self.files.values():
+            return Path(path).parent.name
+        return ""
+
     def keep(self, result: dict) -> None:
         """A job's results (:mod:`.work`) kept on the upload."""
         for k, v in result.items():
@@ -324,6 +333,14 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
     async def download(request):
         u = find(request)
         kind = request.path_params["kind"]
+        asked = request.query_params.get("v")
+        if asked is not None and (kind not in u.files or asked != u.files_version):   # a page of earlier files
+            now = (f"the files of {u.settings.get('method', 'another method')} are there now" if u.files else
+                   "there are no files now")
+            return page("error.html", 409, u=u, message=(
+                f"The files this page named were replaced: another adjustment or check of this file (in another tab, "
+                f"or after this page was opened) took their place, and {now}. Open the files page again to see "
+                "them."), files_link=bool(u.files))
         if kind not in u.files:   # a fixed set of names; nothing from the browser is a path
             raise _NotFound()
         path, name = u.files[kind]

@@ -883,3 +883,38 @@ def test_rater_columns_named_after_people_are_told_from_a_rubric_by_their_blanks
               for p in range(30)]
     g = guess_columns(["student", "rater", "a", "b", "c", "d"], rubric)
     assert (g.score_cols, g.rater_cols) == (["a", "b", "c", "d"], [])
+
+
+def test_a_files_page_left_open_does_not_download_a_later_adjustments_files(client):
+    """A staff tester's two tabs: tab A adjusted by TLI, tab B then by the recommended method; tab A's link, under
+    "adjusted by TLI", downloaded the recommended method's file. The links carry which adjustment's files they
+    name, and one whose files were replaced says so (409) with a link to the files page; the new page's links
+    serve the new files."""
+    import re
+
+    c = login(client)
+    uid, u = upload(c, severity_export(), "severity.csv")
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
+    run_job(c, u, f"/d/{uid}/job")
+    c.post(f"/d/{uid}/adjust", data={"method": "TLI"})
+    run_job(c, u, f"/d/{uid}/job")
+    page_a = c.get(f"/d/{uid}/files").text
+    link_a = re.search(r'id="dl-adjusted" href="([^"]+)"', page_a).group(1)
+    assert "?v=out-" in link_a
+    first = c.get(link_a)
+    assert first.status_code == 200 and b"TLI" in first.content.splitlines()[0]
+    c.post(f"/d/{uid}/adjust", data={"method": "MN"})   # (tab B)
+    run_job(c, u, f"/d/{uid}/job")
+    stale = c.get(link_a)
+    assert stale.status_code == 409 and "were replaced" in stale.text and f'href="/d/{uid}/files"' in stale.text
+    assert "the files of MN are there now" in stale.text
+    link_b = re.search(r'id="dl-adjusted" href="([^"]+)"', c.get(f"/d/{uid}/files").text).group(1)
+    assert link_b != link_a
+    fresh = c.get(link_b)
+    assert fresh.status_code == 200 and b"MN" in fresh.content.splitlines()[0] and b"TLI" not in fresh.content
+    assert c.get(link_b.replace("/file/adjusted", "/file/memo") + "&view=1").status_code == 200
+    # a check anew (the columns page) takes the files away: the old link says so, not "no such page"
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
+    run_job(c, u, f"/d/{uid}/job")
+    gone = c.get(link_b)
+    assert gone.status_code == 409 and "there are no files now" in gone.text
