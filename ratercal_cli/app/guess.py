@@ -36,6 +36,10 @@ _ORDER = ("order", "reading", "reading order", "read no", "sequence", "seq", "at
 _GROUP = ("grade", "group", "class", "cohort", "year", "form", "school", "site", "prompt", "administration",
           "schule", "klasse", "jahrgang", "ecole", "etablissement", "classe", "niveau", "nivel", "escuela", "clase", "curso", "colegio", "school",
           "klas", "escola", "turma")
+#: the group words that name a place (a school, a site): where raters read across its levels it is a cluster of the
+#: papers, not a part to adjust alone (a staff tester's 'school' guessed as the group: each school adjusted apart, by
+#: three different methods, though its raters read in every school; and the years' page then refused the guess)
+_PLACES = frozenset({"school", "site", "schule", "ecole", "etablissement", "escuela", "colegio", "escola"})
 _RATER_WIDE = re.compile(r"^(rater|reader|judge|scorer|marker|r)[ _-]?\d+$", re.I)
 #: ... or named after the person (``rater_Adams``, ``Reader: Hill``), where the column holds whole numbers (scores):
 #: a staff tester's wide export was taken for a long file with rater_Adams as the rater and seven criteria
@@ -108,6 +112,16 @@ class Guess:
     notes: list = field(default_factory=list)
 
 
+def _crossed(rows, rater, group) -> bool:
+    """Whether some rater of the ``rows`` reads in two or more of ``group``'s levels."""
+    seen: dict = {}
+    for r in rows:
+        who, where = str(r.get(rater, "")).strip(), str(r.get(group, "")).strip()
+        if who and where and seen.setdefault(who, where) != where:
+            return True
+    return False
+
+
 def guess_columns(header, rows) -> Guess:
     """The :class:`Guess` for a table's ``header`` and ``rows`` (dicts of text)."""
     g = Guess()
@@ -143,6 +157,12 @@ def guess_columns(header, rows) -> Guess:
             g.score = take(grade)
             g.notes.append(f"{grade!r} read as the score (a mark); if it is a school grade, make it the group")
     g.group = take(_named(header, _GROUP, taken, exact_only=True))
+    if g.group is not None and g.rater is not None and _norm(g.group) in _PLACES and _crossed(rows, g.rater, g.group):
+        g.notes.append(f"{g.group!r} not taken as the group: raters read in more than one of them, and each group is "
+                       f"adjusted on its own (each {g.group} alone, the readings across them unused); make it the "
+                       "group if each should be")
+        taken.discard(g.group)
+        g.group = None
     if g.score is None and not g.rater_cols:
         rest = [h for h in header if h not in taken and h in numeric]
         # a column per rater named after the person (``Kim``, ``Baker``): blank where that rater did not read the

@@ -678,8 +678,8 @@ def test_columns_named_in_other_languages_are_guessed(header, expect):
     school as the rater and the zero-padded ids as a criterion on 1-240 (a browser tester)."""
     from ratercal_cli.app.guess import guess_columns
 
-    rows = [dict(zip(header, [s, f"{p:06d}", f"R{(p + k) % 4}", str((p + k) % 5 + 1)]))
-            for s in ("A", "B") for p in range(20) for k in range(2)]
+    rows = [dict(zip(header, [s, f"{p:06d}", f"R{s}{(p + k) % 4}", str((p + k) % 5 + 1)]))   # (each school its raters:
+            for s in ("A", "B") for p in range(20) for k in range(2)]                          # the group, a place)
     g = guess_columns(header, rows)
     assert (g.paper, g.rater, g.score, g.group) == expect and g.scale == "1-5" and not g.score_cols
 
@@ -918,3 +918,20 @@ def test_a_files_page_left_open_does_not_download_a_later_adjustments_files(clie
     run_job(c, u, f"/d/{uid}/job")
     gone = c.get(link_b)
     assert gone.status_code == 409 and "there are no files now" in gone.text
+
+
+def test_a_school_read_across_by_its_raters_is_not_guessed_as_the_group():
+    """A staff tester's export with a school column: the app took it for the group, so each school was adjusted
+    alone (by three methods) though its raters read in every school. A place word is the group only where each
+    rater reads in one of its places; a grade stays the group either way."""
+    from ratercal_cli.app.guess import guess_columns
+
+    header = ["student", "rater", "score", "Schule"]
+    across = [{"student": f"S{i}", "rater": f"R{i % 3}", "score": "3", "Schule": ["Nord", "Ost", "Süd"][i % 2]}
+              for i in range(12)]
+    g = guess_columns(header, across)
+    assert g.group is None and any("'Schule' not taken as the group" in n for n in g.notes)
+    apart = [dict(r, Schule=["Nord", "Ost", "Süd"][int(r["rater"][1])]) for r in across]
+    assert guess_columns(header, apart).group == "Schule"
+    grade = [dict(r, grade=str(5 + i % 2)) for i, r in enumerate(across)]
+    assert guess_columns(["student", "rater", "score", "grade"], grade).group == "grade"
