@@ -136,6 +136,14 @@ def _num(r):
                 replications=int(r["replications"]))
 
 
+def _file_scale(ratings, d) -> str:
+    """`` ~ this file's 1-6`` where the study's scale level is named otherwise (its 0-5 read as a 1-6 file's: "scale
+    0-5" beside a file scored 1-6 read as a mistake, a staff tester)."""
+    low = int(getattr(ratings, "scale_low", 0))
+    mine = f"{low}-{low + int(ratings.max_score)}"
+    return "" if mine == d["scale"] else f" ~ this file's {mine}"
+
+
 def study_recommendation(ratings, model_fits: bool, differ: bool, model_reason: str = "") -> dict:
     """The corrected study's method for this design, with the numbers that support it.
 
@@ -171,7 +179,8 @@ def study_recommendation(ratings, model_fits: bool, differ: bool, model_reason: 
     lines = [f"CORRECTED STUDY: {d['note']}"] if d["note"] else []
     lines += [f"CORRECTED STUDY supports {method} for {'this' if d['exact'] else 'the nearest'} design (read as {d['raters']} rater(s) per paper{'' if d['exact'] else ', nearest'}, "
              f"{d['papers_per_rater']:.0f} papers per rater ~ the study's {d['papers']} papers "
-             f"({d['study_papers_per_rater']:.0f} per rater), scale {d['scale']}) among the methods unshrunk (the "
+             f"({d['study_papers_per_rater']:.0f} per rater), scale {d['scale']}{_file_scale(ratings, d)}) among the "
+             "methods unshrunk (the "
              f"RECOMMENDATION weighs their shrunk levels too); mean RMSE +- MCSE over {reps:,} replications of the "
              f"cells at each level:"]
     for facet, v in levels.items():

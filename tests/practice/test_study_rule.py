@@ -107,3 +107,15 @@ def test_one_paper_read_many_times_does_not_make_a_design_of_third_readings():
     assert d["raters"] == "2+" and d["exact"]
     d = levels([(0, 4), (1, 1)])
     assert d["raters"] == "2+" and not d["exact"]
+
+
+def test_the_studys_scale_is_said_beside_the_files_own():
+    """A file scored 1-6 read as the study's 0-5 cells: "scale 0-5" alone read as a mistake (a staff tester)."""
+    r = _design(2, 100, 5)
+    head = next(line for line in study_recommendation(r, model_fits=True, differ=True)["lines"]
+                if line.startswith("CORRECTED STUDY supports"))
+    assert "scale 0-5)" in head and "this file's" not in head
+    shifted = Ratings(r.paper, r.rater, r.score, 5, r.n_papers, r.n_raters, scale_low=1)
+    head = next(line for line in study_recommendation(shifted, model_fits=True, differ=True)["lines"]
+                if line.startswith("CORRECTED STUDY supports"))
+    assert "scale 0-5 ~ this file's 1-6)" in head
