@@ -362,6 +362,9 @@ class CheckReport:
     warranted_by: list
     recommendation: str
     reason: str
+    #: the deciding tests that found no difference at ``alpha`` (a memo that named only the one that did read as if
+    #: every test had, a staff tester: the ANOVA's p 0.415 beside the KS's 0.002)
+    found_none: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     #: the per-rater fit table of the PCM (:class:`RaschFit`: :attr:`rasch_fit`, :attr:`rasch_notes`)
     rasch: RaschFit | None = field(default=None, repr=False, compare=False)
@@ -593,6 +596,8 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     deciding = [anova, var[0], ks] + ([] if SPARSE_NOTE in chi.note else [chi])
     warranted_by = [f"{t.test}, p {'< .001' if t.p_value < 0.001 else f'= {t.p_value:.3f}'}"
                     for t in deciding if t.significant(alpha)]
+    found_none = [f"{t.test}, p = {t.p_value:.3f}" for t in deciding
+                  if np.isfinite(t.p_value) and not t.significant(alpha)]
     rpp = np.bincount(ratings.ratings_per_paper())
     ratings_per_paper = {int(k): int(v) for k, v in enumerate(rpp) if v and k}
     comps = rater_components(ratings)
@@ -616,6 +621,8 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     chi2_p = rr.rater_separation.get("chi2_p", np.nan) if rr.fitted else np.nan
     if np.isfinite(chi2_p) and chi2_p < alpha:
         warranted_by.append(f"fixed (all same) chi-square of the rater model, p {'< .001' if chi2_p < 0.001 else f'= {chi2_p:.3f}'}")
+    elif np.isfinite(chi2_p):
+        found_none.append(f"fixed (all same) chi-square of the rater model, p = {chi2_p:.3f}")
     warranted = bool(warranted_by)
     if found is None and (rasch or assignment != "auto"):
         found = decide_assignment(ratings, assignment, model=model if getattr(model, "measured", None) is not None
@@ -673,7 +680,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
                        ratings_per_paper=ratings_per_paper, raters=raters, tests=tests,
                        components=[[ratings.rater_ids[j] for j in c] for c in comps],
                        min_papers=min_papers, assignment=assignment, assignment_found=found, alpha=alpha,
-                       warranted=warranted, warranted_by=warranted_by, recommendation=rec,
+                       warranted=warranted, warranted_by=warranted_by, found_none=found_none, recommendation=rec,
                        reason=reason, notes=notes)
     from .recommend import recommend_group
 
