@@ -112,7 +112,7 @@ def test_a_many_rater_fit_factored_by_blocks_ends_where_numpys_whole_factor_does
 
 def test_a_fit_whose_information_cannot_be_held_is_refused_before_it_starts(monkeypatch, tmp_path):
     r = many_rater_ratings(n_papers=600)
-    monkeypatch.setattr(config, "memory_left", lambda: 2.0 ** 20)
+    monkeypatch.setattr(config, "memory_left", lambda: 4.0 * 2 ** 20)   # (the raters' pairs table, 2.1 MiB, fits)
     with pytest.raises(MethodError, match=r"^MML \(PCM\): 901 parameters need 0\.0 GiB for the information matrix "
                                           r"\(901 x 901\), more than the 0\.0 GiB this process can have; use -m MFRM "
                                           r"\(the rating scale model: one set of thresholds shared by every rater, 303 "
