@@ -38,9 +38,15 @@ def neutralise(value):
     """``value`` as a spreadsheet shows it without running it: a string starting with one of
     :data:`FORMULA_START` gets a leading ``'`` (``=1+1`` -> ``'=1+1``) unless it is a plain number;
     anything else (other strings, numbers, None) is returned as it is."""
-    if isinstance(value, str) and value.startswith(FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+    if (isinstance(value, str) and value.startswith(FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value)
+            and value not in _SIGNS):
         return "'" + value
     return value
+
+
+#: a sign alone, a sheet's mark for "none" (a missing score written ``-``): no formula, shown as it is (it came
+#: back as ``'-`` in a staff tester's adjusted file)
+_SIGNS = frozenset({"-", "+"})
 
 
 def neutralise_row(cells) -> list:
