@@ -288,6 +288,19 @@ def _recommended_facets(ratings, prefix, assignment, clusters, strict, variant):
     return label, adj, (labels, scores), warnings, [d.label for d in decisions]
 
 
+def _read_once(ratings, adjusted, prefix=""):
+    """A warning where no paper was read twice and a method moved the raters: with nothing to compare them on, it
+    compared their score distributions, which are their severity only where papers went to raters at random,
+    which nothing in such a file can check (a tester's file: MN and TLI moved 60-73 of 300 papers by half a
+    point or more with no word)."""
+    moved = [c for c in adjusted if c not in ("NO", RECOMMENDED)]
+    if not moved or ratings.max_raters_per_paper() > 1:
+        return []
+    return [f"{prefix}no paper was read twice: {', '.join(moved)} compared the raters by their scores alone, which "
+            "are their severity only if the papers were dealt to the raters at random; nothing in the file can "
+            "check that (a weaker set of papers looks like a severe rater)"]
+
+
 def _short_totals(ratings, prefix=""):
     """A warning when some papers were scored in fewer cells (criteria) than others: their X_total
     (a sum over the cells each was scored in) is not comparable with the others'."""
@@ -377,6 +390,7 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
         want = [c for c in want if c not in marginal[0]]
     applied, notes = apply_group(ratings, want, variant, strict, prefix)
     warnings += [prefix + n for n in notes]
+    warnings += _read_once(ratings, applied.adjusted, prefix)
     adjusted, estimators = dict(applied.adjusted), dict(applied.estimators)
     if marginal is not None:
         codes_mg, found_mg = marginal

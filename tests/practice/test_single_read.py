@@ -120,3 +120,17 @@ def test_on_a_complete_panel_the_additive_fit_centres_as_the_raters_means_do():
         np.testing.assert_allclose(fn(x, ratings, "additive")[0], fn(x, ratings, "means")[0], rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="centring must be one of means, additive"):
         kelley(x, ratings, "medians")
+
+
+def test_adjusting_a_file_of_no_paper_read_twice_says_what_it_assumed():
+    """Every paper read once: MN and TLI moved papers by their raters' score distributions with no word (a tester's
+    file). adjust now says those are the raters' severity only if papers went to raters at random."""
+    rng = np.random.default_rng(3)
+    P, J = 240, 6
+    ratings = Ratings(np.arange(P), rng.integers(0, J, P), rng.integers(0, 6, P), 5, P, J)
+    res = adjust(ratings, ["NO", "MN", "TLI"])
+    said = [w for w in res.groups[0].warnings if "no paper was read twice" in w]
+    assert len(said) == 1 and said[0].startswith("no paper was read twice: MN, TLI compared the raters")
+    assert not any("no paper was read twice" in w for w in adjust(ratings, "NO").groups[0].warnings)
+    twice, _ = _file(4, False)
+    assert not any("no paper was read twice" in w for w in adjust(twice, "TLI").groups[0].warnings)
