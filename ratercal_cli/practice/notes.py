@@ -40,12 +40,26 @@ def category_notes(code, est, ratings: Ratings, low: int) -> list:
         ks = np.flatnonzero(unused[seen].all(axis=0)) if seen.any() else []
         return [f"{code}: no rater gave {_scores(ks, low)}; the shared thresholds next to "
                 f"{'it' if len(ks) == 1 else 'them'} rest on the model's weak prior"] if len(ks) else []
-    out = []
+    by_scores: dict = {}   # (the raters who never gave the same scores said once: 500 raters' list was an 11 KB line)
     for j in np.flatnonzero(seen):
         ks = np.flatnonzero(unused[j])
         if ks.size:
-            out.append(f"rater {ratings.rater_ids[j]} never gave {_scores(ks, low)}")
+            by_scores.setdefault(tuple(ks.tolist()), []).append(str(ratings.rater_ids[j]))
+    out = [f"{'rater' if len(who) == 1 else 'raters'} {_some(who)} never gave {_scores(list(ks), low)}"
+           for ks, who in by_scores.items()]
+    if len(out) > NAMED_SETS:
+        out = out[:NAMED_SETS] + [f"{len(out) - NAMED_SETS} more sets of raters each never gave some scores"]
     return [f"{code}: {'; '.join(out)}: {why}"] if out else []
+
+
+#: at most this many raters named in one clause of a note, and this many clauses (sets of raters), then how many more
+NAMED = 5
+NAMED_SETS = 10
+
+
+def _some(names) -> str:
+    """``R1, R2, R3, R4, R5 and 12 more``: the first NAMED of ``names``."""
+    return ", ".join(names) if len(names) <= NAMED else f"{', '.join(names[:NAMED])} and {len(names) - NAMED} more"
 
 
 def thin_notes(applied: Applied, ratings: Ratings) -> list:
@@ -61,7 +75,7 @@ def thin_notes(applied: Applied, ratings: Ratings) -> list:
             adjusted.append(code)
     notes = []
     for thin, codes in left.items():
-        names = ", ".join(str(ratings.rater_ids[j]) for j in thin)
+        names = _some([str(ratings.rater_ids[j]) for j in thin])
         n = ratings.ratings_per_rater()[list(thin)]
         fewest = int(n.min())
         notes.append(f"rater(s) {names} with fewer than {int(min(applied.estimators[c].min_ratings_used() for c in codes))} "

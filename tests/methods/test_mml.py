@@ -443,7 +443,7 @@ def test_adjust_command_with_mml_and_mfrm(tmp_path):
     res = CliRunner().invoke(adjust, [str(src), "--scale", "0-5", "--group-col", "grade", "--method", "MML,MFRM",
                                       "-o", str(out)], catch_exceptions=False)
     assert res.exit_code == 0, res.output
-    assert "MML: rater R1 never gave a 0; rater R3 never gave 0, 1 or 2;" in res.output   # scores, not categories
+    assert "MML: rater R1 never gave a 0; raters R3, R10 never gave 0, 1 or 2;" in res.output   # scores, not categories
     rows = list(csv.DictReader(out.open()))
     grade = [r for r in rows if r["grade"] == "8"]
     r = Ratings.from_labels([g["paper"] for g in grade], [g["rater"] for g in grade],

@@ -237,7 +237,7 @@ def test_category_warnings_name_scores_not_categories(tmp_path):
     res = run("adjust", p, "--scale", "1-6", "-m", "MFRM,MML", "-o", tmp_path / "o.csv")
     assert res.exit_code == 0, res.output
     assert "MFRM: no rater gave a 6" in res.stderr
-    assert "MML: rater A never gave 1, 4 or 6; rater B never gave 1, 3 or 6" in res.stderr
+    assert "MML: rater A never gave 1, 4 or 6; raters B, D never gave 1, 3 or 6" in res.stderr   # (one clause a set)
     assert "categories" not in res.stderr
 
 
@@ -469,3 +469,24 @@ def test_a_group_typo_that_splits_a_student_is_warned_of(tmp_path):
             "typo in the group column?") in out.stderr
     clean = run("check", ROOT / "examples" / "ratings.csv", "--scale", "0-5", "--group-col", "grade", "--no-rasch")
     assert "a typo in the group column" not in clean.stderr
+
+
+def test_the_never_gave_note_names_a_few_raters_of_each_set_and_counts_the_rest():
+    """500 raters a few ratings each: MML's note named every rater with the scores it never gave, an 11 KB line (a
+    tester's file). Raters who never gave the same scores are one clause, at most five named, then how many more."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from ratercal_cli.practice.notes import category_notes
+    from ratercal_cli.ratings import Ratings
+
+    J = 40
+    ratings = Ratings(np.arange(J), np.arange(J), np.zeros(J, dtype=np.int64), 5, J, J, scale_low=1)
+    unused = np.zeros((J, 6), dtype=bool)
+    unused[:30, 5] = True          # 30 raters never gave a 6
+    unused[30:33, [0, 5]] = True   # 3 never gave 1 or 6
+    (note,) = category_notes("MML", SimpleNamespace(result_=SimpleNamespace(unused=unused), model="pcm"), ratings, 1)
+    assert note.startswith("MML: raters 1, 2, 3, 4, 5 and 25 more never gave a 6; raters 31, 32, 33 never "
+                           "gave 1 or 6: ")
+    assert len(note) < 250
