@@ -256,6 +256,10 @@ FIT_BLOCKS = 3
 #: step within 1.6e-15 of the factor's, relatively)
 CONFIRM_TOL = 1e-13
 CONFIRM_ITERATIONS = 100
+#: a fit of more free coordinates than this is refused before it starts (:func:`_require_memory`): its information's
+#: factor is P^3 / 3 operations a step, 3.0 s at the 6,001 of a PCM of 2,000 raters on 1-4, about 45 s at 15,000;
+#: at 5,000 raters on 0-5 (25,001) an edge tester's fit had not ended after 300 s, nor said anything
+MAX_PARAMETERS = 15_000
 #: rows of the delta method's ``A cov A'`` at a time (:meth:`MMLFit._se`: a rows x parameters array each)
 SE_ROWS = 1024
 #: the start of sigma: the best of START_SIGMAS (in ascending order), found by climbing from SIGMA0 (:func:`_best_start`)
@@ -1170,10 +1174,14 @@ def _require_memory(name, layout: Layout, carried: bool):
     P = int(layout.free_map()[0].shape[1])
     need = 8.0 * P * ((2 if carried else 1) * P + FIT_BLOCKS * FACTOR_BLOCK)
     have = memory_left()
-    if have is None or need <= have:
-        return
     what = (f"-m MFRM (the rating scale model: one set of thresholds shared by every rater, {layout.J + layout.M:,} "
             "parameters)" if layout.model == "pcm" else "fewer raters or facet levels a fit")
+    if P > MAX_PARAMETERS:
+        raise MethodError(f"{name}: {P:,} parameters are more than the {MAX_PARAMETERS:,} a fit takes here: each of "
+                          f"its steps factors a {P:,} x {P:,} matrix, {P ** 3 / 3e12:,.0f} trillion operations "
+                          f"(minutes to hours a step on one core); use {what}")
+    if have is None or need <= have:
+        return
     raise MethodError(f"{name}: {P:,} parameters need {need / 2 ** 30:.1f} GiB for the information matrix "
                       f"({P:,} x {P:,}), more than the {max(have, 0) / 2 ** 30:.1f} GiB this process can have; "
                       f"use {what}")

@@ -150,3 +150,16 @@ def test_convergence_is_confirmed_by_conjugate_gradients_on_the_information(monk
     assert np.array_equal(H, -A)
     monkeypatch.setattr(mml_mod, "FACTOR_BLOCK", 1024)   # (few parameters: factored)
     assert mml_mod._confirm(H, g, stop=1.0) is None
+
+
+def test_a_fit_of_more_parameters_than_it_takes_is_refused_before_it_starts(monkeypatch, tmp_path):
+    """5,000 raters on 0-5 (24,971 parameters): an edge tester's MML had not ended after 300 s, nor said a word, each
+    step a factor of a 25k x 25k matrix. Past MAX_PARAMETERS the fit is refused in one line naming MFRM (here the
+    limit lowered to 500 for a file of 300 raters, 901 parameters)."""
+    monkeypatch.setattr(mml_mod, "MAX_PARAMETERS", 500)
+    r = many_rater_ratings(n_papers=600)
+    with pytest.raises(MethodError, match=r"^MML \(PCM\): 901 parameters are more than the 500 a fit takes here: .* "
+                                          r"use -m MFRM \(the rating scale model: one set of thresholds shared by "
+                                          r"every rater, 303 parameters\)$"):
+        fit_mml(r, model="pcm")
+    assert fit_mml(r, model="rsm") is not None   # (the MFRM's 303: under it)
