@@ -257,9 +257,10 @@ FIT_BLOCKS = 3
 CONFIRM_TOL = 1e-13
 CONFIRM_ITERATIONS = 100
 #: a fit of more free coordinates than this is refused before it starts (:func:`_require_memory`): its information's
-#: factor is P^3 / 3 operations a step, 3.0 s at the 6,001 of a PCM of 2,000 raters on 1-4, about 45 s at 15,000;
+#: factor is P^3 / 3 operations a step, 3.0 s at the 6,001 of a PCM of 2,000 raters on 1-4, about 50 s at the 15,001
+#: of 5,000 raters on 1-4 (benchmarks/README.md: it completes, 2.5 GB);
 #: at 5,000 raters on 0-5 (25,001) an edge tester's fit had not ended after 300 s, nor said anything
-MAX_PARAMETERS = 15_000
+MAX_PARAMETERS = 16_000
 #: rows of the delta method's ``A cov A'`` at a time (:meth:`MMLFit._se`: a rows x parameters array each)
 SE_ROWS = 1024
 #: the start of sigma: the best of START_SIGMAS (in ascending order), found by climbing from SIGMA0 (:func:`_best_start`)
