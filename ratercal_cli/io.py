@@ -449,9 +449,9 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True, tex
                 more = (f" (a {mark} inside a field -- a name such as 'Smith{delimiter} J.' or a decimal comma -- "
                         "needs the field in double quotes)" if len(row) > width and delimiter in ",;" else "")
                 if width == 1 and not rows and len(row) > 2:   # (a title line above the columns' names)
-                    more = (f": the line above holds one field ({header[0]!r}, a title?) and this one {len(row)}; "
-                            "delete the line(s) above the columns' names")
-                raise InputError(f"expected {width} fields, found {len(row)}{more}", path, start)
+                    more = (f": the line above holds one field ({header[0]!r}, a title?) and this one {len(row)} "
+                            "fields; delete the line(s) above the columns' names")
+                raise InputError(f"expected {width} field{'s' * (width != 1)}, found {len(row)}{more}", path, start)
             rows.append((start, dict(zip(header, [c.strip() for c in row] if strip else row))))
     except csv.Error as exc:
         if "field larger than field limit" in str(exc):

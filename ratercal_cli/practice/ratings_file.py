@@ -611,9 +611,10 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
                 continue
             cells = (cells + [""] * len(header))[:len(header)] if not "".join(cells[len(header):]).strip() else cells
             if len(cells) != len(header):   # (one cell above a wider row: a title, a staff tester's dead end)
-                title = (f": row {head_row} holds one cell ({header[0]!r}, a title?) and this row {len(cells)}; delete "
-                         "the row(s) above the columns' names" if len(header) == 1 and not rows else "")
-                raise InputError(f"expected {len(header)} fields, found {len(cells)}{title}", path, n)
+                title = (f": row {head_row} holds one cell ({header[0]!r}, a title?) and this row {len(cells)} cells; "
+                         "delete the row(s) above the columns' names" if len(header) == 1 and not rows else "")
+                raise InputError(f"expected {len(header)} field{'s' * (len(header) != 1)}, found {len(cells)}{title}",
+                                 path, n)
             rows.append((n, dict(zip(header, cells))))
         member = getattr(ws, "_worksheet_path", None)
     finally:
