@@ -358,7 +358,9 @@ def read_text(path, encoding=None, option="encoding") -> str:
     except IsADirectoryError:
         raise InputError("is a directory, not a file", path) from None
     codec = encoding or "utf-8-sig"
-    if encoding is None and data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+    if encoding is None and data[:4] in (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE):
+        codec = "utf-32"   # (its mark starts as UTF-16's: an edge tester's file was read as UTF-16, NULs and all)
+    elif encoding is None and data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         codec = "utf-16"   # Excel's "Unicode Text" (tab-separated UTF-16): its byte-order mark says so
     try:
         return data.decode(codec)

@@ -202,3 +202,16 @@ def test_sigterm_at_any_line_of_an_atomic_write_leaves_no_temporary(tmp_path, fa
         assert os.WTERMSIG(status) == signal.SIGTERM
         killed += 1
     assert killed >= 15   # every line of the write's code was tried
+
+
+@pytest.mark.parametrize("codec", ["utf-32", "utf-32-le", "utf-32-be"])
+def test_a_utf32_file_with_its_mark_is_read(tmp_path, codec):
+    """UTF-32's byte-order mark begins as UTF-16's: an edge tester's file was taken for UTF-16 and refused as NULs."""
+    import codecs
+
+    from ratercal_cli.io import read_text
+
+    text = "paper,rater,score\nP1,Zoë,3\n"
+    mark = {"utf-32-le": codecs.BOM_UTF32_LE, "utf-32-be": codecs.BOM_UTF32_BE}.get(codec, b"")
+    (tmp_path / "u.csv").write_bytes(mark + text.encode(codec))
+    assert read_text(tmp_path / "u.csv") == text
