@@ -406,12 +406,14 @@ def _how_written(text: str, head: bytes, encoding) -> tuple[bool, str]:
     """``(bom, newline)`` of a text file: a UTF-8 (or UTF-16, written back as UTF-8) file with a
     byte-order mark is written back with one; so is a file of another encoding (``--encoding latin-1``)
     with a character beyond ASCII, since the output is UTF-8 and without the mark Excel reads it in the
-    system's code page ("JosÃ©" for "José"); CRLF where its first 64 KiB have one."""
+    system's code page ("JosÃ©" for "José"); CRLF where its first 64 KiB have one, CR where they have CRs and no
+    LF (a classic Mac export: written back with LF, an edge tester)."""
     utf8 = encoding is None or codecs.lookup(encoding).name.startswith("utf-8")
     bom = utf8 and head[:3] == codecs.BOM_UTF8 \
         or encoding is None and head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) \
         or not utf8 and not text.isascii()
-    return bom, "\r\n" if "\r\n" in text[:1 << 16] else "\n"
+    head_text = text[:1 << 16]
+    return bom, "\r\n" if "\r\n" in head_text else "\r" if "\r" in head_text and "\n" not in head_text else "\n"
 
 
 def _text_source(path: Path, head: bytes, text: str, required, delimiter, encoding, hint) -> Source:

@@ -622,17 +622,19 @@ def test_check_and_compare_read_a_decimal_comma_cut_as_adjust_does(tmp_path):
     assert res.exit_code == 0, res.output
 
 
-def test_the_change_list_keeps_the_inputs_line_ends(tmp_path):
-    """A CRLF export's adjusted file kept CRLF but its change list had LF alone (a staff tester)."""
+@pytest.mark.parametrize("end", [b"\r\n", b"\r"])
+def test_the_change_list_keeps_the_inputs_line_ends(tmp_path, end):
+    """A CRLF export's adjusted file kept CRLF but its change list had LF alone (a staff tester); a file of CRs alone
+    (a classic Mac export) came back with LF (an edge tester)."""
     path = tmp_path / "f.csv"
-    path.write_bytes(b"paper,rater,score\r\n" + b"".join(f"P{p},R{(p + k) % 4},{(p * (k + 2)) % 5 + 1}\r\n".encode()
-                                                         for p in range(30) for k in range(2)))
+    path.write_bytes(b"paper,rater,score" + end + b"".join(f"P{p},R{(p + k) % 4},{(p * (k + 2)) % 5 + 1}".encode() + end
+                                                           for p in range(30) for k in range(2)))
     res = run("adjust", path, "--scale", "1-5", "-m", "TLI", "--cut", "3", "-o", tmp_path / "a.csv",
               "--changes", tmp_path / "c.csv", "-q")
     assert res.exit_code == 0, res.output
     for name in ("a.csv", "c.csv"):
         data = (tmp_path / name).read_bytes()
-        assert data.count(b"\r\n") == data.count(b"\n") > 30, name
+        assert data.count(end) > 30 and data.replace(end, b"").count(b"\n") == data.replace(end, b"").count(b"\r") == 0, name
 
 
 def test_a_workbook_keeps_numbers_and_dates_as_cells_of_their_kind(tmp_path):
