@@ -460,6 +460,12 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True, tex
             raise InputError(f"a field longer than {FIELD_LIMIT // 1024} KiB (an unterminated "
                              "quote?)", path, lineno) from None
         raise InputError(f"not readable as CSV ({exc})", path, lineno) from None
+    if header and len(header) > 1 and header[-1] == "" and not any(r[""].strip() for _, r in rows):
+        # one unnamed column right of the table, empty throughout: a separator at the end of every line (it was
+        # written back as a column named "", an edge tester's file); one with a value stays a column
+        header = header[:-1]
+        for _, r in rows:
+            del r[""]
     return header, rows, delimiter
 
 

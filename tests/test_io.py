@@ -215,3 +215,18 @@ def test_a_utf32_file_with_its_mark_is_read(tmp_path, codec):
     mark = {"utf-32-le": codecs.BOM_UTF32_LE, "utf-32-be": codecs.BOM_UTF32_BE}.get(codec, b"")
     (tmp_path / "u.csv").write_bytes(mark + text.encode(codec))
     assert read_text(tmp_path / "u.csv") == text
+
+
+def test_a_separator_at_the_end_of_every_line_adds_no_column(tmp_path):
+    """``note,`` on every line (an edge tester's export): an empty unnamed column was written back as a column named ""
+    (``note,,flag``). Empty throughout, it is dropped; with a value, it stays a column."""
+    from ratercal_cli.io import read_table
+
+    path = tmp_path / "t.csv"
+    path.write_text("paper,rater,score,note,\nP1,A,3,x,\nP1,B,4,,\n")
+    header, rows, _ = read_table(path)
+    assert header == ["paper", "rater", "score", "note"] and rows[1][1] == {"paper": "P1", "rater": "B", "score": "4",
+                                                                             "note": ""}
+    path.write_text("paper,rater,score,note,\nP1,A,3,x,\nP1,B,4,,7\n")
+    header, rows, _ = read_table(path)
+    assert header == ["paper", "rater", "score", "note", ""] and rows[1][1][""] == "7"
