@@ -457,8 +457,7 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True, tex
             rows.append((start, dict(zip(header, [c.strip() for c in row] if strip else row))))
     except csv.Error as exc:
         if "field larger than field limit" in str(exc):
-            raise InputError(f"a field longer than {FIELD_LIMIT // 1024} KiB (an unterminated "
-                             "quote?)", path, lineno) from None
+            raise _long_field(text, delimiter, header, path, lineno) from None
         raise InputError(f"not readable as CSV ({exc})", path, lineno) from None
     if header and len(header) > 1 and header[-1] == "" and not any(r[""].strip() for _, r in rows):
         # one unnamed column right of the table, empty throughout: a separator at the end of every line (it was
@@ -467,6 +466,26 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True, tex
         for _, r in rows:
             del r[""]
     return header, rows, delimiter
+
+
+def _long_field(text, delimiter, header, path, lineno) -> InputError:
+    """The error of a field over FIELD_LIMIT on line ``lineno``: where the line has no quote, which column holds it and
+    how long it is (it said "an unterminated quote?" of a 1 MB label with no quote, naming no column, an edge tester);
+    else the quote that may have swallowed the lines after it."""
+    limit = f"longer than the {FIELD_LIMIT // 1024} KiB a field may hold"
+    at = 0
+    for _ in range(lineno - 1):   # (the line's text: found only on this error)
+        at = text.find("\n", at) + 1
+        if at <= 0:
+            break
+    end = text.find("\n", at)
+    line = text[at:] if end < 0 else text[at:end]
+    if '"' in line or at <= 0:
+        return InputError(f"a field {limit} (an unterminated quote?)", path, lineno)
+    cells = line.rstrip("\r").split(delimiter)
+    k = max(range(len(cells)), key=lambda i: len(cells[i]))
+    column = header[k] if header is not None and k < len(header) else f"field {k + 1}"
+    return InputError(f"a field of {len(cells[k]):,} characters, {limit}", path, lineno, column)
 
 
 def check_text(text: str, path) -> None:

@@ -230,3 +230,19 @@ def test_a_separator_at_the_end_of_every_line_adds_no_column(tmp_path):
     path.write_text("paper,rater,score,note,\nP1,A,3,x,\nP1,B,4,,7\n")
     header, rows, _ = read_table(path)
     assert header == ["paper", "rater", "score", "note", ""] and rows[1][1][""] == "7"
+
+
+def test_a_long_field_without_a_quote_names_its_column(tmp_path):
+    """A 1 MB label with no quote anywhere was "a field longer than 128 KiB (an unterminated quote?)", naming no column
+    (an edge tester): it names the column and the length; a quote left open still gets its hint."""
+    from ratercal_cli.errors import InputError
+    from ratercal_cli.io import read_table
+
+    path = tmp_path / "t.csv"
+    path.write_text("paper,rater,score,note\nP1,A,3,x\nP1,B,4," + "y" * 200_000 + "\n")
+    with pytest.raises(InputError) as exc:
+        read_table(path)
+    assert str(exc.value) == f"{path}:3: note: a field of 200,000 characters, longer than the 128 KiB a field may hold"
+    path.write_text('paper,rater,score,note\nP1,A,3,"x\n' + "P1,B,4,y\n" * 20_000)
+    with pytest.raises(InputError, match="an unterminated quote"):
+        read_table(path)

@@ -163,7 +163,7 @@ def test_a_field_over_128_kib_is_a_one_line_error(tmp_path, body):
     for cmd in ("check", "adjust", "compare"):
         res = run(cmd, p, "--scale", "0-5")
         assert res.exit_code == 2, (cmd, res.stderr)
-        assert res.stderr.strip() == f"error: {p}:3: a field longer than 128 KiB (an unterminated quote?)"
+        assert res.stderr.strip() == f"error: {p}:3: a field longer than the 128 KiB a field may hold (an unterminated quote?)"
 
 
 # -- 3. huge scales --------------------------------------------------------------------
