@@ -424,7 +424,9 @@ def _loglik_grad_hess_core(tau, cats, groups: _Groups, order=2, target=None):
     if order >= 2:
         from ..config import require_memory
 
-        require_memory(2 * 8.0 * P * P, f"the conditional model's information of {P:,} parameters ({P:,} x {P:,})",
+        # (four P x P arrays at once: the information, a set's part of it, the penalised matrix and its factor; at two
+        # a verifier's 40,000 raters passed with 20.7 of 22 GiB and the kernel ended check at 23.8 GB, no word)
+        require_memory(4 * 8.0 * P * P, f"the conditional model's information of {P:,} parameters ({P:,} x {P:,})",
                        "-m RSM (one set of thresholds for every rater) or check's --no-rasch do with less")
     hess = np.zeros(P * P + 1) if order >= 2 else None   # the last: where non-parameters go
     first = True
