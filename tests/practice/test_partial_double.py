@@ -64,8 +64,10 @@ def test_check_adjust_compare_and_the_library_go_through_it(pd_file, tmp_path):
     assert res.exit_code == 0, res.output
     checked = rc.check(rc.read_ratings(pd_file, scale="0-5"))
     # the study's one-rater cells have their say in the one recommendation (they were read at the raters
-    # level "1", which the table files under "all": the rule's TLI stood, though the study ranks TMN first)
-    assert checked.recommendation == {None: "TMN"} and checked.reports[0].study["method"] == "TMN"
+    # level "1", which the table files under "all": the rule's TLI stood, though the study ranks TMN first);
+    # most papers read once, the links' say then decides, and where it lets the pick adjust the raters are placed on
+    # the papers read twice: TLS, not TMN (tests/practice/test_single_read.py)
+    assert checked.recommendation == {None: "TLS"} and checked.reports[0].study["method"] == "TMN"
     assert checked.to_dict()["groups"][0]["sources"]["study"]["method"] == "TMN"
     assert checked.to_dict()["groups"][0]["study"]["design"]["exact"] is False
 
@@ -112,6 +114,6 @@ def test_the_memo_the_page_and_the_json_say_the_advice_is_an_extrapolation(pd_fi
     assert said in memo and "this advice is an extrapolation from them" in memo
     assert said in page and "this advice is an extrapolation from them" in page
     js = rc.check(rc.read_ratings(pd_file, scale="0-5")).to_dict()["groups"][0]
-    assert js["recommendation_source"] == "the study" and js["recommendation_caveat"].startswith(said)
+    assert js["recommendation_source"] == "the links" and js["recommendation_caveat"].startswith(said)
     exact = rc.check(rc.read_ratings(ROOT_EXAMPLE, scale="0-5", group_col="grade")).to_dict()["groups"][0]
     assert exact["recommendation_caveat"] == ""
