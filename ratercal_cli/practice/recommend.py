@@ -308,7 +308,9 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                        + (", the confound drawn" if sim["confound_drawn"] else "") + f"): {sim['method']} "
                        f"{_lv(sim['shrinkage'])} ({sim['rmse']:.4f}; best {sim['best']['method']} "
                        f"{_lv(sim['best']['shrinkage'])} {sim['best']['rmse']:.4f}"
-                       + (f"; equivalent: {', '.join(sim['equivalent'])}" if len(sim["equivalent"]) > 1 else "") + ")")
+                       + (f"; equivalent, their paired 95% intervals with that best of every level holding 0 (the "
+                          f"table's are with each level's best): {', '.join(sim['equivalent'])}"
+                          if len(sim["equivalent"]) > 1 else "") + ")")
     misfit = bool(fit.get("judged") and not fit["fits"])
     if fit.get("judged"):
         say = ("it fits: no objection to the model-based methods" if not misfit else
