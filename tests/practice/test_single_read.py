@@ -45,6 +45,14 @@ def _file(seed, schools: bool, P=400, J=8, share=0.15):
     slope = rng.uniform(0.7, 1.4, J)
     severity = np.zeros(J) if schools else rng.normal(0, 0.5, J)
     first = home if schools else rng.integers(0, J, P)
+    return _read(rng, theta, first, J, share, slope, severity)
+
+
+def _read(rng, theta, first, J, share, slope, severity):
+    """Each paper read by its ``first`` rater, a ``share`` of them again by another at random, each rating the
+    rater's graded response (``slope``, ``severity`` on the latent score, rounded into LOW..HIGH); (ratings, truth:
+    each paper's expected score from the mean rater)."""
+    P = theta.size
     paper, rater = [], []
     for p in range(P):
         paper.append(p)
@@ -55,8 +63,7 @@ def _file(seed, schools: bool, P=400, J=8, share=0.15):
     paper, rater = np.array(paper), np.array(rater)
     latent = 3.5 + 1.1 * slope[rater] * theta[paper] - severity[rater] + rng.normal(0, NOISE, paper.size)
     score = np.clip(np.rint(latent), LOW, HIGH).astype(np.int64) - LOW
-    truth = _expected(3.5 + 1.1 * theta) - LOW
-    return Ratings(paper, rater, score, HIGH - LOW, P, J), truth
+    return Ratings(paper, rater, score, HIGH - LOW, P, J), _expected(3.5 + 1.1 * theta) - LOW
 
 
 def _rmse(res, truth, code):
@@ -144,18 +151,7 @@ def _two_schools_each(seed, P=500, J=6, S=12, share=0.2):
     mu = rng.normal(0, 1.2, S)
     theta = rng.normal(0, 1, P) + mu[school]
     severity = rng.normal(0, 0.5, J)
-    first = school % J
-    paper, rater = [], []
-    for p in range(P):
-        paper.append(p)
-        rater.append(int(first[p]))
-        if rng.random() < share:
-            paper.append(p)
-            rater.append(int(rng.choice([j for j in range(J) if j != first[p]])))
-    paper, rater = np.array(paper), np.array(rater)
-    latent = 3.5 + 1.1 * theta[paper] - severity[rater] + rng.normal(0, NOISE, paper.size)
-    score = np.clip(np.rint(latent), LOW, HIGH).astype(np.int64) - LOW
-    return Ratings(paper, rater, score, HIGH - LOW, P, J), _expected(3.5 + 1.1 * theta) - LOW
+    return _read(rng, theta, school % J, J, share, np.ones(J), severity)
 
 
 @pytest.mark.parametrize("seed", [2, 3, 8])   # (TMN shrunk 0.794, 0.748, 1.052 where NO 0.652, 0.724, 0.999)
