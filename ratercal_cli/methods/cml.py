@@ -53,6 +53,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import math
+
 import numpy as np
 from scipy import sparse
 from scipy.linalg import cho_factor, cho_solve
@@ -76,10 +78,25 @@ CHECK_WORK = 2.5e8
 # ---------------------------------------------------------------------------------------
 # polynomial (ESF) helpers, batched over the leading axes
 # ---------------------------------------------------------------------------------------
+#: two polynomials both at least this long, in at most as many rows as the shorter has terms, are multiplied row by
+#: row by numpy's convolution (a loop in C) rather than by a numpy operation a term (a loop in Python): a complete panel
+#: of raters is one set of raters whose products are hundreds of terms long (100 raters on 0-5: an edge tester's
+#: check spent 170 of its 173 s here); the short products of two or three raters a paper are as they were
+CONVOLVE_FROM = 32
+
+
 def _polymul(a, b):
     """Batched polynomial product over the last axis: (..., na) x (..., nb) -> (..., na+nb-1)."""
     na, nb = a.shape[-1], b.shape[-1]
-    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + (na + nb - 1,)
+    lead = a.shape[:-1] if a.shape[:-1] == b.shape[:-1] else np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    shape = lead + (na + nb - 1,)
+    if min(na, nb) >= CONVOLVE_FROM and math.prod(lead) <= min(na, nb):
+        if a.shape[:-1] != lead or b.shape[:-1] != lead:
+            a, b = np.broadcast_to(a, lead + (na,)), np.broadcast_to(b, lead + (nb,))
+        out = np.empty(shape)
+        for k in np.ndindex(lead):   # (one row, a panel's one set of raters, nearly always)
+            out[k] = np.convolve(a[k], b[k])
+        return out
     out = np.zeros(shape)
     if nb <= na:
         for i in range(nb):
