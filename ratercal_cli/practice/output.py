@@ -152,18 +152,30 @@ def adjusted_rows(table, values, shifted, extra, text, methods=(), wide=None):
     kept = {h: table.rows.values(h, firsts) for h in in_header if h not in set(cols)}   # a cell per line
     tail_of = [added(c) for c in tail]   # (a cell per long row: a line's is its first rated row's, _wide_lines)
     return header, _wide_lines(in_header, by_line, new_of, score_of, beside_of, kept, flags, tail_of, value_cols,
-                               pairs, table.rows.values(table.columns.rater) if pairs else None)
+                               pairs, table.rows.values(table.columns.rater) if pairs else None,
+                               table.rows.values(table.columns.paper) if kind == "criterion" else None)
 
 
 def _wide_lines(in_header, by_line, key_of, score_of, beside_of, kept, flags, tail_of, value_cols, pairs=None,
-                rater_of=None) -> list:
+                rater_of=None, paper_of=None) -> list:
     """A wide output's rows, a line per input line (``by_line``): each of ``value_cols`` its long row's score (the
     long row whose ``key_of`` is the column's name) and its adjusted cells (``beside_of``), each rater column of
     ``pairs`` (``{rater column: its score column}``) that reading's rater (``rater_of``), the other input columns
     as they were (``kept``), then the flags and ``tail_of`` (a cell per long row, the paper's: a line's is that of
     its first long row with one; a line's first cell blank, a rubric's student's total was blank on that line,
-    a staff tester's file)."""
+    a staff tester's file).  ``paper_of`` (a rubric's: each long row's paper): beside a blank cell, the student's
+    adjusted score on that criterion from another line (it was blank beside the blank, the criterion's next columns
+    the student's, a verifier)."""
     rows = []
+    found: dict = {}
+
+    def of_paper(b, paper, h):   # (made the first time a line's cell is blank)
+        if b not in found:
+            found[b] = {}
+            for i, v in enumerate(beside_of[b]):
+                if v is not None and v != "":
+                    found[b].setdefault((paper_of[i], key_of[i]), v)
+        return found[b].get((paper, h))
     for k, idx in enumerate(by_line.values()):
         at = {key_of[i]: i for i in idx}
         row = []
@@ -174,7 +186,11 @@ def _wide_lines(in_header, by_line, key_of, score_of, beside_of, kept, flags, ta
             elif h in value_cols:
                 i = at.get(h)
                 row.append(score_of[i] if i is not None else "")
-                row += [b[i] if i is not None else None for b in beside_of]
+                cells = [b[i] if i is not None else None for b in beside_of]
+                if paper_of is not None and any(c is None or c == "" for c in cells):
+                    paper = paper_of[idx[0]]
+                    cells = [c if c is not None and c != "" else of_paper(k, paper, h) for k, c in enumerate(cells)]
+                row += cells
             else:
                 row.append(kept[h][k])
         row.append(" ".join(dict.fromkeys(flags[i] for i in idx if flags[i])))

@@ -277,3 +277,11 @@ def test_a_rubric_lines_total_is_its_students_when_its_first_criterion_is_blank(
             by.setdefault(line["student"], set()).add(line[f"{code}_total"])
         assert all(len(v) == 1 and "" not in v for v in by.values()), (code, [s for s, v in by.items() if len(v) > 1])
     assert got[3]["ideas"] == "" and got[3]["flag"] == "missing"
+    # ... and beside the blank cell, the student's adjusted score on that criterion (a verifier: it was blank, the
+    # next criteria's the student's)
+    for code in ("TLI", "MFRM"):
+        for crit in ("ideas", "org", "conv"):
+            by = {}
+            for line in got:
+                by.setdefault(line["student"], set()).add(line[f"{crit}_{code}"])
+            assert all(len(v) == 1 and "" not in v for v in by.values()), (code, crit)
