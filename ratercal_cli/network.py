@@ -88,7 +88,7 @@ def shared_papers(ratings: Ratings) -> np.ndarray:
     multiplied as sparse matrices (1M ratings, 2, 3 and 21 of 200 raters a paper: 0.047, 0.072 and
     0.093 s, the counts 0.007, 0.016 and 0.073 s, 21 of 200 dense 0.034 s).
     """
-    from .config import require_memory   # (here: config imports yaml, 0.1 s that the reading alone does not need)
+    from .config import require_memory   # (here: the paths that never build the table do not import config)
 
     P, J = ratings.n_papers, ratings.n_raters
     require_memory(3 * 8.0 * J * J, f"the table of papers shared by each pair of the {J:,} raters",

@@ -46,7 +46,6 @@ _RATER_WIDE = re.compile(r"^(rater|reader|judge|scorer|marker|r)[ _-]?\d+$", re.
 _RATER_NAMED = re.compile(r"^(rater|reader|judge|scorer|marker)\s*[ _:-]\s*(?!(id|name|code|no|number|label|type)$)\S.*$",
                           re.I)
 _WHOLE = re.compile(r"^[+-]?\d+([.,]0+)?$")   # (2.0 and 2,0 are read as 2, the latter with a decimal comma)
-_MISSING = MISSING_TOKENS   # (what the reader takes for a rating not given)
 #: A scale's end given to at most this share of the scores (or once), two or more unused scores away from
 #: the next one, is noted as a likely stray (a typing error), not taken silently.
 STRAY = 0.005
@@ -81,7 +80,7 @@ SPARSE = 0.8
 
 def _filled(rows, col) -> float:
     """The share of ``rows`` whose ``col`` holds a value (not blank or a missing-value code)."""
-    return sum(str(r.get(col, "")).strip().lower() not in _MISSING for r in rows) / max(len(rows), 1)
+    return sum(str(r.get(col, "")).strip().lower() not in MISSING_TOKENS for r in rows) / max(len(rows), 1)
 
 
 def _whole_numbers(rows, col) -> list | None:
@@ -89,7 +88,7 @@ def _whole_numbers(rows, col) -> list | None:
     out = []
     for r in rows:
         t = str(r.get(col, "")).strip()
-        if t.lower() in _MISSING:
+        if t.lower() in MISSING_TOKENS:
             continue
         if not _WHOLE.match(t):
             return None
@@ -169,7 +168,7 @@ def guess_columns(header, rows) -> Guess:
         # line's paper, where a rubric's criteria are filled on every line (a staff tester's sheet of eight raters
         # named so was taken for a rubric of eight criteria and a school grade)
         sparse = [h for h in rest if _filled(rows, h) < SPARSE]
-        if len(sparse) >= 2 and all(any(str(r.get(h, "")).strip().lower() not in _MISSING for h in sparse) for r in rows):
+        if len(sparse) >= 2 and all(any(str(r.get(h, "")).strip().lower() not in MISSING_TOKENS for h in sparse) for r in rows):
             g.rater_cols = sparse
             taken.update(sparse)
             rest = []

@@ -187,17 +187,15 @@ def linear_eb_batch(P, rep, paper, rater, score, n_raters, effects=None):
 #: 0.35 for a paper read once where the oracle's linear factor was 0.85, NO shrunk 1.119 RMSE against unshrunk
 #: 0.671; by the additive fit 0.617
 CENTRINGS = ("means", "additive")
-#: a file of more raters than this is centred by the raters' means (the additive fit's eigendecomposition
-#: is raters^3: 0.3 s at 1,000)
-ADDITIVE_MAX_RATERS = 2000
 
 
 def file_effects(ratings):
     """The raters' effects a file's ratings are centred by (:func:`kelley`, :func:`linear_eb`): the additive
-    fit's (:func:`.additive.two_way`), None (their means) above ADDITIVE_MAX_RATERS raters."""
-    if ratings.n_raters > ADDITIVE_MAX_RATERS:
+    fit's (:func:`.additive.two_way`), None (their means) above its :data:`.additive.MAX_RATERS` raters."""
+    from .additive import MAX_RATERS, two_way
+
+    if ratings.n_raters > MAX_RATERS:
         return None
-    from .additive import two_way
 
     return two_way(np.asarray(ratings.paper, dtype=np.int64), np.asarray(ratings.rater, dtype=np.int64),
                    np.asarray(ratings.score, dtype=np.float64), ratings.n_papers, ratings.n_raters).effect[None]

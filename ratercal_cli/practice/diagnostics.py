@@ -561,6 +561,12 @@ def rasch_fit(ratings: Ratings, work=None):
     return rows, notes
 
 
+def _cited(test: str, p: float) -> str:
+    """``ANOVA F, rater means, p = 0.006`` (``p < .001`` below it): a test as the summary, the memo and the reasons
+    cite it, whether or not it found the raters differing."""
+    return f"{test}, p {'< .001' if p < 0.001 else f'= {p:.3f}'}"
+
+
 def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "auto",
                   alpha: float = ALPHA, rasch: bool = True, clusters=None, cluster_labels=(),
                   cluster_source: str = "", links: bool = True, found=None, fits=None) -> CheckReport:
@@ -594,10 +600,8 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     tests = [anova] + var + [chi, ks]
     # Levene (mean) is the homogeneity test the text describes; the others are shown for reference.
     deciding = [anova, var[0], ks] + ([] if SPARSE_NOTE in chi.note else [chi])
-    warranted_by = [f"{t.test}, p {'< .001' if t.p_value < 0.001 else f'= {t.p_value:.3f}'}"
-                    for t in deciding if t.significant(alpha)]
-    found_none = [f"{t.test}, p = {t.p_value:.3f}" for t in deciding
-                  if np.isfinite(t.p_value) and not t.significant(alpha)]
+    warranted_by = [_cited(t.test, t.p_value) for t in deciding if t.significant(alpha)]
+    found_none = [_cited(t.test, t.p_value) for t in deciding if np.isfinite(t.p_value) and not t.significant(alpha)]
     rpp = np.bincount(ratings.ratings_per_paper())
     ratings_per_paper = {int(k): int(v) for k, v in enumerate(rpp) if v and k}
     comps = rater_components(ratings)
@@ -619,10 +623,9 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     # raters' severities with each paper's quality taken out (the tests above compare raw ratings, read as
     # independent); "no test found the raters differing" stood under its p of 0.009
     chi2_p = rr.rater_separation.get("chi2_p", np.nan) if rr.fitted else np.nan
-    if np.isfinite(chi2_p) and chi2_p < alpha:
-        warranted_by.append(f"fixed (all same) chi-square of the rater model, p {'< .001' if chi2_p < 0.001 else f'= {chi2_p:.3f}'}")
-    elif np.isfinite(chi2_p):
-        found_none.append(f"fixed (all same) chi-square of the rater model, p = {chi2_p:.3f}")
+    if np.isfinite(chi2_p):
+        (warranted_by if chi2_p < alpha else found_none).append(_cited("fixed (all same) chi-square of the rater model",
+                                                                       chi2_p))
     warranted = bool(warranted_by)
     if found is None and (rasch or assignment != "auto"):
         found = decide_assignment(ratings, assignment, model=model if getattr(model, "measured", None) is not None

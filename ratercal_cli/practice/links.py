@@ -33,13 +33,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..methods.additive import MAX_RATERS, two_way   # (MAX_RATERS: beyond it the gain is not computed)
 from ..ratings import Ratings
 
 __all__ = ["MAX_RATERS", "link_gain"]
 
-#: beyond this many raters the gain is not computed (the pseudo-inverse of the raters' information
-#: is raters^3: 0.3 s at 1,000)
-MAX_RATERS = 2000
 #: papers at a time in the variances (a papers x raters block)
 _BLOCK = 2_000_000
 
@@ -51,8 +49,6 @@ def link_gain(ratings: Ratings) -> dict | None:
     "residual_sd", "rms_effect", "rms_noise"}`` (the last two per paper, in score points); None where
     it cannot be computed (no paper read twice, no residual degrees of freedom, raters in groups that
     share no paper, more than :data:`MAX_RATERS` raters)."""
-    from ..methods.additive import two_way
-
     J, P = ratings.n_raters, ratings.n_papers
     paper = np.asarray(ratings.paper, dtype=np.int64)
     rater = np.asarray(ratings.rater, dtype=np.int64)

@@ -174,10 +174,10 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
         for rep in reps:
             where = f"{rep.group}: " if r.facets else ""
             if rep.warranted:   # (in plain words first, the tests after: a staff tester's principal read jargon)
-                none = getattr(rep, "found_none", [])
                 items.append(_e(f"{where or 'T'}{'t' if where else ''}he raters differ by more than chance would make "
                                 f"them (the tests that say so: {'; '.join(rep.warranted_by)}"
-                                + (f"; the others found no difference: {'; '.join(none)}" if none else "") + ")."))
+                                + (f"; the others found no difference: {'; '.join(rep.found_none)}"
+                                   if rep.found_none else "") + ")."))
             else:
                 items.append(_e(f"{where}no test found the raters differing." if where else
                                 "No test found the raters differing."))

@@ -173,7 +173,7 @@ def _wide_lines(in_header, by_line, key_of, score_of, beside_of, kept, flags, ta
         if b not in found:
             found[b] = {}
             for i, v in enumerate(beside_of[b]):
-                if v is not None and v != "":
+                if _filled(v):
                     found[b].setdefault((paper_of[i], key_of[i]), v)
         return found[b].get((paper, h))
     for k, idx in enumerate(by_line.values()):
@@ -187,16 +187,21 @@ def _wide_lines(in_header, by_line, key_of, score_of, beside_of, kept, flags, ta
                 i = at.get(h)
                 row.append(score_of[i] if i is not None else "")
                 cells = [b[i] if i is not None else None for b in beside_of]
-                if paper_of is not None and any(c is None or c == "" for c in cells):
+                if paper_of is not None and not all(map(_filled, cells)):
                     paper = paper_of[idx[0]]
-                    cells = [c if c is not None and c != "" else of_paper(k, paper, h) for k, c in enumerate(cells)]
+                    cells = [c if _filled(c) else of_paper(b, paper, h) for b, c in enumerate(cells)]
                 row += cells
             else:
                 row.append(kept[h][k])
         row.append(" ".join(dict.fromkeys(flags[i] for i in idx if flags[i])))
-        row += [next((t[i] for i in idx if t[i] is not None and t[i] != ""), t[idx[0]]) for t in tail_of]
+        row += [next((t[i] for i in idx if _filled(t[i])), t[idx[0]]) for t in tail_of]
         rows.append(row)
     return rows
+
+
+def _filled(cell) -> bool:
+    """An added cell with a value (None and "" are blank)."""
+    return cell is not None and cell != ""
 
 
 def _wide_header(table, in_header, after, beside, tail) -> list:
