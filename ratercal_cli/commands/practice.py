@@ -18,17 +18,24 @@ from pathlib import Path
 
 import click
 
-from ..errors import ArgumentError, InputError, RatercalError
+from ..errors import ArgumentError, InputError, MethodError, RatercalError
 from . import command
 
 # -- shared plumbing -----------------------------------------------------------------
 def _one_line_errors(fn):
     """An OSError (unreadable file, full disk) becomes a one-line :class:`RatercalError` naming the file;
-    a closed pipe on standard output ends the command quietly."""
+    a closed pipe on standard output ends the command quietly; a :class:`MethodError` that reaches the command
+    unprefixed (a design the memory cannot take, refused where no method's error is prefixed: the raters' pairs
+    table of 50,000 raters said no file) names the input file."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        src = kwargs.get("ratings_file", kwargs.get("source"))
         try:
             return fn(*args, **kwargs)
+        except MethodError as exc:
+            if not isinstance(src, (str, os.PathLike)) or exc.message.startswith(f"{src}:"):
+                raise
+            raise RatercalError(f"{src}: {exc.marked()}") from None
         except BrokenPipeError:   # `ratercal adjust ... -o - | head`: the reader left; stop quietly
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(141)        # 128 + SIGPIPE, as a shell reports a command a pipe cut short
