@@ -535,16 +535,31 @@ def refuse_too_big_to_read(path, size: int, per_byte: int = READ_BYTES_PER_FILE_
         raise InputError(message + "; split it (e.g. by group) or use a machine with more memory", path)
 
 
-def _cell_text(v) -> str:
-    """A spreadsheet cell as the text a CSV export would hold: whole numbers without ``.0``, a date
-    (openpyxl's datetime at midnight) as the date alone (``2026-05-01``, not ``2026-05-01 00:00:00``)."""
+#: A number format of zeros alone (``00000``): Excel shows a whole number padded to its width.
+_ZERO_PADDED = re.compile(r"0+")
+
+
+def _cell_text(v, number_format: str | None = None) -> str:
+    """A spreadsheet cell as the text a CSV export would hold: whole numbers without ``.0`` (padded with
+    zeros to the width of a ``number_format`` of zeros alone, ``00000``, as Excel shows them and saves them
+    as CSV: a school's paper ids ``00123`` typed as numbers, which came back ``123`` and matched no id of
+    its other files), a date (openpyxl's datetime at midnight) as the date alone (``2026-05-01``, not
+    ``2026-05-01 00:00:00``)."""
     if v is None:
         return ""
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer():
+        text = str(int(v))
+        if number_format and v >= 0 and _ZERO_PADDED.fullmatch(number_format):
+            return text.zfill(len(number_format))
+        return text
     if isinstance(v, datetime.datetime) and v.time() == datetime.time():
         return v.date().isoformat()
     return str(v)
+
+
+def _row_text(row) -> list[str]:
+    """A sheet's row of cells (openpyxl's) as :func:`_cell_text`s, each by its number format."""
+    return [_cell_text(c.value, getattr(c, "number_format", None)) for c in row]
 
 
 def _not_a_workbook(path, exc) -> str:
@@ -593,11 +608,11 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
         rows: list = []
 
         def first_rows():
-            for n, values in enumerate(ws.iter_rows(values_only=True, max_row=HEADER_SEARCH), start=1):
-                yield n, [_cell_text(v) for v in values]
+            for n, row in enumerate(ws.iter_rows(max_row=HEADER_SEARCH), start=1):
+                yield n, _row_text(row)
         hint = _header_below(hint, first_rows, required, "row")
-        for n, values in enumerate(ws.iter_rows(values_only=True), start=1):
-            cells = [_cell_text(v) for v in values]
+        for n, row in enumerate(ws.iter_rows(), start=1):
+            cells = _row_text(row)
             if not "".join(cells).strip():
                 continue
             nul = next((c for c in cells if "\0" in c), None)

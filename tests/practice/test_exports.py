@@ -280,6 +280,31 @@ def test_xlsx_is_read_by_sheet(tmp_path):
         [r.ratings.score.tolist() for r in read_ratings_file(csv_p, "0-5").groups]
 
 
+def test_xlsx_ids_typed_as_numbers_keep_the_zeros_their_format_shows(tmp_path):
+    """A school's ids ``00123`` typed into Excel as numbers and formatted ``00000`` are the ids Excel
+    shows and saves as CSV; read as ``123`` they matched no id of the school's other files."""
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["paper", "rater", "score"])
+    for paper, rater, score in linked(8):
+        ws.append([int(paper[1:]) + 120, rater, score])
+        ws.cell(ws.max_row, 1).number_format = "00000"
+        ws.cell(ws.max_row, 3).number_format = "0"     # a plain whole-number format pads nothing
+    p = tmp_path / "ids.xlsx"
+    wb.save(p)
+    out = tmp_path / "o.csv"
+    res = run("adjust", p, "--scale", "0-5", "-m", "NO", "-o", out)
+    assert res.exit_code == 0, res.output
+    got = list(csv.DictReader(out.open(encoding="utf-8-sig")))
+    assert got[0]["paper"] == f"{int(linked(8)[0][0][1:]) + 120:05d}" and len(got[0]["paper"]) == 5
+    assert {len(r["paper"]) for r in got} == {5} and got[0]["score"] == str(linked(8)[0][2])
+    back = tmp_path / "o.xlsx"
+    assert run("adjust", p, "--scale", "0-5", "-m", "NO", "-o", back).exit_code == 0
+    cell = next(openpyxl.load_workbook(back).active.iter_rows(min_row=2, max_col=1, values_only=True))[0]
+    assert cell == got[0]["paper"]    # written back as the text the sheet showed
+
+
 def test_decimal_comma(tmp_path):
     p = tmp_path / "dc.csv"
     p.write_text("paper;rater;score\n" + "".join(f"{a};{b};{c},0\n" for a, b, c in linked(8)))
