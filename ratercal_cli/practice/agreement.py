@@ -306,7 +306,10 @@ def format_agreement(d: dict, max_pairs: int = 60) -> list:
          f"  Krippendorff's alpha: ordinal {num(o['alpha_ordinal'], 3)}, interval {num(o['alpha_interval'], 3)}",
          f"  ICC(1) one-way random, {icc['n_papers']} papers: {num(icc['icc1'], 3)} "
          f"[{num(icc['icc1_lo'], 3)}, {num(icc['icc1_hi'], 3)}]; ICC(1,k), mean of k0 = {num(icc['k0'], 2)} ratings: "
-         f"{num(icc['icc1k'], 3)} [{num(icc['icc1k_lo'], 3)}, {num(icc['icc1k_hi'], 3)}]"]
+         f"{num(icc['icc1k'], 3)} [{num(icc['icc1k_lo'], 3)}, {num(icc['icc1k_hi'], 3)}]",
+         # (a staff reader saw 0.66 here beside the rater report's papers' reliability 0.83 and took one for wrong)
+         "  (ICC(1,k): the reliability of a paper's raw mean, who read it counted as error; the rater report's",
+         "   papers' reliability is of measures net of the raters' severities: the gap is roughly what adjusting can gain)"]
     if first and d.get("resolved"):
         r = d["resolved"]
         L.append(f"  after resolving (the pairs used, closer by construction): exact {pct(r['exact'])}, "

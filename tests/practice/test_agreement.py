@@ -139,6 +139,7 @@ def test_text_shows_the_weakest_pairs_when_there_are_many():
     assert (f"{thin} rater pairs sharing fewer than 10 papers" in "\n".join(full)) == (thin > 0)
     short = format_agreement(got, max_pairs=5)
     rows = [line.split() for line in short if line[:1].isdigit()]
-    assert len(rows) == 5 and "every pair in --json" in short[4 + (thin > 0)]
+    assert len(rows) == 5 and "every pair in --json" in short[6 + (thin > 0)]   # (below ICC's two lines of meaning)
+    assert "ICC(1,k): the reliability of a paper's raw mean" in short[4]
     worst = sorted((p for p in got["pairs"] if p["papers"] >= 10), key=lambda p: (p["exact"], p["papers"]))[:5]
     assert [(int(r[0]), int(r[1])) for r in rows] == [(p["rater_a"], p["rater_b"]) for p in worst]
