@@ -333,13 +333,17 @@ class paused_gc(contextlib.ContextDecorator):
 
 
 def sniff_delimiter(text: str) -> str:
-    """Tab if the first non-blank line of ``text`` has more tabs than commas, else comma."""
+    """The separator of the first non-blank line of ``text`` (the header): ``;`` where it has more
+    semicolons than commas and tabs (a spreadsheet's CSV where the decimal mark is a comma, which the
+    command line had refused asking for ``--sep semicolon`` though the app and the anchor reader read
+    it), tab where more tabs than commas, else comma."""
     first, at = "", 0
     while at < len(text) and not first.strip():   # line by line: not a split of the whole text
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
         first, at = text[at:end], end + 1
-    return "\t" if first.count("\t") > first.count(",") else ","
+    commas, tabs, semicolons = first.count(","), first.count("\t"), first.count(";")
+    return ";" if semicolons > max(commas, tabs) else "\t" if tabs > commas else ","
 
 
 def read_text(path, encoding=None, option="encoding") -> str:
@@ -405,7 +409,7 @@ def read_table(path, required=(), delimiter=None, encoding=None, strip=True, tex
     counts when it is the only one: :func:`find_column`; ``hint`` ends the message, or a function of the
     missing names giving its end), a short row, a field over
     :data:`FIELD_LIMIT` (an unterminated quote swallowing the file) or bytes that do not
-    decode.  ``delimiter=None`` sniffs tab vs comma (:func:`sniff_delimiter`);
+    decode.  ``delimiter=None`` sniffs tab, semicolon or comma (:func:`sniff_delimiter`);
     ``strip=False`` keeps the cells' surrounding whitespace (header names are always
     stripped).
     """

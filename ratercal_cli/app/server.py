@@ -556,29 +556,22 @@ def _decodes(path, encoding) -> bool:
 
 
 def _decimal_mark(rows, sep) -> str:
-    """``comma`` where a cell is written with a decimal comma (``2,5``) and none with a point, or, with
-    none of either, where the fields are separated by semicolons (a spreadsheet's CSV where the decimal mark
-    is a comma: the adjusted file's numbers are then written ``3,2500``, which it reads as numbers);
-    else ``point``.  Only in a file separated by semicolons or tabs (a comma cannot be both)."""
-    if sep not in ("semicolon", "tab"):
-        return "point"
-    from ..practice.ratings_file import DECIMAL_COMMA
+    """``comma`` or ``point``: the file's decimal mark as the command line's ``--decimal auto`` takes it
+    (:func:`~ratercal_cli.practice.ratings_file.decimal_mark`), on the rows read."""
+    from ..practice.ratings_file import SEPARATORS, decimal_mark
 
-    cells = [str(v).strip() for r in rows for v in r.values()]
-    comma = any(DECIMAL_COMMA.fullmatch(c) for c in cells)
-    point = any(re.fullmatch(r"[+-]?[0-9]*\.[0-9]+", c) for c in cells)
-    return "comma" if comma and not point or not (comma or point) and sep == "semicolon" else "point"
+    return "comma" if decimal_mark((str(v) for r in rows for v in r.values()), SEPARATORS[sep or "auto"]) == "," \
+        else "point"
 
 
 def _sniff_separator(path) -> str | None:
-    """``semicolon`` or ``tab`` when the header line has more of them than commas (a spreadsheet's CSV
-    where the decimal mark is a comma), else None (the reader's own choice: tab or comma)."""
+    """``semicolon`` or ``tab`` when the header line has more of them than commas (as the command line's
+    ``--sep auto``, :func:`~ratercal_cli.io.sniff_delimiter`), else None (the reader's own choice: comma)."""
+    from ..io import sniff_delimiter
+
     with open(path, "rb") as fh:
-        line = fh.read(1 << 16).decode("utf-8", "replace").lstrip("\ufeff").splitlines()[:1]
-    line = line[0] if line else ""
-    counts = {"comma": line.count(","), "semicolon": line.count(";"), "tab": line.count("\t")}
-    best = max(counts, key=counts.get)
-    return best if best != "comma" and counts[best] > counts["comma"] else None
+        text = fh.read(1 << 16).decode("utf-8", "replace").lstrip("\ufeff")
+    return {";": "semicolon", "\t": "tab"}.get(sniff_delimiter(text))
 
 
 def _settings(u: Upload) -> dict:

@@ -69,11 +69,13 @@ def _file_options(fn):
                           "'Reader *:Score *'): each reading a rating, read in the pairs' order."),
         click.option("--sep", type=click.Choice(["auto", "comma", "tab", "semicolon", ",", ";"]),
                      default="auto", show_default=True,
-                     help="Field separator of the input (auto: tab or comma, from the header line)."),
+                     help="Field separator of the input (auto: tab, semicolon or comma, from the header line)."),
         click.option("--encoding", default=None, metavar="NAME",
                      help="Text encoding of the input, e.g. latin-1 or cp1252 (default: UTF-8)."),
-        click.option("--decimal", type=click.Choice(["point", "comma"]), default="point", show_default=True,
-                     help="Decimal mark of the scores (comma: 2,0 in a file separated by ';' or tabs)."),
+        click.option("--decimal", type=click.Choice(["auto", "point", "comma"]), default="auto", show_default=True,
+                     help="Decimal mark of the scores and of the numbers written back (comma: 2,0 in a file separated "
+                          "by ';' or tabs; auto: comma in a ';' file without decimal points, or in a ';' or tab file "
+                          "with decimal commas)."),
         click.option("--sheet", default=None, metavar="NAME",
                      help="The sheet of an .xlsx workbook to read (default: its only sheet)."),
         click.option("--fold-labels", "fold_labels", is_flag=True,
@@ -165,7 +167,7 @@ def _refuse_clashes(source, table, anchors_in=None, **outputs):
 
 
 def _read(path, scale, paper_col, rater_col, score_col, group_col, sep, resolve, discrepancy, quiet,
-          encoding=None, order_col=None, decimal="point", sheet=None, fold_labels=False, facet_cols=(),
+          encoding=None, order_col=None, decimal="auto", sheet=None, fold_labels=False, facet_cols=(),
           score_cols=None, rater_cols=None, leave_out=()):
     from ..practice.ratings_file import read_ratings_table
 
@@ -187,6 +189,14 @@ def _method_help(what):
     from ..methods import method_codes
 
     return f"{what}: {' '.join(method_codes())}; all (the study's ten)"
+
+
+def _decimal(path, sep, decimal, encoding):
+    """``--decimal`` as point or comma (auto: the file's, :func:`.ratings_file.resolve_decimal`), before the
+    cuts are read in it."""
+    from ..practice.ratings_file import resolve_decimal
+
+    return resolve_decimal(path, sep, decimal, encoding)
 
 
 def _one_cut(cut, decimal):
@@ -306,6 +316,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
     from ..practice.check import check as check_ratings
 
     _check_html(html_out)
+    decimal = _decimal(ratings_file, sep, decimal, encoding)
     cut = _one_cut(cut, decimal)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels,
@@ -447,6 +458,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
         _check_html(extra)
     from ..practice.levels import check_confidence, check_levels, parse_levels
 
+    decimal = _decimal(source, sep, decimal, encoding)
     levels = parse_levels(cut, level_names, decimal)
     check_confidence(confidence)   # before anything is read or written
     if cut is None and click.get_current_context().get_parameter_source("confidence") \
@@ -708,6 +720,7 @@ def compare(ratings_file, methods, variant, cut, total, png, as_json, html_out, 
 
         output_target(png)
     _check_html(html_out)
+    decimal = _decimal(ratings_file, sep, decimal, encoding)
     cut = _one_cut(cut, decimal)
     table = _read(ratings_file, scale, paper_col, rater_col, score_col, group_col, sep, resolve,
                   discrepancy, quiet or as_json, encoding, order_col, decimal, sheet, fold_labels, facet_cols,

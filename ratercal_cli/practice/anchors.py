@@ -220,12 +220,6 @@ def _anchor(fields: dict, path, line, model_scale, decimal_comma=False) -> tuple
     return (model, str(scale)), scale, Anchor(facet, element, measure, se, level, line)
 
 
-def _semicolons(text: str) -> bool:
-    """Whether the first non-blank line (the header) is separated by ';' rather than ',' or tabs."""
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return first.count(";") > max(first.count(","), first.count("\t"))
-
-
 def read_anchors(path, encoding=None) -> Anchors:
     """Read an anchor file (CSV, or JSON when the name ends in ``.json``); InputError names the line
     (JSON: the element's number) and field of anything wrong, and an element given twice."""
@@ -255,7 +249,7 @@ def read_anchors(path, encoding=None) -> Anchors:
         # measures such as -0,039926: read as it is (the ratings file's --sep and --decimal are not its)
         text = read_text(path, encoding)
         _, rows, sep = read_table(path, required=["model", "scale", "facet", "element", "measure"], text=text,
-                                  delimiter=";" if _semicolons(text) else None)
+                                  delimiter=None)   # (sniffed: ';' where the header has more of them)
         decimal_comma = sep != ","
         # labels as write_anchors neutralised them for spreadsheets ('=x -> =x)
         records = [(line, {k: restore(v) if k in ("facet", "element", "level") else v for k, v in fields.items()})

@@ -788,6 +788,52 @@ _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _CODE = re.compile(r"[A-Za-z][A-Za-z /._-]*")
 #: A score written with a decimal comma (``2,0``), which ``--decimal comma`` reads.
 DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
+#: ... and with a decimal point (``2.5``, ``.5``).
+_DECIMAL_POINT = re.compile(r"[+-]?[0-9]*\.[0-9]+")
+
+
+def decimal_mark(cells, delimiter) -> str:
+    """``","`` where a cell is written with a decimal comma (``2,5``) and none with a point, or, with
+    none of either, where the fields are separated by semicolons (a spreadsheet's CSV where the decimal
+    mark is a comma: the adjusted file's numbers are then written ``3,2500``, which it reads as numbers,
+    where ``3.2500`` it read as text or a date); else ``"."``.  Only in a file separated by semicolons or
+    tabs (a comma cannot be both)."""
+    if delimiter not in (";", "\t"):
+        return "."
+    comma = point = False
+    for cell in cells:
+        cell = cell.strip()
+        comma = comma or DECIMAL_COMMA.fullmatch(cell) is not None
+        point = point or _DECIMAL_POINT.fullmatch(cell) is not None
+    return "," if comma and not point or not (comma or point) and delimiter == ";" else "."
+
+
+#: How much of a text file's start :func:`sniff_decimal` reads.
+SNIFF_BYTES = 1 << 16
+
+
+def sniff_decimal(path, delimiter=None, encoding=None) -> str:
+    """``"point"`` or ``"comma"``: the decimal mark of a ratings file (``--decimal auto``), by
+    :func:`decimal_mark` on the cells of its first SNIFF_BYTES, split by ``delimiter`` (None: sniffed
+    from the header, :func:`~ratercal_cli.io.sniff_delimiter`); a workbook's ``point`` (its numbers are
+    numbers).  The command line and the app decide alike (the app had written a ';' file's numbers
+    ``3,2500``, the command line ``3.2500`` unless told ``--decimal comma``)."""
+    import csv
+
+    path, head = _first_bytes(path)
+    if _is_workbook(path, head):
+        return "point"
+    with open(path, "rb") as fh:
+        data = fh.read(SNIFF_BYTES)
+    utf16 = encoding is None and head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+    try:
+        text = data.decode("utf-16" if utf16 else encoding or "utf-8-sig", "replace")
+    except LookupError:   # (an unknown --encoding: the reader names it)
+        return "point"
+    lines = text.splitlines()[:-1] if len(data) == SNIFF_BYTES else text.splitlines()   # (the last one cut short)
+    sep = delimiter or sniff_delimiter(text)
+    cells = (cell for row in csv.reader(lines, delimiter=sep) for cell in row)
+    return "comma" if decimal_mark(cells, sep) == "," else "point"
 
 
 def _parse_score(text, path, line, column, decimal="."):
@@ -1814,19 +1860,29 @@ def _formatted(v, fmt: str, mark: str) -> Column:
 SEPARATORS = {"auto": None, "comma": ",", ",": ",", "tab": "\t", "semicolon": ";", ";": ";"}
 
 
-#: ``--decimal``: the decimal mark of the scores.
-DECIMALS = {"point": ".", ".": ".", "comma": ",", ",": ","}
+#: ``--decimal``: the decimal mark of the scores (auto: :func:`sniff_decimal`).
+DECIMALS = {"auto": None, "point": ".", ".": ".", "comma": ",", ",": ","}
+
+
+def resolve_decimal(path, sep="auto", decimal="auto", encoding=None) -> str:
+    """``--decimal`` as ``"point"`` or ``"comma"``: ``auto`` by :func:`sniff_decimal` (before the cuts are
+    read, whose decimal mark is the file's: ``--cut 3,5`` is 3.5 in a file of decimal commas); an
+    :class:`ArgumentError` for an unknown separator or mark."""
+    if sep not in SEPARATORS:
+        raise ArgumentError("sep", f"expected one of {', '.join(SEPARATORS)}, not {sep!r}")
+    if decimal not in DECIMALS:
+        raise ArgumentError("decimal", f"expected auto, point or comma, not {decimal!r}")
+    if DECIMALS[decimal] is not None:
+        return "comma" if DECIMALS[decimal] == "," else "point"
+    return sniff_decimal(path, SEPARATORS[sep], encoding)
 
 
 def read_ratings_table(path, scale=None, paper_col="paper", rater_col="rater", score_col="score", group_col=None,
                        sep="auto", encoding=None, order_col=None, resolve_discrepancies=False,
-                       discrepancy=1, decimal="point", sheet=None, fold_labels=False, facet_cols=(),
+                       discrepancy=1, decimal="auto", sheet=None, fold_labels=False, facet_cols=(),
                        score_cols=None, rater_cols=None, leave_out=()) -> RatingsTable:
     """:func:`read_ratings_file` with the command line's file options (``--paper-col`` ... as keywords)."""
-    if sep not in SEPARATORS:
-        raise ArgumentError("sep", f"expected one of {', '.join(SEPARATORS)}, not {sep!r}")
-    if decimal not in DECIMALS:
-        raise ArgumentError("decimal", f"expected point or comma, not {decimal!r}")
+    decimal = resolve_decimal(path, sep, decimal, encoding)
     return read_ratings_file(path, scale=scale, columns=Columns(paper_col, rater_col, score_col, group_col, order_col,
                                                                 tuple(facet_cols or ())),
                              delimiter=SEPARATORS[sep], resolve=resolve_discrepancies, threshold=discrepancy,
@@ -1836,7 +1892,7 @@ def read_ratings_table(path, scale=None, paper_col="paper", rater_col="rater", s
 
 def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_col="score", group_col=None,
                  sep="auto", encoding=None, order_col=None, resolve_discrepancies=False,
-                 discrepancy=1, decimal="point", sheet=None, fold_labels=False, facet_cols=(), score_cols=None,
+                 discrepancy=1, decimal="auto", sheet=None, fold_labels=False, facet_cols=(), score_cols=None,
                  rater_cols=None, leave_out=()) -> Ratings:
     """Read a ratings file (CSV, TSV or .xlsx, one rating per line) as ``ratercal check/adjust/compare``
     do, with their file options as keywords (``--paper-col`` is ``paper_col``, ...).
@@ -1853,7 +1909,7 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
     group_col : str, optional
         A column (e.g. ``"grade"``) whose groups are analysed separately.
     sep : {"auto", "comma", "tab", "semicolon"}
-        The separator (auto: tab or comma, from the header line).
+        The separator (auto: tab, semicolon or comma, from the header line).
     encoding : str, optional
         The file's text encoding (default UTF-8).
     order_col : str, optional
@@ -1863,8 +1919,10 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
         ``discrepancy``, keep the third and the nearer of the first two.
     discrepancy : int
         The largest difference of the first two ratings that needs no third.
-    decimal : {"point", "comma"}
-        The decimal mark of the scores (``"comma"``: ``2,0`` in a file separated by ``;`` or tabs).
+    decimal : {"auto", "point", "comma"}
+        The decimal mark of the scores (``"comma"``: ``2,0`` in a file separated by ``;`` or tabs) and of
+        the numbers written back; ``"auto"`` from the file's first 64 KiB (:func:`sniff_decimal`: comma in a
+        ``;`` file with no decimal point, or in a ``;`` or tab file with decimal commas and no point).
     sheet : str, optional
         The sheet of an .xlsx workbook (default: its only sheet).
     fold_labels : bool

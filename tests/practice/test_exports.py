@@ -310,11 +310,12 @@ def test_decimal_comma(tmp_path):
     p.write_text("paper;rater;score\n" + "".join(f"{a};{b};{c},0\n" for a, b, c in linked(8)))
     t = read_ratings_file(p, "0-5", delimiter=";", decimal=",")
     assert t.groups[0].ratings.score.tolist()[:4] == [0, 3, 1, 4]
-    res = run("check", p, "--scale", "0-5", "--sep", "semicolon", "--no-rasch")
+    res = run("check", p, "--scale", "0-5", "--sep", "semicolon", "--decimal", "point", "--no-rasch")
     assert res.exit_code == 2 and res.stderr.strip() == (f"error: {p}:2: score: '0,0' is not a number (give "
                                                          "--decimal comma for scores written with a decimal comma)")
     res = run("check", p, "--scale", "0-5", "--sep", "semicolon", "--decimal", "comma", "--no-rasch")
     assert res.exit_code == 0, res.output
+    assert run("check", p, "--scale", "0-5", "--no-rasch").output == res.output   # ';' and ',' found alone
     res = run("check", write_rows(tmp_path / "c.csv", linked(8)), "--decimal", "comma", "--no-rasch")
     assert res.exit_code == 2 and "decimal comma needs another field separator" in res.stderr
 

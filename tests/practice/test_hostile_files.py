@@ -316,8 +316,9 @@ def test_a_latin1_file_is_adjusted_into_utf8_with_a_byte_order_mark(tmp_path):
     assert res.exit_code == 0, res.stderr
     assert (tmp_path / "o.csv").read_bytes().decode("utf-8").splitlines() == [
         # MN: each rating moved by the mean of all (3.25) minus its rater's (José 3, b 3.5)
-        "\ufeffpaper;rater;score;flag;MN;MN_paper", "1;Jos\u00e9;2;;2.2500;2.5000", "1;b;3;;2.7500;2.5000",
-        "2;Jos\u00e9;4;;4.2500;4.0000", "2;b;4;;3.7500;4.0000"]
+        # (a ';' file of whole scores: decimal commas, as the spreadsheet that wrote it reads them)
+        "\ufeffpaper;rater;score;flag;MN;MN_paper", "1;Jos\u00e9;2;;2,2500;2,5000", "1;b;3;;2,7500;2,5000",
+        "2;Jos\u00e9;4;;4,2500;4,0000", "2;b;4;;3,7500;4,0000"]
     q = tmp_path / "a.csv"
     q.write_bytes(b"paper,rater,score\n1,a,2\n1,b,3\n2,a,4\n2,b,4\n")
     res = run("adjust", q, "--scale", "0-5", "--encoding", "latin-1", "-m", "MN", "-o", tmp_path / "a_out.csv", "-q")
@@ -327,9 +328,9 @@ def test_a_latin1_file_is_adjusted_into_utf8_with_a_byte_order_mark(tmp_path):
 def test_semicolons(tmp_path):
     p = tmp_path / "s.csv"
     p.write_text("paper;rater;score\n1;a;2\n1;b;3\n2;a;4\n2;b;4\n")
-    res = run("check", p, "--scale", "0-5", "--no-rasch")
+    res = run("check", p, "--scale", "0-5", "--no-rasch", "--sep", "comma")
     assert res.exit_code == 2 and "give --sep semicolon" in res.stderr
-    for sep in ("semicolon", ";"):
+    for sep in ("semicolon", ";", "auto"):   # (auto: the header's semicolons, as the app and the anchor reader read them)
         res = run("adjust", p, "--scale", "0-5", "--sep", sep, "-m", "MN", "-o", "-", "-q")
         assert res.exit_code == 0 and res.stdout.splitlines()[0] == "paper;rater;score;flag;MN;MN_paper"
 

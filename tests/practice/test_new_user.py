@@ -196,12 +196,23 @@ def test_a_semicolon_file_with_decimal_commas_is_written_back_the_same_way(tmp_p
     plain = list(csv.reader((tmp_path / "plain_out.csv").open(encoding="utf-8")))
     ours = list(csv.reader(lines[1:-1], delimiter=";"))
     assert [r[4:] for r in plain[1:]] == [[v.replace(",", ".") for v in r[4:]] for r in ours]
+    # found without --sep and --decimal (the app's guess; the command line had asked for both)
+    assert run("adjust", p, *COLS, "-m", "TLI", "-o", tmp_path / "auto.csv", "-q").exit_code == 0
+    assert (tmp_path / "auto.csv").read_bytes() == out.read_bytes()
     # a ';' file with decimal points keeps its ';' and its points
     p2 = tmp_path / "points.csv"
-    p2.write_text(p.read_text(encoding="utf-8").replace(",0", ""), encoding="utf-8")
-    assert run("adjust", p2, *COLS, "--sep", "semicolon", "-m", "TLI", "-o", out, "-q").exit_code == 0
+    p2.write_text(p.read_text(encoding="utf-8").replace(",0", ".0"), encoding="utf-8")
+    assert run("adjust", p2, *COLS, "-m", "TLI", "-o", out, "-q").exit_code == 0
     row = out.read_text(encoding="utf-8").splitlines()[1].split(";")
-    assert len(row) == 6 and "." in row[4]
+    assert len(row) == 6 and "." in row[4] and "," not in row[4]
+    # ... and one of whole scores is written with decimal commas, as the spreadsheet that saved it reads them
+    p3 = tmp_path / "whole.csv"
+    p3.write_text(p.read_text(encoding="utf-8").replace(",0", ""), encoding="utf-8")
+    assert run("adjust", p3, *COLS, "-m", "TLI", "-o", out, "-q").exit_code == 0
+    row = out.read_text(encoding="utf-8").splitlines()[1].split(";")
+    assert "," in row[4] and "." not in row[4]
+    assert run("adjust", p3, *COLS, "--decimal", "point", "-m", "TLI", "-o", out, "-q").exit_code == 0
+    assert "." in out.read_text(encoding="utf-8").splitlines()[1].split(";")[4]
 
 
 def test_a_decimal_comma_score_that_is_not_whole_is_quoted_as_written(tmp_path):
