@@ -1882,11 +1882,11 @@ def read_ratings_table(path, scale=None, paper_col="paper", rater_col="rater", s
                        discrepancy=1, decimal="auto", sheet=None, fold_labels=False, facet_cols=(),
                        score_cols=None, rater_cols=None, leave_out=()) -> RatingsTable:
     """:func:`read_ratings_file` with the command line's file options (``--paper-col`` ... as keywords)."""
-    decimal = resolve_decimal(path, sep, decimal, encoding)
+    mark = "," if resolve_decimal(path, sep, decimal, encoding) == "comma" else "."
     return read_ratings_file(path, scale=scale, columns=Columns(paper_col, rater_col, score_col, group_col, order_col,
                                                                 tuple(facet_cols or ())),
                              delimiter=SEPARATORS[sep], resolve=resolve_discrepancies, threshold=discrepancy,
-                             encoding=encoding, decimal=DECIMALS[decimal], sheet=sheet, fold_labels=fold_labels,
+                             encoding=encoding, decimal=mark, sheet=sheet, fold_labels=fold_labels,
                              score_cols=score_cols, rater_cols=rater_cols, leave_out=leave_out)
 
 
