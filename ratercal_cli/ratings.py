@@ -60,16 +60,17 @@ def _unaccented(text: str) -> str:
 
 def _whole_numbers(values, name) -> np.ndarray:
     """``values`` as a contiguous int64 array; a number that is not whole (a score of 2.5), nan or None is
-    a ValueError naming ``name`` (casting cut 2.5 to 2 without a word)."""
+    an :class:`ArgumentError` (a ``ValueError``, as the constructors' other refusals: ``from_frame``'s were
+    ratercal's errors, ``from_labels``' plain ValueErrors) naming ``name`` (casting cut 2.5 to 2 without a word)."""
     a = np.asarray(values)
     if a.dtype.kind not in "iub":
         try:
             f = a.astype(np.float64)
         except (TypeError, ValueError):
-            raise ValueError(f"{name}: expected whole numbers, not {a.dtype} values such as {a.ravel()[:1].tolist()}")
+            raise ArgumentError(name, f"expected whole numbers, not {a.dtype} values such as {a.ravel()[:1].tolist()}")
         bad = ~(np.isfinite(f) & (f == np.round(f)))
         if bad.any():
-            raise ValueError(f"{name}: expected whole numbers, not {float(f[bad][0])!r} (at {int(np.flatnonzero(bad)[0])})")
+            raise ArgumentError(name, f"expected whole numbers, not {float(f[bad][0])!r} (at {int(np.flatnonzero(bad)[0])})")
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
@@ -209,7 +210,7 @@ class Ratings:
     def __post_init__(self):
         paper, rater, score = (_whole_numbers(getattr(self, name), name) for name in ("paper", "rater", "score"))
         if not (paper.shape == rater.shape == score.shape) or paper.ndim != 1:
-            raise ValueError("paper, rater and score must be 1-d arrays of equal length")
+            raise InputError("paper, rater and score must be 1-d arrays of equal length")
         # (each names the first rating at fault and its value: "score outside 0..5" left the user to search)
         for name, a, top, what in (("paper", paper, self.n_papers - 1, f"an index 0..n_papers - 1 = {self.n_papers - 1}"),
                                    ("rater", rater, self.n_raters - 1, f"an index 0..n_raters - 1 = {self.n_raters - 1}"),
@@ -217,7 +218,7 @@ class Ratings:
                                                                     f"scale's low end, {self.scale_low})")):
             bad = np.flatnonzero((a < 0) | (a > top)) if a.size and (a.min() < 0 or a.max() > top) else ()
             if len(bad):
-                raise ValueError(f"{name}[{int(bad[0])}] = {int(a[bad[0]])} is not {what}"
+                raise InputError(f"{name}[{int(bad[0])}] = {int(a[bad[0]])} is not {what}"
                                  f"{f' ({len(bad)} such ratings)' if len(bad) > 1 else ''}")
         object.__setattr__(self, "paper", paper)
         object.__setattr__(self, "rater", rater)

@@ -147,6 +147,8 @@ class RaterAdjuster:
         rating) go to the method's ``_fit``.  ``ratings`` may be a DataFrame (one rating a row: ``paper``,
         ``rater``, ``score``), read by :meth:`Ratings.from_frame`."""
         ratings = _as_ratings(ratings)
+        if ratings.n_ratings == 0:   # (accepted, then transform failed on a learned attribute never set)
+            raise MethodError(f"{self.code}: no ratings to fit")
         variant = getattr(self, "variant", DEFAULT_VARIANT)
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")

@@ -68,19 +68,23 @@ class LinearEquating(RaterAdjuster):
 
     # -- resolved defaults -----------------------------------------------------------
     def _ddof(self):
-        return (0 if self.variant == "faithful" else 1) if self.ddof is None else self.ddof
+        if self.ddof is None:
+            return 0 if self.variant == "faithful" else 1
+        return _whole_at_least(self.ddof, 0, "ddof", "the SD's divisor is n - ddof")
 
     def _zero_sd(self):
         rule = self.zero_sd if self.zero_sd is not None else ("mean" if self.variant == "faithful" else "shift")
         if isinstance(rule, (int, float, np.number)) and not isinstance(rule, bool):
             return float(rule)
         if rule not in ZERO_SD_RULES:
-            raise ValueError(f"zero_sd must be one of {ZERO_SD_RULES}, not {rule!r}")
+            from ..errors import ArgumentError
+
+            raise ArgumentError("zero_sd", f"must be one of {ZERO_SD_RULES} or a number, not {rule!r}")
         return rule
 
     def _min_ratings(self):
-        if self.min_ratings is not None:
-            return max(int(self.min_ratings), 1)
+        if self.min_ratings is not None:   # (-1 was taken as 1 without a word)
+            return max(_whole_at_least(self.min_ratings, 1, "min_ratings", "raters with fewer are left unadjusted"), 1)
         return 1 if self.variant == "faithful" else 2
 
     handles_thin_raters = True   # min_ratings: the target mean (and SD) still count every rating
@@ -174,3 +178,12 @@ def _sd_single(n, s, ss, ddof):
     q = ((s * s).astype(F32) / n).astype(F32)
     v = ((ss - q).astype(F32) / (n - F32(ddof))).astype(F32)
     return np.sqrt(np.maximum(v, F32(0))).astype(F32)
+
+
+def _whole_at_least(value, low: int, name: str, what: str) -> int:
+    """``value`` as an int when it is a whole number of at least ``low``, else an ArgumentError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        from ..errors import ArgumentError
+
+        raise ArgumentError(name, f"must be a whole number, {low} or more ({what}), not {value!r}")
+    return int(value)

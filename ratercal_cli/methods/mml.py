@@ -1591,8 +1591,14 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
         check_quality(self.quality, ("eap", "wle"))
         for name in ("step_sd", "location_sd"):   # a bad sd is the caller's error, not a fit failing on its data
             check_positive(getattr(self, name), name)
+        from ..errors import ArgumentError
+
         if self.fair not in ("average-rater", "mean-rater"):
-            raise ValueError(f"fair must be 'average-rater' or 'mean-rater', not {self.fair!r}")
+            raise ArgumentError("fair", f"must be 'average-rater' or 'mean-rater', not {self.fair!r}")
+        if self.n_nodes is not None and (isinstance(self.n_nodes, bool) or not isinstance(self.n_nodes, (int, np.integer))
+                                         or self.n_nodes < 3):   # (-3 was numpy's linspace error; 0 taken as None)
+            raise ArgumentError("n_nodes", f"must be a whole number of quadrature nodes, 3 or more (or None: the "
+                                           f"posteriors choose), not {self.n_nodes!r}")
         self.facet_labels_ = {}
         if facet is None:   # the ratings' own facets (``facet_cols``), as rc.fit and --facet-col fit them
             facet, self.facet_labels_ = _own_facets(ratings)

@@ -72,7 +72,7 @@ def test_a_bad_parameter_is_an_error_not_a_skipped_method():
     from ratercal_cli.methods import make_method
 
     r = Ratings([0, 0, 1, 1], [0, 1, 0, 1], [1, 3, 2, 3], 5, 2, 2)
-    with pytest.raises(ValueError, match="zero_sd must be one of"):
+    with pytest.raises(ValueError, match="zero_sd: must be one of"):
         make_method("LI", zero_sd="nonsense").fit(r)
 
 

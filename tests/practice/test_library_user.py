@@ -96,9 +96,38 @@ def test_bad_arguments_name_themselves():
 def test_ratings_from_arrays_name_the_first_rating_at_fault():
     from ratercal_cli.ratings import Ratings
 
-    with pytest.raises(ValueError, match=r"score\[1\] = 7 is not 0..max_score = 5 \(scores less the scale's low end, 1\)"):
+    with pytest.raises(rc.InputError, match=r"score\[1\] = 7 is not 0..max_score = 5 \(scores less the scale's low end, 1\)"):
         Ratings([0, 1], [0, 1], [3, 7], 5, 2, 2, scale_low=1)
     with pytest.raises(ValueError, match=r"paper\[2\] = 5 is not an index 0..n_papers - 1 = 1 \(2 such ratings\)"):
         Ratings([0, 1, 5, 9], [0, 1, 0, 1], [3, 4, 2, 2], 5, 2, 2)
     with pytest.raises(ValueError, match=r"rater\[0\] = -1 is not an index 0..n_raters - 1 = 1"):
         Ratings([0, 1], [-1, 1], [3, 4], 5, 2, 2)
+    # from_labels refuses as from_frame does, with ratercal's errors (a researcher's except rc.RatercalError missed them)
+    for scores in ([9], [-1], [2.5], [float("nan")], ["x"]):
+        with pytest.raises(rc.RatercalError):
+            Ratings.from_labels(["a"], ["R1"], scores, max_score=5)
+
+
+def test_estimators_refuse_empty_ratings_and_bad_parameters_by_name():
+    """A researcher's: TLI fitted nothing without a word and failed in transform on a learned attribute never set;
+    MML's n_nodes=-3 was numpy's linspace error and 0 was taken as None; min_ratings=-1 as 1; fair='bogus' a bare
+    ValueError."""
+    from ratercal_cli.ratings import Ratings
+
+    empty = Ratings.from_labels([], [], [], max_score=5)
+    for code in ("TLI", "MN", "MML", "NO"):
+        with pytest.raises(rc.MethodError, match=f"{code}: no ratings to fit"):
+            rc.make_method(code).fit(empty)
+    with pytest.raises(rc.RatercalError, match="no ratings to fit"):
+        rc.adjust(empty, "TLI")
+    r = Ratings.from_labels(["a", "a", "b", "b", "c", "c"], ["R1", "R2", "R1", "R2", "R2", "R1"], [1, 2, 3, 3, 4, 5],
+                            max_score=5)
+    for kw, name in (({"n_nodes": -3}, "n_nodes"), ({"n_nodes": 0}, "n_nodes"), ({"n_nodes": 2.5}, "n_nodes"),
+                     ({"fair": "bogus"}, "fair")):
+        with pytest.raises(ArgumentError, match=f"^{name}: must be"):
+            rc.make_method("MML", **kw).fit(r)
+    for kw, name in (({"min_ratings": -1}, "min_ratings"), ({"ddof": -1}, "ddof"), ({"ddof": 0.5}, "ddof")):
+        with pytest.raises(ArgumentError, match=f"^{name}: must be a whole number"):
+            rc.make_method("TLI", **kw).fit(r)
+    assert rc.make_method("MML", n_nodes=21).fit(r).severity_.shape == (2,)
+
