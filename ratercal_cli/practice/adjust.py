@@ -916,7 +916,21 @@ class AdjustResults:
                 v = self._uncertain(code, kind)
                 if v is not None:
                     cols[f"{paper_col}_{name}"] = v[r.paper]
+        if RECOMMENDED in self.methods:   # (the file's column, which the README promised and the frame lacked)
+            cols["recommended_method"] = self._recommended_method_column()
         return _columns_frame(cols)
+
+    def _recommended_method_column(self) -> list:
+        """Each rating's method under ``recommended`` (:meth:`recommended_lines`), as the file's column."""
+        r = self.ratings
+        said = np.full(r.n_ratings, "", dtype=object)
+        of = r.group if r.group is not None else np.zeros(r.n_ratings, dtype=np.int64)
+        lines = self.recommended_lines()
+        for k, g in enumerate(self.groups):
+            v = lines.get(g.name)
+            if v is not None:
+                said[of == k] = v[0] if isinstance(v, tuple) else v
+        return said.tolist()
 
     def _each_group(self, code):
         """``(the group's papers as a mask over :attr:`ratings`' papers, its scale's low end, its

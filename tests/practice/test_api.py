@@ -485,3 +485,22 @@ def test_check_reprs_say_the_one_recommendation(grouped):
         rep = checked.report(name)
         assert rep.recommendation in ("TMN", "TLI") and rep.recommendation != labels[name]   # the rule's pick
         assert f"recommended {labels[name]} (Chapter 5's rule: {rep.recommendation});" in repr(rep)
+
+
+def test_to_frame_of_the_recommendation_has_the_files_recommended_method_column(tmp_path):
+    """The README says to_frame() gives the columns adjust writes; a researcher found no ``recommended_method``
+    in it.  Each line's method as the command line's file has it, group by group."""
+    import csv
+
+    from support import run
+
+    res = rc.adjust(rc.read_ratings(EXAMPLE, scale="0-5", group_col="grade"), "recommended")
+    out = tmp_path / "o.csv"
+    cli = run("adjust", EXAMPLE, "--scale", "0-5", "--group-col", "grade", "-m", "recommended", "-o", out, "-q")
+    assert cli.exit_code == 0, cli.output
+    lines = [r["recommended_method"] for r in csv.DictReader(out.open(encoding="utf-8-sig"))]
+    frame = res.to_frame()
+    assert frame["recommended_method"].tolist() == lines and all(lines)
+    assert frame.columns[-1] == "recommended_method"
+    assert "recommended_method" not in rc.adjust(rc.read_ratings(EXAMPLE, scale="0-5", group_col="grade"),
+                                                 "TLI").to_frame().columns
