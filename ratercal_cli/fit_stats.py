@@ -108,3 +108,14 @@ def fit_rows(fit: RaterFit, rater_ids, flag_low=0.5, flag_high=1.5):
         rows.append(dict(rater=rid, n=int(fit.n[j]), infit=float(fit.infit[j]), infit_z=float(fit.infit_z[j]),
                          outfit=float(fit.outfit[j]), outfit_z=float(fit.outfit_z[j]), flag=flag))
     return rows
+
+
+def wald_all_equal(estimates, cov) -> tuple[float, int]:
+    """``(W, df)``: the Wald test that ``estimates`` (k,) are all equal, ``W = b' (P cov P)^+ b`` over the centred
+    ``b = P estimates`` (``P = I - 11'/k``), ``df`` the rank of ``P cov P`` (k - 1 where every contrast is estimated)."""
+    k = estimates.size
+    P = np.eye(k) - 1.0 / k
+    w, V = np.linalg.eigh(P @ cov @ P)
+    keep = w > w.max(initial=0.0) * 1e-10
+    z = V[:, keep].T @ (P @ estimates)
+    return float(np.sum(z ** 2 / w[keep])), int(keep.sum())

@@ -1226,18 +1226,43 @@ def rsm_severity_se(res: CMLFit) -> np.ndarray:
     the raters with categories, then the cumulative kappa, :func:`_design`; its identification's null
     direction is orthogonal to every such contrast)."""
     se = np.full(res.beta.size, np.nan)
+    got = _beta_cov(res)
+    if got is None:
+        return se
+    rows, sub = got
+    # c_j = e_j - mean: c_j' cov c_j = cov_jj - 2 mean_k cov_jk + mean_kl cov_kl
+    se[rows] = np.sqrt(np.maximum(np.diag(sub) - 2.0 * sub.mean(axis=1) + sub.mean(), 0.0))
+    return se
+
+
+def _beta_cov(res: CMLFit):
+    """``(rows, cov)``: the raters with a location and the covariance of their ``beta`` (the pseudo-inverse
+    of the conditional information, its identification's null direction left out), or None."""
     rows = np.flatnonzero(np.isfinite(res.beta))
     if res.information is None or not rows.size:
-        return se
+        return None
     w, V = np.linalg.eigh(res.information)
     keep = w > w.max() * _NOISE
     cov = (V[:, keep] / w[keep]) @ V[:, keep].T
     has = np.flatnonzero(res.categories.any(axis=1))   # phi's first columns: beta of these raters
     idx = np.searchsorted(has, rows)
-    sub = cov[np.ix_(idx, idx)]
-    # c_j = e_j - mean: c_j' cov c_j = cov_jj - 2 mean_k cov_jk + mean_kl cov_kl
-    se[rows] = np.sqrt(np.maximum(np.diag(sub) - 2.0 * sub.mean(axis=1) + sub.mean(), 0.0))
-    return se
+    return rows, cov[np.ix_(idx, idx)]
+
+
+def rsm_severity_wald(res: CMLFit) -> tuple[float, int] | None:
+    """``(W, df)``: the Wald test that the raters' RSM locations are all equal, ``W = b' (P cov P)^+ b`` over the
+    centred locations ``b = P beta`` (``P = I - 11'/J``) with their covariance, ``df`` its rank (J - 1); None
+    without an information.  Facets' fixed (all same) chi-square weighs each location by its own S.E. alone,
+    as if the raters' estimates were independent; those of raters compared on shared papers are not (each
+    centred location moves against the others'), and it called identical raters differing in 10% of files
+    at p < .05 (300 files of the rating scale model, 2 or 3 of 8 raters a paper) where this test 4.0-4.3%."""
+    from ..fit_stats import wald_all_equal
+
+    got = _beta_cov(res)
+    if got is None or got[0].size < 2:
+        return None
+    rows, sub = got
+    return wald_all_equal(res.beta[rows], sub)
 
 
 def _rsm_parts(steps, has, model):

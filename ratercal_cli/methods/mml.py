@@ -96,6 +96,7 @@ import numpy as np
 from scipy import sparse
 
 from ..arguments import check_positive
+from ..fit_stats import wald_all_equal
 from ..errors import MethodError
 from ..parallel import one_blas_thread
 from ..ratings import Adjusted, Ratings
@@ -271,6 +272,10 @@ START_SIGMAS = (0.7, 1.0, 1.4, 2.0, 2.8)
 # ---------------------------------------------------------------------------------------
 # the fit
 # ---------------------------------------------------------------------------------------
+#: :meth:`MMLFit.severity_wald` past this many raters is not made (its raters x parameters array).
+WALD_MAX_RATERS = 1000
+
+
 @dataclass
 class MMLFit:
     """What :func:`fit_mml` estimates (raters as in the ratings, rows of unrated raters nan).
@@ -381,6 +386,18 @@ class MMLFit:
                 "sigma": float(self.sigma * self._se(_block_rows(lay, "log_sigma"))[0])}
 
     severity_se = property(lambda self: self._standard_errors["severity"], doc="(J,) SEs of ``severity``")
+
+    def severity_wald(self, max_raters: int = WALD_MAX_RATERS) -> tuple[float, int] | None:
+        """``(W, df)``: the Wald test that the raters' severities are all equal, with their covariance
+        (``(rows C) cov (rows C)'``, :func:`reported_rows`), as :func:`.cml.rsm_severity_wald` for the CML's; None
+        for fewer than two raters or more than ``max_raters`` (a raters x parameters array)."""
+        lay = self.layout
+        if not 2 <= lay.J <= max_raters:
+            return None
+        rows = reported_rows(lay)["severity"]
+        C = lay.free_map()[0]
+        F = np.asarray((rows.S @ C).todense()) + (C.T @ rows.shift)[None, :]
+        return wald_all_equal(self.severity[self.seen], F @ self.cov @ F.T)
     steps_se = property(lambda self: self._standard_errors["steps"], doc="(J, M) SEs of ``steps``")
     thresholds_se = property(lambda self: self._standard_errors["thresholds"], doc="SEs of ``thresholds``")
     facet_se = property(lambda self: self._standard_errors["facet"], doc="(L,) SEs of ``facet``")

@@ -38,7 +38,7 @@ from scipy import stats
 
 from ..errors import MethodError
 from ..fit_stats import fit_from_moments
-from ..methods.cml import ConditionalPCM, rsm_severity_se, too_costly
+from ..methods.cml import ConditionalPCM, rsm_severity_se, rsm_severity_wald, too_costly
 from ..methods.mml import MarginalRaterModel
 from ..methods.quality import category_probabilities, expected_score, extreme_papers, moments
 from ..ratings import Ratings, natural_key
@@ -84,8 +84,9 @@ class TauModel(RaterModel):
     ``P(x | theta) = exp(x theta - tau[j, x]) / sum_h exp(h theta - tau[j, h])``."""
 
     def __init__(self, ratings: Ratings, tau, severity, severity_se, measure, measure_se, measured,
-                 usable, fair, name="rater model", thresholds=None, notes=(), moments=None):
+                 usable, fair, name="rater model", thresholds=None, notes=(), moments=None, severity_wald=None):
         self.ratings = ratings
+        self.severity_wald = severity_wald   # (W, df) of the severities all equal, their covariance counted, or None
         self.tau = np.asarray(tau, dtype=np.float64)
         self._moments = moments   # a model's own per-rating (E, W, C), when tau alone does not give them
         self.severity = np.asarray(severity, dtype=np.float64)
@@ -142,7 +143,7 @@ def fit_rater_model(ratings: Ratings, work=None) -> RaterModel:
     return TauModel(ratings, est.tau_, res.beta, rsm_severity_se(res), est.quality_, est.quality_se_,
                     res.informative, usable, est.fair_scores,
                     name="rating scale model by conditional ML (CML), paper measures by Warm WLE",
-                    thresholds=res.kappa, notes=est.notes_)
+                    thresholds=res.kappa, notes=est.notes_, severity_wald=rsm_severity_wald(res))
 
 
 def _marginal_rater_model(ratings: Ratings, why: str) -> RaterModel:
@@ -152,6 +153,7 @@ def _marginal_rater_model(ratings: Ratings, why: str) -> RaterModel:
     always returns estimates for linked raters; unlinked raters raise :class:`MethodError` naming them."""
     est = MarginalRaterModel(model="rsm", fair="average-rater").fit(ratings)
     model = from_estimator(est, ratings)
+    model.severity_wald = est.result_.severity_wald()
     model.name = "rating scale model by marginal ML (MFRM), paper measures by EAP"
     model.notes = [f"{why}; the model is fitted by marginal ML instead", *model.notes]
     return model
@@ -280,6 +282,10 @@ def format_rater_report(d: dict) -> list:
                  f"separation {num(s['separation'], 2)}, strata {num(s['strata'], 2)}, "
                  f"reliability {num(s['reliability'], 2)}; fixed (all same) chi-square "
                  f"{num(s['chi2'], 1)}, df {s['chi2_df']}, p {pvalue(s['chi2_p'])}")
+        if np.isfinite(s.get("wald", math.nan)):   # (the raters' only)
+            L.append(f"  raters' severities all equal, their covariances counted (Wald): chi-square {num(s['wald'], 1)}, "
+                     f"df {s['wald_df']}, p {pvalue(s['wald_p'])} (the test check counts: the fixed chi-square takes "
+                     "the raters' estimates as independent)")
     p = d["papers"]
     L.append(f"  papers: {p['measured']} measured, {p['extreme']} at an extreme score (left out of "
              f"separation and fit); fair average of the papers: mean {num(p['fair_mean'], 2)}, "
@@ -342,8 +348,12 @@ def report_and_model(ratings: Ratings, model: RaterModel | None = None, scale_lo
                   ratings_per_paper=n_fit / p_fit if p_fit else math.nan,
                   fit_expected=1.0 - p_fit / n_fit if n_fit else math.nan)
     thr = [] if model.thresholds is None else [float(t) for t in np.asarray(model.thresholds)]
+    raters = separation(model.severity[n > 0], model.severity_se[n > 0])
+    wald = getattr(model, "severity_wald", None)
+    raters.update(wald=math.nan, wald_df=0, wald_p=math.nan) if wald is None else \
+        raters.update(wald=wald[0], wald_df=wald[1], wald_p=float(stats.chi2.sf(*wald)))
     return RaterReport(model=model.name, fitted=True, raters=rows,
-                       rater_separation=separation(model.severity[n > 0], model.severity_se[n > 0]),
+                       rater_separation=raters,
                        paper_separation=separation(model.measure[measured], model.measure_se[measured]),
                        papers=papers, thresholds=thr, notes=list(model.notes)), model
 

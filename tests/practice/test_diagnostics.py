@@ -295,8 +295,10 @@ def test_the_rater_models_chi_square_counts_among_the_tests():
             rows.append((f"P{p}", f"R{r + 1}", int(np.clip(np.rint(q + [-.4, 0, .4, 0, 0][r] + rng.normal(0, .5)), 0, 5))))
     df = pd.DataFrame(rows, columns=["paper", "rater", "score"])
     rep = rc.check(df, scale="0-5").reports[0]
-    p = rep.rater_report.rater_separation["chi2_p"]
-    assert p < 0.001 and rep.warranted_by == ["fixed (all same) chi-square of the rater model, p < .001"]
+    sep = rep.rater_report.rater_separation
+    # (the Wald test with the severities' covariance counts: Facets' fixed chi-square, as if independent, says p < .001)
+    assert sep["chi2_p"] < 0.001 and 0.01 < sep["wald_p"] < 0.05
+    assert rep.warranted_by == [f"Wald chi-square of the rater model's severities, p = {sep['wald_p']:.3f}"]
     assert rep.warranted and rep.recommendation != "NO" and "no test found" not in rep.reason
     quick = rc.check(df, scale="0-5", rasch=False).reports[0]
     assert not quick.warranted and quick.recommendation == "NO" and "no test found" in quick.reason

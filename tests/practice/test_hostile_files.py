@@ -458,8 +458,8 @@ def test_check_no_rasch_skips_the_fit(tmp_path):
                    "equivalent", "warranted_by")
     assert {k: v for k, v in quick.items() if not k.startswith(model_based)} == \
         {k: v for k, v in full.items() if not k.startswith(model_based)}
-    # the rater model's fixed chi-square counts among the tests where it is fitted
-    assert full["warranted_by"] == quick["warranted_by"] + ["fixed (all same) chi-square of the rater model, p < .001"]
+    # the rater model's Wald test of its severities counts among the tests where it is fitted
+    assert full["warranted_by"] == quick["warranted_by"] + ["Wald chi-square of the rater model's severities, p < .001"]
     assert full["rater_report"]["fitted"] and not quick["rater_report"]["fitted"]
     assert quick["rater_report"]["reason"] == "skipped (--no-rasch)"
     assert quick["assignment_found"]["confounded"] is None and "--no-rasch" in quick["assignment_found"]["reason"]

@@ -398,7 +398,7 @@ def test_the_decision_memo(tmp_path, monkeypatch):
     assert page.count("Check follows the study rather than the rule: its 200 replications a cell rank the methods") == 3
     assert "The raters differ by more than chance would make them (the tests that say so: ANOVA F" in page
     # ... and the tests that found none, beside them (a staff tester's memo named only the one that found one)
-    assert ("fixed (all same) chi-square of the rater model, p &lt; .001; the others found no difference: Levene, rater "
+    assert ("Wald chi-square of the rater model&#x27;s severities, p = 0.005; the others found no difference: Levene, rater "
             "spreads, p = 0.168; KS, rater R6 vs others (smallest Holm p), p = 0.158)." in page)
     # (its basis, not the method again: the decision line names it)
     assert page.count("It is check's recommendation; its basis: the corrected study (beyond-1990 run") == 3
