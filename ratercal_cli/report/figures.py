@@ -28,6 +28,9 @@ def _rc():
     rc = dict(matplotlib.rcParamsDefault)
     rc.update({"font.family": "DejaVu Sans", "font.size": 9, "figure.dpi": DPI, "savefig.dpi": DPI,
                "axes.grid": True, "grid.alpha": 0.3, "svg.hashsalt": "ratercal",
+               # labels drawn as written: a rater "Frank $\\frac{a$ Jr" (two dollar signs) was read as TeX and
+               # stopped check --png / --html and the app's check with mathtext's parse error
+               "text.parse_math": False,
                "axes.prop_cycle": matplotlib.cycler(color=[
                    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                    "#7f7f7f", "#bcbd22", "#17becf"])})

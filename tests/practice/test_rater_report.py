@@ -223,6 +223,17 @@ def test_wright_map_is_a_deterministic_png(data500, tmp_path):
     assert a.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and a.read_bytes() == b.read_bytes()
 
 
+def test_a_wright_map_draws_labels_with_dollar_signs_as_written(tmp_path):
+    """A staff tester's rater "Frank $\\frac{a$ Jr" (two dollar signs: TeX to matplotlib) stopped check --png,
+    --html and the app's check with mathtext's parse error."""
+    labels = ["Frank $\\frac{a$ Jr", "Ann $_$", "Lee $#$"]
+    r = _rsm_file(5, n_papers=120, n_raters=3, severity=[0.4, 0.0, -0.4])
+    r = Ratings(r.paper, r.rater, r.score, r.max_score, r.n_papers, r.n_raters, rater_ids=tuple(labels))
+    rep, model = report_and_model(r)
+    path = wright_map(tmp_path / "m.png", rep, model.measure[model.measured], "t")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_where_conditional_ml_cannot_be_fitted_the_report_uses_marginal_ml():
     """Issue 12: the README's walk-through (``--resolve-discrepancies``) leaves pairs that never differ
     by more than a point, so no paper informs the conditional likelihood; the report then comes from
