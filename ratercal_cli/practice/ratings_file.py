@@ -393,9 +393,17 @@ def _first_bytes(path) -> tuple[Path, bytes]:
             head = fh.read(4)
     except FileNotFoundError:
         raise InputError("no such file", path) from None
+    kind = next((k for magic, k in _NOT_RATINGS if head.startswith(magic)), None)
+    if kind is not None:   # (a PDF was told "not UTF-8 ... give --encoding latin-1", then "missing column(s) (found: %PDF-1.4)")
+        raise InputError(f"{kind}, not a text export or an .xlsx workbook: export the ratings as CSV or .xlsx", path)
     if head != _ZIP_MAGIC:
         refuse_too_big_to_read(path, size)
     return path, head
+
+
+#: What other files start with, and what they are (a staff tester's report saved as .csv).
+_NOT_RATINGS = ((b"%PDF", "a PDF document"), (b"\xd0\xcf\x11\xe0", "an old-format Office file (.xls or .doc)"),
+                (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"))
 
 
 def _is_workbook(path: Path, head: bytes) -> bool:
