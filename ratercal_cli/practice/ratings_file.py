@@ -1140,8 +1140,13 @@ def _parse_fields(rows: Rows, lines, columns: Columns, order_col, path, decimal:
     keys = list(dict.fromkeys([columns.paper, columns.rater, columns.score]
                               + [c for c in (columns.group, order_col) if c] + list(columns.facets)))
     named = (columns.paper, columns.rater) + ((columns.group,) if columns.group else ()) + tuple(columns.facets)
+    from ..guard import restore
+
     for c in keys:
         rows.columns[c] = rows.column(c).stripped()
+    for c in named:   # a label as ratercal's own output neutralised it for spreadsheets ('+Bob) is the label (+Bob):
+        if rows.column(c).matching("'", start=True):   # read back, '+Bob was a rater of its own beside the new +Bob
+            rows.columns[c] = rows.column(c).mapped(restore)
     wrong = []   # (row, its place in the row, the error)
     for j, c in enumerate(named):
         k = rows.column(c).first_row([""])

@@ -215,6 +215,16 @@ def test_the_adjusted_file_keeps_the_inputs_dialect_and_neutralises_labels(tmp_p
     assert lines[1] == "'=P1;R1;0;'=HYPERLINK(1);;0,0000;0,5000"
     assert lines[4] == "P2;'+R2;2;-1;;2,0000;1,5000"
     assert lines[7] == "-4;R1;3;-1;;3,0000;3,5000"
+    # read back, the neutralised labels are the labels again: the adjusted file's '+R2 and a new file's +R2 are one
+    # rater (a staff tester's '+Bob was a rater of its own); a quote before anything else stays
+    from ratercal_cli.practice.ratings_file import read_ratings_file
+
+    again = tmp_path / "again.csv"
+    again.write_text("\n".join(lines[:-1] + ["P9;+R2;4;;;;", "P9;'quoted';1;;;;", "P9;R1;3;;;;"]) + "\n",
+                     encoding="utf-8")
+    r = read_ratings_file(again, "0-5", delimiter=";", decimal=",").ratings
+    assert sorted(r.rater_ids) == sorted(["'quoted'", "+R2", "R1"])
+    assert "=P1" in r.paper_ids and "'=P1" not in r.paper_ids and "@P3" in r.paper_ids
 
 
 def test_runs_of_a_papers_rows_are_coded_as_by_the_row_reader(tmp_path, monkeypatch):
