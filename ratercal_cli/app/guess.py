@@ -111,14 +111,28 @@ class Guess:
     notes: list = field(default_factory=list)
 
 
-def _crossed(rows, rater, group) -> bool:
-    """Whether some rater of the ``rows`` reads in two or more of ``group``'s levels."""
+def _crossed(rows, readers, group) -> bool:
+    """Whether some rater of the ``rows`` reads in two or more of ``group``'s levels; ``readers(row)``: the row's
+    raters (one row a rating: its rater column; a paper's row: its readers' columns, or its raters' columns holding
+    a score)."""
     seen: dict = {}
     for r in rows:
-        who, where = str(r.get(rater, "")).strip(), str(r.get(group, "")).strip()
-        if who and where and seen.setdefault(who, where) != where:
-            return True
+        where = str(r.get(group, "")).strip()
+        for who in readers(r):
+            if who and where and seen.setdefault(who, where) != where:
+                return True
     return False
+
+
+def _readers(g: "Guess", pairs):
+    """The raters of a row as :func:`_crossed` takes them, for the layout guessed (None: no rater found)."""
+    if g.rater is not None:
+        return lambda r: [str(r.get(g.rater, "")).strip()]
+    if pairs:   # a pair of columns a reading: the reader's column names the rater
+        return lambda r: [str(r.get(a, "")).strip() for a, _ in pairs]
+    if g.rater_cols:   # a column a rater: the rater is the column, where it holds a score
+        return lambda r: [c for c in g.rater_cols if str(r.get(c, "")).strip()]
+    return None
 
 
 def guess_columns(header, rows) -> Guess:
@@ -156,7 +170,8 @@ def guess_columns(header, rows) -> Guess:
             g.score = take(grade)
             g.notes.append(f"{grade!r} read as the score (a mark); if it is a school grade, make it the group")
     g.group = take(_named(header, _GROUP, taken, exact_only=True))
-    if g.group is not None and g.rater is not None and _norm(g.group) in _PLACES and _crossed(rows, g.rater, g.group):
+    readers = _readers(g, pairs)   # (the wide layouts' too: a file a paper a row took School as the group, a staff tester)
+    if g.group is not None and readers is not None and _norm(g.group) in _PLACES and _crossed(rows, readers, g.group):
         g.notes.append(f"{g.group!r} not taken as the group: raters read in more than one of them, and each group is "
                        f"adjusted on its own (each {g.group} alone, the readings across them unused); make it the "
                        "group if each should be")

@@ -935,3 +935,16 @@ def test_a_school_read_across_by_its_raters_is_not_guessed_as_the_group():
     assert guess_columns(header, apart).group == "Schule"
     grade = [dict(r, grade=str(5 + i % 2)) for i, r in enumerate(across)]
     assert guess_columns(["student", "rater", "score", "grade"], grade).group == "grade"
+    # the same in a paper's row, a pair of columns a reading or a column a rater (the wide file had School guessed)
+    pairs = [{"student": f"S{i}", "Reader 1": f"R{i % 3}", "Score 1": "3", "Reader 2": f"R{(i + 1) % 3}",
+              "Score 2": "4", "School": ["Nord", "Ost"][i % 2]} for i in range(12)]
+    g = guess_columns(list(pairs[0]), pairs)
+    assert g.rater_cols == ["Reader 1:Score 1", "Reader 2:Score 2"] and g.group is None
+    assert any("'School' not taken as the group" in n for n in g.notes)
+    own = [dict(r, **{"Reader 1": "A" if r["School"] == "Nord" else "C", "Reader 2": "B" if r["School"] == "Nord"
+                      else "D"}) for r in pairs]
+    assert guess_columns(list(own[0]), own).group == "School"
+    columns = [{"student": f"S{i}", "R1": "3" if i % 3 else "", "R2": "4" if i % 3 != 1 else "", "R3": "2" if i % 3 != 2
+                else "", "School": ["Nord", "Ost"][i % 2]} for i in range(12)]
+    g = guess_columns(list(columns[0]), columns)
+    assert g.rater_cols == ["R1", "R2", "R3"] and g.group is None
