@@ -672,10 +672,7 @@ def _extrapolated(rep) -> str | None:
     one = _one(rep)
     if one is None or not one.caveat:
         return None
-    from ..practice.recommend import FEW_REPLICATIONS
-
-    return one.caveat.replace("`check --simulate R`", "Simulate the methods, on the columns page,").replace(
-        f"`--simulate {FEW_REPLICATIONS}`", "Simulate the methods, on the columns page")
+    return work.app_words(one.caveat)
 
 
 def _one(rep):

@@ -139,11 +139,20 @@ def check_file(job, src: Source) -> dict:
                               checked=simulated(src, ratings, checked, method))
             change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
             job.stage("Writing the report")
-            report = report_page(src, ratings, checked, adjusted, one_cut, change_list)
+            report = app_words(report_page(src, ratings, checked, adjusted, one_cut, change_list))
     except RatercalError as exc:
         raise RatercalError(user_message(src, exc)) from None
     return dict(table=table, checked=checked, adjusted=adjusted, levels=levels, change_list=change_list,
                 report=report, method=method)
+
+
+def app_words(text: str) -> str:
+    """``text`` (check's reasons, the report, the memo) with its pointers to the command line's simulation in the
+    app's words: the memo and report made in the app told a staff tester to run `check --simulate R`."""
+    from ..practice.recommend import FEW_REPLICATIONS
+
+    return text.replace("`check --simulate R`", "Simulate the methods, on the columns page,").replace(
+        f"`--simulate {FEW_REPLICATIONS}`", "Simulate the methods, on the columns page")
 
 
 def memo_settings(src: Source, ratings, levels, method, adjusted, extra=None) -> dict:
@@ -197,11 +206,11 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
                     [[row[h] for h in change_list.header] for row in change_list.rows], bom=True, sheet="changes",
                     labels=change_list.labels, **like_input(table))
         job.stage("Writing the report and the memo")
-        report = report_page(src, ratings, checked, adjusted, one_cut, change_list)
+        report = app_words(report_page(src, ratings, checked, adjusted, one_cut, change_list))
         files["report"] = (out / "report.html", f"{src.stem}.report.html")
         files["report"][0].write_text(report, encoding="utf-8")
-        memo = memo_html(adjusted, checked, memo_settings(src, ratings, levels, method, adjusted, extra),
-                         sha256_file(src.path), levels=levels, change_list=change_list)
+        memo = app_words(memo_html(adjusted, checked, memo_settings(src, ratings, levels, method, adjusted, extra),
+                                   sha256_file(src.path), levels=levels, change_list=change_list))
         files["memo"] = (out / "memo.html", f"{src.stem}.memo.html")
         files["memo"][0].write_text(memo, encoding="utf-8")
     except RatercalError as exc:
@@ -298,7 +307,7 @@ def check_years(job, sources: list) -> list:
             job.stage(f"Year {k + 1} ({src.name}): adjusting")
             adjusted = adjust(ratings, "MFRM", cut=one_cut, anchors=anchors)
             change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
-            report = report_page(src, ratings, checked, adjusted, one_cut, change_list)
+            report = app_words(report_page(src, ratings, checked, adjusted, one_cut, change_list))
         except RatercalError as exc:
             raise RatercalError(user_message(src, exc)) from None
         link = None if anchors is None else link_rows(adjusted.anchored, ratings, anchors)

@@ -405,6 +405,13 @@ def test_a_sample_read_twice_is_told_the_advice_is_an_extrapolation(client):
             "an extrapolation from them (Simulate the methods, on the columns page, ranks the methods on this "
             "file&#39;s own design)") in r.text
     assert "check --simulate" not in r.text
+    # ... nor the report and the memo made in the app (they told a staff tester to run check --simulate R)
+    c.post(f"/d/{uid}/adjust", data={"method": "recommended"})
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    for kind in ("memo", "report"):
+        page = c.get(f"/d/{uid}/file/{kind}").text
+        assert "Simulate the methods, on the columns page, ranks the methods" in page and "--simulate" not in page
     # a design the study has (every student read twice): no such line
     uid, u = upload(c, severity_export(), "twice.csv")
     c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
