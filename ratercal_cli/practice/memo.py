@@ -50,6 +50,13 @@ def _e(x) -> str:
     return html.escape(str(x), quote=True)
 
 
+#: What "shrunk" means, where the memo's decision is at the shrunk level.
+SHRUNK_WORDS = ("Shrunk: each student's adjusted score is pulled toward the group's mean, the more the fewer and less "
+                "consistent the student's ratings (Kelley's formula, or the Rasch model's expected score given the "
+                "ratings): on average nearer the score the student would get from every rater, at the cost of "
+                "pulling the few extreme students toward the middle.")
+
+
 def method_words(code) -> str:
     """``truncated linear equating (TLI)``; a recommendation's label by its method's words, its qualifiers
     beside the code (``MML (multi-group, shrunk)``: ``... marginal maximum likelihood (MML, multi-group,
@@ -155,6 +162,7 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
     parts = [f"<h1>{_e(title or f'Decision memo: adjusting the scores of {source}')}</h1>",
              f'<p class="meta">{_e(memo_date())} &middot; ratercal {_e(__version__)} &middot; input SHA-256 '
              f"<code>{_e(sha256)}</code></p>", "<h2>Decision</h2>"]
+    shrunk = False
     for g in adjusted.groups:
         tag = r.group_tag(g.name) if r.group is not None else "All students"
         reps = _reports(check, r, g.name)
@@ -207,6 +215,9 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                          "chance differences between raters.")
         parts.append(f'<p class="decision"><b>{_e(tag)}</b>: {_e(decision)}.</p><ul>'
                      + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+        shrunk = shrunk or "shrunk" in str(applied)
+    if shrunk:   # (a staff tester's committee memo said "shrunk" and never what it means)
+        parts.append(f"<p>{_e(SHRUNK_WORDS)}</p>")
     parts.append("<h2>What it changes</h2>")
     rows, level_cols = [], []
     for g in adjusted.groups:

@@ -394,6 +394,11 @@ def test_the_decision_memo(tmp_path, monkeypatch):
     assert "Denny's 1990 rule (its Chapter 5) would use truncated mean equating (TMN): the fewest papers a rater scored " \
            "is 20 (rater " in page and "), within 8 to 20 (rater spreads are unstable)." in page   # (the method named once)
     assert page.count("(its error against the true scores, RMSE, 0.5295 ± 0.0011 points)") == 3
+    # what "shrunk" means, once (a staff tester's memo said it and never what it is)
+    assert page.count("Shrunk: each student&#x27;s adjusted score is pulled toward the group&#x27;s mean") == 1
+    plain = tmp_path / "plain.html"
+    assert run("adjust", src, *README_ARGS, "-m", "TLI", "-o", tmp_path / "t.csv", "--memo", plain).exit_code == 0
+    assert "Shrunk:" not in plain.read_text()
     # why check's recommendation is not the rule's, in the memo as the command line's warning says it
     assert page.count("Check follows the study rather than the rule: its 200 replications a cell rank the methods") == 3
     assert "The raters differ by more than chance would make them (the tests that say so: ANOVA F" in page
