@@ -244,7 +244,9 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
             return go(f"/d/{u.id}/columns")
         # a scale left as the lowest and highest scores found (the page's guess), unlike a rubric's, is said on the
         # decision page
-        settings["scale_doubtful"] = _doubtful_scale(u.guess, settings["scale"])
+        # (unless confirmed: a scale typed as it was guessed was still called "not a scale given", a staff tester's)
+        settings["scale_confirmed"] = bool(form.get("scale_confirmed"))
+        settings["scale_doubtful"] = _doubtful_scale(u.guess, settings["scale"]) and not settings["scale_confirmed"]
         u.settings = settings
         if u.years:
             order = _year_order(u, form)

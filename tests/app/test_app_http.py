@@ -756,6 +756,7 @@ def test_a_guessed_scale_and_the_file_warnings_are_on_the_decision_page(client):
     c = login(client)
     uid, u = upload(c, ("\n".join(rows) + "\n").encode(), "typo.csv")
     assert u.settings["scale"] == "2-7" and 'id="scale_guessed"' in c.get(f"/d/{uid}/columns").text
+    assert 'id="scale_confirmed"' in c.get(f"/d/{uid}/columns").text   # (a box: "this is the rubric's scale")
     form = {"paper": "student", "rater": "rater", "score": "score", "scale": "2-7"}
     c.post(f"/d/{uid}/columns", data=form)
     page = html.unescape(run_job(c, u, f"/d/{uid}/decision").text)
@@ -769,6 +770,9 @@ def test_a_guessed_scale_and_the_file_warnings_are_on_the_decision_page(client):
     assert "lowest and highest scores found" not in page and "counted as different raters" not in page
     assert "folded into one label each (\u201cMerge look-alike labels\u201d): 'R2' <- 'r2'" in page
     assert len(u.checked.reports[0].raters) == 4
+    # the guess confirmed as the rubric's scale (typed as guessed, it was still "not a scale given": a staff tester)
+    c.post(f"/d/{uid}/columns", data={**form, "scale_confirmed": "1"})
+    assert "lowest and highest scores found" not in html.unescape(run_job(c, u, f"/d/{uid}/decision").text)
     # a scale guessed as a rubric's would be (1-6, every score given) is not doubted, typed or left so
     uid, u = upload(c, severity_export(), "clean.csv")
     assert u.settings["scale"] == "1-6"
