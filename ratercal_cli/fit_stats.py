@@ -110,6 +110,12 @@ def fit_rows(fit: RaterFit, rater_ids, flag_low=0.5, flag_high=1.5):
     return rows
 
 
+#: The Wald tests of equal severities (:func:`.methods.cml.rsm_severity_wald`, :meth:`.methods.mml.MMLFit.severity_wald`)
+#: past this many raters are not made (a raters x raters eigendecomposition, a raters x parameters array; the
+#: decision then counts Facets' fixed chi-square, whose bias toward "differ" is ~1/(raters - 1) of its statistic).
+WALD_MAX_RATERS = 1000
+
+
 def wald_all_equal(estimates, cov) -> tuple[float, int]:
     """``(W, df)``: the Wald test that ``estimates`` (k,) are all equal, ``W = b' (P cov P)^+ b`` over the centred
     ``b = P estimates`` (``P = I - 11'/k``), ``df`` the rank of ``P cov P`` (k - 1 where every contrast is estimated)."""

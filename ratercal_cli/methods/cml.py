@@ -1237,16 +1237,22 @@ def rsm_severity_se(res: CMLFit) -> np.ndarray:
 
 def _beta_cov(res: CMLFit):
     """``(rows, cov)``: the raters with a location and the covariance of their ``beta`` (the pseudo-inverse
-    of the conditional information, its identification's null direction left out), or None."""
+    of the conditional information, its identification's null direction left out), or None.  Made once a fit
+    (the S.E.s and the Wald test both ask; an eigendecomposition of the information, cubic in the raters)."""
+    cached = getattr(res, "_beta_cov_made", None)
+    if cached is not None:
+        return cached[0]
     rows = np.flatnonzero(np.isfinite(res.beta))
-    if res.information is None or not rows.size:
-        return None
-    w, V = np.linalg.eigh(res.information)
-    keep = w > w.max() * _NOISE
-    cov = (V[:, keep] / w[keep]) @ V[:, keep].T
-    has = np.flatnonzero(res.categories.any(axis=1))   # phi's first columns: beta of these raters
-    idx = np.searchsorted(has, rows)
-    return rows, cov[np.ix_(idx, idx)]
+    got = None
+    if res.information is not None and rows.size:
+        w, V = np.linalg.eigh(res.information)
+        keep = w > w.max() * _NOISE
+        cov = (V[:, keep] / w[keep]) @ V[:, keep].T
+        has = np.flatnonzero(res.categories.any(axis=1))   # phi's first columns: beta of these raters
+        idx = np.searchsorted(has, rows)
+        got = rows, cov[np.ix_(idx, idx)]
+    res._beta_cov_made = (got,)
+    return got
 
 
 def rsm_severity_wald(res: CMLFit) -> tuple[float, int] | None:
@@ -1255,11 +1261,12 @@ def rsm_severity_wald(res: CMLFit) -> tuple[float, int] | None:
     without an information.  Facets' fixed (all same) chi-square weighs each location by its own S.E. alone,
     as if the raters' estimates were independent; those of raters compared on shared papers are not (each
     centred location moves against the others'), and it called identical raters differing in 10% of files
-    at p < .05 (300 files of the rating scale model, 2 or 3 of 8 raters a paper) where this test 4.0-4.3%."""
-    from ..fit_stats import wald_all_equal
+    at p < .05 (300 files of the rating scale model, 2 or 3 of 8 raters a paper) where this test 4.0-4.3%.  None
+    past WALD_MAX_RATERS raters (the decision then counts the fixed chi-square)."""
+    from ..fit_stats import WALD_MAX_RATERS, wald_all_equal
 
     got = _beta_cov(res)
-    if got is None or got[0].size < 2:
+    if got is None or not 2 <= got[0].size <= WALD_MAX_RATERS:
         return None
     rows, sub = got
     return wald_all_equal(res.beta[rows], sub)

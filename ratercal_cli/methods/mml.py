@@ -96,7 +96,7 @@ import numpy as np
 from scipy import sparse
 
 from ..arguments import check_positive
-from ..fit_stats import wald_all_equal
+from ..fit_stats import WALD_MAX_RATERS, wald_all_equal
 from ..errors import MethodError
 from ..parallel import one_blas_thread
 from ..ratings import Adjusted, Ratings
@@ -272,10 +272,6 @@ START_SIGMAS = (0.7, 1.0, 1.4, 2.0, 2.8)
 # ---------------------------------------------------------------------------------------
 # the fit
 # ---------------------------------------------------------------------------------------
-#: :meth:`MMLFit.severity_wald` past this many raters is not made (its raters x parameters array).
-WALD_MAX_RATERS = 1000
-
-
 @dataclass
 class MMLFit:
     """What :func:`fit_mml` estimates (raters as in the ratings, rows of unrated raters nan).
