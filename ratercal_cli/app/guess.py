@@ -170,13 +170,6 @@ def guess_columns(header, rows) -> Guess:
             g.score = take(grade)
             g.notes.append(f"{grade!r} read as the score (a mark); if it is a school grade, make it the group")
     g.group = take(_named(header, _GROUP, taken, exact_only=True))
-    readers = _readers(g, pairs)   # (the wide layouts' too: a file a paper a row took School as the group, a staff tester)
-    if g.group is not None and readers is not None and _norm(g.group) in _PLACES and _crossed(rows, readers, g.group):
-        g.notes.append(f"{g.group!r} not taken as the group: raters read in more than one of them, and each group is "
-                       f"adjusted on its own (each {g.group} alone, the readings across them unused); make it the "
-                       "group if each should be")
-        taken.discard(g.group)
-        g.group = None
     if g.score is None and not g.rater_cols:
         rest = [h for h in header if h not in taken and h in numeric]
         # a column per rater named after the person (``Kim``, ``Baker``): blank where that rater did not read the
@@ -200,6 +193,13 @@ def guess_columns(header, rows) -> Guess:
         free = [h for h in header if h not in taken and h not in numeric]
         if free:
             g.rater = take(min(free, key=lambda h: len({r.get(h) for r in rows})))
+    # once every layout's raters are found (a column a rater named after the person is found by its blanks, above)
+    readers = _readers(g, pairs)   # (the wide layouts' too: a file a paper a row took School as the group, a staff tester)
+    if g.group is not None and readers is not None and _norm(g.group) in _PLACES and _crossed(rows, readers, g.group):
+        g.notes.append(f"{g.group!r} not taken as the group: raters read in more than one of them, and each group is "
+                       f"adjusted on its own (each {g.group} alone, the readings across them unused); make it the "
+                       "group if each should be")
+        g.group = None
     cols = g.score_cols or ([b for _, b in pairs] if pairs else g.rater_cols) or ([g.score] if g.score else [])
     values = [v for c in cols for v in (_whole_numbers(rows, c) or [])]
     if values:

@@ -959,3 +959,8 @@ def test_a_school_read_across_by_its_raters_is_not_guessed_as_the_group():
                 else "", "School": ["Nord", "Ost"][i % 2]} for i in range(12)]
     g = guess_columns(list(columns[0]), columns)
     assert g.rater_cols == ["R1", "R2", "R3"] and g.group is None
+    # ... and a column a rater named after the person, found by its blanks after the group was guessed (a verifier's)
+    people = [{"student": r["student"], "Adams": r["R1"], "Baker": r["R2"], "Chen": r["R3"], "School": r["School"]}
+              for r in columns]
+    g = guess_columns(list(people[0]), people)
+    assert g.rater_cols == ["Adams", "Baker", "Chen"] and g.group is None
