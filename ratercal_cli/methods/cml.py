@@ -1388,9 +1388,11 @@ class ConditionalPCM(DeferredFit, RaterAdjuster):
     def _fit(self, ratings: Ratings) -> None:
         from .quality import check_quality
 
+        from ..arguments import check_choice
+        from .quality import FAIR_RATERS
+
         check_quality(self.quality, ("wle", "mle"))
-        if self.fair not in ("average-rater", "mean-rater"):
-            raise ValueError(f"fair must be 'average-rater' or 'mean-rater', not {self.fair!r}")
+        check_choice(self.fair, FAIR_RATERS, "fair")   # (a bare ValueError, where MML's named the argument)
         res = fit_cml(ratings, model=self.model, standard_errors=self.standard_errors)
         self.result_ = res
         self.steps_, self.steps_se_, self.tau_ = res.steps, res.steps_se, res.tau

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arguments import check_count
+
 from ..errors import MethodError
 from ..vocabulary import DEFAULT_VARIANT
 from ._single import F32, at_rater, sums_by, rater_sums
@@ -70,7 +72,7 @@ class LinearEquating(RaterAdjuster):
     def _ddof(self):
         if self.ddof is None:
             return 0 if self.variant == "faithful" else 1
-        return _whole_at_least(self.ddof, 0, "ddof", "the SD's divisor is n - ddof")
+        return check_count(self.ddof, "ddof", 0)
 
     def _zero_sd(self):
         rule = self.zero_sd if self.zero_sd is not None else ("mean" if self.variant == "faithful" else "shift")
@@ -84,7 +86,7 @@ class LinearEquating(RaterAdjuster):
 
     def _min_ratings(self):
         if self.min_ratings is not None:   # (-1 was taken as 1 without a word)
-            return max(_whole_at_least(self.min_ratings, 1, "min_ratings", "raters with fewer are left unadjusted"), 1)
+            return max(check_count(self.min_ratings, "min_ratings", 0), 1)
         return 1 if self.variant == "faithful" else 2
 
     handles_thin_raters = True   # min_ratings: the target mean (and SD) still count every rating
@@ -179,11 +181,3 @@ def _sd_single(n, s, ss, ddof):
     v = ((ss - q).astype(F32) / (n - F32(ddof))).astype(F32)
     return np.sqrt(np.maximum(v, F32(0))).astype(F32)
 
-
-def _whole_at_least(value, low: int, name: str, what: str) -> int:
-    """``value`` as an int when it is a whole number of at least ``low``, else an ArgumentError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        from ..errors import ArgumentError
-
-        raise ArgumentError(name, f"must be a whole number, {low} or more ({what}), not {value!r}")
-    return int(value)

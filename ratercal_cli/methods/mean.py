@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arguments import check_count
+
 from ..vocabulary import DEFAULT_VARIANT
 from ._single import F32, at_rater, rater_sums
 from .base import RaterAdjuster, clip_to_scale
@@ -47,8 +49,8 @@ class MeanEquating(RaterAdjuster):
         self.min_ratings = min_ratings
 
     def _min_ratings(self):
-        if self.min_ratings is not None:
-            return int(self.min_ratings)
+        if self.min_ratings is not None:   # (-1, 0 and 1.5 were taken without a word, 'x' int()'s error)
+            return max(check_count(self.min_ratings, "min_ratings", 0), 1)
         return 1 if self.variant == "faithful" else 2
 
     handles_thin_raters = True   # min_ratings: the target mean (and SD) still count every rating

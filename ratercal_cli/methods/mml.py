@@ -95,7 +95,7 @@ from functools import cached_property, partial
 import numpy as np
 from scipy import sparse
 
-from ..arguments import check_positive
+from ..arguments import check_choice, check_count, check_positive
 from ..fit_stats import WALD_MAX_RATERS, wald_all_equal
 from ..errors import MethodError
 from ..parallel import one_blas_thread
@@ -103,8 +103,8 @@ from ..ratings import Adjusted, Ratings
 from .base import DeferredFit, RaterAdjuster, fair_score_adjusted
 from .mml_engine import NEAR_TAIL, SPAN, GridEngine, distinct_keys, unique_rows
 from .mml_layout import Layout, make_layout
-from .quality import (category_probabilities, check_quality, estimate_quality, expected_score, mean_expected_score,
-                      moments, quality_by_pattern)
+from .quality import (FAIR_RATERS, category_probabilities, check_quality, estimate_quality, expected_score,
+                      mean_expected_score, moments, quality_by_pattern)
 
 __all__ = ["MMLFit", "fit_mml", "marginal_loglik", "MarginalRaterModel", "PRIOR_STEP_SD", "PRIOR_LOCATION_SD",
            "Layout", "required_grid"]
@@ -1604,14 +1604,8 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
         check_quality(self.quality, ("eap", "wle"))
         for name in ("step_sd", "location_sd"):   # a bad sd is the caller's error, not a fit failing on its data
             check_positive(getattr(self, name), name)
-        from ..errors import ArgumentError
-
-        if self.fair not in ("average-rater", "mean-rater"):
-            raise ArgumentError("fair", f"must be 'average-rater' or 'mean-rater', not {self.fair!r}")
-        if self.n_nodes is not None and (isinstance(self.n_nodes, bool) or not isinstance(self.n_nodes, (int, np.integer))
-                                         or self.n_nodes < 3):   # (-3 was numpy's linspace error; 0 taken as None)
-            raise ArgumentError("n_nodes", f"must be a whole number of quadrature nodes, 3 or more (or None: the "
-                                           f"posteriors choose), not {self.n_nodes!r}")
+        check_choice(self.fair, FAIR_RATERS, "fair")
+        self.n_nodes = check_count(self.n_nodes, "n_nodes", 3, optional=True)   # (-3 was linspace's error; 0 taken as None)
         self.facet_labels_ = {}
         if facet is None:   # the ratings' own facets (``facet_cols``), as rc.fit and --facet-col fit them
             facet, self.facet_labels_ = _own_facets(ratings)

@@ -298,6 +298,11 @@ def score_range(tau):
 QUALITY_ESTIMATES = ("mle", "wle", "eap")
 
 
+#: The fair score's rater (MML's, MFRM's and the CML's ``fair``): the average rater's expected score, or the mean
+#: of the raters' expected scores.
+FAIR_RATERS = ("average-rater", "mean-rater")
+
+
 def check_quality(quality, allowed) -> str:
     """``quality`` if it is one of ``allowed`` (a subset of :data:`QUALITY_ESTIMATES`), else an
     :class:`~ratercal_cli.errors.ArgumentError` (a ValueError) naming ``quality``, as the README says bad

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, MethodError
+from ..errors import ArgumentError, InputError, MethodError
 from ..ratings import Ratings
 from .diagnostics import ALPHA, CheckReport, check_ratings, not_warranted_why
 from .text import GROUP_RULE, group_paths, json_clean
@@ -91,6 +91,8 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
     from .cut import check_cut
 
     ratings = as_ratings(ratings, **with_discrepancy(ratings, discrepancy, with_cluster(ratings, cluster, read)))
+    if ratings.n_ratings == 0:   # (a result of no group and no test came back, where adjust refuses: a verifier)
+        raise InputError("no ratings to check", ratings.source)
     check_choice(assignment, ASSIGNMENTS, "assignment")
     alpha = check_alpha(alpha)
     simulate = check_count(simulate, "simulate", minimum=2, optional=True)

@@ -110,8 +110,8 @@ def test_ratings_from_arrays_name_the_first_rating_at_fault():
 
 def test_estimators_refuse_empty_ratings_and_bad_parameters_by_name():
     """A researcher's: TLI fitted nothing without a word and failed in transform on a learned attribute never set;
-    MML's n_nodes=-3 was numpy's linspace error and 0 was taken as None; min_ratings=-1 as 1; fair='bogus' a bare
-    ValueError."""
+    MML's n_nodes=-3 was numpy's linspace error and 0 was taken as None; min_ratings=-1 as 1 (TMN's 'x' int()'s
+    error); fair='bogus' a bare ValueError (the CML's still, a verifier)."""
     from ratercal_cli.ratings import Ratings
 
     empty = Ratings.from_labels([], [], [], max_score=5)
@@ -120,14 +120,16 @@ def test_estimators_refuse_empty_ratings_and_bad_parameters_by_name():
             rc.make_method(code).fit(empty)
     with pytest.raises(rc.RatercalError, match="no ratings to fit"):
         rc.adjust(empty, "TLI")
+    with pytest.raises(rc.InputError, match="no ratings to check"):
+        rc.check(empty)
     r = Ratings.from_labels(["a", "a", "b", "b", "c", "c"], ["R1", "R2", "R1", "R2", "R2", "R1"], [1, 2, 3, 3, 4, 5],
                             max_score=5)
-    for kw, name in (({"n_nodes": -3}, "n_nodes"), ({"n_nodes": 0}, "n_nodes"), ({"n_nodes": 2.5}, "n_nodes"),
-                     ({"fair": "bogus"}, "fair")):
-        with pytest.raises(ArgumentError, match=f"^{name}: must be"):
-            rc.make_method("MML", **kw).fit(r)
-    for kw, name in (({"min_ratings": -1}, "min_ratings"), ({"ddof": -1}, "ddof"), ({"ddof": 0.5}, "ddof")):
-        with pytest.raises(ArgumentError, match=f"^{name}: must be a whole number"):
-            rc.make_method("TLI", **kw).fit(r)
+    for code, kw, name in (("MML", {"n_nodes": -3}, "n_nodes"), ("MML", {"n_nodes": 0}, "n_nodes"),
+                           ("MML", {"n_nodes": 2.5}, "n_nodes"), ("MML", {"fair": "bogus"}, "fair"),
+                           ("CML", {"fair": "bogus"}, "fair"), ("TLI", {"min_ratings": -1}, "min_ratings"),
+                           ("TLI", {"ddof": -1}, "ddof"), ("TLI", {"ddof": 0.5}, "ddof"),
+                           ("TMN", {"min_ratings": -1}, "min_ratings"), ("TMN", {"min_ratings": "x"}, "min_ratings")):
+        with pytest.raises(ArgumentError, match=f"^{name}: expected"):
+            rc.make_method(code, **kw).fit(r)
     assert rc.make_method("MML", n_nodes=21).fit(r).severity_.shape == (2,)
 
