@@ -342,6 +342,7 @@ def sniff_delimiter(text: str) -> str:
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
         first, at = text[at:end], end + 1
+    first = re.sub(r'"[^"]*"', "", first)   # (the marks inside quoted names: "Student, ID";"Marker, name" is ';')
     commas, tabs, semicolons = first.count(","), first.count("\t"), first.count(";")
     return ";" if semicolons > max(commas, tabs) else "\t" if tabs > commas else ","
 

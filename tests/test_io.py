@@ -50,6 +50,10 @@ def test_sniff_delimiter_uses_the_first_non_blank_line():
     assert sniff_delimiter("\n  \npaper\trater\tscore,x\n1,2,3,4,5\n") == "\t"
     assert sniff_delimiter("paper,rater\tscore\n") == ","
     assert sniff_delimiter("") == ","
+    # semicolons (a spreadsheet's CSV where the decimal mark is a comma), the marks inside quotes not counted
+    assert sniff_delimiter("paper;rater;score\n") == ";"
+    assert sniff_delimiter('"Student, ID";"Marker, name";"Score (0-5)"\n') == ";"
+    assert sniff_delimiter('"a;b;c",d,e\n') == "," and sniff_delimiter("a;b\tc\td\n") == "\t"
 
 
 def test_read_csv_sniffs_tabs(tmp_path):
