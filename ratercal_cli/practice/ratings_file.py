@@ -813,35 +813,41 @@ def decimal_mark(cells, delimiter) -> str:
         cell = cell.strip()
         comma = comma or DECIMAL_COMMA.fullmatch(cell) is not None
         point = point or _DECIMAL_POINT.fullmatch(cell) is not None
+    return _mark(comma, point, delimiter)
+
+
+def _mark(comma: bool, point: bool, delimiter) -> str:
+    """:func:`decimal_mark`'s rule, given whether a cell is written with a decimal comma and one with a point."""
     return "," if comma and not point or not (comma or point) and delimiter == ";" else "."
-
-
-#: How much of a text file's start :func:`sniff_decimal` reads.
-SNIFF_BYTES = 1 << 16
 
 
 def sniff_decimal(path, delimiter=None, encoding=None) -> str:
     """``"point"`` or ``"comma"``: the decimal mark of a ratings file (``--decimal auto``), by
-    :func:`decimal_mark` on the cells of its first SNIFF_BYTES, split by ``delimiter`` (None: sniffed
-    from the header, :func:`~ratercal_cli.io.sniff_delimiter`); a workbook's ``point`` (its numbers are
-    numbers).  The command line and the app decide alike (the app had written a ';' file's numbers
-    ``3,2500``, the command line ``3.2500`` unless told ``--decimal comma``)."""
-    import csv
-
+    :func:`decimal_mark`'s rule on every cell of a file separated by ``delimiter`` (None: sniffed from the
+    header, :func:`~ratercal_cli.io.sniff_delimiter`), ';' or tabs (a file separated by commas has points); a
+    workbook's ``point`` (its numbers are numbers).  The command line and the app decide alike (the app had
+    written a ';' file's numbers ``3,2500``, the command line ``3.2500`` unless told ``--decimal comma``).
+    Every cell, not the first 64 KiB: a file whose decimal points began further down got its adjusted numbers
+    written with commas beside them (a verifier)."""
     path, head = _first_bytes(path)
     if _is_workbook(path, head):
         return "point"
     with open(path, "rb") as fh:
-        data = fh.read(SNIFF_BYTES)
+        first = fh.read(1 << 16)
     utf16 = encoding is None and head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+    codec = "utf-16" if utf16 else encoding or "utf-8-sig"
     try:
-        text = data.decode("utf-16" if utf16 else encoding or "utf-8-sig", "replace")
+        sep = delimiter or sniff_delimiter(first.decode(codec, "replace"))
     except LookupError:   # (an unknown --encoding: the reader names it)
         return "point"
-    lines = text.splitlines()[:-1] if len(data) == SNIFF_BYTES else text.splitlines()   # (the last one cut short)
-    sep = delimiter or sniff_delimiter(text)
-    cells = (cell for row in csv.reader(lines, delimiter=sep) for cell in row)
-    return "comma" if decimal_mark(cells, sep) == "," else "point"
+    if sep not in (";", "\t"):
+        return "point"
+    text = path.read_bytes().decode(codec, "replace")
+    s = re.escape(sep)
+    cell = r'(?:^|{s})[ ]*"?[+-]?{n}"?[ ]*(?={s}|\r?$)'
+    comma = re.search(cell.format(s=s, n=r"[0-9]+,[0-9]+"), text, re.MULTILINE) is not None
+    point = re.search(cell.format(s=s, n=r"[0-9]*\.[0-9]+"), text, re.MULTILINE) is not None
+    return "comma" if _mark(comma, point, sep) == "," else "point"
 
 
 def _parse_score(text, path, line, column, decimal="."):
@@ -1934,8 +1940,8 @@ def read_ratings(path, scale=None, paper_col="paper", rater_col="rater", score_c
         The largest difference of the first two ratings that needs no third.
     decimal : {"auto", "point", "comma"}
         The decimal mark of the scores (``"comma"``: ``2,0`` in a file separated by ``;`` or tabs) and of
-        the numbers written back; ``"auto"`` from the file's first 64 KiB (:func:`sniff_decimal`: comma in a
-        ``;`` file with no decimal point, or in a ``;`` or tab file with decimal commas and no point).
+        the numbers written back; ``"auto"`` from the file's cells (:func:`sniff_decimal`: comma in a ``;`` file
+        with no decimal point, or in a ``;`` or tab file with decimal commas and no point).
     sheet : str, optional
         The sheet of an .xlsx workbook (default: its only sheet).
     fold_labels : bool

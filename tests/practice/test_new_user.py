@@ -213,6 +213,15 @@ def test_a_semicolon_file_with_decimal_commas_is_written_back_the_same_way(tmp_p
     assert "," in row[4] and "." not in row[4]
     assert run("adjust", p3, *COLS, "--decimal", "point", "-m", "TLI", "-o", out, "-q").exit_code == 0
     assert "." in out.read_text(encoding="utf-8").splitlines()[1].split(";")[4]
+    # ... by every cell: a file whose decimal points begin past its first 64 KiB (a verifier's: commas beside them)
+    long = tmp_path / "late.csv"
+    body = p3.read_text(encoding="utf-8").splitlines()
+    more = [f"T{k};R{k % 3};{k % 6 + 1}" for k in range(6000)] + [f"T{k};R{(k + 1) % 3};{(k + 2) % 6 + 1}.0"
+                                                                  for k in range(6000)]
+    long.write_text("\r\n".join(body + more) + "\r\n", encoding="utf-8")
+    assert long.stat().st_size > 1 << 17 and ".0" not in long.read_bytes()[:1 << 16].decode()
+    assert run("adjust", long, *COLS, "-m", "NO", "-o", out, "-q").exit_code == 0
+    assert "," not in out.read_text(encoding="utf-8").splitlines()[1].split(";")[4]
 
 
 def test_a_decimal_comma_score_that_is_not_whole_is_quoted_as_written(tmp_path):
