@@ -513,9 +513,10 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
             import openpyxl
 
             try:
-                wb = openpyxl.load_workbook(u.path, read_only=True)
-                u.sheets = list(wb.sheetnames)
-                wb.close()
+                with open(u.path, "rb") as fh:   # (by its bytes, as the reader: a workbook under another name)
+                    wb = openpyxl.load_workbook(fh, read_only=True)
+                    u.sheets = list(wb.sheetnames)
+                    wb.close()
             except Exception as exc:
                 raise RatercalError(f"{u.name}: not readable as an .xlsx workbook ({type(exc).__name__})") from None
             sheet = sheet or (u.sheets[0] if u.sheets else None)

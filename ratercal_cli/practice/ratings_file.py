@@ -596,9 +596,11 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
         import openpyxl
     except ImportError:   # pragma: no cover - a dependency
         raise InputError("reading .xlsx needs the openpyxl package; or save the sheet as CSV", path) from None
+    fh = open(path, "rb")   # (by its bytes: openpyxl refuses a path by its name, a workbook saved as .csv)
     try:
-        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
+        wb = openpyxl.load_workbook(fh, read_only=True, data_only=True)
     except Exception as exc:   # openpyxl raises zipfile, KeyError and its own errors on a bad file
+        fh.close()
         raise InputError(_not_a_workbook(path, exc), path) from None
     try:
         names = wb.sheetnames
@@ -644,6 +646,7 @@ def read_xlsx(path, required, sheet=None, hint="") -> Source:
         member = getattr(ws, "_worksheet_path", None)
     finally:
         wb.close()
+        fh.close()
     if header is None:
         raise InputError("empty sheet", path)
     formulas = _unsaved_formulas(path, sheet, header, {n for n, row in rows if "" in row.values()})
@@ -755,7 +758,8 @@ def _unsaved_formulas(path, sheet, header, rows_with_blanks) -> dict:
     import openpyxl
 
     found: dict = {}
-    wb = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    fh = open(path, "rb")
+    wb = openpyxl.load_workbook(fh, read_only=True, data_only=False)
     try:
         ws = wb[sheet] if sheet is not None else wb[wb.sheetnames[0]]
         _real_extent(ws)
@@ -772,6 +776,7 @@ def _unsaved_formulas(path, sheet, header, rows_with_blanks) -> dict:
                     found[name] = (n, v)
     finally:
         wb.close()
+        fh.close()
     return found
 
 

@@ -167,6 +167,16 @@ def test_utf16_without_a_mark_a_zip_and_an_unclosed_quote_say_what_they_are(tmp_
     assert res.exit_code == 2 and res.stderr.strip() == (
         f"error: {q}:3: a double quote opened on this line is never closed on it: the lines after it were read "
         "into one field (lines 3-5); close it, or remove it")
+    # a workbook saved under another name is read as the workbook it is (openpyxl refused it by its name, a verifier)
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    for row in [("paper", "rater", "score")] + linked(8):
+        wb.active.append(list(row))
+    named = tmp_path / "book.csv"
+    wb.save(named)
+    res = run("adjust", named, "--scale", "0-5", "-m", "NO", "-o", tmp_path / "book_out.csv", "-q")
+    assert res.exit_code == 0, res.stderr
+    assert len(list(csv.DictReader((tmp_path / "book_out.csv").open(encoding="utf-8-sig")))) == 16
     # a PDF report saved as .csv was "not UTF-8 ... give --encoding latin-1", then "missing column(s) (found: %PDF-1.4)"
     for name, head, kind in (("report.csv", b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", "a PDF document"),
                              ("old.xls", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old-format Office file (.xls or .doc)")):
