@@ -477,9 +477,22 @@ def read_source(path, required, delimiter=None, encoding=None, sheet=None, hint=
     if _is_workbook(path, head):
         return read_xlsx(path, required, sheet, hint)
     _refuse_sheet(path, sheet)
-    text = read_text(path, encoding)
+    text, delimiter = _excel_sep(read_text(path, encoding), delimiter)
     return _text_source(path, head, text, required, delimiter, encoding,
                         _header_below(hint, lambda: _text_rows(text, delimiter), required))
+
+
+#: Excel's first line naming a CSV file's separator (``sep=;``), which it writes and reads.
+_SEP_LINE = re.compile(r"sep=(.)\r?\n")
+
+
+def _excel_sep(text: str, delimiter):
+    """``(text, delimiter)`` with Excel's first line ``sep=;`` read as the separator (unless one is given) and
+    left blank (the lines keep their numbers): it was refused as a title above the columns' names (a verifier)."""
+    m = _SEP_LINE.match(text)
+    if m is None:
+        return text, delimiter
+    return "\n" + text[m.end():], delimiter or m.group(1)
 
 
 @dataclass
@@ -510,7 +523,7 @@ def read_source_columns(path, required, delimiter=None, encoding=None, sheet=Non
         src = read_xlsx(path, required, sheet, hint)
     else:
         _refuse_sheet(path, sheet)
-        text = read_text(path, encoding)
+        text, delimiter = _excel_sep(read_text(path, encoding), delimiter)
         check_text(text, path)
         hint = _header_below(hint, lambda: _text_rows(text, delimiter), required)
         sep = delimiter or sniff_delimiter(text)

@@ -196,6 +196,12 @@ def test_a_semicolon_file_with_decimal_commas_is_written_back_the_same_way(tmp_p
     plain = list(csv.reader((tmp_path / "plain_out.csv").open(encoding="utf-8")))
     ours = list(csv.reader(lines[1:-1], delimiter=";"))
     assert [r[4:] for r in plain[1:]] == [[v.replace(",", ".") for v in r[4:]] for r in ours]
+    # Excel's first line naming the separator (sep=;) is read as that, not refused as a title (a verifier)
+    hinted = tmp_path / "hinted.csv"
+    hinted.write_bytes(b"sep=;\r\n" + p.read_bytes())
+    assert run("adjust", hinted, *COLS, "--decimal", "comma", "-m", "TLI", "-o", tmp_path / "hinted_out.csv",
+               "-q").exit_code == 0
+    assert (tmp_path / "hinted_out.csv").read_bytes() == out.read_bytes()
     # found without --sep and --decimal (the app's guess; the command line had asked for both)
     assert run("adjust", p, *COLS, "-m", "TLI", "-o", tmp_path / "auto.csv", "-q").exit_code == 0
     assert (tmp_path / "auto.csv").read_bytes() == out.read_bytes()
