@@ -504,6 +504,16 @@ def test_a_rubric_decision_names_its_method_and_moves_on_the_totals(client, tmp_
     assert u.job.state == "done", u.job.error
     assert ("A rubric: the moves are of a student's score on a criterion (the mean over the criteria); the "
             "levels, and the change list, are of the totals.") in c.get(f"/d/{uid}/file/memo").text
+    # the command line's adjust -m recommended is offered too, with its numbers (a staff tester's totals differed,
+    # the app's MFRM against the command line's recommendation)
+    assert 'option value="recommended">the recommended method of each criterion' in c.get(f"/d/{uid}/decision").text
+    c.post(f"/d/{uid}/adjust", data={"method": "recommended"})
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    got = list(csv.DictReader(io.StringIO(c.get(f"/d/{uid}/file/adjusted").content.decode("utf-8-sig"))))
+    cli = rc.adjust(ratings, "recommended")
+    want = dict(zip(ratings.paper_ids, cli.paper_totals("recommended")))
+    assert got and all(abs(float(row["recommended_total"]) - want[row["paper"]]) < 1e-3 for row in got)
 
 
 @pytest.mark.slow
