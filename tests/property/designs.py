@@ -114,6 +114,17 @@ def write_csv(rows, columns, path):
     return path
 
 
+def write_spreadsheet_csv(rows, columns, path, delimiter=";", decimal_comma=True):
+    """The rows as a spreadsheet set up for decimal commas saves CSV: ``;`` (or tabs), CRLF, a byte-order mark,
+    scores written ``3,0`` (with ``decimal_comma``), no ``--sep`` or ``--decimal`` needed to read them."""
+    with open(path, "w", newline="", encoding="utf-8-sig") as fh:
+        w = csv.writer(fh, delimiter=delimiter, lineterminator="\r\n")
+        w.writerow(columns)
+        for r in rows:
+            w.writerow([f"{r[c]},0" if c == "score" and decimal_comma else r[c] for c in columns])
+    return path
+
+
 def write_xlsx(rows, columns, path):
     from openpyxl import Workbook
 

@@ -1,6 +1,6 @@
 """Results that must not depend on how a file is written (issue 28): relabelling raters and papers,
-shuffling rows, a CSV, an .xlsx workbook or a wide file of the same ratings, and one rater's label
-changed (no paper's score may move: the methods see raters, not their names)."""
+shuffling rows, a CSV, a ';' or tab file of decimal commas, an .xlsx workbook or a wide file of the same
+ratings, and one rater's label changed (no paper's score may move: the methods see raters, not their names)."""
 
 import random
 import tempfile
@@ -14,7 +14,7 @@ import ratercal_cli as rc
 from ratercal_cli.errors import RatercalError
 from ratercal_cli.methods import method_codes
 
-from designs import Design, designs, write_csv, write_wide_criteria, write_xlsx
+from designs import Design, designs, write_csv, write_spreadsheet_csv, write_wide_criteria, write_xlsx
 
 TOL = 1e-6
 
@@ -109,6 +109,9 @@ def test_csv_xlsx_and_wide_files_give_the_same_scores(design, methods):
         tmp = Path(tmp)
         a = scores(write_csv(rows, design.columns(), tmp / "a.csv"), design, methods)
         same(a, scores(write_xlsx(rows, design.columns(), tmp / "a.xlsx"), design, methods))
+        # a decimal-comma spreadsheet's ';' file and a tab file of decimal commas, their marks found alone
+        same(a, scores(write_spreadsheet_csv(rows, design.columns(), tmp / "s.csv"), design, methods))
+        same(a, scores(write_spreadsheet_csv(rows, design.columns(), tmp / "t.tsv", "\t"), design, methods))
         if design.criteria:
             wide = write_wide_criteria(rows, design.columns(), tmp / "w.csv", design.criteria)
             crit = ",".join(f"c{c + 1}" for c in range(design.criteria))
