@@ -58,6 +58,14 @@ def _unaccented(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
+def _is_number(v) -> bool:
+    try:
+        float(v)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
 def _whole_numbers(values, name) -> np.ndarray:
     """``values`` as a contiguous int64 array; a number that is not whole (a score of 2.5), nan or None is
     an :class:`ArgumentError` (a ``ValueError``, as the constructors' other refusals: ``from_frame``'s were
@@ -66,8 +74,9 @@ def _whole_numbers(values, name) -> np.ndarray:
     if a.dtype.kind not in "iub":
         try:
             f = a.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ArgumentError(name, f"expected whole numbers, not {a.dtype} values such as {a.ravel()[:1].tolist()}")
+        except (TypeError, ValueError):   # (the first value that is not a number, not the first value: '3' of [3, 'x'])
+            at, bad = next(((k, v) for k, v in enumerate(a.ravel().tolist()) if not _is_number(v)), (0, a.ravel()[0]))
+            raise ArgumentError(name, f"expected whole numbers, not {bad!r} (at {at})") from None
         bad = ~(np.isfinite(f) & (f == np.round(f)))
         if bad.any():
             raise ArgumentError(name, f"expected whole numbers, not {float(f[bad][0])!r} (at {int(np.flatnonzero(bad)[0])})")
