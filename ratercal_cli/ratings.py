@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .arguments import check_count
 from .errors import ArgumentError, InputError, arg
 
 _DIGITS = re.compile(r"(\d+)")
@@ -272,7 +273,7 @@ class Ratings:
             paper=np.array([pidx[p] for p in papers], dtype=np.int64),
             rater=np.array([ridx[r] for r in raters], dtype=np.int64),
             score=_whole_numbers(scores, "scores"),
-            max_score=int(max_score),
+            max_score=check_count(max_score, "max_score", 1),   # (2.5 was taken as 2)
             n_papers=len(paper_ids),
             n_raters=len(rater_ids),
             paper_ids=paper_ids,

@@ -421,6 +421,8 @@ def test_ratings_refuse_scores_that_are_not_whole_and_raters_not_in_rater_ids():
         Ratings.from_labels(["a", "b"], ["R1", "R2"], np.array([1, np.nan]), max_score=5)
     with pytest.raises(rc.ArgumentError, match=r"scores: expected whole numbers, not 'x' \(at 1\)"):   # (not '3')
         Ratings.from_labels(["a", "b"], ["R1", "R2"], [3, "x"], max_score=5)
+    with pytest.raises(rc.ArgumentError, match=r"max_score: expected a whole number of at least 1, not 2\.5"):
+        Ratings.from_labels(["a"], ["R1"], [1], max_score=2.5)   # (taken as 2)
     with pytest.raises(ValueError, match=r"rater: expected whole numbers, not 0\.5"):
         Ratings(np.array([0, 1]), np.array([0.5, 1.0]), np.array([1, 2]), 5, 2, 2)
     with pytest.raises(rc.ArgumentError, match=r"rater_ids: rater 'R9' rated but is not among rater_ids \(R1, R2\)"):
