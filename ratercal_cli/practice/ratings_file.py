@@ -861,11 +861,23 @@ def sniff_decimal(path, delimiter=None, encoding=None) -> str:
     if sep not in (";", "\t"):
         return "point"
     text = path.read_bytes().decode(codec, "replace")
-    s = re.escape(sep)
-    cell = r'(?:^|{s})[ ]*"?[+-]?{n}"?[ ]*(?={s}|\r?$)'
-    comma = re.search(cell.format(s=s, n=r"[0-9]+,[0-9]+"), text, re.MULTILINE) is not None
-    point = re.search(cell.format(s=s, n=r"[0-9]*\.[0-9]+"), text, re.MULTILINE) is not None
+    comma = _number_cell(text, sep, ",", DECIMAL_COMMA)
+    point = _number_cell(text, sep, ".", _DECIMAL_POINT)
     return "comma" if _mark(comma, point, sep) == "," else "point"
+
+
+def _number_cell(text: str, sep: str, mark: str, number) -> bool:
+    """Whether a cell of ``text`` (fields separated by ``sep``) is a ``number`` written with the decimal ``mark``:
+    each ``mark`` before a digit, the cell around it (a regular expression over every cell boundary took 0.6 s of
+    a 13 MB file, and a file of whole numbers has no such mark at all)."""
+    for m in re.finditer(re.escape(mark) + "[0-9]", text):
+        i = m.start()
+        start = max(text.rfind(sep, 0, i), text.rfind("\n", 0, i)) + 1
+        ends = [e for e in (text.find(sep, i), text.find("\n", i)) if e >= 0]
+        cell = text[start:min(ends) if ends else len(text)].strip().strip('"').strip()
+        if number.fullmatch(cell):
+            return True
+    return False
 
 
 def _parse_score(text, path, line, column, decimal="."):

@@ -336,6 +336,16 @@ def test_decimal_comma(tmp_path):
     res = run("check", p, "--scale", "0-5", "--sep", "semicolon", "--decimal", "comma", "--no-rasch")
     assert res.exit_code == 0, res.output
     assert run("check", p, "--scale", "0-5", "--no-rasch").output == res.output   # ';' and ',' found alone
+    # the mark is of a number's cell, not of a label's (v1.2, "Kim, 3,5 pts", Smith J.) nor a date's
+    from ratercal_cli.practice.ratings_file import sniff_decimal
+
+    for body, mark in (('P1;v1.2;3\nP1;"Smith J.";4\n', "comma"), ('P1;A;3\nP1;B;" 3.5 "\n', "point"),
+                       ('P1;"Kim, 3,5 pts";3\nP2;A;2\n', "comma"), ("P1;A;3\nP1;B;2019.10.1\n", "comma"),
+                       ('P1\tA\t3\nP1\tB\t"2,5"\n', "comma"), ("P1\tA\t3\nP1\tB\t2\n", "point")):
+        sep = "\t" if "\t" in body else ";"
+        f = tmp_path / "m.csv"
+        f.write_text(sep.join(["paper", "rater", "score"]) + "\n" + body)
+        assert sniff_decimal(f) == mark, body
     res = run("check", write_rows(tmp_path / "c.csv", linked(8)), "--decimal", "comma", "--no-rasch")
     assert res.exit_code == 2 and "decimal comma needs another field separator" in res.stderr
 
