@@ -506,7 +506,9 @@ def test_a_rubric_decision_names_its_method_and_moves_on_the_totals(client, tmp_
             "levels, and the change list, are of the totals.") in c.get(f"/d/{uid}/file/memo").text
     # the command line's adjust -m recommended is offered too, with its numbers (a staff tester's totals differed,
     # the app's MFRM against the command line's recommendation)
-    assert 'option value="recommended">the recommended method of each criterion' in c.get(f"/d/{uid}/decision").text
+    decision = c.get(f"/d/{uid}/decision").text
+    assert 'option value="recommended">the recommended method of each criterion' in decision
+    assert "choose the recommended method of each\ncriterion below" in decision
     c.post(f"/d/{uid}/adjust", data={"method": "recommended"})
     run_job(c, u, f"/d/{uid}/job")
     assert u.job.state == "done", u.job.error
