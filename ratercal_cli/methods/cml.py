@@ -1239,24 +1239,20 @@ def rsm_severity_se(res: CMLFit) -> np.ndarray:
 
 def _beta_cov(res: CMLFit):
     """``(rows, cov)``: the raters with a location and the covariance of their ``beta`` (the pseudo-inverse
-    of the conditional information, its identification's null direction left out), or None.  Made once a fit
-    (the S.E.s and the Wald test both ask; an eigendecomposition of the information, cubic in the raters)."""
-    cached = getattr(res, "_beta_cov_made", None)
-    if cached is not None:
-        return cached[0]
+    of the conditional information, its identification's null direction left out), or None: the fit's own
+    (``res.cov``, its steps' S.E.s'; made again by an eigendecomposition it took 25 s of check's 127 at 5,000
+    raters), or, for a fit made without S.E.s, from its information."""
     rows = np.flatnonzero(np.isfinite(res.beta))
-    got = None
-    if res.information is not None and rows.size:
-        cov = res.cov   # (the fit's, its steps' SEs': an eigendecomposition here took 25 s of check's 127 at 5,000 raters)
-        if cov is None:
-            w, V = np.linalg.eigh(res.information)
-            keep = w > w.max() * _NOISE
-            cov = (V[:, keep] / w[keep]) @ V[:, keep].T
-        has = np.flatnonzero(res.categories.any(axis=1))   # phi's first columns: beta of these raters
-        idx = np.searchsorted(has, rows)
-        got = rows, cov[np.ix_(idx, idx)]
-    res._beta_cov_made = (got,)
-    return got
+    if res.information is None or not rows.size:
+        return None
+    cov = res.cov
+    if cov is None:
+        w, V = np.linalg.eigh(res.information)
+        keep = w > w.max() * _NOISE
+        cov = (V[:, keep] / w[keep]) @ V[:, keep].T
+    has = np.flatnonzero(res.categories.any(axis=1))   # phi's first columns: beta of these raters
+    idx = np.searchsorted(has, rows)
+    return rows, cov[np.ix_(idx, idx)]
 
 
 def rsm_severity_wald(res: CMLFit) -> tuple[float, int] | None:
@@ -1390,10 +1386,8 @@ class ConditionalPCM(DeferredFit, RaterAdjuster):
         self.standard_errors = standard_errors
 
     def _fit(self, ratings: Ratings) -> None:
-        from .quality import check_quality
-
         from ..arguments import check_choice
-        from .quality import FAIR_RATERS
+        from .quality import FAIR_RATERS, check_quality
 
         check_quality(self.quality, ("wle", "mle"))
         check_choice(self.fair, FAIR_RATERS, "fair")   # (a bare ValueError, where MML's named the argument)

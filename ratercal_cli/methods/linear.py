@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..arguments import check_count
-
 from ..errors import MethodError
 from ..vocabulary import DEFAULT_VARIANT
 from ._single import F32, at_rater, sums_by, rater_sums
@@ -180,4 +179,3 @@ def _sd_single(n, s, ss, ddof):
     q = ((s * s).astype(F32) / n).astype(F32)
     v = ((ss - q).astype(F32) / (n - F32(ddof))).astype(F32)
     return np.sqrt(np.maximum(v, F32(0))).astype(F32)
-

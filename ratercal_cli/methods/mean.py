@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..arguments import check_count
-
 from ..vocabulary import DEFAULT_VARIANT
 from ._single import F32, at_rater, rater_sums
 from .base import RaterAdjuster, clip_to_scale

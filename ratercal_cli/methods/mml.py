@@ -1605,7 +1605,7 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
         for name in ("step_sd", "location_sd"):   # a bad sd is the caller's error, not a fit failing on its data
             check_positive(getattr(self, name), name)
         check_choice(self.fair, FAIR_RATERS, "fair")
-        self.n_nodes = check_count(self.n_nodes, "n_nodes", 3, optional=True)   # (-3 was linspace's error; 0 taken as None)
+        n_nodes = check_count(self.n_nodes, "n_nodes", 3, optional=True)   # (-3 was linspace's error; 0 taken as None)
         self.facet_labels_ = {}
         if facet is None:   # the ratings' own facets (``facet_cols``), as rc.fit and --facet-col fit them
             facet, self.facet_labels_ = _own_facets(ratings)
@@ -1614,7 +1614,7 @@ class MarginalRaterModel(DeferredFit, RaterAdjuster):
         facet = None if facet is None else _facet_codes(facet, ratings.n_ratings)
         n_user = 0 if facet is None else facet.reshape(ratings.n_ratings, -1).shape[1]
         facet = self._with_clusters(ratings, facet)
-        res = fit_mml(ratings, model=self.model, facet=facet, n_nodes=self.n_nodes,
+        res = fit_mml(ratings, model=self.model, facet=facet, n_nodes=n_nodes,
                       threshold_facet=self.threshold_facet, anchor=self.anchor, step_sd=self.step_sd,
                       location_sd=self.location_sd)
         self.result_ = res

@@ -627,11 +627,11 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     # p < .05, a researcher's 12%, and sent them to adjustment)
     sep = rr.rater_separation if rr.fitted else {}
     wald = np.isfinite(sep.get("wald_p", np.nan))
-    chi2_p = sep.get("wald_p" if wald else "chi2_p", np.nan)
-    if np.isfinite(chi2_p):
-        (warranted_by if chi2_p < alpha else found_none).append(_cited(
+    model_p = sep.get("wald_p" if wald else "chi2_p", np.nan)
+    if np.isfinite(model_p):
+        (warranted_by if model_p < alpha else found_none).append(_cited(
             "Wald chi-square of the rater model's severities" if wald else "fixed (all same) chi-square of the rater model",
-            chi2_p))
+            model_p))
     warranted = bool(warranted_by)
     if found is None and (rasch or assignment != "auto"):
         found = decide_assignment(ratings, assignment, model=model if getattr(model, "measured", None) is not None
