@@ -505,7 +505,7 @@ def _methods() -> list:
 # -- preview and settings ----------------------------------------------------------------------
 def _preview(u: Upload, sheet=None, sep=None) -> None:
     """The first rows and the guesses (:mod:`.guess`); a file that cannot be read keeps its one-line error."""
-    from ..practice.ratings_file import SEPARATORS, read_source
+    from ..practice.ratings_file import SEPARATORS, read_source, resolve_decimal
     from .guess import guess_columns
 
     try:
@@ -520,7 +520,7 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
             except Exception as exc:
                 raise RatercalError(f"{u.name}: not readable as an .xlsx workbook ({type(exc).__name__})") from None
             sheet = sheet or (u.sheets[0] if u.sheets else None)
-        sep = None if u.workbook else (sep if sep in SEPARATORS and sep != "auto" else _sniff_separator(u.path))
+        sep = None if u.workbook or sep not in SEPARATORS or sep == "auto" else sep   # (None: the reader's sniff)
         encoding = None if u.workbook else (u.settings or {}).get("encoding") or None
         try:
             src = read_source(u.path, (), SEPARATORS[sep] if sep else None, encoding,
@@ -536,6 +536,8 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
         u.error = str(exc).replace(str(u.path), u.name)
         return
     u.error = None
+    if sep is None and not u.workbook:   # the separator the reader found, named as the page's select names it
+        sep = {";": "semicolon", "\t": "tab"}.get(src.delimiter)
     u.header = list(src.header)
     rows = [r for _, r in src.rows]
     u.preview = [[r.get(h, "") for h in u.header] for r in rows[:PREVIEW_ROWS]]
@@ -545,7 +547,7 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
                   "facets": [], "score_cols": list(g.score_cols), "rater_cols": list(g.rater_cols),
                   "scale": g.scale or "", "cut": "", "levels": "", "resolve": False, "discrepancy": 1,
                   "sheet": sheet, "simulate": 0, "sep": sep or "auto", "confidence": 90,
-                  "decimal": "point" if u.workbook else _decimal_mark(rows, sep), "encoding": encoding or "",
+                  "decimal": resolve_decimal(u.path, sep or "auto", "auto", encoding), "encoding": encoding or "",
                   "leave_out": "", "fold_labels": False}
 
 
@@ -556,25 +558,6 @@ def _decodes(path, encoding) -> bool:
         return True
     except UnicodeDecodeError:
         return False
-
-
-def _decimal_mark(rows, sep) -> str:
-    """``comma`` or ``point``: the file's decimal mark as the command line's ``--decimal auto`` takes it
-    (:func:`~ratercal_cli.practice.ratings_file.decimal_mark`), on the rows read."""
-    from ..practice.ratings_file import SEPARATORS, decimal_mark
-
-    return "comma" if decimal_mark((str(v) for r in rows for v in r.values()), SEPARATORS[sep or "auto"]) == "," \
-        else "point"
-
-
-def _sniff_separator(path) -> str | None:
-    """``semicolon`` or ``tab`` when the header line has more of them than commas (as the command line's
-    ``--sep auto``, :func:`~ratercal_cli.io.sniff_delimiter`), else None (the reader's own choice: comma)."""
-    from ..io import sniff_delimiter
-
-    with open(path, "rb") as fh:
-        text = fh.read(1 << 16).decode("utf-8", "replace").lstrip("\ufeff")
-    return {";": "semicolon", "\t": "tab"}.get(sniff_delimiter(text))
 
 
 def _settings(u: Upload) -> dict:

@@ -818,31 +818,21 @@ DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
 _DECIMAL_POINT = re.compile(r"[+-]?[0-9]*\.[0-9]+")
 
 
-def decimal_mark(cells, delimiter) -> str:
-    """``","`` where a cell is written with a decimal comma (``2,5``) and none with a point, or, with
-    none of either, where the fields are separated by semicolons (a spreadsheet's CSV where the decimal
-    mark is a comma: the adjusted file's numbers are then written ``3,2500``, which it reads as numbers,
-    where ``3.2500`` it read as text or a date); else ``"."``.  Only in a file separated by semicolons or
-    tabs (a comma cannot be both)."""
+def _mark(comma: bool, point: bool, delimiter) -> str:
+    """The decimal mark of a file separated by ``delimiter`` whose cells hold a number written with a decimal
+    ``comma`` (``2,5``) and one with a ``point``: ``","`` where a comma and no point, or, with neither, where the
+    fields are separated by semicolons (a spreadsheet's CSV where the decimal mark is a comma: the adjusted file's
+    numbers are then written ``3,2500``, which it reads as numbers, where ``3.2500`` it read as text or a date);
+    else ``"."``.  Only in a file separated by semicolons or tabs (a comma cannot be both)."""
     if delimiter not in (";", "\t"):
         return "."
-    comma = point = False
-    for cell in cells:
-        cell = cell.strip()
-        comma = comma or DECIMAL_COMMA.fullmatch(cell) is not None
-        point = point or _DECIMAL_POINT.fullmatch(cell) is not None
-    return _mark(comma, point, delimiter)
-
-
-def _mark(comma: bool, point: bool, delimiter) -> str:
-    """:func:`decimal_mark`'s rule, given whether a cell is written with a decimal comma and one with a point."""
     return "," if comma and not point or not (comma or point) and delimiter == ";" else "."
 
 
 def sniff_decimal(path, delimiter=None, encoding=None) -> str:
-    """``"point"`` or ``"comma"``: the decimal mark of a ratings file (``--decimal auto``), by
-    :func:`decimal_mark`'s rule on every cell of a file separated by ``delimiter`` (None: sniffed from the
-    header, :func:`~ratercal_cli.io.sniff_delimiter`), ';' or tabs (a file separated by commas has points); a
+    """``"point"`` or ``"comma"``: the decimal mark of a ratings file (``--decimal auto``, and the app's guess), by
+    :func:`_mark`'s rule on every cell of a file separated by ``delimiter`` (None: as the reader finds it, Excel's
+    ``sep=;`` line or :func:`~ratercal_cli.io.sniff_delimiter`), ';' or tabs (a file separated by commas has points); a
     workbook's ``point`` (its numbers are numbers).  The command line and the app decide alike (the app had
     written a ';' file's numbers ``3,2500``, the command line ``3.2500`` unless told ``--decimal comma``).
     Every cell, not the first 64 KiB: a file whose decimal points began further down got its adjusted numbers
@@ -855,9 +845,10 @@ def sniff_decimal(path, delimiter=None, encoding=None) -> str:
     utf16 = encoding is None and head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
     codec = "utf-16" if utf16 else encoding or "utf-8-sig"
     try:
-        sep = delimiter or sniff_delimiter(first.decode(codec, "replace"))
+        head_text, sep = _excel_sep(first.decode(codec, "replace"), delimiter)
     except LookupError:   # (an unknown --encoding: the reader names it)
         return "point"
+    sep = sep or sniff_delimiter(head_text)
     if sep not in (";", "\t"):
         return "point"
     text = path.read_bytes().decode(codec, "replace")
