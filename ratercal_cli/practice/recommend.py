@@ -347,8 +347,15 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                               list(eq), short, caveat)
 
     data_stop = rule["method"] == "NO" and not rule["reason"].startswith("papers were not randomly assigned")
+    others = getattr(report, "rule_others", None)
+    rule_words = "Chapter 5's rule"
+    if data_stop and others:   # raters of few papers, each paper of theirs read by a rater of more too
+        reasons.append(others["said"])
+        rule = {"method": others["method"], "reason": others["reason"]}
+        rule_words = f"Chapter 5's rule on the raters other than {', '.join(others['few'])}"
+        data_stop = rule["method"] == "NO"
     if data_stop:
-        return done("NO", "none", "the rule", f"Chapter 5's rule: {rule['reason']}",
+        return done("NO", "none", "the rule", f"{rule_words}: {rule['reason']}",
                     "its data conditions (" + rule["reason"] + ") hold whatever the other sources say")
     separate = len(report.counted_components()) if ratings.max_raters_per_paper() > 1 else 0
     if separate > 1 and (found is None or found.given != "random"):
@@ -507,5 +514,5 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                     "the rule rests on one data set a cell" + ("; the simplest of the methods within its Monte Carlo error"
                                                               if tie else "") + vetoed, eq=pick["equivalent"],
                     caveat=pick.get("extrapolation", ""))
-    return done(rule["method"], "none", "the rule", f"Chapter 5's rule: {rule['reason']}",
+    return done(rule["method"], "none", "the rule", f"{rule_words}: {rule['reason']}",
                 "no other source has a say here")

@@ -723,9 +723,10 @@ def test_a_wide_exports_rater_columns_named_after_people_are_guessed(names):
 
 
 def test_a_rater_of_few_papers_is_left_out_by_the_pages_setting(client):
-    """A rater of 3 papers, each read by two others too, stops the adjustment by Chapter 5's rule; the reason
-    names the page's setting "Leave out raters" (not the library's leave_out=), and with it set the readings
-    are left out, the recommendation is no longer NO and the memo lists the setting."""
+    """A rater of 3 papers, each read by two others too: Chapter 5's rule says NO, and its reason names the page's
+    setting "Leave out raters" (not the library's leave_out=), and with it set the readings are left out, the rule
+    no longer says NO and the memo lists the setting.  (The one recommendation goes on without it: the rater's
+    papers were read by others too, tests/practice/test_few_paper_raters.py.)"""
     rng = np.random.default_rng(5)
     rows = ["paper,rater,score"]
     for p in range(120):

@@ -111,7 +111,9 @@ def test_check_starts_with_the_summary_and_folds_thin_pairs(tmp_path):
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert lines[0] == "SUMMARY"
-    assert lines[1].startswith("  all papers: recommended NO -- Chapter 5's rule: rater E scored only 3 paper(s)")
+    # (E's papers each read by A too: E does not stop the others' adjustment, the rule on them decides)
+    assert lines[1].startswith("  all papers: recommended TMN -- Chapter 5's rule on the raters other than E: the "
+                               "fewest papers a rater scored is 20")
     assert "adjustment warranted: " in lines[1]
     assert "1 rater pairs sharing fewer than 10 papers (3 papers in all; exact 0.0%) are folded into this line" \
         in res.output
