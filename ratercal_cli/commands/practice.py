@@ -307,10 +307,12 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
     rater x group bias.  Agreement per rater pair and overall: exact and adjacent %,
     quadratic-weighted kappa, Krippendorff's alpha, ICC.
     The recommendation by Chapter 5's rule: NO when every rater scored every paper, when
-    assignment is non-random, when a rater scored fewer than 8 papers (named; one with a single
-    rating, kept raw by every method, is not counted), or when no test
+    assignment is non-random, when a rater scored fewer than 8 papers (named; a rater with a
+    single rating, kept raw by every method, is not counted), or when no test
     finds the raters differing; else TMN when the fewest papers a rater scored is 8-20, TLI
-    above 20.  Then the corrected study's best method for this design, with its RMSE.
+    above 20.  Then the corrected study's best method for this design, with its RMSE, and the
+    one RECOMMENDATION (raters of fewer than 8 papers each of which a rater of 8 or more
+    read too do not stop it: it follows the rule on the other raters).
     """
     from ..practice.assignment import pop_cluster
     from ..practice.check import check as check_ratings

@@ -301,6 +301,36 @@ def _leave_out(ratings: Ratings, labels) -> str:
             "and check again: the rule then looks at the others")
 
 
+def _going_on(ratings: Ratings, labels) -> str:
+    """The rule's remedy where a rater of FEW_PAPERS or more papers read each paper of the few-paper raters'
+    too: the one recommendation goes on with the others (:attr:`CheckReport.rule_others`), which the rule's line
+    says (a staff tester read "leave out ... and check again" beside a recommendation already made without it)."""
+    ids = {label: j for j, label in enumerate(ratings.rater_ids)}
+    n = int(np.isin(ratings.rater, [ids[label] for label in labels if label in ids]).sum())
+    one = len(labels) == 1
+    return (f"; a rater of {FEW_PAPERS} or more papers read each paper {'this rater' if one else 'they'} read too: "
+            f"the recommendation goes on with the other raters (to leave {'its' if one else 'their'} {n} reading(s) "
+            f"out instead: {leave_out_words(labels)})")
+
+
+def _read_alone(ratings: Ratings, labels, solid) -> str:
+    """Where the rule's stop stands because papers of the few-paper raters' were read by no rater of FEW_PAPERS
+    or more: those papers named (a staff tester was given the stop without the paper that made it)."""
+    ids = {label: j for j, label in enumerate(ratings.rater_ids)}
+    theirs = np.unique(ratings.paper[np.isin(ratings.rater, [ids[label] for label in labels if label in ids])])
+    read = np.bincount(ratings.paper[np.isin(ratings.rater, [ids[label] for label in solid if label in ids])],
+                       minlength=ratings.n_papers)
+    alone = [str(ratings.paper_ids[p]) for p in theirs if read[p] == 0]
+    if not alone:
+        return ""
+    one = len(labels) == 1
+    return (f"; {len(alone)} paper(s) {'this rater' if one else 'they'} read no rater of {FEW_PAPERS} or more papers "
+            f"read ({', '.join(alone[:3])}{' ...' if len(alone) > 3 else ''}): nothing places "
+            f"{'this rater' if one else 'them'} against the others (leaving {'its' if one else 'their'} readings out, "
+            f"{leave_out_words(labels)}, adjusts the others and leaves {'that paper' if len(alone) == 1 else 'those papers'} "
+            "without an adjusted score where no other rater read it)")
+
+
 def _set_aside(few, method: str, why: str) -> str:
     """The one recommendation's reason where raters of few papers, each read by a rater of more too, do not
     stop the others' adjustment (:attr:`CheckReport.rule_others`)."""
@@ -688,18 +718,20 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
     rule_others = {}
     if rec == "NO" and under_ids and reason.startswith(("rater ", "raters ")):
         fold = _fold_remedy(ratings, under_ids)
-        reason += fold or _leave_out(ratings, under_ids)
         # the rule on the other raters, where a rater of more papers read each of the few-paper raters' too (not
         # where their labels are another's written otherwise: merged, not set aside): one rater of 3 such papers
         # stopped the adjustment of 150 (NO 1.02 RMSE where the study's pick, those readings kept, 0.72, on files
         # of a graded response generator)
-        rest = [r for r in counted if r["papers"] >= FEW_PAPERS]
-        if not fold and len(rest) > 1 and covered_by_others(ratings, under_ids, [r["rater"] for r in rest]):
-            least = min(r["papers"] for r in rest)
+        solid = [r["rater"] for r in counted if r["papers"] >= FEW_PAPERS]
+        if not fold and len(solid) > 1 and covered_by_others(ratings, under_ids, solid):
+            least = min(r["papers"] for r in counted if r["papers"] >= FEW_PAPERS)
             method, why = recommend(least, assignment, warranted, all_scored_all,
-                                    [r["rater"] for r in rest if r["papers"] == least])
+                                    [r["rater"] for r in counted if r["papers"] == least])
             rule_others = {"method": method, "reason": why, "few": [str(r) for r in under_ids],
                            "said": _set_aside([str(r) for r in under_ids], method, why)}
+            reason += _going_on(ratings, under_ids)
+        else:
+            reason += fold or (_read_alone(ratings, under_ids, solid) + _leave_out(ratings, under_ids))
     notes = []
     if len(counted) < len(raters):
         thin = [str(r["rater"]) for r in raters if r["papers"] < MIN_RATINGS]

@@ -743,7 +743,7 @@ def test_a_rater_of_few_papers_is_left_out_by_the_pages_setting(client):
     r = run_job(c, u, f"/d/{uid}/job")
     assert u.job.state == "done", u.job.error
     assert u.checked.reports[0].recommendation == "NO"
-    assert "leave out the 3 reading(s) (\u201cLeave out raters\u201d: X9) and check again" in u.checked.reports[0].reason
+    assert "(to leave its 3 reading(s) out instead: \u201cLeave out raters\u201d: X9)" in u.checked.reports[0].reason
     assert "leave_out=" not in r.text
     uid, u = upload(c, data)
     c.post(f"/d/{uid}/columns", data={**form, "leave_out": "X9"})

@@ -79,8 +79,10 @@ def test_the_recommendation_names_the_rater_behind_its_rule(tmp_path):
             "not stop the others' adjustment: Chapter 5's rule on the other raters: NO (no test found") in res.output
     assert "papers per rater: fewest 3 (E)" in res.output
     # the remedy, where every paper of E's was read by another rater too (the staff were told only "NO")
-    assert ("every paper this rater read was read by another rater too: leave out the 3 reading(s) (--leave-out E) "
-            "and check again: the rule then looks at the others") in res.output
+    # (a rater of 8 or more read each of them too: the recommendation goes on, the line says so, and how to set
+    # E aside instead)
+    assert ("a rater of 8 or more papers read each paper this rater read too: the recommendation goes on with the "
+            "other raters (to leave its 3 reading(s) out instead: --leave-out E)") in res.output
     # ... which the option does: E's readings flagged "left out", their papers scored from their other reading
     left = run("check", p, "--scale", "0-5", "--no-rasch", "--leave-out", "E")
     assert left.exit_code == 0 and "rater E scored only" not in left.output
@@ -436,8 +438,9 @@ def test_help_names_the_flags_the_fallback_and_the_whole_rule():
     text = " ".join(run("check", "--help").output.split())
     assert "marginal ML (MFRM) where CML cannot be fitted" in text
     assert "NO when every rater scored every paper, when assignment is non-random, when a rater scored " \
-           "fewer than 8 papers (named; one with a single rating, kept raw by every method, is not counted), or " \
-           "when no test finds the raters differing" in text
+           "fewer than 8 papers (named; a rater with a single rating, kept raw by every method, is not counted), " \
+           "or when no test finds the raters differing" in text
+    assert "raters of fewer than 8 papers each of which a rater of 8 or more read too do not stop it" in text
 
 
 def test_ratings_from_labels_sort_raters_naturally():
@@ -485,9 +488,10 @@ def test_leave_out_as_a_tester_used_it(tmp_path):
     rows = linked(40, extra=[("P0", "Mrs Z", 3), ("P1", "Mrs Z", 2), ("P2", "Mrs Z", 4)])
     p = write_rows(tmp_path / "few.csv", rows)
     res = run("check", p, "--scale", "0-5", "--no-rasch")
-    assert "(--leave-out 'Mrs Z') and check again" in res.output
+    assert "(to leave its 3 reading(s) out instead: --leave-out 'Mrs Z')" in res.output
     comma = write_rows(tmp_path / "comma.csv", [(a, "Smith, J" if b == "Mrs Z" else b, c) for a, b, c in rows])
-    assert "(--leave-out 'Smith, J')" in run("check", comma, "--scale", "0-5", "--no-rasch").output
+    assert "(to leave its 3 reading(s) out instead: --leave-out 'Smith, J')" in \
+        run("check", comma, "--scale", "0-5", "--no-rasch").output
     left = run("check", comma, "--scale", "0-5", "--no-rasch", "--leave-out", "Smith, J", "--leave-out", "Smith, J")
     assert left.exit_code == 0 and "1 rater(s) left out as asked (Smith, J): 3 rating(s) not used" in left.output
     folded = run("check", p, "--scale", "0-5", "--no-rasch", "--fold-labels", "--leave-out", "mrs z")
