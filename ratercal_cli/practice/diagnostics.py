@@ -290,44 +290,44 @@ def _leave_out(ratings: Ratings, labels) -> str:
     too: leaving their readings out lets the others be adjusted (a staff member was told only "no
     adjustment", for 60 students, because one rater read 2 of their papers); "" where a paper of theirs has
     no other reading."""
-    ids = {label: j for j, label in enumerate(ratings.rater_ids)}
-    few = np.isin(ratings.rater, [ids[label] for label in labels if label in ids])
-    theirs = np.unique(ratings.paper[few])
-    others = np.bincount(ratings.paper[~few], minlength=ratings.n_papers)
-    if not theirs.size or (others[theirs] == 0).any():
+    few = _read_by(ratings, labels)
+    theirs = few > 0
+    if not theirs.any() or (ratings.ratings_per_paper()[theirs] == few[theirs]).any():
         return ""
     return (f"; every paper {'they' if len(labels) > 1 else 'this rater'} read was read by another rater too: "
             f"leave out {'their' if len(labels) > 1 else 'the'} {int(few.sum())} reading(s) ({leave_out_words(labels)}) "
             "and check again: the rule then looks at the others")
 
 
+def _read_by(ratings: Ratings, labels) -> np.ndarray:
+    """Each paper's number of readings by the raters ``labels``."""
+    ids = {label: j for j, label in enumerate(ratings.rater_ids)}
+    by = np.isin(ratings.rater, [ids[label] for label in labels if label in ids])
+    return np.bincount(ratings.paper[by], minlength=ratings.n_papers)
+
+
 def _going_on(ratings: Ratings, labels) -> str:
     """The rule's remedy where a rater of FEW_PAPERS or more papers read each paper of the few-paper raters'
     too: the one recommendation goes on with the others (:attr:`CheckReport.rule_others`), which the rule's line
     says (a staff tester read "leave out ... and check again" beside a recommendation already made without it)."""
-    ids = {label: j for j, label in enumerate(ratings.rater_ids)}
-    n = int(np.isin(ratings.rater, [ids[label] for label in labels if label in ids]).sum())
     one = len(labels) == 1
     return (f"; a rater of {FEW_PAPERS} or more papers read each paper {'this rater' if one else 'they'} read too: "
-            f"the recommendation goes on with the other raters (to leave {'its' if one else 'their'} {n} reading(s) "
-            f"out instead: {leave_out_words(labels)})")
+            f"the recommendation goes on with the other raters (to leave {'its' if one else 'their'} "
+            f"{int(_read_by(ratings, labels).sum())} reading(s) out instead: {leave_out_words(labels)})")
 
 
-def _read_alone(ratings: Ratings, labels, solid) -> str:
-    """Where the rule's stop stands because papers of the few-paper raters' were read by no rater of FEW_PAPERS
-    or more: those papers named (a staff tester was given the stop without the paper that made it)."""
-    ids = {label: j for j, label in enumerate(ratings.rater_ids)}
-    theirs = np.unique(ratings.paper[np.isin(ratings.rater, [ids[label] for label in labels if label in ids])])
-    read = np.bincount(ratings.paper[np.isin(ratings.rater, [ids[label] for label in solid if label in ids])],
-                       minlength=ratings.n_papers)
-    alone = [str(ratings.paper_ids[p]) for p in theirs if read[p] == 0]
-    if not alone:
+def _read_alone(ratings: Ratings, labels, alone) -> str:
+    """Where the rule's stop stands because papers of the few-paper raters' (``alone``, indices) were read by no
+    rater of FEW_PAPERS or more: those papers named (a staff tester was given the stop without the paper that made
+    it)."""
+    if not alone.size:
         return ""
     one = len(labels) == 1
-    return (f"; {len(alone)} paper(s) {'this rater' if one else 'they'} read no rater of {FEW_PAPERS} or more papers "
-            f"read ({', '.join(alone[:3])}{' ...' if len(alone) > 3 else ''}): nothing places "
+    names = [str(ratings.paper_ids[p]) for p in alone[:3]]
+    return (f"; {alone.size} paper(s) {'this rater' if one else 'they'} read no rater of {FEW_PAPERS} or more papers "
+            f"read ({', '.join(names)}{' ...' if alone.size > 3 else ''}): nothing places "
             f"{'this rater' if one else 'them'} against the others (leaving {'its' if one else 'their'} readings out, "
-            f"{leave_out_words(labels)}, adjusts the others and leaves {'that paper' if len(alone) == 1 else 'those papers'} "
+            f"{leave_out_words(labels)}, adjusts the others and leaves {'that paper' if alone.size == 1 else 'those papers'} "
             "without an adjusted score where no other rater read it)")
 
 
@@ -356,15 +356,6 @@ def leave_out_words(labels) -> str:
     if flag.startswith("--"):   # (one option a rater, each quoted as a shell needs: 'Mrs Z', 'Smith, J')
         return " ".join(f"{flag} {shlex.quote(n)}" for n in names)
     return f"{flag}: {', '.join(names)}"
-
-
-def covered_by_others(ratings: Ratings, labels, solid) -> bool:
-    """Every paper the raters ``labels`` read was read by one of the raters ``solid`` too (labels both)."""
-    ids = {label: j for j, label in enumerate(ratings.rater_ids)}
-    theirs = np.unique(ratings.paper[np.isin(ratings.rater, [ids[label] for label in labels if label in ids])])
-    read = np.bincount(ratings.paper[np.isin(ratings.rater, [ids[label] for label in solid if label in ids])],
-                       minlength=ratings.n_papers)
-    return bool(theirs.size) and bool((read[theirs] > 0).all())
 
 
 def recommend(min_papers: int, assignment: str = "random", warranted: bool | None = True,
@@ -722,16 +713,18 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
         # where their labels are another's written otherwise: merged, not set aside): one rater of 3 such papers
         # stopped the adjustment of 150 (NO 1.02 RMSE where the study's pick, those readings kept, 0.72, on files
         # of a graded response generator)
-        solid = [r["rater"] for r in counted if r["papers"] >= FEW_PAPERS]
-        if not fold and len(solid) > 1 and covered_by_others(ratings, under_ids, solid):
-            least = min(r["papers"] for r in counted if r["papers"] >= FEW_PAPERS)
+        solid = [r for r in counted if r["papers"] >= FEW_PAPERS]
+        # (each of their papers that no rater of FEW_PAPERS or more read)
+        alone = np.flatnonzero((_read_by(ratings, under_ids) > 0) & (_read_by(ratings, [r["rater"] for r in solid]) == 0))
+        if not fold and len(solid) > 1 and not alone.size:
+            least = min(r["papers"] for r in solid)
             method, why = recommend(least, assignment, warranted, all_scored_all,
-                                    [r["rater"] for r in counted if r["papers"] == least])
-            rule_others = {"method": method, "reason": why, "few": [str(r) for r in under_ids],
-                           "said": _set_aside([str(r) for r in under_ids], method, why)}
+                                    [r["rater"] for r in solid if r["papers"] == least])
+            few = [str(r) for r in under_ids]
+            rule_others = {"method": method, "reason": why, "few": few, "said": _set_aside(few, method, why)}
             reason += _going_on(ratings, under_ids)
         else:
-            reason += fold or (_read_alone(ratings, under_ids, solid) + _leave_out(ratings, under_ids))
+            reason += fold or (_read_alone(ratings, under_ids, alone) + _leave_out(ratings, under_ids))
     notes = []
     if len(counted) < len(raters):
         thin = [str(r["rater"]) for r in raters if r["papers"] < MIN_RATINGS]

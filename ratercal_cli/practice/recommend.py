@@ -347,7 +347,7 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                               list(eq), short, caveat)
 
     data_stop = rule["method"] == "NO" and not rule["reason"].startswith("papers were not randomly assigned")
-    others = getattr(report, "rule_others", None)
+    others = report.rule_others
     rule_words = "Chapter 5's rule"
     if data_stop and others:   # raters of few papers, each paper of theirs read by a rater of more too
         reasons.append(others["said"])
