@@ -41,6 +41,8 @@ _INT = re.compile(r"[+-]?(0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _COMMA_FLOAT = re.compile(r"[+-]?[0-9]+,[0-9]+")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+#: a whole number written with leading zeros (``03``): a sheet's number cell formatted ``00`` reads so
+_PADDED = re.compile(r"0[0-9]+")
 
 
 def is_workbook(path, option: str = "output") -> bool:
@@ -238,19 +240,22 @@ def like_input(table) -> dict:
 
 
 def write_table(path, header, rows, *, bom=False, delimiter=",", newline="\n", decimal=".", sheet="Sheet1",
-                digits=4, labels=()) -> None:
+                digits=4, labels=(), numbers=()) -> None:
     """Write ``header`` and ``rows`` (lists of text, numbers or None) atomically as CSV (``delimiter``,
     numbers with ``digits`` decimals in the ``decimal`` mark, a byte-order mark with ``bom``) or, for a
     name ending ``.xlsx``, as a workbook with one sheet ``sheet``: numbers as numbers (input cells that
     are plain numbers too), text as strings.  Text that a spreadsheet would run as a formula is
     neutralised (:func:`ratercal_cli.guard.neutralise`) either way; ``-`` is standard output (CSV).
     ``labels``: the names of columns of labels, whose cells a workbook keeps as text unless the number
-    reads back as the same label (:func:`_cell_value`)."""
+    reads back as the same label (:func:`_cell_value`); ``numbers``: the names of columns of scores, whose
+    whole numbers written with leading zeros (``03``: a sheet's number cell formatted ``00`` reads so) a
+    workbook keeps as numbers so formatted, where another column's ``007`` (an id) stays text."""
     from ..guard import neutralise_row
     from ..io import open_output
 
     if str(path) != "-" and is_workbook(path):
-        _write_xlsx(path, header, rows, sheet, digits, [h in set(labels) for h in header], decimal)
+        _write_xlsx(path, header, rows, sheet, digits, [h in set(labels) for h in header], decimal,
+                    [h in set(numbers) for h in header])
         return
     fmt = f"{{:.{digits}f}}"
 
@@ -275,7 +280,7 @@ def write_table(path, header, rows, *, bom=False, delimiter=",", newline="\n", d
             w.writerow(neutralise_row([text(v) for v in r]))
 
 
-def _write_xlsx(path, header, rows, sheet, digits, label, decimal=".") -> None:
+def _write_xlsx(path, header, rows, sheet, digits, label, decimal=".", number=None) -> None:
     import openpyxl
     from openpyxl.cell import WriteOnlyCell
 
@@ -286,16 +291,24 @@ def _write_xlsx(path, header, rows, sheet, digits, label, decimal=".") -> None:
 
     def cells(values, convert):
         out = []
-        for v, is_label in zip(values, label):
+        for v, is_label, is_number in zip(values, label, number or [False] * len(label)):
+            # a score written with leading zeros (a cell formatted 00, read as the 03 it showed) comes back a
+            # number so formatted: as text, Excel's SUM of the column skipped it
+            padded = convert and is_number and not is_label and isinstance(v, str) and _PADDED.fullmatch(v) is not None
+            width = len(v) if padded else 0
             if isinstance(v, float):
                 v = round(v, digits) if math.isfinite(v) else None
             elif isinstance(v, np.integer):
+                v = int(v)
+            elif padded:
                 v = int(v)
             elif convert:
                 v = _cell_value(v, is_label, decimal)
             cell = text_cell(WriteOnlyCell(ws), v)
             if not isinstance(v, (str, int, float, type(None))):   # (a date: shown as one)
                 cell.number_format = "yyyy-mm-dd"
+            elif padded:
+                cell.number_format = "0" * width
             out.append(cell)
         return out
 
@@ -381,5 +394,6 @@ def write_adjusted_file(path, table, result, total="sum", layout="input", bom=No
                 ";" if table.delimiter == ";" else ",", newline=table.newline, decimal=table.decimal,
                 sheet=sheet or getattr(table, "sheet", None) or "adjusted",
                 labels=[c for c in (table.columns.paper, table.columns.rater, table.columns.group,
-                                    *table.columns.facets) if c])
+                                    *table.columns.facets) if c],
+                numbers=[table.columns.score, *(table.wide[1] if table.wide else ())])
     return len(rows)

@@ -332,6 +332,28 @@ def test_xlsx_ids_typed_as_numbers_keep_the_zeros_their_format_shows(tmp_path):
     assert cell == got[0]["paper"]    # written back as the text the sheet showed
 
 
+def test_xlsx_scores_formatted_with_zeros_come_back_numbers(tmp_path):
+    """Scores typed as numbers and formatted ``00`` (shown ``03``) came back as the text ``03``, a column
+    Excel's SUM skipped; they come back numbers formatted ``00``, while an id column's ``007`` stays text."""
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["paper", "rater", "score", "student"])
+    for paper, rater, score in linked(8):
+        ws.append([paper, rater, score, "007"])
+        ws.cell(ws.max_row, 3).number_format = "00"
+    p = tmp_path / "zeros.xlsx"
+    wb.save(p)
+    out = tmp_path / "o.xlsx"
+    res = run("adjust", p, "--scale", "0-5", "-m", "MN", "-o", out)
+    assert res.exit_code == 0, res.output
+    rows = list(openpyxl.load_workbook(out).active.iter_rows(min_row=2))
+    assert [(c.value, c.number_format) for c in rows[0][2:4]] == [(linked(8)[0][2], "00"), ("007", "General")]
+    assert [r[2].value for r in rows] == [s for _, _, s in linked(8)]
+    back = read_ratings_file(out, "0-5")
+    assert back.groups[0].ratings.score.tolist() == read_ratings_file(p, "0-5").groups[0].ratings.score.tolist()
+
+
 def test_decimal_comma(tmp_path):
     p = tmp_path / "dc.csv"
     p.write_text("paper;rater;score\n" + "".join(f"{a};{b};{c},0\n" for a, b, c in linked(8)))
