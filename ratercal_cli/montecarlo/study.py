@@ -153,7 +153,8 @@ class Spec:
         """What the run folder records of the spec (a folder of another spec is refused)."""
         return {"cells": [{k: (v if isinstance(v, (int, float, str, bool)) or v is None else repr(v))
                            for k, v in c.items()} for c in self.cells],
-                "generate": _qualname(self.generate), "methods": [_method_record(n, m) for n, m in self.methods],
+                "generate": _generator_name(self.generate),
+                "methods": [_method_record(n, m) for n, m in self.methods],
                 "criteria": list(self.criteria), "seed": self.seed, "code": self.code_digests()}
 
     def code_digests(self) -> dict:
@@ -161,14 +162,17 @@ class Spec:
         method's class that is not ratercal's): a generator edited and run again into the same folder is
         another study, not a cache of the old one's rows."""
         out = {"generate": _source_digest(self.generate)}
+        out.update({f"generate uses {k}": d for k, d in _reached(self.generate).items()})
         for name, fn in self.criteria.items():
             if not isinstance(fn, partial):   # (the study's criteria are partials of ours)
                 out[f"criterion {name}"] = _source_digest(fn)
+                out.update({f"criterion {name} uses {k}": d for k, d in _reached(fn).items()})
         for name, m in self.methods:
             if not isinstance(m, str):
                 obj = m if isinstance(m, type) else type(m)
                 if not str(getattr(obj, "__module__", "")).startswith("ratercal_cli"):
                     out[f"method {name}"] = _source_digest(obj)
+                    out.update({f"method {name} uses {k}": d for k, d in _reached(obj).items()})
         return out
 
 
@@ -206,7 +210,12 @@ def _first_difference(old, new) -> str:
         if old.get(key) != new[key]:
             if key == "code" and isinstance(old.get(key), dict):
                 what = [k for k in new[key] if old[key].get(k) != new[key][k]] or list(old[key])
-                return f"the source of {what[0]}"
+                user, _, used = what[0].partition(" uses ")
+                if not used:
+                    return f"the source of {user}"
+                kind, _, name = used.partition(" ")
+                return f"{'the value of' if kind == 'value' else 'the source of'} {name if kind == 'value' else used}, " \
+                       f"which {user} uses"
             return key
     return next((k for k in old if k not in new), "?")
 
@@ -242,6 +251,164 @@ def _function_source(fn) -> bytes:
 
 def _qualname(obj) -> str:
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__name__)}"
+
+
+def _generator_name(fn) -> str:
+    """The generator as the manifest names it: its module and qualified name, the module of a script run as
+    ``python study.py`` (``__main__``) named by its file (``study``), as the same script imported is: a study
+    run as a script and then from a notebook that imports it is the same study."""
+    name = _qualname(fn)
+    if getattr(fn, "__module__", None) == "__main__":
+        file = _source_file(fn)
+        if file:
+            name = f"{Path(file).stem}.{getattr(fn, '__qualname__', type(fn).__name__)}"
+    return name
+
+
+def _source_file(obj):
+    import inspect
+
+    try:
+        return inspect.getsourcefile(obj)
+    except (TypeError, OSError):   # (a built-in; a class of a module run by runpy, whose file is not known)
+        return None
+
+
+def _not_users_roots() -> tuple:
+    """Folders whose files are not the user's own code: Python's (the standard library, the environment's
+    packages) and ratercal's."""
+    import sys
+    import sysconfig
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    roots |= {v for k, v in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(os.path.realpath(r) + os.sep for r in roots if r)
+
+
+def _users_file(path) -> bool:
+    """Is ``path`` a Python file of the user's own (a generator's helper module), not Python's, an installed
+    package's or ratercal's?"""
+    if not path or not str(path).endswith(".py") or not os.path.isfile(path):
+        return False
+    real = os.path.realpath(path)
+    parts = real.split(os.sep)
+    return not ("site-packages" in parts or "dist-packages" in parts or real.startswith(_not_users_roots()))
+
+
+#: containers of more items than this are not digested as values (:func:`_value_text`)
+VALUE_ITEMS = 10_000
+
+
+def _value_text(v, depth: int = 0):
+    """A text of the value ``v`` that is the same in every process for the same value (a set's items sorted,
+    a numpy array's bytes digested, a pandas frame's rows, a dataclass's fields: a Ratings of real data a
+    generator resamples), or None for an object that has none (another instance, a function)."""
+    import dataclasses
+    import hashlib
+
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes, np.generic)):
+        return repr(v)
+    if isinstance(v, np.ndarray):
+        data = v.tobytes() if v.dtype != object else repr(v.tolist()).encode()
+        return f"array {v.dtype} {v.shape} {hashlib.sha256(data).hexdigest()}"
+    if type(v).__module__.startswith("pandas") and hasattr(v, "to_numpy"):   # a frame of real ratings resampled
+        import pandas as pd
+
+        rows = pd.util.hash_pandas_object(v, index=True).to_numpy()
+        names = list(v.columns) if hasattr(v, "columns") else [getattr(v, "name", None)]
+        return f"{type(v).__name__} {names!r} {hashlib.sha256(rows.tobytes()).hexdigest()}"
+    if dataclasses.is_dataclass(v) and not isinstance(v, type) and depth <= 4:   # (ratercal's Ratings)
+        fields = [(f.name, _value_text(getattr(v, f.name), depth + 1)) for f in dataclasses.fields(v)]
+        return f"{type(v).__name__}({', '.join(f'{k}={t}' for k, t in fields)})"
+    if depth > 4 or not isinstance(v, (list, tuple, dict, set, frozenset)) or len(v) > VALUE_ITEMS:
+        return None
+    if isinstance(v, dict):
+        items = [(_value_text(k, depth + 1), _value_text(x, depth + 1)) for k, x in v.items()]
+        return None if any(a is None or b is None for a, b in items) else \
+            "{" + ", ".join(sorted(f"{a}: {b}" for a, b in items)) + "}"
+    texts = [_value_text(x, depth + 1) for x in v]
+    if any(t is None for t in texts):
+        return None
+    if isinstance(v, (set, frozenset)):
+        texts.sort()
+    return f"{type(v).__name__}({', '.join(texts)})"
+
+
+def _code_names(code) -> set:
+    """The global names a code object (and the functions, classes and comprehensions inside it) loads."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if hasattr(c, "co_names"):
+            names |= _code_names(c)
+    return names
+
+
+def _reached(obj) -> dict:
+    """What the user's function or class ``obj`` (a generator, a criterion, a method) reaches beyond its own
+    source, each with a digest: the modules of the user's own it uses (their files: ``import helper`` and
+    ``helper.QUALITY_SD``), the functions and classes of the user's it calls (their source, and what they reach
+    in turn), and the values of the globals, defaults and closure variables they read (``N_RATERS = 8``).  An
+    edited helper module or constant made another generator, whose old rows the run folder served as this
+    one's (a new user's ``QUALITY_SD`` 1.0 -> 0.05 in a helper: the old RMSE, 0.5279, where a fresh folder gave
+    0.5495).  Python's own modules and installed packages are left out (their versions are not the study)."""
+    import hashlib
+    import types
+
+    def digest(data) -> str:
+        return hashlib.sha256(data if isinstance(data, bytes) else data.encode()).hexdigest()[:16]
+
+    out: dict = {}
+    home = _source_file(obj)
+    seen: set = set()
+    todo = [obj]
+    while todo and len(seen) < 1000:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        if isinstance(f, type):   # a class: its functions
+            todo.extend(x for _, x in sorted(vars(f).items()) if isinstance(x, types.FunctionType))
+            continue
+        code = getattr(f, "__code__", None)
+        if code is None:
+            continue
+        where = _generator_name(f).rpartition(".")[0] or "?"   # (a script's module named by its file, as imported)
+        g = getattr(f, "__globals__", {})
+        values = [(f"{where}.{n}", g[n]) for n in sorted(_code_names(code)) if n in g]
+        values += [(f"{f.__qualname__} closure {n}", c.cell_contents)
+                   for n, c in zip(code.co_freevars, f.__closure__ or ()) if _filled(c)]
+        values += [(f"{f.__qualname__} defaults", f.__defaults__), (f"{f.__qualname__} keyword defaults",
+                                                                    f.__kwdefaults__)]
+        for key, v in values:
+            if isinstance(v, types.ModuleType):
+                file = getattr(v, "__file__", None)
+                if file and _users_file(file):
+                    out[f"module {v.__name__}"] = digest(Path(file).read_bytes())
+                    todo.extend(x for x in vars(v).values() if isinstance(x, types.ModuleType | types.FunctionType | type))
+            elif isinstance(v, (types.FunctionType, type)):
+                file = _source_file(v)
+                if not file or not _users_file(file):
+                    continue
+                if file != home:   # another file of the user's: the whole of it
+                    out[f"module {Path(file).stem}"] = digest(Path(file).read_bytes())
+                else:
+                    out[f"{'class' if isinstance(v, type) else 'function'} {v.__qualname__}"] = _source_digest(v)
+                todo.append(v)
+            elif v is not None or not key.endswith("defaults"):
+                text = _value_text(v)
+                if text is not None:
+                    out[f"value {key}"] = digest(text)
+    out.pop(f"{'class' if isinstance(obj, type) else 'function'} {getattr(obj, '__qualname__', '')}", None)
+    return dict(sorted(out.items()))
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:   # (a closure variable not yet assigned)
+        return False
+    return True
 
 
 def _method_entry(m):
@@ -358,6 +525,9 @@ def _run_spec(spec: Spec, out: Path, jobs: int, quiet: bool):
             old = None
         if isinstance(old, dict) and "code" not in old:   # a folder of a version that kept no digests
             old["code"] = manifest["code"]
+        if isinstance(old, dict) and str(old.get("generate", "")).startswith("__main__.") and \
+                old["generate"].partition(".")[2] == manifest["generate"].partition(".")[2]:
+            old["generate"] = manifest["generate"]   # (a script's generator, recorded before it was named by its file)
         if old is not None and old != manifest:
             raise ArgumentError("out", f"{out} holds another study (its manifest.json differs: "
                                        f"{_first_difference(old, manifest)}); give another folder", out)

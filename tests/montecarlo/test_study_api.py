@@ -271,3 +271,108 @@ def test_a_generator_edited_since_the_run_is_another_study(tmp_path, monkeypatch
     again = rc.study.run(rc.study.Spec(cells, mine._two_cell_generator, ["NO"], replications=2, seed=3),
                          out=tmp_path / "run")
     assert again.computed == 0 and "code" in json.loads(manifest.read_text())
+
+
+_SCRIPT = '''import sys
+import numpy as np
+import ratercal_cli as rc
+import helper
+
+SPREAD = {spread}
+LEVELS = {{"low", "high"}}   # (a set: its order differs from process to process)
+
+
+def severity(rng):
+    return rng.normal(0.0, SPREAD, 4)
+
+
+def generate(cell, rng):
+    n = cell["papers"]
+    quality = rng.normal(2.5, helper.QUALITY_SD, n)
+    sev = severity(rng) if len(LEVELS) == 2 else np.zeros(4)
+    raters = np.array([rng.choice(4, 2, replace=False) for _ in range(n)])
+    paper, rater = np.repeat(np.arange(n), 2), raters.ravel()
+    score = np.clip(np.rint(quality[paper] - sev[rater]), 0, 5).astype(int)
+    return rc.Ratings(paper, rater, score, max_score=5, n_papers=n, n_raters=4), np.clip(quality, 0, 5)
+
+
+spec = rc.study.Spec([{{"papers": 30}}], generate, ["NO", "MN"], replications=2, seed=5)
+
+if __name__ == "__main__":
+    print("computed", rc.study.run(spec, out=sys.argv[1]).computed)
+'''
+
+
+def _study_script(tmp_path, spread=0.5, quality_sd=1.0):
+    (tmp_path / "helper.py").write_text(f"QUALITY_SD = {quality_sd}\n")
+    (tmp_path / "mystudy.py").write_text(_SCRIPT.format(spread=spread))
+
+
+def _run_script(tmp_path, out, seed="1"):
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, str(tmp_path / "mystudy.py"), str(out)], capture_output=True, text=True,
+                          cwd=tmp_path, env=env)
+
+
+def _import_and_run(tmp_path, out):
+    import os
+    import subprocess
+
+    code = (f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import ratercal_cli as rc; from mystudy import spec; "
+            f"print('computed', rc.study.run(spec, out={str(out)!r}).computed)")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONHASHSEED": "2", "PYTHONPATH": str(ROOT)})
+
+
+def test_a_helper_module_or_constant_edited_since_the_run_is_another_study(tmp_path):
+    """Only the generator's own source was digested: a helper module it reads (``helper.QUALITY_SD`` 1.0 -> 0.05,
+    a new user's) or a constant of its script edited and run again into the same folder was given the old rows
+    (RMSE 0.5279 where a fresh folder gave 0.5495). The same script run again, in a process whose set order
+    differs, and imported from another script (its generator ``__main__.generate`` there, ``mystudy.generate``
+    here: "holds another study") is the same study."""
+    _study_script(tmp_path)
+    out = tmp_path / "run"
+    first = _run_script(tmp_path, out)
+    assert first.returncode == 0 and first.stdout.split() == ["computed", "2"], first.stderr
+    again = _run_script(tmp_path, out, seed="7")
+    assert again.returncode == 0 and again.stdout.split() == ["computed", "0"], again.stderr
+    imported = _import_and_run(tmp_path, out)
+    assert imported.returncode == 0 and imported.stdout.split() == ["computed", "0"], imported.stderr
+    _study_script(tmp_path, quality_sd=0.05)
+    edited = _run_script(tmp_path, out)
+    assert edited.returncode != 0 and \
+        "holds another study (its manifest.json differs: the source of module helper, which generate uses)" in \
+        edited.stderr
+    _study_script(tmp_path, spread=1.5)
+    edited = _run_script(tmp_path, out)
+    assert "differs: the value of mystudy.SPREAD, which generate uses" in edited.stderr
+    fresh = _run_script(tmp_path, tmp_path / "fresh")
+    assert fresh.stdout.split() == ["computed", "2"], fresh.stderr
+
+
+def test_what_a_generator_reaches_is_digested_not_ratercal_or_numpy():
+    from ratercal_cli.montecarlo.study import _reached
+
+    reached = _reached(_two_cell_generator)
+    assert reached == {}   # (np and rc: installed packages and ratercal's own, not the study)
+    local = {"n": 3}
+
+    def gen(cell, rng, k=2):
+        return local["n"] * k + _helper_value()
+
+    keys = set(_reached(gen))
+    assert keys == {f"function {_helper_value.__qualname__}", f"value {gen.__qualname__} defaults",
+                    f"value {gen.__qualname__} closure local", "value test_study_api.HELPER_SCALE"}, keys
+    before = _reached(gen)
+    local["n"] = 4
+    assert _reached(gen)[f"value {gen.__qualname__} closure local"] != before[f"value {gen.__qualname__} closure local"]
+
+
+HELPER_SCALE = 2.0
+
+
+def _helper_value():
+    return HELPER_SCALE
