@@ -427,6 +427,17 @@ def _adjust_group(name, ratings, prefix, codes, variant, strict, assignment, mfr
         adjusted[RECOMMENDED] = _at_level(est, ratings, applied.adjusted[rec], dec.shrinkage)
         estimators[RECOMMENDED] = est
         if rec not in codes:
+            # the scores outside the scale are the ones written, at the recommendation's shrinkage: a new user's
+            # "MN: 36 adjusted rating(s) ... fall outside the scale" was of the unshrunk MN, which the output
+            # does not hold (its MN (shrunk) all inside 1-6)
+            from ..methods.apply import Applied
+            from .notes import out_of_scale_notes
+
+            own = {prefix + n for n in out_of_scale_notes(Applied(adjusted={rec: applied.adjusted[rec]}), ratings,
+                                                          ratings.scale_low)}
+            written = out_of_scale_notes(Applied(adjusted={rec: adjusted[RECOMMENDED]}), ratings, ratings.scale_low,
+                                         {rec: f"{RECOMMENDED} {dec.label}"})
+            warnings = [w for w in warnings if w not in own] + [prefix + n for n in written]
             del adjusted[rec], estimators[rec]
     return GroupAdjustment(name, ratings, adjusted, estimators, dict(applied.skipped),
                            None if dec is None else dec.label, warnings)

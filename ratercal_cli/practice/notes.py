@@ -86,8 +86,9 @@ def thin_notes(applied: Applied, ratings: Ratings) -> list:
     return notes
 
 
-def out_of_scale_notes(applied: Applied, ratings: Ratings, low: int) -> list:
-    """Per method, adjusted ratings and paper scores outside ``0..M`` (shown as the file's scale)."""
+def out_of_scale_notes(applied: Applied, ratings: Ratings, low: int, labels=None) -> list:
+    """Per method, adjusted ratings and paper scores outside ``0..M`` (shown as the file's scale); ``labels``:
+    how to name a method's scores (``{"MN": "recommended MN (shrunk)"}``), default its code."""
     notes = []
     m = ratings.max_score
     has = ratings.ratings_per_paper() > 0
@@ -99,7 +100,8 @@ def out_of_scale_notes(applied: Applied, ratings: Ratings, low: int) -> list:
         n_p = int(((p < -tol) | (p > m + tol)).sum())
         if n_r or n_p:
             alt = TRUNCATED.get(code)
-            notes.append(f"{code}: {n_r} adjusted rating(s) and {n_p} paper score(s) fall outside the scale "
+            notes.append(f"{(labels or {}).get(code, code)}: {n_r} adjusted rating(s) and {n_p} paper score(s) "
+                         "fall outside the scale "
                          f"{low}-{low + m}" + (f" ({code} does not truncate; {alt} does)" if alt else ""))
     return notes
 
