@@ -352,11 +352,72 @@ def _signal_scores(ratings: Ratings):
     return x
 
 
+@dataclass
+class PaperSignal(ICC):
+    """:func:`paper_signal`: the one-way ANOVA's :class:`ICC` and, where it finds no difference between papers,
+    the F test of the papers net of the raters' severities (:func:`papers_net_of_raters`; nan where not made)."""
+
+    net_F: float = math.nan
+    net_df1: int = 0
+    net_df2: int = 0
+    net_p: float = math.nan
+
+
+#: the test net of the raters is made for at most this many raters (a raters x raters system)
+NET_MAX_RATERS = 3000
+
+
+def papers_net_of_raters(ratings: Ratings, score=None):
+    """``(F, df1, df2, p)``: the F test of the papers' effects in the additive model ``score = paper + rater +
+    error`` against the raters' alone (papers of two or more ratings; least squares, the papers' effects
+    absorbed: a raters x raters system), or None where it cannot be made (no residual degrees of freedom,
+    more than NET_MAX_RATERS raters).  The one-way ANOVA counts a severe rater's gap as disagreement within
+    papers: where one rater 1.6 logits harsh read 95% of 2,000 papers, it found F = 1.07 (p 0.06) and
+    ``adjust`` warned that the scores "mostly reflect the raters" of a file whose adjustment took the RMSE
+    from the truth from 0.996 to 0.617."""
+    from scipy import sparse
+    from scipy.special import fdtrc
+
+    x = ratings.score.astype(np.float64) if score is None else np.asarray(score, dtype=np.float64)
+    per = ratings.ratings_per_paper()
+    keep = per[ratings.paper] >= 2
+    paper, rater, x = ratings.paper[keep], ratings.rater[keep], x[keep]
+    _, paper = np.unique(paper, return_inverse=True)
+    raters, rater = np.unique(rater, return_inverse=True)
+    N, P, J = x.size, int(paper.max(initial=-1)) + 1, raters.size
+    if P < 2 or J > NET_MAX_RATERS:
+        return None
+    n_p = np.bincount(paper, minlength=P).astype(np.float64)
+    n_j = np.bincount(rater, minlength=J).astype(np.float64)
+    A = sparse.csr_matrix((np.ones(N), (paper, rater)), shape=(P, J))   # papers x raters: the ratings' counts
+    sum_p = np.bincount(paper, weights=x, minlength=P)
+    # the raters' effects with the papers' absorbed: (Z'Z - A' D_p^-1 A) b = Z'x - A' D_p^-1 (paper sums)
+    C = np.diag(n_j) - (A.T @ sparse.diags(1.0 / n_p) @ A).toarray()
+    rhs = np.bincount(rater, weights=x, minlength=J) - A.T @ (sum_p / n_p)
+    b = np.linalg.lstsq(C, rhs, rcond=None)[0]
+    rank = np.linalg.matrix_rank(C)   # J less the blocks of raters no paper links
+    r = x - b[rater]
+    resid = r - (np.bincount(paper, weights=r, minlength=P) / n_p)[paper]
+    rss_full = float(resid @ resid)
+    rss_raters = float(np.sum((x - (np.bincount(rater, weights=x, minlength=J) / n_j)[rater]) ** 2))
+    df1, df2 = P + rank - J, N - P - rank
+    if df1 < 1 or df2 < 1 or not rss_full > 0:
+        return None
+    F = ((rss_raters - rss_full) / df1) / (rss_full / df2)
+    return float(F), int(df1), int(df2), float(fdtrc(df1, df2, F))
+
+
 def paper_signal(ratings: Ratings):
-    """Do the file's papers differ?  The one-way random ANOVA of papers of
-    :func:`icc_oneway` (its F test and ICC(1,k)) on
-    :func:`_signal_scores`."""
-    return icc_oneway(ratings, score=_signal_scores(ratings))
+    """Do the file's papers differ?  The one-way random ANOVA of papers of :func:`icc_oneway` (its F test and
+    ICC(1,k)) on :func:`_signal_scores`, and where it finds no difference, the test net of the raters'
+    severities (:func:`papers_net_of_raters`): a :class:`PaperSignal`."""
+    score = _signal_scores(ratings)
+    icc = PaperSignal(**icc_oneway(ratings, score=score).__dict__)
+    if _no_oneway_signal(icc):
+        net = papers_net_of_raters(ratings, score)
+        if net is not None:
+            icc.net_F, icc.net_df1, icc.net_df2, icc.net_p = net
+    return icc
 
 
 def clear_paper_signal(ratings: Ratings) -> bool:
@@ -372,12 +433,19 @@ def no_signal_text(icc) -> str:
     test = ("the papers' mean scores do not vary at all" if not np.isfinite(icc.F) else
             f"one-way ANOVA of papers F({icc.df1}, {icc.df2}) = {icc.F:.2f}, p = {icc.p_value:.2f}; reliability "
             f"of a paper's mean score ICC(1,k) = {icc.icc1k:.2f}")
+    if np.isfinite(getattr(icc, "net_F", math.nan)):
+        test += f"; net of the raters' severities F({icc.net_df1}, {icc.net_df2}) = {icc.net_F:.2f}, p = {icc.net_p:.2f}"
     return f"the file's papers do not differ detectably ({test})"
 
 
 def no_paper_signal(icc) -> bool:
-    """True where :func:`paper_signal` finds no difference between papers: the F test not
-    significant at :data:`SIGNAL_ALPHA`, or the papers' means varying no more than their ratings."""
+    """True where :func:`paper_signal` finds no difference between papers: the one-way F test not
+    significant at :data:`SIGNAL_ALPHA` (or the papers' means varying no more than their ratings), nor
+    the test net of the raters' severities where it was made."""
+    return _no_oneway_signal(icc) and not (getattr(icc, "net_p", math.nan) < SIGNAL_ALPHA)
+
+
+def _no_oneway_signal(icc) -> bool:
     if icc.n_papers < 2 or icc.df2 == 0:
         return False   # nothing to test (one rating per paper): no claim either way
     return not (icc.p_value < SIGNAL_ALPHA)

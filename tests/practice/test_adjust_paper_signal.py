@@ -43,3 +43,36 @@ def test_no_such_warning_where_the_papers_differ(tmp_path):
     res = rc.adjust(rc.read_ratings(tmp_path / "pd.csv", scale="0-5"), "MFRM")
     assert not any("differ detectably" in x for x in res.warnings)
     assert res.groups[0].signal_warning == ""
+
+
+def _dominant_harsh_rater(path, n=2000, seed=3, quality_sd=0.8):
+    """Papers of quality N(4, quality_sd) on 1-6 (quality_sd 0: none differ), two readings each; rater R1,
+    1.8 points harsh, reads 95% of them, the others of no severity."""
+    rng = np.random.default_rng(seed)
+    quality = rng.normal(4.0, quality_sd, n)
+    lines = ["paper,rater,score"]
+    for p in range(n):
+        raters = [0, int(rng.integers(1, 9))] if rng.random() < 0.95 else list(rng.choice(np.arange(1, 9), 2, replace=False))
+        for j in raters:
+            score = np.clip(np.rint(quality[p] - 1.8 * (j == 0) + rng.normal(0.0, 0.7)), 1, 6)
+            lines.append(f"P{p + 1},R{j + 1},{int(score)}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_harsh_rater_on_most_papers_is_not_taken_for_papers_that_do_not_differ(tmp_path):
+    """The one-way ANOVA counted the harsh rater's gap as disagreement within papers: a new user's 2,000 papers
+    (quality SD 0.93, the raw means 0.72 with the truth) were warned of as not differing (F(1999, 2000) = 1.07,
+    p = 0.06), beside an adjustment that took the RMSE from 0.996 to 0.617.  The test net of the raters'
+    severities finds them differing; where they do not (the same design, quality SD 0), it warns as before."""
+    from ratercal_cli.practice.agreement import paper_signal
+
+    f = _dominant_harsh_rater(tmp_path / "dominant.csv")
+    signal = paper_signal(rc.read_ratings(f, scale="1-6"))
+    assert signal.p_value > 0.05 and signal.net_p < 1e-10 and signal.net_df1 == 1999   # (one-way: none found)
+    res = rc.adjust(rc.read_ratings(f, scale="1-6"), "TLI")
+    assert not any("differ detectably" in x for x in res.warnings)
+    null = _dominant_harsh_rater(tmp_path / "null.csv", quality_sd=0.0)
+    res = rc.adjust(rc.read_ratings(null, scale="1-6"), "TLI")
+    w = [x for x in res.warnings if "do not differ detectably" in x]
+    assert len(w) == 1 and "net of the raters' severities F(1999, " in w[0], res.warnings
