@@ -367,6 +367,11 @@ def read_text(path, encoding=None, option="encoding") -> str:
         codec = "utf-32"   # (its mark starts as UTF-16's: an edge tester's file was read as UTF-16, NULs and all)
     elif encoding is None and data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         codec = "utf-16"   # Excel's "Unicode Text" (tab-separated UTF-16): its byte-order mark says so
+        # 8-bit text after the mark (a tool that wrote it, then UTF-8) decodes as UTF-16 into CJK look-alikes,
+        # refused as "missing column(s) paper ... (found: 慰数Ⱳ...)": a line end or a comma in UTF-16 is half NUL
+        if len(data) > 2 and b"\0" not in data[2:]:
+            raise InputError("starts with a UTF-16 byte-order mark but is not UTF-16 text (no byte of it is NUL, "
+                             "as half of a line end's and a comma's are); save it again as UTF-8", path, 1)
     try:
         return data.decode(codec)
     except LookupError:
@@ -377,6 +382,11 @@ def read_text(path, encoding=None, option="encoding") -> str:
         name = "UTF-8" if encoding is None else encoding
         hint = f"; give {arg(option)} (e.g. latin-1 or cp1252) if the file is not UTF-8" \
             if encoding is None and option else ""
+        if encoding is None and codec != "utf-8-sig":   # (read as its byte-order mark said: it was "not UTF-8 text")
+            line = data[:exc.start].decode(codec, errors="replace").count("\n") + 1
+            raise InputError(f"starts with a {codec.upper()} byte-order mark but is not {codec.upper()} text "
+                             f"(byte 0x{data[exc.start]:02x} at byte offset {exc.start}: {exc.reason}); save it "
+                             "again as UTF-8", path, line) from None
         raise InputError(f"not {name} text: byte 0x{data[exc.start]:02x} at byte offset {exc.start} "
                          f"({exc.reason}){hint}", path, line) from None
 

@@ -261,6 +261,19 @@ def test_excel_unicode_text_is_read_as_utf16_and_written_back_as_utf8_with_a_bom
     assert a == b"\xef\xbb\xbf" + b and "Müller, H.\t".encode() in b
 
 
+def test_a_utf16_byte_order_mark_before_text_that_is_not_utf16_is_named(tmp_path):
+    """A file starting with UTF-16's byte-order mark whose text is 8-bit (a tool that wrote the mark and then
+    UTF-8) was refused as "not UTF-8 text: byte 0x0a ... line 20" (an odd number of bytes) or as "missing
+    column(s) paper, rater, score (found: 慰数Ⱳ慲整...)" (an even number), of a file read as UTF-16."""
+    for body in (b"paper,rater,score\nP1,R1,3\nP1,R2,4\n", b"paper,rater,score\nP1,R1,3\nP1,R2,4\nP2,R1,5\n"):
+        p = tmp_path / "marked.csv"
+        p.write_bytes(b"\xff\xfe" + body)
+        res = run("check", p, "--scale", "0-5")
+        assert res.exit_code == 2 and res.stderr.strip() == (
+            f"error: {p}:1: starts with a UTF-16 byte-order mark but is not UTF-16 text (no byte of it is NUL, as "
+            "half of a line end's and a comma's are); save it again as UTF-8")
+
+
 # -- one rating per paper: no paper SE rather than the rater parameters' part alone -----------
 def test_one_rating_per_paper_gives_no_se_rather_than_an_overconfident_one(tmp_path):
     """Scored once, a paper's adjusted score carries its one rating's whole error; the bootstrap's
