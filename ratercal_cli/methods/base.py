@@ -33,6 +33,7 @@ from ..vocabulary import DEFAULT_VARIANT, VARIANTS
 #: and the per-paper ones of :meth:`RaterAdjuster.paper_frame`.
 RATER_ATTRIBUTES = ("n_", "n_ratings_", "mean_", "sd_", "shift_", "slope_", "intercept_", "params_", "b_",
                     "sigma2_", "weights_", "beta_", "severity_", "severity_se_")
+RATER_COLUMNS = tuple(a.rstrip("_") for a in RATER_ATTRIBUTES)
 PAPER_ATTRIBUTES = ("quality_", "quality_se_", "quality_eap_", "quality_eap_se_", "quality_wle_",
                     "quality_wle_se_", "extreme_")
 
@@ -205,6 +206,8 @@ class RaterAdjuster:
             labels = {str(x): x for x in df.index}
             view.index = [labels[x] for x in view.index]
             df = df.join(view)
+            # (a parameter the model has not: the CML's PCM has steps a rater and no beta, a column all nan)
+            df = df.drop(columns=[c for c in df.columns if c != "seen" and c in RATER_COLUMNS and df[c].isna().all()])
         return df
 
     def paper_frame(self):

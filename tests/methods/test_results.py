@@ -184,3 +184,23 @@ def test_to_frame_and_to_dict_as_every_results_object_has_them():
     assert len(out["params"]) == len(frame) and out["params"][0]["facet"] == "rater"
     pair = rc.fit(r, model="PCM").to_dict()   # no likelihood: null, not NaN, in JSON
     assert pair["llf"] is None and pair["aic"] is None and json.dumps(pair, allow_nan=False)
+
+
+def test_a_rater_frame_has_no_column_of_a_parameter_the_model_has_not():
+    """The CML's PCM has steps a rater and no rater parameter ``beta``: its rater_frame had a ``beta`` column all
+    nan (a new user compared the raters by it); the RSM's has its beta."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    P = 800
+    paper = np.repeat(np.arange(P), 2)
+    rater = np.concatenate([rng.choice(6, 2, replace=False) for _ in range(P)])
+    quality = rng.normal(2.5, 1.2, P)
+    score = np.clip(np.rint(quality[paper] - np.linspace(-0.8, 0.8, 6)[rater] + rng.normal(0, 0.8, 2 * P)), 0, 5)
+    r = rc.Ratings(paper, rater, score.astype(int), max_score=5, n_papers=P, n_raters=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cml, rsm = rc.make_method("CML").fit(r).rater_frame(), rc.make_method("RSM").fit(r).rater_frame()
+    assert "beta" not in cml.columns and not cml.drop(columns="seen").isna().all().any()
+    assert cml.filter(like="step").notna().any().any()
+    assert rsm["beta"].notna().all() and np.corrcoef(rsm["beta"], np.linspace(-0.8, 0.8, 6))[0, 1] > 0.9
