@@ -280,6 +280,7 @@ import helper
 
 SPREAD = {spread}
 LEVELS = {{"low", "high"}}   # (a set: its order differs from process to process)
+MEMO = {{}}                  # (filled as it runs: the same study run again in this process is the same study)
 
 
 def severity(rng):
@@ -288,6 +289,7 @@ def severity(rng):
 
 def generate(cell, rng):
     n = cell["papers"]
+    MEMO[n] = MEMO.get(n, 0) + 1
     quality = rng.normal(2.5, helper.QUALITY_SD, n)
     sev = severity(rng) if len(LEVELS) == 2 else np.zeros(4)
     raters = np.array([rng.choice(4, 2, replace=False) for _ in range(n)])
@@ -300,6 +302,7 @@ spec = rc.study.Spec([{{"papers": 30}}], generate, ["NO", "MN"], replications=2,
 
 if __name__ == "__main__":
     print("computed", rc.study.run(spec, out=sys.argv[1]).computed)
+    print("again", rc.study.run(spec, out=sys.argv[1]).computed)
 '''
 
 
@@ -336,9 +339,9 @@ def test_a_helper_module_or_constant_edited_since_the_run_is_another_study(tmp_p
     _study_script(tmp_path)
     out = tmp_path / "run"
     first = _run_script(tmp_path, out)
-    assert first.returncode == 0 and first.stdout.split() == ["computed", "2"], first.stderr
+    assert first.returncode == 0 and first.stdout.split() == ["computed", "2", "again", "0"], first.stderr
     again = _run_script(tmp_path, out, seed="7")
-    assert again.returncode == 0 and again.stdout.split() == ["computed", "0"], again.stderr
+    assert again.returncode == 0 and again.stdout.split() == ["computed", "0", "again", "0"], again.stderr
     imported = _import_and_run(tmp_path, out)
     assert imported.returncode == 0 and imported.stdout.split() == ["computed", "0"], imported.stderr
     _study_script(tmp_path, quality_sd=0.05)
@@ -350,7 +353,7 @@ def test_a_helper_module_or_constant_edited_since_the_run_is_another_study(tmp_p
     edited = _run_script(tmp_path, out)
     assert "differs: the value of mystudy.SPREAD, which generate uses" in edited.stderr
     fresh = _run_script(tmp_path, tmp_path / "fresh")
-    assert fresh.stdout.split() == ["computed", "2"], fresh.stderr
+    assert fresh.stdout.split() == ["computed", "2", "again", "0"], fresh.stderr
 
 
 def test_what_a_generator_reaches_is_digested_not_ratercal_or_numpy():
