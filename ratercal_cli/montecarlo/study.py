@@ -214,8 +214,10 @@ def _first_difference(old, new) -> str:
                 if not used:
                     return f"the source of {user}"
                 kind, _, name = used.partition(" ")
-                return f"{'the value of' if kind == 'value' else 'the source of'} {name if kind == 'value' else used}, " \
-                       f"which {user} uses"
+                if kind == "value":
+                    return (f"the value of {name}, which {user} uses (if {user} changes it as it runs, a cache or a "
+                            "counter, keep that out of the module's globals)")
+                return f"the source of {used}, which {user} uses"
             return key
     return next((k for k in old if k not in new), "?")
 
@@ -380,20 +382,11 @@ def _reached(obj) -> dict:
                    for n, c in zip(code.co_freevars, f.__closure__ or ()) if _filled(c)]
         values += [(f"{f.__qualname__} defaults", f.__defaults__), (f"{f.__qualname__} keyword defaults",
                                                                     f.__kwdefaults__)]
-        # a function of a module digested whole (its code and literals): of the values it reads, the data the module
-        # loaded (a frame of real ratings read from a file) are digested, not the lists, dicts and sets its functions
-        # may fill as they run (a cache: each rerun in one session would be "another study")
-        whole = f is not obj and _source_file(f) != home
+        # (the values as they are, not as the source writes them: a dict built from a constant, filled by later
+        # lines, returned by a function or loaded from a file changes where its assignment's source does not, and a
+        # verifier's five such edits were served the old rows; a cache or counter the generator fills as it runs
+        # makes the same study run again in one session "another study", which the refusal says)
         for key, v in values:
-            if whole and isinstance(v, (list, dict, set)):
-                continue
-            if isinstance(v, (list, dict, set)) and key.startswith(f"{where}.") and home:
-                # (a list, dict or set of the generator's own file: its assignment's source, which an edit changes
-                # and the generator filling it as it runs does not)
-                assigned = _assignment_source(home, key[len(where) + 1:])
-                if assigned is not None:
-                    out[f"value {key}"] = digest(assigned)
-                    continue
             if isinstance(v, types.ModuleType):
                 file = getattr(v, "__file__", None)
                 if file and _users_file(file):
@@ -414,23 +407,6 @@ def _reached(obj) -> dict:
                     out[f"value {key}"] = digest(text)
     out.pop(f"{'class' if isinstance(obj, type) else 'function'} {getattr(obj, '__qualname__', '')}", None)
     return dict(sorted(out.items()))
-
-
-def _assignment_source(file, name):
-    """The source of the module-level assignments to ``name`` in the Python file ``file`` (joined), or None where
-    there is none (or the file does not parse)."""
-    import ast
-
-    try:
-        text = Path(file).read_text(encoding="utf-8")
-        tree = ast.parse(text)
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-        return None
-    found = [ast.get_source_segment(text, node) or "" for node in tree.body
-             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-             and any(isinstance(t, ast.Name) and t.id == name
-                     for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
-    return "\n".join(found) if found else None
 
 
 def _filled(cell) -> bool:

@@ -273,14 +273,15 @@ def test_a_generator_edited_since_the_run_is_another_study(tmp_path, monkeypatch
     assert again.computed == 0 and "code" in json.loads(manifest.read_text())
 
 
-_SCRIPT = '''import sys
+_SCRIPT = '''import json
+import sys
 import numpy as np
 import ratercal_cli as rc
 import helper
 
 SPREAD = {spread}
 LEVELS = {{"low", "high"}}   # (a set: its order differs from process to process)
-MEMO = {{}}                  # (filled as it runs: the same study run again in this process is the same study)
+PARAMS = json.load(open("params.json"))   # (a dict whose source line no edit of the file's changes)
 
 
 def severity(rng):
@@ -289,8 +290,7 @@ def severity(rng):
 
 def generate(cell, rng):
     n = cell["papers"]
-    MEMO[n] = MEMO.get(n, 0) + 1
-    quality = rng.normal(2.5, helper.QUALITY_SD, n)
+    quality = rng.normal(2.5 + PARAMS["shift"], helper.QUALITY_SD, n)
     sev = severity(rng) if len(LEVELS) == 2 else np.zeros(4)
     raters = np.array([rng.choice(4, 2, replace=False) for _ in range(n)])
     paper, rater = np.repeat(np.arange(n), 2), raters.ravel()
@@ -306,8 +306,9 @@ if __name__ == "__main__":
 '''
 
 
-def _study_script(tmp_path, spread=0.5, quality_sd=1.0):
+def _study_script(tmp_path, spread=0.5, quality_sd=1.0, shift=0.0):
     (tmp_path / "helper.py").write_text(f"QUALITY_SD = {quality_sd}\n")
+    (tmp_path / "params.json").write_text(f'{{"shift": {shift}}}')
     (tmp_path / "mystudy.py").write_text(_SCRIPT.format(spread=spread))
 
 
@@ -332,8 +333,8 @@ def _import_and_run(tmp_path, out):
 
 def test_a_helper_module_or_constant_edited_since_the_run_is_another_study(tmp_path):
     """Only the generator's own source was digested: a helper module it reads (``helper.QUALITY_SD`` 1.0 -> 0.05,
-    a new user's) or a constant of its script edited and run again into the same folder was given the old rows
-    (RMSE 0.5279 where a fresh folder gave 0.5495). The same script run again, in a process whose set order
+    a new user's), a constant of its script or a dict it loads from a file, edited and run again into the same
+    folder, was given the old rows (RMSE 0.5279 where a fresh folder gave 0.5495). The same script run again, in a process whose set order
     differs, and imported from another script (its generator ``__main__.generate`` there, ``mystudy.generate``
     here: "holds another study") is the same study."""
     _study_script(tmp_path)
@@ -352,6 +353,9 @@ def test_a_helper_module_or_constant_edited_since_the_run_is_another_study(tmp_p
     _study_script(tmp_path, spread=1.5)
     edited = _run_script(tmp_path, out)
     assert "differs: the value of mystudy.SPREAD, which generate uses" in edited.stderr
+    _study_script(tmp_path, shift=0.5)   # (a verifier's: a dict loaded from a file, the file edited, served old rows)
+    edited = _run_script(tmp_path, out)
+    assert "differs: the value of mystudy.PARAMS, which generate uses" in edited.stderr
     fresh = _run_script(tmp_path, tmp_path / "fresh")
     assert fresh.stdout.split() == ["computed", "2", "again", "0"], fresh.stderr
 
