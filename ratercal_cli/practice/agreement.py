@@ -407,10 +407,21 @@ def papers_net_of_raters(ratings: Ratings, score=None):
     return float(F), int(df1), int(df2), float(fdtrc(df1, df2, F))
 
 
+def _unselected(ratings: Ratings) -> Ratings:
+    """The readings whose agreement says whether the papers differ: with discrepancies resolved, the papers' first
+    two (:attr:`~ratercal_cli.ratings.Ratings.first_readings`), since the pairs kept agree by construction (the
+    third reading kept with the nearer of the first two): a staff tester's random scores, resolved, gave F(299,
+    300) = 8.67, p 8e-67, and no warning, where their first two readings give F = 0.89, p = 0.85."""
+    first = getattr(ratings, "first_readings", None)
+    return ratings if first is None else first
+
+
 def paper_signal(ratings: Ratings):
     """Do the file's papers differ?  The one-way random ANOVA of papers of :func:`icc_oneway` (its F test and
     ICC(1,k)) on :func:`_signal_scores`, and where it finds no difference, the test net of the raters'
-    severities (:func:`papers_net_of_raters`): a :class:`PaperSignal`."""
+    severities (:func:`papers_net_of_raters`): a :class:`PaperSignal`; on the first two readings where
+    discrepancies were resolved (:func:`_unselected`)."""
+    ratings = _unselected(ratings)
     score = _signal_scores(ratings)
     icc = PaperSignal(**icc_oneway(ratings, score=score).__dict__)
     if _no_oneway_signal(icc):
@@ -424,6 +435,7 @@ def clear_paper_signal(ratings: Ratings) -> bool:
     """True where :func:`paper_signal`'s F test finds the papers differing beyond doubt, without the F
     distribution (:func:`papers_clearly_differ`): then
     :func:`no_paper_signal` is False, and the warning needs no test."""
+    ratings = _unselected(ratings)
     return papers_clearly_differ(ratings, SIGNAL_ALPHA, score=_signal_scores(ratings))
 
 

@@ -76,3 +76,28 @@ def test_a_harsh_rater_on_most_papers_is_not_taken_for_papers_that_do_not_differ
     res = rc.adjust(rc.read_ratings(null, scale="1-6"), "TLI")
     w = [x for x in res.warnings if "do not differ detectably" in x]
     assert len(w) == 1 and "net of the raters' severities F(1999, " in w[0], res.warnings
+
+
+def test_random_scores_resolved_are_still_papers_that_do_not_differ(tmp_path):
+    """With discrepancies resolved the pairs kept agree by construction (the third reading kept with the nearer
+    of the first two): a staff tester's random scores, resolved in the app, passed the paper-signal test (F(299,
+    300) = 8.67) and were adjusted without a word.  The test is of the papers' first two readings."""
+    from ratercal_cli.practice.agreement import paper_signal
+
+    rng = np.random.default_rng(11)
+    lines = ["paper,rater,order,score"]
+    for p in range(300):
+        raters = rng.choice(10, 3, replace=False)
+        scores = rng.integers(1, 7, 3)
+        for i in range(3 if abs(int(scores[0]) - int(scores[1])) > 1 else 2):
+            lines.append(f"P{p},R{raters[i] + 1},{i + 1},{scores[i]}")
+    f = tmp_path / "random_third.csv"
+    f.write_text("\n".join(lines) + "\n")
+    ratings = rc.read_ratings(f, scale="1-6", resolve_discrepancies=True)
+    assert ratings.first_readings is not None
+    kept = rc.read_ratings(f, scale="1-6")   # (every reading: the selection's F is the resolved pairs')
+    assert paper_signal(ratings).p_value > 0.05 and paper_signal(ratings).df1 == 299
+    res = rc.adjust(ratings, "TLI")
+    w = [x for x in res.warnings if "do not differ detectably" in x]
+    assert len(w) == 1 and "F(299, 300)" in w[0], res.warnings
+    assert kept.n_ratings > ratings.n_ratings
