@@ -363,8 +363,9 @@ class PaperSignal(ICC):
     net_p: float = math.nan
 
 
-#: the test net of the raters is made for at most this many raters (a raters x raters system)
-NET_MAX_RATERS = 3000
+#: the test net of the raters is made for at most this many raters (a raters x raters system, solved by its SVD:
+#: 0.3 s at 1,000 raters, 27 times that at 3,000)
+NET_MAX_RATERS = 1000
 
 
 def papers_net_of_raters(ratings: Ratings, score=None):
@@ -394,8 +395,7 @@ def papers_net_of_raters(ratings: Ratings, score=None):
     # the raters' effects with the papers' absorbed: (Z'Z - A' D_p^-1 A) b = Z'x - A' D_p^-1 (paper sums)
     C = np.diag(n_j) - (A.T @ sparse.diags(1.0 / n_p) @ A).toarray()
     rhs = np.bincount(rater, weights=x, minlength=J) - A.T @ (sum_p / n_p)
-    b = np.linalg.lstsq(C, rhs, rcond=None)[0]
-    rank = np.linalg.matrix_rank(C)   # J less the blocks of raters no paper links
+    b, _, rank, _ = np.linalg.lstsq(C, rhs, rcond=None)   # (rank: J less the blocks of raters no paper links)
     r = x - b[rater]
     resid = r - (np.bincount(paper, weights=r, minlength=P) / n_p)[paper]
     rss_full = float(resid @ resid)
