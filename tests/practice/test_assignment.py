@@ -546,3 +546,40 @@ def test_a_rubrics_cells_keep_the_order_of_reading(tmp_path):
                               zip(design_readings(part).paper, design_readings(part).rater)) for _, part in cells])
     assert firsts[0] == firsts[1]
     assert len(firsts[0][0]) < sum(1 for x in rows if x[2] == "a")   # (the third readings left out)
+
+
+def _harsh_reader_with_thirds(seed=5, n=300, confound=0.0):
+    """Papers of quality N(3.5, 1) on 1-6 read by the harsh rater T1 (1.5 points; 95% of papers) and one of seven
+    others at random (``confound``: T2 reads the better papers), a third reading by another rater where the first
+    two differ by more than a point; an ``order`` column."""
+    rng = np.random.default_rng(seed)
+    quality = rng.normal(3.5, 1.0, n)
+    lines = ["paper,rater,order,score"]
+    for p in range(n):
+        partner = 1 if confound and quality[p] > 3.5 + confound else int(rng.integers(2, 8))
+        first = [0, partner] if rng.random() < 0.95 else [partner, int(rng.choice([j for j in range(1, 8) if j != partner]))]
+        third = int(rng.choice([j for j in range(8) if j not in first]))
+        scores = [int(np.clip(np.rint(quality[p] - 1.5 * (j == 0) + rng.normal(0, 0.6)), 1, 6)) for j in first + [third]]
+        for i in range(3 if abs(scores[0] - scores[1]) > 1 else 2):
+            lines.append(f"P{p},T{(first + [third])[i] + 1},{i + 1},{scores[i]}")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_resolved_file_is_judged_on_its_first_readings_and_their_model(tmp_path):
+    """The third reading kept with the nearer of the first two drops the harsh rater's readings where the third
+    reader agrees with the other: in the resolved file's rater model that rater looked less harsh and its papers
+    weaker, and a staff tester's file of random first readings was called nonrandom (chi2(7) = 104.8, where 6.8
+    on every reading) and sent to the PCM.  The assignment test reads the first two readings and their model."""
+    f = tmp_path / "harsh_thirds.csv"
+    f.write_text(_harsh_reader_with_thirds())
+    runner = CliRunner()
+    res = runner.invoke(cli, ["check", str(f), "--scale", "1-6", "--resolve-discrepancies", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    group = out["groups"][0] if "groups" in out else out
+    text = json.dumps(group)
+    assert '"assignment": "random"' in text, text[:2000]
+    confounded = tmp_path / "confounded.csv"
+    confounded.write_text(_harsh_reader_with_thirds(confound=0.3))
+    res = runner.invoke(cli, ["check", str(confounded), "--scale", "1-6", "--resolve-discrepancies", "--json"])
+    assert res.exit_code == 0 and '"assignment": "nonrandom"' in res.stdout
