@@ -433,12 +433,21 @@ def _read_labels(lines: _Lines, path, at, notes) -> list:
             if e in facet.elements:
                 raise InputError(f"element {e} of facet {facet.name} is listed twice", path, eln)
             facet.elements[e] = parts[1].strip() if len(parts) > 1 else ""
-            if code == "A" and len(parts) > 2 and parts[2].strip():
+            if len(parts) > 2 and parts[2].strip():   # (Facets: the anchor value, or a starting value where not anchored)
                 try:
-                    facet.anchors[e] = float(parts[2])
+                    value = float(parts[2])
                 except ValueError:
-                    raise InputError(f"anchor value {_q(parts[2].strip())} of element {e} of facet {facet.name} is not a "
-                                     "number", path, eln) from None
+                    # (a staff tester's '5,R05,abc' was taken without a word, and a label with a comma,
+                    # '1,=HYPERLINK("http://x","R01")', cut at it: Facets' fields are separated by commas)
+                    what = "anchor value" if code == "A" else "value after the label (Facets: a starting value)"
+                    raise InputError(f"{what} {_q(parts[2].strip())} of element {e} of facet {facet.name} is not "
+                                     "a number (a label holding a comma is cut there: Facets' fields are separated by "
+                                     "commas)", path, eln) from None
+                if code == "A":
+                    facet.anchors[e] = value
+                elif not any(n.startswith(f"{path}:") and f"{facet.name}: starting values" in n for n in notes):
+                    notes.append(f"{path}:{eln}: {facet.name}: starting values after the elements' labels are not "
+                                 "used (the facet is not anchored; ratercal's fits need none)")
         # labels that do not tell the elements apart (two alike, or one that is another element's
         # number, as element 1 labelled '3' beside an unlabelled element 3): the numbers are written
         if code == "D":   # a dummy facet: every element anchored at 0

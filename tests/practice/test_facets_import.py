@@ -107,6 +107,12 @@ def test_data_file_and_guilford_range(tmp_path):
     (("?,?,?B,?B,R9", "?,?,?B,?B,P"), "spec.txt:13: model scale 'P' is not supported"),
     (("facets = 4", "facets = 5"), "Facets = 5 but Labels= lists 4 facet(s)"),
     (("04,3,1,12,9", "04,C,1,12,9"), "spec.txt:35: Essay: element 'C' is not an element number"),
+    # (a staff tester's: a value after a label that is no number, and a label holding a comma, taken without a word)
+    (("2,B\n", "2,B,abc\n"), "spec.txt:21: value after the label (Facets: a starting value) 'abc' of element 2 "
+                             "of facet Essay is not a number"),
+    (("2,B\n", '2,=HYPERLINK("http://x","B")\n'), "spec.txt:21: value after the label (Facets: a starting value) "
+                                                  "'\"B\")' of element 2 of facet Essay is not a number (a label "
+                                                  "holding a comma is cut there"),
 ])
 def test_unsupported_is_one_line_naming_the_line(tmp_path, change, message):
     spec = write(tmp_path, ESSAYS.replace(*change))
@@ -370,3 +376,13 @@ def test_the_readmes_import_facets_example_runs(tmp_path):
     assert cmd[:2] == ["check", str(tmp_path / "essays.csv")]
     out = run(*cmd, "--no-rasch")
     assert out.exit_code == 0, out.output
+
+
+def test_starting_values_of_a_facet_not_anchored_are_said_to_be_unused(tmp_path):
+    """``2,B,0.7`` in a facet not anchored is Facets' starting value: taken without a word before; now a note."""
+    spec = write(tmp_path, ESSAYS.replace("2,B\n", "2,B,0.7\n").replace("3,C\n", "3,C,-0.2\n"))
+    res = run("import-facets", spec)
+    assert res.exit_code == 0, res.output
+    said = [line for line in res.stderr.splitlines() if "starting values" in line]
+    assert said == [f"warning: {spec}:21: Essay: starting values after the elements' labels are not used (the facet is "
+                    "not anchored; ratercal's fits need none)"], res.stderr
