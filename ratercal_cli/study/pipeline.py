@@ -199,6 +199,24 @@ def _jsonable(obj):
     return json.loads(json.dumps(obj, sort_keys=True, default=str))
 
 
+def first_stale(stage: Stage, seen: dict | None = None):
+    """The first stage of ``stage``'s chain, dependencies first, that :meth:`Stage.is_fresh` finds out of date
+    (its config values, its inputs or its outputs changed since it ran), or None: what :class:`Runner` would
+    redo, found without doing it."""
+    seen = {} if seen is None else seen
+    if stage.key in seen:
+        return seen[stage.key]
+    found = None
+    for dep in stage.deps():
+        found = first_stale(dep, seen)
+        if found is not None:
+            break
+    if found is None and not stage.is_fresh():
+        found = stage
+    seen[stage.key] = found
+    return found
+
+
 class Runner:
     """Brings stages up to date, dependencies first, each at most once."""
 

@@ -150,3 +150,22 @@ def check_scores_current(root) -> None:
                 what = ("changed since `ratercal score` wrote it" if kind == "outputs" else
                         "changed after `ratercal score` read it (adjusted again, e.g. after a change of seed:)")
                 raise InputError(f"{what}; run `ratercal score {root}` (--force to redo it)", root / rel)
+    # ... and of the run's config as it is now: a config edited (its methods, its seed) or simulated again without
+    # `adjust` and `score` left the files agreeing with each other, and a researcher's report showed the old
+    # methods' columns (NO | MN | TLI | PCM where the config now named TMN) without a word
+    from .pipeline import first_stale
+    from .run import Run
+
+    run = Run(root)
+    params = man.get("params", {})
+    try:
+        design = run.design()
+        cells = [design.cell(code) for code in params.get("sets", [])]
+    except (InputError, KeyError, ValueError, OSError):
+        cells = None
+    stale = None if cells is None else first_stale(ScoreStage(run, cells, params.get("variants", ())))
+    if cells is None or stale is not None:
+        where = "" if stale is None or stale.cell is None else f" of set {stale.cell.code}"
+        raise InputError(f"the scores are not of the run's config as it is now ({stale.name if stale else 'the design'}"
+                         f"{where} is out of date with {root / 'config.yaml'}); run `ratercal score {root}`, which "
+                         "redoes what changed", root / "score" / "scores.csv")

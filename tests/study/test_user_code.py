@@ -176,6 +176,20 @@ def test_report_refuses_edited_scores_and_scores_of_older_data(tmp_path, monkeyp
     assert res.exit_code == 2 and "changed after `ratercal score` read it" in res.stderr
     assert run("score", out, "-q").exit_code == 0
     assert run("report", out, "--out", tmp_path / "r", "-q").exit_code == 0
+    # a config simulated again with other methods, or the run's own config edited, without adjust and score: the
+    # files agree with each other, and a researcher's report showed the old methods' columns without a word
+    config = _config(tmp_path, 4)
+    config.write_text(config.read_text().replace('methods: [NO, "own_shift:Shift"]', 'methods: [NO, MN, "own_shift:Shift"]'))
+    assert run("simulate", config, "--out", out, "-q").exit_code == 0
+    res = run("report", out, "--out", tmp_path / "r", "-q")
+    assert res.exit_code == 2 and "scores.csv: the scores are not of the run's config as it is now (equate of set" in \
+        res.stderr, res.stderr
+    assert run("score", out, "-q").exit_code == 0
+    assert run("report", out, "--out", tmp_path / "r", "-q").exit_code == 0
+    assert "MN" in {r["method"] for r in csv.DictReader((out / "score" / "scores.csv").open())}
+    (out / "config.yaml").write_text((out / "config.yaml").read_text().replace("seed: 4", "seed: 5"))
+    res = run("report", out, "--out", tmp_path / "r", "-q")
+    assert res.exit_code == 2 and "is out of date with" in res.stderr and "run `ratercal score" in res.stderr
     # report --out outside RUN takes RUN's lock too (it took none): no stage rewrites what it reads
     from ratercal_cli.io import folder_lock
 
