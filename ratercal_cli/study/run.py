@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +73,7 @@ def _source(root) -> dict:
     return d if isinstance(d, dict) else {}
 
 
-def _refuse_foreign(root: Path, text: str) -> None:
+def _refuse_foreign(root: Path, text: str, config_path=None) -> None:
     """An :class:`InputError` where ``root`` is a folder with files of its own and no run of ratercal's (no
     ``.config-source.json``, the mark :meth:`Run.creating` leaves, and not this config's ``config.yaml``): a
     tester's ``simulate --out .`` in a project folder wrote its ``config.yaml``, ``manifest.json`` and
@@ -83,6 +84,11 @@ def _refuse_foreign(root: Path, text: str) -> None:
     if not root.is_dir() or (root / SOURCE_NAME).exists():
         return
     config = root / CONFIG_NAME
+    if config_path is not None and config.is_file() and os.path.samefile(config_path, config):
+        # (a researcher's project folder: `simulate config.yaml --out .` took its config.yaml for a run's copy, and
+        # the next config simulated there wrote over it, the user's comments gone)
+        raise InputError(f"is the folder of the config {config_path} itself, which the run would keep as its copy "
+                         "and write over: give the run its own --out folder (e.g. --out run)", root)
     if config.is_file() and config.read_bytes() == text.encode("utf-8"):
         return   # (this config's run, killed before its mark was written: resumed)
     theirs = sorted(p.name for p in root.iterdir() if p.name != LOCK_NAME)
@@ -151,7 +157,7 @@ class Run:
         text = config_text(config_path)
         cfg = parse_config(text, source=str(config_path))
         root = Path(root)
-        _refuse_foreign(root, text)
+        _refuse_foreign(root, text, config_path)
         with folder_lock(root, command):
             target = root / CONFIG_NAME
             if not target.exists() or target.read_bytes() != text.encode("utf-8"):

@@ -131,6 +131,20 @@ def test_simulate_into_a_folder_of_ones_own_files_is_refused_whatever_force_says
     assert CliRunner().invoke(cli, ["simulate", str(small), "--out", str(empty), "-q"]).exit_code == 0
     (empty / ".config-source.json").unlink()   # (killed before the mark: the same config resumes)
     assert CliRunner().invoke(cli, ["simulate", str(small), "--out", str(empty), "-q"]).exit_code == 0
+    # the config is the project folder's own config.yaml: the first run took it for the run's copy, and the next
+    # config simulated there wrote over it (a researcher's comments gone)
+    project = tmp_path / "project"
+    project.mkdir()
+    own = project / "config.yaml"
+    own.write_text(small.read_text() + "# my notes on this design\n")
+    res = CliRunner().invoke(cli, ["simulate", str(own), "--out", str(project), "-q"])
+    one_line_error(res, f"{project}: is the folder of the config {own} itself, which the run would keep as its copy "
+                        "and write over: give the run its own --out folder (e.g. --out run)")
+    assert sorted(p.name for p in project.iterdir()) == ["config.yaml"] and own.read_text().endswith("design\n")
+    assert CliRunner().invoke(cli, ["simulate", str(own), "--out", str(project / "run"), "-q"]).exit_code == 0
+    # a run's own config.yaml simulated again into that run (an edited copy) is the run's, as before
+    assert CliRunner().invoke(cli, ["simulate", str(project / "run" / "config.yaml"), "--out", str(project / "run"),
+                                    "-q"]).exit_code == 0
 
 
 class _FullDiskOS:
