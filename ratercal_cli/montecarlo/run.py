@@ -98,6 +98,9 @@ class MonteCarloRun:
             try:
                 old = json.loads(path.read_text())
             except ValueError:
+                old = None
+            if not isinstance(old, dict) or "study" not in old:
+                self._refuse_foreign()
                 old = {}
             if old.get("study") not in (None, self.digest):
                 raise InputError(f"{self.root} holds another study (config {old.get('config')}); "
@@ -105,12 +108,26 @@ class MonteCarloRun:
             if old.get("code") not in (None, code) and any(self.chunk_dir.glob("*/*.csv")):
                 raise InputError(f"the methods' code changed since this run began (code {old['code']}, now "
                                  f"{code}): its chunks would mix two versions; use a new {arg('out')} folder", path)
+        else:
+            self._refuse_foreign()
         write_json(path, {"study": self.digest, "code": code, "config": self.config.source, "name": self.config.name,
                           "generator": self.spec.generator, "true_score": self.spec.true_score,
                           "seed": self.spec.seed, "variants": list(self.spec.variants),
                           "shrinkages": list(self.spec.shrinkages),
                           "methods": list(self.spec.methods), "cut": self.spec.cut,
                           "chunk_size": self.chunk_size})
+
+    def _refuse_foreign(self):
+        """An :class:`InputError` where ``OUT/montecarlo`` holds files and no Monte Carlo run's manifest: a
+        researcher's own ``montecarlo/summary.md`` there was written over without a word (``simulate``
+        refuses such a folder)."""
+        from ..io import LOCK_NAME
+
+        theirs = sorted(p.name for p in self.root.iterdir() if p.name != LOCK_NAME) if self.root.is_dir() else []
+        if theirs:
+            shown = ", ".join(theirs[:4]) + (f" and {len(theirs) - 4} more" if len(theirs) > 4 else "")
+            raise InputError(f"is not empty ({shown}) and holds no Monte Carlo run of ratercal's: give a new or "
+                             f"empty {arg('out')} folder, so that no file of yours is written over", self.root)
 
     def pending(self):
         """Chunks without a valid file."""

@@ -260,6 +260,22 @@ def test_another_study_in_the_same_folder_is_refused(serial_run, tmp_path):
         MonteCarloRun(other, tmp_path / "run").run(quiet=True)
 
 
+def test_a_montecarlo_folder_of_ones_own_files_is_refused(tmp_path):
+    """A researcher's own ``OUT/montecarlo/summary.md`` (no run there) was written over without a word, and so
+    would a ``manifest.json`` of theirs: refused, as ``simulate`` refuses such a folder; nothing is written."""
+    _, cfg = small_config(tmp_path)
+    for name, text in (("summary.md", "my own notes"), ("manifest.json", '{"name": "mine"}')):
+        mine = tmp_path / name.replace(".", "_") / "montecarlo"
+        mine.mkdir(parents=True)
+        (mine / name).write_text(text)
+        with pytest.raises(InputError, match=rf"is not empty \({name}\) and holds no Monte Carlo run of ratercal's"):
+            MonteCarloRun(cfg, mine.parent).run(quiet=True)
+        assert [p.name for p in mine.iterdir()] == [name] and (mine / name).read_text() == text
+    empty = tmp_path / "empty"
+    (empty / "montecarlo").mkdir(parents=True)   # (an empty folder is taken)
+    assert MonteCarloRun(cfg, empty).run(quiet=True)[1] == 0
+
+
 def test_more_replications_reuse_the_chunks_done(serial_run, tmp_path):
     cfg, _ = serial_run
     run = MonteCarloRun(cfg, tmp_path / "run", replications=4, chunk_size=2)
