@@ -123,7 +123,8 @@ class MonteCarloRun:
         refuses such a folder)."""
         from ..io import LOCK_NAME
 
-        theirs = sorted(p.name for p in self.root.iterdir() if p.name != LOCK_NAME) if self.root.is_dir() else []
+        ours = {LOCK_NAME, self.chunk_dir.name}   # (the chunks' folder: each chunk is checked by its digest)
+        theirs = sorted(p.name for p in self.root.iterdir() if p.name not in ours) if self.root.is_dir() else []
         if theirs:
             shown = ", ".join(theirs[:4]) + (f" and {len(theirs) - 4} more" if len(theirs) > 4 else "")
             raise InputError(f"is not empty ({shown}) and holds no Monte Carlo run of ratercal's: give a new or "
