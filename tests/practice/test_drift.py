@@ -122,6 +122,14 @@ def test_the_text_says_which_were_freed_or_held():
     held = dict(row, freed=False, used=0.17)
     text = "\n".join(format_displacement([held]))
     assert "held at their anchors although they drifted (--hold-drifted): rater T4" in text and "freed (" not in text
+    # flagged (|displacement| > 0.5, |t| >= 2) is not drifted: a staff tester's "2 of 17 anchored element(s)
+    # drifted" named a rater whose Holm p was 0.48, held, beside the one that was freed
+    flagged = dict(row, element="T1", displacement=-0.53, t=-2.17, p_holm=0.48, drifted=False, linked=True,
+                   freed=False, used=0.17)
+    text = "\n".join(format_displacement([row, flagged]))
+    assert ("2 of 2 anchored element(s) flagged for drift: rater T4, rater T1; 1 drifted beyond chance (Holm's p < "
+            "0.05): rater T4") in text
+    assert "flagged but held (not significant after Holm over the 2 anchored elements): rater T1" in text
 
 
 def test_hold_drifted_needs_anchors(tmp_path):
