@@ -649,6 +649,12 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         g.signal_warning = _signal_warning(g, where(ratings, g.name))
         if g.signal_warning:
             g.warnings.append(g.signal_warning)
+        if anchors is not None and "MFRM" in g.adjusted:
+            from .anchors import unanchored_raters_note
+
+            note = unanchored_raters_note(g.ratings, anchors)
+            if note:
+                g.warnings.append(where(ratings, g.name) + note)
     res = AdjustResults(ratings, variant, done, groups, cut, int(bootstrap), shrinkage=shrinkage)
     res.anchored = anchored
     return res

@@ -500,6 +500,23 @@ def format_displacement(rows, drift: float = DRIFT_LOGITS) -> list:
     return L
 
 
+def unanchored_raters_note(ratings, anchors: Anchors) -> str:
+    """The raters of ``ratings`` the anchor file ``anchors`` does not hold, as a warning ("" where none): they are
+    measured on the anchors' scale, as Facets measures an element it has no anchor for, and a reader of the
+    summary had nothing to tell a new rater from one held at last year's value (a staff tester's new rater R13)."""
+    held = {str(e) for e in anchors.of(RATER)}
+    if not held:
+        return ""
+    rated = [str(ratings.rater_ids[j]) for j in np.flatnonzero(ratings.ratings_per_rater() > 0)]
+    new = [x for x in rated if x not in held]
+    if not new:
+        return ""
+    shown = ", ".join(new[:8]) + (f" and {len(new) - 8} more" if len(new) > 8 else "")
+    return (f"rater(s) {shown} have no anchor in {anchors.path.name if anchors.path else 'the anchor file'}: "
+            "measured on the anchors' scale, not held (new raters?); --write-anchors writes this run's measures, "
+            "theirs with them, for the next")
+
+
 def analysis_elements(ratings) -> dict:
     """``{facet: labels}`` of an analysis (``rater`` and each facet) for :meth:`Anchors.check`."""
     out = {RATER: [str(ratings.rater_ids[j]) for j in np.flatnonzero(ratings.ratings_per_rater() > 0)]}

@@ -258,3 +258,26 @@ def test_a_freed_rater_stays_in_last_years_average_rater(tmp_path):
     assert abs(freed[~of_t8].mean()) < 0.15, freed[~of_t8].mean()
     # freeing the drifter is for its own students: the others' scores barely move (0.36 before)
     assert abs(freed[~of_t8].mean() - held[~of_t8].mean()) < 0.1
+
+
+def test_a_rater_the_anchor_file_does_not_hold_is_named(tmp_path):
+    """A new rater (no anchor) is measured on the anchors' scale, and a staff tester had nothing to tell it from the
+    raters held at last year's values: adjust names it; with every rater anchored it says nothing."""
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+
+    (y1, _, _, _), (y2, _, _, _) = two_years(seed=3, n=300, drift=0.0)
+    y2 = [[r[0], "T9" if r[1] == "T8" and k % 2 else r[1], *r[2:]] for k, r in enumerate(y2)]   # a new rater, T9
+    f1, f2 = _write(tmp_path / "year1.csv", y1), _write(tmp_path / "year2.csv", y2)
+    a = tmp_path / "last_year.csv"
+    run = CliRunner()
+    assert run.invoke(cli, ["check", str(f1), *OPTS, "--no-rasch", "--write-anchors", str(a)]).exit_code == 0
+    loud = [o for o in OPTS if o != "-q"]
+    res = run.invoke(cli, ["adjust", str(f2), *loud, "-m", "MFRM", "--anchors", str(a), "-o", str(tmp_path / "o.csv")])
+    assert res.exit_code == 0, res.output
+    said = [line for line in res.stderr.splitlines() if "no anchor" in line]
+    assert said == [f"warning: {f2}: rater(s) T9 have no anchor in last_year.csv: measured on the anchors' scale, not "
+                    "held (new raters?); --write-anchors writes this run's measures, theirs with them, for the next"]
+    res = run.invoke(cli, ["adjust", str(f1), *loud, "-m", "MFRM", "--anchors", str(a), "-o", str(tmp_path / "p.csv")])
+    assert res.exit_code == 0 and "no anchor" not in res.stderr and "anchored element(s)" in res.stderr + res.output
