@@ -36,7 +36,7 @@ from ..ratings import Ratings
 from ..vocabulary import NEEDS_TWO_RATERS
 from .agreement import agreement, reading_agreement  # noqa: F401
 from .multiplicity import holm
-from .rater_report import RATER_MODEL, RaterReport, report_and_model
+from .rater_report import RATER_MODEL, RaterReport, fit_rater_model, report_and_model
 from .study_rule import study_recommendation
 from .text import json_clean, num, pvalue, text_table
 
@@ -619,7 +619,7 @@ def _cited(test: str, p: float) -> str:
     return f"{test}, p {'< .001' if p < 0.001 else f'= {p:.3f}'}"
 
 
-def _unselected_basis(ratings: Ratings, model, scale_low: int):
+def _unselected_basis(ratings: Ratings, model):
     """``(ratings, rater model)`` the assignment test reads: with discrepancies resolved, the papers' first two
     readings and a rater model of them.  The third reading kept with the nearer of the first two drops a harsh
     rater's readings where the third agrees with the other: a staff tester's harsh rater reading 95% of papers
@@ -628,7 +628,10 @@ def _unselected_basis(ratings: Ratings, model, scale_low: int):
     first = getattr(ratings, "first_readings", None)
     if first is None or first.n_papers != ratings.n_papers:
         return ratings, model
-    return first, report_and_model(first, scale_low=scale_low)[1]
+    try:   # (the model alone: the rater report of these readings is not shown)
+        return first, fit_rater_model(first)
+    except MethodError:
+        return first, None
 
 
 def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: str = "auto",
@@ -698,7 +701,7 @@ def check_ratings(ratings: Ratings, group=None, scale_low: int = 0, assignment: 
             model_p))
     warranted = bool(warranted_by)
     if found is None and (rasch or assignment != "auto"):
-        basis, basis_model = _unselected_basis(ratings, model, scale_low) if rasch else (ratings, model)
+        basis, basis_model = _unselected_basis(ratings, model) if rasch else (ratings, model)
         found = decide_assignment(basis, assignment, model=basis_model if getattr(basis_model, "measured", None)
                                   is not None else None, clusters=clusters, cluster_labels=cluster_labels,
                                   cluster_source=cluster_source, alpha=min(alpha, ASSIGNMENT_ALPHA),

@@ -409,6 +409,7 @@ def _read_labels(lines: _Lines, path, at, notes) -> list:
         facet = Facet(int(head[0]), head[1].strip() or f"facet{head[0]}", code=code, line=ln)
         if any(f.number == facet.number for f in facets):
             raise InputError(f"facet {facet.number} is listed twice in Labels=", path, ln)
+        starting_said = False   # (Facets' starting values: said once a facet)
         for eln, etext in _read_block(lines, ""):
             if etext.strip() == "*":
                 break
@@ -445,7 +446,8 @@ def _read_labels(lines: _Lines, path, at, notes) -> list:
                                      "commas)", path, eln) from None
                 if code == "A":
                     facet.anchors[e] = value
-                elif not any(n.startswith(f"{path}:") and f"{facet.name}: starting values" in n for n in notes):
+                elif not starting_said:
+                    starting_said = True
                     notes.append(f"{path}:{eln}: {facet.name}: starting values after the elements' labels are not "
                                  "used (the facet is not anchored; ratercal's fits need none)")
         # labels that do not tell the elements apart (two alike, or one that is another element's

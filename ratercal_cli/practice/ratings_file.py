@@ -1603,17 +1603,17 @@ def _third_readings(table, usable, p_arr, s_arr, resolve, threshold, reading_ord
     # papers, and with facets the paper x criterion cells too: a staff tester's rubric of 104 papers read a third
     # time was told "210 paper(s)", its cells
     papers = _n_distinct(p_arr[resolved])
-    counted = f"{papers} paper(s)" + (f" ({n_res} paper x {' x '.join(fcols)} cells)" if fcols and n_res != papers else "")
+    of_cells = f" ({n_res} paper x {' x '.join(fcols)} cells)" if fcols and n_res != papers else ""
     if resolve:
         table.flag_codes[usable[~keep]] = DROPPED
         if n_res:
-            table.warnings.append(f"{path}: {counted.replace(' paper(s)', ' discrepant paper(s)', 1)}{where} resolved: "
-                                  "the third rating kept with the nearer of the first two")
+            table.warnings.append(f"{path}: {papers} discrepant paper(s){of_cells}{where} resolved: the third "
+                                  "rating kept with the nearer of the first two")
     else:
         keep = np.ones_like(keep)
         if n_res:
             table.warnings.append(
-                f"{path}: {counted}{where} have a third rating after two more than "
+                f"{path}: {papers} paper(s){of_cells}{where} have a third rating after two more than "
                 f"{threshold} point(s) apart; all three used (give {mention('resolve_discrepancies', True)} to "
                 "keep the two nearest)")
     no_order = (f"{path}: no {DEFAULT_ORDER_COLUMN} column: the first two ratings of a paper are taken to "
