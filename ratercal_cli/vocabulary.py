@@ -130,11 +130,16 @@ REPORT_FILES = {
 }
 
 
+#: the mark of a report's folder (:mod:`ratercal_cli.report`: written first; a folder with files and no mark nor
+#: report of ratercal's is not written into)
+REPORT_MARK = ".ratercal-report"
+
+
 def own_report_files(out) -> list:
-    """The files of a report in ``out`` that the report writes: ``report.md`` and, in its subfolders, the
-    names of :data:`REPORT_FILES`."""
+    """The files of a report in ``out`` that the report writes: ``report.md``, its mark and, in its subfolders,
+    the names of :data:`REPORT_FILES`."""
     out = Path(out)
-    files = [out / "report.md"] if (out / "report.md").is_file() else []
+    files = [out / name for name in ("report.md", REPORT_MARK) if (out / name).is_file()]
     for sub, pattern in REPORT_FILES.items():
         if (out / sub).is_dir():
             files += [p for p in (out / sub).iterdir() if p.is_file() and pattern.fullmatch(p.name)]

@@ -9,7 +9,9 @@ map of distances between methods) ``RUN/<code>/equate/<variant>/adjusted.csv`` w
     comparison/<name>.{md,csv,tex} published beside regenerated, differences marked
     figures/*.png                  Figures 3, 4, 5, RMSE by facet, MDS map of methods
 
-A run with several variants gets one such tree per variant under ``out_dir/<variant>/``.
+A run with several variants gets one such tree per variant under ``out_dir/<variant>/``, each with
+the mark :data:`MARK` (written first) that tells a later build the folder is a report's
+(:func:`_refuse_out`: no other folder with files is written into, nor the run's own folders).
 Nothing written depends on the time or the machine's paths, so re-running gives identical files.
 """
 
@@ -24,12 +26,18 @@ import numpy as np
 from ..errors import InputError
 from ..io import write_text
 from ..vocabulary import REPORT_FILES as OWN_NAMES   # (the names the report writes, per subfolder)
+from ..vocabulary import REPORT_MARK
 from . import figures, render
 from .mds import classical_mds, rmsd_matrix
 from .tables import (Table, all_tables, comparisons, facet_table, facet_tables_from_published, is_denny_run,
                      read_scores)
 
 __all__ = ["build_report", "method_distances"]
+
+#: the mark of a report's folder, written before anything else in it (an interrupted build resumes there)
+MARK = REPORT_MARK
+#: the first line of every report's ``report.md`` (folders built before the mark was written have it)
+INDEX_TITLE = "# ratercal report: "
 
 
 def _read_paper_scores(path, columns):
@@ -104,6 +112,39 @@ def _say(quiet, msg):
         print(msg, file=sys.stderr)
 
 
+def _refuse_out(run_dir: Path, out: Path) -> None:
+    """An :class:`InputError` where writing a report into ``out`` could change a file not the report's:
+    ``out`` the run folder itself or in one of its stage folders (a tester's ``--out RUN/score`` wrote
+    ``report.md`` and ``tables/`` among the score stage's files), or a folder holding files and no report
+    (no :data:`MARK`, no ``report.md`` of a report's): a researcher's own ``report.md`` there was written
+    over, and files named like the report's tables in its ``tables/`` pruned as stale."""
+    run_r, out_r = run_dir.resolve(), out.resolve()
+    if out_r == run_r or out_r in run_r.parents:
+        raise InputError(f"{'is the run folder' if out_r == run_r else 'holds the run'} {run_dir}"
+                         f"{' itself' if out_r == run_r else ''}: give the report a folder of its own (the default is {run_dir / 'report'})", out)
+    if run_r in out_r.parents:
+        top = run_r / out_r.relative_to(run_r).parts[0]
+        if top.name == "report":   # (the default: the run's report folder, files of the user's beside its own)
+            return
+        if top.is_file() or (top.is_dir() and next(top.rglob("manifest.json"), None) is not None):
+            raise InputError(f"is in {top.name}/, a folder of the run's stages, whose files the stages write and "
+                             f"check: give the report a folder of its own (the default is {run_dir / 'report'})",
+                             out)
+    if not out.is_dir() or (out / MARK).is_file():
+        return
+    try:
+        with open(out / "report.md", encoding="utf-8") as fh:
+            if fh.readline().startswith(INDEX_TITLE):
+                return   # (a report built before the mark was written)
+    except (OSError, UnicodeDecodeError):
+        pass
+    theirs = sorted(p.name for p in out.iterdir())
+    if theirs:
+        shown = ", ".join(theirs[:4]) + (f" and {len(theirs) - 4} more" if len(theirs) > 4 else "")
+        raise InputError(f"is not empty ({shown}) and holds no report of ratercal's: give a new or empty --out "
+                         "folder, so that no file of yours is written over", out)
+
+
 def _build_variant(run_dir, out, d, quiet, batch, draw=True, jobs=None):
     """One variant's report; its figures are noted in ``batch`` (a :class:`figures.FigureBatch`)
     and drawn together at the end."""
@@ -170,7 +211,7 @@ def _model_figures(fdir, d, batch, jobs):
 
 def _write_index(out, d, tables, comps, md_tables, md_comps, mds_md, figs, drawn=True):
     by_name = {c.name: c for c in comps}
-    lines = [f"# ratercal report: variant `{d.variant}`", "",
+    lines = [f"{INDEX_TITLE}variant `{d.variant}`", "",
              f"{len(d.sets)} data sets, methods {', '.join(d.methods)}.", ""]
     if comps:
         n_rep = sum(c.n_reproduced for c in comps)
@@ -217,8 +258,13 @@ def build_report(run_dir, out_dir, quiet=False, draw=True, jobs=None):
     if not data:
         raise InputError("no rows", run_dir / "score" / "scores.csv")
     summary = {}
+    outs = {variant: out_dir if len(data) == 1 else out_dir / variant for variant in data}
+    for out in outs.values():
+        _refuse_out(run_dir, out)
+    for out in outs.values():
+        write_text(out / MARK, "ratercal report folder: `ratercal report` writes and prunes its files here\n")
     with figures.FigureBatch() as batch:   # a report failed half-way stops the figures it started
         for variant, d in data.items():
-            out = out_dir if len(data) == 1 else out_dir / variant
+            out = outs[variant]
             summary[variant] = _build_variant(run_dir, out, d, quiet, batch, draw, jobs)
     return summary

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from ratercal_cli.report import build_report, figures, method_distances
+from ratercal_cli.report import MARK, build_report, figures, method_distances
 from ratercal_cli.report.mds import classical_mds, rmsd_matrix
 
 from conftest import METHODS
@@ -131,6 +131,7 @@ def test_build_report_twice_gives_identical_files(run, tmp_path):
     # even of the same types, are left alone
     (tmp_path / "r2" / "figures").mkdir(parents=True)
     (tmp_path / "r2" / "tables").mkdir(parents=True)
+    (tmp_path / "r2" / MARK).write_text("")   # (a report's folder: another folder with files is refused)
     (tmp_path / "r2" / "figures" / "fig09_old.png").write_bytes(PNG)
     (tmp_path / "r2" / "tables" / "table99_old.tex").write_text("x")
     mine = {"figures/notes.txt": b"mine", "figures/my_plot.png": PNG, "tables/my_sums.csv": b"a,b\n"}

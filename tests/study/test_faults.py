@@ -109,6 +109,10 @@ def test_simulate_into_the_run_of_another_config_is_refused_unless_forced(small,
     assert sorted(p.relative_to(run).as_posix() for p in (run / "report").rglob("*")) == [
         "report/figures", "report/figures/mine.png", "report/notes.md"]   # ... but not the user's own
     assert (run / "config.yaml").read_text() == other.read_text()
+    # RUN/report is the report's folder, the user's files beside its own or not
+    for command in ("adjust", "score", "report"):
+        assert CliRunner().invoke(cli, [command, str(run), "-q"]).exit_code == 0
+    assert (run / "report" / "notes.md").read_text() == "my notes" and (run / "report" / "report.md").exists()
 
 
 def test_simulate_into_a_folder_of_ones_own_files_is_refused_whatever_force_says(small, tmp_path):

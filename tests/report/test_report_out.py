@@ -1,0 +1,81 @@
+"""Where ``report`` may write: never the run's own folders, nor over a folder of the user's files."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from ratercal_cli.errors import InputError
+from ratercal_cli.report import MARK, build_report
+
+from support import write_design
+
+
+def _run(root):
+    """A scored run of two sets, written by hand (the report reads the design and the scores)."""
+    write_design(root, ["0151", "2153"])
+    (root / "score").mkdir(parents=True)
+    (root / "score" / "manifest.json").write_text("{}")   # (a stage folder: its manifest)
+    with open(root / "score" / "scores.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["set", "method", "variant", "rmse", "r", "maxdiff"])
+        for code in ("0151", "2153"):
+            for i, m in enumerate(("NO", "MN")):
+                w.writerow([code, m, "faithful", 0.5 + 0.1 * i, 0.9, 1.0 + i])
+    return root
+
+
+def test_report_refuses_the_run_and_its_stage_folders(tmp_path):
+    root = _run(tmp_path / "run")
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    with pytest.raises(InputError, match="is the run folder"):
+        build_report(root, root, quiet=True, draw=False)
+    with pytest.raises(InputError, match="score/, a folder of the run's stages"):
+        build_report(root, root / "score", quiet=True, draw=False)
+    with pytest.raises(InputError, match="score/, a folder of the run's stages"):
+        build_report(root, root / "score" / "sub", quiet=True, draw=False)
+    with pytest.raises(InputError, match="holds the run"):
+        build_report(root, tmp_path, quiet=True, draw=False)
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before   # nothing written
+    (root / "report").mkdir()
+    (root / "report" / "notes.md").write_text("mine")   # the default folder: the run's report's, whatever it holds
+    build_report(root, root / "report", quiet=True, draw=False)
+    assert (root / "report" / MARK).is_file() and (root / "report" / "report.md").is_file()
+    assert (root / "report" / "notes.md").read_text() == "mine"
+
+
+def test_report_refuses_a_folder_of_the_users_files_and_resumes_its_own(tmp_path):
+    root = _run(tmp_path / "run")
+    mine = tmp_path / "mine"
+    (mine / "tables").mkdir(parents=True)
+    (mine / "report.md").write_text("my notes\n")
+    (mine / "tables" / "table07_rmse.csv").write_text("my table\n")   # (a name the report prunes as stale)
+    with pytest.raises(InputError, match=r"is not empty \(report.md, tables\) and holds no report of ratercal's"):
+        build_report(root, mine, quiet=True, draw=False)
+    assert (mine / "report.md").read_text() == "my notes\n"
+    assert (mine / "tables" / "table07_rmse.csv").read_text() == "my table\n"
+    assert not (mine / MARK).exists()
+    # a report's folder, interrupted before its report.md was written: its mark lets the build go on
+    out = tmp_path / "out"
+    build_report(root, out, quiet=True, draw=False)
+    (out / "report.md").unlink()
+    (out / "tables" / "table99_old.csv").write_text("x")
+    build_report(root, out, quiet=True, draw=False)
+    assert (out / "report.md").read_text().startswith("# ratercal report: variant `faithful`")
+    assert not (out / "tables" / "table99_old.csv").exists()
+    # a report built before the mark was written is known by its report.md
+    (out / MARK).unlink()
+    build_report(root, out, quiet=True, draw=False)
+    assert (out / MARK).is_file()
+
+
+def test_report_command_says_where_in_one_line(faithful_run):
+    from support import run
+
+    root = faithful_run.root
+    for out, words in ((root / "score", "score/, a folder of the run's stages"),
+                       (root / "2151" / "obsgen", "2151/, a folder of the run's stages")):
+        r = run("report", root, "--out", out, "--quiet")
+        assert r.exit_code == 2
+        assert r.output.count("\n") == 1 and words in r.output and not out.joinpath(MARK).exists()
