@@ -330,7 +330,8 @@ def create_app(token: str | None = None, port: int | None = None, folder: Path |
             return go(f"/d/{u.id}/decision")
         if u.years:
             return page("years.html", u=u, years=_years(u), s=u.settings, files=True)
-        return page("files.html", u=u, groups=_decision(u), s=u.settings)
+        return page("files.html", u=u, groups=_decision(u), s=u.settings,
+                    warnings=[work.app_words(w) for w in u.adjusted.warnings])
 
     async def download(request):
         u = find(request)

@@ -163,6 +163,9 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
              f'<p class="meta">{_e(memo_date())} &middot; ratercal {_e(__version__)} &middot; input SHA-256 '
              f"<code>{_e(sha256)}</code></p>", "<h2>Decision</h2>"]
     shrunk = False
+    # (anchored: the memo told a staff tester "To check: check recommends ... TLI (shrunk)", a method that cannot
+    # keep the earlier year's scale)
+    anchored = getattr(adjusted, "anchored", None) is not None
     for g in adjusted.groups:
         tag = r.group_tag(g.name) if r.group is not None else "All students"
         reps = _reports(check, r, g.name)
@@ -196,11 +199,16 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                 dec = getattr(rep, "decision", None)
                 same = method == "recommended" or (dec.given_by(applied) if dec is not None
                                                    else applied == rep.recommendation)
-                if not same:
+                if not same and anchored:
+                    items.append(f"{_e(method_words(applied))} holds the scores on the anchors' scale (the earlier "
+                                 "calibration's), which the methods that check weighs for this file alone cannot.")
+                elif not same:
                     items.append(f"{_e(method_words(applied))} was chosen instead of the recommended method.")
             advice = _advice(rep)
             basis = _basis(rep) if same else None   # (the decision above names the method: its basis alone)
-            said = (None if not advice else f"To check: {_e(advice)}" if not same else
+            said = (None if not advice else
+                    f"For this file alone, without the anchors: {_e(advice)}" if not same and anchored else
+                    f"To check: {_e(advice)}" if not same else
                     f"It is check's recommendation; its basis: {_e(basis)}" if basis else
                     f"It is check's recommendation: {_e(advice.removeprefix('check recommends '))}")
             if said and said not in items:   # once, where the criteria share it
@@ -275,6 +283,10 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                      for row in rows[:LISTED]]
             parts.append(f"<p>Closest to a cut first: {_e(', '.join(named))}{more}. "
                          "A second look (another reading) is worth its cost where a student's level matters most.</p>")
+    if adjusted.warnings:   # (what the command line prints and the report lists: a staff tester's memo of random
+        # scores, signed off in the app, said nothing of "the file's papers do not differ detectably")
+        parts.append("<h2>What the adjustment warned</h2><ul>"
+                     + "".join(f"<li>{_e(w)}</li>" for w in adjusted.warnings) + "</ul>")
     if r.notes:   # (what reading the file said: readings resolved, left out or skipped, labels merged, a scale taken
         # from the data; a staff tester's memo, the page signed off, said none of it)
         parts.append("<h2>What reading the file said</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in r.notes)

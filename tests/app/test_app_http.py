@@ -977,3 +977,56 @@ def test_a_school_read_across_by_its_raters_is_not_guessed_as_the_group():
               for r in columns]
     g = guess_columns(list(people[0]), people)
     assert g.rater_cols == ["Adams", "Baker", "Chen"] and g.group is None
+
+
+def random_export(seed=11, n=150) -> bytes:
+    """``n`` students read by two of 6 raters, every score drawn at random on 1-6: no paper differs from another."""
+    import random
+
+    rng = random.Random(seed)
+    out = ["student,rater,score"]
+    for p in range(1, n + 1):
+        for r in rng.sample([f"R{k}" for k in range(1, 7)], 2):
+            out.append(f"S{p:03d},{r},{rng.randint(1, 6)}")
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_the_adjustments_warnings_are_on_the_files_page_and_in_the_memo(client):
+    """Random scores adjusted in the app: the command line and the report warn that the papers do not differ
+    detectably; the files page and the memo, the page a committee signs, said nothing (a staff tester)."""
+    from ratercal_cli.practice.adjust import adjust
+    from ratercal_cli.practice.ratings_file import read_ratings_table
+
+    c = login(client)
+    uid, u = upload(c, random_export(), "random.csv")
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    c.post(f"/d/{uid}/adjust", data={"method": "TLI"})
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    # the library's warnings on the same file, as the command line prints them
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "random.csv"
+        path.write_bytes(random_export())
+        expected = [w.replace(str(path), "random.csv") for w in   # (the page names the file as the user knows it)
+                    adjust(read_ratings_table(path, scale=(1, 6), paper_col="student").ratings, "TLI").warnings]
+    signal = [w for w in expected if "do not differ detectably" in w]
+    assert len(signal) == 1
+    box = r.text.split('id="adjust_warnings"')[1].split("</div>")[0]
+    memo = c.get(f"/d/{uid}/file/memo").text
+    section = memo.split("<h2>What the adjustment warned</h2>")[1].split("</ul>")[0]
+    assert [html.unescape(p.split("</p>")[0]) for p in box.split('<p class="warn">')[1:]] == expected
+    assert [html.unescape(li.split("</li>")[0]) for li in section.split("<li>")[1:]] == expected
+    # a file whose raters and papers differ: no such box
+    uid, u = upload(c, small_export(), "small.csv")
+    c.post(f"/d/{uid}/columns", data={"paper": "Student ID", "rater": "Reader", "score": "Points", "scale": "1-6",
+                                      "order": "Reading"})
+    run_job(c, u, f"/d/{uid}/job")
+    c.post(f"/d/{uid}/adjust", data={"method": "TLI"})
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done" and u.adjusted.warnings == [] and 'id="adjust_warnings"' not in r.text
+    assert "What the adjustment warned" not in c.get(f"/d/{uid}/file/memo").text

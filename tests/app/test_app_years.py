@@ -120,6 +120,10 @@ def test_two_years_linked_through_their_raters(client, tmp_path):
     assert "year 1 (scores 2024.csv)" in memo and "freed (measured afresh" in memo
     # the raters held at their anchors, R3 not among them (a staff tester's memo listed the freed one there)
     assert "<th>anchored raters</th><td>R1, R2, R4, R5, R6</td>" in memo
+    # check's pick for the year alone is not a method to check instead: it cannot use the anchors
+    assert "To check:" not in memo and "was chosen instead" not in memo
+    assert "holds the scores on the anchors' scale (the earlier calibration's)" in memo
+    assert "For this file alone, without the anchors: check recommends" in memo
     # held at their anchors instead (--hold-drifted): R3's students carry its drift, lower than freed
     c.post(f"/d/{uid}/adjust", data={"hold_drifted": "on"})
     assert u.job.wait(180) and u.job.state == "done", u.job.error
