@@ -650,11 +650,11 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
         if g.signal_warning:
             g.warnings.append(g.signal_warning)
         if anchors is not None and "MFRM" in g.adjusted:
-            from .anchors import unanchored_raters_note
+            from .anchors import absent_anchors_note, unanchored_raters_note
 
-            note = unanchored_raters_note(g.ratings, anchors)
-            if note:
-                g.warnings.append(where(ratings, g.name) + note)
+            for note in (absent_anchors_note(g.ratings, anchors), unanchored_raters_note(g.ratings, anchors)):
+                if note:
+                    g.warnings.append(where(ratings, g.name) + note)
     res = AdjustResults(ratings, variant, done, groups, cut, int(bootstrap), shrinkage=shrinkage)
     res.anchored = anchored
     return res

@@ -110,11 +110,12 @@ class Anchors:
             names = list(dict.fromkeys(a.facet for a in unknown))
             raise self._error(f"anchored facet(s) {', '.join(names)} not in this analysis (its facets: "
                               f"{', '.join(elements)})", unknown[0], "facet")
-        missing = [a for a in self.elements
-                   if a.facet != THRESHOLD and a.element not in set(map(str, elements[a.facet]))]
-        if missing:
-            raise self._error(f"anchored element(s) not in the data: {_listed(missing, lambda a: f'{a.facet} {a.element}')}",
-                              missing[0], "element")
+        missing = self._absent(elements)
+        raters = [a for a in self.elements if a.facet == RATER]
+        if raters and all(a in missing for a in raters):   # (some absent: raters who left, said and unused)
+            raise self._error(f"none of the anchored raters is in the data "
+                              f"({_listed(raters, lambda a: f'{a.facet} {a.element}')}): nothing holds this file's "
+                              "raters to the anchors' scale", raters[0], "element")
         thresholds = [a for a in self.elements if a.facet == THRESHOLD]
         shared = [a for a in thresholds if not a.level]
         if steps_by is not None and shared:
@@ -137,6 +138,18 @@ class Anchors:
                      f"thresholds {_listed(off, lambda a: a.element)} are not steps")
             raise self._error(f"{which} of the scale {scale} (the category a threshold leads into: {scale.low + 1} "
                               f"to {scale.high})", off[0], "element")
+
+    def _absent(self, elements: dict) -> list:
+        """The anchored elements (not thresholds) of a facet of ``elements`` that are not among its labels."""
+        known = {f: set(map(str, labels)) for f, labels in elements.items()}
+        return [a for a in self.elements if a.facet != THRESHOLD and a.element not in known.get(a.facet, ())]
+
+    def in_data(self, ratings) -> "Anchors":
+        """These anchors without the elements that ``ratings`` do not hold (a rater who left since the
+        calibration: Facets leaves an anchored element without data unused, and so does the fit here;
+        :func:`absent_anchors_note` says which)."""
+        absent = set(map(id, self._absent(analysis_elements(ratings))))
+        return Anchors(self.model, self.scale, [a for a in self.elements if id(a) not in absent], self.path)
 
     def check_ratings(self, ratings, steps_by: str | None = None) -> None:
         """:meth:`check` against an analysis of ``ratings`` (MFRM), before anything is fitted."""
@@ -517,6 +530,18 @@ def unanchored_raters_note(ratings, anchors: Anchors) -> str:
             "theirs with them, for the next")
 
 
+def absent_anchors_note(ratings, anchors: Anchors) -> str:
+    """The anchored elements that ``ratings`` do not hold, as a warning ("" where none): their anchors are
+    unused (:meth:`Anchors.in_data`).  An anchored rater absent from this year's file was an error, where a rater
+    who left since the calibration is common (a staff tester); beside the raters without an anchor
+    (:func:`unanchored_raters_note`) it also shows a label spelt two ways in the two years."""
+    absent = anchors._absent(analysis_elements(ratings))
+    if not absent:
+        return ""
+    return (f"anchored element(s) of {anchors.path.name if anchors.path else 'the anchor file'} not in the data, "
+            f"their anchors unused (raters who left?): {_listed(absent, lambda a: f'{a.facet} {a.element}', most=8)}")
+
+
 def analysis_elements(ratings) -> dict:
     """``{facet: labels}`` of an analysis (``rater`` and each facet) for :meth:`Anchors.check`."""
     out = {RATER: [str(ratings.rater_ids[j]) for j in np.flatnonzero(ratings.ratings_per_rater() > 0)]}
@@ -563,6 +588,7 @@ def fit_mfrm(ratings, anchors: Anchors | None = None, steps_by: str | None = Non
     tf = None if steps_by is None else list(ratings.facets).index(steps_by)
     if anchors is not None:   # before the free fit: a file that does not fit is refused at once
         anchors.check_ratings(ratings, steps_by)
+        anchors = anchors.in_data(ratings)
     free = make_method("MFRM", threshold_facet=tf).fit(ratings, facet=facet)
     if anchors is None:
         return free, []

@@ -165,7 +165,10 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
         if calibrate:
             res.calibration = calibration(fit_mfrm(ratings, steps_by=steps_by)[0], ratings, steps_by=steps_by)
         if anchors is not None:
+            from .anchors import absent_anchors_note
+
             res.anchored = anchored_rows
+            res.anchor_notes = [n for n in (absent_anchors_note(ratings, anchors),) if n]
             if not ratings.facets:
                 _anchored_rater_reports(res, anchored_est)
             _displacement_in_reports(res)
@@ -409,6 +412,8 @@ class CheckResults:
     rubric: list | None = None
     #: with anchors: each anchored element's displacement (:func:`.anchors.displacement`)
     anchored: list | None = None
+    #: with anchors: what the anchors' reader should know (anchored elements not in the data)
+    anchor_notes: list = field(default_factory=list)
     #: with ``calibrate``: the free MFRM's :class:`~.anchors.Anchors`
     calibration: object = None
     #: with groups: the rater x group interaction of one joint MFRM (:class:`.bias.BiasTable`)
@@ -474,7 +479,7 @@ class CheckResults:
         warnings of reading, per group the report, and the bias."""
         r = self.ratings
         return {"file": r.source, "scale": f"{r.scale_low}-{r.scale_low + r.max_score}",
-                "group_column": r.group_name, "warnings": list(r.notes),
+                "group_column": r.group_name, "warnings": list(r.notes) + self.anchor_notes,
                 "groups": [dict(rep.to_dict(), **self._simulation(k)) for k, rep in enumerate(self.reports)],
                 "bias": json_clean(self.bias),
                 **({"facets": list(r.facets), "rubric": [{"group": name, **rep.to_dict()} for name, rep in self.rubric]
@@ -553,7 +558,8 @@ class CheckResults:
         if self.anchored is not None:
             from .anchors import format_displacement
 
-            parts += ["\n" + GROUP_RULE + "\n", "\n".join(format_displacement(self.anchored))]
+            parts += ["\n" + GROUP_RULE + "\n", "\n".join(format_displacement(self.anchored)
+                                                          + [f"  {n}" for n in self.anchor_notes])]
         return "\n".join(parts)
 
     def to_frame(self, table: str = "raters"):

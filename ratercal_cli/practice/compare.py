@@ -239,6 +239,10 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
             if name in mfrm and "MFRM" in applied.adjusted:
                 applied.adjusted["MFRM"] = mfrm[name].transform(g)
             scores = {c: applied.adjusted[c].paper + ratings.scale_low for c in codes if c in applied.adjusted}
+        if anchors is not None and name in mfrm:
+            from .anchors import absent_anchors_note
+
+            notes += [n for n in (absent_anchors_note(g, anchors),) if n]
         if len(scores) < 2:
             from ..errors import RatercalError
 
