@@ -189,9 +189,10 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
     try:
         levels, one_cut = cuts(src.settings, ratings)
         job.stage(f"Adjusting by {method}" + (" on the earlier year's scale" if anchors is not None else ""))
-        adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP,
-                          anchors=anchors, hold_drifted=hold_drifted,
-                          checked=simulated(src, ratings, checked, method) if anchors is None else None)
+        with naming_flags(_named):   # (its warnings name the page's settings, as check's do)
+            adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP,
+                              anchors=anchors, hold_drifted=hold_drifted,
+                              checked=simulated(src, ratings, checked, method) if anchors is None else None)
         change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
         out.mkdir(parents=True, exist_ok=True)
         suffix = ".xlsx" if src.workbook else (".tsv" if table.delimiter == "\t" else ".csv")
