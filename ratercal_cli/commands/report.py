@@ -15,9 +15,9 @@ from . import command
               help="Output folder (default: RUN/report).  A stale file of the report's own in "
                    "DIR/tables, DIR/comparison or DIR/figures (named like table*.md/.csv/.tex, "
                    "fig*.png, *_by_facet.png, ...) that this build does not write is deleted; "
-                   "other files are left alone.  Refused: the run folder or one of its stage "
-                   "folders, and a folder with files but no report of ratercal's (its mark, "
-                   ".ratercal-report, is written first).")
+                   "other files are left alone.  Refused: the run folder, a folder holding it or one of its "
+                   "stage folders, and a folder that is no report's (its mark, .ratercal-report, is written "
+                   "first) holding a report.md or such a table or figure of another's.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress messages.")
 def report(run, out, quiet):
     """Turn RUN/score/*.csv into the dissertation's tables (Markdown, CSV, LaTeX) and figures (PNG).

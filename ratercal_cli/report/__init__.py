@@ -11,13 +11,15 @@ map of distances between methods) ``RUN/<code>/equate/<variant>/adjusted.csv`` w
 
 A run with several variants gets one such tree per variant under ``out_dir/<variant>/``, each with
 the mark :data:`MARK` (written first) that tells a later build the folder is a report's
-(:func:`_refuse_out`: no other folder with files is written into, nor the run's own folders).
+(:func:`_refuse_out`: a file of another's that the report would write over or remove stops it, and so does
+a folder of the run's own).
 Nothing written depends on the time or the machine's paths, so re-running gives identical files.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from pathlib import Path
 
@@ -26,7 +28,7 @@ import numpy as np
 from ..errors import InputError
 from ..io import write_text
 from ..vocabulary import REPORT_FILES as OWN_NAMES   # (the names the report writes, per subfolder)
-from ..vocabulary import REPORT_MARK
+from ..vocabulary import REPORT_MARK, own_report_files
 from . import figures, render
 from .mds import classical_mds, rmsd_matrix
 from .tables import (Table, all_tables, comparisons, facet_table, facet_tables_from_published, is_denny_run,
@@ -112,37 +114,46 @@ def _say(quiet, msg):
         print(msg, file=sys.stderr)
 
 
-def _refuse_out(run_dir: Path, out: Path) -> None:
-    """An :class:`InputError` where writing a report into ``out`` could change a file not the report's:
-    ``out`` the run folder itself or in one of its stage folders (a tester's ``--out RUN/score`` wrote
-    ``report.md`` and ``tables/`` among the score stage's files), or a folder holding files and no report
-    (no :data:`MARK`, no ``report.md`` of a report's): a researcher's own ``report.md`` there was written
-    over, and files named like the report's tables in its ``tables/`` pruned as stale."""
-    run_r, out_r = run_dir.resolve(), out.resolve()
+def _refuse_out(run_dir: Path, out_dir: Path, outs) -> None:
+    """An :class:`InputError` where writing the report into ``out_dir`` (its variants' folders ``outs``) could
+    change a file not the report's: ``out_dir`` the run folder, a folder holding it or one in a stage folder
+    of the run (a tester's ``--out RUN/score`` wrote ``report.md`` and ``tables/`` among the score stage's
+    files), or a file; or a variant's folder that is no report's (no :data:`MARK`, no ``report.md`` of a
+    report's) and holds a file the report would write over or prune (:func:`.vocabulary.own_report_files`: a
+    researcher's own ``report.md`` was written over, and files named like the report's tables pruned as
+    stale).  Files of other names are left alone wherever they are."""
+    run_r, out_r = run_dir.resolve(), out_dir.resolve()
+    mine = f"give the report a folder of its own (the default is {run_dir / 'report'})"
     if out_r == run_r or out_r in run_r.parents:
         raise InputError(f"{'is the run folder' if out_r == run_r else 'holds the run'} {run_dir}"
-                         f"{' itself' if out_r == run_r else ''}: give the report a folder of its own (the default is {run_dir / 'report'})", out)
+                         f"{' itself' if out_r == run_r else ''}: {mine}", out_dir)
     if run_r in out_r.parents:
         top = run_r / out_r.relative_to(run_r).parts[0]
-        if top.name == "report":   # (the default: the run's report folder, files of the user's beside its own)
-            return
-        if top.is_file() or (top.is_dir() and next(top.rglob("manifest.json"), None) is not None):
+        if top.name != "report" and (top.is_file() or next(top.rglob("manifest.json"), None) is not None):
             raise InputError(f"is in {top.name}/, a folder of the run's stages, whose files the stages write and "
-                             f"check: give the report a folder of its own (the default is {run_dir / 'report'})",
-                             out)
-    if not out.is_dir() or (out / MARK).is_file():
-        return
+                             f"check: {mine}", out_dir)
+    for out in [out_dir, *outs]:
+        if out.exists() and not out.is_dir():
+            raise InputError(f"is a file, not a folder: {mine}", out)
+    for out in outs:
+        theirs = [] if _is_report(out) else [p for p in own_report_files(out) if p.name != MARK]
+        if theirs:
+            shown = ", ".join(p.relative_to(out).as_posix() for p in theirs[:4])
+            more = f" and {len(theirs) - 4} more" if len(theirs) > 4 else ""
+            raise InputError(f"holds {shown}{more}, which the report would write over or remove, and no report of "
+                             "ratercal's: give a new or empty --out folder, so that no file of yours is lost", out)
+
+
+def _is_report(out: Path) -> bool:
+    """Whether the folder ``out`` is a report's: its :data:`MARK`, or a ``report.md`` a report wrote (before the
+    mark was)."""
+    if (out / MARK).is_file():
+        return True
     try:
         with open(out / "report.md", encoding="utf-8") as fh:
-            if fh.readline().startswith(INDEX_TITLE):
-                return   # (a report built before the mark was written)
+            return re.match(rf"{re.escape(INDEX_TITLE)}variant `[^`]+`$", fh.readline().rstrip("\n")) is not None
     except (OSError, UnicodeDecodeError):
-        pass
-    theirs = sorted(p.name for p in out.iterdir())
-    if theirs:
-        shown = ", ".join(theirs[:4]) + (f" and {len(theirs) - 4} more" if len(theirs) > 4 else "")
-        raise InputError(f"is not empty ({shown}) and holds no report of ratercal's: give a new or empty --out "
-                         "folder, so that no file of yours is written over", out)
+        return False
 
 
 def _build_variant(run_dir, out, d, quiet, batch, draw=True, jobs=None):
@@ -259,8 +270,7 @@ def build_report(run_dir, out_dir, quiet=False, draw=True, jobs=None):
         raise InputError("no rows", run_dir / "score" / "scores.csv")
     summary = {}
     outs = {variant: out_dir if len(data) == 1 else out_dir / variant for variant in data}
-    for out in outs.values():
-        _refuse_out(run_dir, out)
+    _refuse_out(run_dir, out_dir, list(outs.values()))
     for out in outs.values():
         write_text(out / MARK, "ratercal report folder: `ratercal report` writes and prunes its files here\n")
     with figures.FigureBatch() as batch:   # a report failed half-way stops the figures it started

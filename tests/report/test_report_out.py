@@ -12,17 +12,18 @@ from ratercal_cli.report import MARK, build_report
 from support import write_design
 
 
-def _run(root):
+def _run(root, variants=("faithful",)):
     """A scored run of two sets, written by hand (the report reads the design and the scores)."""
-    write_design(root, ["0151", "2153"])
+    write_design(root, ["0151", "2153"], variants=variants)
     (root / "score").mkdir(parents=True)
     (root / "score" / "manifest.json").write_text("{}")   # (a stage folder: its manifest)
     with open(root / "score" / "scores.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["set", "method", "variant", "rmse", "r", "maxdiff"])
-        for code in ("0151", "2153"):
-            for i, m in enumerate(("NO", "MN")):
-                w.writerow([code, m, "faithful", 0.5 + 0.1 * i, 0.9, 1.0 + i])
+        for variant in variants:
+            for code in ("0151", "2153"):
+                for i, m in enumerate(("NO", "MN")):
+                    w.writerow([code, m, variant, 0.5 + 0.1 * i, 0.9, 1.0 + i])
     return root
 
 
@@ -51,7 +52,9 @@ def test_report_refuses_a_folder_of_the_users_files_and_resumes_its_own(tmp_path
     (mine / "tables").mkdir(parents=True)
     (mine / "report.md").write_text("my notes\n")
     (mine / "tables" / "table07_rmse.csv").write_text("my table\n")   # (a name the report prunes as stale)
-    with pytest.raises(InputError, match=r"is not empty \(report.md, tables\) and holds no report of ratercal's"):
+    (mine / "tables" / "my_sums.csv").write_text("mine\n")   # (another name: no obstacle, left alone)
+    with pytest.raises(InputError, match=r"mine: holds report.md, tables/table07_rmse.csv, which the report would "
+                                         r"write over or remove, and no report of ratercal's"):
         build_report(root, mine, quiet=True, draw=False)
     assert (mine / "report.md").read_text() == "my notes\n"
     assert (mine / "tables" / "table07_rmse.csv").read_text() == "my table\n"
@@ -79,3 +82,42 @@ def test_report_command_says_where_in_one_line(faithful_run):
         r = run("report", root, "--out", out, "--quiet")
         assert r.exit_code == 2
         assert r.output.count("\n") == 1 and words in r.output and not out.joinpath(MARK).exists()
+
+
+def test_report_guard_inside_the_default_folder_with_variants_and_files(tmp_path):
+    """A helper's finds: a folder inside RUN/report was taken whatever it held; a run of two variants was checked
+    at OUT/<variant> alone (--out RUN wrote RUN/corrected/); a file at the place given was a traceback; a folder
+    holding only a hidden file, which the report touches not, was refused."""
+    root = _run(tmp_path / "run")
+    mine = root / "report" / "mine"
+    (mine / "tables").mkdir(parents=True)
+    (mine / "report.md").write_text("# My analysis of the run\n")
+    with pytest.raises(InputError, match="holds report.md, which the report would write over"):
+        build_report(root, mine, quiet=True, draw=False)
+    (root / "report" / "report.md").write_text("# ratercal report: my reading notes\n")   # (not a report's title)
+    with pytest.raises(InputError, match="report: holds report.md, which"):
+        build_report(root, root / "report", quiet=True, draw=False)
+    assert (root / "report" / "report.md").read_text() == "# ratercal report: my reading notes\n"
+    (root / "report" / "report.md").unlink()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="is a file, not a folder"):
+        build_report(root, tmp_path / "file", quiet=True, draw=False)
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / ".keep").write_text("")
+    build_report(root, keep, quiet=True, draw=False)
+    assert (keep / ".keep").exists() and (keep / "report.md").exists()
+    two = _run(tmp_path / "two", variants=("faithful", "corrected"))
+    for out, words in ((two, "is the run folder"), (tmp_path, "holds the run"),
+                       (two / "score", "score/, a folder of the run's stages")):
+        with pytest.raises(InputError, match=words) as err:
+            build_report(two, out, quiet=True, draw=False)
+        assert str(err.value).startswith(f"{out}: ")   # (the folder given, not a variant's under it)
+    notes = tmp_path / "notes"
+    (notes / "corrected").mkdir(parents=True)
+    (notes / "corrected" / "report.md").write_text("mine\n")
+    with pytest.raises(InputError, match="corrected: holds report.md"):
+        build_report(two, notes, quiet=True, draw=False)
+    assert not (notes / "faithful").exists()   # (refused before either variant is written)
+    build_report(two, tmp_path / "both", quiet=True, draw=False)
+    assert all((tmp_path / "both" / v / MARK).is_file() for v in ("faithful", "corrected"))
