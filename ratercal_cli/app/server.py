@@ -485,7 +485,9 @@ def _year_settings(u: Upload, y: Upload) -> dict:
 def _years(u: Upload) -> list:
     """Per year (earliest first): its upload, its findings (:func:`_decision`) and its link to the year
     before (dicts for the template)."""
-    return [{"k": k + 1, "u": y, "groups": _decision(y), "link": y.link} for k, y in enumerate(u.years)]
+    return [{"k": k + 1, "u": y, "groups": _decision(y), "link": y.link,
+             "warnings": [work.app_words(w) for w in y.adjusted.warnings] if y.adjusted is not None else []}
+            for k, y in enumerate(u.years)]
 
 
 class _NotFound(Exception):

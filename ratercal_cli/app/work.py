@@ -6,6 +6,8 @@ nothing here knows the web framework.
 
 from __future__ import annotations
 
+import html
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,13 +148,24 @@ def check_file(job, src: Source) -> dict:
                 report=report, method=method)
 
 
+#: the command line's pointers in the library's warnings, and what the app says instead ("": a clause of advice the
+#: app has no setting for, left out): a staff tester's rubric was told to "give total='mean'", a later year's memo
+#: that "--write-anchors writes this run's measures" (the app links the next year itself)
+APP_CLAUSES = ((f"; give {_named('total')} mean to compare them", ""),
+               ("; --write-anchors writes this run's measures, theirs with them, for the next", ""),
+               ("as check --simulate ranks them", "as the simulation ranks them"))
+
+
 def app_words(text: str) -> str:
-    """``text`` (check's reasons, the report, the memo) with its pointers to the command line's simulation in the
-    app's words: the memo and report made in the app told a staff tester to run `check --simulate R`."""
+    """``text`` (check's reasons, the report, the memo) with its pointers to the command line in the app's words:
+    the memo and report made in the app told a staff tester to run `check --simulate R` (:data:`APP_CLAUSES`)."""
     from ..practice.recommend import FEW_REPLICATIONS
 
-    return text.replace("`check --simulate R`", "Simulate the methods, on the columns page,").replace(
+    text = text.replace("`check --simulate R`", "Simulate the methods, on the columns page,").replace(
         f"`--simulate {FEW_REPLICATIONS}`", "Simulate the methods, on the columns page")
+    for cli, app in APP_CLAUSES:   # (as written, and as a page escapes it: "run&#x27;s")
+        text = text.replace(cli, app).replace(html.escape(cli), html.escape(app))
+    return text
 
 
 def memo_settings(src: Source, ratings, levels, method, adjusted, extra=None) -> dict:
@@ -176,9 +189,10 @@ def memo_settings(src: Source, ratings, levels, method, adjusted, extra=None) ->
 
 
 def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchors=None, extra=None,
-                hold_drifted: bool = False) -> dict:
+                hold_drifted: bool = False, linked: bool = False) -> dict:
     """Adjust by ``method`` (on ``anchors``, a calibration, where given); write the adjusted file (the
-    input's format and layout), the change list, the report and the memo into the folder ``out``."""
+    input's format and layout), the change list, the report and the memo into the folder ``out``; ``linked``: the
+    first of years linked through their raters (its memo says it sets their scale)."""
     from ..io import sha256_file
     from ..practice.adjust import adjust
     from ..practice.levels import changes
@@ -211,7 +225,7 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
         files["report"] = (out / "report.html", f"{src.stem}.report.html")
         files["report"][0].write_text(report, encoding="utf-8")
         memo = app_words(memo_html(adjusted, checked, memo_settings(src, ratings, levels, method, adjusted, extra),
-                                   sha256_file(src.path), levels=levels, change_list=change_list))
+                                   sha256_file(src.path), levels=levels, change_list=change_list, linked=linked))
         files["memo"] = (out / "memo.html", f"{src.stem}.memo.html")
         files["memo"][0].write_text(memo, encoding="utf-8")
     except RatercalError as exc:
@@ -335,7 +349,7 @@ def adjust_years(job, sources: list, tables: list, checks: list, hold_drifted: b
                               ": held at their anchors" if hold_drifted else
                               ": freed (measured afresh on the other anchors' scale)")})
         res = adjust_file(job, src, table, checked, "MFRM", out / f"year{k + 1}", anchors=anchors, extra=extra,
-                          hold_drifted=hold_drifted)
+                          hold_drifted=hold_drifted, linked=k == 0)
         res["anchors"] = anchors
         res["link"] = None if anchors is None else link_rows(res["adjusted"].anchored, table.ratings, anchors)
         results.append(res)

@@ -144,13 +144,25 @@ def _reports(check, ratings, name) -> list:
     return [rep for rep in check.reports if str(rep.group).startswith(head)]
 
 
+def _warnings_of(adjusted, method: str) -> list:
+    """The adjustment's warnings but those of the other methods applied beside ``method`` (a memo of TLI made
+    with ``-m TLI,MN`` listed "MN: 35 adjusted rating(s) ... fall outside the scale", a verifying helper)."""
+    others = [c for c in adjusted.methods if c != method]
+    if not others:
+        return list(adjusted.warnings)
+    theirs = re.compile(r"(?:^|: )(?:" + "|".join(map(re.escape, others))
+                        + r")(?:: | skipped| \(multi-group\)| left at| at shrinkage)")
+    return [w for w in adjusted.warnings if not theirs.search(w)]
+
+
 def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_list=None,
-              method: str | None = None, title: str | None = None) -> str:
+              method: str | None = None, title: str | None = None, linked: bool = False) -> str:
     """The memo's page.  ``adjusted``: the :class:`~.adjust.AdjustResults` signed off; ``check``: the
     :class:`~.check.CheckResults` of the same ratings (the decision's reasons); ``settings``: every
     setting as ``{name: value}``; ``sha256``: the input's; ``levels`` and ``change_list``
     (:func:`.levels.changes`) for the counts moved and the uncertain students; ``method``: the
-    method whose scores are signed off (default: the first applied)."""
+    method whose scores are signed off (default: the first applied); ``linked``: the first of years linked through
+    their raters (the app's), whose scale the later years are held to."""
     from .. import __version__
     from .summary import shrinkage_words
 
@@ -182,6 +194,15 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
         else:
             decision = f"adjust the scores by {method_words(applied)}"
         items = []
+        # the many-facet model imposed to keep a scale across years: held at anchors (this file), or setting the scale
+        # the later years are held to (the app's first year); the memo told a staff tester "To check: check
+        # recommends ... TLI (shrunk)", a method that keeps no scale, and of a rubric said nothing of the anchors
+        words = method_words(applied)
+        kept = (None if not (anchored or linked) else _e(
+            f"{words[:1].upper()}{words[1:]} " + ("holds the scores on the anchors' scale (the earlier calibration's)"
+                                                  if anchored else "sets the scale the later years are held to")
+            + "; the methods compared for this file alone cannot" + (" use anchors." if anchored else " carry it.")))
+        alone = "without the anchors" if anchored else "without the years linked to it"
         for rep in reps:
             where = f"{rep.group}: " if r.facets else ""
             if rep.warranted:   # (in plain words first, the tests after: a staff tester's principal read jargon)
@@ -199,15 +220,14 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                 dec = getattr(rep, "decision", None)
                 same = method == "recommended" or (dec.given_by(applied) if dec is not None
                                                    else applied == rep.recommendation)
-                if not same and anchored:
-                    items.append(f"{_e(method_words(applied))} holds the scores on the anchors' scale (the earlier "
-                                 "calibration's), which the methods that check weighs for this file alone cannot.")
-                elif not same:
+                if not same and not kept:
                     items.append(f"{_e(method_words(applied))} was chosen instead of the recommended method.")
+            if kept and kept not in items:   # (once; before the rubric's criteria, of them all)
+                items.insert(0 if r.facets else len(items), kept)
             advice = _advice(rep)
             basis = _basis(rep) if same else None   # (the decision above names the method: its basis alone)
             said = (None if not advice else
-                    f"For this file alone, without the anchors: {_e(advice)}" if not same and anchored else
+                    _e(f"{where}{'f' if where else 'F'}or this file alone, {alone}: {advice}") if not same and kept else
                     f"To check: {_e(advice)}" if not same else
                     f"It is check's recommendation; its basis: {_e(basis)}" if basis else
                     f"It is check's recommendation: {_e(advice.removeprefix('check recommends '))}")
@@ -283,10 +303,11 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                      for row in rows[:LISTED]]
             parts.append(f"<p>Closest to a cut first: {_e(', '.join(named))}{more}. "
                          "A second look (another reading) is worth its cost where a student's level matters most.</p>")
-    if adjusted.warnings:   # (what the command line prints and the report lists: a staff tester's memo of random
+    warned = _warnings_of(adjusted, method)
+    if warned:   # (what the command line prints and the report lists: a staff tester's memo of random
         # scores, signed off in the app, said nothing of "the file's papers do not differ detectably")
-        parts.append("<h2>What the adjustment warned</h2><ul>"
-                     + "".join(f"<li>{_e(w)}</li>" for w in adjusted.warnings) + "</ul>")
+        parts.append("<h2>What the adjustment warned</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in warned)
+                     + "</ul>")
     if r.notes:   # (what reading the file said: readings resolved, left out or skipped, labels merged, a scale taken
         # from the data; a staff tester's memo, the page signed off, said none of it)
         parts.append("<h2>What reading the file said</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in r.notes)

@@ -122,7 +122,7 @@ def test_two_years_linked_through_their_raters(client, tmp_path):
     assert "<th>anchored raters</th><td>R1, R2, R4, R5, R6</td>" in memo
     # check's pick for the year alone is not a method to check instead: it cannot use the anchors
     assert "To check:" not in memo and "was chosen instead" not in memo
-    assert "holds the scores on the anchors' scale (the earlier calibration's)" in memo
+    assert "holds the scores on the anchors&#x27; scale (the earlier calibration&#x27;s)" in memo
     assert "For this file alone, without the anchors: check recommends" in memo
     # held at their anchors instead (--hold-drifted): R3's students carry its drift, lower than freed
     c.post(f"/d/{uid}/adjust", data={"hold_drifted": "on"})
@@ -213,3 +213,47 @@ def test_workbook_years_keep_their_own_sheet_and_come_back_as_workbooks(client):
     assert back.sheetnames == ["Spring 2025"]
     rows = list(back.active.iter_rows(values_only=True))
     assert len(rows) == 121 and list(rows[0][:3]) == ["student", "reader", "score"] and "MFRM_paper" in rows[0]
+
+
+def random_year(year: int, raters=("R1", "R2", "R3", "R4", "R5", "R6", "N1"), papers=150) -> bytes:
+    """A year whose scores are drawn at random (no student differs from another), read by two of ``raters`` (N1 new)."""
+    import numpy as np
+
+    rng = np.random.default_rng(100 + year)
+    lines = ["student,reader,score"]
+    for p in range(papers):
+        lines += [f"Y{year}-{p:03d},{r},{rng.integers(1, 7)}" for r in rng.choice(raters, 2, replace=False)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.slow
+def test_each_years_warnings_are_on_the_files_page_and_its_memo_says_what_the_scale_does(client):
+    """A verifying helper's finds: the files page of linked years showed none of the adjustment's warnings (a
+    random year 2 said nothing of its papers not differing), the year-2 memo pointed to the command line's
+    --write-anchors, and year 1's memo said "MFRM was chosen instead of the recommended method. To check: ..."
+    where the app imposes the model that carries its scale to the later years."""
+    from ratercal_cli.app.work import app_words
+
+    c = client
+    uid, u = upload_years(c, {"2024.csv": year_file(1), "2025.csv": random_year(2)})
+    c.post(f"/d/{uid}/columns", data={**FORM, **{f"year_{y.id}": str(k + 1) for k, y in enumerate(u.years)}})
+    assert u.job.wait(180) and u.job.state == "done", u.job.error
+    c.post(f"/d/{uid}/adjust", data={})
+    assert u.job.wait(180) and u.job.state == "done", u.job.error
+    page = c.get(f"/d/{uid}/files").text
+    first, second = u.years
+    said = second.adjusted.warnings
+    assert any("do not differ detectably" in w for w in said) and any("N1 have no anchor" in w for w in said)
+    box = page.split('id="adjust_warnings-2"')[1].split("</div>")[0]
+    import html
+
+    assert [html.unescape(p.split("</p>")[0]) for p in box.split('<p class="warn">')[1:]] == [app_words(w) for w in said]
+    assert "--write-anchors" not in page and "no anchor in" in box
+    memo2 = c.get(f"/d/{second.id}/file/memo").text
+    assert "--write-anchors" not in memo2 and "do not differ detectably" in memo2
+    assert "The many-facet Rasch model (MFRM) holds the scores on the anchors&#x27; scale" in memo2
+    memo1 = c.get(f"/d/{first.id}/file/memo").text
+    assert "was chosen instead" not in memo1 and "To check:" not in memo1
+    assert ("The many-facet Rasch model (MFRM) sets the scale the later years are held to; the methods compared "
+            "for this file alone cannot carry it.") in memo1
+    assert "For this file alone, without the years linked to it: check recommends" in memo1

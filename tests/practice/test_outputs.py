@@ -587,6 +587,15 @@ def test_a_later_years_memo_names_its_anchors_and_the_raters_that_drifted(tmp_pa
     page = memo.read_text()
     assert f"<th>anchors SHA-256</th><td>{sha256_file(anchors)}</td>" in page
     assert "<th>drifted raters</th><td>R5 (+0.98 logits, freed: measured afresh)</td>" in page
+    # what the anchors do, once, before the criteria (a rubric's memo said nothing of them, and one bare "For this
+    # file alone" line inside conv's paragraph read as conv's alone: a verifying helper)
+    items = re.findall(r"<li>(.*?)</li>", page.split("<h2>Decision</h2>")[1].split("<h2>")[0])
+    kept = ("The many-facet Rasch model (MFRM) holds the scores on the anchors&#x27; scale (the earlier "
+            "calibration&#x27;s); the methods compared for this file alone cannot use anchors.")
+    assert items[0] == kept and items.count(kept) == 1
+    alone = [i for i in items if "for this file alone, without the anchors: check recommends" in i]
+    assert alone and all(re.match(r"criterion=\w+: for this file alone", i) for i in alone)
+    assert "To check:" not in page and "was chosen instead" not in page
 
 
 def test_the_memo_says_a_single_cut_on_the_grid_of_raw_averages(tmp_path):
@@ -674,3 +683,23 @@ def test_checks_study_reason_names_the_run_one_way_and_the_best_only_when_anothe
     study = [x for x in reasons if x.startswith("the corrected study")]
     assert study and all("(beyond-1990 run, 200 replications)" in x for x in study)
     assert all("; best MML shrunk" not in x for x in study if ": MML shrunk (" in x)
+
+
+def test_a_memo_lists_the_warnings_of_its_own_method_not_of_those_beside_it(tmp_path):
+    """adjust -m TLI,MN --memo: the memo is TLI's; it listed "MN: ... fall outside the scale" (a verifying helper),
+    which the command line prints for the file."""
+    import random
+
+    rng = random.Random(4)
+    lines = ["paper,rater,score"]
+    for p in range(60):
+        q = rng.randint(1, 6)
+        lines += [f"P{p},{r},{max(1, q - 2) if r == 'R1' else q}" for r in rng.sample(["R1", "R2", "R3", "R4"], 2)]
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    memo = tmp_path / "memo.html"
+    res = run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "TLI,MN", "-o", tmp_path / "o.csv", "--memo", memo)
+    assert res.exit_code == 0, res.output
+    assert "MN: 15 adjusted rating(s) and 5 paper score(s) fall outside the scale 1-6" in res.output
+    assert "fall outside the scale" not in memo.read_text()
+    run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "MN,TLI", "-o", tmp_path / "o2.csv", "--memo", memo)
+    assert "MN: 15 adjusted rating(s) and 5 paper score(s) fall outside the scale 1-6" in memo.read_text()
