@@ -285,6 +285,8 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
     """The decision of the module docstring for one group (its :class:`.diagnostics.CheckReport`);
     ``links=False``: without the links' say (a rubric's criterion under its many-facet simulation, whose
     pick places each rater through every criterion it scored, where ``ratings`` are one criterion's)."""
+    from .study_rule import cited_rmse
+
     found = report.assignment_found
     confounded = bool(found is not None and found.confounded)
     multigroup = bool(found is not None and found.multigroup)
@@ -477,7 +479,8 @@ def recommend_group(report, ratings, simulation=None, links: bool = True) -> Rec
                     "papers of different quality went to different raters, with "
                     + ("clusters whose means do not meet it" if missed else "no clusters to model") + ": the PCM "
                     "compares raters on the papers they share, whatever the papers' quality distribution (the "
-                    "rater-effects study, assignment by quality: PCM 0.259 against NO 0.431), each paper's score "
+                    f"rater-effects study, assignment by quality: PCM (shrunk) {cited_rmse('rater_effects', 'PCM', 'kelley'):.3f} "
+                    f"against the scores left alone {cited_rmse('rater_effects', 'NO'):.3f}), each paper's score "
                     "shrunk toward the mean of all by its reliability (Kelley: 0.03-0.08 RMSE nearer the truth than "
                     "its unshrunk scores on nine confounded files of two generators)")
     if study is not None:

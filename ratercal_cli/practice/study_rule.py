@@ -57,13 +57,16 @@ MODEL_SHRINKAGE = {"MML": "kelley", "MFRM": "kelley", "CML": "none", "RSM": "non
 def extract(results_dir) -> list:
     """Rows of :data:`FIELDS` from ``RESULTS/summary.csv`` (study "corrected") and
     ``RESULTS/beyond1990/summary.csv`` (study "beyond1990"): corrected variant, facets raters,
-    papers, scale and all."""
+    papers, scale and all; and the "all" rows of ``RESULTS/rater_effects/summary.csv`` (study "rater_effects",
+    assignment by quality: what the advice for a confounded file cites, :func:`cited_rmse`)."""
     out = []
-    for study, path in (("corrected", Path(results_dir) / "summary.csv"),
-                        ("beyond1990", Path(results_dir) / "beyond1990" / "summary.csv")):
+    for study, path, facets in (("corrected", Path(results_dir) / "summary.csv", ("raters", "papers", "scale", "all")),
+                                ("beyond1990", Path(results_dir) / "beyond1990" / "summary.csv",
+                                 ("raters", "papers", "scale", "all")),
+                                ("rater_effects", Path(results_dir) / "rater_effects" / "summary.csv", ("all",))):
         with open(path, newline="") as fh:
             for r in csv.DictReader(fh):
-                if r["variant"] != "corrected" or r["facet"] not in ("raters", "papers", "scale", "all"):
+                if r["variant"] != "corrected" or r["facet"] not in facets:
                     continue
                 out.append({"study": study, "replications": r["n"], "shrinkage": r.get("shrinkage", "none"),
                             "method": r["method"], "scope": r["scope"],
@@ -77,6 +80,17 @@ def facet_table() -> tuple:
     """The packaged copy of :func:`extract`'s rows (dicts of strings)."""
     text = resources.files("ratercal_cli").joinpath("data/corrected/facet_rmse.csv").read_text()
     return tuple(csv.DictReader(text.splitlines()))
+
+
+def cited_rmse(study: str, method: str, shrinkage: str = "none") -> float:
+    """The mean RMSE of ``method`` at ``shrinkage`` over every multi-rater cell of ``study`` (the packaged copy:
+    the confounded file's advice cited the rater-effects study's PCM 0.259 against NO 0.431, numbers of a run
+    since replaced, which a staff tester could find nowhere)."""
+    for r in facet_table():
+        if (r["study"], r["method"], r["shrinkage"], r["scope"], r["facet"]) == (study, method, shrinkage,
+                                                                                   "multi-rater", "all"):
+            return float(r["rmse"])
+    raise KeyError(f"{study}: no {method} at {shrinkage}")
 
 
 def design_levels(ratings) -> dict:

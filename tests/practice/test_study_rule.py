@@ -119,3 +119,32 @@ def test_the_studys_scale_is_said_beside_the_files_own():
     head = next(line for line in study_recommendation(shifted, model_fits=True, differ=True)["lines"]
                 if line.startswith("CORRECTED STUDY supports"))
     assert "scale 0-5 ~ this file's 1-6)" in head
+
+
+def test_the_confounded_advice_cites_the_committed_rater_effects_study():
+    """The advice for a file whose papers went to raters by quality cited "PCM 0.259 against NO 0.431", numbers
+    of a run since replaced (a staff helper found them in no results file): it cites the packaged copy of
+    results/corrected/rater_effects/summary.csv."""
+    import csv
+
+    from ratercal_cli.practice.check import check
+    from ratercal_cli.practice.study_rule import cited_rmse
+
+    with open(ROOT / "results" / "corrected" / "rater_effects" / "summary.csv", newline="") as fh:
+        rows = {(r["shrinkage"], r["method"]): float(r["rmse"]) for r in csv.DictReader(fh)
+                if (r["variant"], r["scope"], r["facet"]) == ("corrected", "multi-rater", "all")}
+    assert cited_rmse("rater_effects", "PCM", "kelley") == rows["kelley", "PCM"]
+    assert cited_rmse("rater_effects", "NO") == rows["none", "NO"]
+    rng = np.random.default_rng(5)   # the weakest quarter of 400 papers read by R0 (and another), the rest not
+    quality = np.sort(rng.normal(0.0, 1.0, 400))
+    sev = np.array([0.8, -0.5, 0, 0.3, -0.3, 0, 0.5, -0.6])
+    paper, rater = [], []
+    for p in range(400):
+        who = [0, int(rng.integers(1, 8))] if p < 100 else list(rng.choice(np.arange(1, 8), 2, replace=False))
+        paper += [p, p]
+        rater += who
+    paper, rater = np.array(paper), np.array(rater)
+    score = np.clip(np.round(2.5 + quality[paper] - sev[rater] + rng.normal(0, 0.6, paper.size)), 0, 5).astype(int)
+    text = check(Ratings(paper, rater, score, 5, 400, 8)).summary()
+    assert (f"(the rater-effects study, assignment by quality: PCM (shrunk) {rows['kelley', 'PCM']:.3f} against the "
+            f"scores left alone {rows['none', 'NO']:.3f})") in text
