@@ -511,6 +511,7 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
     from ..practice.ratings_file import SEPARATORS, read_source, resolve_decimal
     from .guess import guess_columns
 
+    asked = sheet   # (None: the first look at the file, whose sheet the page has not chosen yet)
     try:
         if u.workbook:
             import openpyxl
@@ -541,17 +542,38 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
     u.error = None
     if sep is None and not u.workbook:   # the separator the reader found, named as the page's select names it
         sep = {";": "semicolon", "\t": "tab"}.get(src.delimiter)
-    u.header = list(src.header)
     rows = [r for _, r in src.rows]
+    g = guess_columns(list(src.header), rows)
+    if u.workbook and asked is None and len(u.sheets) > 1 and not _looks_like_ratings(g):
+        # (a staff helper's workbook opened on its "Read me" sheet: a paragraph guessed for the paper column, then
+        # "missing column(s) rater, score", no word of the sheet "Scores" beside it)
+        for other in u.sheets[1:]:
+            try:
+                o_src = read_source(u.path, (), None, None, sheet=other)
+            except RatercalError:
+                continue
+            o_rows = [r for _, r in o_src.rows]
+            o_guess = guess_columns(list(o_src.header), o_rows)
+            if _looks_like_ratings(o_guess):
+                o_guess.notes.insert(0, f"the workbook has {len(u.sheets)} sheets ({', '.join(u.sheets)}); the first "
+                                        f"whose columns look like ratings, {other}, is shown (choose another sheet "
+                                        "above)")
+                sheet, src, rows, g = other, o_src, o_rows, o_guess
+                break
+    u.header = list(src.header)
     u.preview = [[r.get(h, "") for h in u.header] for r in rows[:PREVIEW_ROWS]]
-    u.guess = guess_columns(u.header, rows)
-    g = u.guess
+    u.guess = g
     u.settings = {"paper": g.paper, "rater": g.rater, "score": g.score, "order": g.order, "group": g.group,
                   "facets": [], "score_cols": list(g.score_cols), "rater_cols": list(g.rater_cols),
                   "scale": g.scale or "", "cut": "", "levels": "", "resolve": False, "discrepancy": 1,
                   "sheet": sheet, "simulate": 0, "sep": sep or "auto", "confidence": 90,
                   "decimal": resolve_decimal(u.path, sep or "auto", "auto", encoding), "encoding": encoding or "",
                   "leave_out": "", "fold_labels": False}
+
+
+def _looks_like_ratings(g) -> bool:
+    """Whether a sheet's guessed columns make ratings: a paper column and a score (or a column per reading)."""
+    return bool(g.paper and (g.score or g.score_cols or g.rater_cols))
 
 
 def _decodes(path, encoding) -> bool:

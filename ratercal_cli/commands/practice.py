@@ -512,7 +512,8 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
         listed = [o for o, p in (("--changes", changes_out), ("--memo", memo_out)) if p is not None]
         if listed and len(result.methods) > 1:   # (each is of one method: said, where it was silent)
             _warn([f"{' and '.join(listed)}: of {result.methods[0]}, the first of the methods named "
-                   f"({', '.join(result.methods)}); name another first for its"], quiet)
+                   f"({', '.join(result.methods)}); to have {'it' if len(listed) == 1 else 'them'} of another "
+                   "method, name that method first"], quiet)
         if changes_out is not None:
             from ..practice.output import like_input, write_table
 

@@ -286,7 +286,9 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
                      "uncertain.</p>")
     elif unc is None:
         parts.append("<p>No standard errors were computed for this method, so no student is named as uncertain "
-                     "(give a bootstrap, or use MML or MFRM, for each student's standard error).</p>"
+                     + ("(the bootstrap does not draw this method's scores: use MML or MFRM, whose model gives each "
+                        "student's standard error).</p>" if getattr(adjusted, "bootstrap", 0) else
+                        "(give a bootstrap, or use MML or MFRM, for each student's standard error).</p>")
                      if change_list is None or "se" not in change_list.header else
                      "<p>Give cut scores to see whose level is uncertain.</p>")
     else:

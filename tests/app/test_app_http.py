@@ -560,7 +560,16 @@ def test_another_sheet_is_previewed_before_it_is_checked(client):
     buf = io.BytesIO()
     wb.save(buf)
     uid, u = upload(c, buf.getvalue(), "two sheets.xlsx")
-    assert u.sheets == ["Notes", "Scores"] and u.header == ["exported", "by"]
+    # the first sheet does not look like ratings: the first that does is shown, and the page says so (a staff
+    # helper's "Read me" sheet was taken, a paragraph guessed for the paper column, and the check failed with
+    # "missing column(s) rater, score" and no word of the sheet beside it)
+    assert u.sheets == ["Notes", "Scores"] and u.header[:2] == ["Student ID", "Reader"]
+    page = c.get(f"/d/{uid}/columns").text
+    assert ("Guess: the workbook has 2 sheets (Notes, Scores); the first whose columns look like ratings, Scores, is "
+            "shown (choose another sheet above)") in page and '<option value="Scores" selected>' in page
+    r = c.post(f"/d/{uid}/columns", data={"paper": "Student ID", "sheet": "Notes"}, follow_redirects=False)
+    assert r.headers["location"] == f"/d/{uid}/columns" and u.job is None
+    assert u.header == ["exported", "by"]   # (asked for: shown as it is)
     r = c.post(f"/d/{uid}/columns", data={"paper": "exported", "sheet": "Scores"}, follow_redirects=False)
     assert r.headers["location"] == f"/d/{uid}/columns" and u.job is None
     page = c.get(f"/d/{uid}/columns").text

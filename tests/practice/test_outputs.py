@@ -542,8 +542,8 @@ def test_a_change_list_of_several_methods_says_whose_it_is(tmp_path):
     res = run("adjust", RATINGS, *README_ARGS, "-m", "TLI,MN", "--cut", "3.25", "-o", tmp_path / "a.csv",
               "--changes", tmp_path / "c.csv", "--memo", tmp_path / "m.html")
     assert res.exit_code == 0, res.output
-    assert ("warning: --changes and --memo: of TLI, the first of the methods named (TLI, MN); name another first "
-            "for its") in res.stderr
+    assert ("warning: --changes and --memo: of TLI, the first of the methods named (TLI, MN); to have them of "
+            "another method, name that method first\n") in res.stderr
     one = run("adjust", RATINGS, *README_ARGS, "-m", "TLI", "--cut", "3.25", "-o", tmp_path / "b.csv",
               "--changes", tmp_path / "d.csv")
     assert one.exit_code == 0 and "the first of the methods named" not in one.stderr
@@ -703,3 +703,30 @@ def test_a_memo_lists_the_warnings_of_its_own_method_not_of_those_beside_it(tmp_
     assert "fall outside the scale" not in memo.read_text()
     run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "MN,TLI", "-o", tmp_path / "o2.csv", "--memo", memo)
     assert "MN: 15 adjusted rating(s) and 5 paper score(s) fall outside the scale 1-6" in memo.read_text()
+
+
+def test_a_bootstrap_that_draws_none_of_the_methods_named_says_so(tmp_path):
+    """A staff helper's PCM with --bootstrap 200: no standard errors and no word; its memo said "give a bootstrap"
+    beside its settings' bootstrap 200."""
+    import random
+
+    rng = random.Random(5)   # the weakest quarter of the papers read by R1, a harsh rater: PCM recommended
+    sev = {"R1": 0.8, "R2": -0.5, "R3": 0.0, "R4": 0.3, "R5": -0.3, "R6": 0.0, "R7": 0.5, "R8": -0.6}
+    quality = sorted(rng.gauss(3.5, 1.0) for _ in range(400))
+    lines = ["paper,rater,score"]
+    for p, q in enumerate(quality):
+        who = ["R1", rng.choice(list(sev)[1:])] if p < 100 else rng.sample(list(sev)[1:], 2)
+        lines += [f"P{p},{r},{min(6, max(1, round(q - sev[r] + rng.gauss(0, 0.6))))}" for r in who]
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    memo = tmp_path / "m.html"
+    res = run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "PCM,TLI", "--bootstrap", "20",
+              "-o", tmp_path / "o.csv", "--memo", memo, "--cut", "3.5")
+    assert res.exit_code == 0, res.output
+    assert ("--bootstrap 20: no standard errors for PCM, whose scores the bootstrap does not draw (it draws NO, MN, "
+            "TMN, LI, TLI,") in res.stderr
+    assert "TLI_paper_se" in (tmp_path / "o.csv").read_text().splitlines()[0]
+    assert "PCM_paper_se" not in (tmp_path / "o.csv").read_text().splitlines()[0]
+    assert "the bootstrap does not draw this method's scores: use MML or MFRM" in memo.read_text()
+    assert "give a bootstrap" not in memo.read_text()
+    res = run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "TLI", "--bootstrap", "20", "-o", tmp_path / "p.csv")
+    assert "no standard errors for" not in res.stderr
