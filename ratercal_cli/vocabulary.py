@@ -123,10 +123,13 @@ def cell_sort_key(cell):
 #: The files a report writes (``ratercal report RUN [--out DIR]``), per subfolder of DIR, as patterns of their
 #: names: what a report may remove of its own when stale (:func:`.report._prune`) and what ``simulate --force``
 #: removes of a replaced run's report (:func:`own_report_files`), leaving any file of the user's beside them.
+#: (As narrow as the names written: two-digit table and figure numbers, the facet figures by name; a verifying
+#: helper's table_notes.md, table2024_draft.csv, fig1_scan_of_paper.png and my_by_facet.png were pruned as stale.)
 REPORT_FILES = {
-    "tables": re.compile(r"(table\d*_[A-Za-z0-9_]+|rmsd_between_methods)\.(md|csv|tex)"),
-    "comparison": re.compile(r"table\d*_[A-Za-z0-9_]+\.(md|csv|tex)"),
-    "figures": re.compile(r"(fig\d+_[A-Za-z0-9_]+|[a-z]+_by_facet|mds_methods|published_vs_regenerated)\.png"),
+    "tables": re.compile(r"(table\d\d_[a-z0-9_]+|rmsd_between_methods)\.(md|csv|tex)"),
+    "comparison": re.compile(r"table\d\d_[a-z0-9_]+\.(md|csv|tex)"),
+    "figures": re.compile(r"(fig\d\d_[A-Za-z0-9_]+|rmse_by_facet|maxdiff_by_facet|mds_methods|published_vs_regenerated)"
+                          r"\.png"),
 }
 
 

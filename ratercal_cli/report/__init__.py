@@ -122,16 +122,18 @@ def _refuse_out(run_dir: Path, out_dir: Path, outs) -> None:
     report's) and holds a file the report would write over or prune (:func:`.vocabulary.own_report_files`: a
     researcher's own ``report.md`` was written over, and files named like the report's tables pruned as
     stale).  Files of other names are left alone wherever they are."""
-    run_r, out_r = run_dir.resolve(), out_dir.resolve()
+    run_r = run_dir.resolve()
     mine = f"give the report a folder of its own (the default is {run_dir / 'report'})"
-    if out_r == run_r or out_r in run_r.parents:
-        raise InputError(f"{'is the run folder' if out_r == run_r else 'holds the run'} {run_dir}"
-                         f"{' itself' if out_r == run_r else ''}: {mine}", out_dir)
-    if run_r in out_r.parents:
-        top = run_r / out_r.relative_to(run_r).parts[0]
-        if top.name != "report" and (top.is_file() or next(top.rglob("manifest.json"), None) is not None):
-            raise InputError(f"is in {top.name}/, a folder of the run's stages, whose files the stages write and "
-                             f"check: {mine}", out_dir)
+    for out in [out_dir, *outs]:   # (a variant's folder too: a link there to RUN/score put the report into it)
+        out_r = out.resolve()
+        if out_r == run_r or out_r in run_r.parents:
+            raise InputError(f"{'is the run folder' if out_r == run_r else 'holds the run'} {run_dir}"
+                             f"{' itself' if out_r == run_r else ''}: {mine}", out)
+        if run_r in out_r.parents:
+            top = run_r / out_r.relative_to(run_r).parts[0]
+            if top.name != "report" and (top.is_file() or next(top.rglob("manifest.json"), None) is not None):
+                raise InputError(f"is in {top.name}/, a folder of the run's stages, whose files the stages write and "
+                                 f"check: {mine}", out)
     for out in [out_dir, *outs]:
         if out.exists() and not out.is_dir():
             raise InputError(f"is a file, not a folder: {mine}", out)

@@ -121,3 +121,28 @@ def test_report_guard_inside_the_default_folder_with_variants_and_files(tmp_path
     assert not (notes / "faithful").exists()   # (refused before either variant is written)
     build_report(two, tmp_path / "both", quiet=True, draw=False)
     assert all((tmp_path / "both" / v / MARK).is_file() for v in ("faithful", "corrected"))
+
+
+def test_report_leaves_files_of_other_names_and_follows_links_to_the_run(tmp_path):
+    """A verifying helper's finds: table_notes.md, table2024_draft.csv, fig1_scan_of_paper.png and my_by_facet.png
+    in a report's folders were pruned as stale (the patterns were wider than the names written); a variant's folder
+    that is a link to RUN/score took the report into the score stage's folder."""
+    two = _run(tmp_path / "two", variants=("faithful", "corrected"))
+    out = tmp_path / "rp"
+    build_report(two, out, quiet=True, draw=False)
+    mine = ["tables/table_notes.md", "tables/table2024_draft.csv", "figures/fig1_scan_of_paper.png",
+            "figures/my_by_facet.png", "tables/Table07_rmse.md"]
+    for name in mine:
+        (out / "corrected" / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / "corrected" / name).write_text("mine")
+    (out / "corrected" / "tables" / "table99_old.csv").write_text("stale")
+    build_report(two, out, quiet=True, draw=False)
+    assert all((out / "corrected" / name).read_text() == "mine" for name in mine)
+    assert not (out / "corrected" / "tables" / "table99_old.csv").exists()
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "corrected").symlink_to(two / "score", target_is_directory=True)
+    before = sorted(p.name for p in (two / "score").iterdir())
+    with pytest.raises(InputError, match="corrected: is in score/, a folder of the run's stages"):
+        build_report(two, linked, quiet=True, draw=False)
+    assert sorted(p.name for p in (two / "score").iterdir()) == before and not (linked / "faithful").exists()
