@@ -36,6 +36,8 @@ _EXPORTS = {
     "compare": "practice.compare",
     "CompareResults": "practice.compare",
     "fit": "practice.fit",
+    "read_anchors": "practice.anchors",
+    "Anchors": "practice.anchors",
     "FitResults": "methods.results",
     "make_method": "methods",
     "method_codes": "methods",

@@ -153,7 +153,8 @@ def check_file(job, src: Source) -> dict:
 #: that "--write-anchors writes this run's measures" (the app links the next year itself)
 APP_CLAUSES = ((f"; give {_named('total')} mean to compare them", ""),
                ("; --write-anchors writes this run's measures, theirs with them, for the next", ""),
-               ("as check --simulate ranks them", "as the simulation ranks them"))
+               ("as check --simulate ranks them", "as the simulation ranks them"),
+               (f"; if they were, say {_named('assignment')} random", ""))
 
 
 def app_words(text: str) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +67,26 @@ class Anchor:
 @dataclass
 class Anchors:
     """A calibration: the model (``MFRM``: shared or per-level thresholds; ``MML``: per-rater steps),
-    the scale, and the elements' measures in file order."""
+    the scale, and the elements' measures in file order.
+
+    Attributes
+    ----------
+    model : str
+        ``MFRM`` or ``MML``.
+    scale : Scale
+        The scale the measures are of (a calibration carries over only to the same scale).
+    elements : list of Anchor
+        Each anchored element (a rater, a facet level, a threshold) with its measure, S.E., level and line.
+    path : Path or None
+        The file read (:func:`read_anchors`), for messages.
+
+    Examples
+    --------
+    >>> import ratercal_cli as rc
+    >>> a = rc.read_anchors("last_year.csv")   # doctest: +SKIP
+    >>> sorted(a.of("rater"))                  # doctest: +SKIP
+    ['R1', 'R2', 'R3']
+    """
 
     model: str
     scale: Scale
@@ -129,7 +149,7 @@ class Anchors:
                                   "level")
             known = set(map(str, elements.get(steps_by, ())))
             bad = [a for a in per_level if a.level not in known]
-            if bad:
+            if len(bad) == len(per_level):   # (some: a criterion this file has not, its thresholds unused and said)
                 raise self._error(f"threshold level(s) {_listed(bad, lambda a: a.level)} are not levels of {steps_by} "
                                   "in the data", bad[0], "level")
         off = [a for a in thresholds if not scale.low < int(a.element) <= scale.high]
@@ -140,14 +160,17 @@ class Anchors:
                               f"to {scale.high})", off[0], "element")
 
     def _absent(self, elements: dict) -> list:
-        """The anchored elements (not thresholds) of a facet of ``elements`` that are not among its labels."""
+        """The anchored elements of a facet of ``elements`` that are not among its labels, and the thresholds of a
+        level (of a criterion) not in the data."""
         known = {f: set(map(str, labels)) for f, labels in elements.items()}
-        return [a for a in self.elements if a.facet != THRESHOLD and a.element not in known.get(a.facet, ())]
+        levels = set().union(*known.values()) if known else set()
+        return [a for a in self.elements if (a.facet != THRESHOLD and a.element not in known.get(a.facet, ()))
+                or (a.facet == THRESHOLD and a.level and a.level not in levels)]
 
     def in_data(self, ratings) -> "Anchors":
         """These anchors without the elements that ``ratings`` do not hold (a rater who left since the
-        calibration: Facets leaves an anchored element without data unused, and so does the fit here;
-        :func:`absent_anchors_note` says which)."""
+        calibration: Facets leaves an anchored element without data unused, and so does the fit here; a criterion
+        this file has not, with its thresholds; :func:`absent_anchors_note` says which)."""
         absent = set(map(id, self._absent(analysis_elements(ratings))))
         return Anchors(self.model, self.scale, [a for a in self.elements if id(a) not in absent], self.path)
 
@@ -235,7 +258,27 @@ def _anchor(fields: dict, path, line, model_scale, decimal_comma=False) -> tuple
 
 def read_anchors(path, encoding=None) -> Anchors:
     """Read an anchor file (CSV, or JSON when the name ends in ``.json``); InputError names the line
-    (JSON: the element's number) and field of anything wrong, and an element given twice."""
+    (JSON: the element's number) and field of anything wrong, and an element given twice.
+
+    Parameters
+    ----------
+    path : str or path
+        The file, as ``check --write-anchors`` writes it (``model, scale, facet, element, level, measure, se``
+        a line) or Facets' anchors converted by ``import-facets``.
+    encoding : str, optional
+        The text's encoding (default: UTF-8, with or without a byte-order mark).
+
+    Returns
+    -------
+    Anchors
+        The calibration, for ``check``, ``adjust`` and ``compare``'s ``anchors`` (which also take the path).
+
+    Examples
+    --------
+    >>> import ratercal_cli as rc
+    >>> a = rc.read_anchors("last_year.csv")                              # doctest: +SKIP
+    >>> rc.adjust(rc.read_ratings("this_year.csv", scale="1-6"), "MFRM", anchors=a).warnings   # doctest: +SKIP
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file" if not path.exists() else "is not a file", path)
@@ -513,6 +556,17 @@ def format_displacement(rows, drift: float = DRIFT_LOGITS) -> list:
     return L
 
 
+def as_anchors(anchors):
+    """``anchors`` as :class:`Anchors`: one already, or the path of an anchor file (:func:`read_anchors`); None stays
+    None.  (``rc.adjust(r, "MFRM", anchors="a.csv")`` was an AttributeError deep in the fit, a researcher's helper.)"""
+    if anchors is None or isinstance(anchors, Anchors):
+        return anchors
+    if isinstance(anchors, (str, os.PathLike)):
+        return read_anchors(anchors)
+    raise ArgumentError("anchors", f"must be a calibration (read_anchors(path)) or the path of an anchor file, not "
+                                   f"{type(anchors).__name__}")
+
+
 def unanchored_raters_note(ratings, anchors: Anchors) -> str:
     """The raters of ``ratings`` the anchor file ``anchors`` does not hold, as a warning ("" where none): they are
     measured on the anchors' scale, as Facets measures an element it has no anchor for, and a reader of the
@@ -538,8 +592,12 @@ def absent_anchors_note(ratings, anchors: Anchors) -> str:
     absent = anchors._absent(analysis_elements(ratings))
     if not absent:
         return ""
+    gone = [a for a in absent if a.facet != THRESHOLD]
+    levels = sorted({a.level for a in absent if a.facet == THRESHOLD} - {a.element for a in gone})
+    why = "raters who left?" if all(a.facet == RATER for a in gone) else "left since the calibration?"
     return (f"anchored element(s) of {anchors.path.name if anchors.path else 'the anchor file'} not in the data, "
-            f"their anchors unused (raters who left?): {_listed(absent, lambda a: f'{a.facet} {a.element}', most=8)}")
+            f"their anchors unused ({why}): {_listed(gone, lambda a: f'{a.facet} {a.element}', most=8)}"
+            + (f"{', ' if gone else ''}the thresholds of {', '.join(levels)}" if levels else ""))
 
 
 def analysis_elements(ratings) -> dict:

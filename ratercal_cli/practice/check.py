@@ -112,6 +112,9 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
                                            f"{', '.join(ratings.facets) or 'none'})")
         ratings, cluster_codes, cluster_labels = pop_cluster(ratings, cluster)
     anchored_est = anchored_rows = None
+    from .anchors import as_anchors
+
+    anchors = as_anchors(anchors)
     if anchors is not None:   # refused before the diagnostics and fits, not after them
         from .anchors import fit_mfrm
 
@@ -165,10 +168,11 @@ def check(ratings: Ratings, assignment: str = "auto", alpha: float = ALPHA, rasc
         if calibrate:
             res.calibration = calibration(fit_mfrm(ratings, steps_by=steps_by)[0], ratings, steps_by=steps_by)
         if anchors is not None:
-            from .anchors import absent_anchors_note
+            from .anchors import absent_anchors_note, unanchored_raters_note
 
             res.anchored = anchored_rows
-            res.anchor_notes = [n for n in (absent_anchors_note(ratings, anchors),) if n]
+            res.anchor_notes = [n for n in (absent_anchors_note(ratings, anchors),
+                                            unanchored_raters_note(ratings, anchors)) if n]
             if not ratings.facets:
                 _anchored_rater_reports(res, anchored_est)
             _displacement_in_reports(res)

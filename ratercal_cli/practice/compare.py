@@ -214,6 +214,9 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
         shared_raters_need_facets(ratings)
     groups = []
     mfrm = {}
+    from .anchors import as_anchors
+
+    anchors = as_anchors(anchors)
     if (anchors is not None or steps_by is not None) and "MFRM" in codes:
         from .anchors import fit_mfrm
         from .check import one_group
@@ -240,9 +243,9 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
                 applied.adjusted["MFRM"] = mfrm[name].transform(g)
             scores = {c: applied.adjusted[c].paper + ratings.scale_low for c in codes if c in applied.adjusted}
         if anchors is not None and name in mfrm:
-            from .anchors import absent_anchors_note
+            from .anchors import absent_anchors_note, unanchored_raters_note
 
-            notes += [n for n in (absent_anchors_note(g, anchors),) if n]
+            notes += ["MFRM: " + n for n in (absent_anchors_note(g, anchors), unanchored_raters_note(g, anchors)) if n]
         if len(scores) < 2:
             from ..errors import RatercalError
 

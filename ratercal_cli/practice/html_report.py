@@ -95,6 +95,7 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
     # a comparison's cut on a rubric's totals (``compare --cut``) is no score of adjust's, which cuts a paper's
     # score on the scale: the adjustment's parts of the page then have no cut (as ``adjust --cut`` on a rubric)
     on_total = compare is not None and ratings.facets and compare.total == "sum"
+    given_compare = compare
     if adjust is None:   # facetted ratings (a rubric): the many-facet model, the rule being for one rating a rater
         # (the check's decisions: with its simulation, the page of check --simulate said TMN (shrunk) above the
         # moves of the recommendation made without it, TLI (shrunk), a staff tester's; with --cluster-col, the
@@ -153,7 +154,10 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
         anchored = adjust.anchored if getattr(adjust, "anchored", None) is not None else getattr(check, "anchored", None)
         if anchored is not None:
             parts.append(_anchored(anchored))
-        warn = list(ratings.notes) + adjust.warnings
+        # (the anchors' notes of check --html and compare --html too: a verifying helper found their pages without
+        # the rater of the anchor file absent from the data)
+        warn = (list(ratings.notes) + adjust.warnings + list(getattr(check, "anchor_notes", []))
+                + (list(given_compare.warnings) if given_compare is not None else []))
         if warn:
             parts.append('<h2 id="warnings">Warnings</h2><ul>'
                          + "".join(f'<li class="warn">{_esc(w)}</li>' for w in dict.fromkeys(warn)) + "</ul>")

@@ -147,12 +147,23 @@ def _reports(check, ratings, name) -> list:
 def _warnings_of(adjusted, method: str) -> list:
     """The adjustment's warnings but those of the other methods applied beside ``method`` (a memo of TLI made
     with ``-m TLI,MN`` listed "MN: 35 adjusted rating(s) ... fall outside the scale", a verifying helper)."""
+    from .adjust import RECOMMENDED, where
+
     others = [c for c in adjusted.methods if c != method]
     if not others:
         return list(adjusted.warnings)
-    theirs = re.compile(r"(?:^|: )(?:" + "|".join(map(re.escape, others))
-                        + r")(?:: | skipped| \(multi-group\)| left at| at shrinkage)")
-    return [w for w in adjusted.warnings if not theirs.search(w)]
+    # a warning of another method begins, after its file's and group's words, with that method's code (or
+    # "recommended X" where it is the recommendation): matched there alone, not in the file's name (a file named MN
+    # lost the memo's own warnings, a helper's)
+    codes = "|".join(rf"{RECOMMENDED}\b[^:]*" if c == RECOMMENDED else re.escape(c) for c in others)
+    theirs = re.compile(rf"(?:{codes})(?:: | skipped| \(multi-group\)| left at| at shrinkage| \()")
+    heads = sorted({where(adjusted.ratings, g.name) for g in adjusted.groups}, key=len, reverse=True)
+
+    def own(w):
+        head = next((h for h in heads if h and w.startswith(h)), "")
+        return theirs.match(w[len(head):]) is None
+
+    return [w for w in adjusted.warnings if own(w)]
 
 
 def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_list=None,
@@ -198,7 +209,7 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
         # the later years are held to (the app's first year); the memo told a staff tester "To check: check
         # recommends ... TLI (shrunk)", a method that keeps no scale, and of a rubric said nothing of the anchors
         words = method_words(applied)
-        kept = (None if not (anchored or linked) else _e(
+        kept = (None if not (anchored or linked) or str(applied).split(" ")[0] != "MFRM" else _e(
             f"{words[:1].upper()}{words[1:]} " + ("holds the scores on the anchors' scale (the earlier calibration's)"
                                                   if anchored else "sets the scale the later years are held to")
             + "; the methods compared for this file alone cannot" + (" use anchors." if anchored else " carry it.")))

@@ -1039,3 +1039,28 @@ def test_the_adjustments_warnings_are_on_the_files_page_and_in_the_memo(client):
     r = run_job(c, u, f"/d/{uid}/job")
     assert u.job.state == "done" and u.adjusted.warnings == [] and 'id="adjust_warnings"' not in r.text
     assert "What the adjustment warned" not in c.get(f"/d/{uid}/file/memo").text
+
+
+def test_the_app_leaves_out_the_command_lines_pointers_it_has_no_setting_for(client):
+    """Two groups of raters that share no paper, adjusted by the recommended method in the app: the page and the memo
+    ended "...; if they were, say assignment random", a setting the app has not (a verifying helper)."""
+    import random
+
+    rng = random.Random(2)
+    lines = ["student,rater,score"]
+    for p in range(200):
+        quality, team = rng.gauss(3.5, 1.0), ("A1", "A2", "A3") if p < 100 else ("B1", "B2", "B3")
+        lines += [f"S{p:03d},{r},{min(6, max(1, round(quality - (1.0 if r < 'B' else 0) + rng.gauss(0, 0.5))))}"
+                  for r in rng.sample(team, 2)]
+    c = login(client)
+    uid, u = upload(c, ("\n".join(lines) + "\n").encode(), "apart.csv")
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    c.post(f"/d/{uid}/adjust", data={"method": "recommended"})
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    assert any("share no paper" in w for w in u.adjusted.warnings)
+    memo = c.get(f"/d/{uid}/file/memo").text
+    for text in (r.text, memo):
+        assert "share no paper" in text and "say assignment" not in text and "--assignment" not in text

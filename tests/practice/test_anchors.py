@@ -439,3 +439,54 @@ def test_absent_anchored_raters_are_left_unused_and_named(tmp_path):
     assert "X9" not in elements and "R1" in elements
     res = CliRunner().invoke(cli, ["compare", *common, "-m", "TLI,MFRM", "--anchors", str(tmp_path / "b.csv")])
     assert res.exit_code == 0 and said in res.output
+
+
+def test_a_criterion_absent_with_its_thresholds_is_left_unused_and_the_library_takes_a_path(tmp_path):
+    """A verifying helper's finds: with --steps-by, the thresholds of a criterion this year has not stopped the run
+    ("threshold level(s) conv are not levels of criterion in the data") though the criterion's own anchor was left
+    unused; check and compare named the absent rater but not the raters without an anchor, nor did their HTML
+    pages; rc.read_anchors did not exist and rc.adjust(anchors="a.csv") was an AttributeError."""
+    import csv
+
+    from click.testing import CliRunner
+
+    import ratercal_cli as rc
+    from ratercal_cli.cli import cli
+
+    rub = _rubric(3, n_papers=40)
+    with open(tmp_path / "y.csv", "w", newline="") as fh:
+        csv.writer(fh).writerows([row[:4] for row in [rub.header, *rub.rows]])   # paper, rater, style, org
+    common = [str(tmp_path / "y.csv"), "--scale", "1-6", "--score-cols", "style,org", "--steps-by", "criterion"]
+    assert CliRunner().invoke(cli, ["check", *common, "-q", "--write-anchors", str(tmp_path / "a.csv")]).exit_code == 0
+    text = (tmp_path / "a.csv").read_text()
+    extra = [line.replace(",style,", ",voice,") for line in text.splitlines(keepends=True)
+             if ",style," in line and (",criterion," in line or ",threshold," in line)]
+    assert len(extra) >= 3   # voice's criterion anchor and its thresholds
+    (tmp_path / "b.csv").write_text(text + "".join(extra))
+    outs = {}
+    for name in ("a", "b"):
+        res = CliRunner().invoke(cli, ["adjust", *common, "-m", "MFRM", "--anchors", str(tmp_path / f"{name}.csv"),
+                                       "-o", str(tmp_path / f"{name}.out.csv")])
+        assert res.exit_code == 0, res.output
+        outs[name] = res.output
+    assert (tmp_path / "a.out.csv").read_bytes() == (tmp_path / "b.out.csv").read_bytes()
+    assert ("MFRM: anchored element(s) of b.csv not in the data, their anchors unused (left since the calibration?): "
+            "criterion voice") in outs["b"]
+    # check and compare name the raters without an anchor too, and so do their pages
+    (tmp_path / "c.csv").write_text(_edit(ANCHOR_ROWS, 3, ",R2,", ",X9,"))
+    plain = [str(tmp_path / "y.csv"), "--scale", "1-6", "--score-cols", "style,org"]
+    for command, extra_args in (("check", []), ("compare", ["-m", "TLI,MFRM"])):
+        html = tmp_path / f"{command}.html"
+        res = CliRunner().invoke(cli, [command, *plain, *extra_args, "--anchors", str(tmp_path / "c.csv"),
+                                       "--html", str(html)])
+        assert res.exit_code == 0, res.output
+        page = html.read_text()
+        for words in ("rater X9", "R2, R4, R5, R6, R7, R8 have no anchor in c.csv"):
+            assert words in res.output and words in page, (command, words)
+    # the library: read_anchors exported, a path taken as the anchor file
+    ratings = rc.read_ratings(tmp_path / "y.csv", scale="1-6", score_cols=["style", "org"])
+    by_path = rc.adjust(ratings, "MFRM", anchors=tmp_path / "c.csv")
+    by_object = rc.adjust(ratings, "MFRM", anchors=rc.read_anchors(tmp_path / "c.csv"))
+    assert np.array_equal(by_path.paper_scores("MFRM"), by_object.paper_scores("MFRM"))
+    with pytest.raises(rc.ArgumentError, match="anchors: must be a calibration"):
+        rc.adjust(ratings, "MFRM", anchors=3)

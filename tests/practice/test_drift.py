@@ -277,7 +277,7 @@ def test_a_rater_the_anchor_file_does_not_hold_is_named(tmp_path):
     res = run.invoke(cli, ["adjust", str(f2), *loud, "-m", "MFRM", "--anchors", str(a), "-o", str(tmp_path / "o.csv")])
     assert res.exit_code == 0, res.output
     said = [line for line in res.stderr.splitlines() if "no anchor" in line]
-    assert said == [f"warning: {f2}: rater(s) T9 have no anchor in last_year.csv: measured on the anchors' scale, not "
+    assert said == [f"warning: {f2}: MFRM: rater(s) T9 have no anchor in last_year.csv: measured on the anchors' scale, not "
                     "held (new raters?); --write-anchors writes this run's measures, theirs with them, for the next"]
     res = run.invoke(cli, ["adjust", str(f1), *loud, "-m", "MFRM", "--anchors", str(a), "-o", str(tmp_path / "p.csv")])
     assert res.exit_code == 0 and "no anchor" not in res.stderr and "anchored element(s)" in res.stderr + res.output

@@ -596,6 +596,12 @@ def test_a_later_years_memo_names_its_anchors_and_the_raters_that_drifted(tmp_pa
     alone = [i for i in items if "for this file alone, without the anchors: check recommends" in i]
     assert alone and all(re.match(r"criterion=\w+: for this file alone", i) for i in alone)
     assert "To check:" not in page and "was chosen instead" not in page
+    # a memo of TLI, named first beside the anchored MFRM: TLI holds no scale, and the anchors' notes are MFRM's
+    res = run("adjust", ROOT / "examples" / "rubric_year2.csv", *rubric, "-m", "TLI,MFRM", "--anchors", anchors,
+              "-o", tmp_path / "y2b.csv", "--memo", memo, "-q")
+    assert res.exit_code == 0, res.output
+    page = memo.read_text()
+    assert "scale (the earlier calibration" not in page and "MFRM: " not in page
 
 
 def test_the_memo_says_a_single_cut_on_the_grid_of_raw_averages(tmp_path):
@@ -685,7 +691,7 @@ def test_checks_study_reason_names_the_run_one_way_and_the_best_only_when_anothe
     assert all("; best MML shrunk" not in x for x in study if ": MML shrunk (" in x)
 
 
-def test_a_memo_lists_the_warnings_of_its_own_method_not_of_those_beside_it(tmp_path):
+def test_a_memo_lists_the_warnings_of_its_own_method_not_of_those_beside_it(tmp_path, monkeypatch):
     """adjust -m TLI,MN --memo: the memo is TLI's; it listed "MN: ... fall outside the scale" (a verifying helper),
     which the command line prints for the file."""
     import random
@@ -703,6 +709,19 @@ def test_a_memo_lists_the_warnings_of_its_own_method_not_of_those_beside_it(tmp_
     assert "fall outside the scale" not in memo.read_text()
     run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "MN,TLI", "-o", tmp_path / "o2.csv", "--memo", memo)
     assert "MN: 15 adjusted rating(s) and 5 paper score(s) fall outside the scale 1-6" in memo.read_text()
+    # a file named like a method: its name is no method's warning (the memo lost its own, a helper's)
+    (tmp_path / "MN").write_text("paper,rater,score\n" + "".join(   # (random scores: the papers do not differ)
+        f"P{p},{r},{rng.randint(1, 6)}\n" for p in range(80) for r in rng.sample(["R1", "R2", "R3", "R4"], 2)))
+    monkeypatch.chdir(tmp_path)   # (named as given: "MN: the file's papers ...")
+    res = run("adjust", "MN", "--scale", "1-6", "-m", "TLI,MN", "-o", tmp_path / "o3.csv", "--memo", memo)
+    assert res.exit_code == 0, res.output
+    assert "warning: MN: the file's papers do not differ detectably" in res.stderr
+    assert "the file&#x27;s papers do not differ detectably" in memo.read_text()
+    # the recommendation beside: its lines are its own
+    res = run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "TLI,recommended", "-o", tmp_path / "o4.csv",
+              "--memo", memo)
+    assert "warning: " + str(tmp_path / "r.csv") + ": recommended " in res.stderr
+    assert "recommended " not in memo.read_text().split("<h2>What it changes</h2>")[1]
 
 
 def test_a_bootstrap_that_draws_none_of_the_methods_named_says_so(tmp_path):
