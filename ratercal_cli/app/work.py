@@ -154,7 +154,8 @@ def check_file(job, src: Source) -> dict:
 APP_CLAUSES = ((f"; give {_named('total')} mean to compare them", ""),
                ("; --write-anchors writes this run's measures, theirs with them, for the next", ""),
                ("as check --simulate ranks them", "as the simulation ranks them"),
-               (f"; if they were, say {_named('assignment')} random", ""))
+               (f"; if they were, say {_named('assignment')} random", ""),
+               ("have no anchor in the calibration", "have no anchor in the earlier year"))
 
 
 def app_words(text: str) -> str:

@@ -579,7 +579,7 @@ def unanchored_raters_note(ratings, anchors: Anchors) -> str:
     if not new:
         return ""
     shown = ", ".join(new[:8]) + (f" and {len(new) - 8} more" if len(new) > 8 else "")
-    return (f"rater(s) {shown} have no anchor in {anchors.path.name if anchors.path else 'the anchor file'}: "
+    return (f"rater(s) {shown} have no anchor in {anchors.path.name if anchors.path else 'the calibration'}: "
             "measured on the anchors' scale, not held (new raters?); --write-anchors writes this run's measures, "
             "theirs with them, for the next")
 
@@ -595,7 +595,7 @@ def absent_anchors_note(ratings, anchors: Anchors) -> str:
     gone = [a for a in absent if a.facet != THRESHOLD]
     levels = sorted({a.level for a in absent if a.facet == THRESHOLD} - {a.element for a in gone})
     why = "raters who left?" if all(a.facet == RATER for a in gone) else "left since the calibration?"
-    return (f"anchored element(s) of {anchors.path.name if anchors.path else 'the anchor file'} not in the data, "
+    return (f"anchored element(s) of {anchors.path.name if anchors.path else 'the calibration'} not in the data, "
             f"their anchors unused ({why}): {_listed(gone, lambda a: f'{a.facet} {a.element}', most=8)}"
             + (f"{', ' if gone else ''}the thresholds of {', '.join(levels)}" if levels else ""))
 

@@ -251,8 +251,9 @@ class LevelChanges:
         at = ", ".join(f"{n} at {c:g}" for c, n in zip(self.levels.cuts, self.on_cut) if n)
         return (f"{sum(self.on_cut)} {noun}(s) have a given score exactly on a cut ({at}), in the level above it, and "
                 f"{self.moved_on_cut} of the {self.moved} level change(s) are theirs: any method that lowers such a "
-                f"score by a hair moves it down a level, so these counts say more about where the cuts fall than "
-                "about the raters (cuts between the scores a paper can have do not split such ties)")
+                f"score by a hair moves it down a level, so how many change turns on where the cuts fall as much as "
+                "on the raters, whether or not each change is right (cuts between the scores a paper can have do not "
+                "split such ties)")
 
     def shrinkage_text(self, noun: str = "paper") -> str:
         """What the level changes owe to the shrinkage (:attr:`unshrunk`, :attr:`by_shrinkage`), in plain words, as

@@ -248,7 +248,7 @@ def test_each_years_warnings_are_on_the_files_page_and_its_memo_says_what_the_sc
     import html
 
     assert [html.unescape(p.split("</p>")[0]) for p in box.split('<p class="warn">')[1:]] == [app_words(w) for w in said]
-    assert "--write-anchors" not in page and "no anchor in" in box
+    assert "--write-anchors" not in page and "N1 have no anchor in the earlier year: measured on" in box
     memo2 = c.get(f"/d/{second.id}/file/memo").text
     assert "--write-anchors" not in memo2 and "do not differ detectably" in memo2
     assert "The many-facet Rasch model (MFRM) holds the scores on the anchors&#x27; scale" in memo2
