@@ -246,6 +246,14 @@ def compare(ratings, methods="all", variant: str = "corrected", cut: float | Non
             from .anchors import absent_anchors_note, unanchored_raters_note
 
             notes += ["MFRM: " + n for n in (absent_anchors_note(g, anchors), unanchored_raters_note(g, anchors)) if n]
+        if cut is not None and not g.facets:   # (as adjust warns: compare's "hurt" were mostly such ties, a helper's)
+            from .summary import grid_warning
+
+            rpp = g.ratings_per_paper()
+            has = rpp > 0
+            w = grid_warning((g.paper_mean() + ratings.scale_low)[has], cut, rpp[has])
+            if w:
+                notes.append(w)
         if len(scores) < 2:
             from ..errors import RatercalError
 

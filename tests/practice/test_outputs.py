@@ -749,3 +749,16 @@ def test_a_bootstrap_that_draws_none_of_the_methods_named_says_so(tmp_path):
     assert "give a bootstrap" not in memo.read_text()
     res = run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "TLI", "--bootstrap", "20", "-o", tmp_path / "p.csv")
     assert "no standard errors for" not in res.stderr
+
+
+def test_compare_at_a_cut_on_the_grid_of_raw_averages_warns_as_adjust_does():
+    """compare --cut 3.5 showed "hurt" counts that were mostly papers averaging exactly 3.5, without the warning
+    adjust gives at the same cut (a staff helper)."""
+    import ratercal_cli as rc
+
+    ratings = rc.read_ratings(ROOT / "examples" / "ratings.csv", scale="0-5", group_col="grade")
+    got = [w for w in rc.compare(ratings, "TLI,MN", cut=3.5).warnings if "falls on the grid" in w]
+    summaries = rc.adjust(ratings, "TLI", cut=3.5).adjustment_summaries()
+    want = [w for s in summaries for w in s.warnings if "falls on the grid" in w]
+    assert len(got) == 3 and [w.split(": ", 2)[2] for w in got] == want
+    assert not [w for w in rc.compare(ratings, "TLI,MN", cut=3.25).warnings if "falls on the grid" in w]
