@@ -219,9 +219,8 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
         write_adjusted_file(files["adjusted"][0], table, adjusted, bom=True)
         ch_suffix = ".xlsx" if src.workbook else ".csv"
         files["changes"] = (out / f"changes{ch_suffix}", f"{src.stem}.changes{ch_suffix}")
-        write_table(files["changes"][0], change_list.header,
-                    [[row[h] for h in change_list.header] for row in change_list.rows], bom=True, sheet="changes",
-                    labels=change_list.labels, **like_input(table))
+        header, rows, labels = change_list.written(table.columns.paper)
+        write_table(files["changes"][0], header, rows, bom=True, sheet="changes", labels=labels, **like_input(table))
         job.stage("Writing the report and the memo")
         report = app_words(report_page(src, ratings, checked, adjusted, one_cut, change_list))
         files["report"] = (out / "report.html", f"{src.stem}.report.html")

@@ -517,8 +517,8 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
         if changes_out is not None:
             from ..practice.output import like_input, write_table
 
-            write_table(changes_out, change_list.header, [[row[h] for h in change_list.header] for row in change_list.rows],
-                        bom=True, sheet="changes", labels=change_list.labels, **like_input(table))
+            header, rows, labels = change_list.written(table.columns.paper)
+            write_table(changes_out, header, rows, bom=True, sheet="changes", labels=labels, **like_input(table))
         if memo_out is not None:
             _write_memo(memo_out, source, table, result, levels, change_list, assignment, dict(
                 methods=",".join(codes), variant=result.variant, shrinkage=shrinkage, cluster_col=cluster_col,

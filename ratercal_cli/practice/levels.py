@@ -349,6 +349,14 @@ class ChangeList:
 
         return columns_frame({h: [r[h] for r in self.rows] for h in self.header})
 
+    def written(self, paper_name: str = "paper") -> tuple:
+        """``(header, rows as lists, label columns)`` as the change list is written, its paper column under the
+        input's name (``Student ID``: a staff helper's change list called it ``paper``), where no other column
+        has that name."""
+        name = paper_name if paper_name and paper_name not in self.header else "paper"
+        header = [name if h == "paper" else h for h in self.header]
+        return header, [[row[h] for h in self.header] for row in self.rows], header[:self.header.index("paper") + 1]
+
 
 def changes(result, method: str | None = None, levels: Levels | None = None, total: str = "sum",
             confidence: float = CONFIDENCE) -> ChangeList:

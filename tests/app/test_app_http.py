@@ -362,7 +362,7 @@ def test_a_semicolon_export_with_decimal_commas_is_read_and_written_with_them(cl
     want = dict(zip(ratings.paper_ids, rc.adjust(ratings, "TLI").paper_scores("TLI")))
     assert {r["student"]: float(r["TLI_paper"].replace(",", ".")) for r in rows} == pytest.approx(want, abs=1e-4)
     changes = c.get(f"/d/{uid}/file/changes").content.decode("utf-8-sig").splitlines()
-    assert changes[0].startswith("paper;ratings;given;adjusted;change")
+    assert changes[0].startswith("student;ratings;given;adjusted;change")   # (the file's paper column, by its name)
     assert changes[1].split(";")[2].count(",") == 1
     assert "<th>decimal mark</th><td>comma</td>" in c.get(f"/d/{uid}/file/memo").text
 

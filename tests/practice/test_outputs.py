@@ -232,10 +232,11 @@ def test_a_cut_on_rubric_totals(tmp_path):
     given = {}
     for r in out:
         given.setdefault(r["student"], []).append([float(r[c]) for c in ("style", "org", "conv", "sent_form")])
+    assert list(ch[0])[0] == "student"   # (the input's paper column, by its name)
     for r in ch:
-        assert float(r["adjusted"]) == pytest.approx(total[r["paper"]], abs=1e-4)
-        assert float(r["given"]) == pytest.approx(np.mean(given[r["paper"]], axis=0).sum(), abs=1e-4)
-        assert r["adjusted_level"] == ("pass" if total[r["paper"]] >= 14 else "fail")
+        assert float(r["adjusted"]) == pytest.approx(total[r["student"]], abs=1e-4)
+        assert float(r["given"]) == pytest.approx(np.mean(given[r["student"]], axis=0).sum(), abs=1e-4)
+        assert r["adjusted_level"] == ("pass" if total[r["student"]] >= 14 else "fail")
     n_fail_pass = sum(r["given_level"] == "fail" and r["adjusted_level"] == "pass" for r in ch)
     assert f"fail -> pass: {n_fail_pass}" in res.stderr
     res = run("adjust", RUBRIC, *args, "--cut", "25", "-o", tmp_path / "b.csv")
