@@ -526,27 +526,32 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
             sheet = sheet or (u.sheets[0] if u.sheets else None)
         sep = None if u.workbook or sep not in SEPARATORS or sep == "auto" else sep   # (None: the reader's sniff)
         encoding = None if u.workbook else (u.settings or {}).get("encoding") or None
+        first_error = None
         try:
             src = read_source(u.path, (), SEPARATORS[sep] if sep else None, encoding,
                               sheet=sheet if u.workbook else None)
             u.encoding_guessed = False
         except RatercalError as exc:   # Excel's "CSV" on Windows is Windows-1252: taken, and said, rather than a
-            if u.workbook or encoding is not None or "not UTF-8 text" not in str(exc):   # dead end (the page had
-                raise                                                                   # no field for it)
-            encoding = next(e for e in ("cp1252", "latin-1") if _decodes(u.path, e))
-            src = read_source(u.path, (), SEPARATORS[sep] if sep else None, encoding)
-            u.encoding_guessed = True
+            if u.workbook and asked is None and len(u.sheets) > 1:   # (an empty first sheet: the others looked at)
+                src, first_error = None, exc
+            elif u.workbook or encoding is not None or "not UTF-8 text" not in str(exc):   # dead end (the page had
+                raise                                                                     # no field for it)
+            else:
+                encoding = next(e for e in ("cp1252", "latin-1") if _decodes(u.path, e))
+                src = read_source(u.path, (), SEPARATORS[sep] if sep else None, encoding)
+                u.encoding_guessed = True
     except RatercalError as exc:
         u.error = str(exc).replace(str(u.path), u.name)
         return
-    u.error = None
     if sep is None and not u.workbook:   # the separator the reader found, named as the page's select names it
         sep = {";": "semicolon", "\t": "tab"}.get(src.delimiter)
-    rows = [r for _, r in src.rows]
-    g = guess_columns(list(src.header), rows)
-    if u.workbook and asked is None and len(u.sheets) > 1 and not _looks_like_ratings(g):
+    rows = [r for _, r in src.rows] if src is not None else []
+    g = guess_columns(list(src.header), rows) if src is not None else None
+    if u.workbook and asked is None and len(u.sheets) > 1 and (g is None or not _looks_like_ratings(g)):
         # (a staff helper's workbook opened on its "Read me" sheet: a paragraph guessed for the paper column, then
-        # "missing column(s) rater, score", no word of the sheet "Scores" beside it)
+        # "missing column(s) rater, score", no word of the sheet "Scores" beside it; Excel's empty "Sheet1" before
+        # the data's "Sheet2" was "empty sheet" and a dead end)
+        readable = None
         for other in u.sheets[1:]:
             try:
                 o_src = read_source(u.path, (), None, None, sheet=other)
@@ -554,12 +559,23 @@ def _preview(u: Upload, sheet=None, sep=None) -> None:
                 continue
             o_rows = [r for _, r in o_src.rows]
             o_guess = guess_columns(list(o_src.header), o_rows)
+            readable = readable or (other, o_src, o_rows, o_guess)
             if _looks_like_ratings(o_guess):
                 o_guess.notes.insert(0, f"the workbook has {len(u.sheets)} sheets ({', '.join(u.sheets)}); the first "
                                         f"whose columns look like ratings, {other}, is shown (choose another sheet "
                                         "above)")
                 sheet, src, rows, g = other, o_src, o_rows, o_guess
                 break
+        if (src is None or g is None) and readable is not None:   # (the first sheet unreadable: the next that reads)
+            sheet, src, rows, g = readable
+            g.notes.insert(0, f"the workbook has {len(u.sheets)} sheets ({', '.join(u.sheets)}); {u.sheets[0]} "
+                              f"cannot be read ({str(first_error).replace(str(u.path), u.name)}), so {sheet} is shown "
+                              "(choose another sheet above)")
+        if src is None or g is None:   # no sheet reads: the first's error, and the sheets there are
+            u.error = (f"{str(first_error).replace(str(u.path), u.name)} (the workbook's sheets: "
+                       f"{', '.join(u.sheets)}; none holds ratings this page can read)")
+            return
+    u.error = None
     u.header = list(src.header)
     u.preview = [[r.get(h, "") for h in u.header] for r in rows[:PREVIEW_ROWS]]
     u.guess = g

@@ -340,14 +340,16 @@ def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k, prefix=""):
             line = prefix + found.note
             if found.note and line not in g.warnings:   # once, though "recommended" shares its fit
                 g.warnings.append(line)
-    none = [f"recommended {g.recommended}" if c == RECOMMENDED else c for c in g.adjusted if c not in g.uncertainty]
-    if n_boot and none:   # (a staff helper's PCM with --bootstrap 200: no word, and its memo said "give a bootstrap")
+    if n_boot:   # (a staff helper's PCM with --bootstrap 200: no word, and its memo said "give a bootstrap")
         from .uncertainty import BOOTSTRAP_METHODS, POSTERIOR_METHODS
 
-        g.warnings.append(f"{prefix}{mention('bootstrap', n_boot)}: no standard errors for {', '.join(none)}, whose "
-                          f"scores the bootstrap does not draw (it draws {', '.join(BOOTSTRAP_METHODS)}; "
-                          f"{', '.join(POSTERIOR_METHODS)} have the model's): no X_paper_se, pass probability or "
-                          "uncertain students for them")
+        for c in g.adjusted:   # (a line a method, named first: a memo of another leaves it out)
+            if c not in g.uncertainty:
+                g.warnings.append(
+                    f"{prefix}{f'recommended {g.recommended}' if c == RECOMMENDED else c}: no standard errors from "
+                    f"{mention('bootstrap', n_boot)}, which does not draw its scores (it draws "
+                    f"{', '.join(BOOTSTRAP_METHODS)}; {', '.join(POSTERIOR_METHODS)} have the model's): no "
+                    "X_paper_se, pass probability or uncertain students for it")
 
 
 def resolved_any(ratings) -> bool:

@@ -203,6 +203,8 @@ class LevelChanges:
     #: recommendation is NO, beside one adjusted by MML): the method applied here, its uncertain students
     #: not known (not 0); "" where it gave them
     without_se: str = ""
+    #: the bootstrap's draws asked for (0: none), for what :meth:`uncertain_text` says of ``without_se``
+    bootstrap: int = 0
     #: where the method's scores are shrunk (a recommendation "(shrunk)", MML's and MFRM's own EAP): the
     #: papers that would move (up, down) at its unshrunk level, beside :attr:`up` and :attr:`down`, and
     #: (the papers that move shrunk only, the papers that move unshrunk only)
@@ -223,8 +225,10 @@ class LevelChanges:
         """One sentence: how many are uncertain, at what confidence, and why so many where the levels are
         narrow (``noun``: what a paper is called, e.g. student)."""
         if self.without_se:
-            return (f"no standard errors for its {self.papers} {noun}(s) ({self.without_se} gives none without a "
-                    f"bootstrap, --bootstrap N), so whose level is uncertain is not known")
+            from .uncertainty import no_se_reason
+
+            return (f"no standard errors for its {self.papers} {noun}(s) ({no_se_reason(self.without_se, self.bootstrap)}"
+                    "), so whose level is uncertain is not known")
         pct = f"{100 * self.confidence:g}%"
         z = z_of(self.confidence)
         how = (f"the fair scores of the {noun}'s quality ± {z:.3g} standard errors" if self.model else
@@ -328,6 +332,12 @@ class LevelChanges:
         return "\n".join(lines)
 
 
+#: the change list's own columns (and every level's and interval's): a group or paper column of the input named
+#: like one is written under ``group`` or ``paper``
+CHANGE_COLUMNS = frozenset({"paper", "ratings", "given", "adjusted", "change", "given_level", "adjusted_level",
+                            "unshrunk_level", "moved", "se", "p_level", "se_to_cut", "uncertain", "method"})
+
+
 @dataclass
 class ChangeList:
     """Per paper (groups and papers in natural order): the change list a coordinator checks.  ``rows``
@@ -353,7 +363,9 @@ class ChangeList:
         """``(header, rows as lists, label columns)`` as the change list is written, its paper column under the
         input's name (``Student ID``: a staff helper's change list called it ``paper``), where no other column
         has that name."""
-        name = paper_name if paper_name and paper_name not in self.header else "paper"
+        taken = set(self.header) | CHANGE_COLUMNS
+        name = paper_name if paper_name and paper_name not in taken and not paper_name.startswith(("low", "high")) \
+            else "paper"
         header = [name if h == "paper" else h for h in self.header]
         return header, [[row[h] for h in self.header] for row in self.rows], header[:self.header.index("paper") + 1]
 
@@ -377,6 +389,8 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
     se = result._uncertain(method, "se")
     group = result._paper_group(r) if r.group is not None else np.zeros(r.n_papers, dtype=np.int64)
     gname = r.group_name or "group"
+    if gname in CHANGE_COLUMNS:   # (a group column named "given" took the given scores' place, a helper's)
+        gname = "group"
     header = ([gname] if r.group is not None else []) + ["paper", "ratings", "given", "adjusted", "change"]
     lv_raw = lv_adj = prob = unsure = margin = None
     if levels is not None:
@@ -454,6 +468,7 @@ def changes(result, method: str | None = None, levels: Levels | None = None, tot
             has = keep & np.isfinite(se) & (se > 0) if prob is not None else None
             if prob is not None and not has.any() and keep.any():
                 lc.without_se = str((applied or {}).get(g.name, method))
+                lc.bootstrap = int(getattr(result, "bootstrap", 0) or 0)
             elif prob is not None:
                 lc.uncertain = int(np.sum(keep & unsure))
                 lc.at_cut = ([lc.uncertain] if len(levels.cuts) == 1 else   # one cut: the pass/fail rule's count

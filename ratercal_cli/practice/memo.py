@@ -149,7 +149,11 @@ def _warnings_of(adjusted, method: str) -> list:
     with ``-m TLI,MN`` listed "MN: 35 adjusted rating(s) ... fall outside the scale", a verifying helper)."""
     from .adjust import RECOMMENDED, where
 
-    others = [c for c in adjusted.methods if c != method]
+    # (the recommendation's own fit is its method's: "MML: raters ... never gave a 1" is the memo's of recommended
+    # MML, though MML is named beside it, a helper's)
+    behind = {str(g.recommended).split(" ")[0] for g in adjusted.groups if g.recommended} if method == RECOMMENDED \
+        else set()
+    others = [c for c in adjusted.methods if c != method and c not in behind]
     if not others:
         return list(adjusted.warnings)
     # a warning of another method begins, after its file's and group's words, with that method's code (or
@@ -296,10 +300,11 @@ def memo_html(adjusted, check, settings: dict, sha256: str, levels=None, change_
         parts.append("<p>No standard errors are computed for a rubric's totals yet, so no student is named as "
                      "uncertain.</p>")
     elif unc is None:
-        parts.append("<p>No standard errors were computed for this method, so no student is named as uncertain "
-                     + ("(the bootstrap does not draw this method's scores: use MML or MFRM, whose model gives each "
-                        "student's standard error).</p>" if getattr(adjusted, "bootstrap", 0) else
-                        "(give a bootstrap, or use MML or MFRM, for each student's standard error).</p>")
+        from .uncertainty import no_se_reason
+
+        labels = sorted({str(g.recommended or method) for g in adjusted.groups})
+        parts.append("<p>No standard errors were computed for this method, so no student is named as uncertain ("
+                     + _e("; ".join(no_se_reason(lab, getattr(adjusted, "bootstrap", 0)) for lab in labels)) + ").</p>"
                      if change_list is None or "se" not in change_list.header else
                      "<p>Give cut scores to see whose level is uncertain.</p>")
     else:

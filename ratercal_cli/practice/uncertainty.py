@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import mention
 from ..methods import make_method
 from ..methods.base import FIT_FAILURES
 from ..ratings import Adjusted, Ratings
@@ -51,6 +52,18 @@ MODEL_METHODS = {"MML": ("quality_eap_", "quality_eap_se_", "posterior"),
                  "MFRM": ("quality_eap_", "quality_eap_se_", "posterior"),
                  "CML": ("quality_", "quality_se_", "WLE"), "RSM": ("quality_", "quality_se_", "WLE")}
 POSTERIOR_METHODS = tuple(MODEL_METHODS)
+
+
+def no_se_reason(label: str, bootstrap: int = 0) -> str:
+    """Why method ``label`` (``PCM (shrunk)``) gave no paper standard errors, and what would: a bootstrap where it
+    draws the method (and none was given), else a model's (a staff helper's PCM was told to "give a bootstrap",
+    with one given and with none, where the bootstrap never draws it)."""
+    base = str(label).split(" ")[0]
+    if base in BOOTSTRAP_METHODS and not bootstrap:
+        return f"{label} gives none without a bootstrap, {mention('bootstrap')} N"
+    if base in BOOTSTRAP_METHODS or base in POSTERIOR_METHODS:   # (drawn, or a model's: none came for these)
+        return f"{label} gives none for them"
+    return f"the bootstrap does not draw {label}: MML or MFRM give each one's from their model"
 #: Bootstrap methods whose paper scores cannot leave the scale: the raw mean, the truncated methods,
 #: the equipercentile ones (onto the scale's distribution) and RAS (``M e s / (M - s (1 - e))``).
 #: MN, LI, OLS and WLS can (the notes count their scores outside it).

@@ -579,6 +579,18 @@ def test_another_sheet_is_previewed_before_it_is_checked(client):
                                       "scale": "1-6", "group": ""})
     assert u.job.wait(120) and u.job.state == "done", u.job.error
     assert u.adjusted.ratings.n_papers == 40
+    # Excel's empty "Sheet1" before the data's "Sheet2": the page was "empty sheet", a dead end (a verifying helper)
+    wb = openpyxl.Workbook()
+    wb.active.title = "Sheet1"
+    ws = wb.create_sheet("Sheet2")
+    for row in csv.reader(io.StringIO(small_export().decode())):
+        ws.append([int(x) if x.isdigit() else x for x in row])
+    buf = io.BytesIO()
+    wb.save(buf)
+    uid, u = upload(c, buf.getvalue(), "blank first.xlsx")
+    page = c.get(f"/d/{uid}/columns").text
+    assert u.error is None and u.header[:2] == ["Student ID", "Reader"] and u.settings["sheet"] == "Sheet2"
+    assert "the first whose columns look like ratings, Sheet2, is shown" in page
 
 
 def big_rubric(students=12000, raters=20, seed=1) -> bytes:

@@ -742,12 +742,34 @@ def test_a_bootstrap_that_draws_none_of_the_methods_named_says_so(tmp_path):
     res = run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "PCM,TLI", "--bootstrap", "20",
               "-o", tmp_path / "o.csv", "--memo", memo, "--cut", "3.5")
     assert res.exit_code == 0, res.output
-    assert ("--bootstrap 20: no standard errors for PCM, whose scores the bootstrap does not draw (it draws NO, MN, "
-            "TMN, LI, TLI,") in res.stderr
+    assert ("PCM: no standard errors from --bootstrap 20, which does not draw its scores (it draws NO, MN, TMN, LI, "
+            "TLI,") in res.stderr
     assert "TLI_paper_se" in (tmp_path / "o.csv").read_text().splitlines()[0]
     assert "PCM_paper_se" not in (tmp_path / "o.csv").read_text().splitlines()[0]
-    assert "the bootstrap does not draw this method's scores: use MML or MFRM" in memo.read_text()
+    assert "(the bootstrap does not draw PCM: MML or MFRM give each one&#x27;s from their model)" in memo.read_text()
     assert "give a bootstrap" not in memo.read_text()
+    # a memo of TLI beside it: PCM's line is PCM's
+    run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "TLI,PCM", "--bootstrap", "20", "-o", tmp_path / "q.csv",
+        "--memo", memo, "--cut", "3.5")
+    assert "no standard errors from" not in memo.read_text()
+    # without a bootstrap, PCM's memo is not told to give one (it never draws PCM); TLI's is
+    run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "PCM", "-o", tmp_path / "q.csv", "--memo", memo,
+        "--cut", "3.5")
+    assert "the bootstrap does not draw PCM" in memo.read_text() and "give a bootstrap" not in memo.read_text()
+    run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "TLI", "-o", tmp_path / "q.csv", "--memo", memo,
+        "--cut", "3.5")
+    assert "TLI gives none without a bootstrap, --bootstrap N" in memo.read_text()
+    # a group's sentence of level changes says the same (it told a group's PCM, beside another group's MML with
+    # standard errors, to give the bootstrap it was given)
+    from ratercal_cli.practice.levels import LevelChanges
+
+    lc = LevelChanges("A", "recommended", parse_levels("3.5", None), [1, 1], [1, 1], [[1, 0], [0, 1]], papers=2,
+                      without_se="PCM (shrunk)", bootstrap=20)
+    assert lc.uncertain_text("student") == ("no standard errors for its 2 student(s) (the bootstrap does not draw "
+                                            "PCM (shrunk): MML or MFRM give each one's from their model), so whose "
+                                            "level is uncertain is not known")
+    lc.without_se, lc.bootstrap = "TLI (shrunk)", 0
+    assert "(TLI (shrunk) gives none without a bootstrap, bootstrap N)" in lc.uncertain_text("student")
     res = run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "TLI", "--bootstrap", "20", "-o", tmp_path / "p.csv")
     assert "no standard errors for" not in res.stderr
 
@@ -763,3 +785,36 @@ def test_compare_at_a_cut_on_the_grid_of_raw_averages_warns_as_adjust_does():
     want = [w for s in summaries for w in s.warnings if "falls on the grid" in w]
     assert len(got) == 3 and [w.split(": ", 2)[2] for w in got] == want
     assert not [w for w in rc.compare(ratings, "TLI,MN", cut=3.25).warnings if "falls on the grid" in w]
+
+
+def test_a_group_column_named_like_a_change_list_column_keeps_its_values(tmp_path):
+    """A group column named "given" took the given scores' place in the change list (the memo then named students
+    by their score, "G5-P000 (3.0)"), and a paper column named like the group's would have been written twice (a
+    verifying helper)."""
+    text = (ROOT / "examples" / "ratings.csv").read_text().splitlines()
+    assert text[0] == "grade,paper,rater,score"
+    (tmp_path / "g.csv").write_text("\n".join(["given,Student ID,rater,score"] + text[1:]) + "\n")
+    res = run("adjust", tmp_path / "g.csv", "--scale", "0-5", "--group-col", "given", "--paper-col", "Student ID",
+              "-m", "TLI", "--cut", "3.25", "-o", tmp_path / "o.csv", "--changes", tmp_path / "ch.csv", "-q")
+    assert res.exit_code == 0, res.output
+    ch = read_csv(tmp_path / "ch.csv")
+    assert list(ch[0])[:4] == ["group", "Student ID", "ratings", "given"]
+    assert {r["group"] for r in ch} == {"5", "8", "11"} and all("." in r["given"] for r in ch)
+
+
+def test_a_memo_of_the_recommendation_keeps_its_methods_warnings():
+    """-m recommended,MML: the recommendation is MML (shrunk), and MML's warnings are its own too (the memo left
+    out "MML: raters ... never gave ...", a verifying helper); TLI's, named beside, are not."""
+    from types import SimpleNamespace
+
+    from ratercal_cli.practice.memo import _warnings_of
+    from ratercal_cli.ratings import Ratings
+
+    r = Ratings.from_labels(["p1", "p1", "p2", "p2"], ["R1", "R2", "R1", "R2"], [3, 4, 2, 2], max_score=5)
+    said = ["recommended MML (shrunk) (decided by the study: ...)", "MML: rater R1 never gave a 0",
+            "TLI: 3 adjusted score(s) are not finite", "the file's papers do not differ detectably (...)"]
+    res = SimpleNamespace(methods=["recommended", "MML", "TLI"], ratings=r, warnings=said,
+                          groups=[SimpleNamespace(name=None, recommended="MML (shrunk)")])
+    assert _warnings_of(res, "recommended") == [said[0], said[1], said[3]]
+    assert _warnings_of(res, "MML") == [said[1], said[3]]
+    assert _warnings_of(res, "TLI") == [said[2], said[3]]
