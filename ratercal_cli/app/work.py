@@ -155,7 +155,9 @@ APP_CLAUSES = ((f"; give {_named('total')} mean to compare them", ""),
                ("; --write-anchors writes this run's measures, theirs with them, for the next", ""),
                ("as check --simulate ranks them", "as the simulation ranks them"),
                (f"; if they were, say {_named('assignment')} random", ""),
-               ("have no anchor in the calibration", "have no anchor in the earlier year"))
+               ("have no anchor in the calibration", "have no anchor in the earlier year"),
+               ("anchored element(s) of the calibration not in the data", "the earlier year's element(s) not in this "
+                                                                          "year's file"))
 
 
 def app_words(text: str) -> str:
@@ -235,20 +237,6 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
 
 
 # -- several years, linked through the raters they share ------------------------------------------
-def shared_anchors(calibration, ratings):
-    """The part of an earlier year's calibration that this year's ratings can be held to: the raters and
-    facet levels (criteria) found in both years, and the thresholds (same scale; :meth:`Anchors.check`
-    refuses another).  None where no rater is shared: then nothing links the years."""
-    from ..practice.anchors import RATER, THRESHOLD, Anchors, analysis_elements
-
-    here = analysis_elements(ratings)
-    keep = [a for a in calibration.elements
-            if a.facet == THRESHOLD or a.element in set(map(str, here.get(a.facet, ())))]
-    if not any(a.facet == RATER for a in keep):
-        return None
-    return Anchors(calibration.model, calibration.scale, keep)
-
-
 def link_rows(anchored, ratings, earlier) -> dict:
     """What the page says of a year's link: each shared rater (held at its anchor, or freed for drift),
     the raters new this year, and the criteria and thresholds held (from :func:`.anchors.displacement`'s
@@ -284,8 +272,8 @@ def link_years(job, sources: list, tables: list, hold_drifted: bool = False) -> 
     for k, (src, table) in enumerate(zip(sources, tables)):
         ratings = table.ratings
         anchors = None
-        if previous is not None:
-            anchors = shared_anchors(previous, ratings)
+        if previous is not None:   # (the whole calibration: what this year has not is left unused and said, where
+            anchors = previous       # the raters who left and a criterion named otherwise were dropped unsaid)
         job.stage(f"Year {k + 1} ({src.name}): the many-facet model"
                   + (f" on year {k}'s scale" if anchors is not None else ", the scale's origin"))
         try:

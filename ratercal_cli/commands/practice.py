@@ -348,7 +348,7 @@ def check(ratings_file, scale, paper_col, rater_col, score_col, group_col, facet
         return
     click.echo(result.summary())
     if not quiet:
-        for p in maps:
+        for p in maps + ([anchors_out] if anchors_out is not None else []):   # (the anchors too: unsaid, a helper's)
             click.echo(f"wrote {p}")
 
 
@@ -544,7 +544,7 @@ def adjust(source, methods, variant, output, assignment, cluster_col, simulate, 
             for c in change_list.changes:
                 click.echo(c.format_text(f"{r.source}, {r.group_tag(c.group) if r.group is not None else 'all papers'}"),
                            err=True)
-        for p in written:
+        for p in written + ([anchors_out] if anchors_out is not None else []):
             click.echo(f"wrote {p}", err=True)
     if not quiet and not as_json:
         n_pap = result.ratings.n_papers
@@ -748,5 +748,5 @@ def compare(ratings_file, methods, variant, cut, total, png, as_json, html_out, 
     else:
         click.echo(result.summary())
         if not quiet:
-            for p in maps:
+            for p in maps + ([anchors_out] if anchors_out is not None else []):
                 click.echo(f"wrote {p}")

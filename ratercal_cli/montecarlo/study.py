@@ -32,6 +32,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import atexit
 import math
 import os
 import shutil
@@ -114,8 +115,10 @@ class Spec:
         if not callable(self.generate):
             raise ArgumentError("generate", f"expected a function generate(cell, rng) -> (ratings, true), not "
                                             f"{type(self.generate).__name__}")
-        if not self.cells:
-            raise ArgumentError("cells", "give at least one cell (a dict of the design's factors)")
+        if isinstance(self.cells, dict) or not self.cells or not all(isinstance(c, dict) for c in self.cells):
+            # (a dict of one cell was "dictionary update sequence element #0 has length 1", a researcher's)
+            raise ArgumentError("cells", "give a list of cells, each a dict of the design's factors "
+                                         "([{\"papers\": 60}, ...])")
         self.cells = [dict(c) for c in self.cells]
         for k, c in enumerate(self.cells):
             c.setdefault("name", f"cell{k + 1}")
@@ -124,6 +127,10 @@ class Spec:
                 raise ArgumentError("cells", f"cell {k + 1}: its name {name!r} names the folder of its "
                                              "replications: give a name without / or \\ (and not . or ..)")
         _unique("cells", [str(c["name"]) for c in self.cells], "cell", "give each cell its own name")
+        if isinstance(self.methods, str):   # ("TLI" was read a letter at a time: unknown method 'T'; rc.adjust
+            self.methods = [m.strip() for m in self.methods.split(",") if m.strip()]   # takes "TLI,MN")
+        if isinstance(self.criteria, str):
+            self.criteria = [c.strip() for c in self.criteria.split(",") if c.strip()]
         self.methods = [_method_entry(m) for m in self.methods]
         if not self.methods:
             raise ArgumentError("methods", "give at least one method")
@@ -422,7 +429,19 @@ def _method_entry(m):
     if isinstance(m, tuple) and len(m) == 2:
         return str(m[0]), m[1]
     if isinstance(m, str):
-        return m, m
+        if ":" in m:   # module:Class
+            return m, m
+        from ..methods import method_codes
+
+        code = m.strip().upper()   # ("mml" beside "MML" were two methods of one fit, a researcher's)
+        if code == "RECOMMENDED":
+            raise ArgumentError("methods", "'recommended' is check's pick for each data set, which a study does not "
+                                           "apply yet: name the methods to compare (the pick is among "
+                                           f"{', '.join(c for c in method_codes() if c != 'USER')})")
+        if code not in method_codes():
+            raise ArgumentError("methods", f"unknown method {m!r} (the codes: "
+                                           f"{', '.join(c for c in method_codes() if c != 'USER')})")
+        return code, code
     if isinstance(m, type):
         return getattr(m, "code", None) if isinstance(getattr(m, "code", None), str) and m.code != "?" \
             else m.__name__, m
@@ -460,7 +479,14 @@ def _replicate(spec: Spec, cell_index: int, rep: int) -> list:
     seq = np.random.SeedSequence([spec.seed, cell_index, rep])
     rng = np.random.default_rng(seq)
     cell = spec.cells[cell_index]
-    made = spec.generate(dict(cell), rng)
+    try:
+        made = spec.generate(dict(cell), rng)
+    except Exception as exc:   # (a researcher's "RuntimeError: boom" named no cell nor replication)
+        where = f"{_qualname(spec.generate)} failed on cell {cell['name']!r}, replication {rep + 1}"
+        if hasattr(exc, "add_note"):   # (Python 3.11: the error as it is, with where it happened)
+            exc.add_note(where)
+            raise
+        raise RuntimeError(f"{where}: {type(exc).__name__}: {exc}") from exc
     if not (isinstance(made, tuple) and len(made) == 2):
         got = f"a tuple of {len(made)}" if isinstance(made, tuple) else type(made).__name__
         raise InputError(f"{_qualname(spec.generate)} returned {got}: expected (ratings, true paper scores)",
@@ -752,7 +778,7 @@ def run(config_or_spec, replications: int | None = None, jobs: int = 1, schedule
         A config's study only: the address of a Dask scheduler to run the chunks on.
     out : str or os.PathLike, optional
         The run folder, which is the cache: what it holds is not computed again (default: a new
-        temporary folder).
+        temporary folder, removed when the interpreter ends).  A file there is an error.
     quiet : bool
         No progress bar.
 
@@ -788,14 +814,20 @@ def run(config_or_spec, replications: int | None = None, jobs: int = 1, schedule
         def study(folder):
             return _run_config(cfg, replications, jobs, scheduler, folder, quiet)
     if out is not None:
+        if Path(out).exists() and not Path(out).is_dir():   # (a FileExistsError traceback, a researcher's)
+            raise ArgumentError("out", f"is a file, not a folder: {out}")
         return study(Path(out))
     # a folder of our own: its name is in the results only, so a call that fails leaves none behind
     folder = Path(tempfile.mkdtemp(prefix="ratercal-study-"))
     try:
-        return study(folder)
+        result = study(folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+    # removed when the interpreter ends (the results name it, to be read while it runs; a researcher's machine held
+    # 315 of them): give out= to keep one
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return result
 
 
 def _parse_study_config(config):

@@ -316,7 +316,7 @@ def _short_totals(ratings, prefix=""):
             f"give {mention('total', 'mean')} to compare them"]
 
 
-def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k, prefix=""):
+def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k, prefix="", shrinkage=None):
     """Each method's paper SEs in one group: posterior for MML/MFRM, bootstrap (``n_boot``) for the
     equating and least-squares methods, seeded by ``(seed, group number, method number)``."""
     from .uncertainty import paper_uncertainty
@@ -331,9 +331,10 @@ def _uncertainty(g: GroupAdjustment, variant, cut, n_boot, seed, k, prefix=""):
     for j, (code, adj) in enumerate(g.adjusted.items()):
         est = g.estimators.get(code)
         key = id(adj)
+        level = shrinkage if code != RECOMMENDED else ("none" if "(unshrunk)" in str(g.recommended) else None)
         if key not in done:   # ``recommended`` is the same fit as its method
             done[key] = paper_uncertainty(g.ratings, code, est, adj, n_boot, [seed, k, j], variant,
-                                          None if cut is None else cut - low)
+                                          None if cut is None else cut - low, level=level)
         found = done[key]
         if found is not None:
             g.uncertainty[code] = found
@@ -687,7 +688,7 @@ def adjust(ratings: Ratings, methods="TLI", variant: str = DEFAULT_VARIANT, assi
     if not done:
         raise RatercalError(f"{ratings.source + ': ' if ratings.source else ''}no method could be applied")
     for k, g in enumerate(groups):
-        _uncertainty(g, variant, cut, int(bootstrap), int(seed), k, where(ratings, g.name))
+        _uncertainty(g, variant, cut, int(bootstrap), int(seed), k, where(ratings, g.name), shrinkage)
         if g.uncertainty and resolved_any(g.ratings):
             g.warnings.append(where(ratings, g.name) + _resolved_se_warning(g))
         g.signal_warning = _signal_warning(g, where(ratings, g.name))

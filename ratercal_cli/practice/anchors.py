@@ -571,16 +571,23 @@ def unanchored_raters_note(ratings, anchors: Anchors) -> str:
     """The raters of ``ratings`` the anchor file ``anchors`` does not hold, as a warning ("" where none): they are
     measured on the anchors' scale, as Facets measures an element it has no anchor for, and a reader of the
     summary had nothing to tell a new rater from one held at last year's value (a staff tester's new rater R13)."""
-    held = {str(e) for e in anchors.of(RATER)}
-    if not held:
+    def listed(names):
+        return ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+
+    here = analysis_elements(ratings)
+    parts = []
+    for facet, labels in here.items():   # (a criterion too, where the file anchors the facet: a staff helper's
+        held = {str(e) for e in anchors.of(facet)}   # "Org" renamed "Organization" was measured free, unsaid)
+        new = [str(x) for x in labels if str(x) not in held]
+        if held and new:
+            parts.append((facet, new))
+    if not parts:
         return ""
-    rated = [str(ratings.rater_ids[j]) for j in np.flatnonzero(ratings.ratings_per_rater() > 0)]
-    new = [x for x in rated if x not in held]
-    if not new:
-        return ""
-    shown = ", ".join(new[:8]) + (f" and {len(new) - 8} more" if len(new) > 8 else "")
-    return (f"rater(s) {shown} have no anchor in {anchors.path.name if anchors.path else 'the calibration'}: "
-            "measured on the anchors' scale, not held (new raters?); --write-anchors writes this run's measures, "
+    words = "; ".join(f"rater(s) {listed(new)}" if facet == RATER else f"{facet} level(s) {listed(new)}"
+                      for facet, new in parts)
+    why = "new raters?" if [f for f, _ in parts] == [RATER] else "new, or named otherwise than in the calibration?"
+    return (f"{words} have no anchor in {anchors.path.name if anchors.path else 'the calibration'}: "
+            f"measured on the anchors' scale, not held ({why}); --write-anchors writes this run's measures, "
             "theirs with them, for the next")
 
 

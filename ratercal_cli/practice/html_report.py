@@ -149,15 +149,19 @@ def html_report(ratings: Ratings, check=None, adjust=None, compare=None, cut=Non
             parts.append(f"<h2>Simulation: {_esc(_tag(ratings, name))}</h2>")
             parts.append(_simulation(sim, [rep.decision for rep in check.reports if rep.decision is not None
                                            and (head is None or str(rep.group).startswith(head))]))
-        if changes is not None and changes.changes and len(changes.changes[0].levels.cuts) > 1:
+        if changes is not None and changes.changes and (len(changes.changes[0].levels.cuts) > 1 or ratings.facets):
             parts.append(_levels(ratings, changes))
         anchored = adjust.anchored if getattr(adjust, "anchored", None) is not None else getattr(check, "anchored", None)
         if anchored is not None:
             parts.append(_anchored(anchored))
         # (the anchors' notes of check --html and compare --html too: a verifying helper found their pages without
         # the rater of the anchor file absent from the data)
-        warn = (list(ratings.notes) + adjust.warnings + list(getattr(check, "anchor_notes", []))
-                + (list(given_compare.warnings) if given_compare is not None else []))
+        warn = list(ratings.notes) + adjust.warnings
+        # (check's notes once: adjust says the same of the same anchors, with its file's prefix and "MFRM: ", and the
+        # page listed each twice, a staff helper's)
+        warn += [n for n in [*getattr(check, "anchor_notes", []),
+                             *(given_compare.warnings if given_compare is not None else [])]
+                 if not any(w.endswith(n) for w in warn)]
         if warn:
             parts.append('<h2 id="warnings">Warnings</h2><ul>'
                          + "".join(f'<li class="warn">{_esc(w)}</li>' for w in dict.fromkeys(warn)) + "</ul>")
@@ -362,8 +366,10 @@ def _signed(x):
 
 
 def _levels(ratings, changes) -> str:
-    """The levels of several cuts: students per level given and adjusted, the moves between them (the memo's
-    table) and per group how many are uncertain, at the change list's confidence."""
+    """The levels of several cuts (or of one on a rubric's totals, whose pass/fail account the page had not: a staff
+    helper's cut at 14 had no word on the page): students per level given and adjusted, the moves between them, the
+    scores on a cut and the shrinkage's part (the memo's table and notes), and per group how many are uncertain, at
+    the change list's confidence."""
     from .memo import levels_html
 
     cols = [(ratings.group_tag(lc.group) if ratings.group is not None else "all papers", lc) for lc in changes.changes]

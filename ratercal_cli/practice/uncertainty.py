@@ -239,15 +239,20 @@ class _quiet:
         return self._cm.__exit__(*exc)
 
 
-def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21) -> PaperUncertainty:
+def posterior_paper_se(est, code: str, cut=None, n_nodes: int = 21, level: str | None = None) -> PaperUncertainty:
     """MML/MFRM: the posterior SD of each paper's fair average and ``P(fair >= cut)`` from the
-    fitted estimator's posteriors (CML/RSM: the WLE and its SE; ``cut`` on ``0..M``)."""
+    fitted estimator's posteriors (CML/RSM: the WLE and its SE; ``cut`` on ``0..M``).  ``level`` ``none``: the
+    scores are MML/MFRM's at the WLE (``shrinkage="none"``), and so are their SE and pass probability (they were
+    the posterior's: a researcher's paper passed at 3.51 with P(pass) = 0.078, its EAP's 2.95)."""
     mean_attr, sd_attr, source = MODEL_METHODS.get(est.code, MODEL_METHODS["MML"])
+    wle = level == "none" and hasattr(est, "quality_wle_") and mean_attr == "quality_eap_"
+    if wle:
+        mean_attr, sd_attr, source = "quality_wle_", "quality_wle_se_", "WLE"
     mu = np.asarray(getattr(est, mean_attr), dtype=np.float64)
     sd = np.asarray(getattr(est, sd_attr), dtype=np.float64)
     ok = np.isfinite(mu) & np.isfinite(sd)
     se = np.full(mu.size, np.nan)
-    if ok.any() and hasattr(est, "fair_score_sd"):   # MML/MFRM: under each paper's posterior on the fit's grid
+    if ok.any() and hasattr(est, "fair_score_sd") and not wle:   # MML/MFRM: under each paper's posterior on the fit's grid
         se[ok] = est.fair_score_sd()[ok]
     elif ok.any():   # CML/RSM: the WLE's normal, by Gauss-Hermite
         from ..methods.mml_engine import sorted_unique_rows   # (scipy.sparse: not for the methods without a posterior)
@@ -284,14 +289,15 @@ def _fair_inverse(fair, cut, lo=-30.0, hi=30.0):
 
 
 def paper_uncertainty(ratings: Ratings, code: str, est, adj: Adjusted, n_boot: int = 0, seed=0,
-                      variant="corrected", cut=None) -> PaperUncertainty | None:
+                      variant="corrected", cut=None, level: str | None = None) -> PaperUncertainty | None:
     """The paper SEs of one method: from the model for MML/MFRM/CML/RSM, bootstrap (``n_boot`` > 0) for
-    the equating and least-squares methods, None otherwise (``cut`` on ``0..M``)."""
+    the equating and least-squares methods, None otherwise (``cut`` on ``0..M``; ``level``: the shrinkage the
+    scores were put at, :func:`posterior_paper_se`)."""
     base = est.code if est is not None else code
     if getattr(est, "all_thin_", False):   # no rater had two ratings: nothing fitted, every rating raw
         return None
     if base in POSTERIOR_METHODS:
-        return posterior_paper_se(est, code, cut)
+        return posterior_paper_se(est, code, cut, level=level)
     if base in BOOTSTRAP_METHODS and n_boot > 0:
         return bootstrap_paper_se(ratings, base, adj, n_boot, seed, variant, cut)
     return None

@@ -215,7 +215,7 @@ def test_the_readme_two_year_rubric_linked(page, tmp_path, shots):
     wait_for(page, "/decision", timeout=240_000)
     link = page.inner_text("#link-2")
     assert "Linked to year 1: 12 rater(s) rated both years" in link
-    assert "1 drifted: R5 (moved +0.98 logits, t 8.6; freed, measured afresh)" in link
+    assert "1 drifted: R5 (displacement +0.98 logits, t 8.6; freed, measured afresh)" in link
     assert "9 criterion and threshold measure(s) held too" in link
     page.screenshot(path=shots / "12-years-decision.png", full_page=True)
     top, box = page.locator("#year-2").bounding_box(), page.locator("#link-2").bounding_box()

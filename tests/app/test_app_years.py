@@ -101,7 +101,7 @@ def test_two_years_linked_through_their_raters(client, tmp_path):
     assert all(x["used"] == pytest.approx(x["anchor"], abs=1e-6) for x in held)   # held at year 1's measure
     text = r.text
     assert "Linked to year 1:</b> 6 rater(s) rated both years" in text
-    assert f"R3 (moved {r3['displacement']:+.2f} logits" in text and "freed, measured afresh" in text
+    assert f"R3 (displacement {r3['displacement']:+.2f} logits" in text and "freed, measured afresh" in text
     # the same numbers as the command line's two steps
     cli = cli_anchored(tmp_path, y1, y2)
     assert [x["element"] for x in cli.anchored if x.get("freed")] == ["R3"]
@@ -170,9 +170,11 @@ def test_a_third_year_is_held_to_the_second_years_measures(client):
     # year 3's anchors are the measures year 2's fit used (R3: its year-2 measure, freed there)
     used2 = {x["element"]: x["used"] for x in y2.link["raters"]}
     anchors3 = {a.element: a.measure for a in y3.anchors.of("rater").values()}
-    assert set(anchors3) == {"R1", "R2", "R3", "R4"}
+    assert set(anchors3) == {"R1", "R2", "R3", "R4", "R5", "R6"}   # (year 2's whole calibration: R5, R6 unused)
     for rater, measure in anchors3.items():
         assert measure == pytest.approx(used2[rater], abs=1e-6)
+    said = [w for w in y3.adjusted.warnings if "not in the data" in w]
+    assert len(said) == 1 and said[0].endswith("their anchors unused (raters who left?): rater R5, rater R6")
     assert "Linked to year 2:</b> 4 rater(s)" in c.get(f"/d/{uid}/decision").text
     text = c.get(f"/d/{uid}/decision").text
     # the next sentence apart ("R8.5 criterion and threshold measure(s)" read as a rater R8.5, before)

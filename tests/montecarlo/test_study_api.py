@@ -120,6 +120,36 @@ def test_bad_specs_name_the_argument():
         rc.study.Spec([{"papers": 5}], gen, ["NO"], replications=0)
     with pytest.raises(ArgumentError, match="config_or_spec: expected a config file"):
         rc.study.run(42)
+    # a researcher's finds: a string read a letter at a time, "recommended" named the argument "code", a dict of one
+    # cell was a ValueError, "mml" beside "MML" two methods
+    spec = rc.study.Spec([{"papers": 5}], gen, "TLI, MML", "rmse,bias")
+    assert [n for n, _ in spec.methods] == ["TLI", "MML"] and list(spec.criteria) == ["rmse", "bias"]
+    with pytest.raises(ArgumentError, match="methods: 'recommended' is check's pick for each data set"):
+        rc.study.Spec([{"papers": 5}], gen, ["NO", "recommended"])
+    with pytest.raises(ArgumentError, match="methods: unknown method 'TLJ'"):
+        rc.study.Spec([{"papers": 5}], gen, ["TLJ"])
+    with pytest.raises(ArgumentError, match="methods: two methods are named 'MML'"):
+        rc.study.Spec([{"papers": 5}], gen, ["MML", "mml"])
+    with pytest.raises(ArgumentError, match="cells: give a list of cells, each a dict"):
+        rc.study.Spec({"papers": 5}, gen, ["NO"])
+
+
+def test_a_generator_that_fails_is_named_with_its_cell_and_replication(tmp_path):
+    """A generator raising on some replications aborted the study with "RuntimeError: boom" and nothing else."""
+    def generate(cell, rng):
+        if cell["name"] == "b":
+            raise RuntimeError("boom")
+        return _two_cell_generator(cell, rng)
+
+    spec = rc.study.Spec([{"name": "a", "papers": 20, "shift": 1}, {"name": "b", "papers": 20, "shift": 1}], generate,
+                         ["NO"], replications=2)
+    with pytest.raises(RuntimeError, match="boom") as err:
+        rc.study.run(spec, out=tmp_path / "run")
+    said = " ".join(getattr(err.value, "__notes__", [])) + str(err.value)
+    assert "failed on cell 'b', replication 1" in said
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ArgumentError, match="out: is a file, not a folder"):
+        rc.study.run(spec, out=tmp_path / "file")
 
 
 @pytest.mark.parametrize("made, said", [(lambda r, t: (r, t, 1), "returned a tuple of 3: expected \\(ratings, true"),

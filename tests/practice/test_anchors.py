@@ -490,3 +490,29 @@ def test_a_criterion_absent_with_its_thresholds_is_left_unused_and_the_library_t
     assert np.array_equal(by_path.paper_scores("MFRM"), by_object.paper_scores("MFRM"))
     with pytest.raises(rc.ArgumentError, match="anchors: must be a calibration"):
         rc.adjust(ratings, "MFRM", anchors=3)
+
+
+def test_a_criterion_named_otherwise_this_year_is_said_on_both_sides(tmp_path):
+    """A staff helper's "Org" of year 1 was "Organization" in year 2: the anchor was unused (said) and the new name
+    measured free without a word, the raters alone being named as without an anchor."""
+    import csv
+
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+
+    rub = _rubric(3, n_papers=40)
+    with open(tmp_path / "y.csv", "w", newline="") as fh:
+        csv.writer(fh).writerows([row[:4] for row in [rub.header, *rub.rows]])   # paper, rater, style, org
+    common = ["--scale", "1-6"]
+    res = CliRunner().invoke(cli, ["check", str(tmp_path / "y.csv"), *common, "--score-cols", "style,org", "-q",
+                                   "--write-anchors", str(tmp_path / "a.csv")])
+    assert res.exit_code == 0, res.output
+    lines = (tmp_path / "y.csv").read_text().splitlines()
+    (tmp_path / "y2.csv").write_text("\n".join([lines[0].replace("org", "Organization")] + lines[1:]) + "\n")
+    res = CliRunner().invoke(cli, ["adjust", str(tmp_path / "y2.csv"), *common, "--score-cols", "style,Organization",
+                                   "-m", "MFRM", "--anchors", str(tmp_path / "a.csv"), "-o", str(tmp_path / "o.csv")])
+    assert res.exit_code == 0, res.output
+    assert "not in the data, their anchors unused (left since the calibration?): criterion org" in res.output
+    assert ("criterion level(s) Organization have no anchor in a.csv: measured on the anchors' scale, not held "
+            "(new, or named otherwise than in the calibration?)") in res.output

@@ -818,3 +818,20 @@ def test_a_memo_of_the_recommendation_keeps_its_methods_warnings():
     assert _warnings_of(res, "recommended") == [said[0], said[1], said[3]]
     assert _warnings_of(res, "MML") == [said[1], said[3]]
     assert _warnings_of(res, "TLI") == [said[2], said[3]]
+
+
+def test_one_cut_on_a_rubrics_totals_is_on_the_html_page(tmp_path):
+    """adjust --cut 14 on a rubric's totals: the page said nothing of pass and fail (its one-cut account is the
+    pass/fail summary, which a rubric has not), where the memo and the app gave the levels and the ties on the cut."""
+    page = tmp_path / "r.html"
+    res = run("adjust", ROOT / "examples" / "rubric_year1.csv", "--scale", "1-6", "--paper-col", "student",
+              "--score-cols", "style,org,conv,sent_form", "-m", "MFRM", "--cut", "14", "-o", tmp_path / "a.csv",
+              "--html", page, "--changes", tmp_path / "c.csv", "-q")
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    assert "<h2>Levels</h2>" in text and "cuts 14 on the rubric totals" in text
+    ch = read_csv(tmp_path / "c.csv")
+    given_fail = sum(r["given_level"] == "fail" for r in ch)
+    adjusted_fail = sum(r["adjusted_level"] == "fail" for r in ch)
+    assert re.search(rf"<td>fail</td><td>{given_fail}</td><td>{adjusted_fail}</td>", text), text[text.index("Levels"):][:800]
+    assert text.count("have a given score exactly on a cut") == 1

@@ -74,3 +74,24 @@ def test_a_group_with_nothing_resolved_is_not_warned(tmp_path):
     res = adjust(ratings, "MML")
     said = [w for w in res.warnings if "discrepancies resolved" in w]
     assert len(said) == 1 and said[0].startswith(f"{path}: grade=A: MML: discrepancies resolved")
+
+
+def test_unshrunk_model_scores_carry_their_own_standard_errors(tmp_path):
+    """adjust(..., shrinkage="none") put MML/MFRM's scores at the WLE but kept the posterior's (EAP's) standard
+    errors and pass probabilities: a researcher's paper passed at 3.51 with P(pass) = 0.078.  At the WLE the pass
+    probability is P(fair(theta) >= cut) under the WLE's normal, at least a half exactly where the score passes."""
+    path = tmp_path / "double.csv"
+    truth = _write(path, papers=300)
+    ratings = read_ratings_table(path, scale=(1, 6), order_col="reading").ratings
+    cut = 3.5
+    for code in ("MML", "MFRM"):
+        own = adjust(ratings, code, cut=cut)
+        none = adjust(ratings, code, cut=cut, shrinkage="none")
+        u_own, u_none = own.groups[0].uncertainty[code], none.groups[0].uncertainty[code]
+        score = none.paper_scores(code)
+        assert u_none.source == "WLE" and u_own.source == "posterior"
+        assert np.array_equal(score >= cut, u_none.pass_prob >= 0.5)
+        assert not np.array_equal(score >= cut, u_own.pass_prob >= 0.5)   # (what it was: the EAP's, not the score's)
+        assert np.mean(u_none.se) > 1.1 * np.mean(u_own.se)   # (the WLE's wider than the posterior's)
+        covered = np.abs(score - truth) < 1.645 * u_none.se
+        assert 0.85 <= np.mean(covered) <= 0.97, np.mean(covered)
