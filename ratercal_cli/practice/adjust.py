@@ -1062,10 +1062,13 @@ class AdjustResults:
         r = self.ratings
         group = self._paper_group(r) if r.group is not None else None
         cols = self._label_columns(np.arange(r.n_papers), None, group)
-        cols["ratings"] = r.ratings_per_paper()
-        cols["mean"] = r.paper_mean() + r.scale_low
+        cols["ratings"] = n = r.ratings_per_paper()
+        cols["mean"] = np.where(n > 0, r.paper_mean() + r.scale_low, np.nan)   # (a paper without ratings had 0.0)
         for code in self.methods:
             cols[code] = self.paper_scores(code)
+            se = self._uncertain(code, "se")   # (to_frame had the SEs; this, the per-paper table, not)
+            if se is not None:
+                cols[f"{code}_se"] = se
             if r.facets:
                 cols[f"{code}_total"] = self.paper_totals(code)
         return _columns_frame(cols, order=[c for c in (r.group_name or "group", "paper") if c in cols])

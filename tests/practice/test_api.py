@@ -508,3 +508,17 @@ def test_to_frame_of_the_recommendation_has_the_files_recommended_method_column(
     assert frame.columns[-1] == "recommended_method"
     assert "recommended_method" not in rc.adjust(rc.read_ratings(EXAMPLE, scale="0-5", group_col="grade"),
                                                  "TLI").to_frame().columns
+
+
+def test_paper_frame_has_the_standard_errors_and_no_mean_for_a_paper_without_ratings():
+    """A researcher's finds: paper_frame() left out the standard errors to_frame() has, and gave a paper with no
+    ratings a mean of 0.0."""
+    paper = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    rater = np.array([0, 1, 1, 2, 2, 0, 0, 1])
+    score = np.array([3, 4, 2, 2, 5, 4, 1, 2])
+    r = rc.Ratings(paper, rater, score, max_score=5, n_papers=5, n_raters=3)   # (paper 4: no ratings)
+    res = rc.adjust(r, "MML")
+    frame = res.paper_frame()
+    assert "MML_se" in frame.columns
+    np.testing.assert_array_equal(frame["MML_se"].to_numpy()[:4], res.groups[0].uncertainty["MML"].se[:4])
+    assert np.isnan(frame["mean"].to_numpy()[4]) and frame["mean"].to_numpy()[0] == 3.5
