@@ -545,21 +545,26 @@ def test_a_wide_rubric_comes_back_wide(client):
         assert float(cells[-1]) == pytest.approx(totals[cells[0]], abs=1e-4)
 
 
-def test_another_sheet_is_previewed_before_it_is_checked(client):
-    """A workbook of two sheets: choosing the second shows its rows and guesses first (the settings of the
-    first sheet's preview are not checked against it), then the check reads it."""
-    c = login(client)
+def _workbook(first: str, first_rows: list, data: str) -> bytes:
+    """A workbook of two sheets: ``first`` holding ``first_rows``, then ``data`` holding :func:`small_export`."""
     wb = openpyxl.Workbook()
-    notes = wb.active
-    notes.title = "Notes"
-    notes.append(["exported", "by"])
-    notes.append(["2024-06-01", "district system"])
-    ws = wb.create_sheet("Scores")
+    wb.active.title = first
+    for row in first_rows:
+        wb.active.append(row)
+    ws = wb.create_sheet(data)
     for row in csv.reader(io.StringIO(small_export().decode())):
         ws.append([int(x) if x.isdigit() else x for x in row])
     buf = io.BytesIO()
     wb.save(buf)
-    uid, u = upload(c, buf.getvalue(), "two sheets.xlsx")
+    return buf.getvalue()
+
+
+def test_another_sheet_is_previewed_before_it_is_checked(client):
+    """A workbook of two sheets: choosing the second shows its rows and guesses first (the settings of the
+    first sheet's preview are not checked against it), then the check reads it."""
+    c = login(client)
+    uid, u = upload(c, _workbook("Notes", [["exported", "by"], ["2024-06-01", "district system"]], "Scores"),
+                    "two sheets.xlsx")
     # the first sheet does not look like ratings: the first that does is shown, and the page says so (a staff
     # helper's "Read me" sheet was taken, a paragraph guessed for the paper column, and the check failed with
     # "missing column(s) rater, score" and no word of the sheet beside it)
@@ -580,14 +585,7 @@ def test_another_sheet_is_previewed_before_it_is_checked(client):
     assert u.job.wait(120) and u.job.state == "done", u.job.error
     assert u.adjusted.ratings.n_papers == 40
     # Excel's empty "Sheet1" before the data's "Sheet2": the page was "empty sheet", a dead end (a verifying helper)
-    wb = openpyxl.Workbook()
-    wb.active.title = "Sheet1"
-    ws = wb.create_sheet("Sheet2")
-    for row in csv.reader(io.StringIO(small_export().decode())):
-        ws.append([int(x) if x.isdigit() else x for x in row])
-    buf = io.BytesIO()
-    wb.save(buf)
-    uid, u = upload(c, buf.getvalue(), "blank first.xlsx")
+    uid, u = upload(c, _workbook("Sheet1", [], "Sheet2"), "blank first.xlsx")
     page = c.get(f"/d/{uid}/columns").text
     assert u.error is None and u.header[:2] == ["Student ID", "Reader"] and u.settings["sheet"] == "Sheet2"
     assert "the first whose columns look like ratings, Sheet2, is shown" in page

@@ -403,6 +403,23 @@ def test_steps_by_without_the_many_facet_model_is_refused(tmp_path):
     assert rc.adjust(r, "MFRM", steps_by="criterion").groups[0].adjusted["MFRM"] is not None
 
 
+def _adjusted_alike(tmp_path, common, *names) -> dict:
+    """``adjust -m MFRM --anchors NAME.csv`` of each name: ``{name: its output}``, the adjusted files byte-identical."""
+    from click.testing import CliRunner
+
+    from ratercal_cli.cli import cli
+
+    outs = {}
+    for name in names:
+        res = CliRunner().invoke(cli, ["adjust", *common, "-m", "MFRM", "--anchors", str(tmp_path / f"{name}.csv"),
+                                       "-o", str(tmp_path / f"{name}.out.csv")])
+        assert res.exit_code == 0, res.output
+        outs[name] = res.output
+    first = (tmp_path / f"{names[0]}.out.csv").read_bytes()
+    assert all((tmp_path / f"{n}.out.csv").read_bytes() == first for n in names[1:])
+    return outs
+
+
 def test_absent_anchored_raters_are_left_unused_and_named(tmp_path):
     """An anchored rater not in this year's file (a rater who left since the calibration) was an error, the
     anchor file to be edited by hand; Facets leaves an anchored element without data unused.  The fit equals
@@ -421,13 +438,7 @@ def test_absent_anchored_raters_are_left_unused_and_named(tmp_path):
     (tmp_path / "c.csv").write_text("".join(line for k, line in enumerate(ANCHOR_ROWS.splitlines(keepends=True))
                                             if k != 2))   # the same without X9's row
     common = [str(tmp_path / "y.csv"), "--scale", "1-6", "--score-cols", "style,org"]
-    outs = {}
-    for name in ("b", "c"):
-        res = CliRunner().invoke(cli, ["adjust", *common, "-m", "MFRM", "--anchors", str(tmp_path / f"{name}.csv"),
-                                       "-o", str(tmp_path / f"{name}.out.csv")])
-        assert res.exit_code == 0, res.output
-        outs[name] = res.output
-    assert (tmp_path / "b.out.csv").read_bytes() == (tmp_path / "c.out.csv").read_bytes()
+    outs = _adjusted_alike(tmp_path, common, "b", "c")
     said = "anchored element(s) of b.csv not in the data, their anchors unused (raters who left?): rater X9\n"
     assert said in outs["b"] and "rater(s) R2, R4, R5, R6, R7, R8 have no anchor in b.csv" in outs["b"]
     assert "not in the data" not in outs["c"] and "rater(s) R2, R4, R5, R6, R7, R8 have no anchor in c.csv" in outs["c"]
@@ -463,13 +474,7 @@ def test_a_criterion_absent_with_its_thresholds_is_left_unused_and_the_library_t
              if ",style," in line and (",criterion," in line or ",threshold," in line)]
     assert len(extra) >= 3   # voice's criterion anchor and its thresholds
     (tmp_path / "b.csv").write_text(text + "".join(extra))
-    outs = {}
-    for name in ("a", "b"):
-        res = CliRunner().invoke(cli, ["adjust", *common, "-m", "MFRM", "--anchors", str(tmp_path / f"{name}.csv"),
-                                       "-o", str(tmp_path / f"{name}.out.csv")])
-        assert res.exit_code == 0, res.output
-        outs[name] = res.output
-    assert (tmp_path / "a.out.csv").read_bytes() == (tmp_path / "b.out.csv").read_bytes()
+    outs = _adjusted_alike(tmp_path, common, "a", "b")
     assert ("MFRM: anchored element(s) of b.csv not in the data, their anchors unused (left since the calibration?): "
             "criterion voice") in outs["b"]
     # check and compare name the raters without an anchor too, and so do their pages
