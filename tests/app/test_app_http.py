@@ -998,6 +998,19 @@ def test_a_school_read_across_by_its_raters_is_not_guessed_as_the_group():
     assert g.rater_cols == ["Adams", "Baker", "Chen"] and g.group is None
 
 
+def checked_and_adjusted(c, data: bytes, name: str, method: str):
+    """Upload ``data`` (columns student, rater, score on 1-6), check it, adjust by ``method``: ``(id, upload, the
+    files page)``."""
+    uid, u = upload(c, data, name)
+    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
+    run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    c.post(f"/d/{uid}/adjust", data={"method": method})
+    r = run_job(c, u, f"/d/{uid}/job")
+    assert u.job.state == "done", u.job.error
+    return uid, u, r
+
+
 def random_export(seed=11, n=150) -> bytes:
     """``n`` students read by two of 6 raters, every score drawn at random on 1-6: no paper differs from another."""
     import random
@@ -1017,13 +1030,7 @@ def test_the_adjustments_warnings_are_on_the_files_page_and_in_the_memo(client):
     from ratercal_cli.practice.ratings_file import read_ratings_table
 
     c = login(client)
-    uid, u = upload(c, random_export(), "random.csv")
-    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
-    run_job(c, u, f"/d/{uid}/job")
-    assert u.job.state == "done", u.job.error
-    c.post(f"/d/{uid}/adjust", data={"method": "TLI"})
-    r = run_job(c, u, f"/d/{uid}/job")
-    assert u.job.state == "done", u.job.error
+    uid, u, r = checked_and_adjusted(c, random_export(), "random.csv", "TLI")
     # the library's warnings on the same file, as the command line prints them
     import tempfile
     from pathlib import Path
@@ -1063,13 +1070,7 @@ def test_the_app_leaves_out_the_command_lines_pointers_it_has_no_setting_for(cli
         lines += [f"S{p:03d},{r},{min(6, max(1, round(quality - (1.0 if r < 'B' else 0) + rng.gauss(0, 0.5))))}"
                   for r in rng.sample(team, 2)]
     c = login(client)
-    uid, u = upload(c, ("\n".join(lines) + "\n").encode(), "apart.csv")
-    c.post(f"/d/{uid}/columns", data={"paper": "student", "rater": "rater", "score": "score", "scale": "1-6"})
-    run_job(c, u, f"/d/{uid}/job")
-    assert u.job.state == "done", u.job.error
-    c.post(f"/d/{uid}/adjust", data={"method": "recommended"})
-    r = run_job(c, u, f"/d/{uid}/job")
-    assert u.job.state == "done", u.job.error
+    uid, u, r = checked_and_adjusted(c, ("\n".join(lines) + "\n").encode(), "apart.csv", "recommended")
     assert any("share no paper" in w for w in u.adjusted.warnings)
     memo = c.get(f"/d/{uid}/file/memo").text
     for text in (r.text, memo):
