@@ -156,6 +156,8 @@ APP_CLAUSES = ((f"; give {_named('total')} mean to compare them", ""),
                ("as check --simulate ranks them", "as the simulation ranks them"),
                (f"; if they were, say {_named('assignment')} random", ""),
                ("have no anchor in the calibration", "have no anchor in the earlier year"),
+               ("(left since the calibration?)", "(left since the earlier year?)"),
+               ("named otherwise than in the calibration?", "named otherwise than in the earlier year?"),
                ("anchored element(s) of the calibration not in the data", "the earlier year's element(s) not in this "
                                                                           "year's file"))
 

@@ -140,6 +140,7 @@ class Spec:
         if isinstance(crit, dict):
             self.criteria = dict(crit)
         else:
+            crit = [c.strip().lower() if isinstance(c, str) and c.strip().lower() in CRITERIA else c for c in crit]
             unknown = [c for c in crit if not isinstance(c, str) or c not in CRITERIA]
             if unknown:
                 raise ArgumentError("criteria", f"unknown criterion {unknown[0]!r} (the study's: "
@@ -427,7 +428,7 @@ def _filled(cell) -> bool:
 def _method_entry(m):
     """``(name, method)``: a code or ``module:Class`` (made by make_method at use), a class or an instance."""
     if isinstance(m, tuple) and len(m) == 2:
-        return str(m[0]), m[1]
+        return str(m[0]), (_method_entry(m[1])[1] if isinstance(m[1], str) else m[1])   # (a code checked now)
     if isinstance(m, str):
         if ":" in m:   # module:Class
             return m, m
@@ -814,8 +815,10 @@ def run(config_or_spec, replications: int | None = None, jobs: int = 1, schedule
         def study(folder):
             return _run_config(cfg, replications, jobs, scheduler, folder, quiet)
     if out is not None:
-        if Path(out).exists() and not Path(out).is_dir():   # (a FileExistsError traceback, a researcher's)
-            raise ArgumentError("out", f"is a file, not a folder: {out}")
+        blocked = next((p for p in (Path(out), *Path(out).parents) if p.exists() and not p.is_dir()), None)
+        if blocked is not None:   # (a FileExistsError or NotADirectoryError traceback, a researcher's)
+            raise ArgumentError("out", f"{'is' if blocked == Path(out) else f'is under {blocked},'} a file, not a "
+                                       f"folder: {out}")
         return study(Path(out))
     # a folder of our own: its name is in the results only, so a call that fails leaves none behind
     folder = Path(tempfile.mkdtemp(prefix="ratercal-study-"))

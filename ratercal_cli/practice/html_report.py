@@ -374,8 +374,8 @@ def _levels(ratings, changes) -> str:
 
     cols = [(ratings.group_tag(lc.group) if ratings.group is not None else "all papers", lc) for lc in changes.changes]
     cuts = ", ".join(f"{c:g}" for c in changes.changes[0].levels.cuts)
-    out = [f"<h2>Levels</h2><p class=\"note\">cuts {_esc(cuts)}{' on the rubric totals' if ratings.facets else ''}"
-           "</p>", levels_html(cols, "paper")]
+    out = [f"<h2>Levels</h2><p class=\"note\">cuts {_esc(cuts)}{' on the rubric totals' if ratings.facets else ''}, "
+           f"adjusted by {_esc(changes.method)}</p>", levels_html(cols, "paper")]
     out += [f'<p class="note"><b>{_esc(tag)}</b>: {_esc(lc.uncertain_text())}</p>' for tag, lc in cols
             if lc.uncertain is not None or lc.without_se]
     return "\n".join(out)

@@ -297,7 +297,14 @@ def paper_uncertainty(ratings: Ratings, code: str, est, adj: Adjusted, n_boot: i
     if getattr(est, "all_thin_", False):   # no rater had two ratings: nothing fitted, every rating raw
         return None
     if base in POSTERIOR_METHODS:
-        return posterior_paper_se(est, code, cut, level=level)
+        out = posterior_paper_se(est, code, cut, level=level)
+        if level == "linear_eb" and out.quality is not None and out.source == "posterior":
+            # (the linear EB's scores with the posterior's SE: their interval and pass probability about the
+            # score itself, as a bootstrap's are; the posterior's put papers in a level at p_level 0.495, a helper's)
+            out.quality, out.scores = None, np.asarray(adj.paper, dtype=np.float64)
+            if cut is not None:
+                out.pass_prob = out.pass_probability(cut)
+        return out
     if base in BOOTSTRAP_METHODS and n_boot > 0:
         return bootstrap_paper_se(ratings, base, adj, n_boot, seed, variant, cut)
     return None

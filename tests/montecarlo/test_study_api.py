@@ -132,6 +132,9 @@ def test_bad_specs_name_the_argument():
         rc.study.Spec([{"papers": 5}], gen, ["MML", "mml"])
     with pytest.raises(ArgumentError, match="cells: give a list of cells, each a dict"):
         rc.study.Spec({"papers": 5}, gen, ["NO"])
+    with pytest.raises(ArgumentError, match="methods: 'recommended' is check's pick"):   # (named: at run time, before)
+        rc.study.Spec([{"papers": 5}], gen, [("pick", "recommended")])
+    assert list(rc.study.Spec([{"papers": 5}], gen, ["NO"], "RMSE, Bias").criteria) == ["rmse", "bias"]
 
 
 def test_a_generator_that_fails_is_named_with_its_cell_and_replication(tmp_path):
@@ -150,6 +153,8 @@ def test_a_generator_that_fails_is_named_with_its_cell_and_replication(tmp_path)
     (tmp_path / "file").write_text("x")
     with pytest.raises(ArgumentError, match="out: is a file, not a folder"):
         rc.study.run(spec, out=tmp_path / "file")
+    with pytest.raises(ArgumentError, match="out: is under .*file, a file, not a folder"):
+        rc.study.run(spec, out=tmp_path / "file" / "sub")
 
 
 @pytest.mark.parametrize("made, said", [(lambda r, t: (r, t, 1), "returned a tuple of 3: expected \\(ratings, true"),

@@ -829,7 +829,7 @@ def test_one_cut_on_a_rubrics_totals_is_on_the_html_page(tmp_path):
               "--html", page, "--changes", tmp_path / "c.csv", "-q")
     assert res.exit_code == 0, res.output
     text = page.read_text()
-    assert "<h2>Levels</h2>" in text and "cuts 14 on the rubric totals" in text
+    assert "<h2>Levels</h2>" in text and "cuts 14 on the rubric totals, adjusted by MFRM" in text
     ch = read_csv(tmp_path / "c.csv")
     given_fail = sum(r["given_level"] == "fail" for r in ch)
     adjusted_fail = sum(r["adjusted_level"] == "fail" for r in ch)

@@ -95,3 +95,16 @@ def test_unshrunk_model_scores_carry_their_own_standard_errors(tmp_path):
         assert np.mean(u_none.se) > 1.1 * np.mean(u_own.se)   # (the WLE's wider than the posterior's)
         covered = np.abs(score - truth) < 1.645 * u_none.se
         assert 0.85 <= np.mean(covered) <= 0.97, np.mean(covered)
+
+
+def test_linear_eb_scores_have_their_level_probability_about_themselves(tmp_path):
+    """shrinkage="linear_eb": MML's scores were the linear EB's but their interval and pass probability the
+    posterior's (EAP's): three papers sat in a level with p_level under 0.5 (a helper's P0007, 3.5031, pass, 0.4954)."""
+    path = tmp_path / "double.csv"
+    _write(path, papers=300)
+    ratings = read_ratings_table(path, scale=(1, 6), order_col="reading").ratings
+    res = adjust(ratings, "MML", cut=3.5, shrinkage="linear_eb")
+    u = res.groups[0].uncertainty["MML"]
+    score = res.paper_scores("MML")
+    assert np.array_equal(score >= 3.5, u.pass_prob >= 0.5)
+    assert u.source == "posterior" and np.allclose(u.se, adjust(ratings, "MML", cut=3.5).groups[0].uncertainty["MML"].se)
