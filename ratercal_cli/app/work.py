@@ -282,9 +282,23 @@ def link_years(job, sources: list, tables: list, hold_drifted: bool = False) -> 
             est, rows = fit_mfrm(ratings, anchors, hold_drifted=hold_drifted)
         except RatercalError as exc:
             raise RatercalError(user_message(src, exc)) from None
-        previous = calibration(est, ratings)
+        previous = _carried(previous, calibration(est, ratings))
         out.append((anchors, est, rows))
     return out
+
+
+def _carried(earlier, latest):
+    """The calibration a next year is held to: ``latest`` (this year's measures, on the first year's scale) and
+    the raters and criteria an ``earlier`` one measured that this year had not, at their last measures, on the same
+    scale (a rater who skipped year 2 was measured afresh in year 3, named as new, a verifying helper's).  The
+    thresholds are this year's."""
+    from ..practice.anchors import THRESHOLD, Anchors
+
+    if earlier is None:
+        return latest
+    have = {a.key for a in latest.elements}
+    kept = [a for a in earlier.elements if a.facet != THRESHOLD and a.key not in have]
+    return Anchors(latest.model, latest.scale, list(latest.elements) + kept, latest.path)
 
 
 def check_years(job, sources: list) -> list:

@@ -259,3 +259,25 @@ def test_each_years_warnings_are_on_the_files_page_and_its_memo_says_what_the_sc
     assert ("The many-facet Rasch model (MFRM) sets the scale the later years are held to; the methods compared "
             "for this file alone cannot carry it.") in memo1
     assert "For this file alone, without the years linked to it: check recommends" in memo1
+
+
+@pytest.mark.slow
+def test_a_rater_who_skipped_a_year_is_held_at_its_last_measure(client):
+    """Year 3 measured afresh a rater who read in year 1 but not year 2, and called it new, though year 1 had put
+    it on the scale every year shares (a verifying helper): the earlier measures are carried to the next year."""
+    c = client
+    files = {"y1.csv": year_file(1), "y2.csv": year_file(2, raters=("R1", "R2", "R3", "R4", "R7")),
+             "y3.csv": year_file(3)}
+    uid, u = upload_years(c, files)
+    c.post(f"/d/{uid}/columns", data=FORM)
+    assert u.job.wait(240) and u.job.state == "done", u.job.error
+    y1, y2, y3 = u.years
+    assert [x["element"] for x in y3.link["raters"]] == ["R1", "R2", "R3", "R4", "R5", "R6"]
+    assert y3.link["new"] == []
+    held1 = {x["element"]: x for x in y2.link["raters"]}   # (year 2's use of year 1's, R5 and R6 absent)
+    assert set(held1) == {"R1", "R2", "R3", "R4"}
+    anchors3 = {a.element: a.measure for a in y3.anchors.of("rater").values()}
+    first = {a.element: a.measure for a in y2.anchors.of("rater").values()}   # (year 1's measures)
+    for rater in ("R5", "R6"):   # not in year 2: held in year 3 at year 1's measure
+        assert anchors3[rater] == pytest.approx(first[rater], abs=1e-12)
+    assert not any("have no anchor" in w and "R5" in w for w in y3.adjusted.warnings)
