@@ -213,6 +213,8 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
             adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP,
                               anchors=anchors, hold_drifted=hold_drifted,
                               checked=simulated(src, ratings, checked, method) if anchors is None else None)
+        if anchors is None and not linked:
+            _confounded_note(adjusted, checked, method)
         change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
         out.mkdir(parents=True, exist_ok=True)
         suffix = ".xlsx" if src.workbook else (".tsv" if table.delimiter == "\t" else ".csv")
@@ -236,6 +238,27 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
     except RatercalError as exc:
         raise RatercalError(user_message(src, exc)) from None
     return dict(adjusted=adjusted, change_list=change_list, report=report, files=files)
+
+
+def _confounded_note(adjusted, checked, method: str) -> None:
+    """A warning on each group adjusted by a method that compares raters by their papers' scores where the page's
+    check found the papers' quality differing by rater (a staff helper chose TLI on such a file: its reader of the
+    weakest school's papers lifted them +0.35 on average, no word but the memo's "To check")."""
+    from ..practice.adjust import where
+    from ..practice.recommend import MODEL_METHODS
+
+    if method in ("recommended", *MODEL_METHODS) or checked is None:
+        return
+    r = adjusted.ratings
+    for g in adjusted.groups:
+        rep = next((x for x in checked.reports if r.group is None or str(x.group) == str(g.name)), None)
+        found = getattr(rep, "assignment_found", None)
+        if found is not None and found.confounded and method in g.adjusted:
+            dec = getattr(rep, "decision", None)
+            g.warnings.append(f"{where(r, g.name)}{method}: the check found the papers' quality differing by rater "
+                              f"({found.reason}): {method} compares the raters by their papers' scores and takes a "
+                              "weaker set of papers for a harsher rater"
+                              + (f"; the check recommends {dec.label}" if dec is not None else ""))
 
 
 # -- several years, linked through the raters they share ------------------------------------------
