@@ -1048,13 +1048,8 @@ def test_the_adjustments_warnings_are_on_the_files_page_and_in_the_memo(client):
     assert [html.unescape(p.split("</p>")[0]) for p in box.split('<p class="warn">')[1:]] == expected
     assert [html.unescape(li.split("</li>")[0]) for li in section.split("<li>")[1:]] == expected
     # a file whose raters and papers differ: no such box
-    uid, u = upload(c, small_export(), "small.csv")
-    c.post(f"/d/{uid}/columns", data={"paper": "Student ID", "rater": "Reader", "score": "Points", "scale": "1-6",
-                                      "order": "Reading"})
-    run_job(c, u, f"/d/{uid}/job")
-    c.post(f"/d/{uid}/adjust", data={"method": "TLI"})
-    r = run_job(c, u, f"/d/{uid}/job")
-    assert u.job.state == "done" and u.adjusted.warnings == [] and 'id="adjust_warnings"' not in r.text
+    uid, u, r = checked_and_adjusted(c, severity_export(), "severity.csv", "TLI")   # (random assignment)
+    assert u.adjusted.warnings == [] and 'id="adjust_warnings"' not in r.text
     assert "What the adjustment warned" not in c.get(f"/d/{uid}/file/memo").text
 
 
