@@ -69,3 +69,19 @@ def user_module(folder, monkeypatch, name, text):
     monkeypatch.syspath_prepend(str(folder))
     monkeypatch.delitem(sys.modules, name, raising=False)
     return folder
+
+
+def confounded_csv(paper_col: str = "paper", paper_id: str = "P{}", seed: int = 5) -> str:
+    """400 papers, two readings each on 1-6: the weakest quarter read by R1 (a harsh rater) and another, the rest by
+    two of R2-R8, so that check finds the assignment confounded and recommends the PCM (``paper_id``: a format of
+    the paper's number)."""
+    import random
+
+    rng = random.Random(seed)
+    sev = {"R1": 0.8, "R2": -0.5, "R3": 0.0, "R4": 0.3, "R5": -0.3, "R6": 0.0, "R7": 0.5, "R8": -0.6}
+    quality = sorted(rng.gauss(3.5, 1.0) for _ in range(400))
+    lines = [f"{paper_col},rater,score"]
+    for p, q in enumerate(quality):
+        who = ["R1", rng.choice(list(sev)[1:])] if p < 100 else rng.sample(list(sev)[1:], 2)
+        lines += [f"{paper_id.format(p)},{r},{min(6, max(1, round(q - sev[r] + rng.gauss(0, 0.6))))}" for r in who]
+    return "\n".join(lines) + "\n"

@@ -7,7 +7,6 @@ nothing here knows the web framework.
 from __future__ import annotations
 
 import html
-
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,8 +212,7 @@ def adjust_file(job, src: Source, table, checked, method: str, out: Path, anchor
             adjusted = adjust(ratings, method, cut=one_cut, bootstrap=0 if ratings.facets else BOOTSTRAP,
                               anchors=anchors, hold_drifted=hold_drifted,
                               checked=simulated(src, ratings, checked, method) if anchors is None else None)
-        if anchors is None and not linked:
-            _confounded_note(adjusted, checked, method)
+        _confounded_note(adjusted, checked, method)
         change_list = changes(adjusted, levels=levels, confidence=confidence(src.settings))
         out.mkdir(parents=True, exist_ok=True)
         suffix = ".xlsx" if src.workbook else (".tsv" if table.delimiter == "\t" else ".csv")
@@ -245,13 +243,14 @@ def _confounded_note(adjusted, checked, method: str) -> None:
     check found the papers' quality differing by rater (a staff helper chose TLI on such a file: its reader of the
     weakest school's papers lifted them +0.35 on average, no word but the memo's "To check")."""
     from ..practice.adjust import where
+    from ..practice.memo import _reports
     from ..practice.recommend import MODEL_METHODS
 
     if method in ("recommended", *MODEL_METHODS) or checked is None:
         return
     r = adjusted.ratings
     for g in adjusted.groups:
-        rep = next((x for x in checked.reports if r.group is None or str(x.group) == str(g.name)), None)
+        rep = next(iter(_reports(checked, r, g.name)), None)
         found = getattr(rep, "assignment_found", None)
         if found is not None and found.confounded and method in g.adjusted:
             dec = getattr(rep, "decision", None)

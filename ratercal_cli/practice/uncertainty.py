@@ -52,6 +52,10 @@ MODEL_METHODS = {"MML": ("quality_eap_", "quality_eap_se_", "posterior"),
                  "MFRM": ("quality_eap_", "quality_eap_se_", "posterior"),
                  "CML": ("quality_", "quality_se_", "WLE"), "RSM": ("quality_", "quality_se_", "WLE")}
 POSTERIOR_METHODS = tuple(MODEL_METHODS)
+#: Bootstrap methods whose paper scores cannot leave the scale: the raw mean, the truncated methods,
+#: the equipercentile ones (onto the scale's distribution) and RAS (``M e s / (M - s (1 - e))``).
+#: MN, LI, OLS and WLS can (the notes count their scores outside it).
+ON_THE_SCALE = ("NO", "TMN", "TLI", "TLS", "EQP", "SEQP", "PWEQP", "RAS")
 
 
 def no_se_reason(label: str, bootstrap: int = 0) -> str:
@@ -64,10 +68,6 @@ def no_se_reason(label: str, bootstrap: int = 0) -> str:
     if base in BOOTSTRAP_METHODS or base in POSTERIOR_METHODS:   # (drawn, or a model's: none came for these)
         return f"{label} gives none for them"
     return f"the bootstrap does not draw {label}: MML or MFRM give each one's from their model"
-#: Bootstrap methods whose paper scores cannot leave the scale: the raw mean, the truncated methods,
-#: the equipercentile ones (onto the scale's distribution) and RAS (``M e s / (M - s (1 - e))``).
-#: MN, LI, OLS and WLS can (the notes count their scores outside it).
-ON_THE_SCALE = ("NO", "TMN", "TLI", "TLS", "EQP", "SEQP", "PWEQP", "RAS")
 
 
 @dataclass
@@ -297,10 +297,11 @@ def paper_uncertainty(ratings: Ratings, code: str, est, adj: Adjusted, n_boot: i
     if getattr(est, "all_thin_", False):   # no rater had two ratings: nothing fitted, every rating raw
         return None
     if base in POSTERIOR_METHODS:
-        out = posterior_paper_se(est, code, cut, level=level)
-        if level == "linear_eb" and out.quality is not None and out.source == "posterior":
-            # (the linear EB's scores with the posterior's SE: their interval and pass probability about the
-            # score itself, as a bootstrap's are; the posterior's put papers in a level at p_level 0.495, a helper's)
+        # the linear EB's scores with the posterior's SE: their interval and pass probability about the score itself,
+        # as a bootstrap's are (the posterior's put papers in a level at p_level 0.495, a helper's)
+        eb = level == "linear_eb" and MODEL_METHODS[base][2] == "posterior"
+        out = posterior_paper_se(est, code, None if eb else cut, level=level)
+        if eb and out.quality is not None:
             out.quality, out.scores = None, np.asarray(adj.paper, dtype=np.float64)
             if cut is not None:
                 out.pass_prob = out.pass_probability(cut)

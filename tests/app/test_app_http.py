@@ -1072,18 +1072,11 @@ def test_the_app_leaves_out_the_command_lines_pointers_it_has_no_setting_for(cli
         assert "share no paper" in text and "say assignment" not in text and "--assignment" not in text
 
 
-def confounded_export(seed=5) -> bytes:
+def confounded_export() -> bytes:
     """400 students, two readings each; the weakest quarter read by R1 (and another), the rest by two of R2-R8."""
-    import random
+    from support import confounded_csv
 
-    rng = random.Random(seed)
-    sev = {"R1": 0.8, "R2": -0.5, "R3": 0.0, "R4": 0.3, "R5": -0.3, "R6": 0.0, "R7": 0.5, "R8": -0.6}
-    quality = sorted(rng.gauss(3.5, 1.0) for _ in range(400))
-    lines = ["student,rater,score"]
-    for p, q in enumerate(quality):
-        who = ["R1", rng.choice(list(sev)[1:])] if p < 100 else rng.sample(list(sev)[1:], 2)
-        lines += [f"S{p:03d},{r},{min(6, max(1, round(q - sev[r] + rng.gauss(0, 0.6))))}" for r in who]
-    return ("\n".join(lines) + "\n").encode()
+    return confounded_csv("student", "S{:03d}").encode()
 
 
 def test_a_method_that_compares_scores_on_a_confounded_file_is_warned(client):

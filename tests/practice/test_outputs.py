@@ -728,16 +728,9 @@ def test_a_memo_lists_the_warnings_of_its_own_method_not_of_those_beside_it(tmp_
 def test_a_bootstrap_that_draws_none_of_the_methods_named_says_so(tmp_path):
     """A staff helper's PCM with --bootstrap 200: no standard errors and no word; its memo said "give a bootstrap"
     beside its settings' bootstrap 200."""
-    import random
+    from support import confounded_csv
 
-    rng = random.Random(5)   # the weakest quarter of the papers read by R1, a harsh rater: PCM recommended
-    sev = {"R1": 0.8, "R2": -0.5, "R3": 0.0, "R4": 0.3, "R5": -0.3, "R6": 0.0, "R7": 0.5, "R8": -0.6}
-    quality = sorted(rng.gauss(3.5, 1.0) for _ in range(400))
-    lines = ["paper,rater,score"]
-    for p, q in enumerate(quality):
-        who = ["R1", rng.choice(list(sev)[1:])] if p < 100 else rng.sample(list(sev)[1:], 2)
-        lines += [f"P{p},{r},{min(6, max(1, round(q - sev[r] + rng.gauss(0, 0.6))))}" for r in who]
-    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "r.csv").write_text(confounded_csv())   # (the weakest papers read by a harsh rater: PCM recommended)
     memo = tmp_path / "m.html"
     res = run("adjust", tmp_path / "r.csv", "--scale", "1-6", "-m", "PCM,TLI", "--bootstrap", "20",
               "-o", tmp_path / "o.csv", "--memo", memo, "--cut", "3.5")

@@ -135,16 +135,12 @@ def test_the_confounded_advice_cites_the_committed_rater_effects_study():
                 if (r["variant"], r["scope"], r["facet"]) == ("corrected", "multi-rater", "all")}
     assert cited_rmse("rater_effects", "PCM", "kelley") == rows["kelley", "PCM"]
     assert cited_rmse("rater_effects", "NO") == rows["none", "NO"]
-    rng = np.random.default_rng(5)   # the weakest quarter of 400 papers read by R0 (and another), the rest not
-    quality = np.sort(rng.normal(0.0, 1.0, 400))
-    sev = np.array([0.8, -0.5, 0, 0.3, -0.3, 0, 0.5, -0.6])
-    paper, rater = [], []
-    for p in range(400):
-        who = [0, int(rng.integers(1, 8))] if p < 100 else list(rng.choice(np.arange(1, 8), 2, replace=False))
-        paper += [p, p]
-        rater += who
-    paper, rater = np.array(paper), np.array(rater)
-    score = np.clip(np.round(2.5 + quality[paper] - sev[rater] + rng.normal(0, 0.6, paper.size)), 0, 5).astype(int)
-    text = check(Ratings(paper, rater, score, 5, 400, 8)).summary()
+    import io
+
+    import pandas as pd
+    from support import confounded_csv
+
+    frame = pd.read_csv(io.StringIO(confounded_csv()))   # (the weakest papers read by a harsh rater)
+    text = check(Ratings.from_frame(frame, scale="1-6")).summary()
     assert (f"(the rater-effects study, assignment by quality: PCM (shrunk) {rows['kelley', 'PCM']:.3f} against the "
             f"scores left alone {rows['none', 'NO']:.3f})") in text
